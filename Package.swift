@@ -1,0 +1,35 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "PeerNote",
+    platforms: [.macOS(.v13), .iOS(.v16)],
+    products: [
+        .library(name: "PeerNote", targets: ["PeerNote"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-crypto", "3.0.0"..<"5.0.0"),
+    ],
+    targets: [
+        .systemLibrary(
+            name: "CLibCBOR",
+            pkgConfig: "libcbor",
+            providers: [.apt(["libcbor-dev"]), .brew(["libcbor"])]
+        ),
+        .systemLibrary(
+            name: "CZlib",
+            pkgConfig: "zlib",
+            providers: [.apt(["zlib1g-dev"]), .brew(["zlib"])]
+        ),
+        .target(
+            name: "PeerNote",
+            dependencies: [
+                "CLibCBOR", "CZlib",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
+        .testTarget(name: "PeerNoteTests", dependencies: ["PeerNote"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

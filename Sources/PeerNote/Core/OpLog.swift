@@ -1,0 +1,216 @@
+/// The full causal history of a document: every change and every op, in a
+/// causal order (each change after all its dependencies).
+///
+/// Local versions (LVs) number op units in the order this log received them;
+/// they are this log's own and never go on the wire. On the wire an op unit is
+/// named by (replica id, counter) and a change by (replica id, seq).
+///
+/// Invariants: `changes[i].lvStart == changes[i-1].lvEnd`; `ops` tile the LVs
+/// `0 ..< lvCount` in order; `agentChanges[a]` lists agent `a`'s changes by
+/// seq (index seq - 1) with contiguous counters; `heads` are the changes that
+/// no other change depends on.
+struct OpLog: Sendable {
+    private(set) var replicas: [ReplicaID] = []
+    private var replicaIndex: [ReplicaID: UInt32] = [:]
+    private(set) var changes: [ChangeRecord] = []
+    private(set) var agentChanges: [[Int]] = []
+    private(set) var ops: [Op] = []
+    /// Inserted text of every `insertText` op, as Unicode scalars.
+    private(set) var text: [Unicode.Scalar] = []
+    private(set) var heads: [Int] = []
+
+    var lvCount: Int { changes.last?.lvEnd ?? 0 }
+
+    // MARK: Replicas
+
+    mutating func agent(for replica: ReplicaID) -> UInt32 {
+        if let a = replicaIndex[replica] { return a }
+        let a = UInt32(replicas.count)
+        replicas.append(replica)
+        replicaIndex[replica] = a
+        agentChanges.append([])
+        return a
+    }
+
+    func existingAgent(for replica: ReplicaID) -> UInt32? { replicaIndex[replica] }
+
+    func replicaLess(_ a: UInt32, _ b: UInt32) -> Bool { replicas[Int(a)] < replicas[Int(b)] }
+
+    // MARK: Lookup
+
+    func changeID(_ index: Int) -> ChangeID {
+        ChangeID(replica: replicas[Int(changes[index].agent)], seq: changes[index].seq)
+    }
+
+    func changeIndex(of id: ChangeID) -> Int? {
+        guard let a = replicaIndex[id.replica], id.seq >= 1 else { return nil }
+        let list = agentChanges[Int(a)]
+        return Int(id.seq) <= list.count ? list[Int(id.seq) - 1] : nil
+    }
+
+    /// The change holding local version `lv`.
+    func changeIndex(containingLV lv: Int) -> Int {
+        var lo = 0, hi = changes.count - 1
+        while lo < hi {
+            let mid = (lo + hi + 1) / 2
+            if changes[mid].lvStart <= lv { lo = mid } else { hi = mid - 1 }
+        }
+        return lo
+    }
+
+    /// The change holding the op unit `id`, if this log has it.
+    func changeIndex(containing id: LocalID) -> Int? {
+        guard Int(id.agent) < agentChanges.count else { return nil }
+        let list = agentChanges[Int(id.agent)]
+        var lo = 0, hi = list.count - 1
+        while lo <= hi {
+            let mid = (lo + hi) / 2
+            let c = changes[list[mid]]
+            if id.counter < c.counterStart { hi = mid - 1 } else if Int(id.counter) >= Int(c.counterStart) + c.length { lo = mid + 1 } else { return list[mid] }
+        }
+        return nil
+    }
+
+    func localID(ofLV lv: Int, change: Int) -> LocalID {
+        let c = changes[change]
+        return LocalID(agent: c.agent, counter: c.counterStart).advanced(by: lv - c.lvStart)
+    }
+
+    func lamport(of id: LocalID) -> UInt64? {
+        guard let ci = changeIndex(containing: id) else { return nil }
+        return changes[ci].lamport + UInt64(Int(id.counter) - Int(changes[ci].counterStart))
+    }
+
+    /// The index of the op covering `lv`.
+    func opIndex(containingLV lv: Int) -> Int {
+        var lo = 0, hi = ops.count - 1
+        while lo < hi {
+            let mid = (lo + hi + 1) / 2
+            if ops[mid].lv <= lv { lo = mid } else { hi = mid - 1 }
+        }
+        return lo
+    }
+
+    /// The ops of change `index`, cut at its boundaries.
+    func ops(ofChange index: Int) -> [Op] {
+        let c = changes[index]
+        guard c.length > 0 else { return [] }
+        var out: [Op] = []
+        var i = opIndex(containingLV: c.lvStart)
+        while i < ops.count && ops[i].lv < c.lvEnd {
+            out.append(slice(ops[i], from: max(c.lvStart, ops[i].lv), to: min(c.lvEnd, ops[i].lv + ops[i].length)))
+            i += 1
+        }
+        return out
+    }
+
+    /// The part of `op` covering LVs `from ..< to`, with its body adjusted.
+    func slice(_ op: Op, from: Int, to: Int) -> Op {
+        if from == op.lv && to == op.lv + op.length { return op }
+        let k = from - op.lv
+        var body = op.body
+        switch op.body {
+        case .insertText(let note, let left, let right, let start):
+            // Unit k's left origin is unit k - 1 of the same run.
+            let leftK = k == 0 ? left : localID(ofLV: from - 1, change: changeIndex(containingLV: from - 1))
+            body = .insertText(note: note, originLeft: leftK, originRight: right, contentStart: start + k)
+        case .deleteText(let note, let target, let reversed):
+            body = .deleteText(note: note, target: target.advanced(by: reversed ? -k : k), reversed: reversed)
+        default:
+            break
+        }
+        return Op(lv: from, length: to - from, body: body)
+    }
+
+    // MARK: Appending
+
+    /// Starts a new change by `agent` on top of `deps` (default: the current heads).
+    /// Its lamport timestamp is derived from its dependencies.
+    mutating func beginChange(agent: UInt32, deps: [Int]? = nil, time: Int64, author: String, message: String, extra: [UInt8] = []) -> Int {
+        let d = (deps ?? heads).sorted()
+        let lamport = (d.map { changes[$0].lamportEnd }.max() ?? 0) + 1
+        let list = agentChanges[Int(agent)]
+        let counterStart: UInt32 = list.last.map { changes[$0].counterStart + UInt32(changes[$0].length) } ?? 0
+        let index = changes.count
+        changes.append(ChangeRecord(agent: agent, seq: UInt32(list.count + 1), counterStart: counterStart, length: 0,
+                                    lvStart: lvCount, lamport: lamport, deps: d, time: time, author: author,
+                                    message: message, extra: extra))
+        agentChanges[Int(agent)].append(index)
+        let depSet = Set(d)
+        heads.removeAll { depSet.contains($0) }
+        heads.append(index)
+        return index
+    }
+
+    /// The id the next op unit of the open (last) change gets.
+    var nextID: LocalID {
+        let c = changes[changes.count - 1]
+        return LocalID(agent: c.agent, counter: c.counterStart).advanced(by: c.length)
+    }
+
+    /// Appends an op to the last change, merging it into the previous op when it continues it.
+    /// For `insertText`, pass the scalars in `scalars`; the body's `contentStart` is filled in.
+    mutating func append(_ body: OpBody, length: Int, scalars: some Collection<Unicode.Scalar> = EmptyCollection()) {
+        let lv = lvCount
+        var body = body
+        if case .insertText(let note, let left, let right, _) = body {
+            body = .insertText(note: note, originLeft: left, originRight: right, contentStart: text.count)
+            text.append(contentsOf: scalars)
+        }
+        changes[changes.count - 1].length += length
+        if let last = ops.last, last.lv + last.length == lv, let merged = Self.merge(last, Op(lv: lv, length: length, body: body), firstIDOfNext: localID(ofLV: lv, change: changes.count - 1)) {
+            ops[ops.count - 1] = merged
+        } else {
+            ops.append(Op(lv: lv, length: length, body: body))
+        }
+    }
+
+    /// `a` and `b` as one op when `b` continues `a` (typing on, or deleting on in one direction).
+    static func merge(_ a: Op, _ b: Op, firstIDOfNext bID: LocalID) -> Op? {
+        switch (a.body, b.body) {
+        case let (.insertText(n1, _, r1, s1), .insertText(n2, l2, r2, s2)):
+            // b's first unit must have a's last unit as left origin: ids are consecutive,
+            // so a's last id is bID - 1.
+            guard n1 == n2, r1 == r2, s2 == s1 + a.length, l2 == bID.advanced(by: -1), bID.counter > 0 else { return nil }
+            return Op(lv: a.lv, length: a.length + b.length, body: a.body)
+        case let (.deleteText(n1, t1, rev1), .deleteText(n2, t2, rev2)):
+            guard n1 == n2 else { return nil }
+            if !rev1 && (!rev2 || b.length == 1) && t2 == t1.advanced(by: a.length) {
+                return Op(lv: a.lv, length: a.length + b.length, body: .deleteText(note: n1, target: t1, reversed: false))
+            }
+            if (rev1 || a.length == 1) && (rev2 || b.length == 1) && t2 == t1.advanced(by: -a.length) && Int(t1.counter) >= a.length {
+                return Op(lv: a.lv, length: a.length + b.length, body: .deleteText(note: n1, target: t1, reversed: true))
+            }
+            return nil
+        default:
+            return nil
+        }
+    }
+
+    // MARK: Causality
+
+    /// Per agent, the highest seq in the causal past of `changes` (inclusive); 0 = none.
+    func versionVector(of roots: [Int]) -> [UInt32] {
+        var vv = [UInt32](repeating: 0, count: replicas.count)
+        var stack = roots
+        while let c = stack.popLast() {
+            let rec = changes[c]
+            if vv[Int(rec.agent)] >= rec.seq { continue }
+            // Everything of this agent up to rec.seq is in the past: walk the chain down to what we had.
+            var seq = Int(rec.seq)
+            let had = Int(vv[Int(rec.agent)])
+            vv[Int(rec.agent)] = rec.seq
+            let list = agentChanges[Int(rec.agent)]
+            while seq > had {
+                stack.append(contentsOf: changes[list[seq - 1]].deps)
+                seq -= 1
+            }
+        }
+        return vv
+    }
+
+    func contains(_ id: LocalID, in vv: [UInt32]) -> Bool {
+        guard let ci = changeIndex(containing: id), Int(id.agent) < vv.count else { return false }
+        return changes[ci].seq <= vv[Int(id.agent)]
+    }
+}

@@ -1,0 +1,81 @@
+import Foundation
+
+extension Document {
+    /// Every open conflict: concurrent register writes, concurrent moves, and
+    /// notes deleted on one copy while edited on another.
+    public var conflicts: [Conflict] {
+        var out: [Conflict] = []
+        if state.title.isConflicted {
+            out.append(.notebookTitle(values: values(state.title) { $0 }, showing: title))
+        }
+        let all = state.allNotesInOrder
+        let deleted = all.filter(\.isDeleted)
+        let editsByDeletedNote = concurrentEdits(of: deleted)
+        for n in all {
+            let nid = noteID(n.id)
+            let noteTitle = n.title.value ?? ""
+            if n.isDeleted {
+                if let edits = editsByDeletedNote[n.id], !edits.isEmpty {
+                    let deleters = n.deleted.entries.filter(\.value).compactMap { attribution(of: $0.id) }
+                    out.append(.deletedWhileEdited(note: nid, noteTitle: noteTitle, deletedBy: deleters, editedBy: edits))
+                }
+                continue
+            }
+            if n.title.isConflicted {
+                out.append(.noteTitle(note: nid, values: values(n.title) { $0 }, showing: noteTitle))
+            }
+            if n.priority.isConflicted {
+                out.append(.priority(note: nid, noteTitle: noteTitle, values: values(n.priority) { $0.rawValue },
+                                     showing: (n.priority.value ?? .normal).rawValue))
+            }
+            if n.position.isConflicted {
+                out.append(.position(note: nid, noteTitle: noteTitle, moves: n.position.entries.compactMap { attribution(of: $0.id) }))
+            }
+        }
+        return out
+    }
+
+    private func values<V>(_ r: MVRegister<V>, _ show: (V) -> String) -> [ConflictValue] {
+        r.entries.compactMap { e in attribution(of: e.id).map { ConflictValue(value: show(e.value), by: $0) } }
+    }
+
+    func attribution(of id: LocalID) -> Attribution? {
+        guard let ci = log.changeIndex(containing: id) else { return nil }
+        return attribution(change: ci)
+    }
+
+    func attribution(change ci: Int) -> Attribution {
+        let c = log.changes[ci]
+        return Attribution(change: log.changeID(ci), author: c.author, time: Date(timeIntervalSince1970: TimeInterval(c.time)))
+    }
+
+    /// For each deleted note, the changes that edited it without having seen its deletion.
+    private func concurrentEdits(of deleted: [NoteState]) -> [LocalID: [Attribution]] {
+        guard !deleted.isEmpty else { return [:] }
+        // The causal past of each live delete of each deleted note.
+        var deleteVVs: [LocalID: [[UInt32]]] = [:]
+        for n in deleted {
+            let dels = n.deleted.entries.filter(\.value).compactMap { log.changeIndex(containing: $0.id) }
+            deleteVVs[n.id] = dels.map { log.versionVector(of: [$0]) }
+        }
+        var result: [LocalID: [Int]] = [:]
+        var ci = 0
+        for op in log.ops {
+            guard let target = op.body.note, let vvs = deleteVVs[target] else { continue }
+            switch op.body {
+            case .deleteNote, .restoreNote: continue
+            default: break
+            }
+            // Each unit of the op may lie in a different change; check each change it spans.
+            var lv = op.lv
+            while lv < op.lv + op.length {
+                ci = log.changeIndex(containingLV: lv)
+                let c = log.changes[ci]
+                let seen = vvs.allSatisfy { vv in c.seq <= vv[Int(c.agent)] }
+                if !seen && !(result[target]?.contains(ci) ?? false) { result[target, default: []].append(ci) }
+                lv = min(c.lvEnd, op.lv + op.length)
+            }
+        }
+        return result.mapValues { $0.map { attribution(change: $0) } }
+    }
+}

@@ -1,0 +1,94 @@
+import Foundation
+
+extension Document {
+    /// Every change, in causal order (oldest first).
+    public var history: [HistoryEntry] {
+        (0 ..< log.changes.count).map(historyEntry)
+    }
+
+    func historyEntry(_ ci: Int) -> HistoryEntry {
+        let c = log.changes[ci]
+        return HistoryEntry(id: log.changeID(ci), author: c.author, time: Date(timeIntervalSince1970: TimeInterval(c.time)),
+                            message: c.message, dependencies: c.deps.map(log.changeID).sorted(),
+                            operationCount: c.length, summary: summary(ofChange: ci))
+    }
+
+    /// A one-line account of a change in note terms, e.g. `added "Milk"; edited "Plan" (+12 −3)`.
+    func summary(ofChange ci: Int) -> String {
+        struct Tally { var created = false, title = false, inserted = 0, deleted = 0, tagsAdded: [String] = [], tagsRemoved: [String] = []
+                       var priority: Priority?, removed = false, restored = false, moved = false, unknown = 0 }
+        var order: [LocalID] = []
+        var tallies: [LocalID: Tally] = [:]
+        var notebookTitle: String?
+        var unknown = 0
+        let firstID = LocalID(agent: log.changes[ci].agent, counter: log.changes[ci].counterStart)
+        let startLV = log.changes[ci].lvStart
+        func touch(_ n: LocalID, _ f: (inout Tally) -> Void) {
+            if tallies[n] == nil { order.append(n); tallies[n] = Tally() }
+            f(&tallies[n, default: Tally()])
+        }
+        for op in log.ops(ofChange: ci) {
+            switch op.body {
+            case .setNotebookTitle(let t, _): notebookTitle = t
+            case .createNote: touch(firstID.advanced(by: op.lv - startLV)) { $0.created = true }
+            case .setNoteTitle(let n, _, _): touch(n) { $0.title = true }
+            case .insertText(let n, _, _, _): touch(n) { $0.inserted += op.length }
+            case .deleteText(let n, _, _): touch(n) { $0.deleted += op.length }
+            case .addTag(let n, let t): touch(n) { $0.tagsAdded.append(t) }
+            case .removeTag(let n, let t, _): touch(n) { $0.tagsRemoved.append(t) }
+            case .setPriority(let n, let p, _): touch(n) { $0.priority = p }
+            case .deleteNote(let n, _): touch(n) { $0.removed = true }
+            case .restoreNote(let n, _): touch(n) { $0.restored = true }
+            case .moveNote(let n, _, _, _): touch(n) { $0.moved = true }
+            case .unknown: unknown += 1
+            }
+        }
+        var parts: [String] = []
+        if let t = notebookTitle { parts.append("titled notebook \"\(t)\"") }
+        for n in order {
+            guard let t = tallies[n] else { continue }
+            let name = "\"\(state.notes[n]?.title.value ?? "?")\""
+            if t.created { parts.append("added \(name)"); continue }
+            if t.removed { parts.append("deleted \(name)"); continue }
+            var what: [String] = []
+            if t.restored { what.append("restored") }
+            if t.title { what.append("retitled") }
+            if t.inserted > 0 || t.deleted > 0 { what.append("edited (+\(t.inserted) −\(t.deleted))") }
+            if !t.tagsAdded.isEmpty { what.append("tagged " + t.tagsAdded.joined(separator: ", ")) }
+            if !t.tagsRemoved.isEmpty { what.append("untagged " + t.tagsRemoved.joined(separator: ", ")) }
+            if let p = t.priority { what.append("priority \(p.rawValue)") }
+            if t.moved { what.append("moved") }
+            parts.append(what.joined(separator: ", ") + " " + name)
+        }
+        if unknown > 0 { parts.append("\(unknown) op(s) of a newer format version") }
+        return parts.joined(separator: "; ")
+    }
+
+    /// The notebook as it was just after `change` (and everything in its causal past).
+    public func notebook(at change: ChangeID) throws(PeerNoteError) -> Notebook {
+        guard let ci = log.changeIndex(of: change) else { throw .noSuchChange(change.fullDescription) }
+        let vv = log.versionVector(of: [ci])
+        var past = DocState()
+        for (i, c) in log.changes.enumerated() where c.seq <= vv[Int(c.agent)] {
+            for op in log.ops(ofChange: i) {
+                let id = log.localID(ofLV: op.lv, change: i)
+                let lamport = c.lamport + UInt64(op.lv - c.lvStart)
+                do { try past.apply(op, id: id, lamport: lamport, replicas: log.replicas, text: log.text) } catch {
+                    throw .invalidDocument(offset: nil, message: "history is inconsistent at change \(log.changeID(i)): \(error)")
+                }
+            }
+        }
+        let view = Document(id: id, genesis: genesis, log: log, state: past, replica: replica, author: author)
+        return view.notebook
+    }
+
+    /// Finds a change by its full or short text form (`SEQ@REPLICA`, replica as a hex prefix).
+    public func findChange(_ text: String) throws(PeerNoteError) -> ChangeID {
+        let parts = text.lowercased().split(separator: "@")
+        guard parts.count == 2, let seq = UInt32(parts[0]) else { throw .noSuchChange(text) }
+        let matches = log.replicas.filter { $0.description.hasPrefix(parts[1]) }.map { ChangeID(replica: $0, seq: seq) }
+            .filter { log.changeIndex(of: $0) != nil }
+        guard matches.count == 1 else { throw .noSuchChange(text) }
+        return matches[0]
+    }
+}

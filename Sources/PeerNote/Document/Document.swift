@@ -1,0 +1,299 @@
+import Foundation
+
+/// A .peernote document: a notebook plus the full causal history that produced it.
+///
+/// Every edit is recorded as an op in a change made by this session's replica
+/// (a random `ReplicaID` per `Document` instance, so copies never mint the same
+/// change id). Edits made outside `transaction(message:_:)` form one change
+/// each. Reading properties (`notebook`, `notes`, `title`, `conflicts`)
+/// return plain values.
+///
+/// Not thread-safe: use one `Document` from one isolation domain.
+public final class Document {
+    /// The document's identity, shared by every copy.
+    public let id: UUID
+    /// The first change of the document; copies with the same `id` but a different genesis are unrelated.
+    public private(set) var genesis: ChangeID
+    /// The name recorded as author of changes made through this instance.
+    public var author: String
+    /// The clock that stamps changes (injectable for reproducible fixtures and tests).
+    public var clock: @Sendable () -> Date = { Date() }
+
+    var log: OpLog
+    var state: DocState
+    /// Chunks this version could not interpret, kept verbatim and written back on save.
+    var unknownChunks: [[UInt8]] = []
+    let replica: ReplicaID
+    let agent: UInt32
+    private var transactionDepth = 0
+    private var transactionMessage = ""
+    private var openChange: Int?
+
+    // MARK: Creating
+
+    /// A new, empty notebook. Its genesis change records the title.
+    public init(title: String = "", author: String = "", id: UUID = UUID(), replica: ReplicaID = .random(), time: Date? = nil) {
+        self.id = id
+        self.author = author
+        self.replica = replica
+        var log = OpLog()
+        self.agent = log.agent(for: replica)
+        self.log = log
+        self.state = DocState()
+        self.genesis = ChangeID(replica: replica, seq: 1)
+        if let time { let t = time; clock = { t } }
+        transaction(message: "Create notebook") {
+            appendLocal(.setNotebookTitle(title, preds: []), length: 1)
+        }
+        if time != nil { clock = { Date() } }
+    }
+
+    init(id: UUID, genesis: ChangeID, log: OpLog, state: DocState, replica: ReplicaID, author: String) {
+        self.id = id
+        self.genesis = genesis
+        var log = log
+        self.agent = log.agent(for: replica)
+        self.log = log
+        self.state = state
+        self.replica = replica
+        self.author = author
+    }
+
+    /// An independent copy with the same history and a new replica id, as if the file were copied to another device.
+    public func fork(author: String? = nil) -> Document {
+        let d = Document(id: id, genesis: genesis, log: log, state: state, replica: .random(), author: author ?? self.author)
+        d.unknownChunks = unknownChunks
+        d.clock = clock
+        return d
+    }
+
+    // MARK: Reading
+
+    public var title: String { state.title.value ?? "" }
+
+    /// The live notes in document order.
+    public var notes: [Note] { state.orderedNotes.map(makeNote) }
+
+    /// Notes that are deleted (they can be restored), in document order.
+    public var deletedNotes: [Note] { state.allNotesInOrder.filter(\.isDeleted).map(makeNote) }
+
+    public var notebook: Notebook { Notebook(id: id, title: title, notes: notes, conflicts: conflicts) }
+
+    public func note(_ id: NoteID) -> Note? {
+        guard let local = localID(id), let n = state.notes[local] else { return nil }
+        return makeNote(n)
+    }
+
+    /// Finds a note by its id, a unique prefix of its id, or its exact title when only one note has it.
+    /// Deleted notes are found too when `includeDeleted` is set.
+    public func findNote(_ query: String, includeDeleted: Bool = false) throws(PeerNoteError) -> Note {
+        let pool = (includeDeleted ? state.allNotesInOrder : state.orderedNotes).map(makeNote)
+        let q = query.lowercased()
+        if let exact = pool.first(where: { $0.id.description == q }) { return exact }
+        let byPrefix = q.isEmpty ? [] : pool.filter { $0.id.description.hasPrefix(q) }
+        if byPrefix.count == 1 { return byPrefix[0] }
+        let byTitle = pool.filter { $0.title == query }
+        if byPrefix.isEmpty && byTitle.count == 1 { return byTitle[0] }
+        let candidates = byPrefix.isEmpty ? byTitle : byPrefix
+        if candidates.isEmpty { throw .noSuchNote(query) }
+        throw .ambiguousNote(query, candidates: candidates.map { "\($0.id.short) \"\($0.title)\"" })
+    }
+
+    /// The heads: changes no other change depends on.
+    public var heads: [ChangeID] { log.heads.map(log.changeID).sorted() }
+
+    /// Number of changes in the history.
+    public var changeCount: Int { log.changes.count }
+    /// Number of op units in the history.
+    public var operationCount: Int { log.lvCount }
+    /// The replicas that made changes, with the authors they recorded.
+    public var replicas: [(replica: ReplicaID, authors: [String])] {
+        var authors = [[String]](repeating: [], count: log.replicas.count)
+        for c in log.changes where !authors[Int(c.agent)].contains(c.author) { authors[Int(c.agent)].append(c.author) }
+        return log.replicas.enumerated().compactMap { i, r in log.agentChanges[i].isEmpty ? nil : (r, authors[i]) }
+    }
+
+    func makeNote(_ n: NoteState) -> Note {
+        Note(id: noteID(n.id), title: n.title.value ?? "", body: String(String.UnicodeScalarView(n.body.visibleElements)),
+             tags: n.visibleTags, priority: n.priority.value ?? .normal,
+             created: Date(timeIntervalSince1970: TimeInterval(n.created)), isDeleted: n.isDeleted)
+    }
+
+    func noteID(_ local: LocalID) -> NoteID { NoteID(replica: log.replicas[Int(local.agent)], counter: local.counter) }
+
+    func localID(_ id: NoteID) -> LocalID? {
+        guard let a = log.existingAgent(for: id.replica) else { return nil }
+        return LocalID(agent: a, counter: id.counter)
+    }
+
+    private func noteState(_ id: NoteID) throws(PeerNoteError) -> NoteState {
+        guard let local = localID(id), let n = state.notes[local] else { throw .noSuchNote(id.description) }
+        return n
+    }
+
+    // MARK: Editing
+
+    /// Groups the edits made in `body` into one change with `message`.
+    @discardableResult
+    public func transaction<T>(message: String = "", _ body: () throws -> T) rethrows -> T {
+        if transactionDepth == 0 { transactionMessage = message; openChange = nil }
+        transactionDepth += 1
+        defer {
+            transactionDepth -= 1
+            if transactionDepth == 0 { openChange = nil }
+        }
+        return try body()
+    }
+
+    /// Appends a local op (opening this transaction's change if needed) and applies it.
+    private func appendLocal(_ body: OpBody, length: Int, scalars: [Unicode.Scalar] = []) {
+        let standalone = transactionDepth == 0
+        if standalone || openChange == nil {
+            let time = Int64(clock().timeIntervalSince1970.rounded(.down))
+            openChange = log.beginChange(agent: agent, time: time, author: author, message: standalone ? "" : transactionMessage)
+        }
+        let id = log.nextID
+        let lv = log.lvCount
+        let lamport = log.changes[log.changes.count - 1].lamport + UInt64(log.changes[log.changes.count - 1].length)
+        log.append(body, length: length, scalars: scalars)
+        let stored = Op(lv: lv, length: length, body: Self.withContentStart(body, log.text.count - scalars.count))
+        do {
+            try state.apply(stored, id: id, lamport: lamport, replicas: log.replicas, text: log.text)
+        } catch {
+            // Local ops are built from the current state, so they always apply.
+            preconditionFailure("local op failed to apply: \(error)")
+        }
+        if standalone { openChange = nil }
+    }
+
+    private static func withContentStart(_ body: OpBody, _ start: Int) -> OpBody {
+        if case .insertText(let n, let l, let r, _) = body { return .insertText(note: n, originLeft: l, originRight: r, contentStart: start) }
+        return body
+    }
+
+    public func setTitle(_ title: String) {
+        guard title != self.title || state.title.isConflicted else { return }
+        appendLocal(.setNotebookTitle(title, preds: state.title.ids), length: 1)
+    }
+
+    /// Adds a note at `index` (default: the end) and returns its id.
+    @discardableResult
+    public func addNote(title: String, body: String = "", tags: [String] = [], priority: Priority = .normal, at index: Int? = nil) -> NoteID {
+        transaction(message: transactionDepth == 0 ? "Add note \"\(title)\"" : transactionMessage) {
+            let live = state.orderedNotes
+            let at = min(max(index ?? live.count, 0), live.count)
+            let after = at == 0 ? LocalID.none : (live[at - 1].position.value ?? .none)
+            let (left, right) = state.order.originsForInsert(after: after)
+            let created = Int64(clock().timeIntervalSince1970.rounded(.down))
+            appendLocal(.createNote(originLeft: left, originRight: right, created: created), length: 1)
+            let note = log.nextID.advanced(by: -1)
+            appendLocal(.setNoteTitle(note: note, title, preds: []), length: 1)
+            if priority != .normal { appendLocal(.setPriority(note: note, priority, preds: []), length: 1) }
+            for tag in Set(tags).sorted() { appendLocal(.addTag(note: note, tag), length: 1) }
+            if !body.isEmpty { insertScalars(note, at: 0, Array(body.unicodeScalars)) }
+            return noteID(note)
+        }
+    }
+
+    public func deleteNote(_ id: NoteID) throws(PeerNoteError) {
+        let n = try noteState(id)
+        guard !n.isDeleted else { return }
+        appendLocal(.deleteNote(note: n.id, preds: n.deleted.ids), length: 1)
+    }
+
+    /// Brings back a deleted note, with every edit made to it, including edits made concurrently with its deletion.
+    public func restoreNote(_ id: NoteID) throws(PeerNoteError) {
+        let n = try noteState(id)
+        guard n.isDeleted else { return }
+        appendLocal(.restoreNote(note: n.id, preds: n.deleted.ids), length: 1)
+    }
+
+    /// Moves a note to `index` (0-based) in the list of live notes.
+    public func moveNote(_ id: NoteID, to index: Int) throws(PeerNoteError) {
+        let n = try noteState(id)
+        let others = state.orderedNotes.filter { $0.id != n.id }
+        guard index >= 0 && index <= others.count else {
+            throw .invalidArgument("index \(index) is out of range 0...\(others.count)")
+        }
+        if !n.position.isConflicted, let current = state.orderedNotes.firstIndex(where: { $0.id == n.id }), current == index { return }
+        let after = index == 0 ? LocalID.none : (others[index - 1].position.value ?? .none)
+        let (left, right) = state.order.originsForInsert(after: after)
+        appendLocal(.moveNote(note: n.id, originLeft: left, originRight: right, preds: n.position.ids), length: 1)
+    }
+
+    public func setNoteTitle(_ id: NoteID, _ title: String) throws(PeerNoteError) {
+        let n = try noteState(id)
+        guard title != n.title.value || n.title.isConflicted else { return }
+        appendLocal(.setNoteTitle(note: n.id, title, preds: n.title.ids), length: 1)
+    }
+
+    public func setPriority(_ id: NoteID, _ priority: Priority) throws(PeerNoteError) {
+        let n = try noteState(id)
+        guard priority != (n.priority.value ?? .normal) || n.priority.isConflicted else { return }
+        appendLocal(.setPriority(note: n.id, priority, preds: n.priority.ids), length: 1)
+    }
+
+    public func addTag(_ id: NoteID, _ tag: String) throws(PeerNoteError) {
+        let n = try noteState(id)
+        guard n.tags[tag]?.isEmpty ?? true else { return }
+        appendLocal(.addTag(note: n.id, tag), length: 1)
+    }
+
+    public func removeTag(_ id: NoteID, _ tag: String) throws(PeerNoteError) {
+        let n = try noteState(id)
+        guard let adds = n.tags[tag], !adds.isEmpty else { return }
+        appendLocal(.removeTag(note: n.id, tag, removes: adds), length: 1)
+    }
+
+    /// Inserts `text` into a note's body at `offset` (in Unicode scalars).
+    public func insertText(_ id: NoteID, at offset: Int, _ text: String) throws(PeerNoteError) {
+        let n = try noteState(id)
+        guard offset >= 0 && offset <= n.body.visibleCount else {
+            throw .invalidArgument("offset \(offset) is outside the body (0...\(n.body.visibleCount))")
+        }
+        insertScalars(n.id, at: offset, Array(text.unicodeScalars))
+    }
+
+    /// Deletes the body's scalars in `range`.
+    public func deleteText(_ id: NoteID, range: Range<Int>) throws(PeerNoteError) {
+        let n = try noteState(id)
+        guard range.lowerBound >= 0 && range.upperBound <= n.body.visibleCount else {
+            throw .invalidArgument("range \(range) is outside the body (0..<\(n.body.visibleCount))")
+        }
+        deleteScalars(n.id, range)
+    }
+
+    /// Replaces a note's body with `text`, recorded as the character inserts and deletes
+    /// that turn the old body into the new one (never a wholesale replacement), so that
+    /// edits made meanwhile on other copies still merge.
+    public func setBody(_ id: NoteID, _ text: String) throws(PeerNoteError) {
+        let n = try noteState(id)
+        let old = n.body.visibleElements
+        let new = Array(text.unicodeScalars)
+        let edits = TextDiff.edits(from: old, to: new)
+        guard !edits.isEmpty else { return }
+        transaction(message: transactionDepth == 0 ? "Edit \"\(n.title.value ?? "")\"" : transactionMessage) {
+            // Apply from the end so earlier offsets stay valid.
+            for e in edits.reversed() {
+                if e.deleteCount > 0 { deleteScalars(n.id, e.offset ..< e.offset + e.deleteCount) }
+                if !e.insert.isEmpty { insertScalars(n.id, at: e.offset, e.insert) }
+            }
+        }
+    }
+
+    func insertScalars(_ note: LocalID, at offset: Int, _ scalars: [Unicode.Scalar]) {
+        guard !scalars.isEmpty, let n = state.notes[note] else { return }
+        let (left, right) = n.body.originsForInsert(atVisible: offset)
+        appendLocal(.insertText(note: note, originLeft: left, originRight: right, contentStart: 0), length: scalars.count, scalars: scalars)
+    }
+
+    func deleteScalars(_ note: LocalID, _ range: Range<Int>) {
+        guard !range.isEmpty, let n = state.notes[note] else { return }
+        let spans = n.body.visibleIDSpans(range)
+        transaction(message: "") {
+            for (start, length) in spans {
+                appendLocal(.deleteText(note: note, target: start, reversed: false), length: length)
+            }
+        }
+    }
+}

@@ -1,0 +1,142 @@
+import Foundation
+
+/// A note as a reader sees it: a plain value, safe to bind to a UI.
+public struct Note: Identifiable, Equatable, Hashable, Sendable {
+    public var id: NoteID
+    public var title: String
+    public var body: String
+    /// Sorted.
+    public var tags: [String]
+    public var priority: Priority
+    public var created: Date
+    /// Deleted notes appear only in `Document.deletedNotes`.
+    public var isDeleted: Bool
+
+    public init(id: NoteID, title: String, body: String, tags: [String], priority: Priority, created: Date, isDeleted: Bool = false) {
+        self.id = id
+        self.title = title
+        self.body = body
+        self.tags = tags
+        self.priority = priority
+        self.created = created
+        self.isDeleted = isDeleted
+    }
+}
+
+/// The whole visible state of a document: a plain value.
+public struct Notebook: Equatable, Sendable {
+    public var id: UUID
+    public var title: String
+    /// The live notes, in document order.
+    public var notes: [Note]
+    public var conflicts: [Conflict]
+}
+
+/// Who wrote something, and when.
+public struct Attribution: Equatable, Hashable, Sendable {
+    public var change: ChangeID
+    public var author: String
+    public var time: Date
+}
+
+/// One of several values written concurrently to a register.
+public struct ConflictValue: Equatable, Hashable, Sendable {
+    public var value: String
+    public var by: Attribution
+}
+
+/// Something copies disagree on, kept visible until a later edit resolves it.
+public enum Conflict: Equatable, Hashable, Sendable {
+    /// Concurrent writes to the notebook title; `showing` is the value readers see.
+    case notebookTitle(values: [ConflictValue], showing: String)
+    /// Concurrent writes to a note's title.
+    case noteTitle(note: NoteID, values: [ConflictValue], showing: String)
+    /// Concurrent writes to a note's priority.
+    case priority(note: NoteID, noteTitle: String, values: [ConflictValue], showing: String)
+    /// Concurrent moves of one note; it shows at the winning place only.
+    case position(note: NoteID, noteTitle: String, moves: [Attribution])
+    /// A note was deleted on one copy while edited on another: it stays deleted,
+    /// the edits are kept and come back with `Document.restoreNote`.
+    case deletedWhileEdited(note: NoteID, noteTitle: String, deletedBy: [Attribution], editedBy: [Attribution])
+
+    public var note: NoteID? {
+        switch self {
+        case .notebookTitle: nil
+        case .noteTitle(let n, _, _), .priority(let n, _, _, _), .position(let n, _, _), .deletedWhileEdited(let n, _, _, _): n
+        }
+    }
+}
+
+/// One change in a document's history.
+public struct HistoryEntry: Equatable, Sendable {
+    public var id: ChangeID
+    public var author: String
+    public var time: Date
+    public var message: String
+    /// The heads the author saw.
+    public var dependencies: [ChangeID]
+    /// Number of op units (one per character typed or deleted, one per other edit).
+    public var operationCount: Int
+    /// A one-line account of what the change did, in note terms.
+    public var summary: String
+}
+
+/// How two copies relate.
+public enum HistoryRelation: Equatable, Sendable {
+    /// Same document, same origin, and every change id they both hold has the same content.
+    case shared
+    case differentDocuments(UUID, UUID)
+    case differentOrigin(document: UUID, ChangeID, ChangeID)
+    case conflictingChange(ChangeID)
+}
+
+/// What a merge brought in.
+public struct MergeSummary: Equatable, Sendable {
+    /// Changes added, per author (authors in first-seen order).
+    public var changesByAuthor: [(author: String, count: Int)]
+    public var changeCount: Int { changesByAuthor.reduce(0) { $0 + $1.count } }
+    public var isUpToDate: Bool { changeCount == 0 }
+
+    public static func == (a: MergeSummary, b: MergeSummary) -> Bool {
+        a.changesByAuthor.map(\.author) == b.changesByAuthor.map(\.author) && a.changesByAuthor.map(\.count) == b.changesByAuthor.map(\.count)
+    }
+}
+
+/// Errors from the library, each with a message a user can act on.
+public enum PeerNoteError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// The bytes are not a valid .peernote document; `offset` is where the problem is, when known.
+    case invalidDocument(offset: Int?, message: String)
+    /// A .peernote written by a newer, incompatible format version.
+    case unsupportedVersion(UInt64)
+    /// The two copies do not share history; nothing was changed.
+    case unrelated(HistoryRelation)
+    case noSuchNote(String)
+    case ambiguousNote(String, candidates: [String])
+    case noSuchChange(String)
+    case invalidArgument(String)
+
+    public var description: String {
+        switch self {
+        case .invalidDocument(let offset?, let m): "offset \(offset): \(m)"
+        case .invalidDocument(nil, let m): m
+        case .unsupportedVersion(let v): "format version \(v) is newer than this tool understands (it reads version \(FormatInfo.version)); upgrade peernote"
+        case .unrelated(let r):
+            switch r {
+            case .shared: "the copies share history"
+            case .differentDocuments(let a, let b): "different documents: \(a.uuidString.lowercased()) and \(b.uuidString.lowercased()); they share no history"
+            case .differentOrigin(let d, let a, let b): "same document id \(d.uuidString.lowercased()) but a different origin (first change \(a.fullDescription) vs \(b.fullDescription)); they share no history"
+            case .conflictingChange(let c): "both copies hold change \(c.fullDescription) with different content; refusing to merge"
+            }
+        case .noSuchNote(let n): "no note matches \"\(n)\""
+        case .ambiguousNote(let n, let c): "\"\(n)\" matches several notes: \(c.joined(separator: ", "))"
+        case .noSuchChange(let c): "no change \(c) in this document"
+        case .invalidArgument(let m): m
+        }
+    }
+}
+
+/// Format constants shared by the encoder and the documentation.
+public enum FormatInfo {
+    /// The format version this library writes and reads.
+    public static let version: UInt64 = 1
+}

@@ -1,0 +1,121 @@
+/// The materialized state of one note: its registers, tag set and body.
+struct NoteState: Sendable {
+    var id: LocalID
+    var created: Int64
+    var title = MVRegister<String>()
+    var priority = MVRegister<Priority>()
+    var deleted = MVRegister<Bool>()
+    /// The note's current place(s) in the order of notes: ids of slots in `DocState.order`.
+    var position = MVRegister<LocalID>()
+    /// For each tag, the ids of the adds no remove has seen (add-wins set).
+    var tags: [String: [LocalID]] = [:]
+    var body = ListCRDT<Unicode.Scalar>()
+
+    var isDeleted: Bool { deleted.entries.contains { $0.value } }
+    var visibleTags: [String] { tags.filter { !$0.value.isEmpty }.map(\.key).sorted() }
+}
+
+/// Why an op could not be applied: it names something the document lacks.
+enum ApplyError: Error, Sendable, Equatable {
+    case unknownNote(LocalID)
+    case unknownElement(LocalID)
+    case noteExists(LocalID)
+}
+
+/// The state that the op log's ops produce: what readers see. Rebuilt by
+/// applying ops in a causal order; the result does not depend on which one.
+struct DocState: Sendable {
+    var title = MVRegister<String>()
+    var notes: [LocalID: NoteState] = [:]
+    /// The order of notes: each element is a place (slot) holding a note's id;
+    /// a note shows at the slot its `position` register's winner names.
+    var order = ListCRDT<LocalID>()
+
+    /// Applies one op whose first unit has id `id` and Lamport timestamp `lamport`.
+    mutating func apply(_ op: Op, id: LocalID, lamport: UInt64, replicas: [ReplicaID], text: [Unicode.Scalar]) throws(ApplyError) {
+        let replica = replicas[Int(id.agent)]
+        let less: (UInt32, UInt32) -> Bool = { replicas[Int($0)] < replicas[Int($1)] }
+        switch op.body {
+        case .setNotebookTitle(let value, let preds):
+            title.write(id: id, lamport: lamport, replica: replica, value: value, preds: preds)
+        case .createNote(let left, let right, let created):
+            guard notes[id] == nil else { throw .noteExists(id) }
+            try Self.lift { () throws(ListError) in
+                try order.integrate(id: id, originLeft: left, originRight: right, elements: CollectionOfOne(id), replicaLess: less)
+            }
+            var note = NoteState(id: id, created: created)
+            note.position.write(id: id, lamport: lamport, replica: replica, value: id, preds: [])
+            notes[id] = note
+        case .setNoteTitle(let n, let value, let preds):
+            try withNote(n) { $0.title.write(id: id, lamport: lamport, replica: replica, value: value, preds: preds) }
+        case .setPriority(let n, let value, let preds):
+            try withNote(n) { $0.priority.write(id: id, lamport: lamport, replica: replica, value: value, preds: preds) }
+        case .deleteNote(let n, let preds):
+            try withNote(n) { $0.deleted.write(id: id, lamport: lamport, replica: replica, value: true, preds: preds) }
+        case .restoreNote(let n, let preds):
+            try withNote(n) { $0.deleted.write(id: id, lamport: lamport, replica: replica, value: false, preds: preds) }
+        case .addTag(let n, let tag):
+            try withNote(n) { $0.tags[tag, default: []].append(id) }
+        case .removeTag(let n, let tag, let removes):
+            try withNote(n) { note in
+                if var ids = note.tags[tag] {
+                    ids.removeAll { removes.contains($0) }
+                    note.tags[tag] = ids
+                }
+            }
+        case .insertText(let n, let left, let right, let start):
+            let i = try index(of: n)
+            try Self.lift { () throws(ListError) in
+                try notes.values[i].body.integrate(id: id, originLeft: left, originRight: right,
+                                                   elements: text[start ..< start + op.length], replicaLess: less)
+            }
+        case .deleteText(let n, let target, let reversed):
+            let i = try index(of: n)
+            try Self.lift { () throws(ListError) in
+                try notes.values[i].body.delete(target: target, length: op.length, reversed: reversed)
+            }
+        case .moveNote(let n, let left, let right, let preds):
+            let i = try index(of: n)
+            try Self.lift { () throws(ListError) in
+                try order.integrate(id: id, originLeft: left, originRight: right, elements: CollectionOfOne(n), replicaLess: less)
+            }
+            notes.values[i].position.write(id: id, lamport: lamport, replica: replica, value: id, preds: preds)
+        case .unknown:
+            break
+        }
+    }
+
+    private mutating func withNote(_ n: LocalID, _ body: (inout NoteState) -> Void) throws(ApplyError) {
+        let i = try index(of: n)
+        body(&notes.values[i])
+    }
+
+    private func index(of n: LocalID) throws(ApplyError) -> Dictionary<LocalID, NoteState>.Index {
+        guard let i = notes.index(forKey: n) else { throw .unknownNote(n) }
+        return i
+    }
+
+    private static func lift(_ f: () throws(ListError) -> Void) throws(ApplyError) {
+        do { try f() } catch { switch error { case .missingElement(let o): throw .unknownElement(o) } }
+    }
+
+    /// The live notes in document order.
+    var orderedNotes: [NoteState] {
+        var out: [NoteState] = []
+        order.forEachElement { slot, noteID, _ in
+            guard let note = notes[noteID], !note.isDeleted, note.position.value == slot else { return }
+            out.append(note)
+        }
+        return out
+    }
+
+    /// Every note (deleted ones too) in document order of its current place.
+    var allNotesInOrder: [NoteState] {
+        var out: [NoteState] = []
+        order.forEachElement { slot, noteID, _ in
+            guard let note = notes[noteID], note.position.value == slot else { return }
+            out.append(note)
+        }
+        return out
+    }
+}

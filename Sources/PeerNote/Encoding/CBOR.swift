@@ -1,0 +1,408 @@
+// The only file in PeerNote that talks to libcbor. Everything else works with
+// `CBORItem` trees, `CBORDecoder` and `CBOREncoder`.
+import CLibCBOR
+
+// MARK: - Decoded items
+
+/// A CBOR data item as read from bytes: unverified, with where it sits in the input.
+/// Invariant (for decoder output): `offset < end`, and `input[offset..<end]` are exactly the item's raw bytes.
+struct CBORItem: Sendable, Equatable {
+    var offset: Int
+    var end: Int
+    var value: CBORValue
+}
+
+/// One entry of a CBOR map; maps keep their entries in input order (duplicates are not removed).
+struct CBORPair: Sendable, Equatable {
+    var key: CBORItem
+    var value: CBORItem
+}
+
+/// The value of a CBOR data item. Strings and containers are definite-length only.
+/// `.float` holds half, single and double alike, so NaN != NaN under `==`.
+indirect enum CBORValue: Sendable, Equatable {
+    case unsigned(UInt64)
+    case negative(UInt64)          // represents -1 - n
+    case bytes([UInt8])
+    case text(String)
+    case array([CBORItem])
+    case map([CBORPair])
+    case tagged(UInt64, CBORItem)
+    case bool(Bool), null, undefined
+    case simple(UInt8)             // simple values other than false/true/null/undefined
+    case float(Double)
+}
+
+extension CBORItem {
+    var uint: UInt64? { if case .unsigned(let v) = value { v } else { nil } }
+    /// Major type 0 or 1 as an `Int64`, or nil if it is not an integer or does not fit.
+    var int: Int64? {
+        switch value {
+        case .unsigned(let v): v <= UInt64(Int64.max) ? Int64(v) : nil
+        case .negative(let n): n <= UInt64(Int64.max) ? -1 - Int64(n) : nil
+        default: nil
+        }
+    }
+    var bytesValue: [UInt8]? { if case .bytes(let b) = value { b } else { nil } }
+    var textValue: String? { if case .text(let s) = value { s } else { nil } }
+    var boolValue: Bool? { if case .bool(let b) = value { b } else { nil } }
+    var array: [CBORItem]? { if case .array(let a) = value { a } else { nil } }
+    var map: [CBORPair]? { if case .map(let m) = value { m } else { nil } }
+    var isNull: Bool { value == .null }
+    /// The tag number and tagged item, if this item is a tag.
+    var tagged: (tag: UInt64, item: CBORItem)? { if case .tagged(let t, let i) = value { (t, i) } else { nil } }
+    /// The value of the first entry whose key is the unsigned integer `key` (nil if not a map or absent).
+    func mapValue(forKey key: UInt64) -> CBORItem? { map?.first { $0.key.uint == key }?.value }
+    /// The value of the first entry whose key is the text string `key` (nil if not a map or absent).
+    func mapValue(forKey key: String) -> CBORItem? { map?.first { $0.key.textValue == key }?.value }
+}
+
+// MARK: - Decoding
+
+/// A decoding failure: `offset` is the absolute byte offset in the input of the item at fault.
+struct CBORDecodeError: Error, Equatable, CustomStringConvertible {
+    var offset: Int
+    var message: String
+    var description: String { "CBOR error at byte \(offset): \(message)" }
+}
+
+/// Resource limits for decoding. `maxDepth` counts enclosing arrays, maps and tags;
+/// `maxItems` counts every data item (heads) across one decode call. Reading never recurses,
+/// but a decoded tree is freed, compared and re-encoded recursively: keep `maxDepth` in the hundreds.
+struct CBORLimits: Sendable {
+    var maxDepth = 64
+    var maxItems = 10_000_000
+}
+
+/// One head as reported by a libcbor callback. Strings carry only their length;
+/// the payload is taken from the input, right before `result.read`.
+private enum Head {
+    case none, indefinite, breakCode
+    case unsigned(UInt64), negative(UInt64), bytes(UInt64), text(UInt64)
+    case array(UInt64), map(UInt64), tag(UInt64)
+    case bool(Bool), null, undefined, simple(UInt8), float(Double)
+}
+
+private func record(_ context: UnsafeMutableRawPointer?, _ head: Head) {
+    context?.assumingMemoryBound(to: Head.self).pointee = head
+}
+
+/// Callbacks that store the single head `cbor_stream_decode` just read into the `Head` behind `context`.
+/// (`size_t` arrives as `Int`, so lengths/counts ≥ 2^63 are reinterpreted, never trapped on.)
+private let headCallbacks: cbor_callbacks = {
+    var c = cbor_empty_callbacks
+    c.uint8 = { record($0, .unsigned(UInt64($1))) }
+    c.uint16 = { record($0, .unsigned(UInt64($1))) }
+    c.uint32 = { record($0, .unsigned(UInt64($1))) }
+    c.uint64 = { record($0, .unsigned($1)) }
+    c.negint8 = { record($0, .negative(UInt64($1))) }
+    c.negint16 = { record($0, .negative(UInt64($1))) }
+    c.negint32 = { record($0, .negative(UInt64($1))) }
+    c.negint64 = { record($0, .negative($1)) }
+    c.byte_string = { ctx, _, length in record(ctx, .bytes(UInt64(UInt(bitPattern: length)))) }
+    c.string = { ctx, _, length in record(ctx, .text(UInt64(UInt(bitPattern: length)))) }
+    c.array_start = { record($0, .array(UInt64(UInt(bitPattern: $1)))) }
+    c.map_start = { record($0, .map(UInt64(UInt(bitPattern: $1)))) }
+    c.tag = { record($0, .tag($1)) }
+    c.float2 = { record($0, .float(Double($1))) }
+    c.float4 = { record($0, .float(Double($1))) }
+    c.float8 = { record($0, .float($1)) }
+    c.boolean = { record($0, .bool($1)) }
+    c.null = { record($0, .null) }
+    c.undefined = { record($0, .undefined) }
+    c.byte_string_start = { record($0, .indefinite) }
+    c.string_start = { record($0, .indefinite) }
+    c.indef_array_start = { record($0, .indefinite) }
+    c.indef_map_start = { record($0, .indefinite) }
+    c.indef_break = { record($0, .breakCode) }
+    return c
+}()
+
+/// Iterative, allocation-bounded CBOR decoder over libcbor's `cbor_stream_decode`.
+/// Reads one head per libcbor call and keeps open containers on an explicit stack, so
+/// nesting never recurses on the Swift stack. Every declared length or count is checked
+/// against the remaining input before anything is allocated, so memory stays O(input size).
+/// Rejects indefinite lengths, break codes, invalid UTF-8 and malformed heads.
+/// Truncated input throws "unexpected end of input" at the offset of the innermost item
+/// the input ends inside of (a cut head, or the open array/map/tag still missing elements).
+enum CBORDecoder {
+    /// Decodes exactly one item starting at `offset`; returns it (offsets absolute into `bytes`).
+    /// Bytes after the item are ignored; its `end` says where they start.
+    static func decodeItem(_ bytes: [UInt8], at offset: Int = 0, limits: CBORLimits = .init()) throws(CBORDecodeError) -> CBORItem {
+        var itemCount = 0
+        return try decode(bytes, at: offset, limits: limits, itemCount: &itemCount)
+    }
+
+    /// Decodes a CBOR sequence (RFC 8742): items back to back until the end of input.
+    /// Empty input is an empty sequence; `limits.maxItems` applies to the whole sequence.
+    static func decodeSequence(_ bytes: [UInt8], limits: CBORLimits = .init()) throws(CBORDecodeError) -> [CBORItem] {
+        var items: [CBORItem] = []
+        var itemCount = 0
+        var offset = 0
+        while offset < bytes.count {
+            let item = try decode(bytes, at: offset, limits: limits, itemCount: &itemCount)
+            items.append(item)
+            offset = item.end
+        }
+        return items
+    }
+
+    /// An array, map or tag whose elements are still being read.
+    private struct Frame {
+        enum Kind { case array, map, tag(UInt64) }
+        var kind: Kind
+        var offset: Int
+        var missing: Int          // elements still expected (a map entry counts as 2)
+        var items: [CBORItem] = []
+    }
+
+    private static func decode(_ bytes: [UInt8], at start: Int, limits: CBORLimits, itemCount: inout Int) throws(CBORDecodeError) -> CBORItem {
+        guard start >= 0, start <= bytes.count else {
+            throw CBORDecodeError(offset: start, message: "offset \(start) is outside the \(bytes.count)-byte input")
+        }
+        var stack: [Frame] = []
+        var pos = start
+        while true {
+            guard pos < bytes.count else {
+                throw CBORDecodeError(offset: stack.last?.offset ?? pos, message: "unexpected end of input")
+            }
+            itemCount += 1
+            guard itemCount <= limits.maxItems else {
+                throw CBORDecodeError(offset: pos, message: "more than \(limits.maxItems) items")
+            }
+            let (head, end) = try readHead(bytes, at: pos)
+            let remaining = bytes.count - end
+            var value: CBORValue
+            switch head {
+            case .unsigned(let v): value = .unsigned(v)
+            case .negative(let n): value = .negative(n)
+            case .bool(let b): value = .bool(b)
+            case .null: value = .null
+            case .undefined: value = .undefined
+            case .simple(let v): value = .simple(v)
+            case .float(let d): value = .float(d)
+            case .bytes(let n):
+                value = .bytes(Array(bytes[(end - Int(n))..<end]))
+            case .text(let n):
+                let raw = bytes[(end - Int(n))..<end]
+                let string = String(decoding: raw, as: UTF8.self)
+                guard string.utf8.elementsEqual(raw) else {
+                    throw CBORDecodeError(offset: pos, message: "text string is not valid UTF-8")
+                }
+                value = .text(string)
+            case .array(let n), .map(let n), .tag(let n):
+                guard stack.count < limits.maxDepth else {
+                    throw CBORDecodeError(offset: pos, message: "nesting deeper than \(limits.maxDepth) levels")
+                }
+                var frame: Frame
+                switch head {
+                case .array:
+                    guard n <= UInt64(remaining) else {
+                        throw CBORDecodeError(offset: pos, message: "declared count \(n) exceeds the \(remaining) bytes that remain")
+                    }
+                    frame = Frame(kind: .array, offset: pos, missing: Int(n))
+                case .map:
+                    guard n <= UInt64(remaining / 2) else {
+                        throw CBORDecodeError(offset: pos, message: "declared map size \(n) needs more than the \(remaining) bytes that remain")
+                    }
+                    frame = Frame(kind: .map, offset: pos, missing: 2 * Int(n))
+                default:
+                    frame = Frame(kind: .tag(n), offset: pos, missing: 1)
+                }
+                if frame.missing > 0 {
+                    frame.items.reserveCapacity(frame.missing)   // bounded by `remaining` above
+                    stack.append(frame)
+                    pos = end
+                    continue
+                }
+                if case .map = frame.kind { value = .map([]) } else { value = .array([]) }
+            case .none, .indefinite, .breakCode:
+                throw CBORDecodeError(offset: pos, message: "internal: unexpected head state")
+            }
+            // `value` is complete: attach it to its parents, closing every container it fills.
+            var item = CBORItem(offset: pos, end: end, value: value)
+            pos = end
+            while !stack.isEmpty {
+                let top = stack.count - 1
+                stack[top].items.append(item)
+                stack[top].missing -= 1
+                guard stack[top].missing == 0 else { break }
+                let frame = stack.removeLast()
+                switch frame.kind {
+                case .array: value = .array(frame.items)
+                case .tag(let t): value = .tagged(t, frame.items[0])
+                case .map:
+                    value = .map(stride(from: 0, to: frame.items.count, by: 2).map {
+                        CBORPair(key: frame.items[$0], value: frame.items[$0 + 1])
+                    })
+                }
+                item = CBORItem(offset: frame.offset, end: item.end, value: value)
+            }
+            if stack.isEmpty { return item }
+        }
+    }
+
+    /// Reads the head at `pos` (plus a definite string's payload) with libcbor.
+    /// Returns the head and the offset just past it. Requires `pos < bytes.count`.
+    private static func readHead(_ bytes: [UInt8], at pos: Int) throws(CBORDecodeError) -> (Head, Int) {
+        var head = Head.none
+        let result = bytes.withUnsafeBufferPointer { buffer -> cbor_decoder_result in
+            guard let base = buffer.baseAddress else { return cbor_decoder_result() }
+            return withUnsafeMutablePointer(to: &head) { context in
+                withUnsafePointer(to: headCallbacks) { callbacks in
+                    cbor_stream_decode(base + pos, buffer.count - pos, callbacks, context)
+                }
+            }
+        }
+        let initial = bytes[pos]
+        let available = bytes.count - pos
+        switch result.status {
+        case CBOR_DECODER_FINISHED:
+            let read = Int(result.read)
+            switch head {
+            case .indefinite, .breakCode:
+                throw CBORDecodeError(offset: pos, message: "indefinite-length items are not allowed (initial byte 0x\(hex(initial)))")
+            case .bytes(let n) where n < UInt64(read) && read <= available: return (head, pos + read)
+            case .text(let n) where n < UInt64(read) && read <= available: return (head, pos + read)
+            case .bytes, .text, .none: break   // cannot happen: libcbor claimed the payload and called back
+            default: if read >= 1 && read <= available { return (head, pos + read) }
+            }
+        case CBOR_DECODER_NEDATA:
+            let info = initial & 0x1f   // 0...27 here: libcbor reports 28...31 as errors
+            let extra = info < 24 ? 0 : 1 << Int(info - 24)
+            guard available > extra else {
+                throw CBORDecodeError(offset: pos, message: "unexpected end of input")
+            }
+            guard initial >> 5 == 2 || initial >> 5 == 3 else { break }
+            // The head is complete, so this is a definite string whose payload is cut short.
+            let length = extra == 0 ? UInt64(info) : bytes[(pos + 1)...(pos + extra)].reduce(0) { $0 << 8 | UInt64($1) }
+            throw CBORDecodeError(offset: pos, message: "declared length \(length) exceeds the \(available - 1 - extra) bytes that remain")
+        default:
+            // libcbor 0.8 rejects some well-formed heads: tags 6...20 and all simple values.
+            switch initial {
+            case 0xc6...0xd4: return (.tag(UInt64(initial - 0xc0)), pos + 1)
+            case 0xe0...0xf3: return (.simple(initial & 0x1f), pos + 1)
+            case 0xf8 where available < 2:
+                throw CBORDecodeError(offset: pos, message: "unexpected end of input")
+            case 0xf8 where bytes[pos + 1] >= 32: return (.simple(bytes[pos + 1]), pos + 2)
+            case 0xf8:
+                throw CBORDecodeError(offset: pos, message: "simple value \(bytes[pos + 1]) must use the one-byte form")
+            default: break
+            }
+        }
+        throw CBORDecodeError(offset: pos, message: "malformed item: initial byte 0x\(hex(initial)) is reserved or not well-formed")
+    }
+
+    private static func hex(_ byte: UInt8) -> String {
+        let s = String(byte, radix: 16)
+        return s.count == 1 ? "0" + s : s
+    }
+}
+// MARK: - Encoding
+
+/// Appends CBOR to `bytes` using libcbor's buffer encoders. Every head is written in its
+/// shortest form and strings/containers are always definite-length (RFC 8949 §4.2.1).
+/// The caller is responsible for writing as many items after a header as it declares.
+struct CBOREncoder {
+    private(set) var bytes: [UInt8] = []
+
+    /// Writes one head with a libcbor encoder; 9 bytes always suffice for a head.
+    private mutating func head(_ encode: (UnsafeMutablePointer<UInt8>, Int) -> Int) {
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 9) { buffer in
+            guard let base = buffer.baseAddress else { return }
+            let written = encode(base, buffer.count)
+            precondition(written > 0, "libcbor head encoder needs more than \(buffer.count) bytes")
+            bytes.append(contentsOf: buffer[..<written])
+        }
+    }
+
+    mutating func unsigned(_ v: UInt64) { head { cbor_encode_uint(v, $0, $1) } }
+    /// Encodes -1 - n.
+    mutating func negative(_ n: UInt64) { head { cbor_encode_negint(n, $0, $1) } }
+    /// Encodes `v` as an unsigned (major 0) or negative (major 1) integer.
+    mutating func int(_ v: Int64) { v >= 0 ? unsigned(UInt64(v)) : negative(UInt64(~v)) }
+    /// Head plus payload.
+    mutating func bytes(_ b: [UInt8]) {
+        head { cbor_encode_bytestring_start(b.count, $0, $1) }
+        bytes.append(contentsOf: b)
+    }
+    mutating func text(_ s: String) {
+        let utf8 = Array(s.utf8)
+        head { cbor_encode_string_start(utf8.count, $0, $1) }
+        bytes.append(contentsOf: utf8)
+    }
+    mutating func arrayHeader(_ count: Int) { head { cbor_encode_array_start(count, $0, $1) } }
+    /// `count` is the number of key/value pairs that follow.
+    mutating func mapHeader(_ count: Int) { head { cbor_encode_map_start(count, $0, $1) } }
+    mutating func tag(_ t: UInt64) { head { cbor_encode_tag(t, $0, $1) } }
+    mutating func bool(_ b: Bool) { head { cbor_encode_bool(b, $0, $1) } }
+    mutating func null() { head { cbor_encode_null($0, $1) } }
+    mutating func undefined() { head { cbor_encode_undef($0, $1) } }
+    /// A simple value other than 20...23 (false/true/null/undefined); 24...31 are not well-formed.
+    mutating func simple(_ v: UInt8) {
+        precondition(!(20...31).contains(v), "simple value \(v) is reserved or has its own encoder")
+        head { cbor_encode_ctrl(v, $0, $1) }
+    }
+
+    /// Encodes `d` in the shortest of half/single/double that preserves its value exactly
+    /// (RFC 8949 §4.2.1 preferred serialization); every NaN becomes the canonical f97e00.
+    mutating func double(_ d: Double) {
+        if let half = Self.halfBits(d) {
+            // Written by hand: libcbor 0.8's cbor_encode_half mis-rounds half subnormals.
+            bytes.append(contentsOf: [0xf9, UInt8(half >> 8), UInt8(half & 0xff)])
+        } else if let single = Float(exactly: d) {
+            head { cbor_encode_single(single, $0, $1) }
+        } else {
+            head { cbor_encode_double(d, $0, $1) }
+        }
+    }
+
+    /// The IEEE 754 binary16 bit pattern of `d` if it is NaN or exactly representable, else nil.
+    private static func halfBits(_ d: Double) -> UInt16? {
+        if d.isNaN { return 0x7e00 }
+        let sign: UInt16 = d.sign == .minus ? 0x8000 : 0
+        if d.isInfinite { return sign | 0x7c00 }
+        if d == 0 { return sign }
+        let magnitude = d.magnitude, exponent = Int(magnitude.exponent)
+        guard (-24...15).contains(exponent) else { return nil }
+        if exponent >= -14 {   // normal half: 10 fraction bits of the double's 52
+            let fraction = magnitude.significandBitPattern
+            guard fraction & ((1 << 42) - 1) == 0 else { return nil }
+            return sign | UInt16(exponent + 15) << 10 | UInt16(fraction >> 42)
+        }
+        let units = magnitude * 0x1p24   // subnormal half: a multiple of 2^-24 (exact scaling)
+        guard units == units.rounded(.towardZero) else { return nil }
+        return sign | UInt16(units)
+    }
+
+    /// Appends already-encoded CBOR verbatim (e.g. to preserve unknown fields byte for byte).
+    mutating func raw(_ b: [UInt8]) { bytes.append(contentsOf: b) }
+
+    /// Re-encodes a decoded item with definite lengths and shortest heads. Recurses once per
+    /// nesting level (decoder output is bounded by `CBORLimits.maxDepth`).
+    mutating func item(_ item: CBORItem) {
+        switch item.value {
+        case .unsigned(let v): unsigned(v)
+        case .negative(let n): negative(n)
+        case .bytes(let b): bytes(b)
+        case .text(let s): text(s)
+        case .array(let items):
+            arrayHeader(items.count)
+            for element in items { self.item(element) }
+        case .map(let pairs):
+            mapHeader(pairs.count)
+            for pair in pairs {
+                self.item(pair.key)
+                self.item(pair.value)
+            }
+        case .tagged(let t, let inner):
+            tag(t)
+            self.item(inner)
+        case .bool(let b): bool(b)
+        case .null: null()
+        case .undefined: undefined()
+        case .simple(let v): simple(v)
+        case .float(let d): double(d)
+        }
+    }
+}

@@ -1,0 +1,191 @@
+import Foundation
+import Testing
+@testable import PeerNote
+
+/// Two copies of one notebook, as if the file had been copied to two devices.
+private func pair(_ setup: (Document) throws -> Void = { _ in }) rethrows -> (Document, Document) {
+    let a = Document(title: "Notebook", author: "alice")
+    try setup(a)
+    let b = a.fork(author: "bob")
+    return (a, b)
+}
+
+/// Merges both ways and checks both copies converge; returns the merged notebook.
+private func converge(_ a: Document, _ b: Document) throws -> Notebook {
+    let a2 = a.fork(), b2 = b.fork()
+    try a2.merge(b)
+    try b2.merge(a)
+    #expect(a2.notebook == b2.notebook)
+    return a2.notebook
+}
+
+@Suite("Merge rules (man/peernote.5)")
+struct MergeRuleTests {
+    @Test("Rule 1: two spelling fixes to one body both survive")
+    func twoSpellingFixes() throws {
+        var id: NoteID?
+        let (a, b) = pair { id = $0.addNote(title: "Plan", body: "Teh quick brwn fox") }
+        let n = try #require(id)
+        try a.setBody(n, "The quick brwn fox")
+        try b.setBody(n, "Teh quick brown fox")
+        let merged = try converge(a, b)
+        #expect(merged.notes.first?.body == "The quick brown fox")
+    }
+
+    @Test("Rule 1: concurrent inserts at one place never interleave, typed forwards")
+    func noInterleavingForward() throws {
+        var id: NoteID?
+        let (a, b) = pair { id = $0.addNote(title: "N", body: "[]") }
+        let n = try #require(id)
+        for (i, ch) in "hello".enumerated() { try a.insertText(n, at: 1 + i, String(ch)) }
+        for (i, ch) in "world".enumerated() { try b.insertText(n, at: 1 + i, String(ch)) }
+        let body = try converge(a, b).notes[0].body
+        #expect(body == "[helloworld]" || body == "[worldhello]")
+    }
+
+    @Test("Rule 1: concurrent inserts at one place never interleave, typed backwards")
+    func noInterleavingBackward() throws {
+        var id: NoteID?
+        let (a, b) = pair { id = $0.addNote(title: "N", body: "[]") }
+        let n = try #require(id)
+        for ch in "olleh" { try a.insertText(n, at: 1, String(ch)) }
+        for ch in "dlrow" { try b.insertText(n, at: 1, String(ch)) }
+        #expect(a.note(n)?.body == "[hello]")
+        let body = try converge(a, b).notes[0].body
+        #expect(body == "[helloworld]" || body == "[worldhello]")
+    }
+
+    @Test("Rule 1: text deleted on both copies is deleted once; inserts inside a deleted range survive")
+    func deletes() throws {
+        var id: NoteID?
+        let (a, b) = pair { id = $0.addNote(title: "N", body: "abcdefgh") }
+        let n = try #require(id)
+        try a.deleteText(n, range: 2 ..< 6)   // ab gh
+        try b.deleteText(n, range: 3 ..< 7)   // abc h
+        #expect(try converge(a, b).notes[0].body == "abh")
+        let (c, d) = pair { id = $0.addNote(title: "N", body: "abcdefgh") }
+        let m = try #require(id)
+        try c.deleteText(m, range: 1 ..< 7)
+        try d.insertText(m, at: 4, "XY")
+        #expect(try converge(c, d).notes[0].body == "aXYh")
+    }
+
+    @Test("Rule 2: concurrent title writes are a conflict with one deterministic winner")
+    func registerConflict() throws {
+        var id: NoteID?
+        let (a, b) = pair { id = $0.addNote(title: "Groceries") }
+        let n = try #require(id)
+        try a.setNoteTitle(n, "Shopping")
+        try b.setNoteTitle(n, "Groceries!")
+        let merged = try converge(a, b)
+        let conflict = try #require(merged.conflicts.first)
+        guard case .noteTitle(let note, let values, let showing) = conflict else { Issue.record("wrong conflict \(conflict)"); return }
+        #expect(note == n)
+        #expect(Set(values.map(\.value)) == ["Shopping", "Groceries!"])
+        #expect(showing == merged.notes[0].title)
+        // A later write resolves it.
+        try a.merge(b)
+        try a.setNoteTitle(n, "Food")
+        #expect(a.conflicts.isEmpty)
+        #expect(a.notes[0].title == "Food")
+    }
+
+    @Test("Rule 3: tags are add-wins")
+    func addWinsTags() throws {
+        var id: NoteID?
+        let (a, b) = pair { id = $0.addNote(title: "N", tags: ["urgent", "home"]) }
+        let n = try #require(id)
+        try a.removeTag(n, "urgent")
+        try b.removeTag(n, "urgent")
+        try b.addTag(n, "urgent")
+        try a.removeTag(n, "home")
+        #expect(try converge(a, b).notes[0].tags == ["urgent"])
+    }
+
+    @Test("Rule 4: concurrent moves of one note never duplicate or lose it; moves of different notes both apply")
+    func moves() throws {
+        var ids: [NoteID] = []
+        let (a, b) = pair { d in ids = ["1", "2", "3", "4"].map { d.addNote(title: $0) } }
+        try a.moveNote(ids[0], to: 3)
+        try b.moveNote(ids[0], to: 1)
+        let merged = try converge(a, b)
+        #expect(merged.notes.count == 4)
+        #expect(Set(merged.notes.map(\.id)) == Set(ids))
+        let (c, d) = pair { doc in ids = ["1", "2", "3", "4"].map { doc.addNote(title: $0) } }
+        try c.moveNote(ids[0], to: 3)   // 2 3 4 1
+        try d.moveNote(ids[3], to: 0)   // 4 1 2 3
+        let m2 = try converge(c, d)
+        #expect(m2.notes.map(\.title) == ["4", "2", "3", "1"])
+    }
+
+    @Test("Rule 4: a note moved on one copy and edited on another keeps both")
+    func moveAndEdit() throws {
+        var ids: [NoteID] = []
+        let (a, b) = pair { d in ids = ["1", "2", "3"].map { d.addNote(title: $0, body: "x") } }
+        try a.moveNote(ids[0], to: 2)
+        try b.insertText(ids[0], at: 1, "yz")
+        let merged = try converge(a, b)
+        #expect(merged.notes.map(\.title) == ["2", "3", "1"])
+        #expect(merged.notes[2].body == "xyz")
+    }
+
+    @Test("Rule 5: delete vs concurrent edit: stays deleted, edit kept, conflict reported, restore brings the edit")
+    func deleteVersusEdit() throws {
+        var id: NoteID?
+        let (a, b) = pair { id = $0.addNote(title: "Doomed", body: "abc") }
+        let n = try #require(id)
+        try a.deleteNote(n)
+        try b.insertText(n, at: 3, "def")
+        let merged = try converge(a, b)
+        #expect(merged.notes.isEmpty)
+        let conflict = try #require(merged.conflicts.first)
+        guard case .deletedWhileEdited(let note, _, let deletedBy, let editedBy) = conflict else { Issue.record("wrong conflict"); return }
+        #expect(note == n)
+        #expect(deletedBy.map(\.author) == ["alice"])
+        #expect(editedBy.map(\.author) == ["bob"])
+        try a.merge(b)
+        try a.restoreNote(n)
+        #expect(a.notes.first?.body == "abcdef")
+        #expect(a.conflicts.isEmpty)
+    }
+
+    @Test("Rule 6: merging is commutative, associative and idempotent")
+    func algebra() throws {
+        var id: NoteID?
+        let a = Document(title: "T", author: "a")
+        id = a.addNote(title: "N", body: "base")
+        let n = try #require(id)
+        let b = a.fork(author: "b"), c = a.fork(author: "c")
+        try a.insertText(n, at: 0, "A")
+        try b.insertText(n, at: 4, "B")
+        try c.setNoteTitle(n, "C")
+        let ab_c = a.fork(); try ab_c.merge(b); try ab_c.merge(c)
+        let bc = b.fork(); try bc.merge(c)
+        let a_bc = a.fork(); try a_bc.merge(bc)
+        #expect(ab_c.notebook == a_bc.notebook)
+        let again = ab_c.fork(); let summary = try again.merge(a_bc)
+        #expect(summary.isUpToDate)
+        #expect(again.notebook == ab_c.notebook)
+    }
+
+    @Test("Copies of different documents are refused, changing nothing")
+    func unrelated() throws {
+        let a = Document(title: "A"), b = Document(title: "B")
+        let before = a.notebook
+        #expect(throws: PeerNoteError.self) { try a.merge(b) }
+        #expect(a.notebook == before)
+        if case .differentDocuments = a.relation(to: b) {} else { Issue.record("expected differentDocuments") }
+    }
+
+    @Test("History and past states")
+    func history() throws {
+        let a = Document(title: "T", author: "alice")
+        let n = a.addNote(title: "N", body: "one")
+        let mark = try #require(a.heads.first)
+        try a.insertText(n, at: 3, " two")
+        #expect(a.history.count == 3)
+        #expect(a.history.last?.summary.contains("edited") == true)
+        #expect(try a.notebook(at: mark).notes[0].body == "one")
+        #expect(a.notes[0].body == "one two")
+    }
+}
