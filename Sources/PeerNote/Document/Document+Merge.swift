@@ -66,7 +66,7 @@ extension Document {
             let author = other.log.changes[ci].author
             if let i = byAuthor.firstIndex(where: { $0.author == author }) { byAuthor[i].count += 1 } else { byAuthor.append((author, 1)) }
         }
-        unknownChunks += other.unknownChunks.filter { !unknownChunks.contains($0) }
+        unknownFields += other.unknownFields.filter { !unknownFields.contains($0) }
         return MergeSummary(changesByAuthor: byAuthor)
     }
 
@@ -89,19 +89,24 @@ extension Document {
             throw .unknownElement(.none)
         }
         for op in ops {
-            let body = op.body.mapIDs { id in mapAgent(id) }
             var scalars: ArraySlice<Unicode.Scalar> = []
             if case .insertText(_, _, _, let start) = op.body { scalars = source.text[start ..< start + op.length] }
-            let id = log.nextID
-            let lv = log.lvCount
-            let lamport = log.changes[index].lamport + UInt64(log.changes[index].length)
-            log.append(body, length: op.length, scalars: scalars)
-            var stored = Op(lv: lv, length: op.length, body: body)
-            if case .insertText(let n, let l, let r, _) = body {
-                stored.body = .insertText(note: n, originLeft: l, originRight: r, contentStart: log.text.count - scalars.count)
-            }
-            try state.apply(stored, id: id, lamport: lamport, replicas: log.replicas, text: log.text)
+            try appendApplying(op.body.mapIDs { id in mapAgent(id) }, length: op.length, scalars: scalars)
         }
+    }
+
+    /// Appends an op to the open change and applies it to the state.
+    func appendApplying(_ body: OpBody, length: Int, scalars: ArraySlice<Unicode.Scalar>) throws(ApplyError) {
+        let index = log.changes.count - 1
+        let id = log.nextID
+        let lv = log.lvCount
+        let lamport = log.changes[index].lamport + UInt64(log.changes[index].length)
+        log.append(body, length: length, scalars: scalars)
+        var stored = Op(lv: lv, length: length, body: body)
+        if case .insertText(let n, let l, let r, _) = body {
+            stored.body = .insertText(note: n, originLeft: l, originRight: r, contentStart: log.text.count - scalars.count)
+        }
+        try state.apply(stored, id: id, lamport: lamport, replicas: log.replicas, text: log.text)
     }
 }
 

@@ -21,8 +21,10 @@ public final class Document {
 
     var log: OpLog
     var state: DocState
-    /// Chunks this version could not interpret, kept verbatim and written back on save.
-    var unknownChunks: [[UInt8]] = []
+    /// Block fields this version does not know, kept verbatim (raw CBOR key and value) and written back on save.
+    var unknownFields: [[UInt8]] = []
+    /// What the file this document was loaded from (or last saved to) holds, for incremental saves.
+    var persisted: Persisted?
     let replica: ReplicaID
     let agent: UInt32
     private var transactionDepth = 0
@@ -62,7 +64,7 @@ public final class Document {
     /// An independent copy with the same history and a new replica id, as if the file were copied to another device.
     public func fork(author: String? = nil) -> Document {
         let d = Document(id: id, genesis: genesis, log: log, state: state, replica: .random(), author: author ?? self.author)
-        d.unknownChunks = unknownChunks
+        d.unknownFields = unknownFields
         d.clock = clock
         return d
     }

@@ -1,0 +1,206 @@
+import Foundation
+
+/// What a document's file holds: its bytes and where each persisted change sits.
+struct Persisted: Sendable {
+    var bytes: [UInt8]
+    /// Row (position in the file) of each change `0 ..< rowOfChange.count` of the op log.
+    var rowOfChange: [Int]
+}
+
+/// How to write a document.
+public enum SaveMode: Sendable {
+    /// Canonical form: one block, changes in causal (lamport, replica) order. Two documents
+    /// with the same changes give identical bytes.
+    case compact
+    /// The bytes the document was loaded from (or last saved as), with one block appended
+    /// holding only the new changes, so that sync tools move little. Falls back to compact
+    /// when there is no earlier file.
+    case incremental
+}
+
+extension Document {
+    // MARK: Saving
+
+    /// The document as bytes. Saving records the result, so a later incremental save appends to it.
+    public func save(_ mode: SaveMode = .compact) -> [UInt8] {
+        if mode == .incremental, let p = persisted {
+            if p.rowOfChange.count == log.changes.count { return p.bytes }
+            let newChanges = Array(p.rowOfChange.count ..< log.changes.count)
+            var rowOf = p.rowOfChange
+            for (i, c) in newChanges.enumerated() { rowOf.append(p.rowOfChange.count + i); _ = c }
+            var block = makeBlock(changes: newChanges, rowOf: rowOf, firstRow: p.rowOfChange.count)
+            block.kind = .append
+            block.previousCRC = CRC32.checksum(p.bytes)
+            let bytes = p.bytes + BlockCodec.encode(payload: WireCodec.encodePayload(block))
+            persisted = Persisted(bytes: bytes, rowOfChange: rowOf)
+            return bytes
+        }
+        let order = (0 ..< log.changes.count).sorted {
+            let a = log.changes[$0], b = log.changes[$1]
+            return (a.lamport, log.replicas[Int(a.agent)]) < (b.lamport, log.replicas[Int(b.agent)])
+        }
+        var rowOf = [Int](repeating: 0, count: order.count)
+        for (row, ci) in order.enumerated() { rowOf[ci] = row }
+        var block = makeBlock(changes: order, rowOf: rowOf, firstRow: 0)
+        block.kind = .base
+        block.documentID = id
+        block.genesis = genesis
+        block.unknownFields = unknownFields.sorted { $0.lexicographicallyPrecedes($1) }
+        let bytes = BlockCodec.encode(payload: WireCodec.encodePayload(block))
+        persisted = Persisted(bytes: bytes, rowOfChange: rowOf)
+        return bytes
+    }
+
+    /// A block holding `changes` (in that order), with replica ids in sorted order.
+    private func makeBlock(changes order: [Int], rowOf: [Int], firstRow: Int) -> WireBlock {
+        var used = Set<UInt32>()
+        for ci in order { used.insert(log.changes[ci].agent) }
+        var opsByChange: [[Op]] = []
+        for ci in order {
+            let ops = log.ops(ofChange: ci)
+            for op in ops { _ = op.body.mapIDs { id in if !id.isNone { used.insert(id.agent) }; return id } }
+            opsByChange.append(ops)
+        }
+        let table = used.sorted { log.replicas[Int($0)] < log.replicas[Int($1)] }
+        var index = [UInt32: UInt32]()
+        for (i, a) in table.enumerated() { index[a] = UInt32(i) }
+        let remap: (LocalID) -> LocalID = { id in id.isNone ? id : LocalID(agent: index[id.agent] ?? .max, counter: id.counter) }
+
+        var block = WireBlock()
+        block.replicas = table.map { log.replicas[Int($0)] }
+        block.firstRow = firstRow
+        var pending: (op: Op, firstID: LocalID)?
+        var lv = 0
+        for (k, ci) in order.enumerated() {
+            let c = log.changes[ci]
+            block.changes.append(WireChange(replica: Int(index[c.agent] ?? 0), seq: c.seq, length: c.length,
+                                            deps: c.deps.map { rowOf[$0] }, time: c.time, author: c.author,
+                                            message: c.message, extra: c.extra))
+            for op in opsByChange[k] {
+                var body = op.body.mapIDs(remap)
+                if case .insertText(let n, let l, let r, let s) = body {
+                    body = .insertText(note: n, originLeft: l, originRight: r, contentStart: block.text.count)
+                    block.text.append(contentsOf: log.text[s ..< s + op.length])
+                }
+                let next = Op(lv: lv, length: op.length, body: body)
+                let firstID = remap(log.localID(ofLV: op.lv, change: ci))
+                lv += op.length
+                if let p = pending, let merged = OpLog.merge(p.op, firstID: p.firstID, next, firstID: firstID) {
+                    pending = (merged, p.firstID)
+                } else {
+                    if let p = pending { block.ops.append(p.op) }
+                    pending = (next, firstID)
+                }
+            }
+        }
+        if let p = pending { block.ops.append(p.op) }
+        return block
+    }
+
+    // MARK: Loading
+
+    /// Reads and verifies a document: checksums, structure, causal integrity (dependencies
+    /// present, sequence numbers contiguous) and references (every op names something that exists).
+    public static func load(_ bytes: [UInt8]) throws(PeerNoteError) -> Document {
+        let raws: [RawBlock]
+        do { raws = try BlockCodec.decode(bytes) } catch {
+            if let v = error.unsupportedVersion { throw .unsupportedVersion(v) }
+            throw .invalidDocument(offset: error.offset, message: error.message)
+        }
+        var blocks: [WireBlock] = []
+        for raw in raws {
+            do { blocks.append(try WireCodec.decodePayload(raw, fileSize: bytes.count)) } catch {
+                throw .invalidDocument(offset: error.offset, message: error.message)
+            }
+        }
+        guard let first = blocks.first, first.kind == .base, let docID = first.documentID, let genesis = first.genesis else {
+            throw .invalidDocument(offset: 0, message: "the first block is not a base block")
+        }
+        let doc = Document(id: docID, genesis: genesis, log: OpLog(), state: DocState(), replica: .random(), author: "")
+        doc.unknownFields = first.unknownFields
+        var rows = 0
+        for block in blocks {
+            if block.offset > 0 {
+                guard block.kind == .append else { throw .invalidDocument(offset: block.offset, message: "a second base block") }
+                guard block.previousCRC == CRC32.checksum(bytes[0 ..< block.offset]) else {
+                    throw .invalidDocument(offset: block.offset, message: "appended block does not belong after the bytes before it (checksum of earlier blocks differs)")
+                }
+                guard block.firstRow == rows else {
+                    throw .invalidDocument(offset: block.offset, message: "appended block starts at change \(block.firstRow), the file holds \(rows) before it")
+                }
+                for f in block.unknownFields where !doc.unknownFields.contains(f) { doc.unknownFields.append(f) }
+            }
+            try doc.replay(block)
+            rows += block.changes.count
+        }
+        doc.persisted = Persisted(bytes: bytes, rowOfChange: Array(0 ..< rows))
+        return doc
+    }
+
+    /// Verifies and applies one block's changes, in order.
+    private func replay(_ block: WireBlock) throws(PeerNoteError) {
+        let agents = block.replicas.map { log.agent(for: $0) }
+        let mapAgent: (LocalID) -> LocalID = { id in id.isNone ? id : LocalID(agent: agents[Int(id.agent)], counter: id.counter) }
+        var opIndex = 0
+        var used = 0              // units of block.ops[opIndex] already applied
+        var opFirstID = LocalID.none
+        func fail(_ row: Int, _ message: String) -> PeerNoteError {
+            .invalidDocument(offset: block.offset, message: "change \(row): \(message)")
+        }
+        for (i, c) in block.changes.enumerated() {
+            let row = block.firstRow + i
+            let agent = agents[c.replica]
+            let cid = ChangeID(replica: block.replicas[c.replica], seq: c.seq)
+            let expected = log.agentChanges[Int(agent)].count + 1
+            guard Int(c.seq) == expected else {
+                throw fail(row, "change \(cid.fullDescription) has sequence number \(c.seq), expected \(expected) (a change is missing or repeated)")
+            }
+            if row == 0 {
+                guard cid == genesis, c.deps.isEmpty else { throw fail(row, "the first change is not the genesis change \(genesis.fullDescription)") }
+            } else {
+                guard !c.deps.isEmpty else { throw fail(row, "change \(cid.fullDescription) has no dependencies (a second origin)") }
+            }
+            _ = log.beginChange(agent: agent, deps: c.deps, time: c.time, author: c.author, message: c.message, extra: c.extra)
+            var remaining = c.length
+            while remaining > 0 {
+                guard opIndex < block.ops.count else { throw fail(row, "the ops end before the change does") }
+                let op = block.ops[opIndex]
+                if used == 0 { opFirstID = log.nextID } else if log.nextID != opFirstID.advanced(by: used) {
+                    throw fail(row, "an op runs on into a change by another replica")
+                }
+                let take = min(op.length - used, remaining)
+                var body = op.body.mapIDs(mapAgent)
+                var scalars: ArraySlice<Unicode.Scalar> = []
+                switch body {
+                case .insertText(let n, let l, let r, let s):
+                    scalars = block.text[s + used ..< s + used + take]
+                    body = .insertText(note: n, originLeft: used == 0 ? l : opFirstID.advanced(by: used - 1), originRight: r, contentStart: 0)
+                case .deleteText(let n, let t, let rev):
+                    if rev && Int(t.counter) - used - (take - 1) < 0 { throw fail(row, "a delete counts down past the first element") }
+                    body = .deleteText(note: n, target: t.advanced(by: rev ? -used : used), reversed: rev)
+                case .unknown:
+                    // Units of an unknown op cannot be split meaningfully; keep it whole.
+                    guard used == 0 && take == op.length else { throw fail(row, "an op of unknown kind \(op.body.kind) spans two changes") }
+                default:
+                    break
+                }
+                do { try appendApplying(body, length: take, scalars: scalars) } catch {
+                    throw fail(row, "change \(cid.fullDescription): \(describe(error))")
+                }
+                used += take
+                remaining -= take
+                if used == op.length { opIndex += 1; used = 0 }
+            }
+        }
+        guard opIndex == block.ops.count else { throw .invalidDocument(offset: block.offset, message: "ops are left over after the last change") }
+    }
+
+    private func describe(_ e: ApplyError) -> String {
+        switch e {
+        case .unknownNote(let n): "an op edits note \(n.counter)@\(log.replicas[Int(n.agent)].short), which does not exist"
+        case .unknownElement(let x) where x.isNone: "an op refers to something that does not exist"
+        case .unknownElement(let x): "an op refers to element \(x.counter)@\(Int(x.agent) < log.replicas.count ? log.replicas[Int(x.agent)].short : "?"), which does not exist"
+        case .noteExists(let n): "note \(n.counter) is created twice"
+        }
+    }
+}

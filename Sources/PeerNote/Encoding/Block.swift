@@ -1,0 +1,84 @@
+import Foundation
+
+/// One block of a .peernote file as read from bytes: its envelope and
+/// checksum are checked, its payload is not yet interpreted or verified.
+///
+/// On disk: `55799(0x706E6F74([version, payload: bstr, crc32(payload)]))`.
+struct RawBlock: Sendable {
+    /// Absolute offsets of the block in the file.
+    var offset: Int
+    var end: Int
+    var version: UInt64
+    /// Absolute offset of the first payload byte.
+    var payloadOffset: Int
+    var payload: [UInt8]
+}
+
+/// Why bytes are not a valid .peernote file (unverified stage).
+struct FormatError: Error, Sendable, Equatable, CustomStringConvertible {
+    var offset: Int?
+    var message: String
+    /// Set when the file is a newer format version than this library reads.
+    var unsupportedVersion: UInt64?
+    var description: String { offset.map { "offset \($0): \(message)" } ?? message }
+}
+
+enum BlockCodec {
+    static func encode(payload: [UInt8]) -> [UInt8] {
+        var e = CBOREncoder()
+        e.tag(Format.selfDescribeTag)
+        e.tag(Format.blockTag)
+        e.arrayHeader(3)
+        e.unsigned(Format.version)
+        e.bytes(payload)
+        e.unsigned(UInt64(CRC32.checksum(payload)))
+        return e.bytes
+    }
+
+    /// Splits a file into checked blocks.
+    static func decode(_ bytes: [UInt8]) throws(FormatError) -> [RawBlock] {
+        guard !bytes.isEmpty else { throw FormatError(offset: 0, message: "file is empty") }
+        let prefix = Array(bytes.prefix(Format.magic.count))
+        guard prefix == Array(Format.magic.prefix(prefix.count)) else {
+            throw FormatError(offset: 0, message: "not a .peernote file (wrong magic bytes)")
+        }
+        guard bytes.count >= Format.magic.count else {
+            throw FormatError(offset: bytes.count, message: "file is truncated (only \(bytes.count) bytes)")
+        }
+        var blocks: [RawBlock] = []
+        var pos = 0
+        let limits = CBORLimits(maxDepth: 8, maxItems: 16)
+        while pos < bytes.count {
+            guard bytes.count - pos >= Format.magic.count, Array(bytes[pos ..< pos + Format.magic.count]) == Format.magic else {
+                if bytes.count - pos < Format.magic.count && Array(bytes[pos...]) == Array(Format.magic.prefix(bytes.count - pos)) {
+                    throw FormatError(offset: pos, message: "file is truncated inside a block header")
+                }
+                throw FormatError(offset: pos, message: "expected a block (magic bytes D9 D9 F7 DA 70 6E 6F 74), found other data")
+            }
+            let item: CBORItem
+            do { item = try CBORDecoder.decodeItem(bytes, at: pos, limits: limits) } catch {
+                if error.message.contains("end of input") {
+                    throw FormatError(offset: error.offset, message: "file is truncated (\(error.message))")
+                }
+                throw FormatError(offset: error.offset, message: error.message)
+            }
+            guard case .tagged(_, let inner) = item.value, case .tagged(_, let body) = inner.value,
+                  let fields = body.array, fields.count == 3 else {
+                throw FormatError(offset: pos, message: "block is not [version, payload, checksum]")
+            }
+            guard let version = fields[0].uint else { throw FormatError(offset: fields[0].offset, message: "format version is not an unsigned integer") }
+            guard version <= Format.version, version >= 1 else {
+                throw FormatError(offset: fields[0].offset, message: "format version \(version) is not supported (this tool reads version \(Format.version))", unsupportedVersion: version > Format.version ? version : nil)
+            }
+            guard let payload = fields[1].bytesValue else { throw FormatError(offset: fields[1].offset, message: "block payload is not a byte string") }
+            guard let crc = fields[2].uint else { throw FormatError(offset: fields[2].offset, message: "block checksum is not an unsigned integer") }
+            let actual = CRC32.checksum(payload)
+            guard UInt64(actual) == crc else {
+                throw FormatError(offset: fields[1].offset, message: String(format: "checksum mismatch: block says %08x, contents give %08x (the file is damaged)", UInt32(truncatingIfNeeded: crc), actual))
+            }
+            blocks.append(RawBlock(offset: pos, end: item.end, version: version, payloadOffset: fields[1].end - payload.count, payload: payload))
+            pos = item.end
+        }
+        return blocks
+    }
+}

@@ -1,0 +1,802 @@
+// Columnar integer encodings for PeerNote history: LEB128 varints, run-length
+// encoded integer columns, delta columns, boolean columns and the column-set
+// container that lays several columns out in one byte string.
+//
+// Conventions used throughout this file:
+// * A `base` parameter is the absolute file offset of the *first* byte of the
+//   bytes passed alongside it (`bytes.startIndex` for a slice, whatever its
+//   indices are). Every `ColumnError.offset` is absolute in the file.
+// * Encodings are canonical: encoders are deterministic, varints are minimal
+//   and decoders reject non-minimal varints, so one value sequence has exactly
+//   one byte representation produced by these encoders.
+// * Decoders never allocate more than they can justify: see
+//   `ColumnAllocationPolicy`.
+
+/// Why column bytes could not be read.
+///
+/// `offset` is the absolute file offset of the offending item (usually the
+/// first byte of the varint or run that was rejected); `message` says what was
+/// wrong with it.
+struct ColumnError: Error, Equatable, CustomStringConvertible {
+    var offset: Int
+    var message: String
+
+    var description: String { "column data invalid at offset \(offset): \(message)" }
+}
+
+// MARK: - LEB128 primitives
+
+/// LEB128 varint primitives shared by `ByteWriter`, `ByteReader` and the
+/// column codecs.
+///
+/// Unsigned values use ULEB128; signed values use two's-complement SLEB128 (as
+/// in DWARF and Automerge, not zigzag). Writers always emit the minimal
+/// encoding; readers accept at most 10 bytes, reject values that do not fit in
+/// 64 bits, reject non-minimal encodings (e.g. `80 00` for 0) and reject
+/// truncation. On failure the index is left unchanged.
+enum LEB128 {
+    /// Appends the minimal ULEB128 encoding of `value`.
+    @inline(__always)
+    static func appendUnsigned(_ value: UInt64, to out: inout [UInt8]) {
+        var v = value
+        while v >= 0x80 {
+            out.append(UInt8(truncatingIfNeeded: v) | 0x80)
+            v >>= 7
+        }
+        out.append(UInt8(truncatingIfNeeded: v))
+    }
+
+    /// Appends the minimal SLEB128 (two's complement) encoding of `value`.
+    @inline(__always)
+    static func appendSigned(_ value: Int64, to out: inout [UInt8]) {
+        var v = value
+        while true {
+            let byte = UInt8(truncatingIfNeeded: v) & 0x7F
+            v >>= 7  // arithmetic shift keeps the sign
+            if (v == 0 && byte & 0x40 == 0) || (v == -1 && byte & 0x40 != 0) {
+                out.append(byte)
+                return
+            }
+            out.append(byte | 0x80)
+        }
+    }
+
+    /// Reads a ULEB128 value from `p` at `i`, advancing `i` past it.
+    /// `base` is the absolute offset of `p[0]`.
+    @inline(__always)
+    static func readUnsigned(
+        _ p: UnsafeBufferPointer<UInt8>, _ i: inout Int, base: Int
+    ) throws(ColumnError) -> UInt64 {
+        let start = i
+        guard start < p.count else {
+            throw ColumnError(offset: base + start, message: "truncated LEB128 (no bytes left)")
+        }
+        let first = p[start]
+        if first < 0x80 {  // fast path: one byte
+            i = start + 1
+            return UInt64(first)
+        }
+        var result = UInt64(first & 0x7F)
+        var shift: UInt64 = 7
+        var j = start + 1
+        while true {
+            guard j < p.count else {
+                throw ColumnError(offset: base + start, message: "truncated LEB128")
+            }
+            let b = p[j]
+            j += 1
+            if shift == 63 {
+                // Tenth byte: only bit 63 remains, so it must be exactly 0x01
+                // (0x00 would be non-minimal; anything else overflows or continues).
+                guard b == 0x01 else {
+                    throw ColumnError(
+                        offset: base + start,
+                        message: b == 0 ? "non-minimal LEB128" : "LEB128 value exceeds 64 bits")
+                }
+                i = j
+                return result | (1 << 63)
+            }
+            result |= UInt64(b & 0x7F) << shift
+            if b < 0x80 {
+                guard b != 0 else {
+                    throw ColumnError(offset: base + start, message: "non-minimal LEB128")
+                }
+                i = j
+                return result
+            }
+            shift += 7
+        }
+    }
+
+    /// Reads an SLEB128 value from `p` at `i`, advancing `i` past it.
+    /// `base` is the absolute offset of `p[0]`.
+    @inline(__always)
+    static func readSigned(
+        _ p: UnsafeBufferPointer<UInt8>, _ i: inout Int, base: Int
+    ) throws(ColumnError) -> Int64 {
+        let start = i
+        guard start < p.count else {
+            throw ColumnError(offset: base + start, message: "truncated signed LEB128 (no bytes left)")
+        }
+        let first = p[start]
+        if first < 0x80 {  // fast path: one byte, sign-extend bit 6
+            i = start + 1
+            return Int64(Int8(bitPattern: first << 1) >> 1)
+        }
+        var result = UInt64(first & 0x7F)
+        var shift: UInt64 = 7
+        var prev = first
+        var j = start + 1
+        while true {
+            guard j < p.count else {
+                throw ColumnError(offset: base + start, message: "truncated signed LEB128")
+            }
+            let b = p[j]
+            j += 1
+            let isFinal = b < 0x80
+            if shift == 63 {
+                // Tenth byte holds bit 63 plus its sign extension: 0x00 or 0x7F.
+                guard b == 0x00 || b == 0x7F else {
+                    throw ColumnError(offset: base + start, message: "signed LEB128 value exceeds 64 bits")
+                }
+            }
+            if isFinal {
+                // A last byte that only repeats the previous byte's sign is redundant.
+                if (b == 0x00 && prev & 0x40 == 0) || (b == 0x7F && prev & 0x40 != 0) {
+                    throw ColumnError(offset: base + start, message: "non-minimal signed LEB128")
+                }
+                if shift == 63 {
+                    result |= UInt64(b & 1) << 63
+                } else {
+                    result |= UInt64(b & 0x7F) << shift
+                    if b & 0x40 != 0 {
+                        result |= UInt64.max << (shift + 7)
+                    }
+                }
+                i = j
+                return Int64(bitPattern: result)
+            }
+            result |= UInt64(b & 0x7F) << shift
+            prev = b
+            shift += 7
+        }
+    }
+}
+
+// MARK: - ByteWriter / ByteReader
+
+/// An append-only byte buffer with varint writers.
+///
+/// Invariant: `bytes` is exactly what was appended, in order; varints are
+/// written in their minimal form.
+struct ByteWriter {
+    var bytes: [UInt8] = []
+
+    init() {}
+
+    /// Appends an unsigned LEB128 varint.
+    mutating func uleb(_ v: UInt64) { LEB128.appendUnsigned(v, to: &bytes) }
+
+    /// Appends a signed (two's complement, not zigzag) LEB128 varint.
+    mutating func sleb(_ v: Int64) { LEB128.appendSigned(v, to: &bytes) }
+
+    /// Appends raw bytes.
+    mutating func append(_ b: [UInt8]) { bytes.append(contentsOf: b) }
+
+    /// Appends raw bytes.
+    mutating func append(_ b: ArraySlice<UInt8>) { bytes.append(contentsOf: b) }
+}
+
+/// A forward cursor over a slice of a file that reads varints and byte runs.
+///
+/// `base` is the absolute file offset of the slice's first byte, so `position`
+/// and every thrown `ColumnError.offset` are absolute. Invariant: the cursor
+/// stays within the slice; a read that throws does not move it.
+struct ByteReader {
+    private let data: ArraySlice<UInt8>
+    private let base: Int
+    /// Index into `data` (slice indices) of the next unread byte.
+    private var index: Int
+
+    /// - Parameters:
+    ///   - bytes: the bytes to read; its indices may be anything.
+    ///   - base: absolute file offset of `bytes.first`.
+    init(_ bytes: ArraySlice<UInt8>, base: Int) {
+        self.data = bytes
+        self.base = base
+        self.index = bytes.startIndex
+    }
+
+    /// - Parameters:
+    ///   - bytes: the bytes to read.
+    ///   - base: absolute file offset of `bytes[0]`.
+    init(_ bytes: [UInt8], base: Int) {
+        self.init(bytes[...], base: base)
+    }
+
+    /// True when every byte has been consumed.
+    var isAtEnd: Bool { index == data.endIndex }
+
+    /// Absolute file offset of the next unread byte.
+    var position: Int { base + (index - data.startIndex) }
+
+    /// Number of bytes not yet consumed.
+    var remaining: Int { data.endIndex - index }
+
+    /// Reads an unsigned LEB128 varint (at most 10 bytes, minimal, ≤ 64 bits).
+    mutating func uleb() throws(ColumnError) -> UInt64 {
+        var i = index - data.startIndex
+        let base = self.base
+        let v = try data.withUnsafeBufferPointer { (p) throws(ColumnError) -> UInt64 in
+            try LEB128.readUnsigned(p, &i, base: base)
+        }
+        index = data.startIndex + i
+        return v
+    }
+
+    /// Reads a signed (two's complement) LEB128 varint (at most 10 bytes, minimal).
+    mutating func sleb() throws(ColumnError) -> Int64 {
+        var i = index - data.startIndex
+        let base = self.base
+        let v = try data.withUnsafeBufferPointer { (p) throws(ColumnError) -> Int64 in
+            try LEB128.readSigned(p, &i, base: base)
+        }
+        index = data.startIndex + i
+        return v
+    }
+
+    /// Reads the next `n` bytes. The returned slice shares indices with the
+    /// reader's input; its absolute offset is `position` before the call.
+    mutating func bytes(_ n: Int) throws(ColumnError) -> ArraySlice<UInt8> {
+        guard n >= 0 else {
+            throw ColumnError(offset: position, message: "negative byte count \(n)")
+        }
+        guard n <= remaining else {
+            throw ColumnError(
+                offset: position,
+                message: "need \(n) bytes but only \(remaining) remain")
+        }
+        let slice = data[index..<(index + n)]
+        index += n
+        return slice
+    }
+}
+
+// MARK: - Run-length core (shared by UInt and Int columns)
+
+/// How a value type is written inside a run-length column.
+private protocol RunLengthValueCodec {
+    associatedtype Value: FixedWidthInteger
+    static func write(_ v: Value, to out: inout [UInt8])
+    static func read(_ p: UnsafeBufferPointer<UInt8>, _ i: inout Int, base: Int) throws(ColumnError) -> Value
+}
+
+private enum UnsignedValueCodec: RunLengthValueCodec {
+    @inline(__always)
+    static func write(_ v: UInt64, to out: inout [UInt8]) { LEB128.appendUnsigned(v, to: &out) }
+    @inline(__always)
+    static func read(_ p: UnsafeBufferPointer<UInt8>, _ i: inout Int, base: Int) throws(ColumnError) -> UInt64 {
+        try LEB128.readUnsigned(p, &i, base: base)
+    }
+}
+
+private enum SignedValueCodec: RunLengthValueCodec {
+    @inline(__always)
+    static func write(_ v: Int64, to out: inout [UInt8]) { LEB128.appendSigned(v, to: &out) }
+    @inline(__always)
+    static func read(_ p: UnsafeBufferPointer<UInt8>, _ i: inout Int, base: Int) throws(ColumnError) -> Int64 {
+        try LEB128.readSigned(p, &i, base: base)
+    }
+}
+
+/// Bounds on what column decoders allocate.
+///
+/// A decoder fills exactly `count` values and rejects any run longer than the
+/// values still expected, so it never produces more than `count`. Before it
+/// allocates `count` values it also makes sure the allocation is justified:
+/// when `count` is at most `directRatio` values per input byte it allocates at
+/// once (≤ 16 values per byte); otherwise it first validates the whole column
+/// without allocating and only then allocates. So the memory used is bounded
+/// by `16 × bytes.count` values or by a `count` the bytes really encode —
+/// never by a bare claim. (A fixed values-per-byte cap would reject legitimate
+/// columns: a million equal values encode in four bytes.)
+private enum ColumnAllocationPolicy {
+    static let directRatio = 16
+
+    /// True when `count` values may be allocated before the column is validated.
+    static func mayAllocateDirectly(count: Int, byteCount: Int) -> Bool {
+        count / directRatio <= byteCount
+    }
+}
+
+/// Deterministic run-length encoder state machine (Automerge's RLE encoder).
+///
+/// Repeat runs cover ≥ 2 equal consecutive values; everything else goes into
+/// literal runs, and adjacent literal values are merged into one run. Pending
+/// literal values are kept already encoded in `literal` to avoid per-value
+/// allocation.
+private struct RunLengthEncoder<Codec: RunLengthValueCodec> {
+    private enum Mode { case empty, lone, run, literal }
+
+    private var out: [UInt8] = []
+    private var literal: [UInt8] = []
+    private var literalCount = 0
+    private var mode = Mode.empty
+    /// The lone value, the repeated value, or the last (still pending) literal value.
+    private var current: Codec.Value = 0
+    private var runLength = 0
+    private(set) var count = 0
+
+    mutating func append(_ v: Codec.Value) {
+        count += 1
+        switch mode {
+        case .empty:
+            current = v
+            mode = .lone
+        case .lone:
+            if v == current {
+                runLength = 2
+                mode = .run
+            } else {
+                Codec.write(current, to: &literal)
+                literalCount = 1
+                current = v
+                mode = .literal
+            }
+        case .run:
+            if v == current {
+                runLength += 1
+            } else {
+                flushRun()
+                current = v
+                mode = .lone
+            }
+        case .literal:
+            if v == current {
+                flushLiteral()
+                runLength = 2
+                mode = .run
+            } else {
+                Codec.write(current, to: &literal)
+                literalCount += 1
+                current = v
+            }
+        }
+    }
+
+    private mutating func flushRun() {
+        LEB128.appendSigned(Int64(runLength), to: &out)
+        Codec.write(current, to: &out)
+        runLength = 0
+    }
+
+    private mutating func flushLiteral() {
+        LEB128.appendSigned(-Int64(literalCount), to: &out)
+        out.append(contentsOf: literal)
+        literal.removeAll(keepingCapacity: true)
+        literalCount = 0
+    }
+
+    func finish() -> [UInt8] {
+        var copy = self
+        switch copy.mode {
+        case .empty:
+            break
+        case .lone:
+            LEB128.appendSigned(-1, to: &copy.out)
+            Codec.write(copy.current, to: &copy.out)
+        case .run:
+            copy.flushRun()
+        case .literal:
+            Codec.write(copy.current, to: &copy.literal)
+            copy.literalCount += 1
+            copy.flushLiteral()
+        }
+        return copy.out
+    }
+}
+
+/// Run-length decoder shared by the unsigned and signed integer columns.
+private enum RunLengthDecoder<Codec: RunLengthValueCodec> {
+    static func decode(
+        _ bytes: ArraySlice<UInt8>, base: Int, count: Int, kind: String
+    ) throws(ColumnError) -> [Codec.Value] {
+        guard count >= 0 else {
+            throw ColumnError(offset: base, message: "\(kind) column: negative value count \(count)")
+        }
+        if count == 0 {
+            guard bytes.isEmpty else {
+                throw ColumnError(offset: base, message: "\(kind) column: \(bytes.count) bytes for zero values")
+            }
+            return []
+        }
+        return try bytes.withUnsafeBufferPointer { (p) throws(ColumnError) -> [Codec.Value] in
+            if !ColumnAllocationPolicy.mayAllocateDirectly(count: count, byteCount: p.count) {
+                // Validate first so a tiny column cannot make us allocate `count`.
+                try walk(p, base: base, count: count, kind: kind, into: nil)
+            }
+            return try [Codec.Value](unsafeUninitializedCapacity: count) {
+                (buffer, initialized) throws(ColumnError) in
+                guard let start = buffer.baseAddress else {
+                    throw ColumnError(offset: base, message: "\(kind) column: allocation failed")
+                }
+                try walk(p, base: base, count: count, kind: kind, into: start, initialized: &initialized)
+            }
+        }
+    }
+
+    /// Validation-only walk (no output).
+    private static func walk(
+        _ p: UnsafeBufferPointer<UInt8>, base: Int, count: Int, kind: String,
+        into: UnsafeMutablePointer<Codec.Value>?
+    ) throws(ColumnError) {
+        var ignored = 0
+        try walk(p, base: base, count: count, kind: kind, into: into, initialized: &ignored)
+    }
+
+    /// Parses every run, checking each against the values still expected.
+    /// When `out` is non-nil, values are written there and `initialized`
+    /// tracks how many have been.
+    @inline(__always)
+    private static func walk(
+        _ p: UnsafeBufferPointer<UInt8>, base: Int, count: Int, kind: String,
+        into out: UnsafeMutablePointer<Codec.Value>?, initialized: inout Int
+    ) throws(ColumnError) {
+        var i = 0
+        var filled = 0
+        while filled < count {
+            if i == p.count {
+                throw ColumnError(
+                    offset: base + i,
+                    message: "\(kind) column ends after \(filled) of \(count) values")
+            }
+            let runStart = i
+            let n = try LEB128.readSigned(p, &i, base: base)
+            let remaining = count - filled
+            if n > 0 {
+                guard n <= Int64(remaining) else {
+                    throw ColumnError(
+                        offset: base + runStart,
+                        message: "\(kind) column: repeat run of \(n) exceeds the \(remaining) values still expected")
+                }
+                let v = try Codec.read(p, &i, base: base)
+                let m = Int(n)
+                if let out {
+                    (out + filled).initialize(repeating: v, count: m)
+                    initialized = filled + m
+                }
+                filled += m
+            } else if n < 0 {
+                guard n.magnitude <= UInt64(remaining) else {
+                    throw ColumnError(
+                        offset: base + runStart,
+                        message: "\(kind) column: literal run of \(n.magnitude) exceeds the \(remaining) values still expected")
+                }
+                let m = Int(n.magnitude)
+                if let out {
+                    for k in filled..<(filled + m) {
+                        let v = try Codec.read(p, &i, base: base)
+                        (out + k).initialize(to: v)
+                        initialized = k + 1
+                    }
+                } else {
+                    for _ in 0..<m { _ = try Codec.read(p, &i, base: base) }
+                }
+                filled += m
+            } else {
+                throw ColumnError(offset: base + runStart, message: "\(kind) column: run length 0")
+            }
+        }
+        guard i == p.count else {
+            throw ColumnError(
+                offset: base + i,
+                message: "\(kind) column: \(p.count - i) trailing bytes after \(count) values")
+        }
+    }
+}
+
+// MARK: - UIntColumn
+
+/// Encodes a sequence of `UInt64` as an Automerge-style run-length column.
+///
+/// Layout: runs, each a signed LEB128 `n` then either one ULEB128 value repeated
+/// `n > 0` times or `-n` literal ULEB128 values (`n < 0`); `n == 0` never occurs.
+/// Output is deterministic: repeat runs for ≥ 2 equal consecutive values,
+/// maximal literal runs otherwise. An empty column encodes to no bytes.
+struct UIntColumnEncoder {
+    private var core = RunLengthEncoder<UnsignedValueCodec>()
+
+    init() {}
+
+    /// Number of values appended so far.
+    var count: Int { core.count }
+
+    mutating func append(_ v: UInt64) { core.append(v) }
+
+    /// The encoded column (does not reset the encoder).
+    func finish() -> [UInt8] { core.finish() }
+}
+
+/// Decodes a column written by `UIntColumnEncoder`.
+///
+/// Returns exactly `count` values or throws: on a malformed varint, a run of
+/// length 0, a run longer than the values still expected, too few values, or
+/// bytes left over. Non-canonical but well-formed run splits are accepted.
+/// Allocation is bounded as described on `ColumnAllocationPolicy`.
+enum UIntColumnDecoder {
+    /// - Parameters:
+    ///   - bytes: the column bytes (exactly the column, nothing after it).
+    ///   - base: absolute file offset of `bytes.first`.
+    ///   - count: number of values the column must hold.
+    static func decode(_ bytes: ArraySlice<UInt8>, base: Int, count: Int) throws(ColumnError) -> [UInt64] {
+        try RunLengthDecoder<UnsignedValueCodec>.decode(bytes, base: base, count: count, kind: "uint")
+    }
+}
+
+// MARK: - IntColumn
+
+/// Encodes a sequence of `Int64` as a run-length column: the same layout as
+/// `UIntColumnEncoder` but with SLEB128 (two's complement) values.
+/// Deterministic; an empty column encodes to no bytes.
+struct IntColumnEncoder {
+    private var core = RunLengthEncoder<SignedValueCodec>()
+
+    init() {}
+
+    /// Number of values appended so far.
+    var count: Int { core.count }
+
+    mutating func append(_ v: Int64) { core.append(v) }
+
+    /// The encoded column (does not reset the encoder).
+    func finish() -> [UInt8] { core.finish() }
+}
+
+/// Decodes a column written by `IntColumnEncoder`; same checks and
+/// allocation bounds as `UIntColumnDecoder`.
+enum IntColumnDecoder {
+    /// - Parameters:
+    ///   - bytes: the column bytes (exactly the column, nothing after it).
+    ///   - base: absolute file offset of `bytes.first`.
+    ///   - count: number of values the column must hold.
+    static func decode(_ bytes: ArraySlice<UInt8>, base: Int, count: Int) throws(ColumnError) -> [Int64] {
+        try RunLengthDecoder<SignedValueCodec>.decode(bytes, base: base, count: count, kind: "int")
+    }
+}
+
+// MARK: - DeltaColumn
+
+/// Encodes `Int64` values as the differences `value[i] - value[i-1]`
+/// (with `value[-1] = 0`) stored in an `IntColumnEncoder` column.
+///
+/// Precondition: each difference must fit in `Int64` (true for counters,
+/// timestamps and sequence numbers; fails only for pairs like `Int64.min`
+/// followed by `Int64.max`). Violating it traps, because the decoder would
+/// reject the overflowing sum.
+struct DeltaColumnEncoder {
+    private var inner = IntColumnEncoder()
+    private var last: Int64 = 0
+
+    init() {}
+
+    /// Number of values appended so far.
+    var count: Int { inner.count }
+
+    mutating func append(_ v: Int64) {
+        let (delta, overflow) = v.subtractingReportingOverflow(last)
+        precondition(!overflow, "DeltaColumnEncoder: difference \(v) - \(last) does not fit in Int64")
+        inner.append(delta)
+        last = v
+    }
+
+    /// The encoded column (does not reset the encoder).
+    func finish() -> [UInt8] { inner.finish() }
+}
+
+/// Decodes a column written by `DeltaColumnEncoder`: an `IntColumnDecoder`
+/// column followed by a running sum. Throws (rather than trapping) if the sum
+/// leaves `Int64`; the error's offset is the column start because positions of
+/// individual values are not tracked.
+enum DeltaColumnDecoder {
+    /// - Parameters:
+    ///   - bytes: the column bytes (exactly the column, nothing after it).
+    ///   - base: absolute file offset of `bytes.first`.
+    ///   - count: number of values the column must hold.
+    static func decode(_ bytes: ArraySlice<UInt8>, base: Int, count: Int) throws(ColumnError) -> [Int64] {
+        var values = try RunLengthDecoder<SignedValueCodec>.decode(bytes, base: base, count: count, kind: "delta")
+        try values.withUnsafeMutableBufferPointer { (buffer) throws(ColumnError) in
+            var sum: Int64 = 0
+            for k in buffer.indices {
+                let (next, overflow) = sum.addingReportingOverflow(buffer[k])
+                if overflow {
+                    throw ColumnError(offset: base, message: "delta column: value \(k) overflows Int64")
+                }
+                sum = next
+                buffer[k] = next
+            }
+        }
+        return values
+    }
+}
+
+// MARK: - BoolColumn
+
+/// Encodes booleans as alternating ULEB128 run lengths, starting with a run of
+/// `false` (which is 0 when the first value is `true`).
+///
+/// Invariants: every run after the first is ≥ 1; an empty column encodes to no
+/// bytes; output is deterministic.
+struct BoolColumnEncoder {
+    private var out: [UInt8] = []
+    private var current = false
+    private var runLength: UInt64 = 0
+    private(set) var count = 0
+
+    init() {}
+
+    mutating func append(_ v: Bool) {
+        count += 1
+        if v == current {
+            runLength += 1
+        } else {
+            LEB128.appendUnsigned(runLength, to: &out)
+            current = v
+            runLength = 1
+        }
+    }
+
+    /// The encoded column (does not reset the encoder).
+    func finish() -> [UInt8] {
+        guard count > 0 else { return [] }
+        var copy = out
+        LEB128.appendUnsigned(runLength, to: &copy)
+        return copy
+    }
+}
+
+/// Decodes a column written by `BoolColumnEncoder`.
+///
+/// Returns exactly `count` values or throws: on a malformed varint, a zero run
+/// other than the first, a run longer than the values still expected, too few
+/// values, or bytes left over (a column for zero values must be empty).
+/// Allocation is bounded as for `UIntColumnDecoder`.
+enum BoolColumnDecoder {
+    /// - Parameters:
+    ///   - bytes: the column bytes (exactly the column, nothing after it).
+    ///   - base: absolute file offset of `bytes.first`.
+    ///   - count: number of values the column must hold.
+    static func decode(_ bytes: ArraySlice<UInt8>, base: Int, count: Int) throws(ColumnError) -> [Bool] {
+        guard count >= 0 else {
+            throw ColumnError(offset: base, message: "bool column: negative value count \(count)")
+        }
+        if count == 0 {
+            guard bytes.isEmpty else {
+                throw ColumnError(offset: base, message: "bool column: \(bytes.count) bytes for zero values")
+            }
+            return []
+        }
+        return try bytes.withUnsafeBufferPointer { (p) throws(ColumnError) -> [Bool] in
+            if !ColumnAllocationPolicy.mayAllocateDirectly(count: count, byteCount: p.count) {
+                _ = try walk(p, base: base, count: count, into: nil)
+            }
+            return try [Bool](unsafeUninitializedCapacity: count) { (buffer, initialized) throws(ColumnError) in
+                guard let start = buffer.baseAddress else {
+                    throw ColumnError(offset: base, message: "bool column: allocation failed")
+                }
+                initialized = try walk(p, base: base, count: count, into: start)
+            }
+        }
+    }
+
+    /// Parses the runs; writes values to `out` when given. Returns the number
+    /// of values written (always `count` on success; trivially-typed output
+    /// needs no cleanup on failure).
+    @inline(__always)
+    private static func walk(
+        _ p: UnsafeBufferPointer<UInt8>, base: Int, count: Int, into out: UnsafeMutablePointer<Bool>?
+    ) throws(ColumnError) -> Int {
+        var i = 0
+        var filled = 0
+        var value = false
+        var isFirstRun = true
+        while filled < count {
+            if i == p.count {
+                throw ColumnError(offset: base + i, message: "bool column ends after \(filled) of \(count) values")
+            }
+            let runStart = i
+            let n = try LEB128.readUnsigned(p, &i, base: base)
+            let remaining = count - filled
+            if n == 0 && !isFirstRun {
+                throw ColumnError(offset: base + runStart, message: "bool column: run length 0")
+            }
+            guard n <= UInt64(remaining) else {
+                throw ColumnError(
+                    offset: base + runStart,
+                    message: "bool column: run of \(n) exceeds the \(remaining) values still expected")
+            }
+            let m = Int(n)
+            if let out, m > 0 {
+                (out + filled).initialize(repeating: value, count: m)
+            }
+            filled += m
+            value.toggle()
+            isFirstRun = false
+        }
+        guard i == p.count else {
+            throw ColumnError(offset: base + i, message: "bool column: \(p.count - i) trailing bytes after \(count) values")
+        }
+        return filled
+    }
+}
+
+// MARK: - ColumnSet
+
+/// One column's bytes as found inside a column set.
+///
+/// `base` is the absolute file offset of `bytes.first`; `bytes` keeps the
+/// indices of the array it was sliced from.
+struct ColumnSlice: Equatable {
+    var bytes: ArraySlice<UInt8>
+    var base: Int
+}
+
+/// Lays several columns out as one byte string:
+/// `[uleb columnID, uleb byteLength, bytes...]*`.
+///
+/// Invariants of the encoding: ids strictly ascending (so no duplicates),
+/// every listed column non-empty (empty columns are omitted), lengths within
+/// the input. `decode` enforces all three.
+enum ColumnSet {
+    /// Encodes the non-empty columns in ascending id order.
+    static func encode(_ columns: [UInt64: [UInt8]]) -> [UInt8] {
+        var writer = ByteWriter()
+        for id in columns.keys.sorted() {
+            guard let bytes = columns[id], !bytes.isEmpty else { continue }
+            writer.uleb(id)
+            writer.uleb(UInt64(bytes.count))
+            writer.append(bytes)
+        }
+        return writer.bytes
+    }
+
+    /// Splits a column set into its columns.
+    /// - Parameters:
+    ///   - bytes: exactly the column set.
+    ///   - base: absolute file offset of `bytes.first`.
+    static func decode(_ bytes: ArraySlice<UInt8>, base: Int) throws(ColumnError) -> [UInt64: ColumnSlice] {
+        var reader = ByteReader(bytes, base: base)
+        var result: [UInt64: ColumnSlice] = [:]
+        var previousID: UInt64?
+        while !reader.isAtEnd {
+            let idOffset = reader.position
+            let id = try reader.uleb()
+            if let previousID, id <= previousID {
+                throw ColumnError(
+                    offset: idOffset,
+                    message: id == previousID
+                        ? "column set: duplicate column id \(id)"
+                        : "column set: column id \(id) follows \(previousID) (ids must ascend)")
+            }
+            let lengthOffset = reader.position
+            let length = try reader.uleb()
+            guard length > 0 else {
+                throw ColumnError(offset: lengthOffset, message: "column set: column \(id) is empty (empty columns must be omitted)")
+            }
+            guard length <= UInt64(reader.remaining) else {
+                throw ColumnError(
+                    offset: lengthOffset,
+                    message: "column set: column \(id) claims \(length) bytes but only \(reader.remaining) remain")
+            }
+            let start = reader.position
+            let slice = try reader.bytes(Int(length))
+            result[id] = ColumnSlice(bytes: slice, base: start)
+            previousID = id
+        }
+        return result
+    }
+
+    /// Splits a column set into its columns; `base` is the absolute offset of `bytes[0]`.
+    static func decode(_ bytes: [UInt8], base: Int) throws(ColumnError) -> [UInt64: ColumnSlice] {
+        try decode(bytes[...], base: base)
+    }
+}

@@ -1,0 +1,260 @@
+// DEFLATE, gzip and CRC-32 through the system zlib. This is the only file in
+// PeerNote that imports CZlib.
+//
+// Every call uses its own heap-allocated z_stream (zlib checks that the stream
+// does not move between calls, so it must not live in a Swift `var` passed with
+// `&`), and always ends it with deflateEnd/inflateEnd. There is no global state,
+// so all entry points are safe to call concurrently.
+
+import CZlib
+
+/// Why compressed data could not be inflated (or zlib could not be set up).
+struct DeflateError: Error, Equatable, CustomStringConvertible {
+    var message: String
+
+    var description: String { "compressed data invalid: \(message)" }
+}
+
+/// Raw DEFLATE (RFC 1951, no zlib or gzip wrapper) via the system zlib.
+///
+/// `compress` uses level 9, windowBits -15, memLevel 8 and the default
+/// strategy, so its output is deterministic for a given zlib build (it may
+/// differ across zlib implementations or versions, so never rely on compressed
+/// bytes for hashing — hash the uncompressed bytes). `decompress` is strict:
+/// corrupt data, truncated data, trailing bytes and oversized output all throw.
+enum Deflate {
+    /// Compresses `input` as one raw DEFLATE stream.
+    static func compress(_ input: [UInt8]) -> [UInt8] {
+        compress(input[...])
+    }
+
+    /// Compresses `input` as one raw DEFLATE stream.
+    static func compress(_ input: ArraySlice<UInt8>) -> [UInt8] {
+        let stream = ZStream()
+        defer { stream.release() }
+        let rc = deflateInit2_(
+            stream.pointer, 9, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY,
+            ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size))
+        // Only fails for bad parameters, a mismatched zlib build or out of memory.
+        precondition(rc == Z_OK, "deflateInit2_ failed (\(rc))")
+        defer { deflateEnd(stream.pointer) }
+
+        let bound = Int(deflateBound(stream.pointer, uLong(input.count)))
+        var out = [UInt8](repeating: 0, count: max(bound, 64))
+        var produced = 0
+        input.withUnsafeBufferPointer { inp in
+            var consumed = 0
+            while true {
+                if produced == out.count {  // not expected with deflateBound, but be safe
+                    out.append(contentsOf: repeatElement(0, count: out.count))
+                }
+                let inChunk = min(inp.count - consumed, zlibChunkLimit)
+                let isLast = consumed + inChunk == inp.count
+                stream.pointer.pointee.next_in = inp.baseAddress.map { UnsafeMutablePointer(mutating: $0 + consumed) }
+                stream.pointer.pointee.avail_in = UInt32(inChunk)
+                let rc = out.withUnsafeMutableBufferPointer { o -> Int32 in
+                    let outChunk = min(o.count - produced, zlibChunkLimit)
+                    stream.pointer.pointee.next_out = o.baseAddress.map { $0 + produced }
+                    stream.pointer.pointee.avail_out = UInt32(outChunk)
+                    let rc = deflate(stream.pointer, isLast ? Z_FINISH : Z_NO_FLUSH)
+                    produced += outChunk - Int(stream.pointer.pointee.avail_out)
+                    return rc
+                }
+                consumed += inChunk - Int(stream.pointer.pointee.avail_in)
+                if rc == Z_STREAM_END { break }
+                precondition(rc == Z_OK || rc == Z_BUF_ERROR, "deflate failed (\(rc))")
+            }
+        }
+        return trimmed(out, to: produced)
+    }
+
+    /// Inflates one raw DEFLATE stream.
+    ///
+    /// Throws if the data is corrupt or truncated, if any input remains after
+    /// the end of the stream, or as soon as the output would exceed
+    /// `maxOutput` bytes. The output buffer never grows beyond `maxOutput`.
+    static func decompress(_ input: ArraySlice<UInt8>, maxOutput: Int) throws(DeflateError) -> [UInt8] {
+        try inflateAll(input, windowBits: -15, maxOutput: maxOutput, multiMember: false, what: "deflate")
+    }
+
+    /// Inflates one raw DEFLATE stream; see `decompress(_:maxOutput:)` for the slice form.
+    static func decompress(_ input: [UInt8], maxOutput: Int) throws(DeflateError) -> [UInt8] {
+        try decompress(input[...], maxOutput: maxOutput)
+    }
+}
+
+/// gunzip (RFC 1952) for `.json.gz` inputs via the system zlib.
+///
+/// Accepts one or more concatenated gzip members (output is their
+/// concatenation), verifies each member's CRC-32 and length trailer, and
+/// rejects trailing garbage, truncation and output beyond `maxOutput` bytes.
+enum Gzip {
+    static func decompress(_ input: [UInt8], maxOutput: Int) throws(DeflateError) -> [UInt8] {
+        try decompress(input[...], maxOutput: maxOutput)
+    }
+
+    static func decompress(_ input: ArraySlice<UInt8>, maxOutput: Int) throws(DeflateError) -> [UInt8] {
+        try inflateAll(input, windowBits: 15 + 16, maxOutput: maxOutput, multiMember: true, what: "gzip")
+    }
+}
+
+/// CRC-32 (ISO-HDLC / zlib / gzip / PNG polynomial) via zlib's `crc32()`.
+///
+/// `checksum(b, initial: checksum(a)) == checksum(a + b)`; the checksum of no
+/// bytes is 0.
+enum CRC32 {
+    static func checksum(_ bytes: some Collection<UInt8>, initial: UInt32 = 0) -> UInt32 {
+        if let crc = bytes.withContiguousStorageIfAvailable({ update(initial, $0) }) {
+            return crc
+        }
+        return Array(bytes).withUnsafeBufferPointer { update(initial, $0) }
+    }
+
+    private static func update(_ crc: UInt32, _ buffer: UnsafeBufferPointer<UInt8>) -> UInt32 {
+        guard let start = buffer.baseAddress else { return crc }
+        var value = uLong(crc)
+        var offset = 0
+        while offset < buffer.count {
+            let chunk = min(buffer.count - offset, zlibChunkLimit)
+            value = crc32(value, start + offset, uInt(chunk))
+            offset += chunk
+        }
+        return UInt32(truncatingIfNeeded: value)
+    }
+}
+
+// MARK: - Internals
+
+/// Largest byte count handed to zlib in one call (its counters are 32-bit).
+private let zlibChunkLimit = 1 << 30
+
+/// A heap-allocated z_stream, so its address is stable for zlib's whole use.
+private struct ZStream {
+    let pointer: UnsafeMutablePointer<z_stream>
+
+    init() {
+        pointer = .allocate(capacity: 1)
+        pointer.initialize(to: z_stream())
+    }
+
+    func release() {
+        pointer.deinitialize(count: 1)
+        pointer.deallocate()
+    }
+}
+
+/// Inflates `input` with the given windowBits, enforcing `maxOutput`.
+/// With `multiMember`, input left after a stream end starts another stream.
+private func inflateAll(
+    _ input: ArraySlice<UInt8>, windowBits: Int32, maxOutput: Int, multiMember: Bool, what: String
+) throws(DeflateError) -> [UInt8] {
+    guard maxOutput >= 0 else {
+        throw DeflateError(message: "\(what): negative output limit \(maxOutput)")
+    }
+    let stream = ZStream()
+    defer { stream.release() }
+    let rc = inflateInit2_(stream.pointer, windowBits, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size))
+    guard rc == Z_OK else {
+        throw DeflateError(message: "\(what): inflateInit2_ failed (\(rc))")
+    }
+    defer { inflateEnd(stream.pointer) }
+
+    // Start from a guess based on the input size (grown geometrically later),
+    // never above maxOutput.
+    let guess = input.count.multipliedReportingOverflow(by: 3)
+    var out = [UInt8](
+        repeating: 0, count: min(maxOutput, max(4096, guess.overflow ? Int.max : guess.partialValue)))
+    var produced = 0
+
+    try input.withUnsafeBufferPointer { (inp) throws(DeflateError) in
+        var consumed = 0
+        var probe: UInt8 = 0
+        while true {
+            if produced == out.count && out.count < maxOutput {
+                // Grow geometrically, capped at maxOutput; reserve exactly.
+                let target = out.count > maxOutput / 2 ? maxOutput : max(4096, out.count * 2)
+                out.reserveCapacity(target)
+                out.append(contentsOf: repeatElement(0, count: target - out.count))
+            }
+            let inChunk = min(inp.count - consumed, zlibChunkLimit)
+            stream.pointer.pointee.next_in = inp.baseAddress.map { UnsafeMutablePointer(mutating: $0 + consumed) }
+            stream.pointer.pointee.avail_in = UInt32(inChunk)
+
+            var outChunk: Int
+            var rc: Int32
+            var madeOutput: Int
+            if produced == out.count {
+                // At maxOutput: inflate into a 1-byte probe to see whether more output exists.
+                outChunk = 1
+                rc = withUnsafeMutablePointer(to: &probe) { p in
+                    stream.pointer.pointee.next_out = p
+                    stream.pointer.pointee.avail_out = 1
+                    return inflate(stream.pointer, Z_NO_FLUSH)
+                }
+                madeOutput = outChunk - Int(stream.pointer.pointee.avail_out)
+                if madeOutput > 0 {
+                    throw DeflateError(message: "\(what): output exceeds the limit of \(maxOutput) bytes")
+                }
+            } else {
+                outChunk = 0
+                rc = out.withUnsafeMutableBufferPointer { o -> Int32 in
+                    outChunk = min(o.count - produced, zlibChunkLimit)
+                    stream.pointer.pointee.next_out = o.baseAddress.map { $0 + produced }
+                    stream.pointer.pointee.avail_out = UInt32(outChunk)
+                    return inflate(stream.pointer, Z_NO_FLUSH)
+                }
+                madeOutput = outChunk - Int(stream.pointer.pointee.avail_out)
+                produced += madeOutput
+            }
+            let usedInput = inChunk - Int(stream.pointer.pointee.avail_in)
+            consumed += usedInput
+            let outputRoomLeft = Int(stream.pointer.pointee.avail_out) > 0
+
+            switch rc {
+            case Z_STREAM_END:
+                if consumed == inp.count { return }
+                guard multiMember else {
+                    throw DeflateError(
+                        message: "\(what): \(inp.count - consumed) trailing bytes after the end of the stream")
+                }
+                guard inflateReset(stream.pointer) == Z_OK else {
+                    throw DeflateError(message: "\(what): inflateReset failed")
+                }
+            case Z_OK, Z_BUF_ERROR:
+                // inflate stops early only when it runs out of input or output.
+                // Output room left with all input consumed means the stream is cut short.
+                if outputRoomLeft && consumed == inp.count {
+                    throw DeflateError(message: "\(what): truncated data (stream ends after \(inp.count) bytes)")
+                }
+                if usedInput == 0 && madeOutput == 0 && outputRoomLeft {
+                    throw DeflateError(message: "\(what): inflate made no progress")
+                }
+            case Z_NEED_DICT:
+                throw DeflateError(message: "\(what): stream requires a preset dictionary")
+            case Z_DATA_ERROR:
+                throw DeflateError(message: "\(what): corrupt data (\(zlibMessage(stream.pointer) ?? "data error"))")
+            case Z_MEM_ERROR:
+                throw DeflateError(message: "\(what): zlib out of memory")
+            default:
+                throw DeflateError(message: "\(what): zlib error \(rc) (\(zlibMessage(stream.pointer) ?? "unknown"))")
+            }
+        }
+    }
+    return trimmed(out, to: produced)
+}
+
+/// The first `count` bytes of `buffer`, copied into a right-sized array when
+/// keeping the oversized buffer would waste more than a quarter of it.
+private func trimmed(_ buffer: [UInt8], to count: Int) -> [UInt8] {
+    if buffer.count - count > buffer.count / 4 {
+        return Array(buffer[..<count])
+    }
+    var out = buffer
+    out.removeSubrange(count...)
+    return out
+}
+
+private func zlibMessage(_ stream: UnsafeMutablePointer<z_stream>) -> String? {
+    guard let msg = stream.pointee.msg else { return nil }
+    return String(cString: msg)
+}

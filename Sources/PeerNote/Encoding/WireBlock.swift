@@ -1,0 +1,152 @@
+import Foundation
+
+/// One change as it is stored in a block: unverified. `replica` indexes the
+/// block's replica table; `deps` are rows (positions of changes in the file,
+/// counted across blocks).
+struct WireChange: Sendable, Equatable {
+    var replica: Int
+    var seq: UInt32
+    var length: Int
+    var deps: [Int]
+    var time: Int64
+    var author: String
+    var message: String
+    var extra: [UInt8]
+}
+
+/// The contents of one block: unverified data. Op ids (`LocalID.agent`) index
+/// `replicas`; `insertText` content indexes `text`. `Document` verifies it by
+/// replaying it into an op log.
+struct WireBlock: Sendable {
+    var kind: BlockKind = .base
+    var documentID: UUID?
+    var genesis: ChangeID?
+    var replicas: [ReplicaID] = []
+    var changes: [WireChange] = []
+    var ops: [Op] = []
+    var text: [Unicode.Scalar] = []
+    var firstRow = 0
+    var previousCRC: UInt32?
+    /// Payload map entries this version does not know: raw CBOR of key then value.
+    var unknownFields: [[UInt8]] = []
+    /// Absolute offset of the block in its file (for error messages).
+    var offset = 0
+}
+
+/// Turns a `WireBlock` into a block payload and back (columns, see `ColumnID`).
+enum WireCodec {
+    // MARK: Encoding
+
+    static func encodePayload(_ block: WireBlock) -> [UInt8] {
+        var strings: [String] = []
+        var stringIndex: [String: Int] = [:]
+        func intern(_ s: String) -> UInt64 {
+            if let i = stringIndex[s] { return UInt64(i) }
+            stringIndex[s] = strings.count
+            strings.append(s)
+            return UInt64(strings.count - 1)
+        }
+        var cols: [ColumnID: [UInt8]] = [:]
+        // Changes.
+        var cReplica = UIntColumnEncoder(), cSeq = DeltaColumnEncoder(), cLen = UIntColumnEncoder()
+        var cDepCount = UIntColumnEncoder(), cDepDist = UIntColumnEncoder(), cTime = DeltaColumnEncoder()
+        var cAuthor = UIntColumnEncoder(), cMessage = UIntColumnEncoder(), cExtraLen = UIntColumnEncoder()
+        var extra: [UInt8] = []
+        for (i, c) in block.changes.enumerated() {
+            let row = block.firstRow + i
+            cReplica.append(UInt64(c.replica))
+            cSeq.append(Int64(c.seq))
+            cLen.append(UInt64(c.length))
+            cDepCount.append(UInt64(c.deps.count))
+            for d in c.deps.sorted(by: >) { cDepDist.append(UInt64(row - d)) }
+            cTime.append(c.time)
+            cAuthor.append(intern(c.author))
+            cMessage.append(c.message.isEmpty ? 0 : intern(c.message) + 1)
+            cExtraLen.append(UInt64(c.extra.count))
+            extra += c.extra
+        }
+        cols[.changeReplica] = cReplica.finish(); cols[.changeSeq] = cSeq.finish(); cols[.changeLength] = cLen.finish()
+        cols[.changeDepCount] = cDepCount.finish(); cols[.changeDepDistance] = cDepDist.finish(); cols[.changeTime] = cTime.finish()
+        cols[.changeAuthor] = cAuthor.finish(); cols[.changeMessage] = cMessage.finish(); cols[.changeExtraLength] = cExtraLen.finish()
+        cols[.changeExtra] = extra
+        // Ops.
+        var kind = UIntColumnEncoder(), length = UIntColumnEncoder()
+        var noteR = UIntColumnEncoder(), noteC = DeltaColumnEncoder()
+        var r1R = UIntColumnEncoder(), r1C = DeltaColumnEncoder(), r2R = UIntColumnEncoder(), r2C = DeltaColumnEncoder()
+        var reversed = BoolColumnEncoder(), valueLen = UIntColumnEncoder(), predCount = UIntColumnEncoder()
+        var predR = UIntColumnEncoder(), predC = DeltaColumnEncoder(), priority = UIntColumnEncoder(), created = DeltaColumnEncoder()
+        var payloadLen = UIntColumnEncoder()
+        var values: [UInt8] = [], text: [UInt8] = [], payloads: [UInt8] = []
+        func note(_ n: LocalID) { noteR.append(UInt64(n.agent)); noteC.append(Int64(n.counter)) }
+        func ref(_ id: LocalID, _ r: inout UIntColumnEncoder, _ c: inout DeltaColumnEncoder) {
+            if id.isNone { r.append(0) } else { r.append(UInt64(id.agent) + 1); c.append(Int64(id.counter)) }
+        }
+        func preds(_ p: [LocalID]) {
+            predCount.append(UInt64(p.count))
+            for id in p.sorted() { predR.append(UInt64(id.agent)); predC.append(Int64(id.counter)) }
+        }
+        func value(_ s: String) { let u = Array(s.utf8); valueLen.append(UInt64(u.count)); values += u }
+        for op in block.ops {
+            kind.append(op.body.kind)
+            length.append(UInt64(op.length))
+            switch op.body {
+            case .setNotebookTitle(let v, let p): value(v); preds(p)
+            case .createNote(let l, let r, let c): ref(l, &r1R, &r1C); ref(r, &r2R, &r2C); created.append(c)
+            case .setNoteTitle(let n, let v, let p): note(n); value(v); preds(p)
+            case .insertText(let n, let l, let r, let s):
+                note(n); ref(l, &r1R, &r1C); ref(r, &r2R, &r2C)
+                for scalar in block.text[s ..< s + op.length] { text += Array(String(scalar).utf8) }
+            case .deleteText(let n, let t, let rev): note(n); ref(t, &r1R, &r1C); reversed.append(rev)
+            case .addTag(let n, let t): note(n); value(t)
+            case .removeTag(let n, let t, let rm): note(n); value(t); preds(rm)
+            case .setPriority(let n, let p, let ps): note(n); priority.append(UInt64(p.rank)); preds(ps)
+            case .deleteNote(let n, let p), .restoreNote(let n, let p): note(n); preds(p)
+            case .moveNote(let n, let l, let r, let p): note(n); ref(l, &r1R, &r1C); ref(r, &r2R, &r2C); preds(p)
+            case .unknown(_, let payload): payloadLen.append(UInt64(payload.count)); payloads += payload
+            }
+        }
+        cols[.opKind] = kind.finish(); cols[.opLength] = length.finish()
+        cols[.opNoteReplica] = noteR.finish(); cols[.opNoteCounter] = noteC.finish()
+        cols[.opRef1Replica] = r1R.finish(); cols[.opRef1Counter] = r1C.finish()
+        cols[.opRef2Replica] = r2R.finish(); cols[.opRef2Counter] = r2C.finish()
+        cols[.opReversed] = reversed.finish(); cols[.opValueLength] = valueLen.finish(); cols[.opValue] = values
+        cols[.opPredCount] = predCount.finish(); cols[.opPredReplica] = predR.finish(); cols[.opPredCounter] = predC.finish()
+        cols[.opPriority] = priority.finish(); cols[.opCreated] = created.finish(); cols[.opText] = text
+        cols[.opPayloadLength] = payloadLen.finish(); cols[.opPayload] = payloads
+
+        var raw: [UInt64: [UInt8]] = [:]
+        for (k, v) in cols where !v.isEmpty { raw[k.rawValue] = v }
+        let columnBytes = ColumnSet.encode(raw)
+
+        var e = CBOREncoder()
+        var count = 7 + block.unknownFields.count
+        if block.kind == .base { count += 2 }
+        if block.kind == .append { count += 2 }
+        e.mapHeader(count)
+        e.unsigned(BlockKey.kind.rawValue); e.unsigned(block.kind.rawValue)
+        if block.kind == .base {
+            e.unsigned(BlockKey.documentID.rawValue); e.tag(Format.uuidTag); e.bytes(uuidBytes(block.documentID ?? UUID()))
+            e.unsigned(BlockKey.genesis.rawValue); e.arrayHeader(2)
+            e.bytes(block.genesis?.replica.bytes ?? []); e.unsigned(UInt64(block.genesis?.seq ?? 0))
+        }
+        e.unsigned(BlockKey.replicas.rawValue); e.arrayHeader(block.replicas.count)
+        for r in block.replicas { e.bytes(r.bytes) }
+        e.unsigned(BlockKey.strings.rawValue); e.arrayHeader(strings.count)
+        for s in strings { e.text(s) }
+        e.unsigned(BlockKey.changeCount.rawValue); e.unsigned(UInt64(block.changes.count))
+        e.unsigned(BlockKey.opUnitCount.rawValue); e.unsigned(UInt64(block.ops.reduce(0) { $0 + $1.length }))
+        e.unsigned(BlockKey.columns.rawValue); e.bytes(Deflate.compress(columnBytes))
+        // The inflated size bounds decompression on the way back in.
+        e.unsigned(BlockKey.columnsSize.rawValue); e.unsigned(UInt64(columnBytes.count))
+        if block.kind == .append {
+            e.unsigned(BlockKey.previousCRC.rawValue); e.unsigned(UInt64(block.previousCRC ?? 0))
+            e.unsigned(BlockKey.firstRow.rawValue); e.unsigned(UInt64(block.firstRow))
+        }
+        for f in block.unknownFields { e.raw(f) }
+        return e.bytes
+    }
+
+    static func uuidBytes(_ u: UUID) -> [UInt8] {
+        withUnsafeBytes(of: u.uuid) { Array($0) }
+    }
+}

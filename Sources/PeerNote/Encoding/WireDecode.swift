@@ -1,0 +1,349 @@
+import Foundation
+
+extension WireCodec {
+    /// Limits on what one file may ask of the reader, proportional to its size.
+    struct Limits {
+        /// Rows (changes + ops) per byte of file, plus a constant.
+        var rowsPerByte = 64
+        var unitsPerByte = 1_100
+        var slack = 1 << 16
+    }
+
+    /// Reads a block's payload into unverified changes and ops.
+    static func decodePayload(_ raw: RawBlock, fileSize: Int, limits: Limits = Limits()) throws(FormatError) -> WireBlock {
+        let base = raw.payloadOffset
+        let map: [CBORPair]
+        do {
+            let item = try CBORDecoder.decodeItem(raw.payload, at: 0, limits: CBORLimits(maxDepth: 16, maxItems: raw.payload.count + 16))
+            guard item.end == raw.payload.count else { throw FormatError(offset: base + item.end, message: "extra bytes after the block's payload map") }
+            guard let m = item.map else { throw FormatError(offset: base, message: "block payload is not a map") }
+            map = m
+        } catch let e as CBORDecodeError {
+            throw FormatError(offset: base + e.offset, message: e.message)
+        } catch let e as FormatError {
+            throw e
+        } catch {
+            throw FormatError(offset: base, message: "\(error)")
+        }
+        var block = WireBlock()
+        block.offset = raw.offset
+        var fields: [BlockKey: CBORItem] = [:]
+        for pair in map {
+            guard let k = pair.key.uint else { throw FormatError(offset: base + pair.key.offset, message: "block field key is not an unsigned integer") }
+            if let key = BlockKey(rawValue: k) {
+                guard fields[key] == nil else { throw FormatError(offset: base + pair.key.offset, message: "block field \(k) appears twice") }
+                fields[key] = pair.value
+            } else {
+                block.unknownFields.append(Array(raw.payload[pair.key.offset ..< pair.value.end]))
+            }
+        }
+        func need(_ k: BlockKey) throws(FormatError) -> CBORItem {
+            guard let v = fields[k] else { throw FormatError(offset: base, message: "block lacks field \(k.rawValue) (\(k))") }
+            return v
+        }
+        func uint(_ k: BlockKey) throws(FormatError) -> UInt64 {
+            let v = try need(k)
+            guard let u = v.uint else { throw FormatError(offset: base + v.offset, message: "block field \(k) is not an unsigned integer") }
+            return u
+        }
+        guard let kind = BlockKind(rawValue: try uint(.kind)) else {
+            throw FormatError(offset: base + (fields[.kind]?.offset ?? 0), message: "unknown block kind \(try uint(.kind))")
+        }
+        block.kind = kind
+        if kind == .base {
+            let idItem = try need(.documentID)
+            guard let (tag, inner) = idItem.tagged, tag == Format.uuidTag, let b = inner.bytesValue, b.count == 16 else {
+                throw FormatError(offset: base + idItem.offset, message: "document id is not a UUID (tag 37, 16 bytes)")
+            }
+            block.documentID = UUID(uuid: (b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]))
+            let g = try need(.genesis)
+            guard let arr = g.array, arr.count == 2, let rb = arr[0].bytesValue, let r = ReplicaID(bytes: rb), let seq = arr[1].uint, seq <= UInt32.max else {
+                throw FormatError(offset: base + g.offset, message: "genesis change id is not [replica (16 bytes), seq]")
+            }
+            block.genesis = ChangeID(replica: r, seq: UInt32(seq))
+        } else {
+            let crc = try uint(.previousCRC)
+            guard crc <= UInt32.max else { throw FormatError(offset: base, message: "previous-block checksum out of range") }
+            block.previousCRC = UInt32(crc)
+            block.firstRow = Int(clamping: try uint(.firstRow))
+        }
+        let reps = try need(.replicas)
+        guard let repArray = reps.array else { throw FormatError(offset: base + reps.offset, message: "replica table is not an array") }
+        for r in repArray {
+            guard let b = r.bytesValue, let id = ReplicaID(bytes: b) else { throw FormatError(offset: base + r.offset, message: "replica id is not 16 bytes") }
+            block.replicas.append(id)
+        }
+        guard Set(block.replicas).count == block.replicas.count else { throw FormatError(offset: base + reps.offset, message: "replica table lists a replica twice") }
+        let strs = try need(.strings)
+        guard let strArray = strs.array else { throw FormatError(offset: base + strs.offset, message: "string table is not an array") }
+        var strings: [String] = []
+        for s in strArray {
+            guard let t = s.textValue else { throw FormatError(offset: base + s.offset, message: "string table entry is not text") }
+            strings.append(t)
+        }
+        let changeCount = try uint(.changeCount)
+        let unitCount = try uint(.opUnitCount)
+        let maxRows = UInt64(fileSize) * UInt64(limits.rowsPerByte) + UInt64(limits.slack)
+        guard changeCount <= maxRows else { throw FormatError(offset: base + (fields[.changeCount]?.offset ?? 0), message: "block claims \(changeCount) changes, more than a \(fileSize)-byte file can hold") }
+        guard unitCount <= UInt64(fileSize) * UInt64(limits.unitsPerByte) + UInt64(limits.slack) else {
+            throw FormatError(offset: base + (fields[.opUnitCount]?.offset ?? 0), message: "block claims \(unitCount) op units, more than a \(fileSize)-byte file can hold")
+        }
+        let colItem = try need(.columns)
+        guard let compressed = colItem.bytesValue else { throw FormatError(offset: base + colItem.offset, message: "columns are not a byte string") }
+        let size = try uint(.columnsSize)
+        let maxSize = UInt64(compressed.count) * UInt64(Format.maxInflateRatio) + UInt64(Format.maxInflateSlack)
+        guard size <= maxSize else { throw FormatError(offset: base + colItem.offset, message: "columns claim to inflate to \(size) bytes, impossible for \(compressed.count) compressed bytes") }
+        let columnBase = base + colItem.end - compressed.count
+        let columnBytes: [UInt8]
+        do { columnBytes = try Deflate.decompress(compressed, maxOutput: Int(size)) } catch {
+            throw FormatError(offset: columnBase, message: "compressed columns are damaged: \(error.message)")
+        }
+        guard columnBytes.count == Int(size) else {
+            throw FormatError(offset: columnBase, message: "columns inflate to \(columnBytes.count) bytes, block says \(size)")
+        }
+        // Offsets inside inflated columns have no place in the file: report the columns' offset.
+        do {
+            try decodeColumns(columnBytes, into: &block, strings: strings, changeCount: Int(changeCount), unitCount: Int(unitCount), maxRows: Int(maxRows))
+        } catch {
+            throw FormatError(offset: columnBase, message: error.message)
+        }
+        return block
+    }
+
+    private struct ColumnReadError: Error { var message: String }
+
+    private static func decodeColumns(_ bytes: [UInt8], into block: inout WireBlock, strings: [String], changeCount: Int, unitCount: Int, maxRows: Int) throws(ColumnReadError) {
+        let set: [UInt64: ColumnSlice]
+        do { set = try ColumnSet.decode(bytes, base: 0) } catch { throw ColumnReadError(message: "column layout: \(error.message)") }
+        for key in set.keys where ColumnID(rawValue: key) == nil {
+            throw ColumnReadError(message: "unknown column \(key) (written by a newer version?)")
+        }
+        func col(_ id: ColumnID) -> ColumnSlice { set[id.rawValue] ?? ColumnSlice(bytes: [], base: 0) }
+        func uints(_ id: ColumnID, _ n: Int) throws(ColumnReadError) -> [UInt64] {
+            do { return try UIntColumnDecoder.decode(col(id).bytes, base: 0, count: n) } catch { throw ColumnReadError(message: "column \(id): \(error.message)") }
+        }
+        func deltas(_ id: ColumnID, _ n: Int) throws(ColumnReadError) -> [Int64] {
+            do { return try DeltaColumnDecoder.decode(col(id).bytes, base: 0, count: n) } catch { throw ColumnReadError(message: "column \(id): \(error.message)") }
+        }
+        func bools(_ id: ColumnID, _ n: Int) throws(ColumnReadError) -> [Bool] {
+            do { return try BoolColumnDecoder.decode(col(id).bytes, base: 0, count: n) } catch { throw ColumnReadError(message: "column \(id): \(error.message)") }
+        }
+        func small(_ v: UInt64, _ what: String, below limit: Int) throws(ColumnReadError) -> Int {
+            guard v < UInt64(limit) else { throw ColumnReadError(message: "\(what) \(v) is out of range (< \(limit))") }
+            return Int(v)
+        }
+        func sum(_ xs: [UInt64], _ what: String) throws(ColumnReadError) -> Int {
+            var total: UInt64 = 0
+            for x in xs {
+                let (s, o) = total.addingReportingOverflow(x)
+                guard !o, s <= UInt64(maxRows) else { throw ColumnReadError(message: "\(what) add up to more than this file can hold") }
+                total = s
+            }
+            return Int(total)
+        }
+        // Changes.
+        let n = changeCount
+        let replica = try uints(.changeReplica, n), seq = try deltas(.changeSeq, n), length = try uints(.changeLength, n)
+        let depCount = try uints(.changeDepCount, n)
+        let depDist = try uints(.changeDepDistance, try sum(depCount, "dependency counts"))
+        let time = try deltas(.changeTime, n), author = try uints(.changeAuthor, n), message = try uints(.changeMessage, n)
+        let extraLen = try uints(.changeExtraLength, n)
+        let extraTotal = try sum(extraLen, "extra field lengths")
+        guard col(.changeExtra).bytes.count == extraTotal else { throw ColumnReadError(message: "column changeExtra holds \(col(.changeExtra).bytes.count) bytes, expected \(extraTotal)") }
+        var extraPos = col(.changeExtra).bytes.startIndex
+        var depPos = 0
+        var units = 0
+        block.changes.reserveCapacity(n)
+        for i in 0 ..< n {
+            let row = block.firstRow + i
+            let r = try small(replica[i], "change replica", below: block.replicas.count)
+            guard seq[i] >= 1 && seq[i] <= Int64(UInt32.max) else { throw ColumnReadError(message: "change \(row): sequence number \(seq[i]) out of range") }
+            guard length[i] >= 1 && length[i] <= UInt64(unitCount) else { throw ColumnReadError(message: "change \(row): length \(length[i]) out of range") }
+            units += Int(length[i])
+            var deps: [Int] = []
+            for _ in 0 ..< depCount[i] {
+                let d = depDist[depPos]; depPos += 1
+                guard d >= 1 && d <= UInt64(row) else { throw ColumnReadError(message: "change \(row): dependency \(d) rows back lies before the start of the file (missing dependency)") }
+                deps.append(row - Int(d))
+            }
+            guard Set(deps).count == deps.count else { throw ColumnReadError(message: "change \(row): lists a dependency twice") }
+            let a = try small(author[i], "author index", below: strings.count)
+            let m = message[i] == 0 ? nil : try small(message[i] - 1, "message index", below: strings.count)
+            let e = Array(col(.changeExtra).bytes[extraPos ..< extraPos + Int(extraLen[i])])
+            extraPos += Int(extraLen[i])
+            block.changes.append(WireChange(replica: r, seq: UInt32(seq[i]), length: Int(length[i]), deps: deps, time: time[i],
+                                            author: strings[a], message: m.map { strings[$0] } ?? "", extra: e))
+        }
+        guard units == unitCount else { throw ColumnReadError(message: "changes cover \(units) op units, block says \(unitCount)") }
+        // Ops: read kinds and lengths to learn how many rows each sparse column has.
+        let opLengthBytes = col(.opKind).bytes.count + col(.opLength).bytes.count
+        _ = opLengthBytes
+        // The number of op rows is not stored; it is the rows the kind column holds, bounded by units.
+        let kinds: [UInt64]
+        do { kinds = try UIntColumnDecoder.decode(col(.opKind).bytes, base: 0, count: try countRows(col(.opKind).bytes, max: unitCount)) } catch let e as ColumnReadError { throw e } catch {
+            throw ColumnReadError(message: "column opKind: \(error)")
+        }
+        let rows = kinds.count
+        let lengths = try uints(.opLength, rows)
+        var noteRows = 0, ref1Rows = 0, ref2Rows = 0, revRows = 0, valueRows = 0, predRows = 0, prioRows = 0, createdRows = 0, payloadRows = 0
+        for k in kinds {
+            switch OpKind(rawValue: k) {
+            case .setNotebookTitle: valueRows += 1; predRows += 1
+            case .createNote: ref1Rows += 1; ref2Rows += 1; createdRows += 1
+            case .setNoteTitle: noteRows += 1; valueRows += 1; predRows += 1
+            case .insertText: noteRows += 1; ref1Rows += 1; ref2Rows += 1
+            case .deleteText: noteRows += 1; ref1Rows += 1; revRows += 1
+            case .addTag: noteRows += 1; valueRows += 1
+            case .removeTag: noteRows += 1; valueRows += 1; predRows += 1
+            case .setPriority: noteRows += 1; prioRows += 1; predRows += 1
+            case .deleteNote, .restoreNote: noteRows += 1; predRows += 1
+            case .moveNote: noteRows += 1; ref1Rows += 1; ref2Rows += 1; predRows += 1
+            case nil: payloadRows += 1
+            }
+        }
+        let noteR = try uints(.opNoteReplica, noteRows), noteC = try deltas(.opNoteCounter, noteRows)
+        let r1R = try uints(.opRef1Replica, ref1Rows), r1C = try deltas(.opRef1Counter, r1R.filter { $0 != 0 }.count)
+        let r2R = try uints(.opRef2Replica, ref2Rows), r2C = try deltas(.opRef2Counter, r2R.filter { $0 != 0 }.count)
+        let rev = try bools(.opReversed, revRows)
+        let valueLen = try uints(.opValueLength, valueRows)
+        let valueTotal = try sum(valueLen, "value lengths")
+        guard col(.opValue).bytes.count == valueTotal else { throw ColumnReadError(message: "column opValue holds \(col(.opValue).bytes.count) bytes, expected \(valueTotal)") }
+        let predCount = try uints(.opPredCount, predRows)
+        let predTotal = try sum(predCount, "predecessor counts")
+        let predR = try uints(.opPredReplica, predTotal), predC = try deltas(.opPredCounter, predTotal)
+        let prio = try uints(.opPriority, prioRows), created = try deltas(.opCreated, createdRows)
+        let payloadLen = try uints(.opPayloadLength, payloadRows)
+        let payloadTotal = try sum(payloadLen, "payload lengths")
+        guard col(.opPayload).bytes.count == payloadTotal else { throw ColumnReadError(message: "column opPayload holds \(col(.opPayload).bytes.count) bytes, expected \(payloadTotal)") }
+        guard let text = decodeScalars(col(.opText).bytes) else { throw ColumnReadError(message: "inserted text is not valid UTF-8") }
+        block.text = text
+
+        var ni = 0, r1i = 0, r1ci = 0, r2i = 0, r2ci = 0, ri = 0, vi = 0, pi = 0, ppos = 0, pri = 0, ci = 0, pli = 0
+        var valuePos = col(.opValue).bytes.startIndex, payloadPos = col(.opPayload).bytes.startIndex, textPos = 0
+        let nReplicas = block.replicas.count
+        func id(_ r: UInt64, _ c: Int64, _ what: String) throws(ColumnReadError) -> LocalID {
+            guard r < UInt64(nReplicas) else { throw ColumnReadError(message: "\(what) names replica \(r), the table has \(nReplicas)") }
+            guard c >= 0 && c <= Int64(UInt32.max - 1) else { throw ColumnReadError(message: "\(what) counter \(c) out of range") }
+            return LocalID(agent: UInt32(r), counter: UInt32(c))
+        }
+        func note() throws(ColumnReadError) -> LocalID { defer { ni += 1 }; return try id(noteR[ni], noteC[ni], "note reference") }
+        func ref1() throws(ColumnReadError) -> LocalID {
+            defer { r1i += 1 }
+            if r1R[r1i] == 0 { return .none }
+            defer { r1ci += 1 }
+            return try id(r1R[r1i] - 1, r1C[r1ci], "reference")
+        }
+        func ref2() throws(ColumnReadError) -> LocalID {
+            defer { r2i += 1 }
+            if r2R[r2i] == 0 { return .none }
+            defer { r2ci += 1 }
+            return try id(r2R[r2i] - 1, r2C[r2ci], "reference")
+        }
+        func value() throws(ColumnReadError) -> String {
+            let len = Int(valueLen[vi]); vi += 1
+            let bytes = col(.opValue).bytes[valuePos ..< valuePos + len]
+            valuePos += len
+            guard let s = decodeString(bytes) else { throw ColumnReadError(message: "a title or tag is not valid UTF-8") }
+            return s
+        }
+        func preds() throws(ColumnReadError) -> [LocalID] {
+            let k = Int(predCount[pi]); pi += 1
+            var out: [LocalID] = []
+            for _ in 0 ..< k { out.append(try id(predR[ppos], predC[ppos], "overwritten value")); ppos += 1 }
+            return out
+        }
+        var lv = 0
+        block.ops.reserveCapacity(rows)
+        for row in 0 ..< rows {
+            let len = Int(lengths[row])
+            guard len >= 1 && len <= unitCount - lv else { throw ColumnReadError(message: "op \(row): length \(lengths[row]) out of range") }
+            let body: OpBody
+            switch OpKind(rawValue: kinds[row]) {
+            case .setNotebookTitle: body = .setNotebookTitle(try value(), preds: try preds())
+            case .createNote:
+                let l = try ref1(), r = try ref2()
+                body = .createNote(originLeft: l, originRight: r, created: created[ci]); ci += 1
+            case .setNoteTitle: let n = try note(); body = .setNoteTitle(note: n, try value(), preds: try preds())
+            case .insertText:
+                let n = try note(), l = try ref1(), r = try ref2()
+                guard textPos + len <= text.count else { throw ColumnReadError(message: "op \(row): inserted text runs past the text column") }
+                body = .insertText(note: n, originLeft: l, originRight: r, contentStart: textPos)
+                textPos += len
+            case .deleteText:
+                let n = try note(), t = try ref1()
+                guard !t.isNone else { throw ColumnReadError(message: "op \(row): delete has no target") }
+                body = .deleteText(note: n, target: t, reversed: rev[ri]); ri += 1
+            case .addTag: let n = try note(); body = .addTag(note: n, try value())
+            case .removeTag: let n = try note(); body = .removeTag(note: n, try value(), removes: try preds())
+            case .setPriority:
+                let n = try note()
+                guard let p = Priority.allCases.first(where: { UInt64($0.rank) == prio[pri] }) else { throw ColumnReadError(message: "op \(row): priority \(prio[pri]) unknown") }
+                pri += 1
+                body = .setPriority(note: n, p, preds: try preds())
+            case .deleteNote: let n = try note(); body = .deleteNote(note: n, preds: try preds())
+            case .restoreNote: let n = try note(); body = .restoreNote(note: n, preds: try preds())
+            case .moveNote:
+                let n = try note(), l = try ref1(), r = try ref2()
+                body = .moveNote(note: n, originLeft: l, originRight: r, preds: try preds())
+            case nil:
+                let plen = Int(payloadLen[pli]); pli += 1
+                body = .unknown(kind: kinds[row], payload: Array(col(.opPayload).bytes[payloadPos ..< payloadPos + plen]))
+                payloadPos += plen
+            }
+            if case .insertText = body {} else if case .deleteText = body {} else if case .unknown = body {} else {
+                guard len == 1 else { throw ColumnReadError(message: "op \(row): length \(len), this kind of op has length 1") }
+            }
+            block.ops.append(Op(lv: lv, length: len, body: body))
+            lv += len
+        }
+        guard lv == unitCount else { throw ColumnReadError(message: "ops cover \(lv) units, block says \(unitCount)") }
+        guard textPos == text.count else { throw ColumnReadError(message: "text column holds \(text.count - textPos) characters no op inserts") }
+    }
+
+    /// How many values a uint RLE column holds (walks runs without allocating), at most `max`.
+    private static func countRows(_ bytes: ArraySlice<UInt8>, max: Int) throws(ColumnReadError) -> Int {
+        var reader = ByteReader(bytes, base: 0)
+        var total = 0
+        do {
+            while !reader.isAtEnd {
+                let n = try reader.sleb()
+                if n > 0 {
+                    _ = try reader.uleb()
+                    total += Int(n)
+                } else if n < 0 && n > Int64.min {
+                    let k = Int(-n)
+                    guard k <= max else { throw ColumnReadError(message: "column opKind: run longer than the block's op units") }
+                    for _ in 0 ..< k { _ = try reader.uleb() }
+                    total += k
+                } else {
+                    throw ColumnReadError(message: "column opKind: empty run")
+                }
+                guard total <= max else { throw ColumnReadError(message: "column opKind: more ops than op units") }
+            }
+        } catch let e as ColumnReadError { throw e } catch {
+            throw ColumnReadError(message: "column opKind: \(error)")
+        }
+        return total
+    }
+
+    static func decodeScalars(_ bytes: ArraySlice<UInt8>) -> [Unicode.Scalar]? {
+        var out: [Unicode.Scalar] = []
+        out.reserveCapacity(bytes.count)
+        var it = bytes.makeIterator()
+        var utf8 = UTF8()
+        while true {
+            switch utf8.decode(&it) {
+            case .scalarValue(let s): out.append(s)
+            case .emptyInput: return out
+            case .error: return nil
+            }
+        }
+    }
+
+    static func decodeString(_ bytes: ArraySlice<UInt8>) -> String? {
+        guard let scalars = decodeScalars(bytes) else { return nil }
+        var s = String.UnicodeScalarView()
+        s.append(contentsOf: scalars)
+        return String(s)
+    }
+}

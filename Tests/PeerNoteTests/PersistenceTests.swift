@@ -1,0 +1,125 @@
+import Foundation
+import Testing
+@testable import PeerNote
+
+/// A small notebook with every kind of edit in its history.
+func sampleDocument(replica: ReplicaID = ReplicaID(high: 1, low: 2)) throws -> Document {
+    let d = Document(title: "Meeting", author: "alice", id: UUID(uuidString: "6F1B0F5E-3C2A-4E47-9A53-1D4C3B2A1908")!, replica: replica, time: Date(timeIntervalSince1970: 1_700_000_000))
+    d.clock = { Date(timeIntervalSince1970: 1_700_000_060) }
+    let a = d.addNote(title: "Agenda", body: "1. Budget\n2. Hiring", tags: ["work"], priority: .high)
+    let b = d.addNote(title: "Notes", body: "Teh budget is fine.")
+    try d.insertText(a, at: 0, "Today:\n")
+    try d.deleteText(b, range: 0 ..< 3)
+    try d.insertText(b, at: 0, "The")
+    try d.addTag(b, "draft")
+    try d.removeTag(a, "work")
+    try d.moveNote(b, to: 0)
+    try d.setNoteTitle(a, "Agenda (final)")
+    let c = d.addNote(title: "Scratch", body: "zzz ✓ 日本")
+    try d.deleteNote(c)
+    d.setTitle("Weekly meeting")
+    return d
+}
+
+@Suite("Persistence")
+struct PersistenceTests {
+    @Test("Save then load gives the same notebook and history, and the same bytes again")
+    func roundTrip() throws {
+        let d = try sampleDocument()
+        let bytes = d.save()
+        #expect(Array(bytes.prefix(8)) == [0xD9, 0xD9, 0xF7, 0xDA, 0x70, 0x6E, 0x6F, 0x74])
+        let e = try Document.load(bytes)
+        #expect(e.notebook == d.notebook)
+        #expect(e.deletedNotes == d.deletedNotes)
+        #expect(e.history == d.history)
+        #expect(e.id == d.id)
+        #expect(e.genesis == d.genesis)
+        #expect(e.save() == bytes)
+    }
+
+    @Test("Same set of changes, merged in different orders, saves to identical bytes")
+    func determinism() throws {
+        let base = try sampleDocument()
+        let x = base.fork(author: "x"), y = base.fork(author: "y"), z = base.fork(author: "z")
+        let n = x.notes[0].id
+        try x.insertText(n, at: 0, "X")
+        try y.insertText(n, at: 0, "Y")
+        try z.setNoteTitle(n, "Z")
+        let m1 = x.fork(); try m1.merge(y); try m1.merge(z)
+        let m2 = z.fork(); try m2.merge(y); try m2.merge(x)
+        #expect(m1.save() == m2.save())
+        let loaded = try Document.load(m1.save())
+        #expect(loaded.save() == m1.save())
+    }
+
+    @Test("An incremental save appends a block; the result loads to the same state")
+    func incremental() throws {
+        let d = try sampleDocument()
+        let compact = d.save()
+        let e = try Document.load(compact)
+        e.author = "bob"
+        try e.insertText(e.notes[0].id, at: 0, "more ")
+        let appended = e.save(.incremental)
+        #expect(Array(appended.prefix(compact.count)) == compact)
+        #expect(appended.count > compact.count)
+        let f = try Document.load(appended)
+        #expect(f.notebook == e.notebook)
+        #expect(f.history == e.history)
+        // A second append on top, then compaction.
+        try f.setNoteTitle(f.notes[0].id, "again")
+        let twice = f.save(.incremental)
+        let g = try Document.load(twice)
+        #expect(g.notebook == f.notebook)
+        #expect(g.save(.compact).count < twice.count)
+    }
+
+    @Test("Unknown op kinds and unknown block fields survive load, merge and save")
+    func forwardCompatibility() throws {
+        let d = try sampleDocument()
+        // Simulate a newer writer: an op kind 99 with a CBOR payload, and an unknown block field 42.
+        d.transaction(message: "future") {
+            d.log.beginChangeIfNeededForTest(agent: d.agent, clock: d.clock, author: d.author)
+            d.log.append(.unknown(kind: 99, payload: [0xA1, 0x01, 0x02]), length: 1)
+        }
+        d.unknownFields = [[0x18, 42, 0x63, 0x61, 0x62, 0x63]]   // 42: "abc"
+        let bytes = d.save()
+        let e = try Document.load(bytes)
+        #expect(e.unknownFields == d.unknownFields)
+        #expect(e.log.ops.contains { $0.body == .unknown(kind: 99, payload: [0xA1, 0x01, 0x02]) })
+        let f = e.fork(); try f.insertText(f.notes[0].id, at: 0, "x")
+        try e.merge(f)
+        let again = try Document.load(e.save())
+        #expect(again.log.ops.contains { $0.body == .unknown(kind: 99, payload: [0xA1, 0x01, 0x02]) })
+        #expect(again.unknownFields == d.unknownFields)
+        #expect(again.history.contains { $0.summary.contains("newer format") })
+    }
+
+    @Test("Every truncation is rejected with an error, never a crash")
+    func truncations() throws {
+        let bytes = try sampleDocument().save()
+        for n in 0 ..< bytes.count {
+            #expect(throws: PeerNoteError.self) { try Document.load(Array(bytes.prefix(n))) }
+        }
+    }
+
+    @Test("Every single-bit flip is rejected")
+    func bitFlips() throws {
+        let bytes = try sampleDocument().save()
+        for i in 0 ..< bytes.count {
+            for bit in 0 ..< 8 {
+                var damaged = bytes
+                damaged[i] ^= UInt8(1 << bit)
+                #expect(throws: PeerNoteError.self, "flip of bit \(bit) at byte \(i) was accepted") { try Document.load(damaged) }
+            }
+        }
+    }
+
+    @Test("A newer format version is refused with a clear message")
+    func newerVersion() throws {
+        var bytes = try sampleDocument().save()
+        // [version, ...] follows the 8 magic bytes and the array head.
+        #expect(bytes[8] == 0x83 && bytes[9] == 0x01)
+        bytes[9] = 0x02
+        #expect(throws: PeerNoteError.unsupportedVersion(2)) { try Document.load(bytes) }
+    }
+}
