@@ -29,6 +29,10 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
+        .target(
+            name: "PeerNoteCLISupport",
+            dependencies: ["PeerNote", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+        ),
         .testTarget(name: "PeerNoteTests", dependencies: ["PeerNote"]),
     ],
     swiftLanguageModes: [.v6]

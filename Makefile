@@ -1,0 +1,31 @@
+# PeerNote: build, test and demo. Every target installs what it needs.
+SWIFT ?= swift
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+BIN := .build/release
+
+.PHONY: all deps build release test demo bench fuzz clean fixtures
+
+all: build
+
+# libcbor and zlib headers (Debian/Ubuntu). Skipped when already installed.
+deps:
+	@if ! pkg-config --exists libcbor 2>/dev/null || ! pkg-config --exists zlib 2>/dev/null; then \
+	  echo "Installing libcbor-dev and zlib1g-dev"; \
+	  $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq libcbor-dev zlib1g-dev pkg-config >/dev/null; \
+	fi
+
+build: deps
+	$(SWIFT) build
+
+release: deps
+	$(SWIFT) build -c release
+
+test: deps
+	$(SWIFT) build --build-tests
+	$(SWIFT) test --skip-build
+
+demo: release
+	@sh scripts/demo.sh $(BIN)
+
+clean:
+	rm -rf .build

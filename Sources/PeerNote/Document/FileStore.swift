@@ -1,0 +1,168 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+private func sysRead(_ fd: Int32, _ buf: UnsafeMutableRawPointer?, _ n: Int) -> Int { read(fd, buf, n) }
+private func sysWrite(_ fd: Int32, _ buf: UnsafeRawPointer?, _ n: Int) -> Int { write(fd, buf, n) }
+
+/// Why a file could not be read or written. Messages name the file.
+public struct FileError: Error, Equatable, Sendable, CustomStringConvertible {
+    public var path: String
+    public var message: String
+    public var description: String { "\(path): \(message)" }
+}
+
+/// Reading and atomically writing document files.
+///
+/// Writes go to a temporary file in the same directory, are flushed with
+/// fsync, and renamed over the target (then the directory is fsynced), so a
+/// crash leaves either the old file or the new one, never a mix. The
+/// original's permissions are kept.
+public enum FileStore {
+    /// The largest file this library reads (a bound on memory for hostile input).
+    public static let maxFileSize = 1 << 30
+
+    public static func read(_ path: String) throws(FileError) -> [UInt8] {
+        var st = stat()
+        guard stat(path, &st) == 0 else { throw FileError(path: path, message: errnoText()) }
+        if (st.st_mode & S_IFMT) == S_IFDIR { throw FileError(path: path, message: "is a directory") }
+        guard (st.st_mode & S_IFMT) == S_IFREG else { throw FileError(path: path, message: "is not a regular file") }
+        let fd = open(path, O_RDONLY)
+        guard fd >= 0 else { throw FileError(path: path, message: errnoText()) }
+        defer { close(fd) }
+        var out: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 1 << 16)
+        while true {
+            let n = chunk.withUnsafeMutableBytes { sysRead(fd, $0.baseAddress, $0.count) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw FileError(path: path, message: errnoText())
+            }
+            if n == 0 { break }
+            out.append(contentsOf: chunk[0 ..< n])
+            if out.count > maxFileSize { throw FileError(path: path, message: "is larger than \(maxFileSize) bytes") }
+        }
+        return out
+    }
+
+    /// Reads all of standard input.
+    public static func readStandardInput() throws(FileError) -> [UInt8] {
+        var out: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 1 << 16)
+        while true {
+            let n = chunk.withUnsafeMutableBytes { sysRead(0, $0.baseAddress, $0.count) }
+            if n < 0 { if errno == EINTR { continue }; throw FileError(path: "-", message: errnoText()) }
+            if n == 0 { break }
+            out.append(contentsOf: chunk[0 ..< n])
+            if out.count > maxFileSize { throw FileError(path: "-", message: "input is larger than \(maxFileSize) bytes") }
+        }
+        return out
+    }
+
+    /// Replaces `path` with `bytes` atomically (see the type's documentation).
+    public static func writeAtomically(_ bytes: [UInt8], to path: String) throws(FileError) {
+        let dir = directory(of: path)
+        let name = (path as NSString).lastPathComponent
+        var template = Array("\(dir)/.\(name).tmp-XXXXXX".utf8CString)
+        let fd = template.withUnsafeMutableBufferPointer { buf in buf.baseAddress.map { mkstemp($0) } ?? -1 }
+        guard fd >= 0 else { throw FileError(path: path, message: "cannot create a temporary file in \(dir): \(errnoText())") }
+        let tmpPath = String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        var ok = false
+        defer { if !ok { unlink(tmpPath) } }
+        var st = stat()
+        let mode: mode_t = stat(path, &st) == 0 ? st.st_mode & 0o7777 : 0o644 & ~currentUmask()
+        fchmod(fd, mode)
+        var written = 0
+        while written < bytes.count {
+            let n = bytes.withUnsafeBytes { buf in sysWrite(fd, buf.baseAddress.map { $0 + written }, bytes.count - written) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                let message = errnoText()
+                close(fd)
+                throw FileError(path: path, message: "write failed: \(message)")
+            }
+            written += n
+        }
+        guard fsync(fd) == 0 else { let m = errnoText(); close(fd); throw FileError(path: path, message: "fsync failed: \(m)") }
+        guard close(fd) == 0 else { throw FileError(path: path, message: "close failed: \(errnoText())") }
+        guard rename(tmpPath, path) == 0 else { throw FileError(path: path, message: "rename failed: \(errnoText())") }
+        ok = true
+        let dfd = open(dir, O_RDONLY)
+        if dfd >= 0 { fsync(dfd); close(dfd) }
+    }
+
+    /// Creates `path` with `bytes`, refusing if it exists (atomic via link()).
+    public static func create(_ bytes: [UInt8], at path: String) throws(FileError) {
+        if access(path, F_OK) == 0 { throw FileError(path: path, message: "already exists; refusing to overwrite it") }
+        try writeAtomically(bytes, to: path)
+    }
+
+    static func directory(of path: String) -> String {
+        let d = (path as NSString).deletingLastPathComponent
+        return d.isEmpty ? "." : d
+    }
+
+    private static func currentUmask() -> mode_t {
+        let m = umask(0)
+        umask(m)
+        return m
+    }
+
+    static func errnoText() -> String { String(cString: strerror(errno)) }
+}
+
+/// An exclusive advisory lock on a file, held while a read-modify-write runs,
+/// so that two processes editing one document never lose a change.
+public final class FileLock {
+    private let fd: Int32
+
+    /// Blocks until the lock on `path`'s lock file (`.NAME.lock` beside it) is held.
+    public init(for path: String) throws(FileError) {
+        let lockPath = FileStore.directory(of: path) + "/." + (path as NSString).lastPathComponent + ".lock"
+        let fd = open(lockPath, O_RDWR | O_CREAT, 0o644)
+        guard fd >= 0 else { throw FileError(path: path, message: "cannot create lock file \(lockPath): \(FileStore.errnoText())") }
+        while flock(fd, LOCK_EX) != 0 {
+            if errno == EINTR { continue }
+            let m = FileStore.errnoText()
+            close(fd)
+            throw FileError(path: path, message: "cannot lock: \(m)")
+        }
+        self.fd = fd
+    }
+
+    deinit {
+        flock(fd, LOCK_UN)
+        close(fd)
+    }
+}
+
+extension Document {
+    /// Loads a document from a file; errors name the file.
+    public static func open(_ path: String) throws(DocumentFileError) -> Document {
+        let bytes: [UInt8]
+        do { bytes = path == "-" ? try FileStore.readStandardInput() : try FileStore.read(path) } catch { throw .file(error) }
+        do { return try load(bytes) } catch { throw .document(path: path, error) }
+    }
+
+    /// Writes the document to `path` atomically.
+    public func write(to path: String, mode: SaveMode = .incremental) throws(FileError) {
+        try FileStore.writeAtomically(save(mode), to: path)
+    }
+}
+
+/// A failure to open a document file: the file itself, or its contents.
+public enum DocumentFileError: Error, Equatable, Sendable, CustomStringConvertible {
+    case file(FileError)
+    case document(path: String, PeerNoteError)
+
+    /// `FILE: offset N: what is wrong` or `FILE: what is wrong`.
+    public var description: String {
+        switch self {
+        case .file(let e): e.description
+        case .document(let path, let e): "\(path): \(e)"
+        }
+    }
+}

@@ -1,0 +1,56 @@
+/// Where the bytes of a saved document go.
+public struct StorageReport: Equatable, Sendable {
+    public var fileSize: Int
+    public var formatVersion: UInt64
+    /// Blocks in the file: 1 for a compact file, more after incremental saves.
+    public var blockCount: Int
+    /// Compressed bytes of the causal history (change metadata, op structure and ids).
+    public var historyBytes: Int
+    /// Compressed bytes of inserted text (including text deleted since).
+    public var textBytes: Int
+    /// Everything else: envelopes, checksums, replica and string tables, titles and tags.
+    public var metadataBytes: Int
+}
+
+extension Document {
+    /// Breaks a file's size down by part. Parts are compressed separately to
+    /// measure them, so history + text + metadata is close to, not exactly, the file size.
+    public static func storageReport(_ bytes: [UInt8]) throws(PeerNoteError) -> StorageReport {
+        _ = try load(bytes)   // the report is only given for valid files
+        let raws: [RawBlock]
+        do { raws = try BlockCodec.decode(bytes) } catch { throw .invalidDocument(offset: error.offset, message: error.message) }
+        var history = 0, text = 0
+        for raw in raws {
+            guard let block = try? WireCodec.decodePayload(raw, fileSize: bytes.count) else { continue }
+            var t: [UInt8] = []
+            for s in block.text { t += Array(String(s).utf8) }
+            text += t.isEmpty ? 0 : Deflate.compress(t).count
+            var stripped = block
+            stripped.text = []
+            stripped.ops = block.ops.map { op in
+                var o = op
+                switch op.body {
+                case .insertText(let n, let l, let r, _): o.body = .insertText(note: n, originLeft: l, originRight: r, contentStart: 0); o.length = 0
+                case .setNoteTitle(let n, _, let p): o.body = .setNoteTitle(note: n, "", preds: p)
+                case .setNotebookTitle(_, let p): o.body = .setNotebookTitle("", preds: p)
+                case .addTag(let n, _): o.body = .addTag(note: n, "")
+                case .removeTag(let n, _, let r): o.body = .removeTag(note: n, "", removes: r)
+                default: break
+                }
+                return o
+            }
+            stripped.changes = block.changes.map { var c = $0; c.author = ""; c.message = ""; return c }
+            history += historyColumnsSize(stripped)
+        }
+        let metadata = max(0, bytes.count - history - text)
+        return StorageReport(fileSize: bytes.count, formatVersion: Format.version, blockCount: raws.count,
+                             historyBytes: history, textBytes: text, metadataBytes: metadata)
+    }
+
+    private static func historyColumnsSize(_ block: WireBlock) -> Int {
+        // The compressed columns field of the re-encoded payload, without text, titles and strings.
+        let payload = WireCodec.encodePayload(block)
+        guard let item = try? CBORDecoder.decodeItem(payload), let cols = item.mapValue(forKey: BlockKey.columns.rawValue)?.bytesValue else { return 0 }
+        return cols.count
+    }
+}

@@ -1,0 +1,55 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Output conventions shared by the command-line tools.
+public enum Terminal {
+    /// Colour only on a terminal, never when `NO_COLOR` is set (https://no-color.org) or `TERM=dumb`.
+    public static func colorEnabled(fileDescriptor fd: Int32 = 1, environment: [String: String] = ProcessInfo.processInfo.environment) -> Bool {
+        if let v = environment["NO_COLOR"], !v.isEmpty { return false }
+        if environment["TERM"] == "dumb" { return false }
+        return isatty(fd) == 1
+    }
+
+    /// Writes one line to standard error.
+    public static func error(_ line: String) {
+        FileHandle.standardError.write(Data((line + "\n").utf8))
+    }
+
+    public enum Style: String { case bold = "1", dim = "2", red = "31", green = "32", yellow = "33", blue = "34", magenta = "35", cyan = "36" }
+
+    public static func paint(_ text: String, _ style: Style, enabled: Bool) -> String {
+        enabled ? "\u{1B}[\(style.rawValue)m\(text)\u{1B}[0m" : text
+    }
+}
+
+/// Who is recorded as the author of changes: `--author`, else `PEERNOTE_AUTHOR`,
+/// else git's `user.name`, else the login name.
+public enum AuthorResolver {
+    public static func resolve(explicit: String?, environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
+        if let e = explicit, !e.isEmpty { return e }
+        if let e = environment["PEERNOTE_AUTHOR"], !e.isEmpty { return e }
+        if let g = gitUserName(), !g.isEmpty { return g }
+        if let u = environment["USER"] ?? environment["LOGNAME"], !u.isEmpty { return u }
+        if let pw = getpwuid(getuid()), let name = pw.pointee.pw_name { return String(cString: name) }
+        return "unknown"
+    }
+
+    private static func gitUserName() -> String? {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        p.arguments = ["git", "config", "user.name"]
+        let out = Pipe()
+        p.standardOutput = out
+        p.standardError = FileHandle.nullDevice
+        p.standardInput = FileHandle.nullDevice
+        do { try p.run() } catch { return nil }
+        let data = out.fileHandleForReading.readDataToEndOfFile()
+        p.waitUntilExit()
+        guard p.terminationStatus == 0 else { return nil }
+        return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+}
