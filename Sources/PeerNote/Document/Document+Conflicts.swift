@@ -76,6 +76,10 @@ extension Document {
                 lv = min(c.lvEnd, op.lv + op.length)
             }
         }
-        return result.mapValues { $0.map { attribution(change: $0) } }
+        // Deterministic order on every copy: causal (lamport), then replica id.
+        return result.mapValues { changes in
+            changes.sorted { (log.changes[$0].lamport, log.replicas[Int(log.changes[$0].agent)]) < (log.changes[$1].lamport, log.replicas[Int(log.changes[$1].agent)]) }
+                .map { attribution(change: $0) }
+        }
     }
 }

@@ -1,0 +1,202 @@
+/// A sequence CRDT (the FugueMax / YjsMod algorithm) over runs of elements:
+/// note bodies (elements are Unicode scalars) and the order of notes
+/// (elements are note ids).
+///
+/// Invariants: every element ever inserted stays in the list (deleted ones as
+/// tombstones), in list order; each element's position is fully determined by
+/// its origins and the replica ids of concurrent siblings, so replicas that
+/// integrated the same inserts (in any causal order) hold the same sequence.
+/// Concurrent runs inserted at one place never interleave, whether typed
+/// forwards or backwards. Runs live in a B+ tree (`ListTree`), so finding a
+/// position or an id costs O(log n). A value type: copies share storage until
+/// one of them changes.
+struct ListCRDT<Element: Sendable>: Sendable {
+    private var tree = ListTree<Element>()
+
+    private mutating func unique() {
+        if !isKnownUniquelyReferenced(&tree) { tree = tree.copy() }
+    }
+
+    var visibleCount: Int { tree.visibleCount }
+    var totalCount: Int { tree.totalCount }
+
+    // MARK: Reading
+
+    var visibleElements: [Element] {
+        var out: [Element] = []
+        out.reserveCapacity(tree.visibleCount)
+        let content = tree.content
+        tree.forEachRun { r in
+            if !r.deleted { out.append(contentsOf: content[r.contentStart ..< r.contentStart + r.length]) }
+        }
+        return out
+    }
+
+    func forEachVisible(_ body: (LocalID, Element) -> Void) {
+        let content = tree.content
+        tree.forEachRun { r in
+            guard !r.deleted else { return }
+            for k in 0 ..< r.length { body(r.id.advanced(by: k), content[r.contentStart + k]) }
+        }
+    }
+
+    func forEachElement(_ body: (LocalID, Element, Bool) -> Void) {
+        let content = tree.content
+        tree.forEachRun { r in
+            for k in 0 ..< r.length { body(r.id.advanced(by: k), content[r.contentStart + k], r.deleted) }
+        }
+    }
+
+    func contains(_ id: LocalID) -> Bool { tree.locate(id) != nil }
+
+    func isDeleted(_ id: LocalID) -> Bool? {
+        guard let c = tree.locate(id) else { return nil }
+        return tree.run(at: c).deleted
+    }
+
+    func idOfVisible(_ index: Int) -> LocalID? {
+        tree.cursor(visible: index).map { tree.id(at: $0) }
+    }
+
+    func visibleIndex(of id: LocalID) -> Int? {
+        guard let c = tree.locate(id), !tree.run(at: c).deleted else { return nil }
+        return tree.visiblePosition(c)
+    }
+
+    // MARK: Local edits
+
+    /// Where a local insert at visible position `index` goes: its left and right origins
+    /// (the elements, tombstones included, directly around the insertion point).
+    func originsForInsert(atVisible index: Int) -> (left: LocalID, right: LocalID) {
+        if index <= 0 {
+            let s = tree.startCursor
+            return (.none, tree.isEnd(s) ? .none : tree.id(at: s))
+        }
+        guard let c = tree.cursor(visible: min(index, tree.visibleCount) - 1) else { return (.none, .none) }
+        let after = tree.advance(c)
+        return (tree.id(at: c), tree.isEnd(after) ? .none : tree.id(at: after))
+    }
+
+    /// Origins for inserting directly after the element `after` (or at the start).
+    func originsForInsert(after: LocalID) -> (left: LocalID, right: LocalID) {
+        if after.isNone {
+            let s = tree.startCursor
+            return (.none, tree.isEnd(s) ? .none : tree.id(at: s))
+        }
+        guard let c = tree.locate(after) else { return (after, .none) }
+        let next = tree.advance(c)
+        return (after, tree.isEnd(next) ? .none : tree.id(at: next))
+    }
+
+    /// The ids of the visible elements in `range`, as maximal runs of contiguous ids.
+    func visibleIDSpans(_ range: Range<Int>) -> [(LocalID, Int)] {
+        guard !range.isEmpty, var c = tree.cursor(visible: range.lowerBound) else { return [] }
+        var spans: [(LocalID, Int)] = []
+        var remaining = range.count
+        while remaining > 0 && !tree.isEnd(c) {
+            let r = tree.run(at: c)
+            if !r.deleted {
+                let take = min(r.length - c.offset, remaining)
+                let start = r.id.advanced(by: c.offset)
+                if let last = spans.last, last.0.agent == start.agent, Int(last.0.counter) + last.1 == Int(start.counter) {
+                    spans[spans.count - 1].1 += take
+                } else {
+                    spans.append((start, take))
+                }
+                remaining -= take
+            }
+            c = tree.nextRun(c)
+        }
+        return spans
+    }
+
+    // MARK: Integration
+
+    /// Integrates a run of `elements` with the given id and origins (local or remote).
+    /// `replicaLess(a, b)` says whether agent `a`'s replica id sorts before `b`'s.
+    mutating func integrate(id: LocalID, originLeft: LocalID, originRight: LocalID, elements: some Collection<Element>,
+                            replicaLess: (UInt32, UInt32) -> Bool) throws(ListError) {
+        let length = elements.count
+        guard length > 0 else { return }
+        unique()
+        let t = tree
+        let left: Int
+        var cur: ListCursor
+        if originLeft.isNone {
+            left = -1
+            cur = t.startCursor
+        } else {
+            guard let c = t.locate(originLeft) else { throw .missingElement(originLeft) }
+            left = t.position(c)
+            cur = t.advance(c)
+        }
+        let right: Int
+        if originRight.isNone { right = t.totalCount } else {
+            guard let c = t.locate(originRight) else { throw .missingElement(originRight) }
+            right = t.position(c)
+        }
+        // Scan the runs between the origins (YjsMod) to find where the new run goes.
+        var destination = cur
+        var scanning = false
+        var i = left + 1
+        while true {
+            if !scanning { destination = cur }
+            if i >= t.totalCount || i == right || t.isEnd(cur) { break }
+            let other = t.run(at: cur)
+            let offset = cur.offset
+            let otherLeftID = other.originLeft(at: offset)
+            let oleft: Int
+            if offset > 0 { oleft = i - 1 } else if otherLeftID.isNone { oleft = -1 } else {
+                guard let c = t.locate(otherLeftID) else { throw .missingElement(otherLeftID) }
+                oleft = t.position(c)
+            }
+            let oright: Int
+            if other.originRight.isNone { oright = t.totalCount } else {
+                guard let c = t.locate(other.originRight) else { throw .missingElement(other.originRight) }
+                oright = t.position(c)
+            }
+            if oleft < left {
+                break
+            } else if oleft == left {
+                if oright < right {
+                    scanning = true
+                } else if oright == right {
+                    if replicaLess(id.agent, other.id.agent) { break }
+                    scanning = false
+                } else {
+                    scanning = false
+                }
+            }
+            // The rest of this run has its left origin inside the run, past `left`: skip it,
+            // but stop at `right` if it lies inside.
+            let runEnd = i + other.length - offset
+            if right > i && right < runEnd {
+                if !scanning { destination = ListCursor(leaf: cur.leaf, run: cur.run, offset: offset + (right - i)) }
+                break
+            }
+            i = runEnd
+            cur = t.nextRun(cur)
+        }
+        t.insert(ListRun(id: id, length: length, originLeft: originLeft, originRight: originRight,
+                         deleted: false, contentStart: t.content.count), before: destination)
+        t.content.append(contentsOf: elements)
+    }
+
+    /// Marks `length` elements starting at `target` deleted (counting down when `reversed`).
+    /// Returns the elements newly deleted, or throws when an id is unknown.
+    @discardableResult
+    mutating func delete(target: LocalID, length: Int, reversed: Bool) throws(ListError) -> Int {
+        unique()
+        let start = reversed ? target.advanced(by: -(length - 1)) : target
+        var done = 0
+        var newly = 0
+        while done < length {
+            let cur = start.advanced(by: done)
+            guard let c = tree.locate(cur) else { throw .missingElement(cur) }
+            let (covered, n) = tree.markDeleted(at: c, length: length - done)
+            done += covered
+            newly += n
+        }
+        return newly
+    }
+}

