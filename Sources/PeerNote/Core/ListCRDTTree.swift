@@ -13,10 +13,6 @@
 struct ListCRDT<Element: Sendable>: Sendable {
     private var tree = ListTree<Element>()
 
-    private mutating func unique() {
-        if !isKnownUniquelyReferenced(&tree) { tree = tree.copy() }
-    }
-
     var visibleCount: Int { tree.visibleCount }
     var totalCount: Int { tree.totalCount }
 
@@ -47,10 +43,10 @@ struct ListCRDT<Element: Sendable>: Sendable {
         }
     }
 
-    func contains(_ id: LocalID) -> Bool { tree.locate(id) != nil }
+    func contains(_ id: LocalID) -> Bool { tree.find(id) != nil }
 
     func isDeleted(_ id: LocalID) -> Bool? {
-        guard let c = tree.locate(id) else { return nil }
+        guard let (c, _) = tree.find(id) else { return nil }
         return tree.run(at: c).deleted
     }
 
@@ -59,7 +55,7 @@ struct ListCRDT<Element: Sendable>: Sendable {
     }
 
     func visibleIndex(of id: LocalID) -> Int? {
-        guard let c = tree.locate(id), !tree.run(at: c).deleted else { return nil }
+        guard let (c, _) = tree.find(id), !tree.run(at: c).deleted else { return nil }
         return tree.visiblePosition(c)
     }
 
@@ -83,7 +79,7 @@ struct ListCRDT<Element: Sendable>: Sendable {
             let s = tree.startCursor
             return (.none, tree.isEnd(s) ? .none : tree.id(at: s))
         }
-        guard let c = tree.locate(after) else { return (after, .none) }
+        guard let (c, _) = tree.find(after) else { return (after, .none) }
         let next = tree.advance(c)
         return (after, tree.isEnd(next) ? .none : tree.id(at: next))
     }
@@ -118,22 +114,20 @@ struct ListCRDT<Element: Sendable>: Sendable {
                             replicaLess: (UInt32, UInt32) -> Bool) throws(ListError) {
         let length = elements.count
         guard length > 0 else { return }
-        unique()
-        let t = tree
         let left: Int
         var cur: ListCursor
         if originLeft.isNone {
             left = -1
-            cur = t.startCursor
+            cur = tree.startCursor
         } else {
-            guard let c = t.locate(originLeft) else { throw .missingElement(originLeft) }
-            left = t.position(c)
-            cur = t.advance(c)
+            guard let c = tree.locate(originLeft) else { throw .missingElement(originLeft) }
+            left = tree.position(c)
+            cur = tree.advance(c)
         }
         let right: Int
-        if originRight.isNone { right = t.totalCount } else {
-            guard let c = t.locate(originRight) else { throw .missingElement(originRight) }
-            right = t.position(c)
+        if originRight.isNone { right = tree.totalCount } else {
+            guard let c = tree.locate(originRight) else { throw .missingElement(originRight) }
+            right = tree.position(c)
         }
         // Scan the runs between the origins (YjsMod) to find where the new run goes.
         var destination = cur
@@ -141,19 +135,19 @@ struct ListCRDT<Element: Sendable>: Sendable {
         var i = left + 1
         while true {
             if !scanning { destination = cur }
-            if i >= t.totalCount || i == right || t.isEnd(cur) { break }
-            let other = t.run(at: cur)
+            if i >= tree.totalCount || i == right || tree.isEnd(cur) { break }
+            let other = tree.run(at: cur)
             let offset = cur.offset
             let otherLeftID = other.originLeft(at: offset)
             let oleft: Int
             if offset > 0 { oleft = i - 1 } else if otherLeftID.isNone { oleft = -1 } else {
-                guard let c = t.locate(otherLeftID) else { throw .missingElement(otherLeftID) }
-                oleft = t.position(c)
+                guard let c = tree.locate(otherLeftID) else { throw .missingElement(otherLeftID) }
+                oleft = tree.position(c)
             }
             let oright: Int
-            if other.originRight.isNone { oright = t.totalCount } else {
-                guard let c = t.locate(other.originRight) else { throw .missingElement(other.originRight) }
-                oright = t.position(c)
+            if other.originRight.isNone { oright = tree.totalCount } else {
+                guard let c = tree.locate(other.originRight) else { throw .missingElement(other.originRight) }
+                oright = tree.position(c)
             }
             if oleft < left {
                 break
@@ -175,18 +169,17 @@ struct ListCRDT<Element: Sendable>: Sendable {
                 break
             }
             i = runEnd
-            cur = t.nextRun(cur)
+            cur = tree.nextRun(cur)
         }
-        t.insert(ListRun(id: id, length: length, originLeft: originLeft, originRight: originRight,
-                         deleted: false, contentStart: t.content.count), before: destination)
-        t.content.append(contentsOf: elements)
+        tree.insert(ListRun(id: id, length: length, originLeft: originLeft, originRight: originRight,
+                         deleted: false, contentStart: tree.content.count), before: destination)
+        tree.content.append(contentsOf: elements)
     }
 
     /// Marks `length` elements starting at `target` deleted (counting down when `reversed`).
     /// Returns the elements newly deleted, or throws when an id is unknown.
     @discardableResult
     mutating func delete(target: LocalID, length: Int, reversed: Bool) throws(ListError) -> Int {
-        unique()
         let start = reversed ? target.advanced(by: -(length - 1)) : target
         var done = 0
         var newly = 0

@@ -1,127 +1,105 @@
-/// A node of the B+ tree behind `ListCRDT`. Leaves hold runs in list order and
-/// are chained left to right; internal nodes hold children. `visible` and
-/// `total` count the elements (visible ones, and all including tombstones) in
-/// the node's subtree.
-///
-/// Invariant: nodes only ever split, never merge, so an element only ever moves
-/// to a leaf further right; `ListIndex` relies on this.
-final class ListNode {
-    let isLeaf: Bool
-    var runs: [ListRun] = []
-    var children: [ListNode] = []
-    var visible = 0
-    var total = 0
-    weak var parent: ListNode?
-    /// The next leaf to the right (leaves only).
-    weak var next: ListNode?
-
-    init(isLeaf: Bool) { self.isLeaf = isLeaf }
-
-    static let leafCapacity = 64
-    static let fanout = 32
-
-    func recount() {
-        if isLeaf {
-            var v = 0, t = 0
-            for r in runs { t += r.length; if !r.deleted { v += r.length } }
-            visible = v; total = t
-        } else {
-            var v = 0, t = 0
-            for c in children { v += c.visible; t += c.total }
-            visible = v; total = t
-        }
-    }
+/// A reference to a node of a `ListTree`: a leaf (index into `leaves`) or an
+/// inner node (index into `inners`), packed in one integer.
+struct NodeRef: Equatable, Sendable {
+    var raw: Int32
+    static func leaf(_ i: Int) -> NodeRef { NodeRef(raw: Int32(i)) }
+    static func inner(_ i: Int) -> NodeRef { NodeRef(raw: ~Int32(i)) }
+    static let none = NodeRef(raw: Int32.min)
+    var isLeaf: Bool { raw >= 0 }
+    var index: Int { raw >= 0 ? Int(raw) : Int(~raw) }
 }
 
-/// A position in a `ListTree`: run `run` of `leaf`, element `offset` of that run.
-/// `run == leaf.runs.count` (offset 0) is the end of the leaf.
-struct ListCursor {
-    unowned(unsafe) var leaf: ListNode
+/// A leaf of the tree: runs in list order, chained to the next leaf.
+struct ListLeaf: Sendable {
+    var runs: [ListRun] = []
+    var parent: Int32 = -1           // index into `inners`, -1 for the root
+    var next: Int32 = -1             // next leaf to the right, -1 at the end
+    var visible = 0
+    var total = 0
+}
+
+/// An inner node: children (all leaves or all inner nodes) and their counts.
+struct ListInner: Sendable {
+    var children: [NodeRef] = []
+    var parent: Int32 = -1
+    var visible = 0
+    var total = 0
+}
+
+/// A position: run `run` of leaf `leaf`, element `offset` of that run.
+/// `run == leaves[leaf].runs.count` (offset 0) is the end of that leaf.
+struct ListCursor: Sendable {
+    var leaf: Int
     var run: Int
     var offset: Int
 }
 
-/// One entry of the id index: the ids of `agent` from `counter` up to the next
-/// entry were placed in `leaf` or, after splits, in a leaf to its right.
-struct ListIndexEntry {
+/// One entry of the id index: the ids of an agent from `counter` up to the next
+/// entry were placed in leaf `leaf` or, after splits, in a leaf to its right.
+struct ListIndexEntry: Sendable {
     var counter: UInt32
-    unowned(unsafe) var leaf: ListNode
+    var leaf: Int32
 }
 
-/// The storage of a `ListCRDT`: a B+ tree of runs, the element arena and an id
-/// index. A reference type; `ListCRDT` copies it on write.
-final class ListTree<Element: Sendable>: @unchecked Sendable {
-    private(set) var root = ListNode(isLeaf: true)
+/// The storage of a `ListCRDT`: a B+ tree of runs kept in flat arrays (nodes
+/// refer to each other by index, so copies are plain value copies), the
+/// element arena, and an id index.
+///
+/// Invariant: nodes only ever split, never merge or shrink, so an element only
+/// ever moves to a leaf further right; the id index relies on this and, when a
+/// lookup has to walk right, records the newer leaf.
+struct ListTree<Element: Sendable>: Sendable {
+    static var leafCapacity: Int { 64 }
+    static var fanout: Int { 32 }
+
+    private(set) var leaves: [ListLeaf] = [ListLeaf()]
+    private(set) var inners: [ListInner] = []
+    private(set) var root = NodeRef.leaf(0)
     var content: [Element] = []
     /// Per agent, entries sorted by counter.
     private var index: [[ListIndexEntry]] = []
 
-    init() {}
+    var visibleCount: Int { root.isLeaf ? leaves[root.index].visible : inners[root.index].visible }
+    var totalCount: Int { root.isLeaf ? leaves[root.index].total : inners[root.index].total }
 
-    /// A deep copy with its own nodes and a rebuilt index.
-    func copy() -> ListTree<Element> {
-        let t = ListTree<Element>()
-        t.content = content
-        var leaves: [ListNode] = []
-        func clone(_ n: ListNode, parent: ListNode?) -> ListNode {
-            let c = ListNode(isLeaf: n.isLeaf)
-            c.visible = n.visible
-            c.total = n.total
-            c.parent = parent
-            if n.isLeaf {
-                c.runs = n.runs
-                leaves.append(c)
-            } else {
-                c.children = n.children.map { clone($0, parent: c) }
-            }
-            return c
-        }
-        t.root = clone(root, parent: nil)
-        for i in 0 ..< leaves.count - 1 { leaves[i].next = leaves[i + 1] }
-        for leaf in leaves {
-            for r in leaf.runs { t.addIndex(r.id, leaf) }
-        }
-        for a in 0 ..< t.index.count { t.index[a].sort { $0.counter < $1.counter } }
-        return t
+    private func total(_ n: NodeRef) -> Int { n.isLeaf ? leaves[n.index].total : inners[n.index].total }
+    private func visible(_ n: NodeRef) -> Int { n.isLeaf ? leaves[n.index].visible : inners[n.index].visible }
+    private func parent(_ n: NodeRef) -> Int32 { n.isLeaf ? leaves[n.index].parent : inners[n.index].parent }
+
+    var firstLeaf: Int {
+        var n = root
+        while !n.isLeaf { n = inners[n.index].children[0] }
+        return n.index
     }
 
-    var visibleCount: Int { root.visible }
-    var totalCount: Int { root.total }
-
-    var firstLeaf: ListNode {
+    var lastLeaf: Int {
         var n = root
-        while !n.isLeaf, let f = n.children.first { n = f }
-        return n
-    }
-
-    var lastLeaf: ListNode {
-        var n = root
-        while !n.isLeaf, let l = n.children.last { n = l }
-        return n
+        while !n.isLeaf { n = inners[n.index].children[inners[n.index].children.count - 1] }
+        return n.index
     }
 
     var startCursor: ListCursor { normalize(ListCursor(leaf: firstLeaf, run: 0, offset: 0)) }
-    var endCursor: ListCursor { let l = lastLeaf; return ListCursor(leaf: l, run: l.runs.count, offset: 0) }
+    var endCursor: ListCursor { let l = lastLeaf; return ListCursor(leaf: l, run: leaves[l].runs.count, offset: 0) }
 
-    func isEnd(_ c: ListCursor) -> Bool { c.run >= c.leaf.runs.count }
+    func isEnd(_ c: ListCursor) -> Bool { c.run >= leaves[c.leaf].runs.count }
 
-    /// Moves a cursor sitting at the end of a leaf to the start of the next non-empty leaf, if any.
+    /// Moves a cursor at the end of a leaf to the start of the next non-empty leaf, if any.
     func normalize(_ c: ListCursor) -> ListCursor {
         var c = c
-        while c.run >= c.leaf.runs.count, let n = c.leaf.next { c = ListCursor(leaf: n, run: 0, offset: 0) }
+        while c.run >= leaves[c.leaf].runs.count, leaves[c.leaf].next >= 0 {
+            c = ListCursor(leaf: Int(leaves[c.leaf].next), run: 0, offset: 0)
+        }
         return c
     }
 
-    func run(at c: ListCursor) -> ListRun { c.leaf.runs[c.run] }
-    func id(at c: ListCursor) -> LocalID { c.leaf.runs[c.run].id.advanced(by: c.offset) }
+    func run(at c: ListCursor) -> ListRun { leaves[c.leaf].runs[c.run] }
+    func id(at c: ListCursor) -> LocalID { leaves[c.leaf].runs[c.run].id.advanced(by: c.offset) }
 
-    /// The cursor one element further on.
     func advance(_ c: ListCursor) -> ListCursor {
-        if c.offset + 1 < c.leaf.runs[c.run].length { return ListCursor(leaf: c.leaf, run: c.run, offset: c.offset + 1) }
+        if c.offset + 1 < leaves[c.leaf].runs[c.run].length { return ListCursor(leaf: c.leaf, run: c.run, offset: c.offset + 1) }
         return normalize(ListCursor(leaf: c.leaf, run: c.run + 1, offset: 0))
     }
 
-    /// The cursor at the start of the next run.
     func nextRun(_ c: ListCursor) -> ListCursor {
         normalize(ListCursor(leaf: c.leaf, run: c.run + 1, offset: 0))
     }
@@ -130,44 +108,51 @@ final class ListTree<Element: Sendable>: @unchecked Sendable {
 
     /// The element at visible index `v` (0 ≤ v < visibleCount).
     func cursor(visible v: Int) -> ListCursor? {
-        guard v >= 0 && v < root.visible else { return nil }
+        guard v >= 0 && v < visibleCount else { return nil }
         var node = root
         var rem = v
         while !node.isLeaf {
-            var next: ListNode?
-            for child in node.children {
-                if rem < child.visible { next = child; break }
-                rem -= child.visible
+            var found = NodeRef.none
+            for child in inners[node.index].children {
+                let cv = visible(child)
+                if rem < cv { found = child; break }
+                rem -= cv
             }
-            guard let n = next else { return nil }
-            node = n
+            guard found != .none else { return nil }
+            node = found
         }
-        for (i, r) in node.runs.enumerated() where !r.deleted {
-            if rem < r.length { return ListCursor(leaf: node, run: i, offset: rem) }
-            rem -= r.length
+        let runs = leaves[node.index].runs
+        for i in 0 ..< runs.count where !runs[i].deleted {
+            if rem < runs[i].length { return ListCursor(leaf: node.index, run: i, offset: rem) }
+            rem -= runs[i].length
         }
         return nil
     }
 
-    /// Where the element `id` is.
-    func locate(_ id: LocalID) -> ListCursor? {
+    /// Where the element `id` is. Records a newer leaf in the index when it had to walk far.
+    mutating func locate(_ id: LocalID) -> ListCursor? {
+        guard let (c, hops) = find(id) else { return nil }
+        if hops > 2 { insertIndex(id, c.leaf) }
+        return c
+    }
+
+    /// Where the element `id` is, without touching the index.
+    func find(_ id: LocalID) -> (ListCursor, Int)? {
         let a = Int(id.agent)
-        guard a < index.count, !index[a].isEmpty else { return nil }
-        let entries = index[a]
-        var lo = 0, hi = entries.count - 1
-        guard entries[0].counter <= id.counter else { return nil }
+        guard a < index.count, !index[a].isEmpty, index[a][0].counter <= id.counter else { return nil }
+        var lo = 0, hi = index[a].count - 1
         while lo < hi {
             let mid = (lo + hi + 1) / 2
-            if entries[mid].counter <= id.counter { lo = mid } else { hi = mid - 1 }
+            if index[a][mid].counter <= id.counter { lo = mid } else { hi = mid - 1 }
         }
-        var leaf: ListNode? = entries[lo].leaf
+        var leaf = Int(index[a][lo].leaf)
         var hops = 0
-        while let l = leaf {
-            for (i, r) in l.runs.enumerated() where r.contains(id) {
-                if hops > 2 { insertIndex(id, l) }
-                return ListCursor(leaf: l, run: i, offset: Int(id.counter) - Int(r.id.counter))
+        while leaf >= 0 {
+            let runs = leaves[leaf].runs
+            for i in 0 ..< runs.count where runs[i].contains(id) {
+                return (ListCursor(leaf: leaf, run: i, offset: Int(id.counter) - Int(runs[i].id.counter)), hops)
             }
-            leaf = l.next
+            leaf = Int(leaves[leaf].next)
             hops += 1
         }
         return nil
@@ -176,155 +161,191 @@ final class ListTree<Element: Sendable>: @unchecked Sendable {
     /// Absolute position (counting tombstones) of the element at `c`.
     func position(_ c: ListCursor) -> Int {
         var pos = c.offset
-        for i in 0 ..< c.run { pos += c.leaf.runs[i].length }
-        var node = c.leaf
-        while let p = node.parent {
-            for ch in p.children {
-                if ch === node { break }
-                pos += ch.total
+        let runs = leaves[c.leaf].runs
+        for i in 0 ..< c.run { pos += runs[i].length }
+        var node = NodeRef.leaf(c.leaf)
+        var p = leaves[c.leaf].parent
+        while p >= 0 {
+            for ch in inners[Int(p)].children {
+                if ch == node { break }
+                pos += total(ch)
             }
-            node = p
+            node = .inner(Int(p))
+            p = inners[Int(p)].parent
         }
         return pos
     }
 
-    /// Visible index of the (visible) element at `c`.
+    /// Visible index of the element at `c` (of the next visible one when it is deleted).
     func visiblePosition(_ c: ListCursor) -> Int {
-        var pos = c.leaf.runs[c.run].deleted ? 0 : c.offset
-        for i in 0 ..< c.run where !c.leaf.runs[i].deleted { pos += c.leaf.runs[i].length }
-        var node = c.leaf
-        while let p = node.parent {
-            for ch in p.children {
-                if ch === node { break }
-                pos += ch.visible
+        let runs = leaves[c.leaf].runs
+        var pos = runs[c.run].deleted ? 0 : c.offset
+        for i in 0 ..< c.run where !runs[i].deleted { pos += runs[i].length }
+        var node = NodeRef.leaf(c.leaf)
+        var p = leaves[c.leaf].parent
+        while p >= 0 {
+            for ch in inners[Int(p)].children {
+                if ch == node { break }
+                pos += visible(ch)
             }
-            node = p
+            node = .inner(Int(p))
+            p = inners[Int(p)].parent
         }
         return pos
     }
 
     // MARK: Index
 
-    private func addIndex(_ id: LocalID, _ leaf: ListNode) {
-        let a = Int(id.agent)
-        while index.count <= a { index.append([]) }
-        index[a].append(ListIndexEntry(counter: id.counter, leaf: leaf))
-    }
-
     /// Records that `id` is (now) in `leaf`, keeping entries sorted.
-    private func insertIndex(_ id: LocalID, _ leaf: ListNode) {
+    private mutating func insertIndex(_ id: LocalID, _ leaf: Int) {
         let a = Int(id.agent)
         while index.count <= a { index.append([]) }
+        if let last = index[a].last, last.counter < id.counter {
+            index[a].append(ListIndexEntry(counter: id.counter, leaf: Int32(leaf)))
+            return
+        }
         var lo = 0, hi = index[a].count
         while lo < hi {
             let mid = (lo + hi) / 2
             if index[a][mid].counter < id.counter { lo = mid + 1 } else { hi = mid }
         }
         if lo < index[a].count && index[a][lo].counter == id.counter {
-            index[a][lo].leaf = leaf
+            index[a][lo].leaf = Int32(leaf)
         } else {
-            index[a].insert(ListIndexEntry(counter: id.counter, leaf: leaf), at: lo)
+            index[a].insert(ListIndexEntry(counter: id.counter, leaf: Int32(leaf)), at: lo)
         }
     }
 
     // MARK: Changing
 
-    /// Inserts `run` before the element at `c` (or at the end).
-    func insert(_ run: ListRun, before c: ListCursor) {
-        let leaf = c.leaf
-        var i = c.run
-        if c.offset > 0 {
-            let right = leaf.runs[i].split(at: c.offset)
-            leaf.runs.insert(right, at: i + 1)
-            i += 1
+    private mutating func addCounts(from leaf: Int, visible dv: Int, total dt: Int) {
+        leaves[leaf].visible += dv
+        leaves[leaf].total += dt
+        var p = leaves[leaf].parent
+        while p >= 0 {
+            inners[Int(p)].visible += dv
+            inners[Int(p)].total += dt
+            p = inners[Int(p)].parent
         }
-        if i > 0 && leaf.runs[i - 1].canAppend(run) {
-            leaf.runs[i - 1].length += run.length
-        } else {
-            leaf.runs.insert(run, at: i)
-            insertIndex(run.id, leaf)
-        }
-        var node: ListNode? = leaf
-        while let n = node {
-            n.total += run.length
-            if !run.deleted { n.visible += run.length }
-            node = n.parent
-        }
-        if leaf.runs.count > ListNode.leafCapacity { split(leaf) }
     }
 
-    /// Marks up to `length` elements from `c` deleted, within one run; returns how many it covered
-    /// and how many were newly deleted.
-    func markDeleted(at c: ListCursor, length: Int) -> (covered: Int, newly: Int) {
+    /// Inserts `run` before the element at `c` (or at the end).
+    mutating func insert(_ run: ListRun, before c: ListCursor) {
         let leaf = c.leaf
         var i = c.run
         if c.offset > 0 {
-            let right = leaf.runs[i].split(at: c.offset)
-            leaf.runs.insert(right, at: i + 1)
+            let right = leaves[leaf].runs[i].split(at: c.offset)
+            leaves[leaf].runs.insert(right, at: i + 1)
             i += 1
         }
-        let take = min(leaf.runs[i].length, length)
-        if take < leaf.runs[i].length {
-            let right = leaf.runs[i].split(at: take)
-            leaf.runs.insert(right, at: i + 1)
+        if i > 0 && leaves[leaf].runs[i - 1].canAppend(run) {
+            leaves[leaf].runs[i - 1].length += run.length
+        } else {
+            leaves[leaf].runs.insert(run, at: i)
+            insertIndex(run.id, leaf)
+        }
+        addCounts(from: leaf, visible: run.deleted ? 0 : run.length, total: run.length)
+        if leaves[leaf].runs.count > Self.leafCapacity { splitLeaf(leaf) }
+    }
+
+    /// Marks up to `length` elements from `c` deleted, within one run; returns how many it
+    /// covered and how many were newly deleted.
+    mutating func markDeleted(at c: ListCursor, length: Int) -> (covered: Int, newly: Int) {
+        let leaf = c.leaf
+        var i = c.run
+        if c.offset > 0 {
+            let right = leaves[leaf].runs[i].split(at: c.offset)
+            leaves[leaf].runs.insert(right, at: i + 1)
+            i += 1
+        }
+        let take = min(leaves[leaf].runs[i].length, length)
+        if take < leaves[leaf].runs[i].length {
+            let right = leaves[leaf].runs[i].split(at: take)
+            leaves[leaf].runs.insert(right, at: i + 1)
         }
         var newly = 0
-        if !leaf.runs[i].deleted {
-            leaf.runs[i].deleted = true
+        if !leaves[leaf].runs[i].deleted {
+            leaves[leaf].runs[i].deleted = true
             newly = take
-            var node: ListNode? = leaf
-            while let n = node { n.visible -= take; node = n.parent }
+            addCounts(from: leaf, visible: -take, total: 0)
         }
         // Re-join with neighbours when they continue each other.
-        if i + 1 < leaf.runs.count && leaf.runs[i].canAppend(leaf.runs[i + 1]) {
-            leaf.runs[i].length += leaf.runs[i + 1].length
-            leaf.runs.remove(at: i + 1)
+        if i + 1 < leaves[leaf].runs.count && leaves[leaf].runs[i].canAppend(leaves[leaf].runs[i + 1]) {
+            leaves[leaf].runs[i].length += leaves[leaf].runs[i + 1].length
+            leaves[leaf].runs.remove(at: i + 1)
         }
-        if i > 0 && leaf.runs[i - 1].canAppend(leaf.runs[i]) {
-            leaf.runs[i - 1].length += leaf.runs[i].length
-            leaf.runs.remove(at: i)
+        if i > 0 && leaves[leaf].runs[i - 1].canAppend(leaves[leaf].runs[i]) {
+            leaves[leaf].runs[i - 1].length += leaves[leaf].runs[i].length
+            leaves[leaf].runs.remove(at: i)
         }
-        if leaf.runs.count > ListNode.leafCapacity { split(leaf) }
+        if leaves[leaf].runs.count > Self.leafCapacity { splitLeaf(leaf) }
         return (take, newly)
     }
 
-    private func split(_ node: ListNode) {
-        let sibling = ListNode(isLeaf: node.isLeaf)
-        if node.isLeaf {
-            let mid = node.runs.count / 2
-            sibling.runs = Array(node.runs[mid...])
-            node.runs.removeSubrange(mid...)
-            sibling.next = node.next
-            node.next = sibling
-        } else {
-            let mid = node.children.count / 2
-            sibling.children = Array(node.children[mid...])
-            node.children.removeSubrange(mid...)
-            for c in sibling.children { c.parent = sibling }
+    private mutating func splitLeaf(_ leaf: Int) {
+        let mid = leaves[leaf].runs.count / 2
+        var sibling = ListLeaf()
+        sibling.runs = Array(leaves[leaf].runs[mid...])
+        leaves[leaf].runs.removeSubrange(mid...)
+        sibling.next = leaves[leaf].next
+        sibling.parent = leaves[leaf].parent
+        for r in sibling.runs { sibling.total += r.length; if !r.deleted { sibling.visible += r.length } }
+        leaves[leaf].total -= sibling.total
+        leaves[leaf].visible -= sibling.visible
+        let s = leaves.count
+        leaves.append(sibling)
+        leaves[leaf].next = Int32(s)
+        attach(.leaf(s), after: .leaf(leaf))
+    }
+
+    private mutating func splitInner(_ node: Int) {
+        let mid = inners[node].children.count / 2
+        var sibling = ListInner()
+        sibling.children = Array(inners[node].children[mid...])
+        inners[node].children.removeSubrange(mid...)
+        sibling.parent = inners[node].parent
+        let s = inners.count
+        for ch in sibling.children {
+            sibling.total += total(ch)
+            sibling.visible += visible(ch)
         }
-        node.recount()
-        sibling.recount()
-        if let p = node.parent {
-            let at = (p.children.firstIndex { $0 === node } ?? p.children.count - 1) + 1
-            p.children.insert(sibling, at: at)
-            sibling.parent = p
-            if p.children.count > ListNode.fanout { split(p) }
+        inners[node].total -= sibling.total
+        inners[node].visible -= sibling.visible
+        inners.append(sibling)
+        for ch in inners[s].children {
+            if ch.isLeaf { leaves[ch.index].parent = Int32(s) } else { inners[ch.index].parent = Int32(s) }
+        }
+        attach(.inner(s), after: .inner(node))
+    }
+
+    /// Puts a new sibling (whose counts were taken from `node`) into the parent after `node`.
+    private mutating func attach(_ sibling: NodeRef, after node: NodeRef) {
+        let p = parent(node)
+        if p >= 0 {
+            let pi = Int(p)
+            let at = (inners[pi].children.firstIndex(of: node) ?? inners[pi].children.count - 1) + 1
+            inners[pi].children.insert(sibling, at: at)
+            if inners[pi].children.count > Self.fanout { splitInner(pi) }
         } else {
-            let newRoot = ListNode(isLeaf: false)
+            let r = inners.count
+            var newRoot = ListInner()
             newRoot.children = [node, sibling]
-            node.parent = newRoot
-            sibling.parent = newRoot
-            newRoot.recount()
-            root = newRoot
+            newRoot.total = total(node) + total(sibling)
+            newRoot.visible = visible(node) + visible(sibling)
+            inners.append(newRoot)
+            for ch in [node, sibling] {
+                if ch.isLeaf { leaves[ch.index].parent = Int32(r) } else { inners[ch.index].parent = Int32(r) }
+            }
+            root = .inner(r)
         }
     }
 
     /// Visits every run in order.
     func forEachRun(_ body: (ListRun) -> Void) {
-        var leaf: ListNode? = firstLeaf
-        while let l = leaf {
-            for r in l.runs { body(r) }
-            leaf = l.next
+        var leaf = firstLeaf
+        while leaf >= 0 {
+            for r in leaves[leaf].runs { body(r) }
+            leaf = Int(leaves[leaf].next)
         }
     }
 }

@@ -129,8 +129,10 @@ struct OpLog: Sendable {
     /// Starts a new change by `agent` on top of `deps` (default: the current heads).
     /// Its lamport timestamp is derived from its dependencies.
     mutating func beginChange(agent: UInt32, deps: [Int]? = nil, time: Int64, author: String, message: String, extra: [UInt8] = []) -> Int {
-        let d = (deps ?? heads).sorted()
-        let lamport = (d.map { changes[$0].lamportEnd }.max() ?? 0) + 1
+        var d = deps ?? heads
+        if d.count > 1 { d.sort() }
+        var lamport: UInt64 = 1
+        for x in d where changes[x].lamportEnd + 1 > lamport { lamport = changes[x].lamportEnd + 1 }
         let list = agentChanges[Int(agent)]
         let counterStart: UInt32 = list.last.map { changes[$0].counterStart + UInt32(changes[$0].length) } ?? 0
         let index = changes.count
@@ -138,9 +140,12 @@ struct OpLog: Sendable {
                                     lvStart: lvCount, lamport: lamport, deps: d, time: time, author: author,
                                     message: message, extra: extra))
         agentChanges[Int(agent)].append(index)
-        let depSet = Set(d)
-        heads.removeAll { depSet.contains($0) }
-        heads.append(index)
+        if heads.count == 1 && d.count == 1 && heads[0] == d[0] {
+            heads[0] = index
+        } else {
+            heads.removeAll { d.contains($0) }
+            heads.append(index)
+        }
         return index
     }
 

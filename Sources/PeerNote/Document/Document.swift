@@ -249,49 +249,55 @@ public final class Document {
 
     /// Inserts `text` into a note's body at `offset` (in Unicode scalars).
     public func insertText(_ id: NoteID, at offset: Int, _ text: String) throws(PeerNoteError) {
-        let n = try noteState(id)
-        guard offset >= 0 && offset <= n.body.visibleCount else {
-            throw .invalidArgument("offset \(offset) is outside the body (0...\(n.body.visibleCount))")
+        let (note, count) = try bodyInfo(id)
+        guard offset >= 0 && offset <= count else {
+            throw .invalidArgument("offset \(offset) is outside the body (0...\(count))")
         }
-        insertScalars(n.id, at: offset, Array(text.unicodeScalars))
+        insertScalars(note, at: offset, Array(text.unicodeScalars))
     }
 
     /// Deletes the body's scalars in `range`.
     public func deleteText(_ id: NoteID, range: Range<Int>) throws(PeerNoteError) {
-        let n = try noteState(id)
-        guard range.lowerBound >= 0 && range.upperBound <= n.body.visibleCount else {
-            throw .invalidArgument("range \(range) is outside the body (0..<\(n.body.visibleCount))")
+        let (note, count) = try bodyInfo(id)
+        guard range.lowerBound >= 0 && range.upperBound <= count else {
+            throw .invalidArgument("range \(range) is outside the body (0..<\(count))")
         }
-        deleteScalars(n.id, range)
+        deleteScalars(note, range)
+    }
+
+    /// A note's local id and body length, without keeping a copy of its state alive
+    /// (a live copy would make the next edit copy the whole body tree).
+    private func bodyInfo(_ id: NoteID) throws(PeerNoteError) -> (LocalID, Int) {
+        guard let local = localID(id), let count = state.notes[local]?.body.visibleCount else { throw .noSuchNote(id.description) }
+        return (local, count)
     }
 
     /// Replaces a note's body with `text`, recorded as the character inserts and deletes
     /// that turn the old body into the new one (never a wholesale replacement), so that
     /// edits made meanwhile on other copies still merge.
     public func setBody(_ id: NoteID, _ text: String) throws(PeerNoteError) {
-        let n = try noteState(id)
-        let old = n.body.visibleElements
+        let (note, _) = try bodyInfo(id)
+        let old = state.notes[note]?.body.visibleElements ?? []
+        let noteTitle = state.notes[note]?.title.value ?? ""
         let new = Array(text.unicodeScalars)
         let edits = TextDiff.edits(from: old, to: new)
         guard !edits.isEmpty else { return }
-        transaction(message: transactionDepth == 0 ? "Edit \"\(n.title.value ?? "")\"" : transactionMessage) {
+        transaction(message: transactionDepth == 0 ? "Edit \"\(noteTitle)\"" : transactionMessage) {
             // Apply from the end so earlier offsets stay valid.
             for e in edits.reversed() {
-                if e.deleteCount > 0 { deleteScalars(n.id, e.offset ..< e.offset + e.deleteCount) }
-                if !e.insert.isEmpty { insertScalars(n.id, at: e.offset, e.insert) }
+                if e.deleteCount > 0 { deleteScalars(note, e.offset ..< e.offset + e.deleteCount) }
+                if !e.insert.isEmpty { insertScalars(note, at: e.offset, e.insert) }
             }
         }
     }
 
     func insertScalars(_ note: LocalID, at offset: Int, _ scalars: [Unicode.Scalar]) {
-        guard !scalars.isEmpty, let n = state.notes[note] else { return }
-        let (left, right) = n.body.originsForInsert(atVisible: offset)
+        guard !scalars.isEmpty, let (left, right) = state.notes[note]?.body.originsForInsert(atVisible: offset) else { return }
         appendLocal(.insertText(note: note, originLeft: left, originRight: right, contentStart: 0), length: scalars.count, scalars: scalars)
     }
 
     func deleteScalars(_ note: LocalID, _ range: Range<Int>) {
-        guard !range.isEmpty, let n = state.notes[note] else { return }
-        let spans = n.body.visibleIDSpans(range)
+        guard !range.isEmpty, let spans = state.notes[note]?.body.visibleIDSpans(range) else { return }
         transaction(message: "") {
             for (start, length) in spans {
                 appendLocal(.deleteText(note: note, target: start, reversed: false), length: length)

@@ -34,14 +34,13 @@ struct DocState: Sendable {
     /// Applies one op whose first unit has id `id` and Lamport timestamp `lamport`.
     mutating func apply(_ op: Op, id: LocalID, lamport: UInt64, replicas: [ReplicaID], text: [Unicode.Scalar]) throws(ApplyError) {
         let replica = replicas[Int(id.agent)]
-        let less: (UInt32, UInt32) -> Bool = { replicas[Int($0)] < replicas[Int($1)] }
         switch op.body {
         case .setNotebookTitle(let value, let preds):
             title.write(id: id, lamport: lamport, replica: replica, value: value, preds: preds)
         case .createNote(let left, let right, let created):
             guard notes[id] == nil else { throw .noteExists(id) }
             try Self.lift { () throws(ListError) in
-                try order.integrate(id: id, originLeft: left, originRight: right, elements: CollectionOfOne(id), replicaLess: less)
+                try order.integrate(id: id, originLeft: left, originRight: right, elements: CollectionOfOne(id), replicaLess: { replicas[Int($0)] < replicas[Int($1)] })
             }
             var note = NoteState(id: id, created: created)
             note.position.write(id: id, lamport: lamport, replica: replica, value: id, preds: [])
@@ -67,7 +66,7 @@ struct DocState: Sendable {
             let i = try index(of: n)
             try Self.lift { () throws(ListError) in
                 try notes.values[i].body.integrate(id: id, originLeft: left, originRight: right,
-                                                   elements: text[start ..< start + op.length], replicaLess: less)
+                                                   elements: text[start ..< start + op.length], replicaLess: { replicas[Int($0)] < replicas[Int($1)] })
             }
         case .deleteText(let n, let target, let reversed):
             let i = try index(of: n)
@@ -77,7 +76,7 @@ struct DocState: Sendable {
         case .moveNote(let n, let left, let right, let preds):
             let i = try index(of: n)
             try Self.lift { () throws(ListError) in
-                try order.integrate(id: id, originLeft: left, originRight: right, elements: CollectionOfOne(n), replicaLess: less)
+                try order.integrate(id: id, originLeft: left, originRight: right, elements: CollectionOfOne(n), replicaLess: { replicas[Int($0)] < replicas[Int($1)] })
             }
             notes.values[i].position.write(id: id, lamport: lamport, replica: replica, value: id, preds: preds)
         case .unknown:
