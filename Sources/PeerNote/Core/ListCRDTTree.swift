@@ -114,16 +114,25 @@ struct ListCRDT<Element: Sendable>: Sendable {
                             replicaLess: (UInt32, UInt32) -> Bool) throws(ListError) {
         let length = elements.count
         guard length > 0 else { return }
-        let left: Int
+        let leftCursor: ListCursor?
         var cur: ListCursor
         if originLeft.isNone {
-            left = -1
+            leftCursor = nil
             cur = tree.startCursor
         } else {
             guard let c = tree.locate(originLeft) else { throw .missingElement(originLeft) }
-            left = tree.position(c)
+            leftCursor = c
             cur = tree.advance(c)
         }
+        // Fast path: nothing lies between the origins (no concurrent insert here), so the
+        // run goes right after the left origin. This is every local edit and most remote ones.
+        if tree.isEnd(cur) ? originRight.isNone : tree.id(at: cur) == originRight {
+            tree.insert(ListRun(id: id, length: length, originLeft: originLeft, originRight: originRight,
+                                deleted: false, contentStart: tree.content.count), before: cur)
+            tree.content.append(contentsOf: elements)
+            return
+        }
+        let left = leftCursor.map { tree.position($0) } ?? -1
         let right: Int
         if originRight.isNone { right = tree.totalCount } else {
             guard let c = tree.locate(originRight) else { throw .missingElement(originRight) }

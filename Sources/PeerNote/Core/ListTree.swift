@@ -148,9 +148,8 @@ struct ListTree<Element: Sendable>: Sendable {
         var leaf = Int(index[a][lo].leaf)
         var hops = 0
         while leaf >= 0 {
-            let runs = leaves[leaf].runs
-            for i in 0 ..< runs.count where runs[i].contains(id) {
-                return (ListCursor(leaf: leaf, run: i, offset: Int(id.counter) - Int(runs[i].id.counter)), hops)
+            for i in 0 ..< leaves[leaf].runs.count where leaves[leaf].runs[i].contains(id) {
+                return (ListCursor(leaf: leaf, run: i, offset: Int(id.counter) - Int(leaves[leaf].runs[i].id.counter)), hops)
             }
             leaf = Int(leaves[leaf].next)
             hops += 1

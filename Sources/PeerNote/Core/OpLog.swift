@@ -20,6 +20,8 @@ struct OpLog: Sendable {
     /// Inserted text of every `insertText` op, as Unicode scalars.
     private(set) var text: [Unicode.Scalar] = []
     private(set) var heads: [Int] = []
+    /// The id of the first unit of the last op (to decide whether the next op continues it).
+    private var lastOpFirstID = LocalID.none
 
     var lvCount: Int { changes.last?.lvEnd ?? 0 }
 
@@ -167,11 +169,11 @@ struct OpLog: Sendable {
         changes[changes.count - 1].length += length
         let bID = localID(ofLV: lv, change: changes.count - 1)
         if let last = ops.last, last.lv + last.length == lv,
-           let merged = Self.merge(last, firstID: localID(ofLV: last.lv, change: changeIndex(containingLV: last.lv)),
-                                   Op(lv: lv, length: length, body: body), firstID: bID) {
+           let merged = Self.merge(last, firstID: lastOpFirstID, Op(lv: lv, length: length, body: body), firstID: bID) {
             ops[ops.count - 1] = merged
         } else {
             ops.append(Op(lv: lv, length: length, body: body))
+            lastOpFirstID = bID
         }
     }
 

@@ -53,48 +53,62 @@ extension Document {
 
     /// A block holding `changes` (in that order), with replica ids in sorted order.
     private func makeBlock(changes order: [Int], rowOf: [Int], firstRow: Int) -> WireBlock {
+        // Replicas the block mentions: authors of its changes and anything its ops refer to.
         var used = Set<UInt32>()
         for ci in order { used.insert(log.changes[ci].agent) }
-        var opsByChange: [[Op]] = []
-        for ci in order {
-            let ops = log.ops(ofChange: ci)
-            for op in ops { _ = op.body.mapIDs { id in if !id.isNone { used.insert(id.agent) }; return id } }
-            opsByChange.append(ops)
-        }
+        forEachOp(of: order) { _, op in _ = op.body.mapIDs { id in if !id.isNone { used.insert(id.agent) }; return id } }
         let table = used.sorted { log.replicas[Int($0)] < log.replicas[Int($1)] }
-        var index = [UInt32: UInt32]()
-        for (i, a) in table.enumerated() { index[a] = UInt32(i) }
-        let remap: (LocalID) -> LocalID = { id in id.isNone ? id : LocalID(agent: index[id.agent] ?? .max, counter: id.counter) }
+        var index = [UInt32](repeating: .max, count: log.replicas.count)
+        for (i, a) in table.enumerated() { index[Int(a)] = UInt32(i) }
+        let remap: (LocalID) -> LocalID = { id in id.isNone ? id : LocalID(agent: index[Int(id.agent)], counter: id.counter) }
 
         var block = WireBlock()
         block.replicas = table.map { log.replicas[Int($0)] }
         block.firstRow = firstRow
-        var pending: (op: Op, firstID: LocalID)?
-        var lv = 0
-        for (k, ci) in order.enumerated() {
+        block.changes.reserveCapacity(order.count)
+        for ci in order {
             let c = log.changes[ci]
-            block.changes.append(WireChange(replica: Int(index[c.agent] ?? 0), seq: c.seq, length: c.length,
+            block.changes.append(WireChange(replica: Int(index[Int(c.agent)]), seq: c.seq, length: c.length,
                                             deps: c.deps.map { rowOf[$0] }, time: c.time, author: c.author,
                                             message: c.message, extra: c.extra))
-            for op in opsByChange[k] {
-                var body = op.body.mapIDs(remap)
-                if case .insertText(let n, let l, let r, let s) = body {
-                    body = .insertText(note: n, originLeft: l, originRight: r, contentStart: block.text.count)
-                    block.text.append(contentsOf: log.text[s ..< s + op.length])
-                }
-                let next = Op(lv: lv, length: op.length, body: body)
-                let firstID = remap(log.localID(ofLV: op.lv, change: ci))
-                lv += op.length
-                if let p = pending, let merged = OpLog.merge(p.op, firstID: p.firstID, next, firstID: firstID) {
-                    pending = (merged, p.firstID)
-                } else {
-                    if let p = pending { block.ops.append(p.op) }
-                    pending = (next, firstID)
-                }
+        }
+        var pending: (op: Op, firstID: LocalID)?
+        var lv = 0
+        forEachOp(of: order) { ci, op in
+            var body = op.body.mapIDs(remap)
+            if case .insertText(let n, let l, let r, let s) = body {
+                body = .insertText(note: n, originLeft: l, originRight: r, contentStart: block.text.count)
+                block.text.append(contentsOf: log.text[s ..< s + op.length])
+            }
+            let next = Op(lv: lv, length: op.length, body: body)
+            let firstID = remap(log.localID(ofLV: op.lv, change: ci))
+            lv += op.length
+            if let p = pending, let merged = OpLog.merge(p.op, firstID: p.firstID, next, firstID: firstID) {
+                pending = (merged, p.firstID)
+            } else {
+                if let p = pending { block.ops.append(p.op) }
+                pending = (next, firstID)
             }
         }
         if let p = pending { block.ops.append(p.op) }
         return block
+    }
+
+    /// Visits the ops of the changes in `order`, each cut at its change's boundaries.
+    private func forEachOp(of order: [Int], _ body: (Int, Op) -> Void) {
+        var opIndex = 0
+        var lastEnd = -1
+        for ci in order {
+            let c = log.changes[ci]
+            if c.lvStart != lastEnd { opIndex = log.opIndex(containingLV: c.lvStart) }
+            while opIndex < log.ops.count && log.ops[opIndex].lv < c.lvEnd {
+                let op = log.ops[opIndex]
+                body(ci, log.slice(op, from: max(c.lvStart, op.lv), to: min(c.lvEnd, op.lv + op.length)))
+                if op.lv + op.length > c.lvEnd { break }
+                opIndex += 1
+            }
+            lastEnd = c.lvEnd
+        }
     }
 
     // MARK: Loading
@@ -141,8 +155,10 @@ extension Document {
     private func replay(_ block: WireBlock) throws(PeerNoteError) {
         let agents = block.replicas.map { log.agent(for: $0) }
         let mapAgent: (LocalID) -> LocalID = { id in id.isNone ? id : LocalID(agent: agents[Int(id.agent)], counter: id.counter) }
+        let startLV = log.lvCount
+        let firstChange = log.changes.count
         var opIndex = 0
-        var used = 0              // units of block.ops[opIndex] already applied
+        var used = 0              // units of block.ops[opIndex] already taken
         var opFirstID = LocalID.none
         func fail(_ row: Int, _ message: String) -> PeerNoteError {
             .invalidDocument(offset: block.offset, message: "change \(row): \(message)")
@@ -184,15 +200,31 @@ extension Document {
                 default:
                     break
                 }
-                do { try appendApplying(body, length: take, scalars: scalars) } catch {
-                    throw fail(row, "change \(cid.fullDescription): \(describe(error))")
-                }
+                log.append(body, length: take, scalars: scalars)
                 used += take
                 remaining -= take
                 if used == op.length { opIndex += 1; used = 0 }
             }
         }
         guard opIndex == block.ops.count else { throw .invalidDocument(offset: block.offset, message: "ops are left over after the last change") }
+        // Apply the block's ops to the state, whole runs at a time (a run spans the changes
+        // of one replica that continue each other), in causal order.
+        var i = log.ops.isEmpty ? 0 : log.opIndex(containingLV: startLV)
+        while i < log.ops.count {
+            let whole = log.ops[i]
+            let from = max(whole.lv, startLV)
+            let op = log.slice(whole, from: from, to: whole.lv + whole.length)
+            let ci = log.changeIndex(containingLV: from)
+            let c = log.changes[ci]
+            do {
+                try state.apply(op, id: log.localID(ofLV: from, change: ci), lamport: c.lamport + UInt64(from - c.lvStart),
+                                replicas: log.replicas, text: log.text)
+            } catch {
+                let row = block.firstRow + (ci - firstChange)
+                throw fail(row, "change \(log.changeID(ci).fullDescription): \(describe(error))")
+            }
+            i += 1
+        }
     }
 
     private func describe(_ e: ApplyError) -> String {

@@ -23,7 +23,7 @@ extension Document {
         for raw in raws {
             guard let block = try? WireCodec.decodePayload(raw, fileSize: bytes.count) else { continue }
             var t: [UInt8] = []
-            for s in block.text { t += Array(String(s).utf8) }
+            for s in block.text { UTF8.encode(s) { t.append($0) } }
             text += t.isEmpty ? 0 : Deflate.compress(t).count
             var stripped = block
             stripped.text = []

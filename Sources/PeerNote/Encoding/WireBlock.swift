@@ -95,7 +95,7 @@ enum WireCodec {
             case .setNoteTitle(let n, let v, let p): note(n); value(v); preds(p)
             case .insertText(let n, let l, let r, let s):
                 note(n); ref(l, &r1R, &r1C); ref(r, &r2R, &r2C)
-                for scalar in block.text[s ..< s + op.length] { text += Array(String(scalar).utf8) }
+                for scalar in block.text[s ..< s + op.length] { UTF8.encode(scalar) { text.append($0) } }
             case .deleteText(let n, let t, let rev): note(n); ref(t, &r1R, &r1C); reversed.append(rev)
             case .addTag(let n, let t): note(n); value(t)
             case .removeTag(let n, let t, let rm): note(n); value(t); preds(rm)
