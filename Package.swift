@@ -6,6 +6,7 @@ let package = Package(
     platforms: [.macOS(.v13), .iOS(.v16)],
     products: [
         .library(name: "PeerNote", targets: ["PeerNote"]),
+        .executable(name: "pnmerge", targets: ["pnmerge"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -34,6 +35,12 @@ let package = Package(
             dependencies: ["PeerNote", .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
         .testTarget(name: "PeerNoteTests", dependencies: ["PeerNote"]),
+        .target(
+            name: "PNMergeCommands",
+            dependencies: ["PeerNote", "PeerNoteCLISupport", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+        ),
+        .executableTarget(name: "pnmerge", dependencies: ["PNMergeCommands"]),
+        .testTarget(name: "PNMergeTests", dependencies: ["PNMergeCommands", "PeerNote", "PeerNoteCLISupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,0 +1,87 @@
+import Foundation
+import PeerNote
+import PeerNoteCLISupport
+
+/// Where a command's results, errors and binary output go, and where standard input comes from.
+///
+/// The tool uses `StandardStreams`; tests run commands in-process with a `CapturedOutput`.
+public protocol OutputSink: Sendable {
+    /// Writes text to the results stream (standard output); a failure has status 74.
+    func write(_ text: String) throws(CLIFailure)
+    /// Writes raw bytes to the results stream (a document written with `-o -`).
+    func writeBytes(_ bytes: [UInt8]) throws(CLIFailure)
+    /// Writes text to the error stream (standard error).
+    func writeError(_ text: String)
+    /// All of standard input; a failure has status 66.
+    func readInput() throws(CLIFailure) -> [UInt8]
+    /// Whether results may be coloured.
+    var colorEnabled: Bool { get }
+    /// The time zone used for times shown to people (JSON always uses UTC).
+    var timeZone: TimeZone { get }
+}
+
+/// The process's real standard output, standard error and standard input.
+public struct StandardStreams: OutputSink {
+    public init() {}
+
+    public func write(_ text: String) throws(CLIFailure) {
+        try writeBytes(Array(text.utf8))
+    }
+
+    public func writeBytes(_ bytes: [UInt8]) throws(CLIFailure) {
+        do { try FileHandle.standardOutput.write(contentsOf: Data(bytes)) } catch {
+            throw CLIFailure(.ioError, "standard output: write failed: \(error.localizedDescription)")
+        }
+    }
+
+    public func writeError(_ text: String) {
+        try? FileHandle.standardError.write(contentsOf: Data(text.utf8))
+    }
+
+    public func readInput() throws(CLIFailure) -> [UInt8] {
+        do { return try FileStore.readStandardInput() } catch {
+            throw CLIFailure(.noInput, "<stdin>: \(error.message)")
+        }
+    }
+
+    public var colorEnabled: Bool { Terminal.colorEnabled(fileDescriptor: 1) }
+    public var timeZone: TimeZone { .current }
+}
+
+/// Collects everything a command writes, for running commands in-process (tests, embedding).
+public final class CapturedOutput: OutputSink, @unchecked Sendable {
+    // @unchecked: every access to the mutable buffers goes through `lock`.
+    private let lock = NSLock()
+    private var out: [UInt8] = []
+    private var err = ""
+    private let input: [UInt8]
+    public let colorEnabled: Bool
+    public let timeZone: TimeZone
+
+    /// - Parameters:
+    ///   - input: what the command reads as standard input (`-`).
+    ///   - color: whether to colour results (as on a terminal).
+    ///   - timeZone: the time zone for human-readable times (UTC by default, for reproducible output).
+    public init(input: [UInt8] = [], color: Bool = false, timeZone: TimeZone = TimeZone(identifier: "UTC") ?? .current) {
+        self.input = input
+        self.colorEnabled = color
+        self.timeZone = timeZone
+    }
+
+    public func write(_ text: String) throws(CLIFailure) { lock.withLock { out += Array(text.utf8) } }
+    public func writeBytes(_ bytes: [UInt8]) throws(CLIFailure) { lock.withLock { out += bytes } }
+    public func writeError(_ text: String) { lock.withLock { err += text } }
+    public func readInput() throws(CLIFailure) -> [UInt8] { input }
+
+    /// Everything written to standard output, as text.
+    public var standardOutput: String { lock.withLock { String(decoding: out, as: UTF8.self) } }
+    /// Everything written to standard output, as bytes.
+    public var standardOutputBytes: [UInt8] { lock.withLock { out } }
+    /// Everything written to standard error.
+    public var standardError: String { lock.withLock { err } }
+}
+
+/// The sink the running command writes to (a task-local, so in-process runs in parallel tests stay apart).
+public enum Console {
+    @TaskLocal public static var current: any OutputSink = StandardStreams()
+}

@@ -1,0 +1,118 @@
+import ArgumentParser
+import Foundation
+import PeerNote
+import PeerNoteCLISupport
+
+extension PNMerge {
+    /// `pnmerge diff A B [--json]`.
+    struct Diff: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Show what each of two copies has that the other lacks.",
+            discussion: """
+            For each side: how many changes the other copy has that it lacks, and by whom, \
+            and what merging them would do to its notes (added, edited, moved, deleted). \
+            Then the conflicts the merged notebook would have. Nothing is written. Copies \
+            that share no history are refused like 'merge' does (exit 2). Exit status 0 \
+            whether or not the copies differ.
+            """
+        )
+
+        @Argument(help: ArgumentHelp("One copy ('-' for standard input).", valueName: "a"))
+        var a: String
+
+        @Argument(help: ArgumentHelp("The other copy ('-' for standard input).", valueName: "b"))
+        var b: String
+
+        @OptionGroup var format: JSONOption
+
+        func run() throws {
+            let report = try DiffReport.compare(a, b)
+            let style = RenderStyle.current
+            try Console.current.emit(format.json ? report.json(style: style).rendered : report.text(style: style))
+        }
+    }
+}
+
+/// How two copies differ, seen from each side.
+struct DiffReport {
+    /// What one side lacks: the other side's changes it does not hold, and what they would do to its notes.
+    struct Side {
+        var file: String
+        var missing: [(author: String, count: Int)]
+        var diff: NotebookDiff
+        var missingCount: Int { missing.reduce(0) { $0 + $1.count } }
+    }
+
+    var documentID: UUID
+    var a: Side
+    var b: Side
+    var merged: Notebook
+    var conflicts: [Conflict]
+    var identical: Bool { a.missingCount == 0 && b.missingCount == 0 }
+
+    static func compare(_ pathA: String, _ pathB: String) throws(CLIFailure) -> DiffReport {
+        try Inputs.checkStandardInputUsedOnce([pathA, pathB])
+        let a = try Inputs.load(pathA)
+        let b = try Inputs.load(pathB)
+        try Inputs.requireShared(a, b, action: "compare \(a.name) with \(b.name)", nothingWritten: false)
+        let mergedFromA = a.document.fork()
+        let mergedFromB = b.document.fork()
+        let intoA: MergeSummary, intoB: MergeSummary
+        do {
+            intoA = try mergedFromA.merge(b.document)
+            intoB = try mergedFromB.merge(a.document)
+        } catch {
+            if case .unrelated(let relation) = error {
+                throw CLIFailure(.unrelated, Inputs.unrelatedReason(a, b, relation: relation, action: "compare \(a.name) with \(b.name)", nothingWritten: false))
+            }
+            throw CLIFailure(.invalidInput, "\(a.name), \(b.name): \(error)")
+        }
+        let merged = mergedFromA.notebook
+        return DiffReport(
+            documentID: a.document.id,
+            a: Side(file: pathA, missing: intoA.changesByAuthor, diff: NotebookDiff(from: a.document.notebook, to: merged)),
+            b: Side(file: pathB, missing: intoB.changesByAuthor, diff: NotebookDiff(from: b.document.notebook, to: merged)),
+            merged: merged, conflicts: mergedFromA.conflicts)
+    }
+
+    func text(style: RenderStyle) -> String {
+        let nameA = Inputs.displayName(a.file), nameB = Inputs.displayName(b.file)
+        if identical { return "\(nameA) and \(nameB) hold the same changes.\n" }
+        var lines: [String] = []
+        for (side, other) in [(a, nameB), (b, nameA)] {
+            let name = Inputs.displayName(side.file)
+            if side.missingCount == 0 {
+                lines.append(style.paint("\(name) has every change in \(other).", .bold))
+                continue
+            }
+            lines.append(style.paint("\(name) lacks \(Text.count(side.missingCount, "change")) from \(other) (\(Text.authors(side.missing))):", .bold))
+            let noteLines = DiffRendering.lines(side.diff, style: style)
+            lines += noteLines.isEmpty ? ["  no visible change"] : noteLines.map { "  " + $0 }
+        }
+        if !conflicts.isEmpty {
+            lines.append(style.paint("Conflicts once merged (\(conflicts.count)):", .bold))
+            lines += conflicts.map { "  " + style.paint(ConflictRendering.line($0, in: merged, style: style), .yellow) }
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// The schema is documented in man/pnmerge.1 (DIFF).
+    func json(style: RenderStyle) -> JSONValue {
+        func side(_ s: Side) -> JSONValue {
+            .object([
+                ("file", .string(s.file)),
+                ("missingChanges", .int(s.missingCount)),
+                ("missingAuthors", DiffRendering.authorsJSON(s.missing)),
+                ("notebookTitle", DiffRendering.titleJSON(s.diff)),
+                ("notes", .array(s.diff.changes.map(DiffRendering.json))),
+            ])
+        }
+        return .object([
+            ("document", .string(documentID.uuidString.lowercased())),
+            ("identical", .bool(identical)),
+            ("a", side(a)),
+            ("b", side(b)),
+            ("conflicts", .array(conflicts.map { ConflictRendering.json($0, in: merged, style: style) })),
+        ])
+    }
+}

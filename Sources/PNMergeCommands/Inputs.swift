@@ -1,0 +1,95 @@
+import Foundation
+import PeerNote
+import PeerNoteCLISupport
+
+/// A document read from a file (or standard input), with the bytes it came from.
+struct LoadedDocument {
+    /// The path as given on the command line (`-` for standard input).
+    let path: String
+    let bytes: [UInt8]
+    let document: Document
+
+    /// The name used in messages.
+    var name: String { Inputs.displayName(path) }
+}
+
+/// Reading input documents, with one-line errors that name the file.
+enum Inputs {
+    /// `<stdin>` for `-`, otherwise the path as given.
+    static func displayName(_ path: String) -> String { path == "-" ? "<stdin>" : path }
+
+    /// The file's bytes, or a `noInput` (66) failure naming it.
+    static func readBytes(_ path: String) throws(CLIFailure) -> [UInt8] {
+        if path == "-" { return try Console.current.readInput() }
+        do { return try FileStore.read(path) } catch {
+            throw CLIFailure(.noInput, "\(displayName(path)): \(error.message)")
+        }
+    }
+
+    /// Parses and verifies `bytes` read from `path`, or an `invalidInput` (65) failure naming it.
+    static func parse(_ bytes: [UInt8], from path: String) throws(CLIFailure) -> Document {
+        do { return try Document.load(bytes) } catch {
+            throw CLIFailure(.invalidInput, "\(displayName(path)): \(error)")
+        }
+    }
+
+    /// Reads and verifies a document.
+    static func load(_ path: String) throws(CLIFailure) -> LoadedDocument {
+        let bytes = try readBytes(path)
+        return LoadedDocument(path: path, bytes: bytes, document: try parse(bytes, from: path))
+    }
+
+    /// Standard input can be read once: `-` may name at most one input.
+    static func checkStandardInputUsedOnce(_ paths: [String]) throws(CLIFailure) {
+        if paths.filter({ $0 == "-" }).count > 1 {
+            throw CLIFailure(.usage, "standard input (-) can be given only once")
+        }
+    }
+
+    /// Whether two paths name the same existing file (same device and inode), or are the same text.
+    static func sameFile(_ a: String, _ b: String) -> Bool {
+        if a == b { return true }
+        guard a != "-", b != "-",
+              let x = try? FileManager.default.attributesOfItem(atPath: a),
+              let y = try? FileManager.default.attributesOfItem(atPath: b),
+              let dx = x[.systemNumber] as? NSNumber, let dy = y[.systemNumber] as? NSNumber,
+              let ix = x[.systemFileNumber] as? NSNumber, let iy = y[.systemFileNumber] as? NSNumber
+        else { return false }
+        return dx == dy && ix == iy
+    }
+
+    /// The file a write to `path` should replace: when `path` is a symbolic link, the file it points to,
+    /// so that the atomic rename replaces that file and the link stays a link.
+    static func writeTarget(_ path: String) -> String {
+        guard let type = (try? FileManager.default.attributesOfItem(atPath: path))?[.type] as? FileAttributeType,
+              type == .typeSymbolicLink else { return path }
+        return URL(fileURLWithPath: path).resolvingSymlinksInPath().path
+    }
+
+    /// The one-line reason two copies cannot be merged or compared, naming both files and both document ids.
+    /// `action` completes "cannot …", e.g. `merge theirs.peernote into mine.peernote`.
+    static func unrelatedReason(_ a: LoadedDocument, _ b: LoadedDocument, relation: HistoryRelation, action: String, nothingWritten: Bool) -> String {
+        let idA = a.document.id.uuidString.lowercased()
+        let idB = b.document.id.uuidString.lowercased()
+        let why: String
+        switch relation {
+        case .shared:
+            why = "they share history"
+        case .differentDocuments:
+            why = "they are different documents with no shared history"
+        case .differentOrigin(_, let g1, let g2):
+            why = "they carry the same document id but start from different first changes (\(g1) vs \(g2)), so they share no history"
+        case .conflictingChange(let c):
+            why = "both hold change \(c) with different content (one of them has been tampered with)"
+        }
+        return "cannot \(action): \(why) (\(a.name) is document \(idA), \(b.name) is document \(idB))" + (nothingWritten ? "; nothing was written" : "")
+    }
+
+    /// Throws `unrelated` (exit 2) unless the two copies share history.
+    static func requireShared(_ a: LoadedDocument, _ b: LoadedDocument, action: String, nothingWritten: Bool) throws(CLIFailure) {
+        let relation = a.document.relation(to: b.document)
+        guard relation == .shared else {
+            throw CLIFailure(.unrelated, unrelatedReason(a, b, relation: relation, action: action, nothingWritten: nothingWritten))
+        }
+    }
+}

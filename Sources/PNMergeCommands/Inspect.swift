@@ -1,0 +1,118 @@
+import ArgumentParser
+import Foundation
+import PeerNote
+import PeerNoteCLISupport
+
+extension PNMerge {
+    /// `pnmerge inspect FILE [--json]`.
+    struct Inspect: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Show what a .peernote file holds: identity, history, replicas and storage.",
+            discussion: """
+            Prints the document id, format version, file size and blocks, the numbers of \
+            changes and op units, the replicas (editing sessions) with the authors they \
+            recorded, the heads of the history, the numbers of notes and deleted notes, the \
+            open conflicts, and how the bytes divide between history, text and metadata.
+            """
+        )
+
+        @Argument(help: ArgumentHelp("The document ('-' for standard input).", valueName: "file"))
+        var file: String
+
+        @OptionGroup var format: JSONOption
+
+        func run() throws {
+            let input = try Inputs.load(file)
+            let storage: StorageReport
+            do { storage = try Document.storageReport(input.bytes) } catch {
+                throw CLIFailure(.invalidInput, "\(input.name): \(error)")
+            }
+            let info = InspectReport(file: file, document: input.document, storage: storage)
+            try Console.current.emit(format.json ? info.json.rendered : info.text(style: .current))
+        }
+    }
+}
+
+/// The facts `inspect` prints about one file.
+struct InspectReport {
+    var file: String
+    var documentID: UUID
+    var title: String
+    var storage: StorageReport
+    var changes: Int
+    var operations: Int
+    var replicas: [(replica: ReplicaID, authors: [String])]
+    var heads: [ChangeID]
+    var notes: Int
+    var deletedNotes: Int
+    var conflicts: Int
+
+    init(file: String, document d: Document, storage: StorageReport) {
+        self.file = file
+        documentID = d.id
+        title = d.title
+        self.storage = storage
+        changes = d.changeCount
+        operations = d.operationCount
+        replicas = d.replicas
+        heads = d.heads
+        notes = d.notes.count
+        deletedNotes = d.deletedNotes.count
+        conflicts = d.conflicts.count
+    }
+
+    /// Every author, in the order the replicas list them, without repeats.
+    var authors: [String] {
+        var out: [String] = []
+        for r in replicas { for a in r.authors where !out.contains(a) { out.append(a) } }
+        return out
+    }
+
+    func text(style: RenderStyle) -> String {
+        func row(_ label: String, _ value: String) -> String {
+            style.paint(label.padding(toLength: 11, withPad: " ", startingAt: 0), .bold) + value
+        }
+        var lines = [
+            row("file", Inputs.displayName(file)),
+            row("document", documentID.uuidString.lowercased()),
+            row("title", Text.quoted(title)),
+            row("format", "version \(storage.formatVersion)"),
+            row("size", "\(Text.count(storage.fileSize, "byte")) in \(Text.count(storage.blockCount, "block"))"),
+            row("changes", "\(changes) (\(Text.count(operations, "operation")))"),
+            row("replicas", "\(replicas.count)"),
+        ]
+        for r in replicas {
+            lines.append("  " + style.paint(r.replica.short, .yellow) + "  " + r.authors.map(Text.author).joined(separator: ", "))
+        }
+        lines += [
+            row("authors", authors.map(Text.author).joined(separator: ", ")),
+            row("heads", heads.map { style.paint($0.description, .yellow) }.joined(separator: " ")),
+            row("notes", "\(notes) (\(deletedNotes) deleted)"),
+            row("conflicts", "\(conflicts) open"),
+            row("storage", "history \(storage.historyBytes) B, text \(storage.textBytes) B, metadata \(storage.metadataBytes) B"),
+        ]
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// The schema is documented in man/pnmerge.1 (INSPECT).
+    var json: JSONValue {
+        .object([
+            ("file", .string(file)),
+            ("document", .string(documentID.uuidString.lowercased())),
+            ("title", .string(title)),
+            ("formatVersion", .int(Int(clamping: storage.formatVersion))),
+            ("fileSize", .int(storage.fileSize)),
+            ("blocks", .int(storage.blockCount)),
+            ("changes", .int(changes)),
+            ("operations", .int(operations)),
+            ("replicas", .array(replicas.map { .object([("id", .string($0.replica.description)), ("authors", .strings($0.authors))]) })),
+            ("authors", .strings(authors)),
+            ("heads", .strings(heads.map(\.fullDescription))),
+            ("notes", .int(notes)),
+            ("deletedNotes", .int(deletedNotes)),
+            ("conflicts", .int(conflicts)),
+            ("storage", .object([("history", .int(storage.historyBytes)), ("text", .int(storage.textBytes)),
+                                 ("metadata", .int(storage.metadataBytes))])),
+        ])
+    }
+}

@@ -1,0 +1,134 @@
+import ArgumentParser
+import Foundation
+import PeerNote
+import PeerNoteCLISupport
+
+extension PNMerge {
+    /// `pnmerge log FILE [--graph] [--json]`.
+    struct Log: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Show the history of changes, newest first.",
+            discussion: """
+            Lists every change like 'git log': its id (SEQ@REPLICA, usable with 'show --at'), \
+            author, time, message and a one-line summary of what it did in note terms. A \
+            change that depends on several others (the first edit after a merge) lists them. \
+            --graph prints one change per line with the branches and merges of the history \
+            drawn beside it, as 'git log --graph' does.
+            """
+        )
+
+        @Argument(help: ArgumentHelp("The document ('-' for standard input).", valueName: "file"))
+        var file: String
+
+        @Flag(name: .long, help: "Draw the branches and merges of the history.")
+        var graph = false
+
+        @OptionGroup var format: JSONOption
+
+        func validate() throws {
+            if graph && format.json { throw ValidationError("--graph and --json cannot be combined") }
+        }
+
+        func run() throws {
+            let input = try Inputs.load(file)
+            let history = HistoryView(input.document)
+            let style = RenderStyle.current
+            let text: String
+            if format.json {
+                text = history.json.rendered
+            } else if graph {
+                text = history.graphText(style: style)
+            } else {
+                text = history.text(style: style)
+            }
+            try Console.current.emit(text)
+        }
+    }
+}
+
+/// A document's history arranged for `log`: entries, their dependency graph and display orders.
+struct HistoryView {
+    let entries: [HistoryEntry]
+    let heads: Set<ChangeID>
+    /// Dependencies as entry indices, the one by the same replica first.
+    let parents: [[Int]]
+    /// 0 for the newest entry (by time, then change id).
+    let rank: [Int]
+
+    init(_ document: Document) {
+        self.init(entries: document.history, heads: document.heads)
+    }
+
+    init(entries: [HistoryEntry], heads: [ChangeID]) {
+        self.entries = entries
+        self.heads = Set(heads)
+        var index: [ChangeID: Int] = [:]
+        for (i, e) in entries.enumerated() { index[e.id] = i }
+        let newestFirst = entries.indices.sorted { (entries[$0].time, entries[$0].id) > (entries[$1].time, entries[$1].id) }
+        var rank = [Int](repeating: 0, count: entries.count)
+        for (r, i) in newestFirst.enumerated() { rank[i] = r }
+        self.rank = rank
+        parents = entries.map { e in
+            let ps = e.dependencies.compactMap { index[$0] }
+            let own = ps.filter { entries[$0].id.replica == e.id.replica }
+            let others = ps.filter { entries[$0].id.replica != e.id.replica }.sorted { rank[$0] < rank[$1] }
+            return own + others
+        }
+    }
+
+    var graph: LogGraph { LogGraph(parents: parents) }
+
+    /// Newest first, never a change before one that depends on it.
+    var dateOrder: [Int] { graph.dateOrder(rank: rank) }
+
+    func text(style: RenderStyle) -> String {
+        var lines: [String] = []
+        for i in dateOrder {
+            let e = entries[i]
+            let head = heads.contains(e.id) ? " " + style.paint("(head)", .cyan) : ""
+            lines.append(style.paint("change \(e.id)", .yellow) + head)
+            if e.dependencies.count > 1 { lines.append("Merge:  " + e.dependencies.map(\.description).joined(separator: " ")) }
+            lines.append("Author: \(Text.author(e.author))")
+            lines.append("Date:   \(style.fullDateTime(e.time))")
+            lines.append("")
+            if !e.message.isEmpty { lines.append("    " + e.message) }
+            if !e.summary.isEmpty && e.summary != e.message { lines.append("    " + style.paint(e.summary, .dim)) }
+            if e.message.isEmpty && e.summary.isEmpty { lines.append("    (\(Text.count(e.operationCount, "operation")))") }
+            lines.append("")
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    /// One line per change (plus its summary when it has a message), with the graph beside it.
+    func graphText(style: RenderStyle) -> String {
+        let g = graph
+        let lines = g.render(order: g.topoOrder(rank: rank)) { i in
+            let e = entries[i]
+            let headline = e.message.isEmpty ? e.summary : e.message
+            var first = style.paint(e.id.description, .yellow) + " " + style.dateTime(e.time) + " " + Text.author(e.author)
+            if heads.contains(e.id) { first += " " + style.paint("(head)", .cyan) }
+            if !headline.isEmpty { first += ": " + headline }
+            let detail = !e.message.isEmpty && !e.summary.isEmpty && e.summary != e.message ? [style.paint(e.summary, .dim)] : []
+            return [first] + detail
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// Newest first; the schema is documented in man/pnmerge.1 (LOG).
+    var json: JSONValue {
+        .array(dateOrder.map { i in
+            let e = entries[i]
+            return .object([
+                ("id", .string(e.id.fullDescription)),
+                ("short", .string(e.id.description)),
+                ("author", .string(e.author)),
+                ("time", .string(Text.iso(e.time))),
+                ("message", .string(e.message)),
+                ("summary", .string(e.summary)),
+                ("dependencies", .strings(e.dependencies.map(\.fullDescription))),
+                ("operations", .int(e.operationCount)),
+                ("head", .bool(heads.contains(e.id))),
+            ])
+        })
+    }
+}

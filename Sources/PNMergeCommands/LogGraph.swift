@@ -1,0 +1,225 @@
+/// Orders a change DAG for display and draws it as `git log --graph` does:
+/// one lane per line of work, `*` for a change, `|` for a lane passing by,
+/// `\` where a change with several dependencies fans out into lanes, and `/`
+/// (with `_` when it has to pass other lanes) where lanes join again at a change
+/// that several later changes depend on.
+///
+/// Nodes are indices `0 ..< parents.count`; `parents[i]` are the nodes node `i`
+/// depends on (its dependencies, older than it).
+struct LogGraph {
+    /// One line of the drawing.
+    struct Row: Equatable {
+        /// What a row shows.
+        enum Kind: Equatable {
+            /// Lanes joining before `node` is drawn.
+            case join
+            /// The `*` row of a node.
+            case node(Int)
+            /// Lanes fanning out to a node's dependencies, or shifting left after the first change.
+            case handOff
+        }
+        var graph: String
+        var kind: Kind
+        /// Lanes open once this row is drawn.
+        var lanes: Int
+    }
+
+    let parents: [[Int]]
+
+    init(parents: [[Int]]) {
+        self.parents = parents
+    }
+
+    /// Children before parents, newest first among the changes free to show: `rank[i]` gives the
+    /// preference (lower shows earlier). Like `git log --date-order`.
+    func dateOrder(rank: [Int]) -> [Int] {
+        var pending = childCounts()
+        var heap = MinHeap<Int>(by: rank)
+        for i in parents.indices where pending[i] == 0 { heap.push(i) }
+        var out: [Int] = []
+        out.reserveCapacity(parents.count)
+        while let n = heap.pop() {
+            out.append(n)
+            for p in parents[n] {
+                pending[p] -= 1
+                if pending[p] == 0 { heap.push(p) }
+            }
+        }
+        return out
+    }
+
+    /// Children before parents, each line of work kept together: after a change comes its first
+    /// parent when nothing else still needs to come before it. Like `git log --topo-order`.
+    /// `parents[i]` should list the first parent first; `rank` orders the heads.
+    func topoOrder(rank: [Int]) -> [Int] {
+        var pending = childCounts()
+        var stack = parents.indices.filter { pending[$0] == 0 }.sorted { rank[$0] > rank[$1] }
+        var out: [Int] = []
+        out.reserveCapacity(parents.count)
+        while let n = stack.popLast() {
+            out.append(n)
+            for p in parents[n].reversed() {
+                pending[p] -= 1
+                if pending[p] == 0 { stack.append(p) }
+            }
+        }
+        return out
+    }
+
+    private func childCounts() -> [Int] {
+        var counts = [Int](repeating: 0, count: parents.count)
+        for ps in parents { for p in ps { counts[p] += 1 } }
+        return counts
+    }
+
+    /// The graph rows for nodes shown in `order` (children before parents).
+    func rows(order: [Int]) -> [Row] {
+        var lanes: [Int] = []   // the node each lane is waiting for
+        var rows: [Row] = []
+
+        func blank(_ width: Int) -> [Character] { [Character](repeating: " ", count: max(width, 0)) }
+        func text(_ chars: [Character]) -> String {
+            var s = String(chars)
+            while s.last == " " { s.removeLast() }
+            return s
+        }
+
+        for n in order {
+            // The lane(s) waiting for n; lanes that converge on n join the leftmost, one row each.
+            var col: Int
+            if let first = lanes.firstIndex(of: n) {
+                col = first
+                while let h = lanes.indices.dropFirst(col + 1).first(where: { lanes[$0] == n }) {
+                    var row = blank(2 * lanes.count)
+                    for p in 0 ..< h { row[2 * p] = "|" }
+                    for p in col ..< h - 1 { row[2 * p + 1] = "_" }
+                    row[2 * h - 1] = "/"
+                    for p in (h + 1) ..< lanes.count { row[2 * p - 1] = "/" }
+                    lanes.remove(at: h)
+                    rows.append(Row(graph: text(row), kind: .join, lanes: lanes.count))
+                }
+            } else {
+                lanes.append(n)
+                col = lanes.count - 1
+            }
+
+            // The change itself; an octopus (3+ parents) widens its row with "-." so each parent gets a lane.
+            let ps = parents[n]
+            let extra = max(ps.count - 2, 0)
+            var row = blank(2 * (lanes.count + extra))
+            for p in lanes.indices {
+                if p < col { row[2 * p] = "|" } else if p == col { row[2 * p] = "*" } else { row[2 * (p + extra)] = "|" }
+            }
+            if extra > 0 {
+                for c in (2 * col + 1) ..< (2 * (col + extra)) { row[c] = "-" }
+                row[2 * (col + extra)] = "."
+            }
+            let nodeRow = rows.count
+            rows.append(Row(graph: text(row), kind: .node(n), lanes: 0))
+
+            // Hand the lane on to the parents.
+            if ps.isEmpty {
+                lanes.remove(at: col)
+                if col < lanes.count {
+                    var shift = blank(2 * (lanes.count + 1))
+                    for p in 0 ..< col { shift[2 * p] = "|" }
+                    for p in (col + 1) ... lanes.count { shift[2 * p - 1] = "/" }
+                    rows.append(Row(graph: text(shift), kind: .handOff, lanes: lanes.count))
+                }
+            } else {
+                let before = lanes.count
+                lanes[col] = ps[0]
+                lanes.insert(contentsOf: ps.dropFirst(), at: col + 1)
+                if ps.count > 1 {
+                    var fan = blank(2 * lanes.count)
+                    for p in 0 ... col { fan[2 * p] = "|" }
+                    for i in 1 ..< ps.count { fan[2 * (col + i) - 1] = "\\" }
+                    for p in (col + 1) ..< before { fan[2 * (p + extra) + 1] = "\\" }
+                    rows.append(Row(graph: text(fan), kind: .handOff, lanes: lanes.count))
+                }
+            }
+            rows[nodeRow].lanes = lanes.count
+        }
+        return rows
+    }
+
+    /// Graph rows merged with each node's text lines: the first line beside the node's `*`, further
+    /// lines beside the rows that follow it (fan-out rows first, then `|` rows as needed).
+    func render(order: [Int], lines: (Int) -> [String]) -> [String] {
+        var out: [String] = []
+        var text: [String] = []
+        var open = 0
+        func flush() {
+            for line in text { out.append(Self.join(String(repeating: "| ", count: open).trimmingSuffixSpaces(), line)) }
+            text = []
+        }
+        for row in rows(order: order) {
+            switch row.kind {
+            case .join:
+                flush()
+                out.append(row.graph)
+            case .node(let n):
+                flush()
+                text = lines(n)
+                out.append(Self.join(row.graph, text.isEmpty ? "" : text.removeFirst()))
+            case .handOff:
+                out.append(Self.join(row.graph, text.isEmpty ? "" : text.removeFirst()))
+            }
+            open = row.lanes
+        }
+        flush()
+        return out
+    }
+
+    private static func join(_ graph: String, _ text: String) -> String {
+        text.isEmpty ? graph : graph.padding(toLength: max(graph.count, 1), withPad: " ", startingAt: 0) + " " + text
+    }
+}
+
+extension String {
+    fileprivate func trimmingSuffixSpaces() -> String {
+        var s = self
+        while s.last == " " { s.removeLast() }
+        return s
+    }
+}
+
+/// A binary min-heap of node indices ordered by a rank table.
+struct MinHeap<Element: BinaryInteger> {
+    private var items: [Element] = []
+    private let rank: [Int]
+
+    init(by rank: [Int]) { self.rank = rank }
+
+    private func less(_ a: Element, _ b: Element) -> Bool { rank[Int(a)] < rank[Int(b)] }
+
+    mutating func push(_ x: Element) {
+        items.append(x)
+        var i = items.count - 1
+        while i > 0 {
+            let parent = (i - 1) / 2
+            guard less(items[i], items[parent]) else { break }
+            items.swapAt(i, parent)
+            i = parent
+        }
+    }
+
+    mutating func pop() -> Element? {
+        guard let top = items.first else { return nil }
+        let last = items.removeLast()
+        if !items.isEmpty {
+            items[0] = last
+            var i = 0
+            while true {
+                let l = 2 * i + 1, r = l + 1
+                var m = i
+                if l < items.count && less(items[l], items[m]) { m = l }
+                if r < items.count && less(items[r], items[m]) { m = r }
+                if m == i { break }
+                items.swapAt(i, m)
+                i = m
+            }
+        }
+        return top
+    }
+}

@@ -1,0 +1,112 @@
+import ArgumentParser
+import Foundation
+import PeerNote
+import PeerNoteCLISupport
+
+extension PNMerge {
+    /// `pnmerge merge MINE THEIRS... [-o OUT] [--dry-run] [--json]`.
+    struct Merge: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Merge other copies of a notebook into yours.",
+            discussion: """
+            Every change of each THEIRS that MINE lacks is added to MINE. The result is \
+            written atomically back to MINE (as an appended block, so the file only grows) \
+            or, with -o, to OUT in compact form ('-o -' writes it to standard output and the \
+            report to standard error). The report says how many changes each file brought \
+            and from whom, which notes were added, edited, moved or deleted, every conflict \
+            with each value and the one shown, and every note deleted on one copy while \
+            edited on another.
+
+            When MINE already has every change, the merge succeeds with "Already up to date" \
+            and MINE is not touched. Copies that share no history are refused (exit 2) and \
+            nothing is written.
+            """
+        )
+
+        @Argument(help: ArgumentHelp("Your copy; the merged result replaces it unless -o is given.", valueName: "mine"))
+        var mine: String
+
+        @Argument(help: ArgumentHelp("The copies to merge into MINE.", valueName: "theirs"))
+        var theirs: [String]
+
+        @Option(name: .shortAndLong, help: ArgumentHelp("Write the result to OUT instead of MINE ('-' for standard output).", valueName: "out"))
+        var output: String?
+
+        @Flag(name: .long, help: "Report what the merge would do; write nothing.")
+        var dryRun = false
+
+        @OptionGroup var format: JSONOption
+
+        func run() throws {
+            let report = try MergeOperation.perform(mine: mine, theirs: theirs, output: output, dryRun: dryRun)
+            let toStdout = report.output != "-" || dryRun
+            let style = toStdout ? RenderStyle.current : RenderStyle(color: false, timeZone: Console.current.timeZone)
+            let text = format.json ? report.json(style: style).rendered : report.text(style: style)
+            if toStdout { try Console.current.emit(text) } else { Console.current.writeError(text) }
+        }
+    }
+}
+
+/// The merge itself, apart from argument parsing: load, check, merge, write.
+enum MergeOperation {
+    static func perform(mine: String, theirs: [String], output: String?, dryRun: Bool) throws(CLIFailure) -> MergeReport {
+        try Inputs.checkStandardInputUsedOnce([mine] + theirs)
+        let inPlace = output == nil || (output != "-" && output.map { Inputs.sameFile(Inputs.writeTarget($0), Inputs.writeTarget(mine)) } == true)
+        let target = inPlace ? mine : (output ?? mine)
+        if mine == "-" && inPlace && !dryRun {
+            throw CLIFailure(.usage, "cannot write the result back to standard input; give -o OUT (or -o - for standard output)")
+        }
+
+        // Every input is read, verified and checked for shared history before anything is locked or written.
+        var others: [LoadedDocument] = []
+        for path in theirs { others.append(try Inputs.load(path)) }
+        var base = try Inputs.load(mine)
+        for other in others {
+            try Inputs.requireShared(base, other, action: "merge \(other.name) into \(base.name)", nothingWritten: true)
+        }
+
+        // Hold the target's lock across load, merge and write, so a concurrent run loses nothing:
+        // when writing in place, MINE is read again under the lock.
+        let writePath = Inputs.writeTarget(target)
+        var lock: FileLock?
+        if !dryRun && target != "-" {
+            do { lock = try FileLock(for: writePath) } catch { throw CLIFailure(writing: error) }
+            if inPlace {
+                base = try Inputs.load(mine)
+                for other in others {
+                    try Inputs.requireShared(base, other, action: "merge \(other.name) into \(base.name)", nothingWritten: true)
+                }
+            }
+        }
+        defer { withExtendedLifetime(lock) {} }
+
+        let document = base.document
+        let before = document.notebook
+        var inputs: [MergeReport.Input] = []
+        for other in others {
+            let summary: MergeSummary
+            do { summary = try document.merge(other.document) } catch {
+                if case .unrelated(let relation) = error {
+                    throw CLIFailure(.unrelated, Inputs.unrelatedReason(base, other, relation: relation,
+                                                                        action: "merge \(other.name) into \(base.name)", nothingWritten: true))
+                }
+                throw CLIFailure(.invalidInput, "\(other.name): \(error)")
+            }
+            inputs.append(.init(file: other.path, changesByAuthor: summary.changesByAuthor))
+        }
+        let after = document.notebook
+        var report = MergeReport(documentID: document.id, mine: mine, output: target, dryRun: dryRun, inputs: inputs,
+                                 diff: NotebookDiff(from: before, to: after), notebook: after, conflicts: document.conflicts)
+
+        // Already up to date: MINE stays untouched; an explicit OUT still receives the document.
+        guard !dryRun, !(report.upToDate && inPlace) else { return report }
+        let bytes = document.save(inPlace ? .incremental : .compact)
+        if target == "-" {
+            try Console.current.writeBytes(bytes)
+        } else {
+            do { try FileStore.writeAtomically(bytes, to: writePath) } catch { throw CLIFailure(writing: error) }
+        }
+        report.bytesWritten = bytes.count
+        return report
+    }
+}

@@ -1,0 +1,98 @@
+import Foundation
+import PeerNote
+import PeerNoteCLISupport
+
+/// What `pnmerge merge` did (or, with `--dry-run`, would do), in note terms.
+struct MergeReport {
+    /// What one THEIRS file brought.
+    struct Input {
+        var file: String
+        var changesByAuthor: [(author: String, count: Int)]
+        var changes: Int { changesByAuthor.reduce(0) { $0 + $1.count } }
+    }
+
+    var documentID: UUID
+    /// MINE as given.
+    var mine: String
+    /// Where the result goes: MINE's path, OUT's path, or `-`.
+    var output: String
+    var dryRun: Bool
+    var inputs: [Input]
+    /// MINE's notebook before the merge, to the merged one.
+    var diff: NotebookDiff
+    /// The merged notebook (for conflict positions).
+    var notebook: Notebook
+    /// Every open conflict of the merged document, deleted-while-edited notes included.
+    var conflicts: [Conflict]
+    /// Bytes written, when something was written.
+    var bytesWritten: Int?
+
+    var changes: Int { inputs.reduce(0) { $0 + $1.changes } }
+    var upToDate: Bool { changes == 0 }
+    var written: Bool { bytesWritten != nil }
+
+    var registerConflicts: [Conflict] { conflicts.filter { if case .deletedWhileEdited = $0 { false } else { true } } }
+    var deletedWhileEdited: [Conflict] { conflicts.filter { if case .deletedWhileEdited = $0 { true } else { false } } }
+
+    // MARK: Text
+
+    func text(style: RenderStyle) -> String {
+        let mineName = Inputs.displayName(mine)
+        let outName = output == "-" ? "standard output" : output
+        var lines: [String] = []
+        if upToDate {
+            lines.append("Already up to date: \(mineName) has every change in \(inputs.map { Inputs.displayName($0.file) }.joined(separator: ", ")).")
+        } else {
+            lines.append(style.paint("Merged into \(mineName):", .bold))
+            for input in inputs {
+                let brought = input.changes == 0 ? "nothing new" : "\(Text.count(input.changes, "change")) (\(Text.authors(input.changesByAuthor)))"
+                lines.append("  \(Inputs.displayName(input.file)): \(brought)")
+            }
+            let noteLines = DiffRendering.lines(diff, style: style)
+            lines.append(style.paint("Notes:", .bold))
+            if noteLines.isEmpty {
+                lines.append("  no visible change")
+            } else {
+                lines += noteLines.map { "  " + $0 }
+            }
+        }
+        let regular = registerConflicts, deleted = deletedWhileEdited
+        if !regular.isEmpty {
+            lines.append(style.paint("Conflicts (\(regular.count)):", .bold))
+            lines += regular.map { "  " + style.paint(ConflictRendering.line($0, in: notebook, style: style), .yellow) }
+        }
+        if !deleted.isEmpty {
+            lines.append(style.paint("Deleted on one side, edited on the other (\(deleted.count)):", .bold))
+            lines += deleted.map { "  " + style.paint(ConflictRendering.line($0, in: notebook, style: style), .yellow) }
+        }
+        if let n = bytesWritten {
+            lines.append("Wrote \(outName) (\(Text.count(n, "byte"))).")
+        } else if dryRun {
+            lines.append("Dry run: nothing written" + (upToDate && output == mine ? "." : " (would write \(outName))."))
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    // MARK: JSON
+
+    /// The schema is documented in man/pnmerge.1 (MERGE REPORT).
+    func json(style: RenderStyle) -> JSONValue {
+        .object([
+            ("document", .string(documentID.uuidString.lowercased())),
+            ("mine", .string(mine)),
+            ("output", .string(output)),
+            ("dryRun", .bool(dryRun)),
+            ("upToDate", .bool(upToDate)),
+            ("written", .bool(written)),
+            ("bytesWritten", .optional(bytesWritten)),
+            ("changes", .int(changes)),
+            ("inputs", .array(inputs.map { input in
+                .object([("file", .string(input.file)), ("changes", .int(input.changes)),
+                         ("authors", DiffRendering.authorsJSON(input.changesByAuthor))])
+            })),
+            ("notebookTitle", DiffRendering.titleJSON(diff)),
+            ("notes", .array(diff.changes.map(DiffRendering.json))),
+            ("conflicts", .array(conflicts.map { ConflictRendering.json($0, in: notebook, style: style) })),
+        ])
+    }
+}

@@ -1,0 +1,87 @@
+import ArgumentParser
+import Foundation
+import PeerNote
+import PeerNoteCLISupport
+
+/// `pnmerge`: merge, check and look into `.peernote` notebooks from the command line.
+public struct PNMerge: ParsableCommand {
+    public static let version = "0.1.0"
+
+    public static let configuration = CommandConfiguration(
+        commandName: "pnmerge",
+        abstract: "Merge, validate and inspect .peernote notebooks whose copies diverged.",
+        discussion: """
+        A .peernote file holds a notebook together with the full history of edits that \
+        produced it, so copies edited on several devices merge without losing an edit. \
+        'pnmerge merge' brings the changes of other copies into yours and says, in note \
+        terms, what arrived and what conflicts remain; the other subcommands check files \
+        and show a notebook, its history and how two copies differ.
+
+        A FILE of '-' reads standard input (show, inspect, validate, log, and one input of \
+        merge or diff); '-o -' writes the merged document to standard output. Results go to \
+        standard output, errors to standard error, one line naming the file. Colour is used \
+        only on a terminal and never when NO_COLOR is set. See pnmerge(1) and peernote(5).
+
+        EXIT STATUS
+        \(exitStatusTable)
+        """,
+        version: "pnmerge \(version) (.peernote format version \(FormatInfo.version))",
+        subcommands: [Merge.self, Validate.self, Inspect.self, Show.self, Log.self, Diff.self]
+    )
+
+    /// The exit codes, one per line (`  65  invalid or damaged document`), from `ExitStatus`.
+    public static var exitStatusTable: String {
+        ExitStatus.allCases.map { "  " + String($0.rawValue).padding(toLength: 4, withPad: " ", startingAt: 0) + $0.meaning }
+            .joined(separator: "\n")
+    }
+
+    public init() {}
+
+    /// Parses `arguments` (without the program name), runs the command with its output going to `output`,
+    /// and returns the exit status. Errors are written to `output`'s error stream as one line.
+    public static func execute(_ arguments: [String], output: any OutputSink = StandardStreams()) -> Int32 {
+        Console.$current.withValue(output) {
+            do {
+                var command = try parseAsRoot(arguments)
+                try command.run()
+                return ExitStatus.success.rawValue
+            } catch let failure as CLIFailure {
+                output.writeError("pnmerge: \(failure.message)\n")
+                return failure.status.rawValue
+            } catch let error as DocumentFileError {
+                let failure = CLIFailure(error)
+                output.writeError("pnmerge: \(failure.message)\n")
+                return failure.status.rawValue
+            } catch let error as FileError {
+                output.writeError("pnmerge: \(error)\n")
+                return ExitStatus.ioError.rawValue
+            } catch let error as PeerNoteError {
+                output.writeError("pnmerge: \(error)\n")
+                return ExitStatus.invalidInput.rawValue
+            } catch {
+                // ArgumentParser's own outcomes: help, version, completion scripts, usage errors, ExitCode.
+                let code = exitCode(for: error)
+                let message = fullMessage(for: error)
+                if !message.isEmpty {
+                    if code == .success {
+                        do { try output.write(message + "\n") } catch { return ExitStatus.ioError.rawValue }
+                    } else {
+                        output.writeError(message + "\n")
+                    }
+                }
+                return code.rawValue
+            }
+        }
+    }
+}
+
+/// `--json`: print the result as JSON on standard output instead of text.
+struct JSONOption: ParsableArguments {
+    @Flag(name: .long, help: "Print the result as JSON (see pnmerge(1) for the schema).")
+    var json = false
+}
+
+extension OutputSink {
+    /// Writes `text` to standard output (a failed write has exit status 74).
+    func emit(_ text: String) throws(CLIFailure) { try write(text) }
+}

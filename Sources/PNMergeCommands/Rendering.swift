@@ -1,0 +1,208 @@
+import Foundation
+import PeerNote
+import PeerNoteCLISupport
+
+/// How results are shown to a person: colour on or off, and the time zone for times.
+public struct RenderStyle: Sendable {
+    public var color: Bool
+    public var timeZone: TimeZone
+
+    public init(color: Bool = false, timeZone: TimeZone = TimeZone(identifier: "UTC") ?? .current) {
+        self.color = color
+        self.timeZone = timeZone
+    }
+
+    /// The style of the current output sink.
+    static var current: RenderStyle { RenderStyle(color: Console.current.colorEnabled, timeZone: Console.current.timeZone) }
+
+    func paint(_ text: String, _ s: Terminal.Style) -> String { Terminal.paint(text, s, enabled: color) }
+
+    /// `2024-03-01 10:02`, in the style's time zone.
+    func dateTime(_ date: Date) -> String { format(date, "yyyy-MM-dd HH:mm") }
+    /// `10:02`.
+    func clock(_ date: Date) -> String { format(date, "HH:mm") }
+    /// `2024-03-01`.
+    func day(_ date: Date) -> String { format(date, "yyyy-MM-dd") }
+    /// `2024-03-01 10:02:33 +0100`, for `log`.
+    func fullDateTime(_ date: Date) -> String { format(date, "yyyy-MM-dd HH:mm:ss Z") }
+
+    private func format(_ date: Date, _ pattern: String) -> String {
+        let f = DateFormatter()
+        f.locale = Locale(identifier: "en_US_POSIX")
+        f.timeZone = timeZone
+        f.dateFormat = pattern
+        return f.string(from: date)
+    }
+
+    /// Times for a group of attributions: `HH:mm` when they fall on one day, else with the date.
+    func timeFormatter(for dates: [Date]) -> (Date) -> String {
+        let days = Set(dates.map { self.day($0) })
+        if days.count <= 1 { return { self.clock($0) } }
+        return { self.dateTime($0) }
+    }
+}
+
+/// Text helpers shared by the renderers.
+enum Text {
+    /// A value in double quotes, with quotes, backslashes and line breaks escaped so it stays on one line.
+    static func quoted(_ s: String) -> String {
+        var out = "\""
+        for c in s.unicodeScalars {
+            switch c {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            default: out.unicodeScalars.append(c)
+            }
+        }
+        return out + "\""
+    }
+
+    static func author(_ name: String) -> String { name.isEmpty ? "(no author)" : name }
+
+    /// `1 change`, `3 changes`.
+    static func count(_ n: Int, _ singular: String, _ plural: String? = nil) -> String {
+        "\(n) \(n == 1 ? singular : (plural ?? singular + "s"))"
+    }
+
+    /// `alice 2, bob 1`.
+    static func authors(_ list: [(author: String, count: Int)]) -> String {
+        list.map { "\(author($0.author)) \($0.count)" }.joined(separator: ", ")
+    }
+
+    /// ISO 8601 in UTC, e.g. `2024-03-01T10:02:33Z`.
+    static func iso(_ date: Date) -> String {
+        let f = ISO8601DateFormatter()
+        f.timeZone = TimeZone(identifier: "UTC")
+        return f.string(from: date)
+    }
+}
+
+/// Conflicts in words and in JSON.
+enum ConflictRendering {
+    /// Attributions in a stable order (time, then change id), identical on every copy.
+    static func sorted(_ list: [Attribution]) -> [Attribution] {
+        list.sorted { ($0.time, $0.change) < ($1.time, $1.change) }
+    }
+
+    static func sorted(_ list: [ConflictValue]) -> [ConflictValue] {
+        list.sorted { ($0.by.time, $0.by.change) < ($1.by.time, $1.by.change) }
+    }
+
+    /// One line, e.g. `note "Groceries": title "Shopping" (alice, 10:02) vs "Groceries" (bob, 10:05), showing "Groceries"`.
+    static func line(_ conflict: Conflict, in notebook: Notebook, style: RenderStyle) -> String {
+        switch conflict {
+        case .notebookTitle(let values, let showing):
+            return "notebook: title " + valuesText(values, style: style) + ", showing " + Text.quoted(showing)
+        case .noteTitle(_, let values, let showing):
+            return "note \(Text.quoted(showing)): title " + valuesText(values, style: style) + ", showing " + Text.quoted(showing)
+        case .priority(_, let title, let values, let showing):
+            return "note \(Text.quoted(title)): priority " + valuesText(values, style: style) + ", showing " + Text.quoted(showing)
+        case .position(let note, let title, let moves):
+            let moves = sorted(moves)
+            let time = style.timeFormatter(for: moves.map(\.time))
+            let who = moves.map { "\(Text.author($0.author)) (\(time($0.time)))" }.joined(separator: " and ")
+            let place = notebook.notes.firstIndex { $0.id == note }.map { "showing it at position \($0 + 1) of \(notebook.notes.count)" } ?? "it is not shown"
+            return "note \(Text.quoted(title)): moved concurrently by \(who), \(place)"
+        case .deletedWhileEdited(_, let title, let deletedBy, let editedBy):
+            let deleted = sorted(deletedBy), edited = sorted(editedBy)
+            let time = style.timeFormatter(for: (deleted + edited).map(\.time))
+            let list: ([Attribution]) -> String = { l in l.map { "\(Text.author($0.author)) (\(time($0.time)))" }.joined(separator: ", ") }
+            return "note \(Text.quoted(title)): deleted by \(list(deleted)) while edited by \(list(edited)); it stays deleted and the edits are kept (restoring the note brings them back)"
+        }
+    }
+
+    private static func valuesText(_ values: [ConflictValue], style: RenderStyle) -> String {
+        let values = sorted(values)
+        let time = style.timeFormatter(for: values.map(\.by.time))
+        return values.map { "\(Text.quoted($0.value)) (\(Text.author($0.by.author)), \(time($0.by.time)))" }.joined(separator: " vs ")
+    }
+
+    static func attributionJSON(_ a: Attribution) -> JSONValue {
+        .object([("author", .string(a.author)), ("time", .string(Text.iso(a.time))), ("change", .string(a.change.fullDescription))])
+    }
+
+    /// The conflict as a JSON object (schema in man/pnmerge.1, CONFLICT OBJECTS).
+    static func json(_ conflict: Conflict, in notebook: Notebook, style: RenderStyle) -> JSONValue {
+        var fields: [(String, JSONValue)] = []
+        let values: ([ConflictValue]) -> JSONValue = { list in
+            .array(sorted(list).map { v in
+                .object([("value", .string(v.value)), ("author", .string(v.by.author)), ("time", .string(Text.iso(v.by.time))),
+                         ("change", .string(v.by.change.fullDescription))])
+            })
+        }
+        switch conflict {
+        case .notebookTitle(let v, let showing):
+            fields = [("kind", .string("notebookTitle")), ("note", .null), ("noteTitle", .null), ("values", values(v)), ("showing", .string(showing))]
+        case .noteTitle(let note, let v, let showing):
+            fields = [("kind", .string("noteTitle")), ("note", .string(note.description)), ("noteTitle", .string(showing)),
+                      ("values", values(v)), ("showing", .string(showing))]
+        case .priority(let note, let title, let v, let showing):
+            fields = [("kind", .string("priority")), ("note", .string(note.description)), ("noteTitle", .string(title)),
+                      ("values", values(v)), ("showing", .string(showing))]
+        case .position(let note, let title, let moves):
+            fields = [("kind", .string("position")), ("note", .string(note.description)), ("noteTitle", .string(title)),
+                      ("moves", .array(sorted(moves).map(attributionJSON))),
+                      ("index", .optional(notebook.notes.firstIndex { $0.id == note }))]
+        case .deletedWhileEdited(let note, let title, let deletedBy, let editedBy):
+            fields = [("kind", .string("deletedWhileEdited")), ("note", .string(note.description)), ("noteTitle", .string(title)),
+                      ("deletedBy", .array(sorted(deletedBy).map(attributionJSON))),
+                      ("editedBy", .array(sorted(editedBy).map(attributionJSON)))]
+        }
+        fields.append(("description", .string(line(conflict, in: notebook, style: style))))
+        return .object(fields)
+    }
+}
+
+/// Note-level differences (`NotebookDiff`) in words and in JSON.
+enum DiffRendering {
+    /// One line per difference, e.g. `edited  "Plan": body, tags`.
+    static func lines(_ diff: NotebookDiff, style: RenderStyle) -> [String] {
+        var out: [String] = []
+        if diff.titleBefore != diff.titleAfter {
+            out.append(style.paint("retitled", .yellow) + " notebook " + Text.quoted(diff.titleBefore) + " → " + Text.quoted(diff.titleAfter))
+        }
+        for change in diff.changes {
+            switch change {
+            case .added(let n):
+                out.append(style.paint("added   ", .green) + " " + Text.quoted(n.title))
+            case .deleted(let n):
+                out.append(style.paint("deleted ", .red) + " " + Text.quoted(n.title))
+            case .edited(let before, let after, let fields):
+                let was = fields.contains(.title) ? " (was \(Text.quoted(before.title)))" : ""
+                out.append(style.paint("edited  ", .yellow) + " " + Text.quoted(after.title) + was + ": " + fields.map(\.rawValue).joined(separator: ", "))
+            case .moved(let n, let from, let to):
+                out.append(style.paint("moved   ", .cyan) + " " + Text.quoted(n.title) + ": position \(from + 1) → \(to + 1)")
+            }
+        }
+        return out
+    }
+
+    /// `{"change": "added"|"deleted"|"edited"|"moved", "note": id, "title": …, …}`.
+    static func json(_ change: NotebookDiff.NoteChange) -> JSONValue {
+        switch change {
+        case .added(let n):
+            .object([("change", .string("added")), ("note", .string(n.id.description)), ("title", .string(n.title))])
+        case .deleted(let n):
+            .object([("change", .string("deleted")), ("note", .string(n.id.description)), ("title", .string(n.title))])
+        case .edited(let before, let after, let fields):
+            .object([("change", .string("edited")), ("note", .string(after.id.description)), ("title", .string(after.title)),
+                     ("titleBefore", .string(before.title)), ("fields", .strings(fields.map(\.rawValue)))])
+        case .moved(let n, let from, let to):
+            .object([("change", .string("moved")), ("note", .string(n.id.description)), ("title", .string(n.title)),
+                     ("from", .int(from)), ("to", .int(to))])
+        }
+    }
+
+    /// `{"before": …, "after": …}` when the notebook title changed, else null.
+    static func titleJSON(_ diff: NotebookDiff) -> JSONValue {
+        diff.titleBefore == diff.titleAfter ? .null : .object([("before", .string(diff.titleBefore)), ("after", .string(diff.titleAfter))])
+    }
+
+    /// `[{"author": …, "changes": n}]`.
+    static func authorsJSON(_ list: [(author: String, count: Int)]) -> JSONValue {
+        .array(list.map { .object([("author", .string($0.author)), ("changes", .int($0.count))]) })
+    }
+}

@@ -1,0 +1,114 @@
+import ArgumentParser
+import Foundation
+import PeerNote
+import PeerNoteCLISupport
+
+extension PNMerge {
+    /// `pnmerge show FILE [--format text|markdown|json] [--at CHANGE]`.
+    struct Show: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Print the notebook as a person reads it.",
+            discussion: """
+            Prints the notebook title and every live note in document order: title, \
+            priority and tags, creation time and body, followed by the open conflicts. \
+            --format markdown gives '# Title', then '## Note title', a priority/tags line \
+            and the body for each note; --format json gives the object described in \
+            pnmerge(1). --at CHANGE shows the notebook as it was just after that change \
+            (a change id as 'pnmerge log' prints it, SEQ@REPLICA, with any unique prefix of \
+            the replica).
+            """
+        )
+
+        /// The output formats of `show`.
+        enum Format: String, ExpressibleByArgument, CaseIterable {
+            case text, markdown, json
+        }
+
+        @Argument(help: ArgumentHelp("The document ('-' for standard input).", valueName: "file"))
+        var file: String
+
+        @Option(name: .long, help: ArgumentHelp("Output format.", valueName: "text|markdown|json"))
+        var format: Format = .text
+
+        @Option(name: .long, help: ArgumentHelp("Show the notebook as it was just after CHANGE.", valueName: "change"))
+        var at: String?
+
+        func run() throws {
+            let input = try Inputs.load(file)
+            var notebook = input.document.notebook
+            if let at {
+                let change: ChangeID
+                do { change = try input.document.findChange(at) } catch {
+                    throw CLIFailure(.usage, "\(input.name): \(error)")
+                }
+                do { notebook = try input.document.notebook(at: change) } catch {
+                    throw CLIFailure(.invalidInput, "\(input.name): \(error)")
+                }
+            }
+            let style = RenderStyle.current
+            let text: String
+            switch format {
+            case .text: text = NotebookRendering.text(notebook, style: style)
+            case .markdown: text = NotebookRendering.markdown(notebook, style: style)
+            case .json: text = NotebookRendering.json(notebook, style: style).rendered
+            }
+            try Console.current.emit(text)
+        }
+    }
+}
+
+/// A notebook as text, Markdown and JSON, for `show`.
+enum NotebookRendering {
+    static func text(_ notebook: Notebook, style: RenderStyle) -> String {
+        let title = notebook.title.isEmpty ? "(untitled notebook)" : notebook.title
+        var lines = [style.paint(title, .bold), String(repeating: "=", count: max(title.count, 3))]
+        if notebook.notes.isEmpty { lines += ["", "(no notes)"] }
+        for note in notebook.notes {
+            lines.append("")
+            lines.append(style.paint(note.title.isEmpty ? "(untitled)" : note.title, .bold))
+            var facts = ["priority \(note.priority.rawValue)"]
+            if !note.tags.isEmpty { facts.append("tags " + note.tags.joined(separator: ", ")) }
+            facts.append("created " + style.dateTime(note.created))
+            lines.append("  " + style.paint(facts.joined(separator: " · "), .dim))
+            if !note.body.isEmpty {
+                lines += note.body.split(separator: "\n", omittingEmptySubsequences: false).map { "  " + $0 }
+            }
+        }
+        if !notebook.conflicts.isEmpty {
+            lines += ["", style.paint("Conflicts (\(notebook.conflicts.count)):", .bold)]
+            lines += notebook.conflicts.map { "  " + style.paint(ConflictRendering.line($0, in: notebook, style: style), .yellow) }
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    static func markdown(_ notebook: Notebook, style: RenderStyle) -> String {
+        var lines = ["# " + (notebook.title.isEmpty ? "(untitled notebook)" : notebook.title)]
+        for note in notebook.notes {
+            lines += ["", "## " + (note.title.isEmpty ? "(untitled)" : note.title), ""]
+            var facts = ["Priority: \(note.priority.rawValue)"]
+            if !note.tags.isEmpty { facts.append("Tags: " + note.tags.joined(separator: ", ")) }
+            facts.append("Created: " + style.dateTime(note.created))
+            lines.append(facts.joined(separator: " · "))
+            if !note.body.isEmpty { lines += ["", note.body] }
+        }
+        if !notebook.conflicts.isEmpty {
+            lines += ["", "---", "", "**Conflicts**", ""]
+            lines += notebook.conflicts.map { "- " + ConflictRendering.line($0, in: notebook, style: style) }
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// `{"id", "title", "notes": [{"id", "title", "body", "tags", "priority", "created"}], "conflicts": […]}`.
+    static func json(_ notebook: Notebook, style: RenderStyle) -> JSONValue {
+        .object([
+            ("id", .string(notebook.id.uuidString.lowercased())),
+            ("title", .string(notebook.title)),
+            ("notes", .array(notebook.notes.map { n in
+                .object([("id", .string(n.id.description)), ("title", .string(n.title)), ("body", .string(n.body)),
+                         ("tags", .strings(n.tags)), ("priority", .string(n.priority.rawValue)),
+                         ("created", .string(Text.iso(n.created)))])
+            })),
+            ("conflicts", .array(notebook.conflicts.map { ConflictRendering.json($0, in: notebook, style: style) })),
+        ])
+    }
+}

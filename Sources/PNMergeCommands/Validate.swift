@@ -1,0 +1,110 @@
+import ArgumentParser
+import Foundation
+import PeerNote
+import PeerNoteCLISupport
+
+extension PNMerge {
+    /// `pnmerge validate FILE... [--json]`.
+    struct Validate: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Check that files are complete, undamaged .peernote documents.",
+            discussion: """
+            Each FILE is read and fully verified: checksums, structure, causal history and \
+            references. A valid file prints 'FILE: valid' on standard output. For each bad \
+            file one line goes to standard error: 'FILE: offset N: what is wrong' (the offset \
+            is left out when the problem has no single place, and a file that cannot be read \
+            gets 'FILE: reason').
+
+            Exit status: 0 when every file is valid; 65 when at least one file is damaged or \
+            not a .peernote document; otherwise 66 when a file is missing or unreadable.
+            """
+        )
+
+        @Argument(help: ArgumentHelp("The files to check ('-' for standard input).", valueName: "file"))
+        var files: [String]
+
+        @OptionGroup var format: JSONOption
+
+        func run() throws {
+            try Inputs.checkStandardInputUsedOnce(files)
+            let results = files.map(FileCheck.check)
+            let console = Console.current
+            for r in results { if let line = r.errorLine { console.writeError(line + "\n") } }
+            if format.json {
+                try console.emit(JSONValue.array(results.map(\.json)).rendered)
+            } else {
+                let valid = results.filter { $0.problem == nil }.map { "\(Inputs.displayName($0.file)): valid\n" }
+                if !valid.isEmpty { try console.emit(valid.joined()) }
+            }
+            let status = FileCheck.exitStatus(results)
+            if status != .success { throw status.exitCode }
+        }
+    }
+}
+
+/// The outcome of checking one file for `validate`.
+struct FileCheck {
+    /// Why a file failed.
+    enum Problem {
+        /// The file could not be read (missing, a directory, unreadable).
+        case unreadable(String)
+        /// The bytes are not a valid document.
+        case invalid(offset: Int?, message: String)
+    }
+
+    var file: String
+    var problem: Problem?
+
+    static func check(_ path: String) -> FileCheck {
+        let bytes: [UInt8]
+        if path == "-" {
+            do { bytes = try Console.current.readInput() } catch {
+                let prefix = Inputs.displayName(path) + ": "
+                let m = error.message
+                return FileCheck(file: path, problem: .unreadable(m.hasPrefix(prefix) ? String(m.dropFirst(prefix.count)) : m))
+            }
+        } else {
+            do { bytes = try FileStore.read(path) } catch {
+                return FileCheck(file: path, problem: .unreadable(error.message))
+            }
+        }
+        do {
+            _ = try Document.load(bytes)
+            return FileCheck(file: path, problem: nil)
+        } catch {
+            if case .invalidDocument(let offset, let message) = error {
+                return FileCheck(file: path, problem: .invalid(offset: offset, message: message))
+            }
+            return FileCheck(file: path, problem: .invalid(offset: nil, message: error.description))
+        }
+    }
+
+    /// `FILE: offset N: what is wrong` (the same text as `DocumentFileError.description`), or nil when valid.
+    var errorLine: String? {
+        let name = Inputs.displayName(file)
+        switch problem {
+        case nil: return nil
+        case .unreadable(let m): return "\(name): \(m)"
+        case .invalid(let offset, let m):
+            return DocumentFileError.document(path: name, .invalidDocument(offset: offset, message: m)).description
+        }
+    }
+
+    /// `{"file": …, "valid": …, "error": {"offset": N|null, "message": …} | null}`.
+    var json: JSONValue {
+        let error: JSONValue
+        switch problem {
+        case nil: error = .null
+        case .unreadable(let m): error = .object([("offset", .null), ("message", .string(m))])
+        case .invalid(let offset, let m): error = .object([("offset", .optional(offset)), ("message", .string(m))])
+        }
+        return .object([("file", .string(file)), ("valid", .bool(problem == nil)), ("error", error)])
+    }
+
+    /// 65 if any file is damaged, else 66 if any is unreadable, else 0.
+    static func exitStatus(_ results: [FileCheck]) -> ExitStatus {
+        if results.contains(where: { if case .invalid = $0.problem { true } else { false } }) { return .invalidInput }
+        if results.contains(where: { $0.problem != nil }) { return .noInput }
+        return .success
+    }
+}

@@ -1,0 +1,4 @@
+import Foundation
+import PNMergeCommands
+
+exit(PNMerge.execute(Array(CommandLine.arguments.dropFirst())))

@@ -1,0 +1,340 @@
+import Foundation
+import PeerNote
+import PeerNoteCLISupport
+import Testing
+@testable import PNMergeCommands
+
+@Suite("validate, inspect, show, log, diff (in-process)")
+struct CommandTests {
+    // MARK: validate
+
+    @Test("validate: valid files exit 0; a damaged file gets 'FILE: offset N: …' on stderr and exit 65")
+    func validate() throws {
+        let dir = try TempDir()
+        let s = try Diverged()
+        try s.write(to: dir)
+        let ok = pnmerge(["validate", dir.path("alice.peernote"), dir.path("bob.peernote")])
+        #expect(ok.status == 0)
+        #expect(ok.out == "\(dir.path("alice.peernote")): valid\n\(dir.path("bob.peernote")): valid\n")
+        #expect(ok.err.isEmpty)
+
+        var bytes = s.alice.save()
+        bytes[bytes.count / 2] ^= 0x40
+        let flipped = try dir.write(bytes, "flipped.peernote")
+        let truncated = try dir.write(Array(s.alice.save().dropLast(7)), "truncated.peernote")
+        let bad = pnmerge(["validate", dir.path("alice.peernote"), flipped, truncated])
+        #expect(bad.status == ExitStatus.invalidInput.rawValue)
+        let lines = bad.err.split(separator: "\n").map(String.init)
+        #expect(lines.count == 2)
+        #expect(lines[0].hasPrefix("\(flipped): offset "))
+        #expect(lines[1].hasPrefix("\(truncated): offset "))
+        #expect(lines[1].contains("truncated"))
+        // The line is exactly the library's description of the load error.
+        let expected = DocumentFileError.document(path: truncated, try #require(loadError(Array(s.alice.save().dropLast(7))))).description
+        #expect(lines[1] == expected)
+    }
+
+    @Test("validate: missing only → 66; missing and damaged → 65")
+    func validateExitRule() throws {
+        let dir = try TempDir()
+        try Diverged().write(to: dir)
+        let missing = pnmerge(["validate", dir.path("alice.peernote"), dir.path("gone.peernote")])
+        #expect(missing.status == ExitStatus.noInput.rawValue)
+        #expect(missing.err == "\(dir.path("gone.peernote")): No such file or directory\n")
+        let empty = try dir.write([], "empty.peernote")
+        let both = pnmerge(["validate", dir.path("gone.peernote"), empty])
+        #expect(both.status == ExitStatus.invalidInput.rawValue)
+        #expect(both.err.contains("\(empty): offset 0: file is empty"))
+    }
+
+    @Test("validate --json: one object per file, error null when valid")
+    func validateJSON() throws {
+        let dir = try TempDir()
+        let s = try Diverged()
+        try s.write(to: dir)
+        let truncated = try dir.write(Array(s.bob.save().prefix(20)), "short.peernote")
+        let r = pnmerge(["validate", "--json", dir.path("bob.peernote"), truncated, dir.path("gone.peernote")])
+        #expect(r.status == ExitStatus.invalidInput.rawValue)
+        let array = try #require(try parseJSON(r.out) as? [[String: Any]])
+        #expect(array.count == 3)
+        #expect(array[0]["file"] as? String == dir.path("bob.peernote"))
+        #expect(array[0]["valid"] as? Bool == true)
+        #expect(array[0]["error"] is NSNull)
+        #expect(array[1]["valid"] as? Bool == false)
+        let error = try #require(array[1]["error"] as? [String: Any])
+        #expect(error["offset"] is Int)
+        #expect((error["message"] as? String)?.isEmpty == false)
+        let gone = try #require(array[2]["error"] as? [String: Any])
+        #expect(gone["offset"] is NSNull)
+        #expect(gone["message"] as? String == "No such file or directory")
+    }
+
+    @Test("validate reads '-' from standard input, once")
+    func validateStdin() throws {
+        let s = try Diverged()
+        let r = pnmerge(["validate", "-"], input: s.bob.save())
+        #expect(r.status == 0)
+        #expect(r.out == "<stdin>: valid\n")
+        let twice = pnmerge(["validate", "-", "-"], input: s.bob.save())
+        #expect(twice.status == ExitStatus.usage.rawValue)
+    }
+
+    // MARK: inspect
+
+    @Test("inspect: identity, counts, replicas, heads, notes, conflicts and storage")
+    func inspect() throws {
+        let dir = try TempDir()
+        let s = try Diverged()
+        let merged = try s.merged()
+        let bytes = merged.save()
+        let path = try dir.write(bytes, "merged.peernote")
+        let r = pnmerge(["inspect", "--json", path])
+        #expect(r.status == 0)
+        let o = try #require(try parseJSON(r.out) as? [String: Any])
+        #expect(o["document"] as? String == Diverged.documentID.uuidString.lowercased())
+        #expect(o["formatVersion"] as? Int == Int(FormatInfo.version))
+        #expect(o["fileSize"] as? Int == bytes.count)
+        #expect(o["changes"] as? Int == merged.changeCount)
+        #expect(o["operations"] as? Int == merged.operationCount)
+        #expect(o["notes"] as? Int == 4)
+        #expect(o["deletedNotes"] as? Int == 1)
+        #expect(o["conflicts"] as? Int == 2)
+        #expect(Set(o["authors"] as? [String] ?? []) == ["carol", "alice", "bob"])
+        #expect((o["replicas"] as? [[String: Any]])?.count == 3)
+        #expect(o["heads"] as? [String] == merged.heads.map(\.fullDescription))
+        let storage = try #require(o["storage"] as? [String: Int])
+        let report = try Document.storageReport(bytes)
+        #expect(storage == ["history": report.historyBytes, "text": report.textBytes, "metadata": report.metadataBytes])
+
+        let text = pnmerge(["inspect", path])
+        #expect(text.status == 0)
+        #expect(text.out.contains("document   0c4b36e2-6c55-4d9a-8f0e-2b9c3e7d5a11"))
+        #expect(text.out.contains("notes      4 (1 deleted)"))
+        #expect(text.out.contains("conflicts  2 open"))
+        #expect(text.out.contains("changes    \(merged.changeCount) (\(merged.operationCount) operations)"))
+    }
+
+    // MARK: show
+
+    @Test("show --format json: exactly the documented shape, notes in document order")
+    func showJSON() throws {
+        let s = try Diverged()
+        let merged = try s.merged()
+        let r = pnmerge(["show", "--format", "json", "-"], input: merged.save())
+        #expect(r.status == 0)
+        let o = try #require(try parseJSON(r.out) as? [String: Any])
+        #expect(Set(o.keys) == ["id", "title", "notes", "conflicts"])
+        #expect(o["title"] as? String == "Home")
+        let notes = try #require(o["notes"] as? [[String: Any]])
+        #expect(notes.map { $0["title"] as? String } == merged.notes.map(\.title))
+        #expect(notes.map { $0["id"] as? String } == merged.notes.map(\.id.description))
+        for n in notes { #expect(Set(n.keys) == ["id", "title", "body", "tags", "priority", "created"]) }
+        let boat = try #require(notes.first { $0["title"] as? String == "Boat" })
+        #expect(boat["body"] as? String == "wood")
+        #expect(boat["tags"] as? [String] == ["dream"])
+        #expect(boat["priority"] as? String == "low")
+        #expect(boat["created"] as? String == "2024-03-01T10:05:00Z")
+        #expect((o["conflicts"] as? [Any])?.count == 2)
+    }
+
+    @Test("show text and markdown")
+    func showText() throws {
+        let s = try Diverged()
+        let bytes = try s.merged().save()
+        let text = pnmerge(["show", "-"], input: bytes)
+        #expect(text.status == 0)
+        #expect(text.out.hasPrefix("Home\n====\n"))
+        #expect(text.out.contains("\nPlan\n  priority high · created 2024-03-01 09:30\n  Monday: call Bob\n"))
+        #expect(text.out.contains("\nBoat\n  priority low · tags dream · created 2024-03-01 10:05\n  wood\n"))
+        #expect(text.out.contains("Conflicts (2):"))
+
+        let md = pnmerge(["show", "--format", "markdown", "-"], input: bytes)
+        #expect(md.status == 0)
+        #expect(md.out.hasPrefix("# Home\n"))
+        #expect(md.out.contains("\n## Plan\n\nPriority: high · Created: 2024-03-01 09:30\n\nMonday: call Bob\n"))
+        #expect(md.out.contains("\n## Boat\n\nPriority: low · Tags: dream · Created: 2024-03-01 10:05\n\nwood\n"))
+        #expect(md.out.contains("**Conflicts**"))
+    }
+
+    @Test("show --at shows the notebook as it was after a past change; an unknown change is a usage error")
+    func showAt() throws {
+        let s = try Diverged()
+        let merged = try s.merged()
+        let genesis = merged.genesis
+        let r = pnmerge(["show", "--format", "json", "--at", genesis.description, "-"], input: merged.save())
+        #expect(r.status == 0, "\(r.err)")
+        let o = try #require(try parseJSON(r.out) as? [String: Any])
+        #expect(o["title"] as? String == "Home")
+        #expect((o["notes"] as? [Any])?.isEmpty == true)
+
+        let addFood = try #require(s.base.history.first { $0.message == "Add note \"Food\"" })
+        let r2 = pnmerge(["show", "--at", addFood.id.description, "-"], input: merged.save())
+        #expect(r2.status == 0)
+        #expect(r2.out.contains("\nFood\n"))
+        #expect(!r2.out.contains("Plan"))
+
+        let bad = pnmerge(["show", "--at", "99@ffff", "-"], input: merged.save())
+        #expect(bad.status == ExitStatus.usage.rawValue)
+        #expect(bad.err == "pnmerge: <stdin>: no change 99@ffff in this document\n")
+    }
+
+    // MARK: log
+
+    @Test("log: newest first, with id, author, time, message and summary")
+    func log() throws {
+        let s = try Diverged()
+        let merged = try s.merged()
+        let r = pnmerge(["log", "--json", "-"], input: merged.save())
+        #expect(r.status == 0)
+        let entries = try #require(try parseJSON(r.out) as? [[String: Any]])
+        #expect(entries.count == merged.changeCount)
+        let times = entries.compactMap { $0["time"] as? String }
+        #expect(times == times.sorted(by: >))
+        #expect(entries.first?["author"] as? String == "bob")
+        #expect(entries.last?["id"] as? String == merged.genesis.fullDescription)
+        #expect(entries.last?["message"] as? String == "Create notebook")
+        #expect(entries.contains { $0["summary"] as? String == "added \"Boat\"" })
+
+        let text = pnmerge(["log", "-"], input: merged.save())
+        #expect(text.status == 0)
+        #expect(text.out.hasPrefix("change "))
+        #expect(text.out.contains("Author: alice\nDate:   2024-03-01 10:02:00 +0000\n"))
+        #expect(text.out.contains("    Add note \"Boat\"\n    added \"Boat\"\n"))
+        #expect(text.out.components(separatedBy: "\nchange ").count == merged.changeCount)
+    }
+
+    @Test("log --graph draws the two branches and the change that joins them")
+    func logGraph() throws {
+        let s = try Diverged()
+        let merged = try s.merged()
+        merged.author = "alice"
+        merged.clock = { at(11, 0) }
+        merged.setTitle("Home (merged)")
+        let r = pnmerge(["log", "--graph", "-"], input: merged.save())
+        #expect(r.status == 0)
+        let lines = r.out.split(separator: "\n").map(String.init)
+        #expect(lines.first?.hasPrefix("* ") == true)
+        #expect(lines.first?.contains("alice") == true)
+        #expect(lines.contains("|\\"))
+        #expect(lines.contains("|/"))
+        #expect(lines.filter { $0.hasPrefix("* |") || $0.hasPrefix("| *") }.count == 7)
+        let root = try #require(lines.last { $0.contains("*") })
+        #expect(root.hasPrefix("* "))
+        #expect(root.contains("Create notebook"))
+        #expect(lines.last == "  titled notebook \"Home\"")
+        #expect(lines.filter { $0.contains("*") }.count == merged.changeCount)
+
+        let both = pnmerge(["log", "--graph", "--json", "-"], input: merged.save())
+        #expect(both.status == ExitStatus.usage.rawValue)
+    }
+
+    // MARK: diff
+
+    @Test("diff: what each copy lacks, in note terms, and the conflicts once merged")
+    func diff() throws {
+        let dir = try TempDir()
+        let s = try Diverged()
+        try s.write(to: dir)
+        let a = dir.path("alice.peernote"), b = dir.path("bob.peernote")
+        let r = pnmerge(["diff", a, b])
+        #expect(r.status == 0)
+        #expect(r.out.contains("\(a) lacks 4 changes from \(b) (bob 4):"))
+        #expect(r.out.contains("\(b) lacks 3 changes from \(a) (alice 3):"))
+        #expect(r.out.contains("  added    \"Boat\""))
+        #expect(r.out.contains("  deleted  \"Old\""))
+        #expect(r.out.contains("Conflicts once merged (2):"))
+
+        let j = pnmerge(["diff", "--json", a, b])
+        let o = try #require(try parseJSON(j.out) as? [String: Any])
+        #expect(o["identical"] as? Bool == false)
+        let sideA = try #require(o["a"] as? [String: Any])
+        #expect(sideA["missingChanges"] as? Int == 4)
+        #expect((sideA["notes"] as? [[String: Any]])?.contains { $0["change"] as? String == "added" } == true)
+        let sideB = try #require(o["b"] as? [String: Any])
+        #expect(sideB["missingChanges"] as? Int == 3)
+
+        let same = pnmerge(["diff", a, a])
+        #expect(same.status == 0)
+        #expect(same.out == "\(a) and \(a) hold the same changes.\n")
+
+        let other = try dir.write(unrelatedDocument().save(), "work.peernote")
+        let unrelated = pnmerge(["diff", a, other])
+        #expect(unrelated.status == ExitStatus.unrelated.rawValue)
+        #expect(unrelated.err.contains("0c4b36e2-6c55-4d9a-8f0e-2b9c3e7d5a11") && unrelated.err.contains("9a1e2f30-1111-4222-8333-944455556666"))
+    }
+
+    @Test("Every kind of conflict in words and JSON; moves in the merge report; dates shown when values fall on different days")
+    func conflictKinds() throws {
+        let dir = try TempDir()
+        let s = try Diverged()
+        let plan = try #require(s.base.notes.first { $0.title == "Plan" }).id
+        let ideas = try #require(s.base.notes.first { $0.title == "Ideas" }).id
+        let x = s.base.fork(author: "xavier"), y = s.base.fork(author: "yves")
+        x.clock = { at(12, 0) }
+        y.clock = { at(24 + 8, 30) }
+        x.setTitle("Home X")
+        y.setTitle("Home Y")
+        try x.setPriority(ideas, .high)
+        try y.setPriority(ideas, .low)
+        try x.moveNote(plan, to: 0)
+        try y.moveNote(plan, to: 3)
+        let px = try dir.write(x.save(), "x.peernote"), py = try dir.write(y.save(), "y.peernote")
+        let merged = x.fork()
+        try merged.merge(y)
+        let planIndex = try #require(merged.notes.firstIndex { $0.id == plan })
+
+        let r = pnmerge(["merge", "--dry-run", px, py])
+        #expect(r.status == 0)
+        #expect(r.out.contains("notebook: title \"Home X\" (xavier, 2024-03-01 12:00) vs \"Home Y\" (yves, 2024-03-02 08:30), showing \"\(merged.title)\""), "\(r.out)")
+        #expect(r.out.contains("note \"Ideas\": priority \"high\" (xavier, 2024-03-01 12:00) vs \"low\" (yves, 2024-03-02 08:30), showing \"\(merged.notes.first { $0.id == ideas }?.priority.rawValue ?? "?")\""))
+        #expect(r.out.contains("note \"Plan\": moved concurrently by xavier (2024-03-01 12:00) and yves (2024-03-02 08:30), showing it at position \(planIndex + 1) of 4"))
+        if planIndex != 0 { #expect(r.out.contains("moved    \"Plan\": position 1 → \(planIndex + 1)")) }
+
+        let j = pnmerge(["show", "--format", "json", "-"], input: merged.save())
+        let o = try #require(try parseJSON(j.out) as? [String: Any])
+        let conflicts = try #require(o["conflicts"] as? [[String: Any]])
+        #expect(conflicts.compactMap { $0["kind"] as? String }.sorted() == ["notebookTitle", "position", "priority"])
+        let position = try #require(conflicts.first { $0["kind"] as? String == "position" })
+        #expect(position["index"] as? Int == planIndex)
+        #expect((position["moves"] as? [[String: Any]])?.compactMap { $0["author"] as? String } == ["xavier", "yves"])
+        #expect(conflicts.first?["note"] is NSNull)
+    }
+
+    // MARK: the root command
+
+    @Test("The root help lists every exit status of ExitStatus")
+    func rootHelp() {
+        let r = pnmerge(["--help"])
+        #expect(r.status == 0)
+        for status in ExitStatus.allCases {
+            #expect(r.out.contains("  \(status.rawValue)".padding(toLength: 6, withPad: " ", startingAt: 0) + status.meaning))
+        }
+        #expect(PNMerge.configuration.subcommands.map { $0._commandName } == ["merge", "validate", "inspect", "show", "log", "diff"])
+        for name in ["merge", "validate", "inspect", "show", "log", "diff"] {
+            #expect(r.out.contains("\n  \(name) "), "\(name) is listed")
+        }
+    }
+
+    @Test("Shell completion scripts are generated", arguments: ["bash", "zsh", "fish"])
+    func completions(shell: String) {
+        let r = pnmerge(["--generate-completion-script", shell])
+        #expect(r.status == 0)
+        #expect(r.out.contains("pnmerge"))
+        #expect(r.out.contains("validate"))
+    }
+
+    @Test("Colour only when the sink allows it")
+    func colour() throws {
+        let s = try Diverged()
+        let plain = pnmerge(["log", "-"], input: s.bob.save())
+        #expect(!plain.out.contains("\u{1B}["))
+        let sink = CapturedOutput(input: s.bob.save(), color: true)
+        #expect(PNMerge.execute(["log", "-"], output: sink) == 0)
+        #expect(sink.standardOutput.contains("\u{1B}[33mchange "))
+    }
+}
+
+/// The error `Document.load` gives for `bytes`, if any.
+private func loadError(_ bytes: [UInt8]) -> PeerNoteError? {
+    do { _ = try Document.load(bytes); return nil } catch { return error }
+}

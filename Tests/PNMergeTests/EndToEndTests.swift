@@ -1,0 +1,215 @@
+import Foundation
+import PeerNote
+import PeerNoteCLISupport
+import Testing
+
+/// Runs the built `pnmerge` binary (`swift build` puts it in `.build/debug/pnmerge`).
+struct Binary {
+    /// The package root, from this file's path: Tests/PNMergeTests/EndToEndTests.swift.
+    static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    static let path = packageRoot.appendingPathComponent(".build/debug/pnmerge").path
+
+    /// The binary, or a test failure that says how to build it.
+    static func require() throws -> Binary {
+        try #require(FileManager.default.isExecutableFile(atPath: path),
+                     "pnmerge is not built at \(path); run `swift build` in \(packageRoot.path) before `swift test`")
+        return Binary()
+    }
+
+    /// Runs `pnmerge ARGS` with `TZ=UTC` and `NO_COLOR=1`; stdout and stderr go through files so large output cannot block.
+    func run(_ args: [String], stdin: [UInt8]? = nil) throws -> RunResult {
+        let dir = try TempDir()
+        let outPath = dir.path("stdout"), errPath = dir.path("stderr"), inPath = dir.path("stdin")
+        try Data().write(to: URL(fileURLWithPath: outPath))
+        try Data().write(to: URL(fileURLWithPath: errPath))
+        try Data(stdin ?? []).write(to: URL(fileURLWithPath: inPath))
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Binary.path)
+        process.arguments = args
+        var env = ProcessInfo.processInfo.environment
+        env["TZ"] = "UTC"
+        env["NO_COLOR"] = "1"
+        process.environment = env
+        let out = try FileHandle(forWritingTo: URL(fileURLWithPath: outPath))
+        let err = try FileHandle(forWritingTo: URL(fileURLWithPath: errPath))
+        let input = try FileHandle(forReadingFrom: URL(fileURLWithPath: inPath))
+        process.standardOutput = out
+        process.standardError = err
+        process.standardInput = input
+        try process.run()
+        process.waitUntilExit()
+        try out.close(); try err.close(); try input.close()
+        let outBytes = try dir.bytes("stdout")
+        return RunResult(status: process.terminationStatus, out: String(decoding: outBytes, as: UTF8.self),
+                         err: String(decoding: try dir.bytes("stderr"), as: UTF8.self), outBytes: outBytes)
+    }
+}
+
+extension Binary {
+    /// Starts `pnmerge ARGS` in the background, output discarded.
+    func start(_ args: [String]) throws -> Process {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Binary.path)
+        process.arguments = args
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        return process
+    }
+}
+
+@Suite("pnmerge binary, end to end")
+struct EndToEndTests {
+    @Test("Two merges into one file at the same time both land (the target is locked across load, merge and write)")
+    func concurrentMerges() throws {
+        let bin = try Binary.require()
+        let dir = try TempDir()
+        let s = try Diverged()
+        try s.write(to: dir)
+        let expected = try dir.write(s.merged().save(), "expected.peernote")
+        let want = try bin.run(["show", "--format", "json", expected]).out
+        for round in 0 ..< 3 {
+            let target = try dir.write(s.base.save(), "target\(round).peernote")
+            let first = try bin.start(["merge", target, dir.path("alice.peernote")])
+            let second = try bin.start(["merge", target, dir.path("bob.peernote")])
+            first.waitUntilExit()
+            second.waitUntilExit()
+            #expect(first.terminationStatus == 0 && second.terminationStatus == 0)
+            #expect(try bin.run(["show", "--format", "json", target]).out == want, "round \(round)")
+            #expect(try bin.run(["validate", target]).status == 0)
+        }
+    }
+
+    @Test("Merging a diverged pair in both orders gives the same notebook; merging again changes nothing")
+    func mergeBothOrders() throws {
+        let bin = try Binary.require()
+        let dir = try TempDir()
+        try Diverged().write(to: dir)
+        let a = dir.path("alice.peernote"), b = dir.path("bob.peernote")
+
+        let ab = try bin.run(["merge", a, b, "-o", dir.path("ab.peernote")])
+        let ba = try bin.run(["merge", b, a, "-o", dir.path("ba.peernote")])
+        #expect(ab.status == 0, "\(ab.err)")
+        #expect(ba.status == 0, "\(ba.err)")
+        #expect(ab.out.contains("note \"Old\": deleted by alice (10:02) while edited by bob (10:05)"))
+        let showAB = try bin.run(["show", "--format", "json", dir.path("ab.peernote")])
+        let showBA = try bin.run(["show", "--format", "json", dir.path("ba.peernote")])
+        #expect(showAB.status == 0 && showBA.status == 0)
+        #expect(showAB.out == showBA.out)
+        let notebook = try #require(try parseJSON(showAB.out) as? [String: Any])
+        #expect((notebook["notes"] as? [[String: Any]])?.map { $0["title"] as? String ?? "" }.contains("Boat") == true)
+
+        // In place, then again: the second run is up to date and leaves the file byte-identical.
+        let first = try bin.run(["merge", a, b])
+        #expect(first.status == 0)
+        let merged = try dir.bytes("alice.peernote")
+        let again = try bin.run(["merge", a, b])
+        #expect(again.status == 0)
+        #expect(again.out.hasPrefix("Already up to date"))
+        #expect(try dir.bytes("alice.peernote") == merged)
+        let showInPlace = try bin.run(["show", "--format", "json", a])
+        #expect(showInPlace.out == showAB.out)
+    }
+
+    @Test("An unrelated pair is refused with exit 2 and both files stay byte-identical")
+    func unrelated() throws {
+        let bin = try Binary.require()
+        let dir = try TempDir()
+        try Diverged().write(to: dir)
+        let other = try dir.write(unrelatedDocument().save(), "work.peernote")
+        let a = dir.path("alice.peernote")
+        let beforeA = try dir.bytes("alice.peernote"), beforeOther = try dir.bytes("work.peernote")
+        for args in [["merge", a, other], ["merge", other, a], ["merge", a, other, "-o", dir.path("out.peernote")], ["diff", a, other]] {
+            let r = try bin.run(args)
+            #expect(r.status == ExitStatus.unrelated.rawValue, "\(args)")
+            #expect(r.err.split(separator: "\n").count == 1)
+            #expect(r.err.contains("0c4b36e2-6c55-4d9a-8f0e-2b9c3e7d5a11") && r.err.contains("9a1e2f30-1111-4222-8333-944455556666"))
+        }
+        #expect(try dir.bytes("alice.peernote") == beforeA)
+        #expect(try dir.bytes("work.peernote") == beforeOther)
+        #expect(!FileManager.default.fileExists(atPath: dir.path("out.peernote")))
+    }
+
+    @Test("Damaged files are rejected by validate with exit 65 and a 'FILE: offset N:' line; a missing file gives 66")
+    func damaged() throws {
+        let bin = try Binary.require()
+        let dir = try TempDir()
+        let s = try Diverged()
+        try s.write(to: dir)
+        let good = s.alice.save()
+        var flipped = good
+        flipped[good.count - 10] ^= 0x01
+        let damaged = [
+            try dir.write(Array(good.prefix(good.count / 2)), "truncated.peernote"),
+            try dir.write(flipped, "flipped.peernote"),
+            try dir.write(Array("not a notebook".utf8), "text.peernote"),
+        ]
+        for file in damaged {
+            let r = try bin.run(["validate", file])
+            #expect(r.status == ExitStatus.invalidInput.rawValue, "\(file)")
+            let line = r.err.trimmingCharacters(in: .newlines)
+            #expect(!line.contains("\n"))
+            #expect(line.range(of: "^\(NSRegularExpression.escapedPattern(for: file)): offset [0-9]+: .+$", options: .regularExpression) != nil, "\(line)")
+            // Every other command refuses it too, naming it, without crashing.
+            let show = try bin.run(["show", file])
+            #expect(show.status == ExitStatus.invalidInput.rawValue)
+            #expect(show.err.hasPrefix("pnmerge: \(file): offset "))
+        }
+        let missing = dir.path("missing.peernote")
+        let r = try bin.run(["validate", missing])
+        #expect(r.status == ExitStatus.noInput.rawValue)
+        #expect(r.err == "\(missing): No such file or directory\n")
+        let merge = try bin.run(["merge", dir.path("alice.peernote"), missing])
+        #expect(merge.status == ExitStatus.noInput.rawValue)
+        #expect(merge.err.contains(missing))
+        let json = try bin.run(["validate", "--json", dir.path("alice.peernote")] + damaged + [missing])
+        #expect(json.status == ExitStatus.invalidInput.rawValue)
+        let results = try #require(try parseJSON(json.out) as? [[String: Any]])
+        #expect(results.map { $0["valid"] as? Bool } == [true, false, false, false, false])
+    }
+
+    @Test("Every --json output parses, and stdin works with '-'")
+    func jsonOutputs() throws {
+        let bin = try Binary.require()
+        let dir = try TempDir()
+        try Diverged().write(to: dir)
+        let a = dir.path("alice.peernote"), b = dir.path("bob.peernote")
+        let runs = [
+            try bin.run(["merge", "--dry-run", "--json", a, b]),
+            try bin.run(["validate", "--json", a, b]),
+            try bin.run(["inspect", "--json", a]),
+            try bin.run(["show", "--format", "json", a]),
+            try bin.run(["log", "--json", a]),
+            try bin.run(["diff", "--json", a, b]),
+            try bin.run(["inspect", "--json", "-"], stdin: try dir.bytes("bob.peernote")),
+        ]
+        for r in runs {
+            #expect(r.status == 0, "\(r.err)")
+            #expect(throws: Never.self) { _ = try parseJSON(r.out) }
+        }
+        let piped = try bin.run(["merge", a, b, "-o", "-"])
+        #expect(piped.status == 0)
+        let validated = try bin.run(["validate", "-"], stdin: piped.outBytes)
+        #expect(validated.status == 0)
+        #expect(validated.out == "<stdin>: valid\n")
+    }
+
+    @Test("Help, version and completion scripts")
+    func helpAndCompletions() throws {
+        let bin = try Binary.require()
+        let help = try bin.run(["--help"])
+        #expect(help.status == 0)
+        #expect(help.out.contains("EXIT STATUS"))
+        #expect(try bin.run(["--version"]).out.hasPrefix("pnmerge "))
+        for shell in ["bash", "zsh", "fish"] {
+            let r = try bin.run(["--generate-completion-script", shell])
+            #expect(r.status == 0)
+            #expect(r.out.contains("merge") && r.out.contains("dry-run"))
+        }
+        let usage = try bin.run(["merge"])
+        #expect(usage.status == ExitStatus.usage.rawValue)
+        let unknown = try bin.run(["frobnicate"])
+        #expect(unknown.status == ExitStatus.usage.rawValue)
+    }
+}

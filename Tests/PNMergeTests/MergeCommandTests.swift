@@ -1,0 +1,222 @@
+import Foundation
+import PeerNote
+import PeerNoteCLISupport
+import Testing
+@testable import PNMergeCommands
+
+@Suite("merge (in-process)")
+struct MergeCommandTests {
+    @Test("The arguments parse into the merge command")
+    func parsing() throws {
+        let parsed = try PNMerge.parseAsRoot(["merge", "a.peernote", "b.peernote", "c.peernote", "-o", "out.peernote", "--dry-run", "--json"])
+        let merge = try #require(parsed as? PNMerge.Merge)
+        #expect(merge.mine == "a.peernote")
+        #expect(merge.theirs == ["b.peernote", "c.peernote"])
+        #expect(merge.output == "out.peernote")
+        #expect(merge.dryRun)
+        #expect(merge.format.json)
+        #expect(throws: (any Error).self) { try PNMerge.parseAsRoot(["merge", "a.peernote"]) }
+    }
+
+    @Test("A missing THEIRS is a usage error (64)")
+    func usage() {
+        let r = pnmerge(["merge", "only.peernote"])
+        #expect(r.status == ExitStatus.usage.rawValue)
+        #expect(r.err.contains("theirs"))
+    }
+
+    @Test("Merging reports changes per file and author, note changes, conflicts and delete-vs-edit, and writes an appended block")
+    func mergeInPlace() throws {
+        let dir = try TempDir()
+        let s = try Diverged()
+        try s.write(to: dir)
+        let original = try dir.bytes("alice.peernote")
+        let expected = try s.merged()
+
+        let r = pnmerge(["merge", dir.path("alice.peernote"), dir.path("bob.peernote")])
+        #expect(r.status == 0, "\(r.err)")
+        #expect(r.err.isEmpty)
+        #expect(r.out.contains("\(dir.path("bob.peernote")): 4 changes (bob 4)"), "\(r.out)")
+        #expect(r.out.contains("added    \"Boat\""))
+        #expect(r.out.contains("edited   \"Ideas\": body"))
+        #expect(!r.out.contains("\"Plan\""), "alice's own edit is not news to alice")
+        let showing = try #require(expected.notes.first { $0.title == "Shopping" || $0.title == "Groceries" }?.title)
+        #expect(r.out.contains("note \"\(showing)\": title \"Shopping\" (alice, 10:02) vs \"Groceries\" (bob, 10:05), showing \"\(showing)\""), "\(r.out)")
+        #expect(r.out.contains("note \"Old\": deleted by alice (10:02) while edited by bob (10:05)"))
+        #expect(r.out.contains("Wrote \(dir.path("alice.peernote"))"))
+
+        // In place: the old bytes stay, one block is appended, and the result is the merged notebook.
+        let after = try dir.bytes("alice.peernote")
+        #expect(after.count > original.count)
+        #expect(Array(after.prefix(original.count)) == original)
+        let loaded = try Document.load(after)
+        #expect(loaded.notebook == expected.notebook)
+        #expect(try Document.storageReport(after).blockCount == 2)
+
+        // Again: nothing new, nothing written.
+        let again = pnmerge(["merge", dir.path("alice.peernote"), dir.path("bob.peernote")])
+        #expect(again.status == 0)
+        #expect(again.out.hasPrefix("Already up to date"))
+        #expect(try dir.bytes("alice.peernote") == after)
+    }
+
+    @Test("--dry-run reports but writes nothing")
+    func dryRun() throws {
+        let dir = try TempDir()
+        try Diverged().write(to: dir)
+        let before = try dir.bytes("bob.peernote")
+        let r = pnmerge(["merge", "--dry-run", dir.path("bob.peernote"), dir.path("alice.peernote")])
+        #expect(r.status == 0)
+        #expect(r.out.contains("alice.peernote: 3 changes (alice 3)"), "\(r.out)")
+        #expect(r.out.contains("edited   \"Plan\": body"))
+        #expect(r.out.contains("deleted  \"Old\""))
+        #expect(r.out.contains("Dry run: nothing written"))
+        #expect(try dir.bytes("bob.peernote") == before)
+        #expect(!FileManager.default.fileExists(atPath: dir.path(".bob.peernote.lock")))
+    }
+
+    @Test("-o writes a compact file and leaves MINE alone; -o - writes the document to stdout and the report to stderr")
+    func output() throws {
+        let dir = try TempDir()
+        let s = try Diverged()
+        try s.write(to: dir)
+        let mine = try dir.bytes("alice.peernote")
+        let r = pnmerge(["merge", dir.path("alice.peernote"), dir.path("bob.peernote"), "-o", dir.path("out.peernote")])
+        #expect(r.status == 0, "\(r.err)")
+        #expect(try dir.bytes("alice.peernote") == mine)
+        let out = try dir.bytes("out.peernote")
+        #expect(out == (try s.merged()).save(.compact))
+
+        let piped = pnmerge(["merge", dir.path("alice.peernote"), dir.path("bob.peernote"), "-o", "-"])
+        #expect(piped.status == 0)
+        #expect(piped.outBytes == out)
+        #expect(piped.err.contains("Merged into"))
+
+        // Up to date but with an explicit OUT: OUT still receives the document.
+        let upToDate = pnmerge(["merge", dir.path("out.peernote"), dir.path("bob.peernote"), "-o", dir.path("copy.peernote")])
+        #expect(upToDate.status == 0)
+        #expect(upToDate.out.hasPrefix("Already up to date"))
+        #expect(try dir.bytes("copy.peernote") == out)
+    }
+
+    @Test("Several THEIRS: each file is credited with the changes it brought first")
+    func several() throws {
+        let dir = try TempDir()
+        let s = try Diverged()
+        try s.write(to: dir)
+        let r = pnmerge(["merge", "--dry-run", dir.path("base.peernote"), dir.path("alice.peernote"), dir.path("bob.peernote"), dir.path("alice.peernote")])
+        #expect(r.status == 0)
+        let lines = r.out.split(separator: "\n").map(String.init)
+        #expect(lines.contains("  \(dir.path("alice.peernote")): 3 changes (alice 3)"))
+        #expect(lines.contains("  \(dir.path("bob.peernote")): 4 changes (bob 4)"))
+        #expect(lines.contains("  \(dir.path("alice.peernote")): nothing new"))
+    }
+
+    @Test("--json gives the report as one JSON object")
+    func json() throws {
+        let dir = try TempDir()
+        try Diverged().write(to: dir)
+        let r = pnmerge(["merge", "--json", dir.path("alice.peernote"), dir.path("bob.peernote")])
+        #expect(r.status == 0)
+        let object = try #require(try parseJSON(r.out) as? [String: Any])
+        #expect(object["document"] as? String == Diverged.documentID.uuidString.lowercased())
+        #expect(object["upToDate"] as? Bool == false)
+        #expect(object["written"] as? Bool == true)
+        #expect(object["changes"] as? Int == 4)
+        let inputs = try #require(object["inputs"] as? [[String: Any]])
+        #expect(inputs.count == 1)
+        let authors = try #require(inputs.first?["authors"] as? [[String: Any]])
+        #expect(authors.first?["author"] as? String == "bob")
+        #expect(authors.first?["changes"] as? Int == 4)
+        let notes = try #require(object["notes"] as? [[String: Any]])
+        #expect(notes.contains { $0["change"] as? String == "added" && $0["title"] as? String == "Boat" })
+        #expect(notes.contains { $0["change"] as? String == "edited" && ($0["fields"] as? [String]) == ["body"] && $0["title"] as? String == "Ideas" })
+        let conflicts = try #require(object["conflicts"] as? [[String: Any]])
+        let kinds = Set(conflicts.compactMap { $0["kind"] as? String })
+        #expect(kinds == ["noteTitle", "deletedWhileEdited"])
+        let title = try #require(conflicts.first { $0["kind"] as? String == "noteTitle" })
+        let values = try #require(title["values"] as? [[String: Any]])
+        #expect(values.map { $0["value"] as? String } == ["Shopping", "Groceries"])
+        #expect(values.map { $0["author"] as? String } == ["alice", "bob"])
+        #expect(values.first?["time"] as? String == "2024-03-01T10:02:00Z")
+
+        let again = pnmerge(["merge", "--json", dir.path("alice.peernote"), dir.path("bob.peernote")])
+        let second = try #require(try parseJSON(again.out) as? [String: Any])
+        #expect(second["upToDate"] as? Bool == true)
+        #expect(second["written"] as? Bool == false)
+        #expect(second["bytesWritten"] is NSNull)
+    }
+
+    @Test("Unrelated copies are refused with exit 2, both ids named, nothing written")
+    func unrelated() throws {
+        let dir = try TempDir()
+        try Diverged().write(to: dir)
+        let other = try dir.write(unrelatedDocument().save(), "work.peernote")
+        let before = try dir.bytes("alice.peernote")
+        let r = pnmerge(["merge", dir.path("alice.peernote"), other])
+        #expect(r.status == ExitStatus.unrelated.rawValue)
+        #expect(r.out.isEmpty)
+        let lines = r.err.split(separator: "\n")
+        #expect(lines.count == 1)
+        #expect(r.err.contains(dir.path("alice.peernote")) && r.err.contains(other))
+        #expect(r.err.contains("0c4b36e2-6c55-4d9a-8f0e-2b9c3e7d5a11") && r.err.contains("9a1e2f30-1111-4222-8333-944455556666"))
+        #expect(try dir.bytes("alice.peernote") == before)
+
+        // Same id, different origin: still unrelated.
+        let twin = Document(title: "Home", author: "eve", id: Diverged.documentID, time: at(7, 0))
+        let twinPath = try dir.write(twin.save(), "twin.peernote")
+        let t = pnmerge(["merge", dir.path("alice.peernote"), twinPath])
+        #expect(t.status == ExitStatus.unrelated.rawValue)
+        #expect(t.err.contains("different first changes"))
+        #expect(try dir.bytes("alice.peernote") == before)
+    }
+
+    @Test("Bad inputs: missing (66), a directory (66), not a .peernote (65), stdin written back (64); nothing written")
+    func badInputs() throws {
+        let dir = try TempDir()
+        try Diverged().write(to: dir)
+        let before = try dir.bytes("alice.peernote")
+
+        let missing = pnmerge(["merge", dir.path("alice.peernote"), dir.path("nope.peernote")])
+        #expect(missing.status == ExitStatus.noInput.rawValue)
+        #expect(missing.err == "pnmerge: \(dir.path("nope.peernote")): No such file or directory\n")
+
+        let directory = pnmerge(["merge", dir.path("alice.peernote"), dir.url.path])
+        #expect(directory.status == ExitStatus.noInput.rawValue)
+        #expect(directory.err.contains("is a directory"))
+
+        let text = try dir.write(Array("hello, world\n".utf8), "notes.txt")
+        let notPeernote = pnmerge(["merge", dir.path("alice.peernote"), text])
+        #expect(notPeernote.status == ExitStatus.invalidInput.rawValue)
+        #expect(notPeernote.err.contains("\(text): offset 0: not a .peernote file"))
+
+        let stdin = pnmerge(["merge", "-", dir.path("bob.peernote")], input: try dir.bytes("alice.peernote"))
+        #expect(stdin.status == ExitStatus.usage.rawValue)
+
+        #expect(try dir.bytes("alice.peernote") == before)
+    }
+
+    @Test("Merging into a symbolic link updates the file it points to and keeps the link")
+    func symlink() throws {
+        let dir = try TempDir()
+        let s = try Diverged()
+        try s.write(to: dir)
+        let link = dir.path("link.peernote")
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: "alice.peernote")
+        let r = pnmerge(["merge", link, dir.path("bob.peernote")])
+        #expect(r.status == 0, "\(r.err)")
+        #expect(try FileManager.default.destinationOfSymbolicLink(atPath: link) == "alice.peernote")
+        #expect(try Document.load(dir.bytes("alice.peernote")).notebook == s.merged().notebook)
+    }
+
+    @Test("MINE from stdin with -o -")
+    func fromStandardInput() throws {
+        let dir = try TempDir()
+        let s = try Diverged()
+        try s.write(to: dir)
+        let r = pnmerge(["merge", "-", dir.path("bob.peernote"), "-o", "-"], input: try dir.bytes("alice.peernote"))
+        #expect(r.status == 0, "\(r.err)")
+        #expect(try Document.load(r.outBytes).notebook == s.merged().notebook)
+        #expect(r.err.contains("Merged into <stdin>"))
+    }
+}

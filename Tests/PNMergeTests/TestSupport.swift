@@ -1,0 +1,111 @@
+import Foundation
+import PeerNote
+import Testing
+@testable import PNMergeCommands
+
+/// A temporary directory, removed when the value goes away.
+final class TempDir {
+    let url: URL
+
+    init() throws {
+        url = FileManager.default.temporaryDirectory.appendingPathComponent("pnmerge-tests-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    }
+
+    deinit { try? FileManager.default.removeItem(at: url) }
+
+    func path(_ name: String) -> String { url.appendingPathComponent(name).path }
+
+    func write(_ bytes: [UInt8], _ name: String) throws -> String {
+        let p = path(name)
+        try Data(bytes).write(to: URL(fileURLWithPath: p))
+        return p
+    }
+
+    func bytes(_ name: String) throws -> [UInt8] { Array(try Data(contentsOf: URL(fileURLWithPath: path(name)))) }
+}
+
+/// `2024-03-01 HH:MM:00 UTC`.
+func at(_ hour: Int, _ minute: Int) -> Date {
+    Date(timeIntervalSince1970: 1_709_251_200 + TimeInterval(hour * 3600 + minute * 60))
+}
+
+/// Two copies of one notebook that diverged:
+/// - alice edits "Plan", renames "Food" to "Shopping" and deletes "Old" (at 10:02);
+/// - bob edits "Ideas", renames "Food" to "Groceries", edits "Old" and adds "Boat" (at 10:05).
+struct Diverged {
+    let base: Document
+    let alice: Document
+    let bob: Document
+
+    static let documentID = UUID(uuidString: "0C4B36E2-6C55-4D9A-8F0E-2B9C3E7D5A11") ?? UUID()
+
+    init() throws {
+        let base = Document(title: "Home", author: "carol", id: Self.documentID, replica: ReplicaID(high: 0xCA40_1000_0000_0000, low: 1), time: at(9, 0))
+        base.clock = { at(9, 30) }
+        let food = base.addNote(title: "Food", body: "milk\neggs", tags: ["errands"])
+        let plan = base.addNote(title: "Plan", body: "Monday: call", priority: .high)
+        let ideas = base.addNote(title: "Ideas", body: "none yet")
+        let old = base.addNote(title: "Old", body: "stale")
+
+        let alice = base.fork(author: "alice")
+        alice.clock = { at(10, 2) }
+        try alice.setBody(plan, "Monday: call Bob")
+        try alice.setNoteTitle(food, "Shopping")
+        try alice.deleteNote(old)
+
+        let bob = base.fork(author: "bob")
+        bob.clock = { at(10, 5) }
+        try bob.setBody(ideas, "build a boat")
+        try bob.setNoteTitle(food, "Groceries")
+        try bob.insertText(old, at: 0, "still ")
+        bob.addNote(title: "Boat", body: "wood", tags: ["dream"], priority: .low)
+
+        self.base = base
+        self.alice = alice
+        self.bob = bob
+    }
+
+    /// Writes `base.peernote`, `alice.peernote`, `bob.peernote` (compact) into `dir`.
+    func write(to dir: TempDir) throws {
+        _ = try dir.write(base.save(), "base.peernote")
+        _ = try dir.write(alice.save(), "alice.peernote")
+        _ = try dir.write(bob.save(), "bob.peernote")
+    }
+
+    /// The two copies merged in memory.
+    func merged() throws -> Document {
+        let m = alice.fork()
+        try m.merge(bob)
+        return m
+    }
+}
+
+/// A notebook with no history in common with `Diverged`.
+func unrelatedDocument() -> Document {
+    let d = Document(title: "Work", author: "dave", id: UUID(uuidString: "9A1E2F30-1111-4222-8333-944455556666") ?? UUID(),
+                     replica: ReplicaID(high: 0xDA7E_0000_0000_0000, low: 1), time: at(8, 0))
+    d.clock = { at(8, 1) }
+    d.addNote(title: "Todo", body: "ship")
+    return d
+}
+
+/// The result of running pnmerge in-process.
+struct RunResult {
+    var status: Int32
+    var out: String
+    var err: String
+    var outBytes: [UInt8]
+}
+
+/// Runs `pnmerge ARGS` in-process with captured output (UTC times, no colour).
+func pnmerge(_ args: [String], input: [UInt8] = []) -> RunResult {
+    let sink = CapturedOutput(input: input)
+    let status = PNMerge.execute(args, output: sink)
+    return RunResult(status: status, out: sink.standardOutput, err: sink.standardError, outBytes: sink.standardOutputBytes)
+}
+
+/// Parses JSON text with JSONSerialization.
+func parseJSON(_ text: String) throws -> Any {
+    try JSONSerialization.jsonObject(with: Data(text.utf8), options: [.fragmentsAllowed])
+}
