@@ -6,6 +6,7 @@ let package = Package(
     platforms: [.macOS(.v13), .iOS(.v16)],
     products: [
         .library(name: "PeerNote", targets: ["PeerNote"]),
+        .executable(name: "peernote", targets: ["peernote"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -34,6 +35,12 @@ let package = Package(
             dependencies: ["PeerNote", .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
         .testTarget(name: "PeerNoteTests", dependencies: ["PeerNote"]),
+        .target(
+            name: "PeerNoteCommands",
+            dependencies: ["PeerNote", "PeerNoteCLISupport", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+        ),
+        .executableTarget(name: "peernote", dependencies: ["PeerNoteCommands"]),
+        .testTarget(name: "PeerNoteCommandsTests", dependencies: ["PeerNoteCommands", "PeerNote"]),
     ],
     swiftLanguageModes: [.v6]
 )
