@@ -112,7 +112,8 @@ enum TextFile {
 enum NoteLookup {
     /// The live note `query` names (id, unique id prefix, or exact title of exactly one note).
     static func find(_ query: String, in document: Document, path: String) throws(CLIFailure) -> Note {
-        do { return try document.findNote(query) } catch {
+        let found: Note
+        do { found = try document.findNote(query) } catch {
             if case .noSuchNote = error {
                 if let deleted = try? document.findNote(query, includeDeleted: true), deleted.isDeleted {
                     throw CLIFailure(.usage, "\(path): note \(deleted.id.short) \"\(deleted.title)\" is deleted; bring it back with: peernote restore \(path) \(deleted.id.short)")
@@ -121,16 +122,31 @@ enum NoteLookup {
             }
             throw CLIFailure(error, path: path)
         }
+        return try unambiguous(found, query, among: document.notes, path: path)
     }
 
     /// A note `query` names among live and deleted notes.
     static func findAny(_ query: String, in document: Document, path: String) throws(CLIFailure) -> Note {
-        do { return try document.findNote(query, includeDeleted: true) } catch {
+        let found: Note
+        do { found = try document.findNote(query, includeDeleted: true) } catch {
             if case .noSuchNote = error {
                 throw CLIFailure(.usage, "\(path): \(error)\(candidates(document.deletedNotes, deleted: true))")
             }
             throw CLIFailure(error, path: path)
         }
+        return try unambiguous(found, query, among: document.notes + document.deletedNotes, path: path)
+    }
+
+    /// `Document.findNote` prefers a unique id prefix to a title, so a short title made of hex
+    /// digits ("1", "cafe") could name a different note whose id starts that way. When `found`
+    /// was matched by its id prefix and other notes have `query` as their exact title, that is
+    /// an ambiguity the user must resolve, not a guess to act on.
+    private static func unambiguous(_ found: Note, _ query: String, among pool: [Note], path: String) throws(CLIFailure) -> Note {
+        guard found.title != query, found.id.description != query.lowercased() else { return found }
+        let titled = pool.filter { $0.title == query && $0.id != found.id }
+        guard !titled.isEmpty else { return found }
+        let listed = ([found] + titled).map { "\($0.id.short) \"\($0.title)\"" }.joined(separator: ", ")
+        throw CLIFailure(.usage, "\(path): \"\(query)\" matches several notes: \(listed) (an id prefix and a title); give more of the id")
     }
 
     /// `; notes: 1a2b3c4d "Title", …` (at most ten).

@@ -184,6 +184,22 @@ struct InProcessTests {
         #expect(try NoteLookup.find(String(b.description.prefix(6)), in: document, path: "f").id == b)
     }
 
+    @Test("A title that is also another note's id prefix is ambiguous, not a silent pick")
+    func prefixVersusTitle() throws {
+        let document = Document(title: "T", author: "a")
+        let first = document.addNote(title: "First")
+        let prefix = String(first.description.prefix(3))
+        let titled = document.addNote(title: prefix)
+        do {
+            let found = try NoteLookup.find(prefix, in: document, path: "f")
+            Issue.record("\(prefix) resolved to \(found.title)")
+        } catch {
+            #expect(error.status == .usage)
+            #expect(error.message.contains(first.short) && error.message.contains(titled.short))
+        }
+        #expect(try NoteLookup.find(String(first.description.prefix(12)), in: document, path: "f").id == first)
+    }
+
     @Test("list aligns its columns and paints only when asked to")
     func listRendering() throws {
         let document = Document(title: "T", author: "a")
