@@ -85,10 +85,13 @@ extension PeerNoteCLI {
             snapshot.author = author
             let target = try NoteLookup.find(note, in: snapshot, path: file)
             let session = try EditorSession(text: target.body)
-            var edited: String
-            do { edited = try session.run() } catch {
+            do { try session.run() } catch {
                 session.remove()
                 throw error
+            }
+            var edited: String
+            do { edited = try session.read() } catch {
+                throw CLIFailure(error.status, "\(error.message) (the edited text is kept in \(session.file))")
             }
             // Editors add a final newline; drop it when the body had none.
             if target.body.unicodeScalars.last != "\n" && edited.unicodeScalars.last == "\n" {

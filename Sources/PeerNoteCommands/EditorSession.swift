@@ -52,14 +52,18 @@ struct EditorSession {
         close(fd)
     }
 
-    /// Runs the editor and returns the file's text afterwards. A failing editor is an error (exit 66).
-    func run() throws(CLIFailure) -> String {
+    /// Runs the editor to its end. A failing editor is an error (exit 66).
+    func run() throws(CLIFailure) {
         let status = try spawnAndWait()
         guard status == 0 else {
             let how = status < 0 ? "was killed by signal \(-status)" : "exited with status \(status)"
             throw CLIFailure(.noInput, "the editor (\(editor)) \(how); nothing was recorded")
         }
-        return try TextFile.read(file)
+    }
+
+    /// The file's text (UTF-8, else exit 65).
+    func read() throws(CLIFailure) -> String {
+        try TextFile.read(file)
     }
 
     /// Deletes the temporary file.

@@ -129,6 +129,14 @@ struct EndToEndTests {
         #expect(try dir.bytes("n.peernote") == before)
         #expect(try tmp.entries().isEmpty)
 
+        // Text that is not UTF-8 is refused, and kept for the user rather than thrown away.
+        let binary = try dir.write("binary.sh", "#!/bin/sh\nprintf '\\377' >> \"$1\"\n", executable: true)
+        let bad = try Binary.run(["edit", "n.peernote", "Alpha", "--editor"], in: dir, env: ["EDITOR": binary, "TMPDIR": tmp.path])
+        #expect(bad.status == 65)
+        #expect(bad.stderr.contains("not valid UTF-8") && bad.stderr.contains("is kept in \(tmp.path)/peernote-"))
+        #expect(try tmp.entries().count == 1)
+        #expect(try dir.bytes("n.peernote") == before)
+
         let same = try Binary.run(["edit", "n.peernote", "Alpha", "--editor"], in: dir, env: ["EDITOR": "true"])
         #expect(same.status == 0)
         #expect(same.stderr.contains("no changes"))
