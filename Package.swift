@@ -7,6 +7,7 @@ let package = Package(
     products: [
         .library(name: "PeerNote", targets: ["PeerNote"]),
         .executable(name: "pnmerge", targets: ["pnmerge"]),
+        .executable(name: "peernote", targets: ["peernote"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -41,6 +42,12 @@ let package = Package(
         ),
         .executableTarget(name: "pnmerge", dependencies: ["PNMergeCommands"]),
         .testTarget(name: "PNMergeTests", dependencies: ["PNMergeCommands", "PeerNote", "PeerNoteCLISupport"]),
+        .target(
+            name: "PeerNoteCommands",
+            dependencies: ["PeerNote", "PeerNoteCLISupport", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+        ),
+        .executableTarget(name: "peernote", dependencies: ["PeerNoteCommands"]),
+        .testTarget(name: "PeerNoteCommandsTests", dependencies: ["PeerNoteCommands", "PeerNote"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,0 +1,53 @@
+import ArgumentParser
+import PeerNote
+import PeerNoteCLISupport
+
+extension PeerNoteCLI {
+    /// `peernote add FILE --title T …`: adds a note and prints its id.
+    struct Add: PeerNoteSubcommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Add a note; print its id.",
+            discussion: "Prints the new note's id (16 hex digits) alone on standard output."
+        )
+
+        @Argument(help: ArgumentHelp("The .peernote file.", valueName: "FILE"), completion: .file(extensions: ["peernote"]))
+        var file: String
+
+        @Option(help: ArgumentHelp("The note's title.", valueName: "TITLE"))
+        var title: String
+
+        @OptionGroup var body: BodyOptions
+
+        @Option(name: .customLong("tag"), help: ArgumentHelp("Tag the note with TAG (repeat for more tags).", valueName: "TAG"))
+        var tags: [String] = []
+
+        @Option(help: "The note's priority.")
+        var priority: PriorityArgument = .normal
+
+        @Option(name: .customLong("at"), help: ArgumentHelp("Insert the note at INDEX (0-based; default: after the last note).", valueName: "INDEX"))
+        var index: Int?
+
+        @OptionGroup var author: AuthorOptions
+        @OptionGroup var message: MessageOptions
+
+        func validate() throws {
+            if tags.contains(where: \.isEmpty) { throw ValidationError("A tag cannot be empty.") }
+            if let index, index < 0 { throw ValidationError("--at must be 0 or more.") }
+        }
+
+        func execute() throws {
+            let text = try body.text() ?? ""
+            var id: NoteID?
+            try DocumentFile.update(file, author: author.resolved()) { document in
+                let count = document.notes.count
+                if let index, index > count {
+                    throw CLIFailure(.usage, "\(file): --at \(index) is out of range 0...\(count)")
+                }
+                id = document.transaction(message: message.or("Add note \"\(title)\"")) {
+                    document.addNote(title: title, body: text, tags: tags, priority: priority.priority, at: index)
+                }
+            }
+            if let id { print(id.description) }
+        }
+    }
+}

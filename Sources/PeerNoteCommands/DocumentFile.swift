@@ -1,0 +1,169 @@
+import Foundation
+import PeerNote
+import PeerNoteCLISupport
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Reading, creating and updating document files the way every peernote command does:
+/// updates run load-edit-write under the file's lock and write atomically, so a failed
+/// command leaves the file as it was and concurrent commands lose nothing.
+enum DocumentFile {
+    /// Loads a document (`-` is standard input).
+    static func open(_ path: String) throws(CLIFailure) -> Document {
+        do { return try Document.open(path) } catch { throw CLIFailure(error) }
+    }
+
+    /// Loads the document at `path` under its lock, lets `edit` change it, and writes it back
+    /// (appending one block) when the edit recorded a change. Returns whether it did.
+    @discardableResult
+    static func update(_ path: String, author: String, _ edit: (Document) throws -> Void) throws -> Bool {
+        let target = try editablePath(path)
+        let lock: FileLock
+        do { lock = try FileLock(for: target) } catch { throw CLIFailure(writing: error) }
+        return try withExtendedLifetime(lock) { () throws -> Bool in
+            let document = try open(target)
+            document.author = author
+            let before = document.changeCount
+            do { try edit(document) } catch let error as PeerNoteError { throw CLIFailure(error, path: path) }
+            guard document.changeCount != before else { return false }
+            do throws(FileError) { try document.write(to: target, mode: .incremental) } catch { throw CLIFailure(writing: error) }
+            return true
+        }
+    }
+
+    /// Writes a new document to `path`, refusing (exit 73) when anything exists there.
+    static func create(_ path: String, _ document: Document) throws(CLIFailure) {
+        guard path != "-" else { throw CLIFailure(.usage, "the output must be a file, not - (standard output)") }
+        let lock: FileLock
+        do { lock = try FileLock(for: path) } catch { throw CLIFailure(writing: error) }
+        try withExtendedLifetime(lock) { () throws(CLIFailure) in
+            if exists(path) { throw CLIFailure(.cannotCreate, "\(path): already exists; refusing to overwrite it") }
+            do throws(FileError) { try FileStore.create(document.save(.compact), at: path) } catch {
+                throw exists(path) ? CLIFailure(.cannotCreate, "\(path): already exists; refusing to overwrite it") : CLIFailure(writing: error)
+            }
+        }
+    }
+
+    /// The path to lock and write for `path`: the file itself, or the file a symbolic link
+    /// points to (so that writing keeps the link). Missing files and non-files are errors.
+    static func editablePath(_ path: String) throws(CLIFailure) -> String {
+        guard path != "-" else { throw CLIFailure(.usage, "cannot edit standard input; name a .peernote file") }
+        var st = stat()
+        guard lstat(path, &st) == 0 else { throw CLIFailure(.noInput, "\(path): \(String(cString: strerror(errno)))") }
+        var target = path
+        if (st.st_mode & S_IFMT) == S_IFLNK {
+            guard let resolved = realpath(path, nil) else { throw CLIFailure(.noInput, "\(path): \(String(cString: strerror(errno)))") }
+            target = String(cString: resolved)
+            free(resolved)
+            guard stat(target, &st) == 0 else { throw CLIFailure(.noInput, "\(path): \(String(cString: strerror(errno)))") }
+        }
+        if (st.st_mode & S_IFMT) == S_IFDIR { throw CLIFailure(.noInput, "\(path): is a directory") }
+        guard (st.st_mode & S_IFMT) == S_IFREG else { throw CLIFailure(.noInput, "\(path): is not a regular file") }
+        return target
+    }
+
+    /// Whether anything (even a dangling symbolic link) is at `path`.
+    static func exists(_ path: String) -> Bool {
+        var st = stat()
+        return lstat(path, &st) == 0
+    }
+}
+
+/// Reading text inputs: body files, import sources.
+enum TextFile {
+    /// The bytes of `path` (`-` is standard input); a missing or unreadable file is exit 66.
+    static func bytes(_ path: String) throws(CLIFailure) -> [UInt8] {
+        do { return path == "-" ? try FileStore.readStandardInput() : try FileStore.read(path) } catch {
+            throw CLIFailure(.noInput, error.description)
+        }
+    }
+
+    /// The text of `path`, which must be UTF-8 (else exit 65 naming the byte offset).
+    static func read(_ path: String) throws(CLIFailure) -> String {
+        try decode(bytes(path), path: path)
+    }
+
+    static func decode(_ bytes: [UInt8], path: String) throws(CLIFailure) -> String {
+        if let offset = firstInvalidUTF8(bytes) {
+            throw CLIFailure(.invalidInput, "\(path): offset \(offset): not valid UTF-8 text")
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// The offset of the first byte that is not part of valid UTF-8, or nil.
+    static func firstInvalidUTF8(_ bytes: [UInt8]) -> Int? {
+        var iterator = bytes.makeIterator()
+        var parser = Unicode.UTF8.ForwardParser()
+        var offset = 0
+        while true {
+            switch parser.parseScalar(from: &iterator) {
+            case .valid(let encoded): offset += encoded.count
+            case .emptyInput: return nil
+            case .error: return offset
+            }
+        }
+    }
+}
+
+/// Finding the note a command line names, with errors that list the candidates.
+enum NoteLookup {
+    /// The live note `query` names (id, unique id prefix, or exact title of exactly one note).
+    static func find(_ query: String, in document: Document, path: String) throws(CLIFailure) -> Note {
+        let found: Note
+        do { found = try document.findNote(query) } catch {
+            if case .noSuchNote = error {
+                if let deleted = try? document.findNote(query, includeDeleted: true), deleted.isDeleted {
+                    throw CLIFailure(.usage, "\(path): note \(deleted.id.short) \"\(deleted.title)\" is deleted; bring it back with: peernote restore \(path) \(deleted.id.short)")
+                }
+                throw CLIFailure(.usage, "\(path): \(error)\(candidates(document.notes))")
+            }
+            throw CLIFailure(error, path: path)
+        }
+        return try unambiguous(found, query, among: document.notes, path: path)
+    }
+
+    /// A note `query` names among live and deleted notes.
+    static func findAny(_ query: String, in document: Document, path: String) throws(CLIFailure) -> Note {
+        let found: Note
+        do { found = try document.findNote(query, includeDeleted: true) } catch {
+            if case .noSuchNote = error {
+                throw CLIFailure(.usage, "\(path): \(error)\(candidates(document.deletedNotes, deleted: true))")
+            }
+            throw CLIFailure(error, path: path)
+        }
+        return try unambiguous(found, query, among: document.notes + document.deletedNotes, path: path)
+    }
+
+    /// `Document.findNote` prefers a unique id prefix to a title, so a short title made of hex
+    /// digits ("1", "cafe") could name a different note whose id starts that way. When `found`
+    /// was matched by its id prefix and other notes have `query` as their exact title, that is
+    /// an ambiguity the user must resolve, not a guess to act on.
+    private static func unambiguous(_ found: Note, _ query: String, among pool: [Note], path: String) throws(CLIFailure) -> Note {
+        guard found.title != query, found.id.description != query.lowercased() else { return found }
+        let titled = pool.filter { $0.title == query && $0.id != found.id }
+        guard !titled.isEmpty else { return found }
+        let listed = ([found] + titled).map { "\($0.id.short) \"\($0.title)\"" }.joined(separator: ", ")
+        throw CLIFailure(.usage, "\(path): \"\(query)\" matches several notes: \(listed) (an id prefix and a title); give more of the id")
+    }
+
+    /// `; notes: 1a2b3c4d "Title", …` (at most ten).
+    static func candidates(_ notes: [Note], deleted: Bool = false) -> String {
+        if notes.isEmpty { return deleted ? "; there are no deleted notes" : "; the notebook has no notes" }
+        let shown = notes.prefix(10).map { "\($0.id.short) \"\($0.title)\"" }.joined(separator: ", ")
+        return "; \(deleted ? "deleted notes" : "notes"): \(shown)\(notes.count > 10 ? ", … (\(notes.count) in all)" : "")"
+    }
+}
+
+extension CLIFailure {
+    /// A library error about the document at `path`: naming a note or a value wrongly is a usage error (64).
+    init(_ error: PeerNoteError, path: String) {
+        switch error {
+        case .noSuchNote, .ambiguousNote, .noSuchChange, .invalidArgument: self.init(.usage, "\(path): \(error)")
+        case .unrelated: self.init(.unrelated, "\(path): \(error)")
+        case .invalidDocument, .unsupportedVersion: self.init(.invalidInput, "\(path): \(error)")
+        }
+    }
+}

@@ -1,0 +1,120 @@
+import ArgumentParser
+import PeerNote
+import PeerNoteCLISupport
+
+extension PeerNoteCLI {
+    /// `peernote edit FILE NOTE …`: changes a note's title, body, tags and priority in one change.
+    struct Edit: PeerNoteSubcommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Change a note's title, body, tags or priority.",
+            discussion: """
+                All the changes given are recorded as one change. A new body is compared with the \
+                current one and recorded as the characters inserted and deleted, so edits made \
+                meanwhile to other copies still merge. --editor opens the body in $VISUAL, else \
+                $EDITOR, else vi; nothing is recorded when the editor fails or nothing changed.
+                """
+        )
+
+        @Argument(help: ArgumentHelp("The .peernote file.", valueName: "FILE"), completion: .file(extensions: ["peernote"]))
+        var file: String
+
+        @Argument(help: ArgumentHelp("The note: its id, a unique prefix of its id, or its exact title.", valueName: "NOTE"))
+        var note: String
+
+        @Option(help: ArgumentHelp("The note's new title.", valueName: "TITLE"))
+        var title: String?
+
+        @OptionGroup var body: BodyOptions
+
+        @Flag(help: "Edit the body with $VISUAL or $EDITOR.")
+        var editor = false
+
+        @Option(name: .customLong("add-tag"), help: ArgumentHelp("Add tag TAG (repeatable).", valueName: "TAG"))
+        var addTags: [String] = []
+
+        @Option(name: .customLong("remove-tag"), help: ArgumentHelp("Remove tag TAG (repeatable).", valueName: "TAG"))
+        var removeTags: [String] = []
+
+        @Option(help: "The note's new priority.")
+        var priority: PriorityArgument?
+
+        @OptionGroup var author: AuthorOptions
+        @OptionGroup var message: MessageOptions
+
+        func validate() throws {
+            if editor && (body.body != nil || body.bodyFile != nil) {
+                throw ValidationError("Give --editor, --body or --body-file, not several.")
+            }
+            if title == nil && body.body == nil && body.bodyFile == nil && !editor && addTags.isEmpty && removeTags.isEmpty && priority == nil {
+                throw ValidationError("Nothing to change: give --title, --body, --body-file, --editor, --add-tag, --remove-tag or --priority.")
+            }
+            if (addTags + removeTags).contains(where: \.isEmpty) { throw ValidationError("A tag cannot be empty.") }
+            if let both = addTags.first(where: removeTags.contains) {
+                throw ValidationError("Tag '\(both)' is both added and removed.")
+            }
+        }
+
+        func execute() throws {
+            let author = author.resolved()
+            if editor { return try executeWithEditor(author: author) }
+            let newBody = try body.text()
+            let changed = try DocumentFile.update(file, author: author) { document in
+                let target = try NoteLookup.find(note, in: document, path: file)
+                try apply(to: document, target, body: newBody)
+            }
+            if !changed { Failure.report("no changes; nothing recorded") }
+        }
+
+        /// Records every requested edit of `target` as one change.
+        func apply(to document: Document, _ target: Note, body newBody: String?) throws {
+            try document.transaction(message: message.or("Edit \"\(target.title)\"")) {
+                if let title { try document.setNoteTitle(target.id, title) }
+                if let newBody { try document.setBody(target.id, newBody) }
+                for tag in addTags { try document.addTag(target.id, tag) }
+                for tag in removeTags { try document.removeTag(target.id, tag) }
+                if let priority { try document.setPriority(target.id, priority.priority) }
+            }
+        }
+
+        /// The editor may stay open for long, so the file is not locked meanwhile: the edit is
+        /// made on the document as it was read, then merged, under the lock, into the file as it
+        /// is by then, so changes other commands made in the meantime are kept.
+        private func executeWithEditor(author: String) throws {
+            let path = try DocumentFile.editablePath(file)
+            let snapshot = try DocumentFile.open(path)
+            snapshot.author = author
+            let target = try NoteLookup.find(note, in: snapshot, path: file)
+            let session = try EditorSession(text: target.body)
+            do { try session.run() } catch {
+                session.remove()
+                throw error
+            }
+            var edited: String
+            do { edited = try session.read() } catch {
+                throw CLIFailure(error.status, "\(error.message) (the edited text is kept in \(session.file))")
+            }
+            // Editors add a final newline; drop it when the body had none.
+            if target.body.unicodeScalars.last != "\n" && edited.unicodeScalars.last == "\n" {
+                edited.unicodeScalars.removeLast()
+            }
+            let before = snapshot.changeCount
+            do {
+                try apply(to: snapshot, target, body: edited)
+            } catch let error as PeerNoteError {
+                session.remove()
+                throw CLIFailure(error, path: file)
+            }
+            guard snapshot.changeCount != before else {
+                session.remove()
+                Failure.report("no changes; nothing recorded")
+                return
+            }
+            do {
+                try DocumentFile.update(file, author: author) { current in try current.merge(snapshot) }
+            } catch let failure as CLIFailure {
+                throw CLIFailure(failure.status, "\(failure.message) (the edited body is kept in \(session.file))")
+            }
+            session.remove()
+        }
+    }
+}

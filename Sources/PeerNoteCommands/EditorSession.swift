@@ -1,0 +1,118 @@
+import Foundation
+import PeerNoteCLISupport
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+private func sysWrite(_ fd: Int32, _ buf: UnsafeRawPointer?, _ n: Int) -> Int { write(fd, buf, n) }
+
+/// Edits a text with the user's editor: `$VISUAL`, else `$EDITOR`, else `vi`, run as
+/// `/bin/sh -c '$EDITOR "$1"' sh FILE` on a temporary `.md` file, in the foreground with
+/// the terminal's standard input and output (while it runs, peernote ignores SIGINT and
+/// SIGQUIT, as system(3) does, so Ctrl-C reaches only the editor).
+struct EditorSession {
+    /// The temporary file the editor works on.
+    let file: String
+    let editor: String
+    private let environment: [String: String]
+
+    /// The editor command the environment asks for.
+    static func command(environment: [String: String]) -> String {
+        for key in ["VISUAL", "EDITOR"] {
+            if let value = environment[key], !value.trimmingCharacters(in: .whitespaces).isEmpty { return value }
+        }
+        return "vi"
+    }
+
+    /// Writes `text` to a new temporary file (mode 0600).
+    init(text: String, environment: [String: String] = ProcessInfo.processInfo.environment) throws(CLIFailure) {
+        self.environment = environment
+        self.editor = Self.command(environment: environment)
+        var dir = environment["TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
+        while dir.count > 1 && dir.hasSuffix("/") { dir.removeLast() }
+        var template = Array("\(dir)/peernote-XXXXXX.md".utf8CString)
+        let fd = template.withUnsafeMutableBufferPointer { buf in buf.baseAddress.map { mkstemps($0, 3) } ?? -1 }
+        guard fd >= 0 else { throw CLIFailure(.ioError, "cannot create a temporary file in \(dir): \(String(cString: strerror(errno)))") }
+        file = String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        let bytes = Array(text.utf8)
+        var written = 0
+        while written < bytes.count {
+            let n = bytes.withUnsafeBytes { buf in sysWrite(fd, buf.baseAddress.map { $0 + written }, bytes.count - written) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                let message = String(cString: strerror(errno))
+                close(fd)
+                unlink(file)
+                throw CLIFailure(.ioError, "\(file): write failed: \(message)")
+            }
+            written += n
+        }
+        close(fd)
+    }
+
+    /// Runs the editor to its end. A failing editor is an error (exit 66).
+    func run() throws(CLIFailure) {
+        let status = try spawnAndWait()
+        guard status == 0 else {
+            let how = status < 0 ? "was killed by signal \(-status)" : "exited with status \(status)"
+            throw CLIFailure(.noInput, "the editor (\(editor)) \(how); nothing was recorded")
+        }
+    }
+
+    /// The file's text (UTF-8, else exit 65).
+    func read() throws(CLIFailure) -> String {
+        try TextFile.read(file)
+    }
+
+    /// Deletes the temporary file.
+    func remove() {
+        unlink(file)
+    }
+
+    /// The editor's exit status, or minus the signal that killed it.
+    private func spawnAndWait() throws(CLIFailure) -> Int32 {
+        let arguments: [String] = ["/bin/sh", "-c", "\(editor) \"$1\"", "sh", file]
+        let argv = arguments.map { strdup($0) }
+        let envp = environment.map { strdup("\($0.key)=\($0.value)") }
+        defer {
+            argv.forEach { free($0) }
+            envp.forEach { free($0) }
+        }
+        #if canImport(Darwin)
+        var attributes: posix_spawnattr_t?
+        #else
+        var attributes = posix_spawnattr_t()
+        #endif
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var defaults = sigset_t()
+        sigemptyset(&defaults)
+        sigaddset(&defaults, SIGINT)
+        sigaddset(&defaults, SIGQUIT)
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF))
+
+        let oldInt = signal(SIGINT, SIG_IGN)
+        let oldQuit = signal(SIGQUIT, SIG_IGN)
+        defer {
+            signal(SIGINT, oldInt)
+            signal(SIGQUIT, oldQuit)
+        }
+        var pid: pid_t = 0
+        var argvC = argv + [nil]
+        var envC = envp + [nil]
+        let spawned = posix_spawn(&pid, "/bin/sh", nil, &attributes, &argvC, &envC)
+        guard spawned == 0 else {
+            throw CLIFailure(.noInput, "cannot run the editor (\(editor)): \(String(cString: strerror(spawned)))")
+        }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 {
+            if errno == EINTR { continue }
+            throw CLIFailure(.noInput, "cannot wait for the editor (\(editor)): \(String(cString: strerror(errno)))")
+        }
+        let signalNumber = status & 0x7F
+        return signalNumber == 0 ? (status >> 8) & 0xFF : -signalNumber
+    }
+}

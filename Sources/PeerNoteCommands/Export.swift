@@ -1,0 +1,29 @@
+import ArgumentParser
+import PeerNote
+
+extension PeerNoteCLI {
+    /// `peernote export FILE [--format markdown|json]`: the notebook's content on standard output.
+    struct Export: PeerNoteSubcommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Write the notebook as Markdown or JSON to standard output.",
+            discussion: "'peernote import' reads both back, keeping titles, bodies, tags and priorities. See peernote(1) for the Markdown format."
+        )
+
+        /// The output formats.
+        enum Format: String, ExpressibleByArgument, CaseIterable, Sendable { case markdown, json }
+
+        @Argument(help: ArgumentHelp("The .peernote file (- for standard input).", valueName: "FILE"), completion: .file(extensions: ["peernote"]))
+        var file: String
+
+        @Option(help: "The output format.")
+        var format: Format = .markdown
+
+        func execute() throws {
+            let document = try DocumentFile.open(file)
+            switch format {
+            case .markdown: try StandardOutput.write(MarkdownFormat.render(NotebookContent(document.notebook)))
+            case .json: try StandardOutput.write(NotebookJSON.render(document.notebook))
+            }
+        }
+    }
+}

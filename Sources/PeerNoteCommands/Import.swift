@@ -1,0 +1,66 @@
+import ArgumentParser
+import PeerNote
+import PeerNoteCLISupport
+
+extension PeerNoteCLI {
+    /// `peernote import SOURCE -o FILE`: a new notebook from Markdown or JSON.
+    struct Import: PeerNoteSubcommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Make a new notebook from Markdown or JSON.",
+            discussion: """
+                Markdown: one '# ' or '## ' heading per note, its text the body (see peernote(1) for \
+                the full format). JSON: as 'peernote export --format json' writes it. The format is \
+                taken from SOURCE's extension (.json, else Markdown), or from its first character \
+                ('{' means JSON) when SOURCE is - or has another extension. FILE must not exist.
+                """
+        )
+
+        /// The input formats.
+        enum Format: String, ExpressibleByArgument, CaseIterable, Sendable { case markdown, json }
+
+        @Argument(help: ArgumentHelp("The Markdown or JSON file to read (- for standard input).", valueName: "SOURCE"), completion: .file())
+        var source: String
+
+        @Option(name: .shortAndLong, help: ArgumentHelp("The .peernote file to create.", valueName: "FILE"), completion: .file(extensions: ["peernote"]))
+        var output: String
+
+        @Option(help: "The input format (default: from SOURCE's extension or content).")
+        var format: Format?
+
+        @Option(help: ArgumentHelp("The notebook's title (default: the one in SOURCE).", valueName: "TITLE"))
+        var title: String?
+
+        @OptionGroup var author: AuthorOptions
+        @OptionGroup var message: MessageOptions
+
+        func execute() throws {
+            if output != "-" && DocumentFile.exists(output) {
+                throw CLIFailure(.cannotCreate, "\(output): already exists; refusing to overwrite it")
+            }
+            let bytes = try TextFile.bytes(source)
+            var content: NotebookContent
+            switch format ?? Self.detect(source, bytes) {
+            case .json:
+                do { content = try NotebookJSON.parse(bytes) } catch { throw CLIFailure(.invalidInput, "\(source): \(error)") }
+            case .markdown:
+                let (parsed, warnings) = MarkdownFormat.parse(try TextFile.decode(bytes, path: source))
+                for warning in warnings { Failure.report("\(source): warning: \(warning)") }
+                content = parsed
+            }
+            if let title { content.title = title }
+            let name = source == "-" ? "standard input" : source
+            let count = content.notes.count
+            let document = content.makeDocument(author: author.resolved(),
+                                                message: message.or("Import \(count) note\(count == 1 ? "" : "s") from \(name)"))
+            try DocumentFile.create(output, document)
+        }
+
+        static func detect(_ source: String, _ bytes: [UInt8]) -> Format {
+            let lower = source.lowercased()
+            if lower.hasSuffix(".json") { return .json }
+            if lower.hasSuffix(".md") || lower.hasSuffix(".markdown") || lower.hasSuffix(".txt") { return .markdown }
+            let first = bytes.first { ![0x20, 0x09, 0x0A, 0x0D].contains($0) }
+            return first == UInt8(ascii: "{") ? .json : .markdown
+        }
+    }
+}

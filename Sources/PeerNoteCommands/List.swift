@@ -1,0 +1,60 @@
+import ArgumentParser
+import PeerNote
+import PeerNoteCLISupport
+
+extension PeerNoteCLI {
+    /// `peernote list FILE`: one note a line: index, short id, title, tags, priority.
+    struct List: PeerNoteSubcommand {
+        static let configuration = CommandConfiguration(
+            abstract: "List the notes: index, short id, title, tags and priority.",
+            discussion: "One note a line, in aligned columns; '-' stands for no tags. Line breaks in titles show as \\n."
+        )
+
+        @Argument(help: ArgumentHelp("The .peernote file (- for standard input).", valueName: "FILE"), completion: .file(extensions: ["peernote"]))
+        var file: String
+
+        @Flag(help: "List the deleted notes instead (index '-'); 'peernote restore' brings them back.")
+        var deleted = false
+
+        func execute() throws {
+            let document = try DocumentFile.open(file)
+            let notes = deleted ? document.deletedNotes : document.notes
+            try StandardOutput.write(Self.render(notes, indexed: !deleted, color: Terminal.colorEnabled()))
+        }
+
+        /// The listing's lines, columns padded to the widest cell.
+        static func render(_ notes: [Note], indexed: Bool, color: Bool) -> String {
+            let rows = notes.enumerated().map { i, note in
+                [indexed ? String(i) : "-", note.id.short, Display.inline(note.title),
+                 note.tags.isEmpty ? "-" : note.tags.map(Display.inline).joined(separator: ", "), note.priority.rawValue]
+            }
+            var widths = [Int](repeating: 0, count: 5)
+            for row in rows { for (c, cell) in row.enumerated() { widths[c] = max(widths[c], cell.count) } }
+            var out = ""
+            for (r, row) in rows.enumerated() {
+                let cells = row.enumerated().map { c, cell in
+                    let pad = String(repeating: " ", count: widths[c] - cell.count)
+                    let painted = paint(cell, column: c, note: notes[r], color: color)
+                    return c == 0 ? pad + painted : c == row.count - 1 ? painted : painted + pad
+                }
+                out += cells.joined(separator: "  ") + "\n"
+            }
+            return out
+        }
+
+        private static func paint(_ text: String, column: Int, note: Note, color: Bool) -> String {
+            switch column {
+            case 0: Terminal.paint(text, .dim, enabled: color)
+            case 1: Terminal.paint(text, .yellow, enabled: color)
+            case 2: Terminal.paint(text, .bold, enabled: color)
+            case 3: Terminal.paint(text, .cyan, enabled: color)
+            default:
+                switch note.priority {
+                case .high: Terminal.paint(text, .red, enabled: color)
+                case .low: Terminal.paint(text, .dim, enabled: color)
+                case .normal: text
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,293 @@
+import PeerNote
+
+/// The Markdown form of a notebook, written by `peernote export` and read by `peernote import`.
+///
+/// Written form (man/peernote.1, MARKDOWN FORMAT, is the reference):
+///
+///     # Notebook title            (only when the title is not empty)
+///
+///     ## Note title
+///     Tags: a, b · Priority: high (only when there are tags or the priority is not normal)
+///
+///     body, then one blank line (nothing when the body is empty)
+///
+/// Reading: every line starting with `# ` or `## ` (after at most three spaces; a lone `#` or
+/// `##` too) starts a note, and runs to the next such line. The first heading is the notebook
+/// title instead when it is a `# ` heading with only blank lines under it and every later
+/// heading is a `## ` heading. The line right under a note heading is metadata when it reads
+/// `Tags: …`, `Priority: …` or both joined by `·`. Of the rest, one leading blank line and up
+/// to two trailing newlines are layout; everything else is the body.
+///
+/// Escapes keep every body, title and tag intact:
+/// - a body line that would read as such a heading once its leading backslashes are removed
+///   (`# x`, `\## x`, `  \\# x`, …) gets one more backslash before its first `#` or `\`;
+///   reading removes one;
+/// - in headings, `\` is written `\\` and a line break `\n`;
+/// - in tags, `\`, `,` and `·` are escaped with `\`, a line break is `\n`, a leading or
+///   trailing space or tab is escaped, and an empty tag is `\e`.
+/// Text before the first heading becomes an untitled note.
+public enum MarkdownFormat {
+    typealias Line = [Unicode.Scalar]
+
+    // MARK: Writing
+
+    public static func render(_ notebook: NotebookContent) -> String {
+        var out = ""
+        if !notebook.title.isEmpty { out += "# " + escapeHeading(notebook.title) + "\n\n" }
+        for note in notebook.notes {
+            out += "## " + escapeHeading(note.title) + "\n"
+            if let meta = metadataLine(tags: note.tags, priority: note.priority) { out += meta + "\n" }
+            out += "\n"
+            if !note.body.isEmpty { out += escapeBody(note.body) + "\n\n" }
+        }
+        return out
+    }
+
+    /// `Tags: a, b · Priority: high`, or nil when there are no tags and the priority is normal.
+    static func metadataLine(tags: [String], priority: Priority) -> String? {
+        var parts: [String] = []
+        if !tags.isEmpty { parts.append("Tags: " + tags.map(escapeTag).joined(separator: ", ")) }
+        if priority != .normal { parts.append("Priority: " + priority.rawValue) }
+        return parts.isEmpty ? nil : parts.joined(separator: " · ")
+    }
+
+    static func escapeHeading(_ text: String) -> String {
+        var out = String.UnicodeScalarView()
+        for s in text.unicodeScalars {
+            switch s {
+            case "\\": out.append(contentsOf: "\\\\".unicodeScalars)
+            case "\n": out.append(contentsOf: "\\n".unicodeScalars)
+            default: out.append(s)
+            }
+        }
+        return String(out)
+    }
+
+    static func escapeTag(_ tag: String) -> String {
+        let scalars = Array(tag.unicodeScalars)
+        if scalars.isEmpty { return "\\e" }
+        var out = String.UnicodeScalarView()
+        for (i, s) in scalars.enumerated() {
+            let atEnd = i == 0 || i == scalars.count - 1
+            if s == "\n" {
+                out.append(contentsOf: "\\n".unicodeScalars)
+            } else if s == "\\" || s == "," || s == "·" || (atEnd && (s == " " || s == "\t")) {
+                out.append("\\")
+                out.append(s)
+            } else {
+                out.append(s)
+            }
+        }
+        return String(out)
+    }
+
+    static func escapeBody(_ body: String) -> String {
+        let lines = split(Array(body.unicodeScalars))
+        let escaped = lines.map { line -> Line in
+            guard let m = marker(line) else { return line }
+            var l = line
+            l.insert("\\", at: m.indent)
+            return l
+        }
+        return string(join(escaped))
+    }
+
+    // MARK: Reading
+
+    /// Reads a notebook; `warnings` say where text was interpreted in a way the user may not expect.
+    public static func parse(_ source: String) -> (notebook: NotebookContent, warnings: [String]) {
+        var scalars = Array(source.unicodeScalars)
+        if scalars.first == "\u{FEFF}" { scalars.removeFirst() }
+        scalars = normalizingCRLF(scalars)
+        let lines = split(scalars)
+        let headings = lines.indices.filter { marker(lines[$0]).map { $0.backslashes == 0 } ?? false }
+        var warnings: [String] = []
+
+        /// The text between the end of line `start - 1` and the start of line `end`.
+        func text(from start: Int, to end: Int) -> Line {
+            let ls = lines[start ..< end]
+            return end < lines.count ? ls.flatMap { $0 + ["\n"] } : join(Array(ls))
+        }
+
+        var notes: [NoteContent] = []
+        let firstHeading = headings.first ?? lines.count
+        let preamble = text(from: 0, to: firstHeading)
+        if !isBlank(preamble) {
+            notes.append(NoteContent(title: "", body: noteBody(preamble, metadata: false).body))
+            let where_ = firstHeading == lines.count ? "the file has no `# ` or `## ` heading; its text" : "text before the first heading (lines 1-\(firstHeading))"
+            warnings.append("\(where_) became an untitled note")
+        }
+        var title = ""
+        var noteHeadings = headings[...]
+        if let first = headings.first, let m = marker(lines[first]), m.level == 1,
+           headings.dropFirst().allSatisfy({ marker(lines[$0])?.level == 2 }),
+           isBlank(text(from: first + 1, to: headings.count > 1 ? headings[1] : lines.count)) {
+            title = headingText(lines[first])
+            noteHeadings = headings.dropFirst()
+        }
+        for (k, h) in noteHeadings.enumerated() {
+            let nextIndex = noteHeadings.index(noteHeadings.startIndex, offsetBy: k + 1)
+            let end = nextIndex < noteHeadings.endIndex ? noteHeadings[nextIndex] : lines.count
+            let (body, meta) = noteBody(text(from: h + 1, to: end), metadata: true)
+            notes.append(NoteContent(title: headingText(lines[h]), body: body, tags: meta?.tags ?? [], priority: meta?.priority ?? .normal))
+        }
+        return (NotebookContent(title: title, notes: notes), warnings)
+    }
+
+    /// Splits a note's text (after its heading line) into metadata and body.
+    private static func noteBody(_ chunk: Line, metadata: Bool) -> (body: String, meta: (tags: [String], priority: Priority)?) {
+        var rest = chunk[...]
+        var meta: (tags: [String], priority: Priority)?
+        if metadata {
+            let lineEnd = rest.firstIndex(of: "\n") ?? rest.endIndex
+            if let m = parseMetadata(Array(rest[..<lineEnd])) {
+                meta = m
+                rest = lineEnd < rest.endIndex ? rest[(lineEnd + 1)...] : rest[rest.endIndex...]
+            }
+        }
+        if rest.first == "\n" { rest = rest.dropFirst() }
+        for _ in 0 ..< 2 where rest.last == "\n" { rest = rest.dropLast() }
+        let lines = split(Array(rest)).map { line -> Line in
+            guard let m = marker(line), m.backslashes > 0 else { return line }
+            var l = line
+            l.remove(at: m.indent)
+            return l
+        }
+        return (string(join(lines)), meta)
+    }
+
+    /// A heading marker: up to three spaces, backslashes, then `#` or `##` and a space, tab or the end of the line.
+    struct Marker {
+        var indent: Int
+        var backslashes: Int
+        var level: Int
+        var textStart: Int
+    }
+
+    static func marker(_ line: Line) -> Marker? {
+        var i = 0
+        while i < line.count && i < 3 && line[i] == " " { i += 1 }
+        let indent = i
+        while i < line.count && line[i] == "\\" { i += 1 }
+        let backslashes = i - indent
+        let hashes = i
+        while i < line.count && line[i] == "#" { i += 1 }
+        let level = i - hashes
+        guard level == 1 || level == 2 else { return nil }
+        if i == line.count { return Marker(indent: indent, backslashes: backslashes, level: level, textStart: i) }
+        guard line[i] == " " || line[i] == "\t" else { return nil }
+        return Marker(indent: indent, backslashes: backslashes, level: level, textStart: i + 1)
+    }
+
+    /// A heading's text with `\\` and `\n` decoded (other backslashes are kept).
+    static func headingText(_ line: Line) -> String {
+        guard let m = marker(line) else { return string(line) }
+        let raw = line[m.textStart...]
+        var out = String.UnicodeScalarView()
+        var i = raw.startIndex
+        while i < raw.endIndex {
+            if raw[i] == "\\", i + 1 < raw.endIndex, raw[i + 1] == "\\" || raw[i + 1] == "n" {
+                out.append(raw[i + 1] == "n" ? "\n" : "\\")
+                i += 2
+            } else {
+                out.append(raw[i])
+                i += 1
+            }
+        }
+        return String(out)
+    }
+
+    /// One scalar of a metadata line after escapes are decoded; `scalar` is nil for `\e` (an empty tag).
+    private struct Cell {
+        var scalar: Unicode.Scalar?
+        var escaped: Bool
+    }
+
+    static func parseMetadata(_ line: Line) -> (tags: [String], priority: Priority)? {
+        var cells: [Cell] = []
+        var i = 0
+        while i < line.count {
+            if line[i] == "\\", i + 1 < line.count {
+                let next = line[i + 1]
+                cells.append(Cell(scalar: next == "n" ? "\n" : next == "e" ? nil : next, escaped: true))
+                i += 2
+            } else {
+                cells.append(Cell(scalar: line[i], escaped: false))
+                i += 1
+            }
+        }
+        func splitCells(_ cells: [Cell], on separator: Unicode.Scalar) -> [[Cell]] {
+            var parts: [[Cell]] = [[]]
+            for c in cells {
+                if !c.escaped && c.scalar == separator { parts.append([]) } else { parts[parts.count - 1].append(c) }
+            }
+            return parts
+        }
+        func trimmed(_ cells: [Cell]) -> ArraySlice<Cell> {
+            var s = cells[...]
+            func isSpace(_ c: Cell) -> Bool { !c.escaped && (c.scalar == " " || c.scalar == "\t") }
+            while let f = s.first, isSpace(f) { s = s.dropFirst() }
+            while let l = s.last, isSpace(l) { s = s.dropLast() }
+            return s
+        }
+        func text(_ cells: some Collection<Cell>) -> String {
+            String(String.UnicodeScalarView(cells.compactMap(\.scalar)))
+        }
+        var tags: [String]?
+        var priority: Priority?
+        for segment in splitCells(cells, on: "·") {
+            let s = trimmed(segment)
+            guard let colon = s.firstIndex(where: { !$0.escaped && $0.scalar == ":" }),
+                  s[..<colon].allSatisfy({ !$0.escaped }) else { return nil }
+            let value = trimmed(Array(s[(colon + 1)...]))
+            switch text(s[..<colon]).lowercased() {
+            case "tags" where tags == nil:
+                tags = splitCells(Array(value), on: ",").compactMap { token in
+                    let t = trimmed(token)
+                    return t.isEmpty ? nil : text(t)
+                }
+            case "priority" where priority == nil:
+                guard value.allSatisfy({ !$0.escaped }), let p = Priority(rawValue: text(value).lowercased()) else { return nil }
+                priority = p
+            default:
+                return nil
+            }
+        }
+        return (tags ?? [], priority ?? .normal)
+    }
+
+    // MARK: Helpers
+
+    private static func split(_ scalars: Line) -> [Line] {
+        scalars.split(separator: "\n", omittingEmptySubsequences: false).map(Array.init)
+    }
+
+    private static func join(_ lines: [Line]) -> Line {
+        Array(lines.joined(separator: ["\n"]))
+    }
+
+    private static func string(_ scalars: Line) -> String {
+        String(String.UnicodeScalarView(scalars))
+    }
+
+    private static func isBlank(_ scalars: Line) -> Bool {
+        scalars.allSatisfy { $0 == " " || $0 == "\t" || $0 == "\n" || $0 == "\r" }
+    }
+
+    /// A file whose every line break is CRLF (as saved on Windows) is read as if it used LF.
+    /// Exported files always hold a bare LF, so this never changes a round trip.
+    private static func normalizingCRLF(_ scalars: Line) -> Line {
+        var breaks = 0
+        for (i, s) in scalars.enumerated() where s == "\n" {
+            guard i > 0 && scalars[i - 1] == "\r" else { return scalars }
+            breaks += 1
+        }
+        guard breaks > 0 else { return scalars }
+        var out: Line = []
+        out.reserveCapacity(scalars.count)
+        for (i, s) in scalars.enumerated() where !(s == "\r" && i + 1 < scalars.count && scalars[i + 1] == "\n") {
+            out.append(s)
+        }
+        return out
+    }
+}

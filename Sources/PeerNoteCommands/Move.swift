@@ -1,0 +1,41 @@
+import ArgumentParser
+import PeerNote
+import PeerNoteCLISupport
+
+extension PeerNoteCLI {
+    /// `peernote move FILE NOTE --to INDEX`: moves a note within the notebook.
+    struct Move: PeerNoteSubcommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Move a note to another place in the notebook.",
+            discussion: "INDEX is 0-based, as 'peernote list' shows: --to 0 makes the note the first."
+        )
+
+        @Argument(help: ArgumentHelp("The .peernote file.", valueName: "FILE"), completion: .file(extensions: ["peernote"]))
+        var file: String
+
+        @Argument(help: ArgumentHelp("The note: its id, a unique prefix of its id, or its exact title.", valueName: "NOTE"))
+        var note: String
+
+        @Option(name: .customLong("to"), help: ArgumentHelp("The note's new index (0-based).", valueName: "INDEX"))
+        var index: Int
+
+        @OptionGroup var author: AuthorOptions
+        @OptionGroup var message: MessageOptions
+
+        func validate() throws {
+            if index < 0 { throw ValidationError("--to must be 0 or more.") }
+        }
+
+        func execute() throws {
+            let changed = try DocumentFile.update(file, author: author.resolved()) { document in
+                let target = try NoteLookup.find(note, in: document, path: file)
+                let count = document.notes.count
+                guard index < count else { throw CLIFailure(.usage, "\(file): --to \(index) is out of range 0...\(count - 1)") }
+                try document.transaction(message: message.or("Move note \"\(target.title)\" to \(index)")) {
+                    try document.moveNote(target.id, to: index)
+                }
+            }
+            if !changed { Failure.report("the note is already at index \(index); nothing recorded") }
+        }
+    }
+}

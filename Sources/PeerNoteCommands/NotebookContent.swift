@@ -1,0 +1,62 @@
+import Foundation
+import PeerNote
+
+/// A notebook's visible content without its history: what `export` writes and `import` reads.
+public struct NotebookContent: Equatable, Sendable {
+    public var title: String
+    public var notes: [NoteContent]
+
+    public init(title: String, notes: [NoteContent]) {
+        self.title = title
+        self.notes = notes
+    }
+
+    /// The content of a document's live notes, in order.
+    public init(_ notebook: Notebook) {
+        self.init(title: notebook.title, notes: notebook.notes.map(NoteContent.init))
+    }
+
+    /// A new document holding this content: one genesis change, then one change adding every note.
+    public func makeDocument(author: String, message: String) -> Document {
+        let document = Document(title: title, author: author)
+        if !notes.isEmpty {
+            document.transaction(message: message) {
+                for note in notes {
+                    document.addNote(title: note.title, body: note.body, tags: note.tags, priority: note.priority)
+                }
+            }
+        }
+        return document
+    }
+}
+
+/// One note's content: the parts export and import keep.
+public struct NoteContent: Equatable, Sendable {
+    public var title: String
+    public var body: String
+    /// Sorted, without duplicates.
+    public var tags: [String]
+    public var priority: Priority
+
+    public init(title: String, body: String = "", tags: [String] = [], priority: Priority = .normal) {
+        self.title = title
+        self.body = body
+        self.tags = Set(tags).sorted()
+        self.priority = priority
+    }
+
+    public init(_ note: Note) {
+        self.init(title: note.title, body: note.body, tags: note.tags, priority: note.priority)
+    }
+}
+
+/// Why an import source could not be read as a notebook.
+public struct ImportError: Error, Equatable, Sendable, CustomStringConvertible {
+    public var message: String
+
+    public init(_ message: String) {
+        self.message = message
+    }
+
+    public var description: String { message }
+}

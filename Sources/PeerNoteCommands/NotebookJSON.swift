@@ -1,0 +1,117 @@
+import Foundation
+import PeerNote
+
+/// The JSON form of a notebook, the same schema as `pnmerge show --format json`:
+///
+///     {"id": "<document uuid>", "title": "…",
+///      "notes": [{"id": "<16 hex digits>", "title": "…", "body": "…", "tags": ["…"],
+///                 "priority": "low|normal|high", "created": "2024-05-01T09:30:00Z"}]}
+///
+/// Keys are written in that order, pretty-printed. Reading needs only `notes` and each
+/// note's `title`; `id` and `created` are ignored (an import is a new notebook).
+public enum NotebookJSON {
+    public static func render(_ notebook: Notebook) -> String {
+        var out = "{\n"
+        out += "  \"id\": \(quote(notebook.id.uuidString.lowercased())),\n"
+        out += "  \"title\": \(quote(notebook.title)),\n"
+        if notebook.notes.isEmpty {
+            out += "  \"notes\": []\n"
+        } else {
+            out += "  \"notes\": [\n"
+            let formatter = ISO8601DateFormatter()
+            formatter.formatOptions = [.withInternetDateTime]
+            for (i, note) in notebook.notes.enumerated() {
+                out += "    {\n"
+                out += "      \"id\": \(quote(note.id.description)),\n"
+                out += "      \"title\": \(quote(note.title)),\n"
+                out += "      \"body\": \(quote(note.body)),\n"
+                out += "      \"tags\": [\(note.tags.map(quote).joined(separator: ", "))],\n"
+                out += "      \"priority\": \(quote(note.priority.rawValue)),\n"
+                out += "      \"created\": \(quote(formatter.string(from: note.created)))\n"
+                out += i == notebook.notes.count - 1 ? "    }\n" : "    },\n"
+            }
+            out += "  ]\n"
+        }
+        out += "}\n"
+        return out
+    }
+
+    /// A JSON string literal: `"` and `\` escaped, control characters as `\n`, `\t`, … or `\u00XX`.
+    static func quote(_ s: String) -> String {
+        var out = String.UnicodeScalarView()
+        out.append("\"")
+        for c in s.unicodeScalars {
+            switch c {
+            case "\"": out.append(contentsOf: "\\\"".unicodeScalars)
+            case "\\": out.append(contentsOf: "\\\\".unicodeScalars)
+            case "\n": out.append(contentsOf: "\\n".unicodeScalars)
+            case "\r": out.append(contentsOf: "\\r".unicodeScalars)
+            case "\t": out.append(contentsOf: "\\t".unicodeScalars)
+            default:
+                if c.value < 0x20 || c.value == 0x7F {
+                    out.append(contentsOf: String(format: "\\u%04x", c.value).unicodeScalars)
+                } else {
+                    out.append(c)
+                }
+            }
+        }
+        out.append("\"")
+        return String(out)
+    }
+
+    private struct NotebookValue: Decodable {
+        var title: String?
+        var notes: [NoteValue]
+    }
+
+    private struct NoteValue: Decodable {
+        var title: String
+        var body: String?
+        var tags: [String]?
+        var priority: String?
+    }
+
+    public static func parse(_ bytes: [UInt8]) throws(ImportError) -> NotebookContent {
+        let value: NotebookValue
+        do {
+            value = try JSONDecoder().decode(NotebookValue.self, from: Data(bytes))
+        } catch let error as DecodingError {
+            throw ImportError(describe(error))
+        } catch {
+            throw ImportError("not valid JSON: \(error.localizedDescription)")
+        }
+        var notes: [NoteContent] = []
+        for (i, n) in value.notes.enumerated() {
+            var priority = Priority.normal
+            if let p = n.priority {
+                guard let known = Priority(rawValue: p) else {
+                    throw ImportError("notes[\(i)].priority: \"\(p)\" is not one of low, normal, high")
+                }
+                priority = known
+            }
+            notes.append(NoteContent(title: n.title, body: n.body ?? "", tags: n.tags ?? [], priority: priority))
+        }
+        return NotebookContent(title: value.title ?? "", notes: notes)
+    }
+
+    private static func describe(_ error: DecodingError) -> String {
+        func path(_ keys: [any CodingKey]) -> String {
+            var out = ""
+            for k in keys {
+                if let i = k.intValue { out += "[\(i)]" } else { out += (out.isEmpty ? "" : ".") + k.stringValue }
+            }
+            return out.isEmpty ? "the top level" : out
+        }
+        switch error {
+        case .dataCorrupted(let c):
+            let detail = (c.underlyingError as NSError?)?.userInfo[NSDebugDescriptionErrorKey] as? String
+            return "not valid JSON" + (detail.map { ": \($0)" } ?? (c.debugDescription.isEmpty ? "" : ": \(c.debugDescription)"))
+        case .keyNotFound(let key, let c):
+            return "\(path(c.codingPath + [key])) is missing"
+        case .typeMismatch(_, let c), .valueNotFound(_, let c):
+            return "\(path(c.codingPath)) has the wrong type: \(c.debugDescription)"
+        @unknown default:
+            return "not a notebook: \(error)"
+        }
+    }
+}

@@ -1,0 +1,57 @@
+import ArgumentParser
+import PeerNote
+import PeerNoteCLISupport
+
+/// `--author`: who is recorded as the author of the change (every command that writes).
+struct AuthorOptions: ParsableArguments {
+    @Option(help: ArgumentHelp("Record NAME as the author of the change.",
+                               discussion: "Default: $PEERNOTE_AUTHOR, else git's user.name, else the login name.",
+                               valueName: "NAME"))
+    var author: String?
+
+    /// The author to record, resolved as documented.
+    func resolved() -> String { AuthorResolver.resolve(explicit: author) }
+}
+
+/// `-m`: the message recorded with the change.
+struct MessageOptions: ParsableArguments {
+    @Option(name: [.customShort("m"), .customLong("message")], help: ArgumentHelp("Record MESSAGE with the change.", valueName: "MESSAGE"))
+    var message: String?
+
+    /// The message given, or `fallback`.
+    func or(_ fallback: String) -> String { message ?? fallback }
+}
+
+/// A priority as it is typed on the command line.
+enum PriorityArgument: String, ExpressibleByArgument, CaseIterable, Sendable {
+    case low, normal, high
+
+    var priority: Priority {
+        switch self {
+        case .low: .low
+        case .normal: .normal
+        case .high: .high
+        }
+    }
+}
+
+/// Where a note's new body comes from: `--body TEXT` or `--body-file PATH|-`.
+struct BodyOptions: ParsableArguments {
+    @Option(help: ArgumentHelp("The note's body.", valueName: "TEXT"))
+    var body: String?
+
+    @Option(help: ArgumentHelp("Read the note's body from PATH (- for standard input), exactly as it is.", valueName: "PATH"),
+            completion: .file())
+    var bodyFile: String?
+
+    func validate() throws {
+        if body != nil && bodyFile != nil { throw ValidationError("Give --body or --body-file, not both.") }
+    }
+
+    /// The body given, if any (reads the file).
+    func text() throws(CLIFailure) -> String? {
+        if let body { return body }
+        if let bodyFile { return try TextFile.read(bodyFile) }
+        return nil
+    }
+}

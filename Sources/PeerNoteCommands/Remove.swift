@@ -1,0 +1,31 @@
+import ArgumentParser
+import PeerNote
+
+extension PeerNoteCLI {
+    /// `peernote rm FILE NOTE`: deletes a note (it stays in the history and can be restored).
+    struct Remove: PeerNoteSubcommand {
+        static let configuration = CommandConfiguration(
+            commandName: "rm",
+            abstract: "Delete a note.",
+            discussion: "The note and its history stay in the document; 'peernote restore' brings it back."
+        )
+
+        @Argument(help: ArgumentHelp("The .peernote file.", valueName: "FILE"), completion: .file(extensions: ["peernote"]))
+        var file: String
+
+        @Argument(help: ArgumentHelp("The note: its id, a unique prefix of its id, or its exact title.", valueName: "NOTE"))
+        var note: String
+
+        @OptionGroup var author: AuthorOptions
+        @OptionGroup var message: MessageOptions
+
+        func execute() throws {
+            try DocumentFile.update(file, author: author.resolved()) { document in
+                let target = try NoteLookup.find(note, in: document, path: file)
+                try document.transaction(message: message.or("Delete note \"\(target.title)\"")) {
+                    try document.deleteNote(target.id)
+                }
+            }
+        }
+    }
+}

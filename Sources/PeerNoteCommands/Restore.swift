@@ -1,0 +1,36 @@
+import ArgumentParser
+import PeerNote
+
+extension PeerNoteCLI {
+    /// `peernote restore FILE NOTE`: brings back a deleted note.
+    struct Restore: PeerNoteSubcommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Bring back a deleted note.",
+            discussion: """
+                The note comes back where it was, with every edit made to it, including edits made \
+                on other copies while it was deleted. 'peernote list --deleted' shows deleted notes.
+                """
+        )
+
+        @Argument(help: ArgumentHelp("The .peernote file.", valueName: "FILE"), completion: .file(extensions: ["peernote"]))
+        var file: String
+
+        @Argument(help: ArgumentHelp("The deleted note: its id, a unique prefix of its id, or its exact title.", valueName: "NOTE"))
+        var note: String
+
+        @OptionGroup var author: AuthorOptions
+        @OptionGroup var message: MessageOptions
+
+        func execute() throws {
+            var live: Note?
+            try DocumentFile.update(file, author: author.resolved()) { document in
+                let target = try NoteLookup.findAny(note, in: document, path: file)
+                guard target.isDeleted else { live = target; return }
+                try document.transaction(message: message.or("Restore note \"\(target.title)\"")) {
+                    try document.restoreNote(target.id)
+                }
+            }
+            if let live { Failure.report("note \(live.id.short) \"\(live.title)\" is not deleted; nothing recorded") }
+        }
+    }
+}

@@ -1,0 +1,3 @@
+import PeerNoteCommands
+
+PeerNoteCLI.main()

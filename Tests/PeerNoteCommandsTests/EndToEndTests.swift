@@ -1,0 +1,361 @@
+import Foundation
+import PeerNote
+import Testing
+
+/// End-to-end tests: the built `.build/debug/peernote` run as a separate process.
+@Suite("peernote end to end")
+struct EndToEndTests {
+    /// Runs peernote and expects success; returns its standard output.
+    @discardableResult
+    func ok(_ args: [String], in dir: TempDir, env: [String: String] = [:], stdin: String? = nil,
+            sourceLocation: SourceLocation = #_sourceLocation) throws -> String {
+        let r = try Binary.run(args, in: dir, env: env, stdin: stdin)
+        #expect(r.status == 0, "peernote \(args.joined(separator: " ")) failed: \(r.stderr)", sourceLocation: sourceLocation)
+        return r.stdout
+    }
+
+    /// A notebook `n.peernote` with notes "Alpha" and "Beta"; returns their ids.
+    func makeNotebook(_ dir: TempDir, name: String = "n.peernote") throws -> (alpha: String, beta: String) {
+        try ok(["new", name, "--title", "Book"], in: dir)
+        let alpha = try ok(["add", name, "--title", "Alpha", "--body", "The quick brown fox jumps over the lazy dog."], in: dir)
+        let beta = try ok(["add", name, "--title", "Beta", "--body", "one\ntwo\nthree\n", "--tag", "b"], in: dir)
+        return (alpha.trimmingCharacters(in: .newlines), beta.trimmingCharacters(in: .newlines))
+    }
+
+    @Test("new, add, list, export: ids on stdout, order, columns")
+    func basics() throws {
+        let dir = try TempDir()
+        let (alpha, beta) = try makeNotebook(dir)
+        #expect(alpha.count == 16 && alpha.allSatisfy(\.isHexDigit))
+        #expect(beta.count == 16 && alpha != beta)
+        let gamma = try ok(["add", "n.peernote", "--title", "Gamma", "--at", "0", "--priority", "high", "--tag", "z", "--tag", "a"], in: dir)
+            .trimmingCharacters(in: .newlines)
+        let list = try ok(["list", "n.peernote"], in: dir)
+        #expect(list == """
+            0  \(gamma.prefix(8))  Gamma  a, z  high
+            1  \(alpha.prefix(8))  Alpha  -     normal
+            2  \(beta.prefix(8))  Beta   b     normal
+
+            """)
+        let document = try Document.open(dir.file("n.peernote"))
+        #expect(document.title == "Book")
+        #expect(document.notes.map(\.id.description) == [gamma, alpha, beta])
+        #expect(document.notes[2].body == "one\ntwo\nthree\n")
+        #expect(document.history.map(\.author).allSatisfy { $0 == "tester" })
+        let markdown = try ok(["export", "n.peernote"], in: dir)
+        #expect(markdown.hasPrefix("# Book\n\n## Gamma\nTags: a, z · Priority: high\n\n## Alpha\n\nThe quick brown fox"))
+        let json = try ok(["export", "n.peernote", "--format", "json"], in: dir)
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any])
+        #expect((object["notes"] as? [[String: Any]])?.compactMap { $0["title"] as? String } == ["Gamma", "Alpha", "Beta"])
+    }
+
+    @Test("new and import refuse to overwrite, leaving the file as it was (exit 73)")
+    func refuseOverwrite() throws {
+        let dir = try TempDir()
+        let existing = try dir.write("taken.peernote", "not mine")
+        let r = try Binary.run(["new", "taken.peernote"], in: dir)
+        #expect(r.status == 73)
+        #expect(r.stderr.contains("taken.peernote") && r.stderr.contains("refusing to overwrite"))
+        #expect(try String(contentsOfFile: existing, encoding: .utf8) == "not mine")
+        _ = try dir.write("in.md", "## A\n")
+        let i = try Binary.run(["import", "in.md", "-o", "taken.peernote"], in: dir)
+        #expect(i.status == 73)
+        #expect(try String(contentsOfFile: existing, encoding: .utf8) == "not mine")
+    }
+
+    @Test("edit records every option as one change, the body as character edits")
+    func editOneChange() throws {
+        let dir = try TempDir()
+        let (alpha, _) = try makeNotebook(dir)
+        let before = try Document.open(dir.file("n.peernote"))
+        try ok(["edit", "n.peernote", "Alpha", "--title", "Alpha 2", "--body", "The quick red fox jumps over the lazy dog.",
+                "--add-tag", "x", "--add-tag", "y", "--priority", "low", "-m", "Several things", "--author", "ann"], in: dir)
+        try ok(["edit", "n.peernote", String(alpha.prefix(5)), "--remove-tag", "y"], in: dir)
+        let after = try Document.open(dir.file("n.peernote"))
+        #expect(after.changeCount == before.changeCount + 2)
+        let edit = try #require(after.history.dropLast().last)
+        #expect(edit.message == "Several things")
+        #expect(edit.author == "ann")
+        // "brown" -> "red": a handful of character inserts and deletes, not the whole text again.
+        #expect(edit.operationCount < 15)
+        let note = try #require(after.notes.first { $0.id.description == alpha })
+        #expect(note.title == "Alpha 2")
+        #expect(note.body == "The quick red fox jumps over the lazy dog.")
+        #expect(note.tags == ["x"])
+        #expect(note.priority == .low)
+    }
+
+    @Test("edit --body-file - reads the body from standard input, exactly")
+    func bodyFromStdin() throws {
+        let dir = try TempDir()
+        _ = try makeNotebook(dir)
+        try ok(["edit", "n.peernote", "Beta", "--body-file", "-"], in: dir, stdin: "new\nbody\n\n")
+        #expect(try Document.open(dir.file("n.peernote")).notes[1].body == "new\nbody\n\n")
+        let id = try ok(["add", "n.peernote", "--title", "From stdin", "--body-file", "-"], in: dir, stdin: "piped")
+        #expect(try Document.open(dir.file("n.peernote")).notes.last?.body == "piped")
+        #expect(id.hasSuffix("\n"))
+    }
+
+    @Test("edit --editor runs a fake $EDITOR script and records what it changed")
+    func fakeEditor() throws {
+        let dir = try TempDir()
+        let (alpha, beta) = try makeNotebook(dir)
+        // Like real editors, this one also ends the file with a newline; the body had none, so it is dropped.
+        let script = try dir.write("editor.sh", "#!/bin/sh\nsed -i 's/brown/red/' \"$1\"\nprintf '\\n' >> \"$1\"\n", executable: true)
+        let tmp = try TempDir()
+        try ok(["edit", "n.peernote", alpha, "--editor", "-m", "via editor"], in: dir, env: ["EDITOR": script, "TMPDIR": tmp.path])
+        var document = try Document.open(dir.file("n.peernote"))
+        #expect(document.notes[0].body == "The quick red fox jumps over the lazy dog.")
+        #expect(document.history.last?.message == "via editor")
+        #expect(try tmp.entries().isEmpty, "the temporary file was left behind")
+
+        // $VISUAL wins over $EDITOR; a body that ends with a newline keeps it.
+        let upper = try dir.write("upper.sh", "#!/bin/sh\nsed -i 's/two/TWO/' \"$1\"\n", executable: true)
+        try ok(["edit", "n.peernote", beta, "--editor"], in: dir, env: ["VISUAL": upper, "EDITOR": "false"])
+        document = try Document.open(dir.file("n.peernote"))
+        #expect(document.notes[1].body == "one\nTWO\nthree\n")
+    }
+
+    @Test("A failing editor records nothing: exit 66, file byte-identical; an unchanged text records nothing either")
+    func failingEditor() throws {
+        let dir = try TempDir()
+        _ = try makeNotebook(dir)
+        let before = try dir.bytes("n.peernote")
+        let script = try dir.write("fail.sh", "#!/bin/sh\nsed -i 's/brown/red/' \"$1\"\nexit 3\n", executable: true)
+        let tmp = try TempDir()
+        let r = try Binary.run(["edit", "n.peernote", "Alpha", "--editor"], in: dir, env: ["EDITOR": script, "TMPDIR": tmp.path])
+        #expect(r.status == 66)
+        #expect(r.stderr.contains("exited with status 3") && r.stderr.contains("nothing was recorded"))
+        #expect(try dir.bytes("n.peernote") == before)
+        #expect(try tmp.entries().isEmpty)
+
+        // Text that is not UTF-8 is refused, and kept for the user rather than thrown away.
+        let binary = try dir.write("binary.sh", "#!/bin/sh\nprintf '\\377' >> \"$1\"\n", executable: true)
+        let bad = try Binary.run(["edit", "n.peernote", "Alpha", "--editor"], in: dir, env: ["EDITOR": binary, "TMPDIR": tmp.path])
+        #expect(bad.status == 65)
+        #expect(bad.stderr.contains("not valid UTF-8") && bad.stderr.contains("is kept in \(tmp.path)/peernote-"))
+        #expect(try tmp.entries().count == 1)
+        #expect(try dir.bytes("n.peernote") == before)
+
+        let same = try Binary.run(["edit", "n.peernote", "Alpha", "--editor"], in: dir, env: ["EDITOR": "true"])
+        #expect(same.status == 0)
+        #expect(same.stderr.contains("no changes"))
+        #expect(try dir.bytes("n.peernote") == before)
+    }
+
+    @Test("The file is not locked while the editor runs: a change made meanwhile is kept")
+    func editorWithConcurrentChange() throws {
+        let dir = try TempDir()
+        _ = try makeNotebook(dir)
+        let binary = try Binary.require()
+        let script = try dir.write("busy.sh", """
+            #!/bin/sh
+            "\(binary)" add "\(dir.file("n.peernote"))" --title Meanwhile --author other >/dev/null || exit 9
+            "\(binary)" edit "\(dir.file("n.peernote"))" Alpha --body "The quick brown fox jumps over the lazy dog. Twice." || exit 9
+            sed -i 's/^The/A/' "$1"
+
+            """, executable: true)
+        try ok(["edit", "n.peernote", "Alpha", "--editor"], in: dir, env: ["EDITOR": script])
+        let document = try Document.open(dir.file("n.peernote"))
+        #expect(document.notes.map(\.title) == ["Alpha", "Beta", "Meanwhile"])
+        #expect(document.notes[0].body == "A quick brown fox jumps over the lazy dog. Twice.")
+    }
+
+    @Test("rm, list --deleted, restore, move, title")
+    func removeRestoreMoveTitle() throws {
+        let dir = try TempDir()
+        let (alpha, beta) = try makeNotebook(dir)
+        try ok(["rm", "n.peernote", "Alpha"], in: dir)
+        #expect(try ok(["list", "n.peernote"], in: dir) == "0  \(beta.prefix(8))  Beta  b  normal\n")
+        #expect(try ok(["list", "n.peernote", "--deleted"], in: dir) == "-  \(alpha.prefix(8))  Alpha  -  normal\n")
+        let edited = try Binary.run(["edit", "n.peernote", "Alpha", "--title", "x"], in: dir)
+        #expect(edited.status == 64)
+        #expect(edited.stderr.contains("is deleted") && edited.stderr.contains("peernote restore"))
+        try ok(["restore", "n.peernote", "Alpha"], in: dir)
+        var document = try Document.open(dir.file("n.peernote"))
+        #expect(document.notes.map(\.title) == ["Alpha", "Beta"])
+        let again = try Binary.run(["restore", "n.peernote", "Alpha"], in: dir)
+        #expect(again.status == 0 && again.stderr.contains("not deleted"))
+
+        try ok(["move", "n.peernote", "Alpha", "--to", "1"], in: dir)
+        document = try Document.open(dir.file("n.peernote"))
+        #expect(document.notes.map(\.title) == ["Beta", "Alpha"])
+        let before = try dir.bytes("n.peernote")
+        let far = try Binary.run(["move", "n.peernote", "Alpha", "--to", "2"], in: dir)
+        #expect(far.status == 64 && far.stderr.contains("out of range 0...1"))
+        #expect(try dir.bytes("n.peernote") == before)
+
+        try ok(["title", "n.peernote", "Renamed book"], in: dir)
+        document = try Document.open(dir.file("n.peernote"))
+        #expect(document.title == "Renamed book")
+        #expect(try ok(["export", "n.peernote"], in: dir).hasPrefix("# Renamed book\n"))
+    }
+
+    @Test("Notes are named by id, id prefix or unique title; anything else lists candidates (exit 64)")
+    func naming() throws {
+        let dir = try TempDir()
+        let (alpha, beta) = try makeNotebook(dir)
+        let twin = try ok(["add", "n.peernote", "--title", "Beta"], in: dir).trimmingCharacters(in: .newlines)
+        try ok(["edit", "n.peernote", alpha.uppercased(), "--add-tag", "byid"], in: dir)
+        try ok(["edit", "n.peernote", String(alpha.prefix(6)), "--add-tag", "byprefix"], in: dir)
+        try ok(["edit", "n.peernote", "Alpha", "--add-tag", "bytitle"], in: dir)
+        #expect(try Document.open(dir.file("n.peernote")).notes[0].tags == ["byid", "byprefix", "bytitle"])
+        let before = try dir.bytes("n.peernote")
+        let ambiguous = try Binary.run(["edit", "n.peernote", "Beta", "--title", "x"], in: dir)
+        #expect(ambiguous.status == 64)
+        #expect(ambiguous.stderr.contains(String(beta.prefix(8))) && ambiguous.stderr.contains(String(twin.prefix(8))))
+        let none = try Binary.run(["rm", "n.peernote", "Gamma"], in: dir)
+        #expect(none.status == 64)
+        #expect(none.stderr.hasPrefix("peernote: n.peernote: no note matches \"Gamma\""))
+        #expect(none.stderr.contains(String(alpha.prefix(8))))
+        #expect(try dir.bytes("n.peernote") == before)
+    }
+
+    @Test("Export then import keeps titles, bodies, tags and priorities (Markdown and JSON)")
+    func exportImport() throws {
+        let dir = try TempDir()
+        try ok(["new", "n.peernote", "--title", "Round trip"], in: dir)
+        let bodies = ["# looks like a heading\n## and another\n\\# escaped already\n", "Tags: fake · Priority: high", "", "\n\ntrailing\n\n\n"]
+        for (i, body) in bodies.enumerated() {
+            let file = try dir.write("body\(i).txt", body)
+            try ok(["add", "n.peernote", "--title", "Note #\(i) \\ with\\backslash", "--body-file", file,
+                    "--tag", "t\(i)", "--tag", "comma, tag", "--priority", ["low", "normal", "high", "low"][i]], in: dir)
+        }
+        let original = try Document.open(dir.file("n.peernote")).notebook
+        for format in ["markdown", "json"] {
+            let exported = try ok(["export", "n.peernote", "--format", format], in: dir)
+            let source = try dir.write("export.\(format == "json" ? "json" : "md")", exported)
+            let out = "imported-\(format).peernote"
+            try ok(["import", source, "-o", out, "--author", "importer"], in: dir)
+            let imported = try Document.open(dir.file(out))
+            #expect(imported.title == original.title)
+            #expect(imported.notes.count == original.notes.count)
+            for (a, b) in zip(imported.notes, original.notes) {
+                #expect(sameScalars(a.title, b.title) && sameScalars(a.body, b.body) && a.tags == b.tags && a.priority == b.priority)
+            }
+            #expect(imported.id != original.id)
+            #expect(imported.history.allSatisfy { $0.author == "importer" })
+            let again = try ok(["export", out, "--format", format], in: dir)
+            if format == "markdown" { #expect(again == exported) } else { #expect(again.count == exported.count) }
+        }
+        // From standard input too (format from the first character).
+        let json = try ok(["export", "n.peernote", "--format", "json"], in: dir)
+        try ok(["import", "-", "-o", "stdin.peernote"], in: dir, stdin: json)
+        #expect(try Document.open(dir.file("stdin.peernote")).notes.map(\.title) == original.notes.map(\.title))
+    }
+
+    @Test("Two copies edited with peernote, merged with the library: every edit is present")
+    func twoCopiesMerge() throws {
+        let dir = try TempDir()
+        let (alpha, beta) = try makeNotebook(dir)
+        try FileManager.default.copyItem(atPath: dir.file("n.peernote"), toPath: dir.file("laptop.peernote"))
+        try FileManager.default.copyItem(atPath: dir.file("n.peernote"), toPath: dir.file("phone.peernote"))
+        // Laptop: rename Alpha, change the start of Beta's body, add a note.
+        try ok(["edit", "laptop.peernote", alpha, "--title", "Alpha (laptop)", "--author", "laptop"], in: dir)
+        try ok(["edit", "laptop.peernote", beta, "--body", "ONE\ntwo\nthree\n", "--author", "laptop"], in: dir)
+        try ok(["add", "laptop.peernote", "--title", "Laptop note", "--author", "laptop"], in: dir)
+        // Phone: tag Alpha, change the end of Beta's body and its priority, move Beta first.
+        try ok(["edit", "phone.peernote", alpha, "--add-tag", "phone", "--author", "phone"], in: dir)
+        try ok(["edit", "phone.peernote", beta, "--body", "one\ntwo\nthree\nfour\n", "--priority", "high", "--author", "phone"], in: dir)
+        try ok(["move", "phone.peernote", beta, "--to", "0", "--author", "phone"], in: dir)
+
+        let laptop = try Document.open(dir.file("laptop.peernote"))
+        let phone = try Document.open(dir.file("phone.peernote"))
+        let summary = try laptop.merge(phone)
+        #expect(summary.changeCount == 3)
+        #expect(laptop.conflicts.isEmpty)
+        let notes = laptop.notes
+        #expect(notes.map(\.title) == ["Beta", "Alpha (laptop)", "Laptop note"])
+        #expect(notes[1].tags == ["phone"])
+        #expect(notes[0].body == "ONE\ntwo\nthree\nfour\n")
+        #expect(notes[0].priority == .high)
+        #expect(Set(laptop.history.map(\.author)) == ["tester", "laptop", "phone"])
+
+        // The merged result is an ordinary document peernote keeps editing.
+        try laptop.write(to: dir.file("merged.peernote"), mode: .compact)
+        try ok(["edit", "merged.peernote", "Beta", "--add-tag", "after-merge"], in: dir)
+        #expect(try Document.open(dir.file("merged.peernote")).notes[0].tags == ["after-merge", "b"])
+    }
+
+    @Test("restore brings back a note deleted on one copy with the edits made to it on another")
+    func restoreConcurrentEdits() throws {
+        let dir = try TempDir()
+        let (_, beta) = try makeNotebook(dir)
+        try FileManager.default.copyItem(atPath: dir.file("n.peernote"), toPath: dir.file("other.peernote"))
+        try ok(["rm", "n.peernote", beta], in: dir)
+        try ok(["edit", "other.peernote", beta, "--body", "one\ntwo\nthree\nand more\n"], in: dir)
+        let merged = try Document.open(dir.file("n.peernote"))
+        try merged.merge(try Document.open(dir.file("other.peernote")))
+        #expect(merged.notes.map(\.title) == ["Alpha"])
+        try merged.write(to: dir.file("merged.peernote"))
+        try ok(["restore", "merged.peernote", String(beta.prefix(6))], in: dir)
+        let restored = try Document.open(dir.file("merged.peernote"))
+        #expect(restored.notes.map(\.title) == ["Alpha", "Beta"])
+        #expect(restored.notes[1].body == "one\ntwo\nthree\nand more\n")
+    }
+
+    @Test("Eight concurrent adds to one file: eight notes, none lost")
+    func concurrentAdds() throws {
+        let dir = try TempDir()
+        try ok(["new", "n.peernote"], in: dir)
+        let running = try (0 ..< 8).map { i in try Binary.start(["add", "n.peernote", "--title", "Note \(i)", "--body", String(repeating: "x", count: 200 * i)], in: dir) }
+        let results = try running.map { try $0.finish() }
+        for r in results { #expect(r.status == 0, "\(r.stderr)") }
+        let document = try Document.open(dir.file("n.peernote"))
+        #expect(Set(document.notes.map(\.title)) == Set((0 ..< 8).map { "Note \($0)" }))
+        #expect(Set(document.notes.map(\.id.description)) == Set(results.map { $0.stdout.trimmingCharacters(in: .newlines) }))
+    }
+
+    @Test("Damaged, missing and unreadable inputs: one line naming the file, the right status, nothing written")
+    func badInputs() throws {
+        let dir = try TempDir()
+        _ = try makeNotebook(dir)
+        let good = try dir.bytes("n.peernote")
+        try good.prefix(good.count - 5).write(to: URL(fileURLWithPath: dir.file("damaged.peernote")))
+        let damaged = try dir.bytes("damaged.peernote")
+        let listed = try Binary.run(["list", "damaged.peernote"], in: dir)
+        #expect(listed.status == 65)
+        #expect(listed.stderr.hasPrefix("peernote: damaged.peernote: "))
+        #expect(listed.stderr.filter { $0 == "\n" }.count == 1)
+        let edited = try Binary.run(["add", "damaged.peernote", "--title", "x"], in: dir)
+        #expect(edited.status == 65)
+        #expect(try dir.bytes("damaged.peernote") == damaged)
+
+        let missing = try Binary.run(["add", "missing.peernote", "--title", "x"], in: dir)
+        #expect(missing.status == 66 && missing.stderr.contains("missing.peernote"))
+        #expect(!FileManager.default.fileExists(atPath: dir.file(".missing.peernote.lock")))
+
+        let noBody = try Binary.run(["edit", "n.peernote", "Alpha", "--body-file", "nope.txt"], in: dir)
+        #expect(noBody.status == 66 && noBody.stderr.contains("nope.txt"))
+        try Data([0x41, 0xC3]).write(to: URL(fileURLWithPath: dir.file("latin.txt")))
+        let badBody = try Binary.run(["edit", "n.peernote", "Alpha", "--body-file", "latin.txt"], in: dir)
+        #expect(badBody.status == 65 && badBody.stderr.contains("latin.txt: offset 1"))
+        let stdinDoc = try Binary.run(["add", "-", "--title", "x"], in: dir)
+        #expect(stdinDoc.status == 64)
+        _ = try dir.write("bad.json", "{\"notes\": 3}")
+        let badJSON = try Binary.run(["import", "bad.json", "-o", "out.peernote"], in: dir)
+        #expect(badJSON.status == 65 && badJSON.stderr.contains("bad.json"))
+        #expect(!FileManager.default.fileExists(atPath: dir.file("out.peernote")))
+        #expect(try dir.bytes("n.peernote") == good)
+    }
+
+    @Test("A document that is a symbolic link is updated through the link, which stays a link")
+    func symlinkedDocument() throws {
+        let dir = try TempDir()
+        _ = try makeNotebook(dir)
+        try FileManager.default.createSymbolicLink(atPath: dir.file("link.peernote"), withDestinationPath: "n.peernote")
+        try ok(["title", "link.peernote", "Via link"], in: dir)
+        let attributes = try FileManager.default.attributesOfItem(atPath: dir.file("link.peernote"))
+        #expect(attributes[.type] as? FileAttributeType == .typeSymbolicLink)
+        #expect(try Document.open(dir.file("n.peernote")).title == "Via link")
+    }
+
+    @Test("The author: --author, else PEERNOTE_AUTHOR")
+    func author() throws {
+        let dir = try TempDir()
+        try ok(["new", "n.peernote", "--author", "explicit"], in: dir)
+        try ok(["add", "n.peernote", "--title", "x"], in: dir, env: ["PEERNOTE_AUTHOR": "from-env"])
+        try ok(["title", "n.peernote", "T", "--author", "wins"], in: dir, env: ["PEERNOTE_AUTHOR": "from-env"])
+        #expect(try Document.open(dir.file("n.peernote")).history.map(\.author) == ["explicit", "from-env", "wins"])
+    }
+}

@@ -1,0 +1,201 @@
+import Foundation
+import PeerNote
+import Testing
+@testable import PeerNoteCommands
+
+/// Whether two contents hold the same titles, bodies and tags scalar for scalar, and the same priorities.
+func identical(_ a: NotebookContent, _ b: NotebookContent) -> Bool {
+    guard sameScalars(a.title, b.title), a.notes.count == b.notes.count else { return false }
+    for (x, y) in zip(a.notes, b.notes) {
+        guard sameScalars(x.title, y.title), sameScalars(x.body, y.body), x.priority == y.priority,
+              x.tags.count == y.tags.count, zip(x.tags, y.tags).allSatisfy(sameScalars) else { return false }
+    }
+    return true
+}
+
+/// A small deterministic random generator (SplitMix64), so failures reproduce.
+struct SeededGenerator: RandomNumberGenerator {
+    var state: UInt64
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+@Suite("Markdown and JSON formats")
+struct FormatTests {
+    let sample = NotebookContent(title: "Weekly meeting", notes: [
+        NoteContent(title: "Agenda", body: "1. Budget\n2. Hiring", tags: ["work", "urgent"], priority: .high),
+        NoteContent(title: "Loose ends", body: "Call the printer people.\n"),
+        NoteContent(title: "Empty"),
+    ])
+
+    @Test("Export writes the documented Markdown")
+    func renderSample() {
+        #expect(MarkdownFormat.render(sample) == """
+            # Weekly meeting
+
+            ## Agenda
+            Tags: urgent, work · Priority: high
+
+            1. Budget
+            2. Hiring
+
+            ## Loose ends
+
+            Call the printer people.
+
+
+            ## Empty
+
+
+            """)
+    }
+
+    @Test("Export then import gives the same notebook")
+    func roundTripSample() {
+        let (parsed, warnings) = MarkdownFormat.parse(MarkdownFormat.render(sample))
+        #expect(warnings.isEmpty)
+        #expect(identical(parsed, sample))
+    }
+
+    @Test("Bodies, titles and tags that look like Markdown structure survive the round trip", arguments: [
+        NotebookContent(title: "", notes: []),
+        NotebookContent(title: "Only a title", notes: []),
+        NotebookContent(title: "", notes: [NoteContent(title: "untitled notebook")]),
+        NotebookContent(title: "# not a heading\\", notes: [
+            NoteContent(title: "", body: "# heading-like\n## another\n#\n##\n  # indented\n    # code\n### deeper\n#hashtag"),
+            NoteContent(title: "Escapes", body: "\\# already escaped\n\\\\## twice\n   \\# three spaces\n\\\nback\\slash"),
+            NoteContent(title: "Newlines", body: "\n\nstarts and ends with blank lines\n\n\n"),
+            NoteContent(title: "Single newline", body: "\n"),
+            NoteContent(title: "Fake metadata", body: "Tags: not, tags\nPriority: high"),
+            NoteContent(title: "Fake metadata with tags", body: "Tags: x · Priority: low\n", tags: ["real"]),
+            NoteContent(title: "CRLF\r", body: "windows\r\nline\r\n"),
+            NoteContent(title: "Title with\nline break and \\n and \\\\", body: "x"),
+            NoteContent(title: "  padded title  ", body: " padded body "),
+            NoteContent(title: "## title that is a heading", body: "", priority: .low),
+            NoteContent(title: "Tags", tags: ["a, b", "dot · dot", "back\\slash", " lead", "trail ", "", "two\nlines", "\\n", "\\e", "Tags: x", "pri:ority"]),
+            NoteContent(title: "Unicode ✓ 日本 é", body: "zzz ✓ 日本\u{FEFF}\t\u{0}end"),
+        ]),
+    ])
+    func roundTripTricky(_ content: NotebookContent) {
+        let text = MarkdownFormat.render(content)
+        let (parsed, warnings) = MarkdownFormat.parse(text)
+        #expect(warnings.isEmpty)
+        #expect(identical(parsed, content), "round trip changed the notebook; Markdown was:\n\(text)")
+    }
+
+    @Test("Random notebooks made of Markdown's special characters survive the round trip")
+    func roundTripRandom() {
+        let alphabet: [Unicode.Scalar] = ["#", "#", " ", "\n", "\n", "\\", "·", ",", ":", "a", "T", "\r", "\t", "e", "n", "P", "é", "-"]
+        var rng = SeededGenerator(state: 0x5EED)
+        func text(_ max: Int) -> String {
+            let n = Int.random(in: 0 ... max, using: &rng)
+            return String(String.UnicodeScalarView((0 ..< n).map { _ in alphabet[Int.random(in: 0 ..< alphabet.count, using: &rng)] }))
+        }
+        let words = ["Tags:", "Priority:", "high", "# ", "## ", "\\# ", " · ", ", "]
+        func phrase() -> String {
+            (0 ..< Int.random(in: 0 ... 6, using: &rng)).map { _ in Bool.random(using: &rng) ? words.randomElement(using: &rng) ?? "" : text(4) }.joined()
+        }
+        for _ in 0 ..< 400 {
+            let notes = (0 ..< Int.random(in: 0 ... 4, using: &rng)).map { _ in
+                NoteContent(title: phrase(), body: phrase() + text(12) + phrase(),
+                            tags: (0 ..< Int.random(in: 0 ... 3, using: &rng)).map { _ in phrase() },
+                            priority: [Priority.low, .normal, .high].randomElement(using: &rng) ?? .normal)
+            }
+            let content = NotebookContent(title: Bool.random(using: &rng) ? "" : phrase(), notes: notes)
+            let rendered = MarkdownFormat.render(content)
+            let (parsed, warnings) = MarkdownFormat.parse(rendered)
+            #expect(warnings.isEmpty)
+            #expect(identical(parsed, content), "round trip changed the notebook; Markdown was:\n\(rendered)")
+            if !identical(parsed, content) { break }
+        }
+    }
+
+    @Test("Hand-written Markdown: # headings are notes unless one # heading titles ## notes")
+    func handWritten() {
+        let plain = MarkdownFormat.parse("# One\nfirst body\n\n# Two\nsecond\n")
+        #expect(plain.notebook.title == "")
+        #expect(plain.notebook.notes.map(\.title) == ["One", "Two"])
+        #expect(plain.notebook.notes.map(\.body) == ["first body", "second"])
+
+        let titled = MarkdownFormat.parse("# Book\n\n## A\nTags: x, y\n\nbody A\n## B\npriority: LOW\nbody B\n")
+        #expect(titled.notebook.title == "Book")
+        #expect(titled.notebook.notes.map(\.title) == ["A", "B"])
+        #expect(titled.notebook.notes[0].tags == ["x", "y"])
+        #expect(titled.notebook.notes[0].body == "body A")
+        #expect(titled.notebook.notes[1].priority == .low)
+        #expect(titled.notebook.notes[1].body == "body B")
+
+        // A # heading with text under it is a note, not the title: nothing is dropped.
+        let intro = MarkdownFormat.parse("# Project\nSome intro.\n## Task\nDo it.\n")
+        #expect(intro.notebook.title == "")
+        #expect(intro.notebook.notes.map(\.title) == ["Project", "Task"])
+        #expect(intro.notebook.notes[0].body == "Some intro.")
+
+        // Mixed levels after the first heading: every heading is a note.
+        let mixed = MarkdownFormat.parse("# A\n\n## B\n# C\n")
+        #expect(mixed.notebook.title == "")
+        #expect(mixed.notebook.notes.map(\.title) == ["A", "B", "C"])
+
+        // ### and #tag are body text; a line that is not valid metadata is body text.
+        let deep = MarkdownFormat.parse("## N\nPriority: urgent\n### Sub\n#tag\n")
+        #expect(deep.notebook.notes.count == 1)
+        #expect(deep.notebook.notes[0].priority == .normal)
+        #expect(deep.notebook.notes[0].body == "Priority: urgent\n### Sub\n#tag")
+    }
+
+    @Test("Text before the first heading becomes an untitled note, with a warning")
+    func preamble() {
+        let result = MarkdownFormat.parse("loose text\n\n## Note\nbody\n")
+        #expect(result.notebook.notes.map(\.title) == ["", "Note"])
+        #expect(result.notebook.notes[0].body == "loose text")
+        #expect(result.warnings.count == 1)
+        let noHeadings = MarkdownFormat.parse("just text\n")
+        #expect(noHeadings.notebook.notes.map(\.body) == ["just text"])
+        #expect(noHeadings.warnings.count == 1)
+        let empty = MarkdownFormat.parse(" \n\n")
+        #expect(empty.notebook.notes.isEmpty && empty.warnings.isEmpty)
+    }
+
+    @Test("CRLF files and a byte-order mark are read like plain LF files")
+    func crlfAndBOM() {
+        let result = MarkdownFormat.parse("\u{FEFF}# Book\r\n\r\n## A\r\nTags: t\r\n\r\nline 1\r\nline 2\r\n")
+        #expect(result.notebook.title == "Book")
+        #expect(result.notebook.notes.count == 1)
+        #expect(sameScalars(result.notebook.notes[0].title, "A"))
+        #expect(result.notebook.notes[0].tags == ["t"])
+        #expect(sameScalars(result.notebook.notes[0].body, "line 1\nline 2"))
+    }
+
+    @Test("JSON: export then import keeps titles, bodies, tags and priorities")
+    func jsonRoundTrip() throws {
+        let content = NotebookContent(title: "J \"quoted\" \\ \u{1}", notes: [
+            NoteContent(title: "A\tb", body: "line\nline\r\n\u{7F}✓", tags: ["x", "y z"], priority: .low),
+            NoteContent(title: "", body: ""),
+        ])
+        let document = content.makeDocument(author: "t", message: "import")
+        let json = NotebookJSON.render(document.notebook)
+        let parsed = try NotebookJSON.parse(Array(json.utf8))
+        #expect(identical(parsed, content))
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any])
+        #expect(object["id"] as? String == document.id.uuidString.lowercased())
+        let notes = try #require(object["notes"] as? [[String: Any]])
+        #expect(notes.first?["id"] as? String == document.notes.first?.id.description)
+        #expect(notes.first?["priority"] as? String == "low")
+        #expect(notes.first?["created"] is String)
+    }
+
+    @Test("JSON import errors say what is wrong")
+    func jsonErrors() {
+        #expect(throws: ImportError.self) { try NotebookJSON.parse(Array("{".utf8)) }
+        #expect(throws: ImportError("notes is missing")) { try NotebookJSON.parse(Array("{\"title\": \"x\"}".utf8)) }
+        #expect(throws: ImportError("notes[0].priority: \"urgent\" is not one of low, normal, high")) {
+            try NotebookJSON.parse(Array("{\"notes\": [{\"title\": \"a\", \"priority\": \"urgent\"}]}".utf8))
+        }
+        #expect(throws: ImportError("notes[0].title is missing")) { try NotebookJSON.parse(Array("{\"notes\": [{}]}".utf8)) }
+    }
+}

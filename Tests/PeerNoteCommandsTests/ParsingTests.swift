@@ -1,0 +1,245 @@
+import ArgumentParser
+import Foundation
+import PeerNote
+import PeerNoteCLISupport
+import Testing
+@testable import PeerNoteCommands
+
+@Suite("Argument parsing")
+struct ParsingTests {
+    /// The exit status ArgumentParser gives a parse or validation failure.
+    func status(_ args: [String]) -> Int32? {
+        do {
+            _ = try PeerNoteCLI.parseAsRoot(args)
+            return nil
+        } catch {
+            return PeerNoteCLI.exitCode(for: error).rawValue
+        }
+    }
+
+    @Test("add: title, body, repeated tags, priority and index")
+    func add() throws {
+        let command = try #require(try PeerNoteCLI.parseAsRoot(
+            ["add", "n.peernote", "--title", "T", "--body", "B", "--tag", "a", "--tag", "b", "--priority", "high", "--at", "2", "--author", "ann", "-m", "msg"]
+        ) as? PeerNoteCLI.Add)
+        #expect(command.file == "n.peernote")
+        #expect(command.title == "T")
+        #expect(command.body.body == "B")
+        #expect(command.body.bodyFile == nil)
+        #expect(command.tags == ["a", "b"])
+        #expect(command.priority == .high)
+        #expect(command.index == 2)
+        #expect(command.author.author == "ann")
+        #expect(command.message.message == "msg")
+    }
+
+    @Test("add: --title is required; --body and --body-file exclude each other; priority and index are checked")
+    func addErrors() {
+        #expect(status(["add", "n.peernote"]) == 64)
+        #expect(status(["add", "n.peernote", "--title", "T", "--body", "x", "--body-file", "f"]) == 64)
+        #expect(status(["add", "n.peernote", "--title", "T", "--priority", "urgent"]) == 64)
+        #expect(status(["add", "n.peernote", "--title", "T", "--at", "-1"]) == 64)
+        #expect(status(["add", "n.peernote", "--title", "T", "--tag", ""]) == 64)
+        #expect(status(["add", "n.peernote", "--title", "T"]) == nil)
+    }
+
+    @Test("edit: every option, and -m")
+    func edit() throws {
+        let command = try #require(try PeerNoteCLI.parseAsRoot(
+            ["edit", "n.peernote", "1a2b", "--title", "New", "--body-file", "-", "--add-tag", "x", "--add-tag", "y", "--remove-tag", "z", "--priority", "low", "-m", "why"]
+        ) as? PeerNoteCLI.Edit)
+        #expect(command.note == "1a2b")
+        #expect(command.title == "New")
+        #expect(command.body.bodyFile == "-")
+        #expect(command.addTags == ["x", "y"])
+        #expect(command.removeTags == ["z"])
+        #expect(command.priority == .low)
+        #expect(command.message.message == "why")
+        #expect(command.editor == false)
+        let withEditor = try #require(try PeerNoteCLI.parseAsRoot(["edit", "n.peernote", "x", "--editor"]) as? PeerNoteCLI.Edit)
+        #expect(withEditor.editor)
+    }
+
+    @Test("edit: nothing to change, several body sources, and a tag both added and removed are usage errors")
+    func editErrors() {
+        #expect(status(["edit", "n.peernote", "x"]) == 64)
+        #expect(status(["edit", "n.peernote", "x", "--editor", "--body", "b"]) == 64)
+        #expect(status(["edit", "n.peernote", "x", "--editor", "--body-file", "f"]) == 64)
+        #expect(status(["edit", "n.peernote", "x", "--body", "b", "--body-file", "f"]) == 64)
+        #expect(status(["edit", "n.peernote", "x", "--add-tag", "t", "--remove-tag", "t"]) == 64)
+        #expect(status(["edit", "n.peernote", "x", "--remove-tag", ""]) == 64)
+        #expect(status(["edit", "n.peernote"]) == 64)
+    }
+
+    @Test("rm, restore, move, title, list, export, import")
+    func otherCommands() throws {
+        let rm = try #require(try PeerNoteCLI.parseAsRoot(["rm", "n.peernote", "abc"]) as? PeerNoteCLI.Remove)
+        #expect(rm.note == "abc")
+        #expect(try PeerNoteCLI.parseAsRoot(["restore", "n.peernote", "abc"]) is PeerNoteCLI.Restore)
+        let move = try #require(try PeerNoteCLI.parseAsRoot(["move", "n.peernote", "abc", "--to", "0"]) as? PeerNoteCLI.Move)
+        #expect(move.index == 0)
+        #expect(status(["move", "n.peernote", "abc"]) == 64)
+        #expect(status(["move", "n.peernote", "abc", "--to", "-2"]) == 64)
+        let title = try #require(try PeerNoteCLI.parseAsRoot(["title", "n.peernote", "Hello world"]) as? PeerNoteCLI.Title)
+        #expect(title.title == "Hello world")
+        let list = try #require(try PeerNoteCLI.parseAsRoot(["list", "n.peernote", "--deleted"]) as? PeerNoteCLI.List)
+        #expect(list.deleted)
+        let export = try #require(try PeerNoteCLI.parseAsRoot(["export", "n.peernote", "--format", "json"]) as? PeerNoteCLI.Export)
+        #expect(export.format == .json)
+        #expect(status(["export", "n.peernote", "--format", "yaml"]) == 64)
+        let imp = try #require(try PeerNoteCLI.parseAsRoot(["import", "in.md", "-o", "out.peernote", "--title", "T"]) as? PeerNoteCLI.Import)
+        #expect(imp.output == "out.peernote")
+        #expect(imp.format == nil)
+        #expect(imp.title == "T")
+        #expect(status(["import", "in.md"]) == 64)
+        #expect(status(["frobnicate"]) == 64)
+    }
+
+    @Test("Import picks the format from the extension, else from the first character")
+    func importFormatDetection() {
+        #expect(PeerNoteCLI.Import.detect("a.JSON", Array("# x".utf8)) == .json)
+        #expect(PeerNoteCLI.Import.detect("a.md", Array("{}".utf8)) == .markdown)
+        #expect(PeerNoteCLI.Import.detect("-", Array(" \n{\"notes\":[]}".utf8)) == .json)
+        #expect(PeerNoteCLI.Import.detect("notes", Array("## a".utf8)) == .markdown)
+    }
+
+    @Test("Every subcommand's help renders, and the command names are the documented ones")
+    func help() {
+        let names = PeerNoteCLI.configuration.subcommands.compactMap { $0.configuration.commandName ?? String(describing: $0).lowercased() }
+        #expect(names == ["new", "add", "edit", "rm", "restore", "move", "title", "list", "export", "import"])
+        for sub in PeerNoteCLI.configuration.subcommands {
+            #expect(!PeerNoteCLI.helpMessage(for: sub).isEmpty)
+        }
+    }
+}
+
+@Suite("Commands in process")
+struct InProcessTests {
+    @Test("new then add, run in process, write a document the library reads")
+    func newAndAdd() throws {
+        let dir = try TempDir()
+        let file = dir.file("n.peernote")
+        var new = try #require(try PeerNoteCLI.parseAsRoot(["new", file, "--title", "Book", "--author", "ann"]) as? PeerNoteCLI.New)
+        try new.run()
+        var add = try #require(try PeerNoteCLI.parseAsRoot(["add", file, "--title", "First", "--body", "text", "--tag", "t", "--author", "bob"]) as? PeerNoteCLI.Add)
+        try add.run()
+        let document = try Document.open(file)
+        #expect(document.title == "Book")
+        #expect(document.notes.map(\.title) == ["First"])
+        #expect(document.notes.first?.body == "text")
+        #expect(document.notes.first?.tags == ["t"])
+        #expect(document.history.map(\.author) == ["ann", "bob"])
+        #expect(document.history.last?.message == "Add note \"First\"")
+    }
+
+    @Test("A failing edit leaves the file byte-identical and reports the usage status")
+    func failingUpdateLeavesFile() throws {
+        let dir = try TempDir()
+        let file = dir.file("n.peernote")
+        let document = Document(title: "T", author: "a")
+        document.addNote(title: "Only")
+        try document.write(to: file, mode: .compact)
+        let before = try dir.bytes("n.peernote")
+        #expect(throws: CLIFailure.self) {
+            try DocumentFile.update(file, author: "x") { d in
+                d.setTitle("changed")
+                throw CLIFailure(.usage, "stop")
+            }
+        }
+        #expect(try dir.bytes("n.peernote") == before)
+        var edit = try #require(try PeerNoteCLI.parseAsRoot(["edit", file, "Missing", "--title", "x"]) as? PeerNoteCLI.Edit)
+        #expect(throws: ExitCode(64)) { try edit.run() }
+        #expect(try dir.bytes("n.peernote") == before)
+    }
+
+    @Test("Note lookup errors list the candidates")
+    func lookupErrors() throws {
+        let document = Document(title: "T", author: "a")
+        let a = document.addNote(title: "Same")
+        let b = document.addNote(title: "Same")
+        let c = document.addNote(title: "Gone")
+        try document.deleteNote(c)
+        do {
+            _ = try NoteLookup.find("Same", in: document, path: "f")
+            Issue.record("an ambiguous title was accepted")
+        } catch {
+            #expect(error.status == .usage)
+            #expect(error.message.contains(a.short) && error.message.contains(b.short))
+        }
+        do {
+            _ = try NoteLookup.find("nothing", in: document, path: "f")
+            Issue.record("a title no note has was accepted")
+        } catch {
+            #expect(error.status == .usage)
+            #expect(error.message.contains("no note matches") && error.message.contains(a.short) && !error.message.contains(c.short))
+        }
+        do {
+            _ = try NoteLookup.find("Gone", in: document, path: "f")
+            Issue.record("a deleted note was found")
+        } catch {
+            #expect(error.message.contains("is deleted") && error.message.contains("peernote restore f \(c.short)"))
+        }
+        #expect(try NoteLookup.findAny("Gone", in: document, path: "f").id == c)
+        #expect(try NoteLookup.find(a.description.uppercased(), in: document, path: "f").id == a)
+        #expect(try NoteLookup.find(String(b.description.prefix(6)), in: document, path: "f").id == b)
+    }
+
+    @Test("A title that is also another note's id prefix is ambiguous, not a silent pick")
+    func prefixVersusTitle() throws {
+        let document = Document(title: "T", author: "a")
+        let first = document.addNote(title: "First")
+        let prefix = String(first.description.prefix(3))
+        let titled = document.addNote(title: prefix)
+        do {
+            let found = try NoteLookup.find(prefix, in: document, path: "f")
+            Issue.record("\(prefix) resolved to \(found.title)")
+        } catch {
+            #expect(error.status == .usage)
+            #expect(error.message.contains(first.short) && error.message.contains(titled.short))
+        }
+        #expect(try NoteLookup.find(String(first.description.prefix(12)), in: document, path: "f").id == first)
+    }
+
+    @Test("list aligns its columns and paints only when asked to")
+    func listRendering() throws {
+        let document = Document(title: "T", author: "a")
+        let a = document.addNote(title: "Short", tags: ["x", "y"], priority: .high)
+        let b = document.addNote(title: "A longer\ntitle")
+        let plain = PeerNoteCLI.List.render(document.notes, indexed: true, color: false)
+        #expect(plain == """
+            0  \(a.short)  Short            x, y  high
+            1  \(b.short)  A longer\\ntitle  -     normal
+
+            """)
+        let painted = PeerNoteCLI.List.render(document.notes, indexed: true, color: true)
+        #expect(painted.contains("\u{1B}[31mhigh\u{1B}[0m"))
+        #expect(PeerNoteCLI.List.render([], indexed: true, color: false) == "")
+    }
+
+    @Test("A body file must be UTF-8; the error names the offset")
+    func bodyFileUTF8() throws {
+        let dir = try TempDir()
+        let bad = dir.file("bad.txt")
+        try Data([0x61, 0x62, 0xFF, 0x63]).write(to: URL(fileURLWithPath: bad))
+        do {
+            _ = try TextFile.read(bad)
+            Issue.record("invalid UTF-8 was accepted")
+        } catch {
+            #expect(error.status == .invalidInput)
+            #expect(error.message == "\(bad): offset 2: not valid UTF-8 text")
+        }
+        do {
+            _ = try TextFile.read(dir.file("missing.txt"))
+            Issue.record("a missing file was read")
+        } catch {
+            #expect(error.status == .noInput)
+        }
+    }
+
+    @Test("The editor command: $VISUAL, else $EDITOR, else vi")
+    func editorCommand() {
+        #expect(EditorSession.command(environment: ["VISUAL": "code -w", "EDITOR": "nano"]) == "code -w")
+        #expect(EditorSession.command(environment: ["VISUAL": "", "EDITOR": "nano"]) == "nano")
+        #expect(EditorSession.command(environment: [:]) == "vi")
+    }
+}
