@@ -27,5 +27,10 @@ test: deps
 demo: release
 	@sh scripts/demo.sh $(BIN)
 
+# Rewrites Fixtures/ (sample and damaged documents) from Tests/PeerNoteTests/FixtureGeneration.swift.
+# Without PEERNOTE_WRITE_FIXTURES, `swift test` checks the committed files are byte-identical.
+fixtures: deps
+	PEERNOTE_WRITE_FIXTURES=1 $(SWIFT) test --filter FixtureGeneration
+
 clean:
 	rm -rf .build
