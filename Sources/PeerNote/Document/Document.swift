@@ -93,10 +93,12 @@ public final class Document {
         let q = query.lowercased()
         if let exact = pool.first(where: { $0.id.description == q }) { return exact }
         let byPrefix = q.isEmpty ? [] : pool.filter { $0.id.description.hasPrefix(q) }
-        if byPrefix.count == 1 { return byPrefix[0] }
         let byTitle = pool.filter { $0.title == query }
-        if byPrefix.isEmpty && byTitle.count == 1 { return byTitle[0] }
-        let candidates = byPrefix.isEmpty ? byTitle : byPrefix
+        // A query that is both a unique id prefix and a unique title of the same note is fine;
+        // one that names two different notes that way is ambiguous (never guess which to edit).
+        var candidates = byPrefix
+        for n in byTitle where !candidates.contains(where: { $0.id == n.id }) { candidates.append(n) }
+        if candidates.count == 1 { return candidates[0] }
         if candidates.isEmpty { throw .noSuchNote(query) }
         throw .ambiguousNote(query, candidates: candidates.map { "\($0.id.short) \"\($0.title)\"" })
     }

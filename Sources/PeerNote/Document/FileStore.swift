@@ -12,6 +12,11 @@ private func sysWrite(_ fd: Int32, _ buf: UnsafeRawPointer?, _ n: Int) -> Int { 
 public struct FileError: Error, Equatable, Sendable, CustomStringConvertible {
     public var path: String
     public var message: String
+
+    public init(path: String, message: String) {
+        self.path = path
+        self.message = message
+    }
     public var description: String { "\(path): \(message)" }
 }
 
@@ -62,16 +67,47 @@ public enum FileStore {
         return out
     }
 
-    /// Replaces `path` with `bytes` atomically (see the type's documentation).
+    /// Replaces `path` with `bytes` atomically (see the type's documentation). When `path`
+    /// is a symbolic link, the file it points to is replaced and the link kept.
     public static func writeAtomically(_ bytes: [UInt8], to path: String) throws(FileError) {
+        let target = resolvingSymlink(path)
+        let tmp = try writeTemporary(bytes, beside: target, reportingAs: path)
+        guard rename(tmp, target) == 0 else {
+            let m = errnoText()
+            unlink(tmp)
+            throw FileError(path: path, message: "rename failed: \(m)")
+        }
+        syncDirectory(of: target)
+    }
+
+    /// Creates `path` with `bytes`, refusing if anything (even a dangling link) is there.
+    /// Atomic: the complete file appears under its name at once, via link(2).
+    public static func create(_ bytes: [UInt8], at path: String) throws(FileError) {
+        var st = stat()
+        if lstat(path, &st) == 0 { throw FileError(path: path, message: "already exists; refusing to overwrite it") }
+        let tmp = try writeTemporary(bytes, beside: path, reportingAs: path)
+        defer { unlink(tmp) }
+        guard link(tmp, path) == 0 else {
+            if errno == EEXIST { throw FileError(path: path, message: "already exists; refusing to overwrite it") }
+            throw FileError(path: path, message: "cannot create: \(errnoText())")
+        }
+        syncDirectory(of: path)
+    }
+
+    /// Writes a complete, fsynced temporary file in `path`'s directory and returns its path.
+    private static func writeTemporary(_ bytes: [UInt8], beside path: String, reportingAs shown: String) throws(FileError) -> String {
         let dir = directory(of: path)
         let name = (path as NSString).lastPathComponent
         var template = Array("\(dir)/.\(name).tmp-XXXXXX".utf8CString)
         let fd = template.withUnsafeMutableBufferPointer { buf in buf.baseAddress.map { mkstemp($0) } ?? -1 }
-        guard fd >= 0 else { throw FileError(path: path, message: "cannot create a temporary file in \(dir): \(errnoText())") }
+        guard fd >= 0 else { throw FileError(path: shown, message: "cannot create a temporary file in \(dir): \(errnoText())") }
         let tmpPath = String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        var ok = false
-        defer { if !ok { unlink(tmpPath) } }
+        func fail(_ what: String) -> FileError {
+            let m = errnoText()
+            close(fd)
+            unlink(tmpPath)
+            return FileError(path: shown, message: "\(what) failed: \(m)")
+        }
         var st = stat()
         let mode: mode_t = stat(path, &st) == 0 ? st.st_mode & 0o7777 : 0o644 & ~currentUmask()
         fchmod(fd, mode)
@@ -80,24 +116,34 @@ public enum FileStore {
             let n = bytes.withUnsafeBytes { buf in sysWrite(fd, buf.baseAddress.map { $0 + written }, bytes.count - written) }
             if n < 0 {
                 if errno == EINTR { continue }
-                let message = errnoText()
-                close(fd)
-                throw FileError(path: path, message: "write failed: \(message)")
+                throw fail("write")
             }
             written += n
         }
-        guard fsync(fd) == 0 else { let m = errnoText(); close(fd); throw FileError(path: path, message: "fsync failed: \(m)") }
-        guard close(fd) == 0 else { throw FileError(path: path, message: "close failed: \(errnoText())") }
-        guard rename(tmpPath, path) == 0 else { throw FileError(path: path, message: "rename failed: \(errnoText())") }
-        ok = true
-        let dfd = open(dir, O_RDONLY)
-        if dfd >= 0 { fsync(dfd); close(dfd) }
+        guard fsync(fd) == 0 else { throw fail("fsync") }
+        guard close(fd) == 0 else { unlink(tmpPath); throw FileError(path: shown, message: "close failed: \(errnoText())") }
+        return tmpPath
     }
 
-    /// Creates `path` with `bytes`, refusing if it exists (atomic via link()).
-    public static func create(_ bytes: [UInt8], at path: String) throws(FileError) {
-        if access(path, F_OK) == 0 { throw FileError(path: path, message: "already exists; refusing to overwrite it") }
-        try writeAtomically(bytes, to: path)
+    /// The file a symbolic link finally points to (the path itself when it is no link).
+    static func resolvingSymlink(_ path: String) -> String {
+        var st = stat()
+        guard lstat(path, &st) == 0, (st.st_mode & S_IFMT) == S_IFLNK else { return path }
+        guard let real = realpath(path, nil) else {
+            // A dangling link: write where it points.
+            var buf = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+            let n = readlink(path, &buf, buf.count - 1)
+            guard n > 0 else { return path }
+            let dest = String(decoding: buf[0 ..< n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            return dest.hasPrefix("/") ? dest : directory(of: path) + "/" + dest
+        }
+        defer { free(real) }
+        return String(cString: real)
+    }
+
+    private static func syncDirectory(of path: String) {
+        let dfd = open(directory(of: path), O_RDONLY)
+        if dfd >= 0 { fsync(dfd); close(dfd) }
     }
 
     static func directory(of path: String) -> String {
@@ -114,15 +160,21 @@ public enum FileStore {
     static func errnoText() -> String { String(cString: strerror(errno)) }
 }
 
-/// An exclusive advisory lock on a file, held while a read-modify-write runs,
+/// An exclusive advisory lock on a document, held while a read-modify-write runs,
 /// so that two processes editing one document never lose a change.
+///
+/// The lock file lives outside the document's folder (so sync tools never see
+/// it): in `$XDG_RUNTIME_DIR/peernote-locks`, else `/tmp/peernote-locks-UID`,
+/// named by a hash of the document's real path.
 public final class FileLock {
     private let fd: Int32
 
-    /// Blocks until the lock on `path`'s lock file (`.NAME.lock` beside it) is held.
+    /// Blocks until the lock on `path` is held.
     public init(for path: String) throws(FileError) {
-        let lockPath = FileStore.directory(of: path) + "/." + (path as NSString).lastPathComponent + ".lock"
-        let fd = open(lockPath, O_RDWR | O_CREAT, 0o644)
+        let lockPath = FileLock.lockFile(for: path)
+        let dir = FileStore.directory(of: lockPath)
+        mkdir(dir, 0o700)
+        let fd = open(lockPath, O_RDWR | O_CREAT, 0o600)
         guard fd >= 0 else { throw FileError(path: path, message: "cannot create lock file \(lockPath): \(FileStore.errnoText())") }
         while flock(fd, LOCK_EX) != 0 {
             if errno == EINTR { continue }
@@ -136,6 +188,22 @@ public final class FileLock {
     deinit {
         flock(fd, LOCK_UN)
         close(fd)
+    }
+
+    /// Where the lock for `path` is kept.
+    public static func lockFile(for path: String) -> String {
+        let target = FileStore.resolvingSymlink(path)
+        var absolute = target
+        if let real = realpath(target, nil) {
+            absolute = String(cString: real)
+            free(real)
+        } else if !target.hasPrefix("/") {
+            absolute = FileManager.default.currentDirectoryPath + "/" + target
+        }
+        let env = ProcessInfo.processInfo.environment
+        let base: String
+        if let run = env["XDG_RUNTIME_DIR"], !run.isEmpty { base = run + "/peernote-locks" } else { base = "/tmp/peernote-locks-\(getuid())" }
+        return base + "/" + LockName.hash(absolute) + ".lock"
     }
 }
 

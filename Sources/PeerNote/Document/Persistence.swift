@@ -161,7 +161,7 @@ extension Document {
         var used = 0              // units of block.ops[opIndex] already taken
         var opFirstID = LocalID.none
         func fail(_ row: Int, _ message: String) -> PeerNoteError {
-            .invalidDocument(offset: block.offset, message: "change \(row): \(message)")
+            .invalidDocument(offset: block.offset, message: "change at row \(row): \(message)")
         }
         for (i, c) in block.changes.enumerated() {
             let row = block.firstRow + i
@@ -176,7 +176,11 @@ extension Document {
             } else {
                 guard !c.deps.isEmpty else { throw fail(row, "change \(cid.fullDescription) has no dependencies (a second origin)") }
             }
-            _ = log.beginChange(agent: agent, deps: c.deps, time: c.time, author: c.author, message: c.message, extra: c.extra)
+            let previous = log.agentChanges[Int(agent)].last.map { log.changes[$0].lamportEnd }
+            let ci = log.beginChange(agent: agent, deps: c.deps, time: c.time, author: c.author, message: c.message, extra: c.extra)
+            if let previous, log.changes[ci].lamport <= previous {
+                throw fail(row, "change \(cid) does not follow its replica's previous change (it must have it in its history)")
+            }
             var remaining = c.length
             while remaining > 0 {
                 guard opIndex < block.ops.count else { throw fail(row, "the ops end before the change does") }
@@ -200,6 +204,9 @@ extension Document {
                 default:
                     break
                 }
+                if let bad = unorderedReference(in: body, length: take) {
+                    throw fail(row, "change \(cid) refers to op \(bad)")
+                }
                 log.append(body, length: take, scalars: scalars)
                 used += take
                 remaining -= take
@@ -221,10 +228,35 @@ extension Document {
                                 replicas: log.replicas, text: log.text)
             } catch {
                 let row = block.firstRow + (ci - firstChange)
-                throw fail(row, "change \(log.changeID(ci).fullDescription): \(describe(error))")
+                throw fail(row, "change \(log.changeID(ci)): \(describe(error))")
             }
             i += 1
         }
+    }
+
+    /// The first op id `body` refers to that is not strictly earlier (by Lamport timestamp)
+    /// than the op about to be appended, or that this document lacks. References to the
+    /// causal past are always earlier; requiring it keeps every causal order, and the
+    /// canonical (lamport, replica) order, one in which referenced ops come first.
+    private func unorderedReference(in body: OpBody, length: Int) -> String? {
+        let me = log.nextID
+        let c = log.changes[log.changes.count - 1]
+        let myLamport = c.lamport + UInt64(c.length)
+        var refs: [LocalID] = []
+        switch body {
+        case .deleteText(let n, let t, let rev):
+            refs = [n, t, t.advanced(by: rev ? -(length - 1) : length - 1)]
+        default:
+            _ = body.mapIDs { id in if !id.isNone { refs.append(id) }; return id }
+        }
+        for r in refs {
+            // Earlier ops of the same replica always come first (checked per change above).
+            if r.agent == me.agent && r.counter < me.counter { continue }
+            let name = "\(r.counter)@\(Int(r.agent) < log.replicas.count ? log.replicas[Int(r.agent)].short : "?")"
+            guard let l = log.lamport(of: r) else { return "\(name), which does not exist" }
+            guard l < myLamport else { return "\(name), which is not in its history" }
+        }
+        return nil
     }
 
     private func describe(_ e: ApplyError) -> String {

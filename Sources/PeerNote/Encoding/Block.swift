@@ -57,8 +57,8 @@ enum BlockCodec {
             }
             let item: CBORItem
             do { item = try CBORDecoder.decodeItem(bytes, at: pos, limits: limits) } catch {
-                if error.message.contains("end of input") {
-                    throw FormatError(offset: error.offset, message: "file is truncated (\(error.message))")
+                if error.message.contains("end of input") || error.message.contains("bytes that remain") {
+                    throw FormatError(offset: error.offset, message: "file is truncated or damaged: \(error.message)")
                 }
                 throw FormatError(offset: error.offset, message: error.message)
             }

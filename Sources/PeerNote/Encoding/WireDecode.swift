@@ -157,16 +157,16 @@ extension WireCodec {
         for i in 0 ..< n {
             let row = block.firstRow + i
             let r = try small(replica[i], "change replica", below: block.replicas.count)
-            guard seq[i] >= 1 && seq[i] <= Int64(UInt32.max) else { throw ColumnReadError(message: "change \(row): sequence number \(seq[i]) out of range") }
-            guard length[i] >= 1 && length[i] <= UInt64(unitCount) else { throw ColumnReadError(message: "change \(row): length \(length[i]) out of range") }
+            guard seq[i] >= 1 && seq[i] <= Int64(UInt32.max) else { throw ColumnReadError(message: "change at row \(row): sequence number \(seq[i]) out of range") }
+            guard length[i] >= 1 && length[i] <= UInt64(unitCount) else { throw ColumnReadError(message: "change at row \(row): length \(length[i]) out of range") }
             units += Int(length[i])
             var deps: [Int] = []
             for _ in 0 ..< depCount[i] {
                 let d = depDist[depPos]; depPos += 1
-                guard d >= 1 && d <= UInt64(row) else { throw ColumnReadError(message: "change \(row): dependency \(d) rows back lies before the start of the file (missing dependency)") }
+                guard d >= 1 && d <= UInt64(row) else { throw ColumnReadError(message: "change at row \(row): dependency \(d) rows back lies before the start of the file (missing dependency)") }
                 deps.append(row - Int(d))
             }
-            guard Set(deps).count == deps.count else { throw ColumnReadError(message: "change \(row): lists a dependency twice") }
+            guard Set(deps).count == deps.count else { throw ColumnReadError(message: "change at row \(row): lists a dependency twice") }
             let a = try small(author[i], "author index", below: strings.count)
             let m = message[i] == 0 ? nil : try small(message[i] - 1, "message index", below: strings.count)
             let e = Array(col(.changeExtra).bytes[extraPos ..< extraPos + Int(extraLen[i])])

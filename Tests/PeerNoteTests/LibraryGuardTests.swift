@@ -1,0 +1,77 @@
+import Foundation
+import Testing
+@testable import PeerNote
+
+@Suite("Library guards")
+struct LibraryGuardTests {
+    @Test("A change that refers to an op outside its history is rejected on load")
+    func referenceOutsideHistory() throws {
+        let doc = Document(title: "T", author: "g", replica: ReplicaID(high: 0x50, low: 0))
+        let x = doc.fork(author: "x")
+        let note = x.addNote(title: "X's note")
+        // Replica 0x10 retitles X's note in a change that depends only on the genesis change.
+        let agent = x.log.agent(for: ReplicaID(high: 0x10, low: 0))
+        _ = x.log.beginChange(agent: agent, deps: [0], time: 0, author: "y", message: "")
+        let local = try #require(x.localID(note))
+        x.log.append(.setNoteTitle(note: local, "Y's title", preds: []), length: 1)
+        #expect {
+            try Document.load(x.save())
+        } throws: { error in
+            (error as? PeerNoteError)?.description.contains("refers to op") == true
+        }
+    }
+
+    @Test("A query that is a unique id prefix of one note and the exact title of another is ambiguous")
+    func ambiguousNoteQuery() throws {
+        let doc = Document(title: "T")
+        let first = doc.addNote(title: "first")
+        let prefix = String(first.description.prefix(4))
+        doc.addNote(title: prefix)
+        #expect(throws: PeerNoteError.self) { try doc.findNote(prefix) }
+        #expect(try doc.findNote(first.description).id == first)
+    }
+
+    @Test("create refuses to replace anything, even a dangling symbolic link")
+    func createRefuses() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("pn-guard-\(UUID())").path
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let path = dir + "/a.peernote"
+        try FileStore.create([1, 2, 3], at: path)
+        #expect(throws: FileError.self) { try FileStore.create([4], at: path) }
+        #expect(try FileStore.read(path) == [1, 2, 3])
+        try FileManager.default.createSymbolicLink(atPath: dir + "/dangling.peernote", withDestinationPath: dir + "/nowhere")
+        #expect(throws: FileError.self) { try FileStore.create([4], at: dir + "/dangling.peernote") }
+        #expect(!FileManager.default.fileExists(atPath: dir + "/nowhere"))
+    }
+
+    @Test("Writing through a symbolic link replaces the target and keeps the link")
+    func writeThroughSymlink() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("pn-guard-\(UUID())").path
+        try FileManager.default.createDirectory(atPath: dir + "/real", withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try FileStore.create([1], at: dir + "/real/doc.peernote")
+        try FileManager.default.createSymbolicLink(atPath: dir + "/link.peernote", withDestinationPath: "real/doc.peernote")
+        try FileStore.writeAtomically([9, 9], to: dir + "/link.peernote")
+        #expect(try FileStore.read(dir + "/real/doc.peernote") == [9, 9])
+        let attrs = try FileManager.default.attributesOfItem(atPath: dir + "/link.peernote")
+        #expect(attrs[.type] as? FileAttributeType == .typeSymbolicLink)
+    }
+
+    @Test("Lock files live outside the document's folder, one per real file")
+    func lockLocation() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("pn-guard-\(UUID())").path
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try FileStore.create([1], at: dir + "/doc.peernote")
+        try FileManager.default.createSymbolicLink(atPath: dir + "/alias.peernote", withDestinationPath: dir + "/doc.peernote")
+        let lock = FileLock.lockFile(for: dir + "/doc.peernote")
+        #expect(!lock.hasPrefix(dir))
+        #expect(lock == FileLock.lockFile(for: dir + "/alias.peernote"))
+        do {
+            let held = try FileLock(for: dir + "/doc.peernote")
+            _ = held
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir).sorted() == ["alias.peernote", "doc.peernote"])
+    }
+}
