@@ -15,7 +15,7 @@ extension Document {
 
     /// A one-line account of a change in note terms, e.g. `added "Milk"; edited "Plan" (+12 −3)`.
     func summary(ofChange ci: Int) -> String {
-        struct Tally { var created = false, title = false, inserted = 0, deleted = 0, tagsAdded: [String] = [], tagsRemoved: [String] = []
+        struct Tally { var created = false, title: String?, inserted = 0, deleted = 0, tagsAdded: [String] = [], tagsRemoved: [String] = []
                        var priority: Priority?, removed = false, restored = false, moved = false, unknown = 0 }
         var order: [LocalID] = []
         var tallies: [LocalID: Tally] = [:]
@@ -31,7 +31,7 @@ extension Document {
             switch op.body {
             case .setNotebookTitle(let t, _): notebookTitle = t
             case .createNote: touch(firstID.advanced(by: op.lv - startLV)) { $0.created = true }
-            case .setNoteTitle(let n, _, _): touch(n) { $0.title = true }
+            case .setNoteTitle(let n, let v, _): touch(n) { $0.title = v }
             case .insertText(let n, _, _, _): touch(n) { $0.inserted += op.length }
             case .deleteText(let n, _, _): touch(n) { $0.deleted += op.length }
             case .addTag(let n, let t): touch(n) { $0.tagsAdded.append(t) }
@@ -48,17 +48,18 @@ extension Document {
         for n in order {
             guard let t = tallies[n] else { continue }
             let name = "\"\(state.notes[n]?.title.value ?? "?")\""
-            if t.created { parts.append("added \(name)"); continue }
+            if t.created { parts.append("added \(t.title.map { "\"\($0)\"" } ?? name)"); continue }
             if t.removed { parts.append("deleted \(name)"); continue }
             var what: [String] = []
             if t.restored { what.append("restored") }
-            if t.title { what.append("retitled") }
+            if let v = t.title { what.append("retitled \"\(v)\"") }
             if t.inserted > 0 || t.deleted > 0 { what.append("edited (+\(t.inserted) −\(t.deleted))") }
             if !t.tagsAdded.isEmpty { what.append("tagged " + t.tagsAdded.joined(separator: ", ")) }
             if !t.tagsRemoved.isEmpty { what.append("untagged " + t.tagsRemoved.joined(separator: ", ")) }
             if let p = t.priority { what.append("priority \(p.rawValue)") }
             if t.moved { what.append("moved") }
-            parts.append(what.joined(separator: ", ") + " " + name)
+            let current = state.notes[n]?.title.value ?? "?"
+            parts.append(what.joined(separator: ", ") + (t.title == nil ? " " + name : (t.title == current ? "" : " (now \(name))")))
         }
         if unknown > 0 { parts.append("\(unknown) op(s) of a newer format version") }
         return parts.joined(separator: "; ")
