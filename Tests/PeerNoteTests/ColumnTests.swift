@@ -3,19 +3,6 @@ import Testing
 
 // MARK: - Helpers
 
-/// SplitMix64: a tiny seeded generator so "random" tests are reproducible.
-private struct SplitMix64: RandomNumberGenerator {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 private func hex(_ s: String) -> [UInt8] {
     let digits = s.filter { !$0.isWhitespace }
     var out: [UInt8] = []
@@ -85,7 +72,7 @@ private func encodeBool(_ values: [Bool]) -> [UInt8] {
 
 /// Named input shapes every column type is round-tripped on.
 private func uintShapes() -> [(String, [UInt64])] {
-    var rng = SplitMix64(seed: 42)
+    var rng = SeededRandom(state: 42)
     let small = (0..<5000).map { _ in UInt64.random(in: 0...3, using: &rng) }
     let full = (0..<5000).map { _ in rng.next() >> UInt64.random(in: 0...63, using: &rng) }
     var runs: [UInt64] = []
@@ -108,7 +95,7 @@ private func uintShapes() -> [(String, [UInt64])] {
 }
 
 private func intShapes() -> [(String, [Int64])] {
-    var rng = SplitMix64(seed: 7)
+    var rng = SeededRandom(state: 7)
     let small = (0..<5000).map { _ in Int64.random(in: -3...3, using: &rng) }
     let full = (0..<5000).map { _ in Int64(bitPattern: rng.next()) >> Int64.random(in: 0...63, using: &rng) }
     return [
@@ -161,7 +148,7 @@ struct LEB128Tests {
             let x = Int64(bitPattern: p)
             signed += [x &- 1, x, 0 &- x, (0 &- x) &- 1]
         }
-        var rng = SplitMix64(seed: 1)
+        var rng = SeededRandom(state: 1)
         for _ in 0..<2000 {
             let shift = UInt64.random(in: 0...63, using: &rng)
             unsigned.append(rng.next() >> shift)
@@ -271,7 +258,7 @@ struct ColumnCodecTests {
     }
 
     @Test func deltaRoundTrips() throws {
-        var rng = SplitMix64(seed: 99)
+        var rng = SeededRandom(state: 99)
         var counter: Int64 = 1_700_000_000_000
         let timestamps = (0..<5000).map { _ in
             counter += Int64.random(in: 0...5000, using: &rng)
@@ -293,7 +280,7 @@ struct ColumnCodecTests {
     }
 
     @Test func boolRoundTrips() throws {
-        var rng = SplitMix64(seed: 5)
+        var rng = SeededRandom(state: 5)
         let shapes: [(String, [Bool])] = [
             ("empty", []),
             ("single false", [false]),
@@ -458,7 +445,7 @@ struct ColumnCodecTests {
     }
 
     @Test func largeRandomColumnsRoundTrip() throws {
-        var rng = SplitMix64(seed: 2024)
+        var rng = SeededRandom(state: 2024)
         let values = (0..<200_000).map { _ in UInt64.random(in: 0...200, using: &rng) }
         let bytes = encodeUInt(values)
         #expect(try UIntColumnDecoder.decode(bytes[...], base: 0, count: values.count) == values)
@@ -536,7 +523,7 @@ struct ColumnSetTests {
 // MARK: - Deflate / Gzip / CRC32
 
 private func mixedText(bytes: Int, seed: UInt64) -> [UInt8] {
-    var rng = SplitMix64(seed: seed)
+    var rng = SeededRandom(state: seed)
     let words = ["peer", "note", "CRDT", "merge", "ändern", "カラム", "run", "length", "{\"op\":", "\n", "🙂", "the", "of"]
     var out: [UInt8] = []
     out.reserveCapacity(bytes + 32)

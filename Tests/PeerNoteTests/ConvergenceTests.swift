@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import PeerNote
 
-/// A small, seedable generator so failures reproduce (SplitMix64).
+/// SplitMix64: a small, seeded generator so "random" tests reproduce. Shared by the tests of this target.
 struct SeededRandom: RandomNumberGenerator {
     var state: UInt64
     mutating func next() -> UInt64 {

@@ -159,33 +159,25 @@ struct ListTree<Element: Sendable>: Sendable {
 
     /// Absolute position (counting tombstones) of the element at `c`.
     func position(_ c: ListCursor) -> Int {
-        var pos = c.offset
-        let runs = leaves[c.leaf].runs
-        for i in 0 ..< c.run { pos += runs[i].length }
-        var node = NodeRef.leaf(c.leaf)
-        var p = leaves[c.leaf].parent
-        while p >= 0 {
-            for ch in inners[Int(p)].children {
-                if ch == node { break }
-                pos += total(ch)
-            }
-            node = .inner(Int(p))
-            p = inners[Int(p)].parent
-        }
-        return pos
+        prefix(before: c, visibleOnly: false)
     }
 
     /// Visible index of the element at `c` (of the next visible one when it is deleted).
     func visiblePosition(_ c: ListCursor) -> Int {
+        prefix(before: c, visibleOnly: true)
+    }
+
+    /// How many elements (all, or visible ones) come before `c`.
+    private func prefix(before c: ListCursor, visibleOnly: Bool) -> Int {
         let runs = leaves[c.leaf].runs
-        var pos = runs[c.run].deleted ? 0 : c.offset
-        for i in 0 ..< c.run where !runs[i].deleted { pos += runs[i].length }
+        var pos = visibleOnly && runs[c.run].deleted ? 0 : c.offset
+        for i in 0 ..< c.run where !(visibleOnly && runs[i].deleted) { pos += runs[i].length }
         var node = NodeRef.leaf(c.leaf)
         var p = leaves[c.leaf].parent
         while p >= 0 {
             for ch in inners[Int(p)].children {
                 if ch == node { break }
-                pos += visible(ch)
+                pos += visibleOnly ? visible(ch) : total(ch)
             }
             node = .inner(Int(p))
             p = inners[Int(p)].parent
