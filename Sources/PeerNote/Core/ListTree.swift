@@ -58,6 +58,8 @@ struct ListTree<Element: Sendable>: Sendable {
     var content: [Element] = []
     /// Per agent, entries sorted by counter.
     private var index: [[ListIndexEntry]] = []
+    /// The run last inserted into or extended (typing continues there); checked before use.
+    private var hint = ListCursor(leaf: 0, run: 0, offset: 0)
 
     var visibleCount: Int { root.isLeaf ? leaves[root.index].visible : inners[root.index].visible }
     var totalCount: Int { root.isLeaf ? leaves[root.index].total : inners[root.index].total }
@@ -131,6 +133,9 @@ struct ListTree<Element: Sendable>: Sendable {
 
     /// Where the element `id` is. Records a newer leaf in the index when it had to walk far.
     mutating func locate(_ id: LocalID) -> ListCursor? {
+        if hint.leaf < leaves.count, hint.run < leaves[hint.leaf].runs.count, leaves[hint.leaf].runs[hint.run].contains(id) {
+            return ListCursor(leaf: hint.leaf, run: hint.run, offset: Int(id.counter) - Int(leaves[hint.leaf].runs[hint.run].id.counter))
+        }
         guard let (c, hops) = find(id) else { return nil }
         if hops > 2 { insertIndex(id, c.leaf) }
         return c
@@ -231,9 +236,11 @@ struct ListTree<Element: Sendable>: Sendable {
         }
         if i > 0 && leaves[leaf].runs[i - 1].canAppend(run) {
             leaves[leaf].runs[i - 1].length += run.length
+            hint = ListCursor(leaf: leaf, run: i - 1, offset: 0)
         } else {
             leaves[leaf].runs.insert(run, at: i)
             insertIndex(run.id, leaf)
+            hint = ListCursor(leaf: leaf, run: i, offset: 0)
         }
         addCounts(from: leaf, visible: run.deleted ? 0 : run.length, total: run.length)
         if leaves[leaf].runs.count > Self.leafCapacity { splitLeaf(leaf) }

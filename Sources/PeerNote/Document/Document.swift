@@ -270,7 +270,7 @@ public final class Document {
     /// A note's local id and body length, without keeping a copy of its state alive
     /// (a live copy would make the next edit copy the whole body tree).
     private func bodyInfo(_ id: NoteID) throws(PeerNoteError) -> (LocalID, Int) {
-        guard let local = localID(id), let count = state.notes[local]?.body.visibleCount else { throw .noSuchNote(id.description) }
+        guard let local = localID(id), let count = state.read(local, { $0.body.visibleCount }) else { throw .noSuchNote(id.description) }
         return (local, count)
     }
 
@@ -294,12 +294,12 @@ public final class Document {
     }
 
     func insertScalars(_ note: LocalID, at offset: Int, _ scalars: [Unicode.Scalar]) {
-        guard !scalars.isEmpty, let (left, right) = state.notes[note]?.body.originsForInsert(atVisible: offset) else { return }
+        guard !scalars.isEmpty, let (left, right) = state.read(note, { $0.body.originsForInsert(atVisible: offset) }) else { return }
         appendLocal(.insertText(note: note, originLeft: left, originRight: right, contentStart: 0), length: scalars.count, scalars: scalars)
     }
 
     func deleteScalars(_ note: LocalID, _ range: Range<Int>) {
-        guard !range.isEmpty, let spans = state.notes[note]?.body.visibleIDSpans(range) else { return }
+        guard !range.isEmpty, let spans = state.read(note, { $0.body.visibleIDSpans(range) }) else { return }
         transaction(message: "") {
             for (start, length) in spans {
                 appendLocal(.deleteText(note: note, target: start, reversed: false), length: length)

@@ -98,6 +98,12 @@ struct DocState: Sendable {
         do { try f() } catch { switch error { case .missingElement(let o): throw .unknownElement(o) } }
     }
 
+    /// Reads one note's state in place (no copy of the whole note), or nil when it does not exist.
+    func read<R>(_ n: LocalID, _ body: (NoteState) -> R) -> R? {
+        guard let i = notes.index(forKey: n) else { return nil }
+        return body(notes.values[i])
+    }
+
     /// The live notes in document order.
     var orderedNotes: [NoteState] {
         var out: [NoteState] = []
