@@ -30,11 +30,11 @@ struct ManPageTests {
             #expect(page.contains(".SS \"pnmerge \(name) "), "\(name)")
         }
         for option in ["output", "dry\\-run", "json", "format", "at", "graph", "help", "version", "generate\\-completion\\-script",
-                       "global", "hooks"] {
+                       "keep", "global", "hooks"] {
             #expect(page.contains("\\-\\-\(option)"), "--\(option)")
         }
         for section in ["MERGE REPORT", "NOTE CHANGE", "CONFLICT", "NOTEBOOK", "INSPECT", "LOG", "DIFF", "EXAMPLES", "SEE ALSO",
-                        "GIT SETUP"] {
+                        "GIT SETUP", "CONFLICT COPIES"] {
             #expect(page.contains(".SH \(section)") || page.contains(".SS \"\(section)\""), "\(section)")
         }
         #expect(page.contains(".BR peernote (5)"))
