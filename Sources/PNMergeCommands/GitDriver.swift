@@ -44,8 +44,9 @@ extension PNMerge {
             let console = Console.current
             do {
                 let report = try GitMergeDriver.merge(ours: ours, theirs: theirs, name: name)
+                // Conflicts are named when this merge brought something (not on every no-op merge).
                 let conflicts = report.conflicts
-                if !conflicts.isEmpty {
+                if !report.upToDate && !conflicts.isEmpty {
                     let style = RenderStyle(color: false, timeZone: console.timeZone)
                     var lines = ["pnmerge: \(name): merged; \(Text.count(conflicts.count, "conflict")) kept in the notebook (see 'pnmerge show \(name)'):"]
                     lines += conflicts.map { "  " + ConflictRendering.line($0, in: report.notebook, style: style) }

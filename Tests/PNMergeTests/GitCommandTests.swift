@@ -39,6 +39,7 @@ struct GitCommandTests {
         let theirs = try dir.write(s.bob.save(), "theirs")
         let r = pnmerge(["git-driver", "", ours, theirs, "n.peernote"])
         #expect(r.status == 0, "\(r.err)")
+        #expect(r.err.isEmpty, "nothing new, nothing said: \(r.err)")
         #expect(try dir.bytes("ours") == before)
     }
 
