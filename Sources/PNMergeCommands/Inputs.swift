@@ -8,9 +8,11 @@ struct LoadedDocument {
     let path: String
     let bytes: [UInt8]
     let document: Document
+    /// How messages name the document when not by its path (the git driver's temporary files are named by the tracked path).
+    var label: String? = nil
 
     /// The name used in messages.
-    var name: String { Inputs.displayName(path) }
+    var name: String { label ?? Inputs.displayName(path) }
 }
 
 /// Reading input documents, with one-line errors that name the file.

@@ -80,6 +80,24 @@ enum MergeOperation {
         }
         defer { withExtendedLifetime(lock) {} }
 
+        var report = try combine(base, others, output: target, dryRun: dryRun)
+
+        // Already up to date: MINE stays untouched; an explicit OUT still receives the document.
+        guard !dryRun, !(report.upToDate && inPlace) else { return report }
+        let bytes = base.document.save(inPlace ? .incremental : .compact)
+        if target == "-" {
+            try Console.current.writeBytes(bytes)
+        } else {
+            do { try FileStore.writeAtomically(bytes, to: writePath) } catch { throw CLIFailure(writing: error) }
+        }
+        report.bytesWritten = bytes.count
+        return report
+    }
+
+    /// Merges every change of `others` that `base` lacks into `base.document` (in memory; nothing is
+    /// written) and describes the result. `output` is where the caller will write it (MINE, OUT or `-`).
+    /// Unrelated copies are refused with exit 2, a change that cannot be applied with exit 65.
+    static func combine(_ base: LoadedDocument, _ others: [LoadedDocument], output: String, dryRun: Bool) throws(CLIFailure) -> MergeReport {
         let document = base.document
         let before = document.notebook
         var inputs: [MergeReport.Input] = []
@@ -95,18 +113,7 @@ enum MergeOperation {
             inputs.append(.init(file: other.path, changesByAuthor: summary.changesByAuthor))
         }
         let after = document.notebook
-        var report = MergeReport(documentID: document.id, mine: mine, output: target, dryRun: dryRun, inputs: inputs,
-                                 diff: NotebookDiff(from: before, to: after), notebook: after, conflicts: document.conflicts)
-
-        // Already up to date: MINE stays untouched; an explicit OUT still receives the document.
-        guard !dryRun, !(report.upToDate && inPlace) else { return report }
-        let bytes = document.save(inPlace ? .incremental : .compact)
-        if target == "-" {
-            try Console.current.writeBytes(bytes)
-        } else {
-            do { try FileStore.writeAtomically(bytes, to: writePath) } catch { throw CLIFailure(writing: error) }
-        }
-        report.bytesWritten = bytes.count
-        return report
+        return MergeReport(documentID: document.id, mine: base.path, output: output, dryRun: dryRun, inputs: inputs,
+                           diff: NotebookDiff(from: before, to: after), notebook: after, conflicts: document.conflicts)
     }
 }

@@ -14,7 +14,9 @@ public struct PNMerge: ParsableCommand {
         A .peernote file holds a notebook together with the full history of edits that \
         produced it, so copies edited on several devices merge without losing an edit. \
         'pnmerge merge' brings the changes of other copies into yours and says, in note \
-        terms, what arrived and what conflicts remain; the other subcommands check files \
+        terms, what arrived and what conflicts remain; 'pnmerge sync' does it for every \
+        copy under some folders (USB sticks, Syncthing, Dropbox, Nextcloud); 'pnmerge \
+        git-setup' makes git merge and diff notebooks. The other subcommands check files \
         and show a notebook, its history and how two copies differ.
 
         A FILE of '-' reads standard input (show, inspect, validate, log, and one input of \
@@ -26,7 +28,8 @@ public struct PNMerge: ParsableCommand {
         \(exitStatusTable)
         """,
         version: "pnmerge \(version) (.peernote format version \(FormatInfo.version))",
-        subcommands: [Merge.self, Validate.self, Inspect.self, Show.self, Log.self, Diff.self]
+        subcommands: [Merge.self, Validate.self, Inspect.self, Show.self, Log.self, Diff.self,
+                      Sync.self, Compact.self, GitDriver.self, Textconv.self, GitSetup.self]
     )
 
     /// The exit codes, one per line (`  65  invalid or damaged document`), from `ExitStatus`.

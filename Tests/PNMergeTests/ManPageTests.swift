@@ -26,13 +26,15 @@ struct ManPageTests {
     func coverage() throws {
         let page = try text()
         for command in PNMerge.configuration.subcommands {
-            let name = command._commandName
+            let name = command._commandName.replacingOccurrences(of: "-", with: "\\-")
             #expect(page.contains(".SS \"pnmerge \(name) "), "\(name)")
         }
-        for option in ["output", "dry\\-run", "json", "format", "at", "graph", "help", "version", "generate\\-completion\\-script"] {
+        for option in ["output", "dry\\-run", "json", "format", "at", "graph", "help", "version", "generate\\-completion\\-script",
+                       "keep", "global", "hooks"] {
             #expect(page.contains("\\-\\-\(option)"), "--\(option)")
         }
-        for section in ["MERGE REPORT", "NOTE CHANGE", "CONFLICT", "NOTEBOOK", "INSPECT", "LOG", "DIFF", "EXAMPLES", "SEE ALSO"] {
+        for section in ["MERGE REPORT", "NOTE CHANGE", "CONFLICT", "NOTEBOOK", "INSPECT", "LOG", "DIFF", "EXAMPLES", "SEE ALSO",
+                        "GIT SETUP", "CONFLICT COPIES"] {
             #expect(page.contains(".SH \(section)") || page.contains(".SS \"\(section)\""), "\(section)")
         }
         #expect(page.contains(".BR peernote (5)"))

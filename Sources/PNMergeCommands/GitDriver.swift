@@ -1,0 +1,91 @@
+import ArgumentParser
+import Foundation
+import PeerNote
+import PeerNoteCLISupport
+
+extension PNMerge {
+    /// `pnmerge git-driver BASE OURS THEIRS [PATH]`: git's merge driver for `.peernote` files (`%O %A %B %P`).
+    struct GitDriver: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "git-driver",
+            abstract: "Merge driver for git: merge THEIRS into OURS.",
+            discussion: """
+            Git runs it as 'pnmerge git-driver %O %A %B %P' for paths marked \
+            'merge=peernote' in .gitattributes ('pnmerge git-setup' does that). Every change \
+            of THEIRS that OURS lacks is added and the result is written atomically into \
+            OURS, as an appended block when OURS already holds the older changes; the exit \
+            status is 0 and git records the merge. BASE is not needed (both sides carry \
+            their whole history) and may be empty or missing, as in an add/add merge. \
+            Conflicting values (two titles, say) are kept in the notebook as conflicts, as \
+            'pnmerge merge' does; they are listed on standard error but are not a git conflict.
+
+            When the sides cannot be merged (different documents created at one path on two \
+            branches, or a damaged side), OURS is left byte-identical, one line naming PATH \
+            (or OURS without PATH) explains why on standard error, and the exit status is 1, \
+            so git marks the path as conflicted. No lock file is created: git owns the \
+            temporary files it passes.
+            """
+        )
+
+        @Argument(help: ArgumentHelp("The common ancestor (%O); unused, may be empty or missing.", valueName: "base"))
+        var base: String
+
+        @Argument(help: ArgumentHelp("Our version (%A); the merged result replaces it.", valueName: "ours"))
+        var ours: String
+
+        @Argument(help: ArgumentHelp("Their version (%B).", valueName: "theirs"))
+        var theirs: String
+
+        @Argument(help: ArgumentHelp("The path in the repository (%P), used in messages.", valueName: "path"))
+        var path: String?
+
+        func run() throws {
+            let name = path ?? ours
+            let console = Console.current
+            do {
+                let report = try GitMergeDriver.merge(ours: ours, theirs: theirs, name: name)
+                // Conflicts are named when this merge brought something (not on every no-op merge).
+                let conflicts = report.conflicts
+                if !report.upToDate && !conflicts.isEmpty {
+                    let style = RenderStyle(color: false, timeZone: console.timeZone)
+                    var lines = ["pnmerge: \(name): merged; \(Text.count(conflicts.count, "conflict")) kept in the notebook (see 'pnmerge show \(name)'):"]
+                    lines += conflicts.map { "  " + ConflictRendering.line($0, in: report.notebook, style: style) }
+                    console.writeError(lines.joined(separator: "\n") + "\n")
+                }
+            } catch {
+                throw CLIFailure(.conflict, "\(error.message); left our version of \(name) as it was, for git to mark as a conflict")
+            }
+        }
+    }
+}
+
+/// The merge git asks for: OURS and THEIRS are git's temporary copies, named in messages by the tracked path.
+enum GitMergeDriver {
+    /// Merges THEIRS into OURS and writes OURS (atomically, appended) unless it already has every change.
+    /// Any failure leaves OURS untouched.
+    static func merge(ours: String, theirs: String, name: String) throws(CLIFailure) -> MergeReport {
+        let mine = try load(ours, label: "\(name) (ours)")
+        let other = try load(theirs, label: "\(name) (theirs)")
+        try Inputs.requireShared(mine, other, action: "merge \(other.name) into \(mine.name)", nothingWritten: false)
+        var report = try MergeOperation.combine(mine, [other], output: ours, dryRun: false)
+        guard !report.upToDate else { return report }
+        let bytes = mine.document.save(.incremental)
+        // No FileLock here: git owns OURS (a temporary file in the work tree) and runs one driver per path.
+        do { try FileStore.writeAtomically(bytes, to: ours) } catch { throw CLIFailure(writing: error) }
+        report.bytesWritten = bytes.count
+        return report
+    }
+
+    /// Reads and verifies one side; errors name it by `label` (the tracked path), not by git's temporary file.
+    private static func load(_ path: String, label: String) throws(CLIFailure) -> LoadedDocument {
+        let bytes: [UInt8]
+        do { bytes = try FileStore.read(path) } catch {
+            throw CLIFailure(.noInput, "\(label): \(error.message)")
+        }
+        do {
+            return LoadedDocument(path: path, bytes: bytes, document: try Document.load(bytes), label: label)
+        } catch {
+            throw CLIFailure(.invalidInput, "\(label): \(error)")
+        }
+    }
+}

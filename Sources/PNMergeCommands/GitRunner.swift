@@ -1,0 +1,51 @@
+import Foundation
+import PeerNoteCLISupport
+
+/// Runs `git` (found on PATH) in a directory and collects what it prints, for `git-setup`.
+struct GitRunner {
+    /// The outcome of one git command.
+    struct Result {
+        var status: Int32
+        var out: String
+        var err: String
+
+        /// Standard output without the final line break.
+        var value: String { out.hasSuffix("\n") ? String(out.dropLast()) : out }
+    }
+
+    /// Where git runs (`git -C DIRECTORY …`).
+    var directory: String
+
+    /// Runs `git ARGS`; a git that cannot be started is exit 66 (git is an input this command needs).
+    func run(_ args: [String]) throws(CLIFailure) -> Result {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["git", "-C", directory] + args
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        process.standardInput = FileHandle.nullDevice
+        do { try process.run() } catch {
+            throw CLIFailure(.noInput, "cannot run git: \(error.localizedDescription)")
+        }
+        // git's answers here are a few lines; stderr is read after stdout is closed.
+        let outData = out.fileHandleForReading.readDataToEndOfFile()
+        let errData = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        let result = Result(status: process.terminationStatus, out: String(decoding: outData, as: UTF8.self),
+                            err: String(decoding: errData, as: UTF8.self))
+        if result.status == 127 { throw CLIFailure(.noInput, "cannot run git: it is not installed or not on PATH") }
+        return result
+    }
+
+    /// Runs `git ARGS` and fails (exit 74, git's own message) unless it succeeds.
+    @discardableResult
+    func require(_ args: [String]) throws(CLIFailure) -> Result {
+        let result = try run(args)
+        guard result.status == 0 else {
+            let why = result.err.trimmingCharacters(in: .whitespacesAndNewlines)
+            throw CLIFailure(.ioError, "git \(args.joined(separator: " ")) failed" + (why.isEmpty ? " (exit \(result.status))" : ": \(why)"))
+        }
+        return result
+    }
+}

@@ -1,0 +1,273 @@
+import ArgumentParser
+import Foundation
+import PeerNote
+import PeerNoteCLISupport
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+extension PNMerge {
+    /// `pnmerge git-setup [--global] [--hooks]`: make git merge and diff `.peernote` files with pnmerge.
+    struct GitSetup: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "git-setup",
+            abstract: "Set up git to merge and diff .peernote files with pnmerge.",
+            discussion: """
+            Adds the line '*.peernote merge=peernote diff=peernote' to the repository's \
+            .gitattributes (with --global: to the file named by 'git config --global \
+            core.attributesFile', which is set to ~/.config/git/attributes when unset) and \
+            sets merge.peernote.name, merge.peernote.driver ('pnmerge git-driver %O %A %B %P') \
+            and diff.peernote.textconv ('pnmerge textconv') in the repository's git config \
+            (with --global: in your global git config). The commands name 'pnmerge' when it \
+            is on PATH, otherwise the absolute path of the running pnmerge.
+
+            --hooks also installs a pre-commit hook in the current repository that checks \
+            every staged .peernote file with 'pnmerge validate' and refuses the commit when \
+            one is damaged. An existing pre-commit hook that pnmerge did not write is never \
+            changed: the lines to add to it are printed and the exit status is 73.
+
+            Running it again changes nothing that is already in place. Each step is printed.
+            """
+        )
+
+        @Flag(name: .long, help: "Configure git for every repository of this user instead of the current one.")
+        var global = false
+
+        @Flag(name: .long, help: "Also install a pre-commit hook that refuses damaged .peernote files (current repository).")
+        var hooks = false
+
+        func run() throws {
+            let setup = GitSetupOperation(directory: FileManager.default.currentDirectoryPath, global: global, hooks: hooks,
+                                          program: GitSetupOperation.programName(), environment: ProcessInfo.processInfo.environment)
+            let outcome = try setup.perform()
+            try Console.current.emit(outcome.lines.joined(separator: "\n") + "\n")
+            if let refused = outcome.refusedHook {
+                throw CLIFailure(.cannotCreate, "\(refused): a pre-commit hook already exists and was not written by pnmerge; left it unchanged (add the lines printed above to it)")
+            }
+        }
+    }
+}
+
+/// What `git-setup` does, apart from argument parsing: attributes, config and the hook.
+struct GitSetupOperation {
+    /// The attributes line that routes `.peernote` files to the driver and textconv.
+    static let attributesLine = "*.peernote merge=peernote diff=peernote"
+    static let hookBegin = "# >>> pnmerge pre-commit check (installed by pnmerge git-setup --hooks) >>>"
+    static let hookEnd = "# <<< pnmerge pre-commit check <<<"
+
+    /// What was done, line by line, and the hook left alone (if any).
+    struct Outcome {
+        var lines: [String] = []
+        var refusedHook: String?
+        /// Whether anything was written (a second run writes nothing).
+        var changed = false
+    }
+
+    var directory: String
+    var global: Bool
+    var hooks: Bool
+    /// How git should run pnmerge: `pnmerge`, or a shell-quoted absolute path.
+    var program: String
+    var environment: [String: String]
+
+    var git: GitRunner { GitRunner(directory: directory) }
+    var scope: [String] { global ? ["--global"] : ["--local"] }
+
+    func perform() throws(CLIFailure) -> Outcome {
+        var outcome = Outcome()
+        var repositoryRoot: String?
+        if !global || hooks {
+            let top = try git.run(["rev-parse", "--show-toplevel"])
+            guard top.status == 0, !top.value.isEmpty else {
+                throw CLIFailure(.usage, "\(directory) is not inside a git work tree; run git-setup in your repository" + (global ? " (--hooks installs the hook there)" : ", or use --global"))
+            }
+            repositoryRoot = top.value
+        }
+        if program != "pnmerge" {
+            outcome.lines.append("pnmerge is not on PATH; git will run \(program)")
+        }
+
+        // 1. The attributes line.
+        let attributes: String
+        if global {
+            attributes = try globalAttributesFile(&outcome)
+        } else {
+            attributes = (repositoryRoot ?? directory) + "/.gitattributes"
+        }
+        let (line, added) = try Self.ensureLine(Self.attributesLine, in: attributes)
+        outcome.lines.append(line)
+        outcome.changed = outcome.changed || added
+
+        // 2. The driver and textconv config.
+        let settings = [
+            ("merge.peernote.name", "PeerNote notebook merge (pnmerge)"),
+            ("merge.peernote.driver", "\(program) git-driver %O %A %B %P"),
+            ("diff.peernote.textconv", "\(program) textconv"),
+        ]
+        let which = global ? "global" : "repository"
+        for (key, value) in settings {
+            let current = try git.run(["config"] + scope + ["--get", key])
+            if current.status == 0 && current.value == value {
+                outcome.lines.append("git config (\(which)) \(key) is already \(Self.quoted(value))")
+                continue
+            }
+            try git.require(["config"] + scope + [key, value])
+            outcome.changed = true
+            let was = current.status == 0 ? " (was \(Self.quoted(current.value)))" : ""
+            outcome.lines.append("git config (\(which)) \(key) set to \(Self.quoted(value))\(was)")
+        }
+
+        // 3. The pre-commit hook.
+        if hooks, let root = repositoryRoot {
+            let hookPath = try self.hookPath(root: root)
+            switch try Self.installHook(at: hookPath, program: program) {
+            case .installed:
+                outcome.lines.append("\(hookPath): installed (refuses commits of damaged .peernote files)")
+                outcome.changed = true
+            case .updated:
+                outcome.lines.append("\(hookPath): updated pnmerge's check")
+                outcome.changed = true
+            case .unchanged: outcome.lines.append("\(hookPath): already installed")
+            case .refused:
+                outcome.lines.append("\(hookPath): exists and was not written by pnmerge; left it unchanged. To check staged .peernote files, add these lines to it (before any final exit):")
+                outcome.lines.append(Self.hookBlock(program: program))
+                outcome.refusedHook = hookPath
+            }
+        }
+        outcome.lines.append(outcome.changed ? "git now merges .peernote files with pnmerge and shows their notes in diffs."
+                                     : "Nothing to change: git was already set up for .peernote files.")
+        return outcome
+    }
+
+    /// The global attributes file: `core.attributesFile`, set to ~/.config/git/attributes
+    /// (or $XDG_CONFIG_HOME/git/attributes) when unset.
+    private func globalAttributesFile(_ outcome: inout Outcome) throws(CLIFailure) -> String {
+        let current = try git.run(["config", "--global", "--path", "--get", "core.attributesFile"])
+        if current.status == 0, !current.value.isEmpty { return current.value }
+        let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
+        let file: String, setting: String
+        if let xdg = environment["XDG_CONFIG_HOME"], !xdg.isEmpty {
+            file = xdg + "/git/attributes"
+            setting = file
+        } else {
+            file = home + "/.config/git/attributes"
+            setting = "~/.config/git/attributes"
+        }
+        try git.require(["config", "--global", "core.attributesFile", setting])
+        outcome.changed = true
+        outcome.lines.append("git config (global) core.attributesFile set to \(Self.quoted(setting))")
+        return file
+    }
+
+    /// The pre-commit hook's path (`git rev-parse --git-path`, so core.hooksPath and worktrees are honoured).
+    private func hookPath(root: String) throws(CLIFailure) -> String {
+        let path = try git.require(["rev-parse", "--git-path", "hooks/pre-commit"]).value
+        return path.hasPrefix("/") ? path : (directory as NSString).appendingPathComponent(path)
+    }
+
+    /// Appends `line` to the file at `path` unless a line with the same fields is there; says which, and whether it wrote.
+    static func ensureLine(_ line: String, in path: String) throws(CLIFailure) -> (String, Bool) {
+        var text = ""
+        if FileManager.default.fileExists(atPath: path) {
+            do { text = String(decoding: try FileStore.read(path), as: UTF8.self) } catch {
+                throw CLIFailure(.noInput, error.description)
+            }
+        }
+        let fields = line.split(separator: " ")
+        if text.split(whereSeparator: \.isNewline).contains(where: { $0.split(whereSeparator: \.isWhitespace) == fields }) {
+            return ("\(path) already has \(quoted(line))", false)
+        }
+        if !text.isEmpty && !text.hasSuffix("\n") { text += "\n" }
+        text += line + "\n"
+        try createParent(of: path)
+        do { try FileStore.writeAtomically(Array(text.utf8), to: path) } catch { throw CLIFailure(writing: error) }
+        return ("\(path): added \(quoted(line))", true)
+    }
+
+    /// What happened to the hook file.
+    enum HookResult { case installed, updated, unchanged, refused }
+
+    /// Writes the hook, replaces pnmerge's marked block in it, or leaves a foreign hook alone.
+    static func installHook(at path: String, program: String) throws(CLIFailure) -> HookResult {
+        let block = hookBlock(program: program)
+        let whole = "#!/bin/sh\n" + block
+        guard FileManager.default.fileExists(atPath: path) else {
+            try createParent(of: path)
+            try write(whole, to: path, makeExecutable: true)
+            return .installed
+        }
+        let text: String
+        do { text = String(decoding: try FileStore.read(path), as: UTF8.self) } catch { throw CLIFailure(.noInput, error.description) }
+        guard let begin = text.range(of: hookBegin), let end = text.range(of: hookEnd, range: begin.upperBound ..< text.endIndex) else {
+            return .refused
+        }
+        var endOfBlock = end.upperBound
+        if endOfBlock < text.endIndex && text[endOfBlock] == "\n" { endOfBlock = text.index(after: endOfBlock) }
+        let updated = text.replacingCharacters(in: begin.lowerBound ..< endOfBlock, with: block)
+        if updated == text { return .unchanged }
+        try write(updated, to: path, makeExecutable: false)
+        return .updated
+    }
+
+    /// The shell lines of the check: every staged (added, copied, modified) .peernote file is read from
+    /// the index and validated; any damaged one stops the commit. `program` is one shell word.
+    static func hookBlock(program: String) -> String {
+        """
+        \(hookBegin)
+        # Refuses the commit when a staged .peernote file is damaged (pnmerge validate).
+        git diff --cached --name-only --diff-filter=ACM -z -- '*.peernote' |
+        xargs -0 sh -c '
+        status=0
+        for f do
+            if ! problem=$(git cat-file blob ":0:$f" | "$0" validate - 2>&1 >/dev/null); then
+                printf "pre-commit: %s: %s\\n" "$f" "${problem#<stdin>: }" >&2
+                status=1
+            fi
+        done
+        exit $status' \(program) || {
+            echo "pre-commit: commit refused: a staged .peernote file is damaged (fix or unstage it)" >&2
+            exit 1
+        }
+        \(hookEnd)
+
+        """
+    }
+
+    /// How git should run pnmerge: `pnmerge` when it is on PATH, else this executable's absolute path (shell-quoted).
+    static func programName(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
+        let dirs = (environment["PATH"] ?? "").split(separator: ":").map(String.init)
+        if dirs.contains(where: { !$0.isEmpty && FileManager.default.isExecutableFile(atPath: $0 + "/pnmerge") }) {
+            return "pnmerge"
+        }
+        let executable = Bundle.main.executableURL?.resolvingSymlinksInPath().path
+            ?? URL(fileURLWithPath: CommandLine.arguments.first ?? "pnmerge").standardizedFileURL.path
+        return shellQuoted(executable)
+    }
+
+    /// `word` as one shell word: unchanged when it holds only safe characters, else in single quotes.
+    static func shellQuoted(_ word: String) -> String {
+        let safe = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._-+=:@%,")
+        if !word.isEmpty && word.allSatisfy({ safe.contains($0) }) { return word }
+        return "'" + word.replacingOccurrences(of: "'", with: "'\\''") + "'"
+    }
+
+    static func quoted(_ s: String) -> String { "'" + s + "'" }
+
+    private static func createParent(of path: String) throws(CLIFailure) {
+        let parent = (path as NSString).deletingLastPathComponent
+        guard !parent.isEmpty else { return }
+        do { try FileManager.default.createDirectory(atPath: parent, withIntermediateDirectories: true) } catch {
+            throw CLIFailure(.ioError, "\(parent): cannot create the directory: \(error.localizedDescription)")
+        }
+    }
+
+    /// Writes a script atomically (an existing file keeps its permissions; a new one is made executable).
+    private static func write(_ text: String, to path: String, makeExecutable: Bool) throws(CLIFailure) {
+        do { try FileStore.writeAtomically(Array(text.utf8), to: path) } catch { throw CLIFailure(writing: error) }
+        guard !makeExecutable || chmod(path, 0o755) == 0 else {
+            throw CLIFailure(.ioError, "\(path): cannot make it executable: \(String(cString: strerror(errno)))")
+        }
+    }
+}

@@ -1,0 +1,382 @@
+import ArgumentParser
+import Foundation
+import PeerNote
+import PeerNoteCLISupport
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+extension PNMerge {
+    /// `pnmerge sync DIR [DIR...] [--dry-run] [--keep]`: bring every copy of every notebook under the folders up to date.
+    struct Sync: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Merge every copy of each notebook found under the folders.",
+            discussion: """
+            Finds every .peernote file under each DIR (a USB stick and your notes folder, \
+            or a Syncthing, Dropbox or Nextcloud folder), groups the copies by document id \
+            (not by name), merges each group, and writes the result to every copy that lacks \
+            something, atomically and as an appended block. Copies that already have every \
+            change are not touched.
+
+            Conflict copies that sync tools leave beside a notebook are merged into it and \
+            then removed (--keep keeps them): Syncthing's NAME.sync-conflict-*.peernote, \
+            Dropbox's and Nextcloud's 'NAME (... conflicted copy ...).peernote', Unison's \
+            'NAME (conflict...).peernote' and rsync --backup's NAME.peernote~.
+
+            Symbolic links are never followed, hidden files and folders are skipped, and \
+            nothing outside the folders is written. Damaged or unreadable files, conflict \
+            copies of a different notebook, and different notebooks at the same place in two \
+            folders are reported and left as they are; everything else still syncs.
+
+            Exit status: 0 when everything synced; 74 when a copy could not be written; \
+            else 65 when a damaged file was left alone; else 66 when a file could not be \
+            read; else 2 when copies that share no history were left alone.
+            """
+        )
+
+        @Argument(help: ArgumentHelp("The folders to search (searched recursively).", valueName: "dir"))
+        var dirs: [String]
+
+        @Flag(name: .long, help: "Report what would be merged, written and removed; change nothing.")
+        var dryRun = false
+
+        @Flag(name: .long, help: "Keep conflict copies after merging them.")
+        var keep = false
+
+        func run() throws {
+            let progress = SyncProgress.forCurrentConsole()
+            let report = try SyncOperation.perform(roots: dirs, dryRun: dryRun, keep: keep, progress: progress)
+            progress?.finish()
+            let console = Console.current
+            for problem in report.problems { console.writeError("pnmerge: \(problem.message)\n") }
+            try console.emit(report.text(style: .current))
+            let status = report.exitStatus
+            if status != .success { throw status.exitCode }
+        }
+    }
+}
+
+/// One file that `sync` read and verified.
+final class SyncCopy {
+    let file: FoundFile
+    let bytes: [UInt8]
+    let document: Document
+    /// What became of it.
+    var outcome: Outcome = .pending
+
+    /// What `sync` did with one copy.
+    enum Outcome: Equatable {
+        case pending
+        /// It already had every change.
+        case upToDate
+        /// It was (or, in a dry run, would be) written.
+        case written
+        /// It shares no history with the rest of its group, or could not be written: left as it was.
+        case leftAlone
+        /// A conflict copy, merged into the group (removal is decided afterwards).
+        case merged
+    }
+
+    init(file: FoundFile, bytes: [UInt8], document: Document) {
+        self.file = file
+        self.bytes = bytes
+        self.document = document
+    }
+
+    var isConflictCopy: Bool { if case .conflictCopy = file.kind { true } else { false } }
+}
+
+/// What `sync` did (or would do), for the summary.
+struct SyncReport {
+    /// Something left alone, with the line printed on standard error.
+    struct Problem: Error {
+        /// Why, which sets the exit status.
+        enum Kind { case damaged, unreadable, unrelated, writeFailed }
+        var kind: Kind
+        var message: String
+    }
+
+    /// One notebook (a group of copies sharing history) and what happened to its files.
+    struct Notebook {
+        var id: UUID
+        var title: String
+        var copies: Int
+        var conflictCopies: Int
+        var conflicts: Int
+        /// `wrote PATH (+N changes, A → B bytes)`, `removed PATH (…)`, `kept PATH: why`.
+        var actions: [String] = []
+    }
+
+    var roots: [String]
+    var dryRun: Bool
+    var notebooks: [Notebook] = []
+    var skipped: [SkippedEntry] = []
+    var problems: [Problem] = []
+    var filesFound = 0
+    var written = 0
+    var upToDate = 0
+    var removed = 0
+    var kept = 0
+
+    var exitStatus: ExitStatus {
+        let kinds = problems.map(\.kind)
+        if kinds.contains(.writeFailed) { return .ioError }
+        if kinds.contains(.damaged) { return .invalidInput }
+        if kinds.contains(.unreadable) { return .noInput }
+        if kinds.contains(.unrelated) { return .unrelated }
+        return .success
+    }
+
+    func text(style: RenderStyle) -> String {
+        var lines: [String] = []
+        if filesFound == 0 {
+            lines.append("No .peernote files found in \(roots.joined(separator: ", ")).")
+        }
+        for notebook in notebooks where !notebook.actions.isEmpty {
+            var head = "\(Text.quoted(notebook.title)) (\(notebook.id.uuidString.lowercased().prefix(8))): \(Text.count(notebook.copies, "copy", "copies"))"
+            if notebook.conflictCopies > 0 { head += " and \(Text.count(notebook.conflictCopies, "conflict copy", "conflict copies"))" }
+            if notebook.conflicts > 0 { head += "; \(Text.count(notebook.conflicts, "conflict")) kept in the notebook (pnmerge show lists them)" }
+            lines.append(style.paint(head, .bold))
+            lines += notebook.actions.map { "  " + $0 }
+        }
+        if !skipped.isEmpty {
+            lines.append(style.paint("Skipped:", .bold))
+            lines += skipped.map { "  \($0.path): \($0.reason)" }
+        }
+        let verb = dryRun ? "would be " : ""
+        var summary = "\(Text.count(notebooks.count, "notebook")) in \(Text.count(filesFound, "file")): "
+        summary += "\(written) \(verb)written, \(upToDate) already up to date, "
+        summary += "\(Text.count(removed, "conflict copy", "conflict copies")) \(verb)removed"
+        if kept > 0 { summary += ", \(kept) kept" }
+        if !problems.isEmpty { summary += "; \(Text.count(problems.count, "problem")) (on standard error)" }
+        lines.append(summary + ".")
+        if dryRun { lines.append("Dry run: nothing was written or removed.") }
+        return lines.joined(separator: "\n") + "\n"
+    }
+}
+
+/// The folder sync itself: scan, read, group by document, merge, write, fold in conflict copies.
+enum SyncOperation {
+    /// A document's identity for grouping: copies with the same id and first change share history.
+    private struct GroupKey: Hashable {
+        var id: UUID
+        var genesis: ChangeID
+    }
+
+    /// A file's place: the folder it was found under and its path inside it.
+    private struct Location: Hashable {
+        var root: String
+        var relative: String
+    }
+
+    static func perform(roots: [String], dryRun: Bool, keep: Bool, progress: SyncProgress?) throws(CLIFailure) -> SyncReport {
+        var scanner = SyncScanner(progress: progress)
+        try scanner.scan(roots)
+        var report = SyncReport(roots: roots, dryRun: dryRun)
+        report.skipped = scanner.skipped
+        report.filesFound = scanner.files.count
+
+        // 1. Read and verify every file.
+        var copies: [SyncCopy] = []
+        var failedLocations = Set<Location>()
+        for (i, file) in scanner.files.enumerated() {
+            progress?.update("reading \(i + 1)/\(scanner.files.count): \(file.path)")
+            let bytes: [UInt8]
+            do { bytes = try FileStore.read(file.path) } catch {
+                report.problems.append(.init(kind: .unreadable, message: "\(file.path): \(error.message); left alone"))
+                failedLocations.insert(Location(root: file.root, relative: file.relative))
+                continue
+            }
+            do {
+                copies.append(SyncCopy(file: file, bytes: bytes, document: try Document.load(bytes)))
+            } catch {
+                report.problems.append(.init(kind: .damaged, message: "\(file.path): \(error); left alone"))
+                failedLocations.insert(Location(root: file.root, relative: file.relative))
+            }
+        }
+
+        // 2. Group by document (id and first change), notebooks before conflict copies.
+        var order: [GroupKey] = []
+        var groups: [GroupKey: [SyncCopy]] = [:]
+        for copy in copies {
+            let key = GroupKey(id: copy.document.id, genesis: copy.document.genesis)
+            if groups[key] == nil { order.append(key) }
+            groups[key, default: []].append(copy)
+        }
+        var groupOf: [Location: GroupKey] = [:]
+        for copy in copies {
+            groupOf[Location(root: copy.file.root, relative: copy.file.relative)] = GroupKey(id: copy.document.id, genesis: copy.document.genesis)
+        }
+
+        // 3. Merge each group and write every copy that lacks something.
+        var notebookIndex: [GroupKey: Int] = [:]
+        for (n, key) in order.enumerated() {
+            let members = (groups[key] ?? []).filter { !$0.isConflictCopy } + (groups[key] ?? []).filter(\.isConflictCopy)
+            notebookIndex[key] = report.notebooks.count
+            report.notebooks.append(sync(members, dryRun: dryRun, report: &report) { step in
+                progress?.update("notebook \(n + 1)/\(order.count): \(step)")
+            })
+        }
+
+        // 4. Conflict copies: removed once the notebook beside them holds all their changes.
+        for copy in copies {
+            guard case .conflictCopy(let original, let tool) = copy.file.kind, copy.outcome == .merged else { continue }
+            let key = GroupKey(id: copy.document.id, genesis: copy.document.genesis)
+            guard let index = notebookIndex[key] else { continue }
+            let parent = (copy.file.relative as NSString).deletingLastPathComponent
+            let place = Location(root: copy.file.root, relative: parent.isEmpty ? original : parent + "/" + original)
+            let originalPath = (copy.file.path as NSString).deletingLastPathComponent + "/" + original
+            let beside = (groups[key] ?? []).first { Location(root: $0.file.root, relative: $0.file.relative) == place && !$0.isConflictCopy }
+            var keptReason: String?
+            if let beside, beside.outcome == .written || beside.outcome == .upToDate {
+                if keep { keptReason = "kept (--keep)" }
+            } else if let other = groupOf[place], other != key {
+                report.problems.append(.init(kind: .unrelated, message: "\(copy.file.path): a \(tool) of \(originalPath), but a different notebook (\(copy.document.id.uuidString.lowercased()) vs \(other.id.uuidString.lowercased())\(other.id == key.id ? ", no shared history" : "")); left alone"))
+                keptReason = "kept: \(original) beside it is a different notebook"
+            } else if failedLocations.contains(place) {
+                keptReason = "kept: \(original) beside it could not be read or is damaged"
+            } else if let beside, beside.outcome == .leftAlone {
+                keptReason = "kept: \(original) beside it was left alone"
+            } else {
+                keptReason = "kept: there is no \(original) beside it (its changes went to the other copies)"
+            }
+            if let keptReason {
+                report.kept += 1
+                report.notebooks[index].actions.append("\(keptReason): \(copy.file.path)")
+                continue
+            }
+            if dryRun {
+                report.removed += 1
+                report.notebooks[index].actions.append("would remove \(copy.file.path) (\(tool), merged)")
+                continue
+            }
+            // It must still be the file that was merged.
+            guard (try? FileStore.read(copy.file.path)) == copy.bytes else {
+                report.kept += 1
+                report.notebooks[index].actions.append("kept: changed while syncing (run sync again): \(copy.file.path)")
+                continue
+            }
+            if unlink(copy.file.path) == 0 {
+                report.removed += 1
+                report.notebooks[index].actions.append("removed \(copy.file.path) (\(tool), merged)")
+            } else {
+                report.problems.append(.init(kind: .writeFailed, message: "\(copy.file.path): cannot remove it: \(String(cString: strerror(errno))); its changes are merged"))
+            }
+        }
+
+        // 5. Different notebooks at the same place in two folders.
+        var byRelative: [String: [SyncCopy]] = [:]
+        for copy in copies where !copy.isConflictCopy { byRelative[copy.file.relative, default: []].append(copy) }
+        for relative in byRelative.keys.sorted() {
+            guard let same = byRelative[relative], let first = same.first else { continue }
+            let firstKey = GroupKey(id: first.document.id, genesis: first.document.genesis)
+            // Copies of one group that disagree were reported while merging it.
+            for other in same.dropFirst() where other.file.root != first.file.root && GroupKey(id: other.document.id, genesis: other.document.genesis) != firstKey {
+                let a = LoadedDocument(path: first.file.path, bytes: first.bytes, document: first.document)
+                let b = LoadedDocument(path: other.file.path, bytes: other.bytes, document: other.document)
+                let reason = Inputs.unrelatedReason(a, b, relation: first.document.relation(to: other.document),
+                                                    action: "sync \(b.name) with \(a.name)", nothingWritten: false)
+                report.problems.append(.init(kind: .unrelated, message: reason + "; neither was merged into the other"))
+            }
+        }
+        return report
+    }
+
+    /// Merges one group and writes the copies that lack something; records what happened.
+    private static func sync(_ members: [SyncCopy], dryRun: Bool, report: inout SyncReport, progress: (String) -> Void) -> SyncReport.Notebook {
+        guard let first = members.first else {
+            return SyncReport.Notebook(id: UUID(), title: "", copies: 0, conflictCopies: 0, conflicts: 0)
+        }
+        // Everything every copy has.
+        let all = first.document.fork()
+        var included = [first]
+        for (i, copy) in members.enumerated().dropFirst() {
+            progress("merging copy \(i + 1)/\(members.count)")
+            let relation = all.relation(to: copy.document)
+            guard relation == .shared else {
+                copy.outcome = .leftAlone
+                let a = LoadedDocument(path: first.file.path, bytes: first.bytes, document: first.document)
+                let b = LoadedDocument(path: copy.file.path, bytes: copy.bytes, document: copy.document)
+                report.problems.append(.init(kind: .unrelated, message: Inputs.unrelatedReason(a, b, relation: relation, action: "sync \(b.name)", nothingWritten: false) + "; left alone"))
+                continue
+            }
+            do { try all.merge(copy.document) } catch {
+                copy.outcome = .leftAlone
+                report.problems.append(.init(kind: .damaged, message: "\(copy.file.path): \(error); left alone"))
+                continue
+            }
+            included.append(copy)
+        }
+        var notebook = SyncReport.Notebook(id: all.id, title: all.title, copies: included.filter { !$0.isConflictCopy }.count,
+                                           conflictCopies: included.filter(\.isConflictCopy).count, conflicts: all.conflicts.count)
+
+        for (i, copy) in included.enumerated() {
+            if copy.isConflictCopy { copy.outcome = .merged; continue }
+            progress("updating copy \(i + 1)/\(included.count): \(copy.file.path)")
+            let summary: MergeSummary
+            do { summary = try copy.document.merge(all) } catch {
+                copy.outcome = .leftAlone
+                report.problems.append(.init(kind: .damaged, message: "\(copy.file.path): \(error); left alone"))
+                continue
+            }
+            if summary.isUpToDate {
+                copy.outcome = .upToDate
+                report.upToDate += 1
+                continue
+            }
+            let bytes = copy.document.save(.incremental)
+            let added = "+\(Text.count(summary.changeCount, "change")) (\(Text.authors(summary.changesByAuthor)))"
+            if dryRun {
+                copy.outcome = .written
+                report.written += 1
+                notebook.actions.append("would write \(copy.file.path): \(added)")
+                continue
+            }
+            switch write(copy, bytes: bytes, all: all) {
+            case .success(let (size, note)):
+                copy.outcome = .written
+                report.written += 1
+                notebook.actions.append("wrote \(copy.file.path): \(added), \(copy.bytes.count) → \(Text.count(size, "byte"))" + (note.map { "; \($0)" } ?? ""))
+            case .failure(let problem):
+                copy.outcome = .leftAlone
+                report.problems.append(problem)
+            }
+        }
+        return notebook
+    }
+
+    /// Writes `bytes` over the copy under its lock, unless the file changed since it was read:
+    /// then the fresh file gets everything instead (nothing that arrived meanwhile is lost).
+    private static func write(_ copy: SyncCopy, bytes: [UInt8], all: Document) -> Result<(Int, String?), SyncReport.Problem> {
+        let path = copy.file.path
+        let lock: FileLock
+        do { lock = try FileLock(for: path) } catch {
+            return .failure(.init(kind: .writeFailed, message: "\(error.description); not written"))
+        }
+        return withExtendedLifetime(lock) { () -> Result<(Int, String?), SyncReport.Problem> in
+            var output = bytes
+            var note: String?
+            let now: [UInt8]
+            do throws(FileError) { now = try FileStore.read(path) } catch {
+                return .failure(.init(kind: .unreadable, message: "\(error.description); not written"))
+            }
+            if now != copy.bytes {
+                let fresh: Document
+                do throws(PeerNoteError) { fresh = try Document.load(now) } catch {
+                    return .failure(.init(kind: .damaged, message: "\(path): changed while syncing and is now damaged (\(error)); left alone"))
+                }
+                guard fresh.relation(to: all) == .shared, (try? fresh.merge(all)) != nil else {
+                    return .failure(.init(kind: .unrelated, message: "\(path): replaced by another notebook while syncing; left alone"))
+                }
+                output = fresh.save(.incremental)
+                note = "it changed while syncing; run sync again to take its new changes to the other copies"
+            }
+            do throws(FileError) { try FileStore.writeAtomically(output, to: path) } catch {
+                return .failure(.init(kind: .writeFailed, message: "\(error.description); not written"))
+            }
+            return .success((output.count, note))
+        }
+    }
+}

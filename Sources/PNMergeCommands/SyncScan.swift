@@ -1,0 +1,186 @@
+import Foundation
+import PeerNoteCLISupport
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// What a file name says about a file for `sync`: a notebook, a conflict copy a sync tool left beside one, or neither.
+enum SyncName: Equatable {
+    /// `NAME.peernote`.
+    case notebook
+    /// A copy a sync tool made when two devices changed `original` (a name in the same folder).
+    case conflictCopy(original: String, tool: String)
+
+    /// Classifies a file name (not a path); nil when it is not a .peernote name.
+    ///
+    /// - Syncthing: `NAME.sync-conflict-YYYYMMDD-HHMMSS-DEVICE.peernote`
+    /// - Dropbox: `NAME (Someone's conflicted copy YYYY-MM-DD).peernote`; Nextcloud: `NAME (conflicted copy YYYY-MM-DD HHMMSS).peernote`
+    /// - Nextcloud before 3.x: `NAME_conflict-YYYYMMDD-HHMMSS.peernote`
+    /// - Unison (`copyonconflict`): `NAME (conflict_on_YYYY-MM-DD).peernote`, `NAME (conflict #1_on_…)`
+    /// - rsync `--backup`: `NAME.peernote~`
+    static func classify(_ name: String) -> SyncName? {
+        let ext = ".peernote"
+        if name.hasSuffix(ext + "~") {
+            let original = String(name.dropLast())
+            return original.count > ext.count ? .conflictCopy(original: original, tool: "rsync backup") : nil
+        }
+        guard name.hasSuffix(ext), name.count > ext.count else { return nil }
+        let stem = String(name.dropLast(ext.count))
+        if let base = match(stem, #"^(.+)\.sync-conflict-[0-9]{8}-[0-9]{6}-[A-Za-z0-9]+$"#) {
+            return .conflictCopy(original: base + ext, tool: "Syncthing conflict copy")
+        }
+        if let base = match(stem, #"^(.+)_conflict-[0-9]{8}-[0-9]{6}$"#) {
+            return .conflictCopy(original: base + ext, tool: "Nextcloud conflict copy")
+        }
+        if let (base, inner) = parenthesized(stem) {
+            let lower = inner.lowercased()
+            let dated = lower.range(of: #"[0-9]{4}-[0-9]{2}-[0-9]{2}"#, options: .regularExpression) != nil
+            if dated && lower.contains("conflicted copy") {
+                return .conflictCopy(original: base + ext, tool: "Dropbox/Nextcloud conflicted copy")
+            }
+            if dated && lower.hasPrefix("conflict") {
+                return .conflictCopy(original: base + ext, tool: "Unison conflict copy")
+            }
+        }
+        return .notebook
+    }
+
+    /// The first capture group when `pattern` matches all of `text`.
+    private static func match(_ text: String, _ pattern: String) -> String? {
+        guard let regex = try? NSRegularExpression(pattern: pattern),
+              let m = regex.firstMatch(in: text, range: NSRange(text.startIndex..., in: text)),
+              let range = Range(m.range(at: 1), in: text) else { return nil }
+        return String(text[range])
+    }
+
+    /// `NAME (INNER)` split at the outermost final parenthesis that holds "conflict": (NAME, INNER).
+    /// INNER may itself hold parentheses (Dropbox adds ` (1)` to repeated copies).
+    private static func parenthesized(_ stem: String) -> (String, String)? {
+        guard stem.hasSuffix(")") else { return nil }
+        var search = stem.startIndex ..< stem.endIndex
+        while let open = stem.range(of: " (", options: .backwards, range: search) {
+            let inner = String(stem[open.upperBound ..< stem.index(before: stem.endIndex)])
+            let base = String(stem[..<open.lowerBound])
+            if !base.isEmpty && inner.lowercased().contains("conflict") { return (base, inner) }
+            search = stem.startIndex ..< open.lowerBound
+        }
+        return nil
+    }
+}
+
+/// One `.peernote` file (or conflict copy) found under a sync folder.
+struct FoundFile {
+    /// The path as shown: the folder as given, then the path inside it.
+    var path: String
+    /// The folder it was found under, as given.
+    var root: String
+    /// The path inside the folder (`sub/notes.peernote`).
+    var relative: String
+    var kind: SyncName
+    /// Device and inode, to notice one file reached twice (nested or repeated folders).
+    var identity: FileIdentity
+}
+
+/// A file's device and inode.
+struct FileIdentity: Hashable {
+    var device: UInt64
+    var inode: UInt64
+}
+
+/// Something found under a folder that `sync` does not touch, and why.
+struct SkippedEntry {
+    var path: String
+    var reason: String
+}
+
+/// Walks sync folders: never follows symbolic links, skips hidden entries, notes what it passes over.
+struct SyncScanner {
+    var files: [FoundFile] = []
+    var skipped: [SkippedEntry] = []
+    private var seen = Set<FileIdentity>()
+    private var visited = Set<FileIdentity>()
+    private var progress: SyncProgress?
+
+    init(progress: SyncProgress?) { self.progress = progress }
+
+    /// Scans every folder in `roots` (each must be a directory; a symbolic link given as a root is followed).
+    mutating func scan(_ roots: [String]) throws(CLIFailure) {
+        for root in roots {
+            var st = stat()
+            guard stat(root, &st) == 0 else {
+                throw CLIFailure(.noInput, "\(root): \(String(cString: strerror(errno)))")
+            }
+            guard (st.st_mode & S_IFMT) == S_IFDIR else { throw CLIFailure(.noInput, "\(root): is not a directory") }
+        }
+        for root in roots { walk(root: root, relative: "") }
+    }
+
+    private mutating func walk(root: String, relative: String) {
+        let dir = relative.isEmpty ? root : join(root, relative)
+        // A folder reached twice (a DIR inside another, or given twice) is searched once.
+        var st = stat()
+        guard stat(dir, &st) == 0, visited.insert(FileIdentity(device: UInt64(st.st_dev), inode: UInt64(st.st_ino))).inserted else { return }
+        let names: [String]
+        do { names = try FileManager.default.contentsOfDirectory(atPath: dir).sorted() } catch {
+            skipped.append(SkippedEntry(path: dir, reason: "cannot read the folder (\((error as NSError).localizedFailureReason ?? error.localizedDescription))"))
+            return
+        }
+        for name in names where !name.hasPrefix(".") {
+            let rel = relative.isEmpty ? name : relative + "/" + name
+            let path = join(root, rel)
+            var st = stat()
+            guard lstat(path, &st) == 0 else { continue }
+            let type = st.st_mode & S_IFMT
+            let kind = SyncName.classify(name)
+            if type == S_IFDIR {
+                walk(root: root, relative: rel)
+            } else if type == S_IFLNK {
+                var target = stat()
+                let pointsToDirectory = stat(path, &target) == 0 && (target.st_mode & S_IFMT) == S_IFDIR
+                if kind != nil || pointsToDirectory {
+                    skipped.append(SkippedEntry(path: path, reason: pointsToDirectory ? "symbolic link to a folder, not followed" : "symbolic link, not followed"))
+                }
+            } else if let kind {
+                guard type == S_IFREG else {
+                    skipped.append(SkippedEntry(path: path, reason: "not a regular file"))
+                    continue
+                }
+                let identity = FileIdentity(device: UInt64(st.st_dev), inode: UInt64(st.st_ino))
+                guard seen.insert(identity).inserted else { continue }
+                files.append(FoundFile(path: path, root: root, relative: rel, kind: kind, identity: identity))
+                progress?.update("scanning: \(files.count) .peernote files found")
+            }
+        }
+    }
+
+    private func join(_ root: String, _ rel: String) -> String { root.hasSuffix("/") ? root + rel : root + "/" + rel }
+}
+
+/// A progress line on standard error, only when it is a terminal and only once work has taken a moment.
+final class SyncProgress {
+    private let start = Date()
+    private var last = Date.distantPast
+    private var shown = false
+
+    /// A progress line when standard error is a terminal and the process's own streams are in use; else nil.
+    static func forCurrentConsole() -> SyncProgress? {
+        guard Console.current is StandardStreams, isatty(2) == 1 else { return nil }
+        return SyncProgress()
+    }
+
+    func update(_ text: String) {
+        let now = Date()
+        guard now.timeIntervalSince(start) > 0.3, now.timeIntervalSince(last) > 0.1 else { return }
+        last = now
+        shown = true
+        FileHandle.standardError.write(Data(("\r\u{1B}[K" + text).utf8))
+    }
+
+    /// Clears the line (if one was shown) before the summary is printed.
+    func finish() {
+        if shown { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+        shown = false
+    }
+}

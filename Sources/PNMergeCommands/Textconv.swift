@@ -1,0 +1,72 @@
+import ArgumentParser
+import Foundation
+import PeerNote
+import PeerNoteCLISupport
+
+extension PNMerge {
+    /// `pnmerge textconv FILE`: the notebook as stable, line-oriented text for `git diff` and `git log -p`.
+    struct Textconv: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Print a notebook as stable lines of text, for git diff.",
+            discussion: """
+            Git runs it as 'pnmerge textconv FILE' for paths marked 'diff=peernote' \
+            ('pnmerge git-setup' configures it), so 'git diff' and 'git log -p' show note \
+            changes as text. The notebook title comes first, then for each live note in \
+            order a header line with its title, short id, priority and tags, and its body \
+            lines indented by four spaces, then the open conflicts. The text depends only \
+            on the notebook: the same notebook prints the same text, whatever the file's \
+            layout (compact or appended) and whenever it runs (times are UTC).
+
+            An empty file prints nothing. A damaged file prints one line saying so on \
+            standard output (so that a damaged revision does not stop 'git log -p'), the \
+            usual 'FILE: offset N: what is wrong' line on standard error, and exits 0.
+            """
+        )
+
+        @Argument(help: ArgumentHelp("The document ('-' for standard input).", valueName: "file"))
+        var file: String
+
+        func run() throws {
+            let bytes = try Inputs.readBytes(file)
+            if bytes.isEmpty { return }
+            let document: Document
+            do { document = try Document.load(bytes) } catch {
+                let line = "\(Inputs.displayName(file)): \(error)"
+                Console.current.writeError("pnmerge: \(line)\n")
+                try Console.current.emit("(not a valid .peernote document: \(error))\n")
+                return
+            }
+            try Console.current.emit(TextconvRendering.text(document.notebook))
+        }
+    }
+}
+
+/// The line-oriented rendering `textconv` prints: a function of the notebook alone.
+enum TextconvRendering {
+    static func text(_ notebook: Notebook) -> String {
+        // Fixed style: no colour, UTC, so the text never depends on where or when it is made.
+        let style = RenderStyle(color: false, timeZone: TimeZone(identifier: "UTC") ?? TimeZone(secondsFromGMT: 0) ?? .current)
+        var lines = ["# " + oneLine(notebook.title.isEmpty ? "(untitled notebook)" : notebook.title)]
+        for note in notebook.notes {
+            lines.append("")
+            var header = "## " + oneLine(note.title.isEmpty ? "(untitled)" : note.title) + "  [\(note.id.short)]"
+            header += " priority: \(note.priority.rawValue)"
+            if !note.tags.isEmpty { header += " tags: " + note.tags.map(oneLine).joined(separator: ", ") }
+            lines.append(header)
+            if !note.body.isEmpty {
+                lines += note.body.split(separator: "\n", omittingEmptySubsequences: false).map { "    " + $0 }
+            }
+        }
+        if !notebook.conflicts.isEmpty {
+            lines += ["", "Conflicts (\(notebook.conflicts.count)):"]
+            lines += notebook.conflicts.map { "  " + ConflictRendering.line($0, in: notebook, style: style) }
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// A title or tag on one line: line breaks become `\n`, so every note keeps one header line.
+    private static func oneLine(_ s: String) -> String {
+        guard s.unicodeScalars.contains(where: { $0 == "\n" || $0 == "\r" }) else { return s }
+        return s.replacingOccurrences(of: "\r", with: "\\r").replacingOccurrences(of: "\n", with: "\\n")
+    }
+}

@@ -1,0 +1,316 @@
+import Foundation
+import PeerNote
+import PeerNoteCLISupport
+import Testing
+
+/// One notebook, committed on `main`, then edited on two branches:
+/// - `feature` (bob, two commits): edits "Beta", puts "zero" before "Alpha"'s body, retitles the notebook
+///   "Feature home", deletes "Delta"; then adds "Feature note".
+/// - `main` (alice, one commit): edits "Gamma", puts "four" after "Alpha"'s body, retitles the notebook
+///   "Main home", edits "Delta".
+struct BranchScenario {
+    let repo: GitRepo
+    /// notes.peernote as committed on main (after alice's edit), to check the merge appends to it.
+    let mainBytes: [UInt8]
+    /// The commit at the tip of main before any merge.
+    let mainHead: String
+
+    init() throws {
+        let repo = try GitRepo()
+        let setup = try repo.pnmerge(["git-setup"])
+        try #require(setup.status == 0, "\(setup.err)")
+
+        let base = Document(title: "Home", author: "carol")
+        base.addNote(title: "Alpha", body: "one\ntwo\nthree")
+        base.addNote(title: "Beta", body: "b")
+        base.addNote(title: "Gamma", body: "g")
+        base.addNote(title: "Delta", body: "d")
+        try base.write(to: repo.path("notes.peernote"), mode: .compact)
+        try repo.git("add", ".gitattributes", "notes.peernote")
+        try repo.git("commit", "-q", "-m", "base")
+
+        try repo.git("checkout", "-q", "-b", "feature")
+        try repo.edit("notes.peernote", author: "bob") { d in
+            try d.setBody(try d.findNote("Beta").id, "b by bob")
+            try d.insertText(try d.findNote("Alpha").id, at: 0, "zero\n")
+            d.setTitle("Feature home")
+            try d.deleteNote(try d.findNote("Delta").id)
+        }
+        try repo.git("commit", "-q", "-a", "-m", "feature: edit Beta and Alpha, retitle, delete Delta")
+        try repo.edit("notes.peernote", author: "bob") { d in d.addNote(title: "Feature note", body: "from feature") }
+        try repo.git("commit", "-q", "-a", "-m", "feature: add a note")
+
+        try repo.git("checkout", "-q", "main")
+        try repo.edit("notes.peernote", author: "alice") { d in
+            try d.setBody(try d.findNote("Gamma").id, "g by alice")
+            let alpha = try d.findNote("Alpha")
+            try d.insertText(alpha.id, at: alpha.body.unicodeScalars.count, "\nfour")
+            d.setTitle("Main home")
+            try d.insertText(try d.findNote("Delta").id, at: 0, "edited ")
+        }
+        try repo.git("commit", "-q", "-a", "-m", "main: edit Gamma, Alpha and Delta, retitle")
+        mainBytes = try repo.bytes("notes.peernote")
+        mainHead = try repo.git("rev-parse", "HEAD").out.trimmingCharacters(in: .whitespacesAndNewlines)
+        self.repo = repo
+    }
+
+    /// The work tree's notebook holds every edit of both branches, and git has nothing unmerged or untracked.
+    func expectEveryEdit(_ what: String, sourceLocation: SourceLocation = #_sourceLocation) throws {
+        #expect(try repo.git("ls-files", "-u").out.isEmpty, "\(what): unmerged paths", sourceLocation: sourceLocation)
+        #expect(try repo.git("status", "--porcelain").out.isEmpty, "\(what): the work tree is not clean (lock or temporary files?)", sourceLocation: sourceLocation)
+        let json = try repo.notebookJSON("notes.peernote")
+        let notes = try #require(json["notes"] as? [[String: Any]])
+        let bodies = Dictionary(notes.map { ($0["title"] as? String ?? "", $0["body"] as? String ?? "") }, uniquingKeysWith: { a, _ in a })
+        #expect(bodies["Alpha"] == "zero\none\ntwo\nthree\nfour", "\(what): both edits of Alpha's body", sourceLocation: sourceLocation)
+        #expect(bodies["Beta"] == "b by bob", "\(what)", sourceLocation: sourceLocation)
+        #expect(bodies["Gamma"] == "g by alice", "\(what)", sourceLocation: sourceLocation)
+        #expect(bodies["Feature note"] == "from feature", "\(what)", sourceLocation: sourceLocation)
+        #expect(bodies["Delta"] == nil, "\(what): Delta stays deleted", sourceLocation: sourceLocation)
+        let title = json["title"] as? String ?? ""
+        #expect(title == "Main home" || title == "Feature home", "\(what)", sourceLocation: sourceLocation)
+        let conflicts = try #require(json["conflicts"] as? [[String: Any]])
+        let titleConflict = conflicts.first { $0["kind"] as? String == "notebookTitle" }
+        let values = (titleConflict?["values"] as? [[String: Any]])?.compactMap { $0["value"] as? String }.sorted()
+        #expect(values == ["Feature home", "Main home"], "\(what): both titles kept as a conflict", sourceLocation: sourceLocation)
+        #expect(conflicts.contains { $0["kind"] as? String == "deletedWhileEdited" && $0["noteTitle"] as? String == "Delta" },
+                "\(what): Delta deleted while edited", sourceLocation: sourceLocation)
+        // The edit made to the deleted note is kept in the document.
+        let document = try Document.open(repo.path("notes.peernote"))
+        #expect(document.deletedNotes.first { $0.title == "Delta" }?.body == "edited d", "\(what)", sourceLocation: sourceLocation)
+        #expect(try repo.pnmerge(["validate", "notes.peernote"]).status == 0, sourceLocation: sourceLocation)
+    }
+}
+
+@Suite("git workflows with the built pnmerge, in real repositories")
+struct GitWorkflowTests {
+    @Test("git merge of two branches that edited one notebook completes without a conflict and keeps every edit")
+    func merge() throws {
+        let s = try BranchScenario()
+        let r = try s.repo.tryGit(["merge", "--no-edit", "feature"])
+        #expect(r.status == 0, "\(r.out)\(r.err)")
+        #expect(!r.out.contains("CONFLICT"))
+        try s.expectEveryEdit("merge")
+        // The driver appended to our version: its bytes are a prefix of the merged file.
+        let merged = try s.repo.bytes("notes.peernote")
+        #expect(merged.count > s.mainBytes.count && Array(merged.prefix(s.mainBytes.count)) == s.mainBytes)
+        // The conflicts are named on the way (git shows the driver's standard error).
+        #expect(r.err.contains("notes.peernote: merged; 2 conflicts kept in the notebook"), "\(r.err)")
+    }
+
+    @Test("git rebase of the feature branch onto main replays both commits and keeps every edit")
+    func rebase() throws {
+        let s = try BranchScenario()
+        try s.repo.git("checkout", "-q", "feature")
+        let r = try s.repo.tryGit(["rebase", "main"])
+        #expect(r.status == 0, "\(r.out)\(r.err)")
+        try s.expectEveryEdit("rebase")
+        let log = try s.repo.git("log", "--format=%s", "main..HEAD").out
+        #expect(log == "feature: add a note\nfeature: edit Beta and Alpha, retitle, delete Delta\n")
+    }
+
+    @Test("git cherry-pick of the feature commits onto main keeps every edit")
+    func cherryPick() throws {
+        let s = try BranchScenario()
+        let r = try s.repo.tryGit(["cherry-pick", "main..feature"])
+        #expect(r.status == 0, "\(r.out)\(r.err)")
+        try s.expectEveryEdit("cherry-pick")
+        #expect(try s.repo.git("rev-list", "--count", "\(s.mainHead)..HEAD").out == "2\n")
+    }
+
+    @Test("git diff and git log -p show note changes as text (textconv)")
+    func diffShowsText() throws {
+        let s = try BranchScenario()
+        try s.repo.edit("notes.peernote", author: "alice") { d in
+            d.addNote(title: "Diffed note", body: "hello diff\nsecond line", tags: ["t1"])
+            try d.setBody(try d.findNote("Gamma").id, "g by alice, again")
+        }
+        let diff = try s.repo.git("diff")
+        #expect(!diff.out.contains("Binary files"), "\(diff.out)")
+        #expect(diff.out.contains("+## Diffed note  ["), "\(diff.out)")
+        #expect(diff.out.contains("] priority: normal tags: t1\n"), "\(diff.out)")
+        #expect(diff.out.contains("+    hello diff\n+    second line\n"), "\(diff.out)")
+        #expect(diff.out.contains("-    g by alice\n+    g by alice, again\n"), "\(diff.out)")
+        try s.repo.git("commit", "-q", "-a", "-m", "add a note")
+        let log = try s.repo.git("log", "-p", "-1")
+        #expect(log.out.contains("+    hello diff"), "\(log.out)")
+        // Between branches too.
+        let branches = try s.repo.git("diff", "\(s.mainHead)~1", "feature")
+        #expect(branches.out.contains("+## Feature note  ["), "\(branches.out)")
+        #expect(branches.out.contains("-# Home\n+# Feature home"), "\(branches.out)")
+    }
+
+    @Test("add/add of two unrelated notebooks at one path is a conflict, and OURS stays intact")
+    func addAddUnrelated() throws {
+        let repo = try GitRepo()
+        #expect(try repo.pnmerge(["git-setup"]).status == 0)
+        try repo.git("add", ".gitattributes")
+        try repo.git("commit", "-q", "-m", "attributes")
+        try repo.git("checkout", "-q", "-b", "theirs")
+        let theirs = Document(title: "Their notebook", author: "bob")
+        theirs.addNote(title: "Theirs", body: "t")
+        try theirs.write(to: repo.path("shared.peernote"), mode: .compact)
+        try repo.git("add", "shared.peernote")
+        try repo.git("commit", "-q", "-m", "theirs")
+        try repo.git("checkout", "-q", "main")
+        let ours = Document(title: "Our notebook", author: "alice")
+        ours.addNote(title: "Ours", body: "o")
+        try ours.write(to: repo.path("shared.peernote"), mode: .compact)
+        try repo.git("add", "shared.peernote")
+        try repo.git("commit", "-q", "-m", "ours")
+        let oursBytes = try repo.bytes("shared.peernote")
+
+        let r = try repo.tryGit(["merge", "--no-edit", "theirs"])
+        #expect(r.status == 1, "\(r.out)\(r.err)")
+        #expect(r.out.contains("CONFLICT (add/add): Merge conflict in shared.peernote"), "\(r.out)")
+        #expect(r.err.contains("pnmerge: cannot merge shared.peernote (theirs) into shared.peernote (ours)"), "\(r.err)")
+        #expect(r.err.contains(theirs.id.uuidString.lowercased()) && r.err.contains(ours.id.uuidString.lowercased()))
+        let stages = try repo.git("ls-files", "-u", "--", "shared.peernote").out
+        #expect(stages.split(separator: "\n").map { $0.split(separator: "\t")[0].split(separator: " ").last.map(String.init) ?? "" } == ["2", "3"])
+        // Git leaves our version in the work tree (the driver left OURS byte-identical), and stage 2 is ours.
+        #expect(try repo.bytes("shared.peernote") == oursBytes)
+        let stage2 = try repo.git("cat-file", "blob", ":2:shared.peernote").outBytes
+        #expect(stage2 == oursBytes)
+    }
+
+    @Test("The pre-commit hook refuses a damaged staged notebook and accepts a valid one")
+    func preCommitHook() throws {
+        let repo = try GitRepo()
+        let setup = try repo.pnmerge(["git-setup", "--hooks"])
+        #expect(setup.status == 0, "\(setup.err)")
+        #expect(FileManager.default.isExecutableFile(atPath: repo.path(".git/hooks/pre-commit")))
+        try repo.git("add", ".gitattributes")
+        try repo.git("commit", "-q", "-m", "attributes")
+        let head = try repo.git("rev-parse", "HEAD").out
+
+        let good = Document(title: "Good", author: "alice")
+        good.addNote(title: "Fine", body: "ok")
+        var damaged = good.save()
+        damaged[damaged.count - 5] ^= 0x20
+        try Data(damaged).write(to: URL(fileURLWithPath: repo.path("my notes.peernote")))
+        try good.write(to: repo.path("good.peernote"), mode: .compact)
+        try repo.git("add", "my notes.peernote", "good.peernote")
+        let refused = try repo.tryGit(["commit", "-q", "-m", "damaged"])
+        #expect(refused.status != 0)
+        #expect(refused.err.contains("pre-commit: my notes.peernote: offset "), "\(refused.err)")
+        #expect(!refused.err.contains("good.peernote"), "\(refused.err)")
+        #expect(try repo.git("rev-parse", "HEAD").out == head)
+
+        // Stage a valid version of the same file (the index is what is checked, not the work tree).
+        try good.write(to: repo.path("my notes.peernote"), mode: .compact)
+        try repo.git("add", "my notes.peernote")
+        try Data("garbage in the work tree only".utf8).write(to: URL(fileURLWithPath: repo.path("my notes.peernote")))
+        let accepted = try repo.tryGit(["commit", "-q", "-m", "valid"])
+        #expect(accepted.status == 0, "\(accepted.err)")
+        #expect(try repo.git("rev-parse", "HEAD").out != head)
+
+        // Deleting a damaged file is not refused (only added, copied or modified files are checked).
+        try repo.git("rm", "-q", "--cached", "my notes.peernote")
+        #expect(try repo.tryGit(["commit", "-q", "-m", "remove"]).status == 0)
+    }
+
+    @Test("git-setup is idempotent: the second run changes nothing and says so")
+    func setupIdempotent() throws {
+        let repo = try GitRepo()
+        try Data("*.txt text".utf8).write(to: URL(fileURLWithPath: repo.path(".gitattributes")))
+        let first = try repo.pnmerge(["git-setup", "--hooks"])
+        #expect(first.status == 0, "\(first.err)")
+        #expect(first.out.contains(".gitattributes: added '*.peernote merge=peernote diff=peernote'"), "\(first.out)")
+        #expect(first.out.contains("merge.peernote.driver set to 'pnmerge git-driver %O %A %B %P'"), "\(first.out)")
+        #expect(first.out.contains("diff.peernote.textconv set to 'pnmerge textconv'"))
+        #expect(first.out.contains("pre-commit: installed"))
+        #expect(try String(decoding: repo.bytes(".gitattributes"), as: UTF8.self) == "*.txt text\n*.peernote merge=peernote diff=peernote\n")
+        let attributes = try repo.bytes(".gitattributes")
+        let hook = try repo.bytes(".git/hooks/pre-commit")
+        let config = try repo.git("config", "--local", "--list").out
+        #expect(config.contains("merge.peernote.name=PeerNote notebook merge (pnmerge)\n"))
+        #expect(try repo.git("check-attr", "merge", "diff", "--", "a/b.peernote").out == "a/b.peernote: merge: peernote\na/b.peernote: diff: peernote\n")
+
+        let second = try repo.pnmerge(["git-setup", "--hooks"])
+        #expect(second.status == 0)
+        #expect(second.out.contains("Nothing to change"), "\(second.out)")
+        #expect(!second.out.contains(" set to ") && !second.out.contains("added") && !second.out.contains("installed ("))
+        #expect(try repo.bytes(".gitattributes") == attributes)
+        #expect(try repo.bytes(".git/hooks/pre-commit") == hook)
+        #expect(try repo.git("config", "--local", "--list").out == config)
+    }
+
+    @Test("git-setup never overwrites a pre-commit hook it did not write (exit 73), and updates its own block in place")
+    func foreignHook() throws {
+        let repo = try GitRepo()
+        let foreign = "#!/bin/sh\necho custom check\nexit 0\n"
+        try FileManager.default.createDirectory(atPath: repo.path(".git/hooks"), withIntermediateDirectories: true)
+        try Data(foreign.utf8).write(to: URL(fileURLWithPath: repo.path(".git/hooks/pre-commit")))
+        let r = try repo.pnmerge(["git-setup", "--hooks"])
+        #expect(r.status == ExitStatus.cannotCreate.rawValue)
+        #expect(try String(decoding: repo.bytes(".git/hooks/pre-commit"), as: UTF8.self) == foreign)
+        #expect(r.out.contains("# >>> pnmerge pre-commit check"), "the lines to add are printed")
+        #expect(r.err.contains("pre-commit: a pre-commit hook already exists"), "\(r.err)")
+        // The rest of the setup was still done.
+        #expect(try repo.git("config", "--get", "merge.peernote.driver").out == "pnmerge git-driver %O %A %B %P\n")
+
+        // A hook holding pnmerge's marked block among other lines gets that block refreshed, the rest kept.
+        let block = r.out.components(separatedBy: "\n").drop { !$0.hasPrefix("# >>> pnmerge") }
+        let lines = Array(block.prefix { !$0.hasPrefix("# <<< pnmerge") }) + ["# <<< pnmerge pre-commit check <<<"]
+        let stale = lines.map { $0.replacingOccurrences(of: "commit refused", with: "OLD TEXT") }.joined(separator: "\n")
+        let mixed = "#!/bin/sh\necho before\n" + stale + "\necho after\n"
+        try Data(mixed.utf8).write(to: URL(fileURLWithPath: repo.path(".git/hooks/pre-commit")))
+        let again = try repo.pnmerge(["git-setup", "--hooks"])
+        #expect(again.status == 0, "\(again.err)")
+        #expect(again.out.contains("updated pnmerge's check"))
+        let updated = try String(decoding: repo.bytes(".git/hooks/pre-commit"), as: UTF8.self)
+        #expect(updated.hasPrefix("#!/bin/sh\necho before\n# >>> pnmerge pre-commit check"))
+        #expect(updated.hasSuffix("# <<< pnmerge pre-commit check <<<\necho after\n"))
+        #expect(!updated.contains("OLD TEXT"))
+    }
+
+    @Test("git-setup --global writes the global attributes file and config, idempotently")
+    func globalSetup() throws {
+        let repo = try GitRepo()
+        let outside = try TempDir()
+        let first = try repo.pnmerge(["git-setup", "--global"], in: outside.url.path)
+        #expect(first.status == 0, "\(first.err)")
+        #expect(first.out.contains("core.attributesFile set to '~/.config/git/attributes'"), "\(first.out)")
+        let attributesPath = repo.home.path(".config/git/attributes")
+        #expect(try String(contentsOfFile: attributesPath, encoding: .utf8) == "*.peernote merge=peernote diff=peernote\n")
+        #expect(try repo.git("config", "--global", "--get", "merge.peernote.driver").out == "pnmerge git-driver %O %A %B %P\n")
+        #expect(try repo.git("config", "--global", "--get", "diff.peernote.textconv").out == "pnmerge textconv\n")
+        #expect(try repo.tryGit(["config", "--local", "--get", "merge.peernote.driver"]).status != 0, "nothing local")
+        #expect(try repo.git("check-attr", "merge", "--", "x.peernote").out == "x.peernote: merge: peernote\n")
+
+        let second = try repo.pnmerge(["git-setup", "--global"], in: outside.url.path)
+        #expect(second.status == 0)
+        #expect(second.out.contains("Nothing to change"), "\(second.out)")
+        #expect(try String(contentsOfFile: attributesPath, encoding: .utf8) == "*.peernote merge=peernote diff=peernote\n")
+
+        // Without --global, outside a repository: a usage error that says what to do.
+        let local = try repo.pnmerge(["git-setup"], in: outside.url.path)
+        #expect(local.status == ExitStatus.usage.rawValue)
+        #expect(local.err.contains("not inside a git work tree"))
+    }
+
+    @Test("When pnmerge is not on PATH, git-setup configures the absolute path of the running binary")
+    func absoluteProgramPath() throws {
+        let repo = try GitRepo(withPnmergeOnPath: false)
+        let r = try repo.pnmerge(["git-setup"])
+        #expect(r.status == 0, "\(r.err)")
+        let driver = try repo.git("config", "--get", "merge.peernote.driver").out.trimmingCharacters(in: .newlines)
+        let real = URL(fileURLWithPath: Binary.path).resolvingSymlinksInPath().path
+        #expect(driver == "\(real) git-driver %O %A %B %P", "\(driver)")
+        #expect(r.out.contains("pnmerge is not on PATH; git will run \(real)"))
+        // And git can run it that way: a merge through the driver works without pnmerge on PATH.
+        let base = Document(title: "T", author: "a")
+        let note = base.addNote(title: "N", body: "x")
+        try base.write(to: repo.path("n.peernote"), mode: .compact)
+        try repo.git("add", ".gitattributes", "n.peernote")
+        try repo.git("commit", "-q", "-m", "base")
+        try repo.git("checkout", "-q", "-b", "other")
+        try repo.edit("n.peernote", author: "b") { d in try d.insertText(note, at: 0, "b ") }
+        try repo.git("commit", "-q", "-a", "-m", "b")
+        try repo.git("checkout", "-q", "main")
+        try repo.edit("n.peernote", author: "a") { d in try d.insertText(note, at: 1, " a") }
+        try repo.git("commit", "-q", "-a", "-m", "a")
+        let merge = try repo.tryGit(["merge", "--no-edit", "other"])
+        #expect(merge.status == 0, "\(merge.out)\(merge.err)")
+        #expect(try Document.open(repo.path("n.peernote")).notes.first?.body == "b x a")
+    }
+}

@@ -1,0 +1,315 @@
+import Foundation
+import PeerNote
+import PeerNoteCLISupport
+import Testing
+@testable import PNMergeCommands
+
+/// Every file under a folder (hidden ones too) with its bytes; symbolic links as their target text.
+func snapshot(_ root: String) throws -> [String: [UInt8]] {
+    var out: [String: [UInt8]] = [:]
+    guard let e = FileManager.default.enumerator(atPath: root) else { return out }
+    while let rel = e.nextObject() as? String {
+        let path = root + "/" + rel
+        let attributes = try FileManager.default.attributesOfItem(atPath: path)
+        switch attributes[.type] as? FileAttributeType {
+        case .typeRegular?: out[rel] = Array(try Data(contentsOf: URL(fileURLWithPath: path)))
+        case .typeSymbolicLink?: out[rel] = Array(try FileManager.default.destinationOfSymbolicLink(atPath: path).utf8)
+        case .typeDirectory?: out[rel + "/"] = []
+        default: out[rel] = Array("special".utf8)
+        }
+    }
+    return out
+}
+
+/// The canonical bytes of the document in a file: equal exactly when two copies hold the same changes.
+func canonical(_ path: String) throws -> [UInt8] {
+    try Document.load(try FileStore.read(path)).save(.compact)
+}
+
+@Suite("sync (folders, USB sticks, synced folders)")
+struct SyncTests {
+    static let conflictCopyNames: [(name: String, tool: String)] = [
+        ("notes.sync-conflict-20240301-101530-ABCDEF7.peernote", "Syncthing"),
+        ("notes (Bob's conflicted copy 2024-03-01).peernote", "Dropbox"),
+        ("notes (Bob's conflicted copy 2024-03-01 (1)).peernote", "Dropbox"),
+        ("notes (conflicted copy 2024-03-01 101530).peernote", "Nextcloud"),
+        ("notes_conflict-20240301-101530.peernote", "Nextcloud"),
+        ("notes (conflict_on_2024-03-01).peernote", "Unison"),
+        ("notes (conflict #1_on_2024-03-01).peernote", "Unison"),
+        ("notes.peernote~", "rsync"),
+    ]
+
+    @Test("File names: conflict copies of each sync tool are recognised; look-alikes are notebooks")
+    func names() {
+        for (name, tool) in Self.conflictCopyNames {
+            guard case .conflictCopy(let original, let label) = SyncName.classify(name) else {
+                Issue.record("\(name) not recognised as a \(tool) conflict copy")
+                continue
+            }
+            #expect(original == "notes.peernote", "\(name)")
+            #expect(label.contains(tool), "\(name): \(label)")
+        }
+        #expect(SyncName.classify("my notes (2024-03-01).peernote") == .notebook)
+        #expect(SyncName.classify("Meeting (conflict resolution).peernote") == .notebook, "no date: a title, not a copy")
+        #expect(SyncName.classify("notes.sync-conflict-2024.peernote") == .notebook)
+        #expect(SyncName.classify("a (b) (Dropbox's conflicted copy 2024-01-02).peernote") == .conflictCopy(original: "a (b).peernote", tool: "Dropbox/Nextcloud conflicted copy"))
+        #expect(SyncName.classify("notes.peernote") == .notebook)
+        #expect(SyncName.classify(".peernote") == nil)
+        #expect(SyncName.classify("notes.peernote.bak") == nil)
+        #expect(SyncName.classify("notes.txt") == nil)
+    }
+
+    @Test("A conflict copy of each naming pattern is merged into the notebook beside it, then removed (kept with --keep)",
+          arguments: SyncTests.conflictCopyNames.map(\.name))
+    func conflictCopy(name: String) throws {
+        for keep in [false, true] {
+            let dir = try TempDir()
+            let s = try Diverged()
+            let notes = try dir.write(s.alice.save(), "notes.peernote")
+            let before = try dir.bytes("notes.peernote")
+            let copy = try dir.write(s.bob.save(), name)
+            let copyBytes = try dir.bytes(name)
+            let r = pnmerge(["sync", dir.url.path] + (keep ? ["--keep"] : []))
+            #expect(r.status == 0, "\(name): \(r.err)")
+            #expect(r.err.isEmpty, "\(r.err)")
+            let after = try dir.bytes("notes.peernote")
+            #expect(try Document.load(after).notebook == s.merged().notebook, "\(name)")
+            #expect(Array(after.prefix(before.count)) == before, "appended")
+            #expect(r.out.contains("wrote \(notes): +4 changes (bob 4)"), "\(r.out)")
+            if keep {
+                #expect(try dir.bytes(name) == copyBytes)
+                #expect(r.out.contains("kept (--keep): \(copy)"), "\(r.out)")
+            } else {
+                #expect(!FileManager.default.fileExists(atPath: copy), "\(name)")
+                #expect(r.out.contains("removed \(copy) ("), "\(r.out)")
+                #expect(r.out.contains("1 conflict copy removed"), "\(r.out)")
+            }
+        }
+    }
+
+    @Test("A conflict copy of a different notebook, or a damaged one, is reported and never removed")
+    func badConflictCopies() throws {
+        let dir = try TempDir()
+        let s = try Diverged()
+        let notes = try dir.write(s.alice.save(), "notes.peernote")
+        let notesBytes = try dir.bytes("notes.peernote")
+        let stranger = try dir.write(unrelatedDocument().save(), "notes.sync-conflict-20240301-101530-ABCDEF7.peernote")
+        let strangerBytes = try FileStore.read(stranger)
+        let r = pnmerge(["sync", dir.url.path])
+        #expect(r.status == ExitStatus.unrelated.rawValue, "\(r.err)")
+        #expect(r.err.contains("\(stranger): a Syncthing conflict copy of \(notes), but a different notebook"), "\(r.err)")
+        #expect(try FileStore.read(stranger) == strangerBytes)
+        #expect(try dir.bytes("notes.peernote") == notesBytes)
+
+        let dir2 = try TempDir()
+        _ = try dir2.write(s.alice.save(), "notes.peernote")
+        let damaged = try dir2.write(Array(s.bob.save().dropLast(4)), "notes (conflicted copy 2024-03-01 101530).peernote")
+        let damagedBytes = try FileStore.read(damaged)
+        let d = pnmerge(["sync", dir2.url.path])
+        #expect(d.status == ExitStatus.invalidInput.rawValue)
+        #expect(d.err.contains("pnmerge: \(damaged): offset "), "\(d.err)")
+        #expect(d.err.contains("left alone"))
+        #expect(try FileStore.read(damaged) == damagedBytes)
+    }
+
+    @Test("Copies are grouped by document id, not name; unrelated notebooks at the same place are reported and left alone")
+    func groupingAndUnrelated() throws {
+        let laptop = try TempDir(), usb = try TempDir()
+        let s = try Diverged()
+        // Same document under different names: merged.
+        _ = try laptop.write(s.alice.save(), "home.peernote")
+        _ = try usb.write(s.bob.save(), "renamed on the stick.peernote")
+        // Different documents under one name: left alone.
+        let workA = try laptop.write(unrelatedDocument().save(), "work.peernote")
+        let other = Document(title: "Other work", author: "eve")
+        other.addNote(title: "x", body: "y")
+        let workB = try usb.write(other.save(), "work.peernote")
+        let a = try FileStore.read(workA), b = try FileStore.read(workB)
+
+        let r = pnmerge(["sync", laptop.url.path, usb.url.path])
+        #expect(r.status == ExitStatus.unrelated.rawValue, "\(r.err)")
+        #expect(r.err.contains(workA) && r.err.contains(workB), "\(r.err)")
+        #expect(r.err.contains("different documents with no shared history"), "\(r.err)")
+        #expect(try FileStore.read(workA) == a)
+        #expect(try FileStore.read(workB) == b)
+        let merged = try s.merged().notebook
+        #expect(try Document.load(laptop.bytes("home.peernote")).notebook == merged)
+        #expect(try Document.load(usb.bytes("renamed on the stick.peernote")).notebook == merged)
+    }
+
+    @Test("A damaged file is reported and left alone while the rest syncs (exit 65)")
+    func damagedLeftAlone() throws {
+        let a = try TempDir(), b = try TempDir()
+        let s = try Diverged()
+        _ = try a.write(s.alice.save(), "notes.peernote")
+        _ = try b.write(s.bob.save(), "notes.peernote")
+        var flipped = s.alice.save()
+        flipped[flipped.count / 2] ^= 0x10
+        let broken = try b.write(flipped, "broken.peernote")
+        let brokenBytes = try FileStore.read(broken)
+        let r = pnmerge(["sync", a.url.path, b.url.path])
+        #expect(r.status == ExitStatus.invalidInput.rawValue)
+        #expect(r.err.split(separator: "\n").count == 1)
+        #expect(r.err.contains("broken.peernote: offset "), "\(r.err)")
+        #expect(try FileStore.read(broken) == brokenBytes)
+        #expect(try canonical(a.path("notes.peernote")) == canonical(b.path("notes.peernote")))
+        #expect(r.out.contains("2 written"), "\(r.out)")
+    }
+
+    @Test("Symbolic links are not followed: a notebook outside the folder is neither read nor written")
+    func symlinks() throws {
+        let folder = try TempDir(), outside = try TempDir()
+        let s = try Diverged()
+        let notes = try folder.write(s.alice.save(), "notes.peernote")
+        let notesBytes = try FileStore.read(notes)
+        let target = try outside.write(s.bob.save(), "notes.peernote")
+        let targetBytes = try FileStore.read(target)
+        try FileManager.default.createSymbolicLink(atPath: folder.path("link.peernote"), withDestinationPath: target)
+        try FileManager.default.createSymbolicLink(atPath: folder.path("elsewhere"), withDestinationPath: outside.url.path)
+        let outsideBefore = try snapshot(outside.url.path)
+
+        let r = pnmerge(["sync", folder.url.path])
+        #expect(r.status == 0, "\(r.err)")
+        #expect(r.out.contains("\(folder.path("link.peernote")): symbolic link, not followed"), "\(r.out)")
+        #expect(r.out.contains("\(folder.path("elsewhere")): symbolic link to a folder, not followed"), "\(r.out)")
+        #expect(try snapshot(outside.url.path) == outsideBefore)
+        #expect(try FileStore.read(target) == targetBytes)
+        #expect(try FileStore.read(notes) == notesBytes, "nothing to merge: the only other copy is behind a link")
+    }
+
+    @Test("Special files named .peernote are skipped without blocking")
+    func specialFiles() throws {
+        let folder = try TempDir()
+        let s = try Diverged()
+        _ = try folder.write(s.alice.save(), "notes.peernote")
+        #expect(mkfifo(folder.path("pipe.peernote"), 0o644) == 0)
+        let r = pnmerge(["sync", folder.url.path])
+        #expect(r.status == 0, "\(r.err)")
+        #expect(r.out.contains("pipe.peernote: not a regular file"), "\(r.out)")
+    }
+
+    @Test("--dry-run reports what would happen and changes nothing, byte for byte (no lock files either)")
+    func dryRun() throws {
+        let a = try TempDir(), b = try TempDir()
+        let s = try Diverged()
+        _ = try a.write(s.alice.save(), "notes.peernote")
+        _ = try b.write(s.bob.save(), "notes.peernote")
+        _ = try a.write(s.base.save(), "notes.peernote~")
+        let before = (try snapshot(a.url.path), try snapshot(b.url.path))
+        let r = pnmerge(["sync", "--dry-run", a.url.path, b.url.path])
+        #expect(r.status == 0, "\(r.err)")
+        #expect(r.out.contains("would write \(a.path("notes.peernote")): +4 changes (bob 4)"), "\(r.out)")
+        #expect(r.out.contains("would write \(b.path("notes.peernote")): +3 changes (alice 3)"), "\(r.out)")
+        #expect(r.out.contains("would remove \(a.path("notes.peernote~")) (rsync backup, merged)"), "\(r.out)")
+        #expect(r.out.contains("Dry run: nothing was written or removed."))
+        #expect(try snapshot(a.url.path) == before.0)
+        #expect(try snapshot(b.url.path) == before.1)
+    }
+
+    @Test("Copies that already have every change are not written; a second sync writes nothing")
+    func upToDate() throws {
+        let a = try TempDir(), b = try TempDir()
+        let s = try Diverged()
+        _ = try a.write(s.alice.save(), "notes.peernote")
+        _ = try b.write(try s.merged().save(.compact), "notes.peernote")
+        let bBytes = try b.bytes("notes.peernote")
+        let r = pnmerge(["sync", a.url.path, b.url.path])
+        #expect(r.status == 0)
+        #expect(r.out.contains("1 written, 1 already up to date"), "\(r.out)")
+        #expect(try b.bytes("notes.peernote") == bBytes)
+        let snap = (try snapshot(a.url.path), try snapshot(b.url.path))
+        let again = pnmerge(["sync", a.url.path, b.url.path])
+        #expect(again.status == 0)
+        #expect(again.out.contains("0 written, 2 already up to date"), "\(again.out)")
+        #expect(try snapshot(a.url.path) == snap.0)
+        #expect(try snapshot(b.url.path) == snap.1)
+    }
+
+    @Test("Sneakernet: A → USB → B → C → A with edits on every device ends with every copy identical in content")
+    func sneakernet() throws {
+        let deviceA = try TempDir(), usb = try TempDir(), deviceB = try TempDir(), deviceC = try TempDir()
+        let file = "notes.peernote"
+        // Device A creates the notebook; the first time, it is copied onto the stick and from there to B and C.
+        let created = Document(title: "Shared", author: "ann")
+        let plan = created.addNote(title: "Plan", body: "start")
+        created.addNote(title: "Shopping", body: "bread")
+        try created.write(to: deviceA.path(file), mode: .compact)
+        for device in [usb, deviceB, deviceC] {
+            try FileManager.default.copyItem(atPath: deviceA.path(file), toPath: device.path(file))
+        }
+        func edit(_ device: TempDir, _ author: String, _ change: (Document) throws -> Void) throws {
+            let d = try Document.open(device.path(file))
+            d.author = author
+            try change(d)
+            try d.write(to: device.path(file))
+        }
+        func sync(_ device: TempDir) throws {
+            let before = try device.bytes(file)
+            let r = pnmerge(["sync", device.url.path, usb.url.path])
+            #expect(r.status == 0, "\(r.err)")
+            let after = try device.bytes(file)
+            #expect(Array(after.prefix(before.count)) == before, "a sync only appends")
+        }
+        // Everyone edits offline before the stick comes by.
+        try edit(deviceA, "ann") { d in d.addNote(title: "From A", body: "a") }
+        try edit(deviceB, "ben") { d in try d.insertText(plan, at: 5, " B") }
+        try edit(deviceC, "cat") { d in
+            d.setTitle("Shared notebook")
+            try d.deleteNote(try d.findNote("Shopping").id)
+        }
+        try sync(deviceA)
+        try sync(deviceB)
+        try edit(deviceB, "ben") { d in d.addNote(title: "From B after sync", body: "b") }
+        try sync(deviceB)
+        try sync(deviceC)
+        try edit(deviceC, "cat") { d in try d.insertText(plan, at: 0, "C: ") }
+        try sync(deviceC)
+        try sync(deviceA)
+        try edit(deviceA, "ann") { d in try d.addTag(plan, "done") }
+        try sync(deviceA)
+        // The stick makes one more round so B and C get what came after them.
+        try sync(deviceB)
+        try sync(deviceC)
+
+        let copies = [deviceA, usb, deviceB, deviceC].map { $0.path(file) }
+        let reference = try canonical(copies[0])
+        for copy in copies { #expect(try canonical(copy) == reference, "\(copy)") }
+        let notebook = try Document.load(reference).notebook
+        #expect(notebook.title == "Shared notebook")
+        #expect(notebook.notes.map(\.title) == ["Plan", "From A", "From B after sync"])
+        #expect(notebook.notes.first?.body == "C: start B")
+        #expect(notebook.notes.first?.tags == ["done"])
+        // Nothing left to do anywhere.
+        let last = pnmerge(["sync", deviceA.url.path, usb.url.path, deviceB.url.path, deviceC.url.path])
+        #expect(last.out.contains("0 written, 4 already up to date"), "\(last.out)")
+    }
+
+    @Test("Folders that do not exist are an error before anything is done")
+    func missingFolder() throws {
+        let a = try TempDir()
+        let r = pnmerge(["sync", a.url.path, a.path("missing")])
+        #expect(r.status == ExitStatus.noInput.rawValue)
+        #expect(r.err == "pnmerge: \(a.path("missing")): No such file or directory\n")
+        #expect(pnmerge(["sync"]).status == ExitStatus.usage.rawValue)
+        let none = pnmerge(["sync", a.url.path])
+        #expect(none.status == 0)
+        #expect(none.out.hasPrefix("No .peernote files found in \(a.url.path)."))
+    }
+}
+
+@Suite("sync with the built binary")
+struct SyncBinaryTests {
+    @Test("The binary syncs a Syncthing folder: conflict copy folded in and removed, summary on stdout, no progress line off a terminal")
+    func binarySync() throws {
+        let bin = try Binary.require()
+        let dir = try TempDir()
+        let s = try Diverged()
+        _ = try dir.write(s.alice.save(), "notes.peernote")
+        _ = try dir.write(s.bob.save(), "notes.sync-conflict-20240301-101530-ABCDEF7.peernote")
+        let r = try bin.run(["sync", dir.url.path])
+        #expect(r.status == 0, "\(r.err)")
+        #expect(r.err.isEmpty, "no progress line when standard error is not a terminal: \(r.err)")
+        #expect(r.out.contains("1 conflict copy removed"))
+        #expect(try Document.load(dir.bytes("notes.peernote")).notebook == s.merged().notebook)
+    }
+}
