@@ -1,0 +1,29 @@
+import ArgumentParser
+
+extension PNBench {
+    /// `pnbench run TRACE`: every measurement, as one JSON object on stdout.
+    struct Run: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Replay a trace and print the measurements as one JSON object.",
+            discussion: """
+                Sequential trace: edits, replay_ms, size, save_ms, load_ms, merge_ms, merge_ok, peak_rss_mb. \
+                Concurrent trace: txns, ok, total_ms. Exits 1 when a correctness check fails.
+                """
+        )
+
+        @OptionGroup var traceOptions: TraceOptions
+        @OptionGroup var timing: TimingOptions
+
+        func run() throws {
+            try reportingErrors {
+                let trace = try traceOptions.load()
+                let outcome = switch trace.kind {
+                case .sequential: try SequentialBenchmark(trace: trace, timing: timing).measure()
+                case .concurrent: ConcurrentReplay.measure(trace, runs: timing.replayRuns)
+                }
+                emit(outcome.result.rendered())
+                if !outcome.ok { throw ExitCode.failure }
+            }
+        }
+    }
+}

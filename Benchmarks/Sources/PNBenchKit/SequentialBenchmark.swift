@@ -1,0 +1,206 @@
+import Foundation
+import PeerNote
+
+/// A sequential trace replayed into one document, one change per transaction, with copy B
+/// forked after the middle transaction and given 2,000 appended characters (one change each).
+struct SequentialReplay {
+    /// Copy A: every transaction of the trace.
+    let document: Document
+    /// Copy B (when asked for): the first half of the trace, then `appended` at the end of the text.
+    let copyB: Document?
+    let note: NoteID
+    /// Time spent applying the trace's transactions (forking and copy B's edits are not counted).
+    let replayTime: Duration
+
+    /// What copy B appends: 2,000 characters.
+    static let appended: String = {
+        let phrase = Array("Appended on copy B while offline. ".unicodeScalars)
+        var s = String.UnicodeScalarView()
+        for i in 0 ..< 2000 { s.append(phrase[i % phrase.count]) }
+        return String(s)
+    }()
+
+    /// Replays `trace` (sequential) as local edits to one note's body.
+    static func run(_ trace: Trace, forkCopyB: Bool) throws(BenchError) -> SequentialReplay {
+        let doc = Document(title: trace.name, author: "trace")
+        let note = doc.addNote(title: trace.name, body: trace.startContent)
+        let middle = trace.txnCount / 2
+        var elapsed = Duration.zero
+        var copyB: Document?
+        var start = Timing.clock.now
+        try apply(trace, transactions: 0 ..< middle, to: doc, note: note)
+        elapsed += Timing.clock.now - start
+        if forkCopyB {
+            let b = doc.fork(author: "copy B")
+            // B edits first, so its copy-on-write copy is B's cost, not the replay's.
+            var end = b.note(note)?.body.unicodeScalars.count ?? 0
+            do {
+                for u in appended.unicodeScalars {
+                    try b.insertText(note, at: end, String(u))
+                    end += 1
+                }
+            } catch {
+                throw .replayFailed("copy B: appending failed: \(error)")
+            }
+            copyB = b
+        }
+        start = Timing.clock.now
+        try apply(trace, transactions: middle ..< trace.txnCount, to: doc, note: note)
+        elapsed += Timing.clock.now - start
+        return SequentialReplay(document: doc, copyB: copyB, note: note, replayTime: elapsed)
+    }
+
+    /// Applies transactions `range`, each as one change: every patch deletes, then inserts.
+    static func apply(_ trace: Trace, transactions range: Range<Int>, to doc: Document, note: NoteID) throws(BenchError) {
+        var current = range.lowerBound
+        do {
+            for t in range {
+                current = t
+                let patches = trace.patches(ofTxn: t)
+                try doc.transaction {
+                    for p in patches {
+                        if p.deleteCount > 0 { try doc.deleteText(note, range: p.position ..< p.position + p.deleteCount) }
+                        if !p.text.isEmpty { try doc.insertText(note, at: p.position, p.text) }
+                    }
+                }
+            }
+        } catch {
+            throw .replayFailed("\(trace.path): transaction \(current): \(error)")
+        }
+    }
+}
+
+/// The measurements of `pnbench run` on a sequential trace (and of each cut in `pnbench scale`).
+struct SequentialBenchmark {
+    var trace: Trace
+    var timing: TimingOptions
+
+    /// The text every patch of the trace gives, replayed on plain scalars (checked against
+    /// `endContent` when the trace is whole).
+    static func expectedText(_ trace: Trace) throws(BenchError) -> String {
+        var reference = ReferenceText(trace.startContent)
+        for t in 0 ..< trace.txnCount {
+            for p in trace.patches(ofTxn: t) where !reference.apply(p) {
+                throw .invalidTrace(path: trace.path, message: "transaction \(t): patch at \(p.position) deleting \(p.deleteCount) is past the end of the text (\(reference.count))")
+            }
+        }
+        let text = reference.string
+        if trace.isComplete && text != trace.endContent {
+            throw .invalidTrace(path: trace.path, message: "replaying every patch does not give endContent")
+        }
+        return text
+    }
+
+    /// Runs every measurement and returns the result object, plus whether every check passed.
+    func measure() throws(BenchError) -> (result: JSON, ok: Bool) {
+        let expected = try Self.expectedText(trace)
+        Memory.resetPeak()
+        let rssStart = Memory.currentMB()
+
+        // Replay (copy A), with copy B forked at the middle during the first run.
+        var replays: [Double] = []
+        let replay = try SequentialReplay.run(trace, forkCopyB: true)
+        replays.append(Timing.milliseconds(replay.replayTime))
+        for _ in 1 ..< timing.replayRuns {
+            replays.append(Timing.milliseconds(try SequentialReplay.run(trace, forkCopyB: false).replayTime))
+        }
+        let doc = replay.document, note = replay.note
+        guard let copyB = replay.copyB else { throw .replayFailed("copy B was not made") }
+        let replayOK = doc.note(note)?.body == expected
+
+        // Save (compact, full history).
+        var bytes: [UInt8] = []
+        var saves: [Double] = []
+        for _ in 0 ..< timing.runs {
+            let start = Timing.clock.now
+            bytes = doc.save(.compact)
+            saves.append(Timing.milliseconds(Timing.clock.now - start))
+        }
+
+        // Load those bytes and read the note's full text.
+        var loads: [Double] = []
+        var loadOK = true
+        for _ in 0 ..< timing.runs {
+            let start = Timing.clock.now
+            let loaded: Document
+            do { loaded = try Document.load(bytes) } catch { throw .replayFailed("loading the saved document failed: \(error)") }
+            let text = loaded.note(note)?.body
+            loads.append(Timing.milliseconds(Timing.clock.now - start))
+            loadOK = loadOK && text == expected
+        }
+
+        // Merge: load A and B from bytes, merge B into A, save. `relation_ms` (the shared-history
+        // check that `merge` starts with) is timed apart, outside `merge_ms`, to show its share.
+        let bytesA = bytes, bytesB = copyB.save(.compact)
+        var merges: [Double] = [], loadA: [Double] = [], loadB: [Double] = [], mergeOnly: [Double] = [],
+            saveMerged: [Double] = [], relations: [Double] = []
+        var mergeOK = true
+        var mergedSize = 0
+        let expectedMerge = expected + SequentialReplay.appended
+        for _ in 0 ..< timing.runs {
+            let t0 = Timing.clock.now
+            let a: Document, b: Document
+            do {
+                a = try Document.load(bytesA)
+                let t1 = Timing.clock.now
+                b = try Document.load(bytesB)
+                let t2 = Timing.clock.now
+                let shared = a.relation(to: b) == .shared
+                let t2r = Timing.clock.now
+                guard shared else { throw BenchError.replayFailed("copies A and B do not share history") }
+                try a.merge(b)
+                let t3 = Timing.clock.now
+                let out = a.save(.compact)
+                let t4 = Timing.clock.now
+                loadA.append(Timing.milliseconds(t1 - t0))
+                loadB.append(Timing.milliseconds(t2 - t1))
+                relations.append(Timing.milliseconds(t2r - t2))
+                mergeOnly.append(Timing.milliseconds(t3 - t2r))
+                saveMerged.append(Timing.milliseconds(t4 - t3))
+                merges.append(Timing.milliseconds((t2 - t0) + (t4 - t2r)))
+                mergedSize = out.count
+            } catch {
+                throw .replayFailed("merging the diverged copies failed: \(error)")
+            }
+            mergeOK = mergeOK && a.note(note)?.body == expectedMerge
+        }
+
+        var storage: JSON = .null
+        if let report = try? Document.storageReport(bytes) {
+            storage = .object([("history_bytes", .int(report.historyBytes)), ("text_bytes", .int(report.textBytes)),
+                               ("metadata_bytes", .int(report.metadataBytes))])
+        }
+        let result = JSON.object([
+            ("trace", .string(trace.name)),
+            ("kind", .string(trace.kind.rawValue)),
+            ("build", .string(buildConfiguration)),
+            ("txns", .int(trace.txnCount)),
+            ("of_txns", .int(trace.fullTxnCount)),
+            ("edits", .int(trace.editCount)),
+            ("text_length", .int(expected.unicodeScalars.count)),
+            ("changes", .int(doc.changeCount)),
+            ("replay_ms", .number(Timing.median(replays))),
+            ("replay_ok", .bool(replayOK)),
+            ("size", .int(bytes.count)),
+            ("storage", storage),
+            ("save_ms", .number(Timing.median(saves))),
+            ("load_ms", .number(Timing.median(loads))),
+            ("load_ok", .bool(loadOK)),
+            ("merge_ms", .number(Timing.median(merges))),
+            ("merge_parts_ms", .object([
+                ("load_a", .number(Timing.median(loadA))), ("load_b", .number(Timing.median(loadB))),
+                ("merge", .number(Timing.median(mergeOnly))), ("save", .number(Timing.median(saveMerged))),
+            ])),
+            ("relation_ms", .number(Timing.median(relations))),
+            ("merged_size", .int(mergedSize)),
+            ("merge_ok", .bool(mergeOK)),
+            ("peak_rss_mb", .number(Memory.peakMB())),
+            ("rss_start_mb", rssStart.map(JSON.number) ?? .null),
+            ("runs", .object([
+                ("replay", .int(timing.replayRuns)), ("save", .int(timing.runs)), ("load", .int(timing.runs)),
+                ("merge", .int(timing.runs)), ("statistic", .string("median")),
+            ])),
+        ])
+        return (result, replayOK && loadOK && mergeOK)
+    }
+}

@@ -1,0 +1,3 @@
+import PNBenchKit
+
+PNBench.main()
