@@ -56,14 +56,6 @@ extension Document {
             }
         }
     }
-
-    /// Imports the changes of `other` that this copy lacks (in `other`'s causal order) without
-    /// `merge`'s comparison of the changes both hold: the list CRDT's part of a merge alone.
-    func importMissingChanges(from other: Document) throws {
-        for ci in 0 ..< other.log.changes.count where log.changeIndex(of: other.log.changeID(ci)) == nil {
-            try importChange(ci, from: other.log)
-        }
-    }
 }
 
 /// The outcome of replaying a concurrent trace.
@@ -125,60 +117,23 @@ extension EditingTrace {
     }
 }
 
-/// Whether `issue` is `merge` refusing because both copies hold one change "with different content".
-@Sendable func isConflictingChangeRefusal(_ issue: Issue) -> Bool {
-    guard let error = issue.error as? PeerNoteError, case .unrelated(.conflictingChange) = error else { return false }
-    return true
-}
-
 @Suite("Editing traces")
 struct TraceTests {
-    /// Transactions of friendsforever replayed with `Document.merge`. Not all 26,078: `merge` first
-    /// compares every change both copies hold (`relation(to:)`), so its cost grows with the history
-    /// and the whole replay is quadratic (minutes in a debug build). 4,000 transactions (511 merges)
-    /// include the first failure of the known bug below (at transaction 3,244).
-    static let mergedPrefix = 4_000
-
-    // KNOWN LIBRARY BUG (remove the `withKnownIssue` once fixed: the test then reports that the
-    // known issue no longer occurs). OpLog.append merges a one-character delete into the previous
-    // change's delete when they run backwards (backspacing), and OpLog.slice then gives the earlier
-    // change's op `reversed: true`, while a copy forked between the two changes still holds it as
-    // `reversed: false`; Document.merge compares the bodies with == and refuses ("both copies hold
-    // change … with different content"). See `backspacesAcrossChangesMerge` for the smallest case.
-    @Test("friendsforever (concurrent), first 4,000 transactions: replayed through forks and Document.merge, gives the text the list CRDT gives",
+    @Test("friendsforever (concurrent): replayed through forks and Document.merge, ends with exactly its endContent",
           .enabled(if: tracesAvailable, "../shared/traces not found beside the package: trace tests skipped"))
-    func concurrentTraceMerged() throws {
-        var trace = try EditingTrace.load("friendsforever.json.gz")
-        trace.txns = Array(trace.txns.prefix(Self.mergedPrefix))
-        #expect(trace.txns.count == Self.mergedPrefix)
-        // The same transactions with changes imported directly: the text the full-trace test
-        // below checks against endContent.
-        let imported = try trace.replayConcurrently { doc, other in try doc.importMissingChanges(from: other) }
-        let expected = try #require(imported.final.note(imported.note)?.body)
-        try withKnownIssue("Document.merge refuses a change whose one-character delete reads reversed on one copy") {
-            let r = try trace.replayConcurrently { doc, other in try doc.merge(other) }
-            #expect(r.forks > 0 && r.merges > 0, "the trace's branches must really be forked and merged")
-            #expect(r.final.note(r.note)?.body == expected)
-            // The merged document, with its many replicas, survives a save and load.
-            let loaded = try Document.load(r.final.save())
-            #expect(loaded.note(r.note)?.body == expected)
-        } matching: { isConflictingChangeRefusal($0) }
-    }
-
-    /// The whole trace, merging by importing each copy's missing changes (what `merge` does after
-    /// its comparison): checks the list CRDT against endContent while `merge` has the bug above.
-    @Test("friendsforever (concurrent): replayed through forks, and merges that import the missing changes, ends with exactly its endContent",
-          .enabled(if: tracesAvailable, "../shared/traces not found beside the package: trace tests skipped"))
-    func concurrentTraceListCRDT() throws {
+    func concurrentTrace() throws {
         let trace = try EditingTrace.load("friendsforever.json.gz")
-        let r = try trace.replayConcurrently { doc, other in try doc.importMissingChanges(from: other) }
+        let r = try trace.replayConcurrently { doc, other in try doc.merge(other) }
         #expect(r.forks > 0 && r.merges > 0, "the trace's branches must really be forked and merged")
         #expect(r.final.note(r.note)?.body == trace.endContent)
+        // The merged document, with its many replicas, survives a save and load.
         let loaded = try Document.load(r.final.save())
         #expect(loaded.note(r.note)?.body == trace.endContent)
     }
 
-    @Test("Two backspaces made as two changes, with a fork between them, merge (found by the friendsforever trace)")
+    /// Found by the friendsforever trace: a one-character delete must read the same on every
+    /// copy, whether or not it was later joined with the next backspace into one run.
+    @Test("Two backspaces made as two changes, with a fork between them, merge")
     func backspacesAcrossChangesMerge() throws {
         let a = Document(title: "t", author: "a")
         let n = a.addNote(title: "n", body: "abcdef")
@@ -186,11 +141,12 @@ struct TraceTests {
         let b = a.fork(author: "b")
         try a.deleteText(n, range: 4 ..< 5)
         try b.insertText(n, at: 0, "X")
-        try withKnownIssue("Document.merge refuses a change whose one-character delete reads reversed on one copy") {
-            try b.merge(a)
-            #expect(b.note(n)?.body == "Xabcd")
-        } matching: { isConflictingChangeRefusal($0) }
+        try b.merge(a)
+        #expect(b.note(n)?.body == "Xabcd")
+        try a.merge(b)
+        #expect(a.notebook == b.notebook)
     }
+
     static let sequentialPrefix = 20_000
 
     @Test("automerge-paper (sequential): the first 20,000 transactions give the text a plain replay gives, and survive save and load",

@@ -22,6 +22,8 @@ struct OpLog: Sendable {
     private(set) var heads: [Int] = []
     /// The id of the first unit of the last op (to decide whether the next op continues it).
     private var lastOpFirstID = LocalID.none
+    /// Fingerprints of changes `0 ..< fingerprints.count` (see `fingerprint(ofChange:)`).
+    private var fingerprints: [Int] = []
 
     var lvCount: Int { changes.last?.lvEnd ?? 0 }
 
@@ -119,7 +121,8 @@ struct OpLog: Sendable {
             let leftK = k == 0 ? left : localID(ofLV: from - 1, change: changeIndex(containingLV: from - 1))
             body = .insertText(note: note, originLeft: leftK, originRight: right, contentStart: start + k)
         case .deleteText(let note, let target, let reversed):
-            body = .deleteText(note: note, target: target.advanced(by: reversed ? -k : k), reversed: reversed)
+            // A one-unit delete has no direction: always `reversed: false` (one canonical form).
+            body = .deleteText(note: note, target: target.advanced(by: reversed ? -k : k), reversed: reversed && to - from > 1)
         default:
             break
         }
@@ -167,6 +170,7 @@ struct OpLog: Sendable {
             text.append(contentsOf: scalars)
         }
         changes[changes.count - 1].length += length
+        if fingerprints.count >= changes.count { fingerprints.removeLast(fingerprints.count - changes.count + 1) }
         let bID = localID(ofLV: lv, change: changes.count - 1)
         if let last = ops.last, last.lv + last.length == lv,
            let merged = Self.merge(last, firstID: lastOpFirstID, Op(lv: lv, length: length, body: body), firstID: bID) {
@@ -204,6 +208,54 @@ struct OpLog: Sendable {
     /// Opens a change for tests that append raw ops (e.g. of unknown kinds).
     mutating func beginChangeIfNeededForTest(agent: UInt32, clock: () -> Date, author: String) {
         _ = beginChange(agent: agent, time: Int64(clock().timeIntervalSince1970), author: author, message: "future")
+    }
+
+    // MARK: Fingerprints
+
+    /// A fingerprint of change `i`'s content (id, metadata, ops, in replica-id terms) chained
+    /// over its dependencies' fingerprints, like a git commit id: two logs that agree on one
+    /// change's fingerprint agree on its whole causal past. Seeded per process, so only
+    /// compared within one process.
+    mutating func fingerprint(ofChange i: Int) -> Int {
+        while fingerprints.count <= i { fingerprints.append(computeFingerprint(fingerprints.count)) }
+        return fingerprints[i]
+    }
+
+    private func computeFingerprint(_ i: Int) -> Int {
+        var h = Hasher()
+        let c = changes[i]
+        h.combine(replicas[Int(c.agent)])
+        h.combine(c.seq)
+        h.combine(c.counterStart)
+        h.combine(c.length)
+        h.combine(c.time)
+        h.combine(c.author)
+        h.combine(c.message)
+        h.combine(c.extra)
+        h.combine(c.deps.map { fingerprints[$0] }.sorted())
+        func id(_ x: LocalID) {
+            if x.isNone { h.combine(0 as UInt8) } else { h.combine(replicas[Int(x.agent)]); h.combine(x.counter) }
+        }
+        for op in ops(ofChange: i) {
+            h.combine(op.length)
+            h.combine(op.body.kind)
+            switch op.body {
+            case .setNotebookTitle(let v, let p): h.combine(v); p.forEach(id)
+            case .createNote(let l, let r, let c): id(l); id(r); h.combine(c)
+            case .setNoteTitle(let n, let v, let p): id(n); h.combine(v); p.forEach(id)
+            case .insertText(let n, let l, let r, let start):
+                id(n); id(l); id(r)
+                for k in start ..< start + op.length { h.combine(text[k].value) }
+            case .deleteText(let n, let t, let rev): id(n); id(t); h.combine(rev)
+            case .addTag(let n, let t): id(n); h.combine(t)
+            case .removeTag(let n, let t, let rm): id(n); h.combine(t); rm.forEach(id)
+            case .setPriority(let n, let p, let ps): id(n); h.combine(p); ps.forEach(id)
+            case .deleteNote(let n, let p), .restoreNote(let n, let p): id(n); p.forEach(id)
+            case .moveNote(let n, let l, let r, let p): id(n); id(l); id(r); p.forEach(id)
+            case .unknown(let k, let payload): h.combine(k); h.combine(payload)
+            }
+        }
+        return h.finalize()
     }
 
     // MARK: Causality

@@ -5,12 +5,29 @@ extension Document {
     public func relation(to other: Document) -> HistoryRelation {
         guard id == other.id else { return .differentDocuments(id, other.id) }
         guard genesis == other.genesis else { return .differentOrigin(document: id, genesis, other.genesis) }
+        // Chained fingerprints: agreeing on each replica's last shared change means agreeing on
+        // every shared change (each is in the causal past of its replica's last shared one).
+        for (a, replica) in other.log.replicas.enumerated() {
+            guard let mine = log.existingAgent(for: replica) else { continue }
+            let shared = min(log.agentChanges[Int(mine)].count, other.log.agentChanges[a].count)
+            guard shared > 0 else { continue }
+            let ours = log.agentChanges[Int(mine)][shared - 1], theirs = other.log.agentChanges[a][shared - 1]
+            if log.fingerprint(ofChange: ours) != other.log.fingerprint(ofChange: theirs) {
+                return .conflictingChange(firstDifference(with: other) ?? other.log.changeID(theirs))
+            }
+        }
+        return .shared
+    }
+
+    /// The earliest change both copies hold with different content (a full comparison, only
+    /// run once fingerprints disagree, to name the culprit).
+    private func firstDifference(with other: Document) -> ChangeID? {
         for ci in 0 ..< other.log.changes.count {
             let cid = other.log.changeID(ci)
             guard let mine = log.changeIndex(of: cid) else { continue }
-            if !sameContent(mine, other, ci) { return .conflictingChange(cid) }
+            if !sameContent(mine, other, ci) { return cid }
         }
-        return .shared
+        return nil
     }
 
     /// Whether our change `mine` and `other`'s change `theirs` (same id) say the same thing.
@@ -56,7 +73,15 @@ extension Document {
         guard relation == .shared else { throw .unrelated(relation) }
         var byAuthor: [(author: String, count: Int)] = []
         let (savedLog, savedState) = (log, state)
-        for ci in 0 ..< other.log.changes.count where log.changeIndex(of: other.log.changeID(ci)) == nil {
+        // The changes we lack: per replica, those past the ones we have; in their causal order.
+        var missing: [Int] = []
+        for (a, replica) in other.log.replicas.enumerated() {
+            let have = log.existingAgent(for: replica).map { log.agentChanges[Int($0)].count } ?? 0
+            let theirs = other.log.agentChanges[a]
+            if theirs.count > have { missing.append(contentsOf: theirs[have...]) }
+        }
+        missing.sort()
+        for ci in missing {
             do {
                 try importChange(ci, from: other.log)
             } catch {

@@ -197,7 +197,7 @@ extension Document {
                     body = .insertText(note: n, originLeft: used == 0 ? l : opFirstID.advanced(by: used - 1), originRight: r, contentStart: 0)
                 case .deleteText(let n, let t, let rev):
                     if rev && Int(t.counter) - used - (take - 1) < 0 { throw fail(row, "a delete counts down past the first element") }
-                    body = .deleteText(note: n, target: t.advanced(by: rev ? -used : used), reversed: rev)
+                    body = .deleteText(note: n, target: t.advanced(by: rev ? -used : used), reversed: rev && take > 1)
                 case .unknown:
                     // Units of an unknown op cannot be split meaningfully; keep it whole.
                     guard used == 0 && take == op.length else { throw fail(row, "an op of unknown kind \(op.body.kind) spans two changes") }
