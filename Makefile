@@ -32,5 +32,10 @@ demo: release
 fixtures: deps
 	PEERNOTE_WRITE_FIXTURES=1 $(SWIFT) test --filter FixtureGeneration
 
+# Benchmarks on the public editing traces in ../shared/traces (see Benchmarks/README.md).
+bench: deps
+	$(SWIFT) run -c release --package-path Benchmarks pnbench run automerge-paper
+	$(SWIFT) run -c release --package-path Benchmarks pnbench run friendsforever
+
 clean:
 	rm -rf .build
