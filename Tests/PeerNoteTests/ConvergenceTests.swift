@@ -27,6 +27,7 @@ struct ConvergenceTests {
         var counters: [UInt32] = [0, 0, 0]
         let less: (UInt32, UInt32) -> Bool = { $0 < $1 }
         var ids: [LocalID] = []
+        var budget = Int.max
         for step in 0 ..< 2_000 {
             let agent = agents[Int.random(in: 0 ..< 3, using: &rng)]
             let choice = Int.random(in: 0 ..< 10, using: &rng)
@@ -45,7 +46,7 @@ struct ConvergenceTests {
                 let id = LocalID(agent: agent, counter: counters[Int(agent)])
                 counters[Int(agent)] += UInt32(len)
                 let scalars = (0 ..< len).map { k in Unicode.Scalar(UInt8(97 + (step + k) % 26)) }
-                try tree.integrate(id: id, originLeft: left, originRight: right, elements: scalars, replicaLess: less)
+                try tree.integrate(id: id, originLeft: left, originRight: right, elements: scalars, budget: &budget, replicaLess: less)
                 try ref.integrate(id: id, originLeft: left, originRight: right, elements: scalars, replicaLess: less)
                 for k in 0 ..< len { ids.append(id.advanced(by: k)) }
             } else {

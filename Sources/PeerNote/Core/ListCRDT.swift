@@ -1,5 +1,9 @@
 /// Why a list op could not be applied: it names an element the list lacks.
-enum ListError: Error, Sendable, Equatable { case missingElement(LocalID) }
+enum ListError: Error, Sendable, Equatable {
+    case missingElement(LocalID)
+    /// Integration ran out of its work budget.
+    case tooMuchWork
+}
 
 /// One run of consecutively inserted elements in a `ListCRDT`.
 ///

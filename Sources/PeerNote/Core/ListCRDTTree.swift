@@ -111,7 +111,7 @@ struct ListCRDT<Element: Sendable>: Sendable {
     /// Integrates a run of `elements` with the given id and origins (local or remote).
     /// `replicaLess(a, b)` says whether agent `a`'s replica id sorts before `b`'s.
     mutating func integrate(id: LocalID, originLeft: LocalID, originRight: LocalID, elements: some Collection<Element>,
-                            replicaLess: (UInt32, UInt32) -> Bool) throws(ListError) {
+                            budget: inout Int, replicaLess: (UInt32, UInt32) -> Bool) throws(ListError) {
         let length = elements.count
         guard length > 0 else { return }
         let leftCursor: ListCursor?
@@ -145,6 +145,8 @@ struct ListCRDT<Element: Sendable>: Sendable {
         while true {
             if !scanning { destination = cur }
             if i >= tree.totalCount || i == right || tree.isEnd(cur) { break }
+            budget -= 1
+            if budget < 0 { throw .tooMuchWork }
             let other = tree.run(at: cur)
             let offset = cur.offset
             let otherLeftID = other.originLeft(at: offset)

@@ -16,7 +16,7 @@ extension Document {
             let noteTitle = n.title.value ?? ""
             if n.isDeleted {
                 if let edits = editsByDeletedNote[n.id], !edits.isEmpty {
-                    let deleters = n.deleted.entries.filter(\.value).compactMap { attribution(of: $0.id) }
+                    let deleters = n.deleted.sortedEntries.filter(\.value).compactMap { attribution(of: $0.id) }
                     out.append(.deletedWhileEdited(note: nid, noteTitle: noteTitle, deletedBy: deleters, editedBy: edits))
                 }
                 continue
@@ -29,14 +29,14 @@ extension Document {
                                      showing: (n.priority.value ?? .normal).rawValue))
             }
             if n.position.isConflicted {
-                out.append(.position(note: nid, noteTitle: noteTitle, moves: n.position.entries.compactMap { attribution(of: $0.id) }))
+                out.append(.position(note: nid, noteTitle: noteTitle, moves: n.position.sortedEntries.compactMap { attribution(of: $0.id) }))
             }
         }
         return out
     }
 
     private func values<V>(_ r: MVRegister<V>, _ show: (V) -> String) -> [ConflictValue] {
-        r.entries.compactMap { e in attribution(of: e.id).map { ConflictValue(value: show(e.value), by: $0) } }
+        r.sortedEntries.compactMap { e in attribution(of: e.id).map { ConflictValue(value: show(e.value), by: $0) } }
     }
 
     func attribution(of id: LocalID) -> Attribution? {

@@ -131,12 +131,21 @@ extension Document {
             throw .invalidDocument(offset: 0, message: "the first block is not a base block")
         }
         let doc = Document(id: docID, genesis: genesis, log: OpLog(), state: DocState(), replica: .random(), author: "")
+        // Integration work a file may ask for, proportional to its size (hostile files could ask
+        // for quadratic work: thousands of concurrent inserts at one place).
+        doc.state.workBudget = 256 * bytes.count + 4_000_000
+        defer { doc.state.workBudget = .max }
         doc.unknownFields = first.unknownFields
         var rows = 0
+        var crc: UInt32 = 0
+        var crcEnd = 0
         for block in blocks {
             if block.offset > 0 {
                 guard block.kind == .append else { throw .invalidDocument(offset: block.offset, message: "a second base block") }
-                guard block.previousCRC == CRC32.checksum(bytes[0 ..< block.offset]) else {
+                // A running checksum over the bytes before each block (linear in the file size).
+                crc = CRC32.checksum(bytes[crcEnd ..< block.offset], initial: crc)
+                crcEnd = block.offset
+                guard block.previousCRC == crc else {
                     throw .invalidDocument(offset: block.offset, message: "appended block does not belong after the bytes before it (checksum of earlier blocks differs)")
                 }
                 guard block.firstRow == rows else {
@@ -175,6 +184,10 @@ extension Document {
                 guard cid == genesis, c.deps.isEmpty else { throw fail(row, "the first change is not the genesis change \(genesis.fullDescription)") }
             } else {
                 guard !c.deps.isEmpty else { throw fail(row, "change \(cid.fullDescription) has no dependencies (a second origin)") }
+            }
+            let unitsSoFar = log.agentChanges[Int(agent)].last.map { Int(log.changes[$0].counterStart) + log.changes[$0].length } ?? 0
+            guard unitsSoFar + c.length < Int(UInt32.max) else {
+                throw fail(row, "change \(cid) takes replica \(cid.replica.short) past 2^32 op units")
             }
             let previous = log.agentChanges[Int(agent)].last.map { log.changes[$0].lamportEnd }
             let ci = log.beginChange(agent: agent, deps: c.deps, time: c.time, author: c.author, message: c.message, extra: c.extra)
@@ -265,6 +278,7 @@ extension Document {
         case .unknownElement(let x) where x.isNone: "an op refers to something that does not exist"
         case .unknownElement(let x): "an op refers to element \(x.counter)@\(Int(x.agent) < log.replicas.count ? log.replicas[Int(x.agent)].short : "?"), which does not exist"
         case .noteExists(let n): "note \(n.counter) is created twice"
+        case .tooMuchWork: "the file asks for more work than its size allows (damaged or hostile)"
         }
     }
 }

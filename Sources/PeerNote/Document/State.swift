@@ -20,6 +20,7 @@ enum ApplyError: Error, Sendable, Equatable {
     case unknownNote(LocalID)
     case unknownElement(LocalID)
     case noteExists(LocalID)
+    case tooMuchWork
 }
 
 /// The state that the op log's ops produce: what readers see. Rebuilt by
@@ -30,6 +31,8 @@ struct DocState: Sendable {
     /// The order of notes: each element is a place (slot) holding a note's id;
     /// a note shows at the slot its `position` register's winner names.
     var order = ListCRDT<LocalID>()
+    /// Scan steps list integration may still take (set while loading a file; see `Document.load`).
+    var workBudget = Int.max
 
     /// Applies one op whose first unit has id `id` and Lamport timestamp `lamport`.
     mutating func apply(_ op: Op, id: LocalID, lamport: UInt64, replicas: [ReplicaID], text: [Unicode.Scalar]) throws(ApplyError) {
@@ -40,7 +43,7 @@ struct DocState: Sendable {
         case .createNote(let left, let right, let created):
             guard notes[id] == nil else { throw .noteExists(id) }
             try Self.lift { () throws(ListError) in
-                try order.integrate(id: id, originLeft: left, originRight: right, elements: CollectionOfOne(id), replicaLess: { replicas[Int($0)] < replicas[Int($1)] })
+                try order.integrate(id: id, originLeft: left, originRight: right, elements: CollectionOfOne(id), budget: &workBudget, replicaLess: { replicas[Int($0)] < replicas[Int($1)] })
             }
             var note = NoteState(id: id, created: created)
             note.position.write(id: id, lamport: lamport, replica: replica, value: id, preds: [])
@@ -66,7 +69,7 @@ struct DocState: Sendable {
             let i = try index(of: n)
             try Self.lift { () throws(ListError) in
                 try notes.values[i].body.integrate(id: id, originLeft: left, originRight: right,
-                                                   elements: text[start ..< start + op.length], replicaLess: { replicas[Int($0)] < replicas[Int($1)] })
+                                                   elements: text[start ..< start + op.length], budget: &workBudget, replicaLess: { replicas[Int($0)] < replicas[Int($1)] })
             }
         case .deleteText(let n, let target, let reversed):
             let i = try index(of: n)
@@ -76,7 +79,7 @@ struct DocState: Sendable {
         case .moveNote(let n, let left, let right, let preds):
             let i = try index(of: n)
             try Self.lift { () throws(ListError) in
-                try order.integrate(id: id, originLeft: left, originRight: right, elements: CollectionOfOne(n), replicaLess: { replicas[Int($0)] < replicas[Int($1)] })
+                try order.integrate(id: id, originLeft: left, originRight: right, elements: CollectionOfOne(n), budget: &workBudget, replicaLess: { replicas[Int($0)] < replicas[Int($1)] })
             }
             notes.values[i].position.write(id: id, lamport: lamport, replica: replica, value: id, preds: preds)
         case .unknown:
@@ -95,7 +98,12 @@ struct DocState: Sendable {
     }
 
     private static func lift(_ f: () throws(ListError) -> Void) throws(ApplyError) {
-        do { try f() } catch { switch error { case .missingElement(let o): throw .unknownElement(o) } }
+        do { try f() } catch {
+            switch error {
+            case .missingElement(let o): throw .unknownElement(o)
+            case .tooMuchWork: throw .tooMuchWork
+            }
+        }
     }
 
     /// Reads one note's state in place (no copy of the whole note), or nil when it does not exist.

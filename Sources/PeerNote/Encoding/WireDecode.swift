@@ -65,7 +65,11 @@ extension WireCodec {
             let crc = try uint(.previousCRC)
             guard crc <= UInt32.max else { throw FormatError(offset: base, message: "previous-block checksum out of range") }
             block.previousCRC = UInt32(crc)
-            block.firstRow = Int(clamping: try uint(.firstRow))
+            let firstRow = try uint(.firstRow)
+            guard firstRow <= UInt64(fileSize) * UInt64(limits.rowsPerByte) + UInt64(limits.slack) else {
+                throw FormatError(offset: base + (fields[.firstRow]?.offset ?? 0), message: "append block starts at change \(firstRow), more than a \(fileSize)-byte file can hold")
+            }
+            block.firstRow = Int(firstRow)
         }
         let reps = try need(.replicas)
         guard let repArray = reps.array else { throw FormatError(offset: base + reps.offset, message: "replica table is not an array") }
@@ -111,6 +115,10 @@ extension WireCodec {
     }
 
     private struct ColumnReadError: Error { var message: String }
+
+    /// Times (seconds since 1970) beyond ±2^52 are refused: far past any real clock, and small
+    /// enough that differences between any two of them fit the delta columns.
+    static let maxTime: Int64 = 1 << 52
 
     private static func decodeColumns(_ bytes: [UInt8], into block: inout WireBlock, strings: [String], changeCount: Int, unitCount: Int, maxRows: Int) throws(ColumnReadError) {
         let set: [UInt64: ColumnSlice]
@@ -158,6 +166,7 @@ extension WireCodec {
             let row = block.firstRow + i
             let r = try small(replica[i], "change replica", below: block.replicas.count)
             guard seq[i] >= 1 && seq[i] <= Int64(UInt32.max) else { throw ColumnReadError(message: "change at row \(row): sequence number \(seq[i]) out of range") }
+            guard abs(time[i]) <= Self.maxTime else { throw ColumnReadError(message: "change at row \(row): time \(time[i]) is out of range") }
             guard length[i] >= 1 && length[i] <= UInt64(unitCount) else { throw ColumnReadError(message: "change at row \(row): length \(length[i]) out of range") }
             units += Int(length[i])
             var deps: [Int] = []
@@ -262,6 +271,7 @@ extension WireCodec {
             case .setNotebookTitle: body = .setNotebookTitle(try value(), preds: try preds())
             case .createNote:
                 let l = try ref1(), r = try ref2()
+                guard abs(created[ci]) <= Self.maxTime else { throw ColumnReadError(message: "op \(row): creation time \(created[ci]) is out of range") }
                 body = .createNote(originLeft: l, originRight: r, created: created[ci]); ci += 1
             case .setNoteTitle: let n = try note(); body = .setNoteTitle(note: n, try value(), preds: try preds())
             case .insertText:
