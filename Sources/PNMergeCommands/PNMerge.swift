@@ -26,7 +26,7 @@ public struct PNMerge: ParsableCommand {
         \(exitStatusTable)
         """,
         version: "pnmerge \(version) (.peernote format version \(FormatInfo.version))",
-        subcommands: [Merge.self, Validate.self, Inspect.self, Show.self, Log.self, Diff.self]
+        subcommands: [Merge.self, Validate.self, Inspect.self, Show.self, Log.self, Diff.self, Salvage.self]
     )
 
     /// The exit codes, one per line (`  65  invalid or damaged document`), from `ExitStatus`.
