@@ -130,6 +130,26 @@ struct SalvageReport {
         return out
     }
 
+    /// `kept` (every change recovered), `lost` (damaged, or no change recovered) or `part`.
+    static func label(_ region: SalvageRegion) -> String {
+        if region.kind == .damaged || (region.keptChanges == 0 && region.changeCount != 0) { return "lost" }
+        return region.keptChanges == region.changeCount ? "kept" : "part"
+    }
+
+    /// Regions with runs of append blocks that fared alike (same label and problem) put together.
+    static func groups(_ regions: [SalvageRegion]) -> [[SalvageRegion]] {
+        var out: [[SalvageRegion]] = []
+        for region in regions {
+            if let last = out.last?.last, last.kind == .appendBlock, region.kind == .appendBlock,
+               label(last) == label(region), last.problem == region.problem, last.offset + last.length == region.offset {
+                out[out.count - 1].append(region)
+            } else {
+                out.append([region])
+            }
+        }
+        return out
+    }
+
     var lostLine: String {
         let r = result
         var parts: [String] = []
@@ -157,20 +177,26 @@ struct SalvageReport {
                 + "notebook \(summary)\n"
         }
         var lines = ["salvage of \(name) (\(Text.count(fileSize, "byte")))"]
-        for region in r.regions {
-            let range = region.length > 0 ? "bytes \(region.offset)-\(region.offset + region.length - 1)" : "offset \(region.offset)"
-            let kind = region.kind == .damaged || region.keptChanges == 0 && region.changeCount != 0 ? style.paint("lost", .red)
-                : region.keptChanges == region.changeCount ? style.paint("kept", .green) : style.paint("part", .yellow)
-            var what = region.kind.rawValue
-            if let n = region.changeCount { what += ", \(region.keptChanges) of \(Text.count(n, "change")) recovered" }
-            if let p = region.problem { what += ": \(p)" }
+        for group in Self.groups(r.regions) {
+            let first = group[0]
+            let end = group[group.count - 1].offset + group[group.count - 1].length
+            let range = end > first.offset ? "bytes \(first.offset)-\(end - 1)" : "offset \(first.offset)"
+            let label = Self.label(first)
+            let kind = label == "lost" ? style.paint(label, .red) : style.paint(label, label == "kept" ? .green : .yellow)
+            var what = group.count == 1 ? first.kind.rawValue : "\(group.count) \(first.kind.rawValue)s"
+            if first.changeCount != nil {
+                let n = group.reduce(0) { $0 + ($1.changeCount ?? 0) }
+                what += ", \(group.reduce(0) { $0 + $1.keptChanges }) of \(Text.count(n, "change")) recovered"
+            }
+            if let p = first.problem { what += ": \(p)" }
             lines.append("  \(kind)  \(range.padding(toLength: 22, withPad: " ", startingAt: 0)) \(what)")
         }
         let authors = recoveredAuthors.map(Text.author).joined(separator: ", ")
         lines.append("recovered: \(Text.count(r.document.changeCount, "change"))" + (authors.isEmpty ? "" : " by \(authors)"))
         lines.append("lost: \(lostLine)")
         for d in r.droppedChanges {
-            lines.append("  dropped \(style.paint(d.id.description, .yellow)) by \(Text.author(d.author)), \(style.dateTime(d.time))"
+            let when = style.dateTime(d.time)
+            lines.append("  dropped \(style.paint(d.id.description, .yellow)) by \(Text.author(d.author)), \(when.isEmpty ? "time \(Int64(d.time.timeIntervalSince1970)) s" : when)"
                          + (d.message.isEmpty ? "" : " \(Text.quoted(d.message))") + ": \(d.reason)")
         }
         let replicas = droppedReplicas

@@ -84,24 +84,10 @@ extension Document {
     /// Throws when nothing can be recovered: no intact base block (which holds the document's
     /// identity and its first change), or a base block of a newer format version.
     public static func salvage(_ bytes: [UInt8]) throws(PeerNoteError) -> SalvageResult {
-        if let intact = try? load(bytes) {
-            return SalvageResult(document: intact, bytes: bytes, isIntact: true, regions: wholeFileRegions(bytes),
-                                 droppedChanges: [], unreadableChanges: 0, unreadableChangesExact: true)
-        }
+        // Not `load` first: a crafted file can trap in the loader (see docs/ROBUSTNESS.md); the
+        // salvager checks those cases before it lets the loader see any bytes.
         var salvager = Salvager(bytes: bytes)
         return try salvager.run()
-    }
-
-    /// The blocks of a valid file, as regions.
-    private static func wholeFileRegions(_ bytes: [UInt8]) -> [SalvageRegion] {
-        guard let raws = try? BlockCodec.decode(bytes) else { return [] }
-        var out: [SalvageRegion] = []
-        for raw in raws {
-            guard let block = try? WireCodec.decodePayload(raw, fileSize: bytes.count) else { return [] }
-            out.append(SalvageRegion(offset: raw.offset, length: raw.end - raw.offset, kind: block.kind == .base ? .baseBlock : .appendBlock,
-                                     changeCount: block.changes.count, keptChanges: block.changes.count, problem: nil))
-        }
-        return out
     }
 }
 
@@ -130,6 +116,11 @@ private struct Salvager {
     var rowsExact = true
     /// Most replays tried before every change from the failing one on is given up.
     static let maxReplays = 32
+    /// Largest magnitude of a time (seconds) salvage keeps: differences of two such times fit in Int64.
+    static let maxTime: UInt64 = 1 << 62
+    /// Whether the replay drops changes with such times (only when the result is saved compact:
+    /// an intact file or prefix is written back as it is, whatever its times).
+    var guardTimes = false
 
     init(bytes: [UInt8]) { self.bytes = bytes }
 
@@ -149,7 +140,11 @@ private struct Salvager {
             }
             switch replay(fates) {
             case .success(let document):
-                return try finish(document, fates: fates)
+                if let result = try finish(document, fates: fates) { return result }
+                // The result must be saved compact, and it holds times that cannot be: again without them.
+                guardTimes = true
+                fates = decideFates()
+                replays = 0
             case .failure(let failure):
                 replays += 1
                 if replays > Self.maxReplays {
@@ -183,7 +178,8 @@ private struct Salvager {
             if startsWithMagic(at: pos) {
                 switch Self.decodeBlock(bytes, at: pos) {
                 case .success(let raw):
-                    do {
+                    do throws(FormatError) {
+                        if let problem = Self.preflight(raw, fileSize: bytes.count) { throw problem }
                         let block = try WireCodec.decodePayload(raw, fileSize: bytes.count)
                         closeDamage(at: pos, into: &regions)
                         regions.append(SalvageRegion(offset: raw.offset, length: raw.end - raw.offset,
@@ -262,6 +258,18 @@ private struct Salvager {
             return .failure(FormatError(offset: fields[0].offset, message: "format version \(version) is newer than this tool reads", unsupportedVersion: version))
         }
         return .success(RawBlock(offset: pos, end: item.end, version: version, payloadOffset: fields[1].end - payload.count, payload: payload))
+    }
+
+    /// Refuses payloads that `WireCodec.decodePayload` cannot read safely: an append block whose
+    /// `firstRow` is more rows than the file can hold makes its row arithmetic overflow (a trap).
+    static func preflight(_ raw: RawBlock, fileSize: Int) -> FormatError? {
+        guard let map = try? CBORDecoder.decodeItem(raw.payload, at: 0, limits: CBORLimits(maxDepth: 16, maxItems: raw.payload.count + 16)),
+              map.mapValue(forKey: BlockKey.kind.rawValue)?.uint == BlockKind.append.rawValue,
+              let item = map.mapValue(forKey: BlockKey.firstRow.rawValue), let firstRow = item.uint else { return nil }
+        let limits = WireCodec.Limits()
+        let maxRows = UInt64(fileSize) * UInt64(limits.rowsPerByte) + UInt64(limits.slack)
+        guard firstRow > maxRows else { return nil }
+        return FormatError(offset: raw.payloadOffset + item.offset, message: "the block starts at row \(firstRow), more rows than a \(fileSize)-byte file can hold")
     }
 
     // MARK: Deciding which changes to keep
@@ -446,6 +454,9 @@ private struct Salvager {
                     guard let mapped = newRow[d] else { return fail("a dependency was not recovered") }
                     deps.append(mapped)
                 }
+                // Times so far from now that two of them could not be stored side by side (compact
+                // saves store differences) are not trustworthy: real clocks are within ±2^62 s.
+                guard !guardTimes || c.time.magnitude <= Self.maxTime else { return fail("its time \(c.time) s is out of range") }
                 // Op counters are 32-bit: a replica's units must fit (the loader traps here; see ROBUSTNESS.md).
                 let counterStart = doc.log.agentChanges[Int(agent)].last.map { Int(doc.log.changes[$0].counterStart) + doc.log.changes[$0].length } ?? 0
                 guard counterStart + c.length <= Int(UInt32.max) else { return fail("its op counters pass 2^32") }
@@ -474,6 +485,8 @@ private struct Salvager {
                         body = .deleteText(note: n, target: t.advanced(by: rev ? -used : used), reversed: rev)
                     case .unknown:
                         guard used == 0 && take == op.length else { return fail("an op of unknown kind \(op.body.kind) spans two changes") }
+                    case .createNote(_, _, let created):
+                        guard !guardTimes || created.magnitude <= Self.maxTime else { return fail("a note's creation time \(created) s is out of range") }
                     default:
                         break
                     }
@@ -503,6 +516,29 @@ private struct Salvager {
         return .success(doc)
     }
 
+    /// Whether a change time or note creation time lies outside ±`maxTime` (see `guardTimes`).
+    static func hasExtremeTimes(_ d: Document) -> Bool {
+        if d.log.changes.contains(where: { $0.time.magnitude > maxTime }) { return true }
+        return d.log.ops.contains { op in
+            if case .createNote(_, _, let created) = op.body { return created.magnitude > maxTime }
+            return false
+        }
+    }
+
+    /// Whether every append block says the bytes and rows before it are exactly those of the file.
+    func appendBlocksChain() -> Bool {
+        var crc: UInt32 = 0
+        var rows = 0
+        var end = 0
+        for t in trusted {
+            if t.block.kind == .append && (t.block.previousCRC != crc || t.block.firstRow != rows) { return false }
+            crc = CRC32.checksum(bytes[t.raw.offset ..< t.raw.end], initial: crc)
+            rows += t.block.changes.count
+            end = t.raw.end
+        }
+        return end == bytes.count
+    }
+
     static func describe(_ e: ApplyError, _ log: OpLog) -> String {
         func name(_ x: LocalID) -> String { "\(x.counter)@\(Int(x.agent) < log.replicas.count ? log.replicas[Int(x.agent)].short : "?")" }
         switch e {
@@ -515,7 +551,8 @@ private struct Salvager {
 
     // MARK: Result
 
-    mutating func finish(_ recovered: Document, fates: [ChangeKey: Fate]) throws(PeerNoteError) -> SalvageResult {
+    /// The result, or nil when it must be saved compact but holds times a compact save cannot store.
+    mutating func finish(_ recovered: Document, fates: [ChangeKey: Fate]) throws(PeerNoteError) -> SalvageResult? {
         var dropped: [DroppedChange] = []
         var keptPerBlock = [Int](repeating: 0, count: trusted.count)
         for key in fates.keys.sorted() {
@@ -548,6 +585,12 @@ private struct Salvager {
             expectedOffset = t.raw.end
         }
         let keptTotal = keptPerBlock.reduce(0, +)
+        // Intact: every byte is in a block that was kept whole, every block follows the bytes before it.
+        if expectedOffset == bytes.count, prefixBlocks == trusted.count, dropped.isEmpty, appendBlocksChain(),
+           let loaded = try? Document.load(bytes) {
+            return SalvageResult(document: loaded, bytes: bytes, isIntact: true, regions: regions, droppedChanges: [],
+                                 unreadableChanges: 0, unreadableChangesExact: true)
+        }
         if prefixBlocks > 0, keptPerBlock[..<prefixBlocks].reduce(0, +) == keptTotal,
            let prefixDoc = try? Document.load(Array(bytes[..<expectedOffset])) {
             output = Array(bytes[..<expectedOffset])
@@ -555,12 +598,16 @@ private struct Salvager {
         }
         let outBytes: [UInt8]
         if let output { outBytes = output } else {
+            if !guardTimes && Self.hasExtremeTimes(recovered) { return nil }
             outBytes = recovered.save(.compact)
             do { document = try Document.load(outBytes) } catch {
                 throw .invalidDocument(offset: nil, message: "the recovered changes do not form a valid document: \(error)")
             }
         }
         let unreadable = unreadableRows.reduce(0) { $0 + $1.count }
+        if document.changeCount != keptTotal {
+            throw .invalidDocument(offset: nil, message: "the recovered document holds \(document.changeCount) changes, expected \(keptTotal)")
+        }
         return SalvageResult(document: document, bytes: outBytes, isIntact: false, regions: regions, droppedChanges: dropped,
                              unreadableChanges: unreadable, unreadableChangesExact: rowsExact)
     }
