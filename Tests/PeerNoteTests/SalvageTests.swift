@@ -181,4 +181,31 @@ struct SalvageTests {
             }
         }
     }
+
+    @Test("Files that trap the loader are salvaged without trapping: the offending block or changes are left out")
+    func loaderTraps() throws {
+        let hi = try FixtureCatalog.bytes("hi.peernote")
+        let firstRow = try Document.salvage(try FixtureCatalog.bytes("fuzz/first-row-overflow.peernote"))
+        #expect(firstRow.bytes == hi)
+        #expect(firstRow.regions.last?.problem?.contains("more rows than a 259-byte file can hold") == true, "\(firstRow.regions)")
+
+        let counters = try Document.salvage(try FixtureCatalog.bytes("fuzz/counter-overflow.peernote"))
+        #expect(counters.document.changeCount == 196, "1 + the 195 changes whose op counters fit in 32 bits")
+        #expect(counters.droppedChanges.first?.reason.contains("op counters pass 2^32") == true)
+        #expect(counters.droppedChanges.count == 25)
+
+        // Valid, but its compact save traps: an intact file is copied, never re-encoded.
+        let times = try FixtureCatalog.bytes("fuzz/extreme-times-compact-save.peernote")
+        let intact = try Document.salvage(times)
+        #expect(intact.isIntact && intact.bytes == times)
+        // Its middle block damaged: what is left is not a prefix and must be saved compact, so the
+        // change with an extreme time is left out (said so) rather than trapping the encoder.
+        let blocks = try BlockCodec.decode(times)
+        var damaged = times
+        damaged[blocks[1].payloadOffset + 5] ^= 0x01
+        let partial = try Document.salvage(damaged)
+        #expect(try Document.load(partial.bytes).changeCount == partial.document.changeCount)
+        #expect(partial.document.history.allSatisfy { abs($0.time.timeIntervalSince1970) < 1e18 })
+        #expect(partial.droppedChanges.contains { $0.author == "y" && $0.reason.contains("out of range") }, "\(partial.droppedChanges)")
+    }
 }
