@@ -309,8 +309,8 @@ struct CommandTests {
         for status in ExitStatus.allCases {
             #expect(r.out.contains("  \(status.rawValue)".padding(toLength: 6, withPad: " ", startingAt: 0) + status.meaning))
         }
-        #expect(PNMerge.configuration.subcommands.map { $0._commandName } == ["merge", "validate", "inspect", "show", "log", "diff"])
-        for name in ["merge", "validate", "inspect", "show", "log", "diff"] {
+        #expect(PNMerge.configuration.subcommands.map { $0._commandName } == ["merge", "validate", "inspect", "show", "log", "diff", "salvage"])
+        for name in ["merge", "validate", "inspect", "show", "log", "diff", "salvage"] {
             #expect(r.out.contains("\n  \(name) "), "\(name) is listed")
         }
     }
