@@ -3,7 +3,7 @@ SWIFT ?= swift
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 BIN := .build/release
 
-.PHONY: all deps build release test demo bench fuzz clean fixtures
+.PHONY: all deps build release test demo bench fuzz fuzz-build clean fixtures
 
 all: build
 
@@ -37,5 +37,27 @@ bench: deps
 	$(SWIFT) run -c release --package-path Benchmarks pnbench run automerge-paper
 	$(SWIFT) run -c release --package-path Benchmarks pnbench run friendsforever
 
+# libFuzzer targets (Fuzz/, a separate package): each runs FUZZ_SECONDS (default 60) on a seed
+# corpus built from Fixtures/ into fuzz-corpus/ (kept between runs; both folders are gitignored).
+# Crashes, hangs (-timeout) and huge allocations (-rss_limit_mb, -malloc_limit_mb) land in
+# fuzz-artifacts/TARGET/; make fails if any target found one. See docs/ROBUSTNESS.md.
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS ?= FuzzLoad FuzzMerge FuzzDecodeCBOR FuzzColumns
+FUZZ_FLAGS ?= -max_len=65536 -rss_limit_mb=2048 -malloc_limit_mb=2048 -timeout=10 -print_final_stats=1
+FUZZ_BIN := Fuzz/.build/release
+
+fuzz-build: deps
+	$(SWIFT) build -c release --package-path Fuzz --sanitize=fuzzer --sanitize=address
+
+fuzz: fuzz-build
+	@python3 Fuzz/fuzz-seeds.py Fixtures fuzz-corpus
+	@status=0; for t in $(FUZZ_TARGETS); do \
+	  mkdir -p fuzz-artifacts/$$t fuzz-corpus/$$t; \
+	  echo "== $$t for $(FUZZ_SECONDS) s"; \
+	  $(FUZZ_BIN)/$$t fuzz-corpus/$$t $(FUZZ_FLAGS) -max_total_time=$(FUZZ_SECONDS) \
+	    -artifact_prefix=fuzz-artifacts/$$t/ 2>fuzz-artifacts/$$t/log.txt || status=1; \
+	  grep -E '^(stat::|INFO: Done|==[0-9]+==ERROR|SUMMARY)' fuzz-artifacts/$$t/log.txt || true; \
+	done; exit $$status
+
 clean:
-	rm -rf .build
+	rm -rf .build Fuzz/.build

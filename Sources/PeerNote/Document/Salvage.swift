@@ -1,0 +1,615 @@
+import Foundation
+
+// Recovering what is intact in a damaged .peernote file (`pnmerge salvage`).
+//
+// 1. The file is split into blocks tolerantly: after damage the reader resynchronises at the
+//    next occurrence of the 8 magic bytes. A block is trusted only when its envelope decodes,
+//    its CRC-32 matches and its payload decodes completely; anything else (a block whose
+//    checksum fails even if its payload still partly decodes, a truncated block, bytes that
+//    are no block) is lost as a whole.
+// 2. The changes of trusted blocks are kept in file (row) order when their causal history is
+//    complete: every dependency was kept, and the replica's previous change was kept. A change
+//    that depends on a lost or dropped change is dropped, and so is every later change of a
+//    replica that lost one.
+// 3. The kept changes are replayed into a new document with full verification. A change whose
+//    ops still do not apply (only possible in a crafted file) is dropped too, with its
+//    dependents, and the replay starts again.
+
+/// One stretch of a damaged file, as `Document.salvage(_:)` saw it.
+public struct SalvageRegion: Sendable, Equatable {
+    /// What the bytes of a region are.
+    public enum Kind: String, Sendable {
+        /// An intact block holding the document's identity and first changes.
+        case baseBlock = "base block"
+        /// An intact block appended by an incremental save.
+        case appendBlock = "append block"
+        /// Bytes that are not an intact block: damaged, truncated, or not a block at all.
+        case damaged
+    }
+
+    /// Offset of the region's first byte in the file.
+    public var offset: Int
+    public var length: Int
+    public var kind: Kind
+    /// The changes the block holds (nil for damaged bytes: what they held is not known).
+    public var changeCount: Int?
+    /// The changes of the block that were recovered.
+    public var keptChanges: Int
+    /// Why the region, or some of its changes, could not be used (nil when all of it was kept).
+    public var problem: String?
+
+    /// The half-open byte range `offset ..< offset + length`.
+    public var range: Range<Int> { offset ..< offset + length }
+}
+
+/// An intact change that salvage had to leave out because its causal history is incomplete.
+public struct DroppedChange: Sendable, Equatable {
+    public var id: ChangeID
+    public var author: String
+    public var time: Date
+    public var message: String
+    /// Why it was dropped, e.g. `depends on change 7@1a2b3c4d, which was dropped`.
+    public var reason: String
+}
+
+/// What `Document.salvage(_:)` recovered from a damaged file, and exactly what it could not.
+public struct SalvageResult {
+    /// The recovered document (fully verified).
+    public let document: Document
+    /// The recovered file: the input unchanged when it was intact; its longest intact prefix of
+    /// blocks when everything recovered lies there; otherwise the recovered changes saved compact.
+    public let bytes: [UInt8]
+    /// True when the input was a valid document: nothing was lost and `bytes` is the input.
+    public let isIntact: Bool
+    /// Every stretch of the input, in file order, covering it completely.
+    public let regions: [SalvageRegion]
+    /// Intact changes left out because their causal history is incomplete, in file order.
+    public let droppedChanges: [DroppedChange]
+    /// Changes that were in damaged bytes, as far as the row numbers of later intact blocks tell.
+    public let unreadableChanges: Int
+    /// False when damaged bytes come after the last intact block (e.g. a truncated file): they may
+    /// have held more changes than `unreadableChanges` counts.
+    public let unreadableChangesExact: Bool
+
+    /// Bytes of the input in damaged regions.
+    public var damagedBytes: Int { regions.filter { $0.kind == .damaged }.reduce(0) { $0 + $1.length } }
+    /// Whether anything at all was lost.
+    public var lostAnything: Bool { !isIntact }
+}
+
+extension Document {
+    /// Recovers every intact change of a damaged file into a valid document and reports exactly
+    /// what was lost (see `SalvageResult`). An intact file comes back unchanged.
+    ///
+    /// Throws when nothing can be recovered: no intact base block (which holds the document's
+    /// identity and its first change), or a base block of a newer format version.
+    public static func salvage(_ bytes: [UInt8]) throws(PeerNoteError) -> SalvageResult {
+        // Not `load` first: a crafted file can trap in the loader (see docs/ROBUSTNESS.md); the
+        // salvager checks those cases before it lets the loader see any bytes.
+        var salvager = Salvager(bytes: bytes)
+        return try salvager.run()
+    }
+}
+
+/// The work of `Document.salvage` on one damaged file.
+private struct Salvager {
+    /// A block that passed every check of its own (envelope, checksum, payload).
+    struct Trusted {
+        var raw: RawBlock
+        var block: WireBlock
+        var region: Int
+    }
+
+    /// Where a change of a trusted block stands.
+    enum Fate: Equatable {
+        case kept
+        case dropped(String)
+
+        var reason: String? { if case .dropped(let r) = self { r } else { nil } }
+    }
+
+    let bytes: [UInt8]
+    var regions: [SalvageRegion] = []
+    var trusted: [Trusted] = []
+    /// Rows (change positions in the original file) that lie in damaged bytes, as ranges.
+    var unreadableRows: [Range<Int>] = []
+    var rowsExact = true
+    /// Most replays tried before every change from the failing one on is given up.
+    static let maxReplays = 32
+    /// Largest magnitude of a time (seconds) salvage keeps: differences of two such times fit in Int64.
+    static let maxTime: UInt64 = 1 << 62
+    /// Whether the replay drops changes with such times (only when the result is saved compact:
+    /// an intact file or prefix is written back as it is, whatever its times).
+    var guardTimes = false
+
+    init(bytes: [UInt8]) { self.bytes = bytes }
+
+    mutating func run() throws(PeerNoteError) -> SalvageResult {
+        try split()
+        guard trusted.contains(where: { $0.block.kind == .base }) else {
+            let why = regions.first { $0.kind == .damaged }?.problem ?? "no block found"
+            throw .invalidDocument(offset: 0, message: "nothing can be recovered: there is no intact base block (the block with the document's identity and first change); \(why)")
+        }
+        numberRows()
+        let first = ChangeKey(block: 0, index: 0)
+        var fates = decideFates()
+        var replays = 0
+        while true {
+            guard fates[first] == .kept else {
+                throw .invalidDocument(offset: trusted[0].raw.offset, message: "nothing can be recovered: the document's first change cannot be used (\(fates[first]?.reason ?? "it is missing"))")
+            }
+            switch replay(fates) {
+            case .success(let document):
+                if let result = try finish(document, fates: fates) { return result }
+                // The result must be saved compact, and it holds times that cannot be: again without them.
+                guardTimes = true
+                fates = decideFates()
+                replays = 0
+            case .failure(let failure):
+                replays += 1
+                if replays > Self.maxReplays {
+                    // A crafted file: give up on everything from this change on. What comes before it
+                    // replayed cleanly, so the next replay succeeds.
+                    for key in fates.keys where key > failure.key && fates[key] == .kept {
+                        fates[key] = .dropped("left out after \(Self.maxReplays) failed replays")
+                    }
+                }
+                fates[failure.key] = .dropped("its ops do not apply to what its history holds: \(failure.message)")
+                fates = propagateDrops(fates)
+            }
+        }
+    }
+
+    // MARK: Splitting
+
+    /// Splits the file into trusted blocks and damaged regions, resynchronising on the magic bytes.
+    mutating func split() throws(PeerNoteError) {
+        var pos = 0
+        var damageStart: Int?
+        var damageReason: String?
+        func closeDamage(at end: Int, into regions: inout [SalvageRegion]) {
+            guard let start = damageStart, end > start else { damageStart = nil; return }
+            regions.append(SalvageRegion(offset: start, length: end - start, kind: .damaged, changeCount: nil, keptChanges: 0,
+                                         problem: damageReason ?? "not part of any block"))
+            damageStart = nil
+            damageReason = nil
+        }
+        while pos < bytes.count {
+            if startsWithMagic(at: pos) {
+                switch Self.decodeBlock(bytes, at: pos) {
+                case .success(let raw):
+                    do throws(FormatError) {
+                        if let problem = Self.preflight(raw, fileSize: bytes.count) { throw problem }
+                        let block = try WireCodec.decodePayload(raw, fileSize: bytes.count)
+                        closeDamage(at: pos, into: &regions)
+                        regions.append(SalvageRegion(offset: raw.offset, length: raw.end - raw.offset,
+                                                     kind: block.kind == .base ? .baseBlock : .appendBlock,
+                                                     changeCount: block.changes.count, keptChanges: 0, problem: nil))
+                        trusted.append(Trusted(raw: raw, block: block, region: regions.count - 1))
+                        pos = raw.end
+                        continue
+                    } catch {
+                        if damageStart == nil { damageStart = pos; damageReason = "block at offset \(pos): \(error.message) (at offset \(error.offset ?? pos))" }
+                    }
+                case .failure(let error):
+                    // A newer version is not damage: say so instead of "salvaging" it.
+                    if pos == 0, let v = error.unsupportedVersion { throw .unsupportedVersion(v) }
+                    if damageStart == nil {
+                        damageStart = pos
+                        let cut = error.message.contains("end of input") || (error.message.contains("exceeds the") && nextMagic(after: pos + 1) == bytes.count)
+                        damageReason = "block at offset \(pos): " + (cut ? "the block is cut short (\(error.message))" : "\(error.message) (at offset \(error.offset ?? pos))")
+                    }
+                }
+                pos = nextMagic(after: pos + 1)
+            } else {
+                if damageStart == nil {
+                    damageStart = pos
+                    damageReason = pos == 0 ? "not a .peernote block (wrong magic bytes)" : "bytes at offset \(pos) are not a block"
+                }
+                pos = nextMagic(after: pos)
+            }
+        }
+        closeDamage(at: bytes.count, into: &regions)
+        if trusted.isEmpty, regions.count == 1, bytes.count > 0, regions[0].offset == 0, !startsWithMagic(at: 0) {
+            throw .invalidDocument(offset: 0, message: "nothing can be recovered: not a .peernote file (wrong magic bytes, and no block anywhere in it)")
+        }
+        if bytes.isEmpty { throw .invalidDocument(offset: 0, message: "nothing can be recovered: the file is empty") }
+    }
+
+    func startsWithMagic(at pos: Int) -> Bool {
+        guard bytes.count - pos >= Format.magic.count else { return false }
+        for i in 0 ..< Format.magic.count where bytes[pos + i] != Format.magic[i] { return false }
+        return true
+    }
+
+    /// The offset of the next magic at or after `pos`, or the end of the file.
+    func nextMagic(after pos: Int) -> Int {
+        var p = max(pos, 0)
+        let first = Format.magic[0]
+        while p + Format.magic.count <= bytes.count {
+            if bytes[p] == first && startsWithMagic(at: p) { return p }
+            p += 1
+        }
+        return bytes.count
+    }
+
+    /// One block at `pos` with its envelope and checksum checked (as `BlockCodec.decode` does
+    /// for each block, but for one block at a time, so that damage elsewhere does not matter).
+    static func decodeBlock(_ bytes: [UInt8], at pos: Int) -> Result<RawBlock, FormatError> {
+        let item: CBORItem
+        do { item = try CBORDecoder.decodeItem(bytes, at: pos, limits: CBORLimits(maxDepth: 8, maxItems: 16)) } catch {
+            return .failure(FormatError(offset: error.offset, message: error.message))
+        }
+        guard case .tagged(let t1, let inner) = item.value, t1 == Format.selfDescribeTag,
+              case .tagged(let t2, let body) = inner.value, t2 == Format.blockTag,
+              let fields = body.array, fields.count == 3 else {
+            return .failure(FormatError(offset: pos, message: "block is not [version, payload, checksum]"))
+        }
+        guard let version = fields[0].uint, version >= 1 else {
+            return .failure(FormatError(offset: fields[0].offset, message: "format version is not a positive integer"))
+        }
+        guard let payload = fields[1].bytesValue else { return .failure(FormatError(offset: fields[1].offset, message: "block payload is not a byte string")) }
+        guard let crc = fields[2].uint else { return .failure(FormatError(offset: fields[2].offset, message: "block checksum is not an unsigned integer")) }
+        let actual = CRC32.checksum(payload)
+        guard UInt64(actual) == crc else {
+            return .failure(FormatError(offset: fields[1].offset, message: String(format: "checksum mismatch: block says %08x, contents give %08x", UInt32(truncatingIfNeeded: crc), actual)))
+        }
+        guard version <= Format.version else {
+            return .failure(FormatError(offset: fields[0].offset, message: "format version \(version) is newer than this tool reads", unsupportedVersion: version))
+        }
+        return .success(RawBlock(offset: pos, end: item.end, version: version, payloadOffset: fields[1].end - payload.count, payload: payload))
+    }
+
+    /// Refuses payloads that `WireCodec.decodePayload` cannot read safely: an append block whose
+    /// `firstRow` is more rows than the file can hold makes its row arithmetic overflow (a trap).
+    static func preflight(_ raw: RawBlock, fileSize: Int) -> FormatError? {
+        guard let map = try? CBORDecoder.decodeItem(raw.payload, at: 0, limits: CBORLimits(maxDepth: 16, maxItems: raw.payload.count + 16)),
+              map.mapValue(forKey: BlockKey.kind.rawValue)?.uint == BlockKind.append.rawValue,
+              let item = map.mapValue(forKey: BlockKey.firstRow.rawValue), let firstRow = item.uint else { return nil }
+        let limits = WireCodec.Limits()
+        let maxRows = UInt64(fileSize) * UInt64(limits.rowsPerByte) + UInt64(limits.slack)
+        guard firstRow > maxRows else { return nil }
+        return FormatError(offset: raw.payloadOffset + item.offset, message: "the block starts at row \(firstRow), more rows than a \(fileSize)-byte file can hold")
+    }
+
+    // MARK: Deciding which changes to keep
+
+    /// Identifies a change of a trusted block.
+    struct ChangeKey: Hashable, Comparable {
+        var block: Int
+        var index: Int
+        static func < (a: ChangeKey, b: ChangeKey) -> Bool { (a.block, a.index) < (b.block, b.index) }
+    }
+
+    /// For each row of the original file held by a trusted block, which change it is.
+    var changeAtRow: [Int: ChangeKey] = [:]
+
+    /// Assigns rows: the base block starts at row 0, append blocks at their `firstRow`. Blocks that
+    /// cannot be placed (a second base block, rows overlapping earlier blocks, blocks before the
+    /// base) are dropped whole; gaps between placed blocks are rows lost in damaged bytes.
+    mutating func numberRows() {
+        var placed: [Trusted] = []
+        var nextRow = 0
+        var seenBase = false
+        for t in trusted {
+            var problem: String?
+            if t.block.kind == .base {
+                if seenBase { problem = "a second base block (it does not belong to this document's history)" }
+            } else if !seenBase {
+                problem = "an append block before the base block: its history is lost"
+            } else if t.block.firstRow < nextRow {
+                problem = "its changes are numbered from row \(t.block.firstRow), but the blocks before it already hold \(nextRow) rows"
+            }
+            if let problem {
+                regions[t.region].problem = problem
+                continue
+            }
+            if t.block.kind == .base { seenBase = true }
+            let first = t.block.kind == .base ? 0 : t.block.firstRow
+            if first > nextRow { unreadableRows.append(nextRow ..< first) }
+            let blockIndex = placed.count
+            for i in 0 ..< t.block.changes.count { changeAtRow[first + i] = ChangeKey(block: blockIndex, index: i) }
+            placed.append(t)
+            nextRow = first + t.block.changes.count
+        }
+        // Damaged bytes after the last placed block may hold changes that nothing counts.
+        if let last = placed.last, regions.contains(where: { $0.kind == .damaged && $0.offset >= last.raw.end }) { rowsExact = false }
+        trusted = placed
+    }
+
+    func row(of key: ChangeKey) -> Int {
+        let b = trusted[key.block].block
+        return (b.kind == .base ? 0 : b.firstRow) + key.index
+    }
+
+    func changeID(_ key: ChangeKey) -> ChangeID {
+        let b = trusted[key.block].block
+        let c = b.changes[key.index]
+        return ChangeID(replica: b.replicas[c.replica], seq: c.seq)
+    }
+
+    /// Keeps each change whose history is complete, in row order.
+    func decideFates() -> [ChangeKey: Fate] {
+        var fates: [ChangeKey: Fate] = [:]
+        var nextSeq: [ReplicaID: UInt32] = [:]
+        var lostSeq: [ReplicaID: ChangeID] = [:]
+        let genesis = trusted.first?.block.genesis
+        for (bi, t) in trusted.enumerated() {
+            for (i, c) in t.block.changes.enumerated() {
+                let key = ChangeKey(block: bi, index: i)
+                let r = row(of: key)
+                let id = ChangeID(replica: t.block.replicas[c.replica], seq: c.seq)
+                let expected = nextSeq[id.replica, default: 1]
+                var reason: String?
+                if r == 0 {
+                    if id != genesis || !c.deps.isEmpty { reason = "it is not the document's first change" }
+                } else if c.deps.isEmpty {
+                    reason = "it has no dependencies (a second origin)"
+                }
+                if reason == nil {
+                    for d in c.deps {
+                        if let dk = changeAtRow[d] {
+                            if case .dropped = fates[dk] ?? .dropped("") { reason = "it depends on change \(changeID(dk)), which was dropped"; break }
+                        } else {
+                            reason = "it depends on the change at row \(d), which was in the damaged bytes"
+                            break
+                        }
+                    }
+                }
+                if reason == nil && id.seq != expected {
+                    if id.seq > expected {
+                        let lost = ChangeID(replica: id.replica, seq: expected)
+                        reason = lostSeq[id.replica] != nil ? "its replica's earlier change \(lost) was dropped" : "its replica's earlier change \(lost) was in the damaged bytes"
+                    } else {
+                        reason = "it repeats its replica's change \(id)"
+                    }
+                }
+                if let reason {
+                    fates[key] = .dropped(reason)
+                    if id.seq >= expected, lostSeq[id.replica] == nil { lostSeq[id.replica] = id }
+                } else {
+                    fates[key] = .kept
+                    nextSeq[id.replica] = expected + 1
+                }
+            }
+        }
+        return fates
+    }
+
+    /// Drops every change whose history lost a change because of `fates` (after a replay failure).
+    func propagateDrops(_ fates: [ChangeKey: Fate]) -> [ChangeKey: Fate] {
+        var out = fates
+        var brokenReplicas: [ReplicaID: ChangeID] = [:]
+        for key in fates.keys.sorted() {
+            let t = trusted[key.block].block
+            let c = t.changes[key.index]
+            let id = changeID(key)
+            if case .dropped = out[key] ?? .kept {
+                if brokenReplicas[id.replica] == nil { brokenReplicas[id.replica] = id }
+                continue
+            }
+            if let lost = brokenReplicas[id.replica] {
+                out[key] = .dropped("its replica's change \(lost) was dropped before it")
+                continue
+            }
+            for d in c.deps {
+                if let dk = changeAtRow[d], case .dropped = out[dk] ?? .kept {
+                    out[key] = .dropped("it depends on change \(changeID(dk)), which was dropped")
+                    brokenReplicas[id.replica] = id
+                    break
+                }
+            }
+        }
+        return out
+    }
+
+    // MARK: Replaying
+
+    /// Why a replay stopped: the change at fault.
+    struct ReplayFailure: Error {
+        var key: ChangeKey
+        var message: String
+    }
+
+    /// Verifies and applies the kept changes, block by block, into a new document (as
+    /// `Document.load` does, but skipping the units of dropped changes).
+    func replay(_ fates: [ChangeKey: Fate]) -> Result<Document, ReplayFailure> {
+        let base = trusted[0].block
+        guard let docID = base.documentID, let genesis = base.genesis else {
+            return .failure(ReplayFailure(key: ChangeKey(block: 0, index: 0), message: "the base block has no identity"))
+        }
+        let doc = Document(id: docID, genesis: genesis, log: OpLog(), state: DocState(), replica: .random(), author: "")
+        doc.unknownFields = base.unknownFields
+        var newRow: [Int: Int] = [:]   // original row → row in the recovered document
+        for (bi, t) in trusted.enumerated() {
+            let block = t.block
+            if bi > 0 { for f in block.unknownFields where !doc.unknownFields.contains(f) { doc.unknownFields.append(f) } }
+            let agents = block.replicas.map { doc.log.agent(for: $0) }
+            let mapAgent: (LocalID) -> LocalID = { id in id.isNone ? id : LocalID(agent: agents[Int(id.agent)], counter: id.counter) }
+            var opIndex = 0
+            var used = 0
+            var opFirstID = LocalID.none
+            var opStartedInDropped = false
+            for (i, c) in block.changes.enumerated() {
+                let key = ChangeKey(block: bi, index: i)
+                let keep = fates[key] == .kept
+                if !keep {
+                    // Skip its units.
+                    var remaining = c.length
+                    while remaining > 0 && opIndex < block.ops.count {
+                        if used == 0 { opStartedInDropped = true }
+                        let take = min(block.ops[opIndex].length - used, remaining)
+                        used += take
+                        remaining -= take
+                        if used == block.ops[opIndex].length { opIndex += 1; used = 0 }
+                    }
+                    continue
+                }
+                func fail(_ m: String) -> Result<Document, ReplayFailure> { .failure(ReplayFailure(key: key, message: m)) }
+                let agent = agents[c.replica]
+                let expected = doc.log.agentChanges[Int(agent)].count + 1
+                guard Int(c.seq) == expected else { return fail("sequence number \(c.seq), expected \(expected)") }
+                var deps: [Int] = []
+                for d in c.deps {
+                    guard let mapped = newRow[d] else { return fail("a dependency was not recovered") }
+                    deps.append(mapped)
+                }
+                // Times so far from now that two of them could not be stored side by side (compact
+                // saves store differences) are not trustworthy: real clocks are within ±2^62 s.
+                guard !guardTimes || c.time.magnitude <= Self.maxTime else { return fail("its time \(c.time) s is out of range") }
+                // Op counters are 32-bit: a replica's units must fit (the loader traps here; see ROBUSTNESS.md).
+                let counterStart = doc.log.agentChanges[Int(agent)].last.map { Int(doc.log.changes[$0].counterStart) + doc.log.changes[$0].length } ?? 0
+                guard counterStart + c.length <= Int(UInt32.max) else { return fail("its op counters pass 2^32") }
+                let ci = doc.log.beginChange(agent: agent, deps: deps, time: c.time, author: c.author, message: c.message, extra: c.extra)
+                newRow[row(of: key)] = ci
+                let lvStart = doc.log.lvCount
+                var remaining = c.length
+                while remaining > 0 {
+                    guard opIndex < block.ops.count else { return fail("the ops end before the change does") }
+                    let op = block.ops[opIndex]
+                    if used == 0 {
+                        opFirstID = doc.log.nextID
+                        opStartedInDropped = false
+                    } else if opStartedInDropped || doc.log.nextID != opFirstID.advanced(by: used) {
+                        return fail("an op runs on into it from another change")
+                    }
+                    let take = min(op.length - used, remaining)
+                    var body = op.body.mapIDs(mapAgent)
+                    var scalars: ArraySlice<Unicode.Scalar> = []
+                    switch body {
+                    case .insertText(let n, let l, let r, let s):
+                        scalars = block.text[s + used ..< s + used + take]
+                        body = .insertText(note: n, originLeft: used == 0 ? l : opFirstID.advanced(by: used - 1), originRight: r, contentStart: 0)
+                    case .deleteText(let n, let t, let rev):
+                        if rev && Int(t.counter) - used - (take - 1) < 0 { return fail("a delete counts down past the first element") }
+                        body = .deleteText(note: n, target: t.advanced(by: rev ? -used : used), reversed: rev)
+                    case .unknown:
+                        guard used == 0 && take == op.length else { return fail("an op of unknown kind \(op.body.kind) spans two changes") }
+                    case .createNote(_, _, let created):
+                        guard !guardTimes || created.magnitude <= Self.maxTime else { return fail("a note's creation time \(created) s is out of range") }
+                    default:
+                        break
+                    }
+                    doc.log.append(body, length: take, scalars: scalars)
+                    used += take
+                    remaining -= take
+                    if used == op.length { opIndex += 1; used = 0 }
+                }
+                // Apply this change's units to the state.
+                let lvEnd = doc.log.lvCount
+                let record = doc.log.changes[ci]
+                var k = doc.log.opIndex(containingLV: lvStart)
+                while k < doc.log.ops.count && doc.log.ops[k].lv < lvEnd {
+                    let whole = doc.log.ops[k]
+                    let from = max(whole.lv, lvStart), to = min(whole.lv + whole.length, lvEnd)
+                    let piece = doc.log.slice(whole, from: from, to: to)
+                    do {
+                        try doc.state.apply(piece, id: doc.log.localID(ofLV: from, change: ci), lamport: record.lamport + UInt64(from - lvStart),
+                                            replicas: doc.log.replicas, text: doc.log.text)
+                    } catch {
+                        return fail(Self.describe(error, doc.log))
+                    }
+                    k += 1
+                }
+            }
+        }
+        return .success(doc)
+    }
+
+    /// Whether a change time or note creation time lies outside ±`maxTime` (see `guardTimes`).
+    static func hasExtremeTimes(_ d: Document) -> Bool {
+        if d.log.changes.contains(where: { $0.time.magnitude > maxTime }) { return true }
+        return d.log.ops.contains { op in
+            if case .createNote(_, _, let created) = op.body { return created.magnitude > maxTime }
+            return false
+        }
+    }
+
+    /// Whether every append block says the bytes and rows before it are exactly those of the file.
+    func appendBlocksChain() -> Bool {
+        var crc: UInt32 = 0
+        var rows = 0
+        var end = 0
+        for t in trusted {
+            if t.block.kind == .append && (t.block.previousCRC != crc || t.block.firstRow != rows) { return false }
+            crc = CRC32.checksum(bytes[t.raw.offset ..< t.raw.end], initial: crc)
+            rows += t.block.changes.count
+            end = t.raw.end
+        }
+        return end == bytes.count
+    }
+
+    static func describe(_ e: ApplyError, _ log: OpLog) -> String {
+        func name(_ x: LocalID) -> String { "\(x.counter)@\(Int(x.agent) < log.replicas.count ? log.replicas[Int(x.agent)].short : "?")" }
+        switch e {
+        case .unknownNote(let n): return "an op edits note \(name(n)), which is not there"
+        case .unknownElement(let x) where x.isNone: return "an op refers to something that is not there"
+        case .unknownElement(let x): return "an op refers to element \(name(x)), which is not there"
+        case .noteExists(let n): return "note \(name(n)) is created twice"
+        case .tooMuchWork: return "it asks for more work than the file's size allows"
+        }
+    }
+
+    // MARK: Result
+
+    /// The result, or nil when it must be saved compact but holds times a compact save cannot store.
+    mutating func finish(_ recovered: Document, fates: [ChangeKey: Fate]) throws(PeerNoteError) -> SalvageResult? {
+        var dropped: [DroppedChange] = []
+        var keptPerBlock = [Int](repeating: 0, count: trusted.count)
+        for key in fates.keys.sorted() {
+            let c = trusted[key.block].block.changes[key.index]
+            switch fates[key] ?? .kept {
+            case .kept: keptPerBlock[key.block] += 1
+            case .dropped(let reason):
+                dropped.append(DroppedChange(id: changeID(key), author: c.author, time: Date(timeIntervalSince1970: TimeInterval(c.time)),
+                                             message: c.message, reason: reason))
+            }
+        }
+        for (bi, t) in trusted.enumerated() {
+            regions[t.region].keptChanges = keptPerBlock[bi]
+            let lost = t.block.changes.count - keptPerBlock[bi]
+            if lost > 0 { regions[t.region].problem = "\(lost) of its \(t.block.changes.count) changes were dropped (their history is incomplete)" }
+        }
+        // Blocks left out by numberRows keep their problem and 0 kept changes.
+        for r in regions.indices where regions[r].kind != .damaged && regions[r].problem != nil && regions[r].keptChanges == 0 && !trusted.contains(where: { $0.region == r }) {
+            regions[r].problem = "left out: " + (regions[r].problem ?? "")
+        }
+
+        // Prefer the intact prefix of the file when it holds exactly what was recovered.
+        var output: [UInt8]?
+        var document = recovered
+        var prefixBlocks = 0
+        var expectedOffset = 0
+        for (bi, t) in trusted.enumerated() {
+            guard t.raw.offset == expectedOffset, keptPerBlock[bi] == t.block.changes.count else { break }
+            prefixBlocks += 1
+            expectedOffset = t.raw.end
+        }
+        let keptTotal = keptPerBlock.reduce(0, +)
+        // Intact: every byte is in a block that was kept whole, every block follows the bytes before it.
+        if expectedOffset == bytes.count, prefixBlocks == trusted.count, dropped.isEmpty, appendBlocksChain(),
+           let loaded = try? Document.load(bytes) {
+            return SalvageResult(document: loaded, bytes: bytes, isIntact: true, regions: regions, droppedChanges: [],
+                                 unreadableChanges: 0, unreadableChangesExact: true)
+        }
+        if prefixBlocks > 0, keptPerBlock[..<prefixBlocks].reduce(0, +) == keptTotal,
+           let prefixDoc = try? Document.load(Array(bytes[..<expectedOffset])) {
+            output = Array(bytes[..<expectedOffset])
+            document = prefixDoc
+        }
+        let outBytes: [UInt8]
+        if let output { outBytes = output } else {
+            if !guardTimes && Self.hasExtremeTimes(recovered) { return nil }
+            outBytes = recovered.save(.compact)
+            do { document = try Document.load(outBytes) } catch {
+                throw .invalidDocument(offset: nil, message: "the recovered changes do not form a valid document: \(error)")
+            }
+        }
+        let unreadable = unreadableRows.reduce(0) { $0 + $1.count }
+        if document.changeCount != keptTotal {
+            throw .invalidDocument(offset: nil, message: "the recovered document holds \(document.changeCount) changes, expected \(keptTotal)")
+        }
+        return SalvageResult(document: document, bytes: outBytes, isIntact: false, regions: regions, droppedChanges: dropped,
+                             unreadableChanges: unreadable, unreadableChangesExact: rowsExact)
+    }
+}

@@ -1,0 +1,343 @@
+import Foundation
+import PeerNote
+import Testing
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Crash safety of the two tools that write documents: killed at any moment, out of disk space,
+/// or in a read-only folder, they leave every file either as it was or completely written.
+///
+/// Defaults keep the suite short; for a long run set `PEERNOTE_CRASH_RUNS` (kills per scenario,
+/// default 6) and `PEERNOTE_CRASH_NOTES` (notes of about 4 KB in the base document, default 80).
+@Suite("Crash safety", .serialized)
+struct CrashSafetyTests {
+    static let environment = ProcessInfo.processInfo.environment
+    static let runs = Int(environment["PEERNOTE_CRASH_RUNS"] ?? "") ?? 6
+    static let notes = Int(environment["PEERNOTE_CRASH_NOTES"] ?? "") ?? 80
+    static let peernotePath = Binary.packageRoot.appendingPathComponent(".build/debug/peernote").path
+
+    /// Deterministic text that does not compress much (so the files are large).
+    static func text(_ seed: UInt64, _ length: Int) -> String {
+        var x = seed &* 0x9E37_79B9_7F4A_7C15 | 1
+        var out = String.UnicodeScalarView()
+        for i in 0 ..< length {
+            x ^= x << 13; x ^= x >> 7; x ^= x << 17
+            out.append(i % 60 == 59 ? "\n" : Unicode.Scalar(UInt8(97 + x % 26)))
+        }
+        return String(out)
+    }
+
+    /// A large notebook and a copy that diverged from it with many more large notes and edits.
+    static func largePair() throws -> (mine: Document, theirs: Document) {
+        let mine = Document(title: "Large", author: "mia", replica: ReplicaID(high: 0x11, low: 1), time: at(9, 0))
+        mine.clock = { at(9, 1) }
+        for i in 0 ..< notes { mine.addNote(title: "Note \(i)", body: text(UInt64(i), 4_000)) }
+        let theirs = mine.fork(author: "theo")
+        theirs.clock = { at(10, 0) }
+        for i in 0 ..< notes / 2 { theirs.addNote(title: "Their note \(i)", body: text(UInt64(10_000 + i), 4_000)) }
+        for i in stride(from: 0, to: notes, by: 10) {
+            let id = try theirs.findNote("Note \(i)").id
+            try theirs.insertText(id, at: 100, "inserted by theo ")
+        }
+        return (mine, theirs)
+    }
+
+    /// Entries of `dir` that a killed writer may leave: its temporary file `.NAME.tmp-XXXXXX`.
+    static func staleTemporaries(_ dir: TempDir, of name: String) throws -> [String] {
+        try FileManager.default.contentsOfDirectory(atPath: dir.url.path).filter { $0.hasPrefix(".\(name).tmp-") }
+    }
+
+    /// Starts `path args`, kills it with SIGKILL after `delay` seconds (unless it ended first) and
+    /// waits. Returns whether it was killed.
+    static func runAndKill(_ path: String, _ args: [String], after delay: Double, environment extra: [String: String] = [:]) throws -> Bool {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: path)
+        process.arguments = args
+        var env = environment
+        for (k, v) in extra { env[k] = v }
+        process.environment = env
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        let deadline = Date().addingTimeInterval(delay)
+        while process.isRunning && Date() < deadline { usleep(200) }
+        let killed = process.isRunning && kill(process.processIdentifier, SIGKILL) == 0
+        process.waitUntilExit()
+        return killed && process.terminationReason == .uncaughtSignal
+    }
+
+    /// A kill delay for a command that takes `full` seconds: anywhere in the run, or with `tail`
+    /// in its last quarter, where the file is written (the runs are few, and a kill while the file
+    /// is being written is the case that matters).
+    static func killDelay(tail: Bool, full: Double, using generator: inout SystemRandomNumberGenerator) -> Double {
+        tail ? Double.random(in: full * 0.75 ... full * 1.05, using: &generator) : Double.random(in: 0 ... full * 1.1, using: &generator)
+    }
+
+    /// Seconds `body` takes.
+    static func time(_ body: () throws -> Void) rethrows -> Double {
+        let start = Date()
+        try body()
+        return Date().timeIntervalSince(start)
+    }
+
+    @Test("pnmerge merge killed at random moments: MINE (in place) and OUT (-o) are each either untouched or the complete merge")
+    func killMerge() throws {
+        let bin = try Binary.require()
+        let dir = try TempDir()
+        let (mine, theirs) = try Self.largePair()
+        let original = mine.save(.compact)
+        let theirsBytes = theirs.save(.compact)
+        let minePath = try dir.write(original, "mine.peernote")
+        let theirsPath = try dir.write(theirsBytes, "theirs.peernote")
+        let outPath = dir.path("out.peernote")
+        let expected = try Document.load(original)
+        try expected.merge(Document.load(theirsBytes))
+
+        // One uninterrupted run of each kind: how long a run takes, and the exact bytes it writes.
+        let inPlaceTime = try Self.time {
+            let r = try bin.run(["merge", minePath, theirsPath])
+            #expect(r.status == 0, "\(r.err)")
+        }
+        let mergedInPlace = try dir.bytes("mine.peernote")
+        let compactTime = try Self.time {
+            let r = try bin.run(["merge", minePath, theirsPath, "-o", outPath])
+            #expect(r.status == 0, "\(r.err)")
+        }
+        let full = max(inPlaceTime, compactTime)
+        var outcomes = [String: Int]()
+        let mergedCompact = try dir.bytes("out.peernote")
+        #expect(try Document.load(mergedInPlace).notebook == expected.notebook)
+        #expect(mergedCompact == expected.save(.compact))
+
+        var stale = 0
+        var generator = SystemRandomNumberGenerator()
+        for run in 0 ..< Self.runs * 2 {
+            _ = try dir.write(original, "mine.peernote")
+            try? FileManager.default.removeItem(atPath: outPath)
+            let toOut = run % 2 == 1
+            let delay = Self.killDelay(tail: run / 2 % 2 == 1, full: full, using: &generator)
+            let killed = try Self.runAndKill(Binary.path, ["merge", minePath, theirsPath] + (toOut ? ["-o", outPath] : []), after: delay)
+            let after = try dir.bytes("mine.peernote")
+            #expect(try dir.bytes("theirs.peernote") == theirsBytes)
+            if toOut {
+                #expect(after == original, "-o never touches MINE")
+                if FileManager.default.fileExists(atPath: outPath) {
+                    #expect(try dir.bytes("out.peernote") == mergedCompact, "run \(run), killed after \(delay) s: OUT is partial")
+                    outcomes["OUT complete", default: 0] += 1
+                } else {
+                    outcomes["OUT absent", default: 0] += 1
+                }
+            } else if after == original {
+                outcomes["MINE untouched", default: 0] += 1
+            } else {
+                #expect(after == mergedInPlace, "run \(run), killed after \(delay) s: MINE is neither the original nor the merge")
+                outcomes["MINE merged", default: 0] += 1
+            }
+            if !killed { outcomes["finished before the kill", default: 0] += 1 }
+            // A killed writer may leave its temporary file; it never looks like a document.
+            let temps = try Self.staleTemporaries(dir, of: "mine.peernote") + Self.staleTemporaries(dir, of: "out.peernote")
+            #expect(temps.allSatisfy { !$0.hasSuffix(".peernote") })
+            stale += temps.count
+            for t in temps { try FileManager.default.removeItem(atPath: dir.path(t)) }
+            let documents = try FileManager.default.contentsOfDirectory(atPath: dir.url.path).filter { $0.hasSuffix(".peernote") }
+            #expect(Set(documents).isSubset(of: ["mine.peernote", "theirs.peernote", "out.peernote"]), "\(documents)")
+        }
+        print("pnmerge merge, \(Self.runs * 2) runs of \(String(format: "%.2f", full)) s killed at random: \(outcomes.sorted { $0.key < $1.key }), stale temporary files: \(stale)")
+    }
+
+    @Test("peernote edit killed at random moments: the file is either untouched or has the whole edit")
+    func killEdit() throws {
+        try #require(FileManager.default.isExecutableFile(atPath: Self.peernotePath), "build peernote first (swift build)")
+        let dir = try TempDir()
+        let (mine, _) = try Self.largePair()
+        let original = mine.save(.compact)
+        let path = try dir.write(original, "notes.peernote")
+        // 60 KB typed into the middle of the body (an edit that appends a sizeable block).
+        let oldBody = try mine.findNote("Note 3").body
+        let middle = oldBody.index(oldBody.startIndex, offsetBy: oldBody.count / 2)
+        let newBody = String(oldBody[..<middle]) + Self.text(99, 60_000) + String(oldBody[middle...])
+        let bodyPath = try dir.write(Array(newBody.utf8), "body.txt")
+        let args = ["edit", path, "Note 3", "--body-file", bodyPath, "--title", "Note 3 (long)", "--author", "ed"]
+        let full = try Self.time {
+            let r = try Self.runAndKill(Self.peernotePath, args, after: 600)
+            #expect(!r)
+        }
+        let edited = try Document.load(try dir.bytes("notes.peernote"))
+        #expect(edited.notes[3].body == newBody && edited.notes[3].title == "Note 3 (long)")
+
+        var outcomes = [String: Int]()
+        var generator = SystemRandomNumberGenerator()
+        for run in 0 ..< Self.runs {
+            _ = try dir.write(original, "notes.peernote")
+            let delay = Self.killDelay(tail: run % 2 == 1, full: full, using: &generator)
+            _ = try Self.runAndKill(Self.peernotePath, args, after: delay)
+            let after = try dir.bytes("notes.peernote")
+            if after == original {
+                outcomes["untouched", default: 0] += 1
+            } else {
+                let d = try Document.load(after)
+                #expect(d.notebook.notes == edited.notebook.notes && d.changeCount == edited.changeCount,
+                        "run \(run), killed after \(delay) s: the file is neither the original nor the edit")
+                outcomes["edited", default: 0] += 1
+            }
+            let temps = try Self.staleTemporaries(dir, of: "notes.peernote")
+            #expect(temps.allSatisfy { !$0.hasSuffix(".peernote") })
+            for t in temps { try FileManager.default.removeItem(atPath: dir.path(t)) }
+        }
+        print("peernote edit, \(Self.runs) runs of \(String(format: "%.2f", full)) s killed at random: \(outcomes.sorted { $0.key < $1.key })")
+    }
+
+    @Test("pnmerge merge and peernote add on one file at the same moment: both land (they take the same lock)")
+    func mergeAndEditAtOnce() throws {
+        let bin = try Binary.require()
+        try #require(FileManager.default.isExecutableFile(atPath: Self.peernotePath), "build peernote first (swift build)")
+        let s = try Diverged()
+        for round in 0 ..< 3 {
+            let dir = try TempDir()
+            try s.write(to: dir)
+            let target = try dir.write(s.alice.save(), "target.peernote")
+            let merge = try bin.start(["merge", target, dir.path("bob.peernote")])
+            let add = Process()
+            add.executableURL = URL(fileURLWithPath: Self.peernotePath)
+            add.arguments = ["add", target, "--title", "Added meanwhile", "--body", "kept", "--author", "eve"]
+            add.standardOutput = FileHandle.nullDevice
+            add.standardError = FileHandle.nullDevice
+            try add.run()
+            merge.waitUntilExit()
+            add.waitUntilExit()
+            #expect(merge.terminationStatus == 0 && add.terminationStatus == 0)
+            let result = try Document.load(try dir.bytes("target.peernote"))
+            let merged = try s.merged()
+            #expect(result.notes.contains { $0.title == "Added meanwhile" && $0.body == "kept" }, "round \(round)")
+            #expect(result.notes.filter { $0.title != "Added meanwhile" } == merged.notes, "round \(round): every merged note is there")
+        }
+    }
+
+    // MARK: Read-only and full file systems
+
+    /// Runs `/bin/mount` or `/bin/umount`; nil on success, else why not.
+    static func mount(_ args: [String], tool: String = "mount") -> String? {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/bin/\(tool)")
+        p.arguments = args
+        let err = Pipe()
+        p.standardError = err
+        p.standardOutput = FileHandle.nullDevice
+        do { try p.run() } catch { return "\(tool) cannot run: \(error)" }
+        p.waitUntilExit()
+        let message = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        return p.terminationStatus == 0 ? nil : "\(tool) \(args.joined(separator: " ")) failed: \(message.trimmingCharacters(in: .whitespacesAndNewlines))"
+    }
+
+    /// A tmpfs of `size` mounted on a fresh directory, unmounted by `release()`.
+    final class SmallFileSystem {
+        let dir: TempDir
+        var path: String { dir.url.path }
+        private var mounted = false
+
+        init(size: String) throws {
+            dir = try TempDir()
+            if let why = CrashSafetyTests.mount(["-t", "tmpfs", "-o", "size=\(size)", "tmpfs", dir.url.path]) {
+                throw SkipReason(why)
+            }
+            mounted = true
+        }
+
+        func remountReadOnly() throws {
+            if let why = CrashSafetyTests.mount(["-o", "remount,ro", dir.url.path]) { throw SkipReason(why) }
+        }
+
+        func release() {
+            if mounted { _ = CrashSafetyTests.mount([dir.url.path], tool: "umount"); mounted = false }
+        }
+
+        deinit { release() }
+    }
+
+    /// Why a test could not set up its file system (it prints this and checks nothing else).
+    struct SkipReason: Error, CustomStringConvertible {
+        var description: String
+        init(_ d: String) { description = d }
+    }
+
+    @Test("A read-only folder: merge, salvage and edit fail with a clear error (exit 74) and change nothing")
+    func readOnlyFolder() throws {
+        let bin = try Binary.require()
+        let s = try Diverged()
+        let fs: SmallFileSystem
+        do { fs = try SmallFileSystem(size: "1m") } catch let skip as SkipReason {
+            print("readOnlyFolder: not run: cannot mount a file system to make read-only (\(skip)); as root, chmod cannot make a folder read-only")
+            return
+        }
+        defer { fs.release() }
+        let mine = fs.path + "/mine.peernote"
+        try Data(s.alice.save()).write(to: URL(fileURLWithPath: mine))
+        let outside = try TempDir()
+        try s.write(to: outside)
+        do { try fs.remountReadOnly() } catch let skip as SkipReason {
+            print("readOnlyFolder: not run: \(skip)")
+            return
+        }
+        let before = try FileManager.default.contentsOfDirectory(atPath: fs.path)
+        let original = s.alice.save()
+
+        let merge = try bin.run(["merge", mine, outside.path("bob.peernote")])
+        #expect(merge.status == 74)
+        #expect(merge.err.contains(mine) && merge.err.contains("Read-only file system"), "\(merge.err)")
+        #expect(merge.err.split(separator: "\n").count == 1)
+
+        let salvage = try bin.run(["salvage", outside.path("bob.peernote"), "-o", fs.path + "/copy.peernote"])
+        #expect(salvage.status == 74 && salvage.err.contains("Read-only file system"), "\(salvage.err)")
+
+        let edit = Process()
+        edit.executableURL = URL(fileURLWithPath: Self.peernotePath)
+        edit.arguments = ["title", mine, "Renamed", "--author", "x"]
+        let err = Pipe()
+        edit.standardError = err
+        edit.standardOutput = FileHandle.nullDevice
+        try edit.run()
+        edit.waitUntilExit()
+        let editErr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(edit.terminationStatus == 74 && editErr.contains("Read-only file system"), "\(editErr)")
+
+        #expect(Array(try Data(contentsOf: URL(fileURLWithPath: mine))) == original)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: fs.path) == before)
+    }
+
+    @Test("A full disk: a merge whose result does not fit fails with a clear error (exit 74); MINE is intact and no temporary file is left")
+    func fullDisk() throws {
+        let bin = try Binary.require()
+        let fs: SmallFileSystem
+        do { fs = try SmallFileSystem(size: "64k") } catch let skip as SkipReason {
+            print("fullDisk: not run: cannot mount a 64 KB tmpfs (\(skip))")
+            return
+        }
+        defer { fs.release() }
+        let mine = Document(title: "Small", author: "mia", replica: ReplicaID(high: 0x22, low: 2), time: at(9, 0))
+        mine.addNote(title: "One", body: "short")
+        let theirs = mine.fork(author: "theo")
+        for i in 0 ..< 40 { theirs.addNote(title: "Big \(i)", body: Self.text(UInt64(i), 4_000)) }
+        let original = mine.save(.compact)
+        let minePath = fs.path + "/mine.peernote"
+        try Data(original).write(to: URL(fileURLWithPath: minePath))
+        let outside = try TempDir()
+        let theirsPath = try outside.write(theirs.save(.compact), "theirs.peernote")
+        try #require(theirs.save(.compact).count > 100_000, "the merge result must not fit in 64 KB")
+
+        let r = try bin.run(["merge", minePath, theirsPath])
+        #expect(r.status == 74)
+        #expect(r.err.contains(minePath) && r.err.contains("No space left on device"), "\(r.err)")
+        #expect(Array(try Data(contentsOf: URL(fileURLWithPath: minePath))) == original)
+        let entries = try FileManager.default.contentsOfDirectory(atPath: fs.path).sorted()
+        #expect(entries == ["mine.peernote"], "no temporary file is left: \(entries)")
+
+        let salvage = try bin.run(["salvage", theirsPath, "-o", fs.path + "/copy.peernote"])
+        #expect(salvage.status == 74 && salvage.err.contains("No space left on device"), "\(salvage.err)")
+        #expect(!FileManager.default.fileExists(atPath: fs.path + "/copy.peernote"))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: fs.path).sorted() == entries)
+    }
+}
