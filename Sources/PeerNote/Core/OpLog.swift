@@ -138,10 +138,12 @@ struct OpLog: Sendable {
         if d.count > 1 { d.sort() }
         var lamport: UInt64 = 1
         for x in d where changes[x].lamportEnd + 1 > lamport { lamport = changes[x].lamportEnd + 1 }
-        let list = agentChanges[Int(agent)]
-        let counterStart: UInt32 = list.last.map { changes[$0].counterStart + UInt32(changes[$0].length) } ?? 0
+        // Read count and last without binding the array: a live copy would make the append
+        // below copy the whole list (every change, in debug builds).
+        let previousCount = agentChanges[Int(agent)].count
+        let counterStart: UInt32 = agentChanges[Int(agent)].last.map { changes[$0].counterStart + UInt32(changes[$0].length) } ?? 0
         let index = changes.count
-        changes.append(ChangeRecord(agent: agent, seq: UInt32(list.count + 1), counterStart: counterStart, length: 0,
+        changes.append(ChangeRecord(agent: agent, seq: UInt32(previousCount + 1), counterStart: counterStart, length: 0,
                                     lvStart: lvCount, lamport: lamport, deps: d, time: time, author: author,
                                     message: message, extra: extra))
         agentChanges[Int(agent)].append(index)
