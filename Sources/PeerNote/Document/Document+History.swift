@@ -8,8 +8,8 @@ extension Document {
 
     func historyEntry(_ ci: Int) -> HistoryEntry {
         let c = log.changes[ci]
-        return HistoryEntry(id: log.changeID(ci), author: c.author, time: Date(timeIntervalSince1970: TimeInterval(c.time)),
-                            message: c.message, dependencies: c.deps.map(log.changeID).sorted(),
+        return HistoryEntry(id: log.changeID(ci), author: log.author(of: ci), time: Date(timeIntervalSince1970: TimeInterval(c.time)),
+                            message: log.message(of: ci), dependencies: log.deps(of: ci).map(log.changeID).sorted(),
                             operationCount: c.length, summary: summary(ofChange: ci))
     }
 

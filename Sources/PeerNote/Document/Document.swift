@@ -113,7 +113,10 @@ public final class Document {
     /// The replicas that made changes, with the authors they recorded.
     public var replicas: [(replica: ReplicaID, authors: [String])] {
         var authors = [[String]](repeating: [], count: log.replicas.count)
-        for c in log.changes where !authors[Int(c.agent)].contains(c.author) { authors[Int(c.agent)].append(c.author) }
+        for (ci, c) in log.changes.enumerated() {
+            let author = log.author(of: ci)
+            if !authors[Int(c.agent)].contains(author) { authors[Int(c.agent)].append(author) }
+        }
         return log.replicas.enumerated().compactMap { i, r in log.agentChanges[i].isEmpty ? nil : (r, authors[i]) }
     }
 

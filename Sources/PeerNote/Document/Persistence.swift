@@ -68,9 +68,9 @@ extension Document {
         block.changes.reserveCapacity(order.count)
         for ci in order {
             let c = log.changes[ci]
-            block.changes.append(WireChange(replica: Int(index[Int(c.agent)]), seq: c.seq, length: c.length,
-                                            deps: c.deps.map { rowOf[$0] }, time: c.time, author: c.author,
-                                            message: c.message, extra: c.extra))
+            block.appendChange(replica: Int(index[Int(c.agent)]), seq: c.seq, length: c.length,
+                               deps: log.deps(of: ci).lazy.map { rowOf[$0] }, time: c.time, author: log.author(of: ci),
+                               message: log.message(of: ci), extra: log.extra(of: ci))
         }
         var pending: (op: Op, firstID: LocalID)?
         var lv = 0
@@ -172,7 +172,8 @@ extension Document {
         func fail(_ row: Int, _ message: String) -> PeerNoteError {
             .invalidDocument(offset: block.offset, message: "change at row \(row): \(message)")
         }
-        for (i, c) in block.changes.enumerated() {
+        for i in block.changes.indices {
+            let c = block.changes[i]
             let row = block.firstRow + i
             let agent = agents[c.replica]
             let cid = ChangeID(replica: block.replicas[c.replica], seq: c.seq)
@@ -181,16 +182,17 @@ extension Document {
                 throw fail(row, "change \(cid.fullDescription) has sequence number \(c.seq), expected \(expected) (a change is missing or repeated)")
             }
             if row == 0 {
-                guard cid == genesis, c.deps.isEmpty else { throw fail(row, "the first change is not the genesis change \(genesis.fullDescription)") }
+                guard cid == genesis, c.depCount == 0 else { throw fail(row, "the first change is not the genesis change \(genesis.fullDescription)") }
             } else {
-                guard !c.deps.isEmpty else { throw fail(row, "change \(cid.fullDescription) has no dependencies (a second origin)") }
+                guard c.depCount > 0 else { throw fail(row, "change \(cid.fullDescription) has no dependencies (a second origin)") }
             }
             let unitsSoFar = log.agentChanges[Int(agent)].last.map { Int(log.changes[$0].counterStart) + log.changes[$0].length } ?? 0
             guard unitsSoFar + c.length < Int(UInt32.max) else {
                 throw fail(row, "change \(cid) takes replica \(cid.replica.short) past 2^32 op units")
             }
             let previous = log.agentChanges[Int(agent)].last.map { log.changes[$0].lamportEnd }
-            let ci = log.beginChange(agent: agent, deps: c.deps, time: c.time, author: c.author, message: c.message, extra: c.extra)
+            let ci = log.beginChange(agent: agent, deps: block.deps(of: i), time: c.time, author: block.author(of: i),
+                                     message: block.message(of: i), extra: Array(block.extra(of: i)))
             if let previous, log.changes[ci].lamport <= previous {
                 throw fail(row, "change \(cid) does not follow its replica's previous change (it must have it in its history)")
             }
@@ -255,21 +257,27 @@ extension Document {
         let me = log.nextID
         let c = log.changes[log.changes.count - 1]
         let myLamport = c.lamport + UInt64(c.length)
-        var refs: [LocalID] = []
-        switch body {
-        case .deleteText(let n, let t, let rev):
-            refs = [n, t, t.advanced(by: rev ? -(length - 1) : length - 1)]
-        default:
-            _ = body.mapIDs { id in if !id.isNone { refs.append(id) }; return id }
-        }
-        for r in refs {
+        func check(_ r: LocalID) -> String? {
             // Earlier ops of the same replica always come first (checked per change above).
-            if r.agent == me.agent && r.counter < me.counter { continue }
+            if r.isNone || (r.agent == me.agent && r.counter < me.counter) { return nil }
             let name = "\(r.counter)@\(Int(r.agent) < log.replicas.count ? log.replicas[Int(r.agent)].short : "?")"
             guard let l = log.lamport(of: r) else { return "\(name), which does not exist" }
             guard l < myLamport else { return "\(name), which is not in its history" }
+            return nil
         }
-        return nil
+        switch body {
+        case .insertText(let n, let l, let r, _):
+            return check(n) ?? check(l) ?? check(r)
+        case .deleteText(let n, let t, let rev):
+            return check(n) ?? check(t) ?? check(t.advanced(by: rev ? -(length - 1) : length - 1))
+        default:
+            var found: String?
+            _ = body.mapIDs { id in
+                if found == nil { found = check(id) }
+                return id
+            }
+            return found
+        }
     }
 
     private func describe(_ e: ApplyError) -> String {
