@@ -145,21 +145,22 @@ struct OpLog: Sendable {
             if op.lv >= c.lvStart && op.lv + op.length <= c.lvEnd {
                 body(op)
             } else {
-                body(slice(op, from: max(c.lvStart, op.lv), to: min(c.lvEnd, op.lv + op.length)))
+                body(slice(op, from: max(c.lvStart, op.lv), to: min(c.lvEnd, op.lv + op.length), change: index))
             }
             i += 1
         }
     }
 
     /// The part of `op` covering LVs `from ..< to`, with its body adjusted.
-    func slice(_ op: Op, from: Int, to: Int) -> Op {
+    /// `change`, when given, is the change holding LV `from` (saves a search).
+    func slice(_ op: Op, from: Int, to: Int, change: Int? = nil) -> Op {
         if from == op.lv && to == op.lv + op.length { return op }
         let k = from - op.lv
         var body = op.body
         switch op.body {
         case .insertText(let note, let left, let right, let start):
-            // Unit k's left origin is unit k - 1 of the same run.
-            let leftK = k == 0 ? left : localID(ofLV: from - 1, change: changeIndex(containingLV: from - 1))
+            // Unit k's left origin is unit k - 1 of the same run (an op's units have consecutive ids).
+            let leftK = k == 0 ? left : localID(ofLV: from, change: change ?? changeIndex(containingLV: from)).advanced(by: -1)
             body = .insertText(note: note, originLeft: leftK, originRight: right, contentStart: start + k)
         case .deleteText(let note, let target, let reversed):
             // A one-unit delete has no direction: always `reversed: false` (one canonical form).

@@ -35,10 +35,13 @@ extension Document {
             persisted = Persisted(bytes: bytes, rowOfChange: rowOf)
             return bytes
         }
-        let order = (0 ..< log.changes.count).sorted {
-            let a = log.changes[$0], b = log.changes[$1]
-            return (a.lamport, log.replicas[Int(a.agent)]) < (b.lamport, log.replicas[Int(b.agent)])
+        let canonical: (Int, Int) -> Bool = { [log] x, y in
+            let a = log.changes[x], b = log.changes[y]
+            return a.lamport != b.lamport ? a.lamport < b.lamport : log.replicas[Int(a.agent)] < log.replicas[Int(b.agent)]
         }
+        var order = Array(0 ..< log.changes.count)
+        // A log with one replica, or one loaded from a compact file, is already in canonical order.
+        if order.indices.dropFirst().contains(where: { !canonical($0 - 1, $0) }) { order.sort(by: canonical) }
         var rowOf = [Int](repeating: 0, count: order.count)
         for (row, ci) in order.enumerated() { rowOf[ci] = row }
         var block = makeBlock(changes: order, rowOf: rowOf, firstRow: 0)
@@ -54,10 +57,22 @@ extension Document {
     /// A block holding `changes` (in that order), with replica ids in sorted order.
     private func makeBlock(changes order: [Int], rowOf: [Int], firstRow: Int) -> WireBlock {
         // Replicas the block mentions: authors of its changes and anything its ops refer to.
-        var used = Set<UInt32>()
-        for ci in order { used.insert(log.changes[ci].agent) }
-        forEachOp(of: order) { _, op in _ = op.body.mapIDs { id in if !id.isNone { used.insert(id.agent) }; return id } }
-        let table = used.sorted { log.replicas[Int($0)] < log.replicas[Int($1)] }
+        var used = [Bool](repeating: false, count: log.replicas.count)
+        for ci in order { used[Int(log.changes[ci].agent)] = true }
+        forEachOp(of: order) { _, op in
+            switch op.body {
+            case .insertText(let n, let l, let r, _):
+                used[Int(n.agent)] = true
+                if !l.isNone { used[Int(l.agent)] = true }
+                if !r.isNone { used[Int(r.agent)] = true }
+            case .deleteText(let n, let t, _):
+                used[Int(n.agent)] = true
+                used[Int(t.agent)] = true
+            default:
+                _ = op.body.mapIDs { id in if !id.isNone { used[Int(id.agent)] = true }; return id }
+            }
+        }
+        let table = used.indices.filter { used[$0] }.map { UInt32($0) }.sorted { log.replicas[Int($0)] < log.replicas[Int($1)] }
         var index = [UInt32](repeating: .max, count: log.replicas.count)
         for (i, a) in table.enumerated() { index[Int(a)] = UInt32(i) }
         let remap: (LocalID) -> LocalID = { id in id.isNone ? id : LocalID(agent: index[Int(id.agent)], counter: id.counter) }
@@ -94,20 +109,32 @@ extension Document {
         return block
     }
 
-    /// Visits the ops of the changes in `order`, each cut at its change's boundaries.
+    /// Visits the ops of the changes in `order`, cut where the order leaves the log's order,
+    /// with the index of the change holding each op's first unit. Changes whose units follow
+    /// each other in the log (most of them: the log is in causal order too) are visited as
+    /// one stretch, so a run of typing made of many changes stays one op.
     private func forEachOp(of order: [Int], _ body: (Int, Op) -> Void) {
-        var opIndex = 0
-        var lastEnd = -1
-        for ci in order {
-            let c = log.changes[ci]
-            if c.lvStart != lastEnd { opIndex = log.opIndex(containingLV: c.lvStart) }
-            while opIndex < log.ops.count && log.ops[opIndex].lv < c.lvEnd {
-                let op = log.ops[opIndex]
-                body(ci, log.slice(op, from: max(c.lvStart, op.lv), to: min(c.lvEnd, op.lv + op.length)))
-                if op.lv + op.length > c.lvEnd { break }
-                opIndex += 1
+        var k = 0
+        while k < order.count {
+            let first = log.changes[order[k]]
+            var end = first.lvEnd
+            var j = k + 1
+            while j < order.count && log.changes[order[j]].lvStart == end {
+                end = log.changes[order[j]].lvEnd
+                j += 1
             }
-            lastEnd = c.lvEnd
+            let start = first.lvStart
+            if end > start {
+                var opIndex = log.opIndex(containingLV: start)
+                while opIndex < log.ops.count && log.ops[opIndex].lv < end {
+                    let op = log.ops[opIndex]
+                    let from = max(start, op.lv), to = min(end, op.lv + op.length)
+                    let ci = from == first.lvStart ? order[k] : log.changeIndex(containingLV: from)
+                    body(ci, from == op.lv && to == op.lv + op.length ? op : log.slice(op, from: from, to: to, change: ci))
+                    opIndex += 1
+                }
+            }
+            k = j
         }
     }
 
@@ -130,12 +157,11 @@ extension Document {
         guard let first = blocks.first, first.kind == .base, let docID = first.documentID, let genesis = first.genesis else {
             throw .invalidDocument(offset: 0, message: "the first block is not a base block")
         }
-        let doc = Document(id: docID, genesis: genesis, log: OpLog(), state: DocState(), replica: .random(), author: "")
+        var replayer = BlockReplayer(genesis: genesis)
         // Integration work a file may ask for, proportional to its size (hostile files could ask
         // for quadratic work: thousands of concurrent inserts at one place).
-        doc.state.workBudget = 256 * bytes.count + 4_000_000
-        defer { doc.state.workBudget = .max }
-        doc.unknownFields = first.unknownFields
+        replayer.state.workBudget = 256 * bytes.count + 4_000_000
+        var unknownFields = first.unknownFields
         var rows = 0
         var crc: UInt32 = 0
         var crcEnd = 0
@@ -151,17 +177,30 @@ extension Document {
                 guard block.firstRow == rows else {
                     throw .invalidDocument(offset: block.offset, message: "appended block starts at change \(block.firstRow), the file holds \(rows) before it")
                 }
-                for f in block.unknownFields where !doc.unknownFields.contains(f) { doc.unknownFields.append(f) }
+                for f in block.unknownFields where !unknownFields.contains(f) { unknownFields.append(f) }
             }
-            try doc.replay(block)
+            try replayer.replay(block)
             rows += block.changes.count
         }
+        replayer.state.workBudget = .max
+        let doc = Document(id: docID, genesis: genesis, log: replayer.log, state: replayer.state, replica: .random(), author: "")
+        doc.unknownFields = unknownFields
         doc.persisted = Persisted(bytes: bytes, rowOfChange: Array(0 ..< rows))
         return doc
     }
 
+}
+
+/// Verifies blocks and applies them to an op log and a state: the work of `Document.load`,
+/// done on plain values (not through the document's properties) so that it stays fast for
+/// logs of millions of changes.
+struct BlockReplayer {
+    var log = OpLog()
+    var state = DocState()
+    let genesis: ChangeID
+
     /// Verifies and applies one block's changes, in order.
-    private func replay(_ block: WireBlock) throws(PeerNoteError) {
+    mutating func replay(_ block: WireBlock) throws(PeerNoteError) {
         let agents = block.replicas.map { log.agent(for: $0) }
         let mapAgent: (LocalID) -> LocalID = { id in id.isNone ? id : LocalID(agent: agents[Int(id.agent)], counter: id.counter) }
         let startLV = log.lvCount
