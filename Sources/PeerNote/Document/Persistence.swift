@@ -216,7 +216,8 @@ struct BlockReplayer {
             let row = block.firstRow + i
             let agent = agents[c.replica]
             let cid = ChangeID(replica: block.replicas[c.replica], seq: c.seq)
-            let expected = log.agentChanges[Int(agent)].count + 1
+            let lastOfAgent = log.lastChange(of: agent)
+            let expected = (lastOfAgent.map { Int(log.changes[$0].seq) } ?? 0) + 1
             guard Int(c.seq) == expected else {
                 throw fail(row, "change \(cid.fullDescription) has sequence number \(c.seq), expected \(expected) (a change is missing or repeated)")
             }
@@ -225,11 +226,11 @@ struct BlockReplayer {
             } else {
                 guard c.depCount > 0 else { throw fail(row, "change \(cid.fullDescription) has no dependencies (a second origin)") }
             }
-            let unitsSoFar = log.agentChanges[Int(agent)].last.map { Int(log.changes[$0].counterStart) + log.changes[$0].length } ?? 0
+            let unitsSoFar = lastOfAgent.map { Int(log.changes[$0].counterStart) + log.changes[$0].length } ?? 0
             guard unitsSoFar + c.length < Int(UInt32.max) else {
                 throw fail(row, "change \(cid) takes replica \(cid.replica.short) past 2^32 op units")
             }
-            let previous = log.agentChanges[Int(agent)].last.map { log.changes[$0].lamportEnd }
+            let previous = lastOfAgent.map { log.changes[$0].lamportEnd }
             let ci = log.beginChange(agent: agent, deps: block.deps(of: i), time: c.time, author: block.author(of: i),
                                      message: block.message(of: i), extra: Array(block.extra(of: i)))
             if let previous, log.changes[ci].lamport <= previous {
