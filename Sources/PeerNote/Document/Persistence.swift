@@ -300,9 +300,9 @@ struct BlockReplayer {
         func check(_ r: LocalID) -> String? {
             // Earlier ops of the same replica always come first (checked per change above).
             if r.isNone || (r.agent == me.agent && r.counter < me.counter) { return nil }
-            let name = "\(r.counter)@\(Int(r.agent) < log.replicas.count ? log.replicas[Int(r.agent)].short : "?")"
-            guard let l = log.lamport(of: r) else { return "\(name), which does not exist" }
-            guard l < myLamport else { return "\(name), which is not in its history" }
+            func name() -> String { "\(r.counter)@\(Int(r.agent) < log.replicas.count ? log.replicas[Int(r.agent)].short : "?")" }
+            guard let l = log.lamport(of: r) else { return "\(name()), which does not exist" }
+            guard l < myLamport else { return "\(name()), which is not in its history" }
             return nil
         }
         switch body {
