@@ -43,6 +43,9 @@ enum FuzzFixtures {
         Entry(file: "fuzz/many-blocks.peernote",
               what: "20,000 append blocks of one change each (2.4 MB): every block's previousCRC is checked over all bytes before it",
               validateStatus: 0),
+        Entry(file: "fuzz/tiny-change-flood.peernote",
+              what: "400,000 changes, each retitling the notebook, in a 6 KB file (every column is a run or two, plus 6,000 bytes of padding in an unknown field that raise the file's row budget)",
+              validateStatus: 0),
         Entry(file: "fuzz/found-compact-save-unreadable.peernote",
               what: "found by FuzzColumns (15 min): a history whose changes of one replica do not see each other (seq 3 has a Lamport timestamp no larger than seq 1's); it loads, but its compact save puts seq 3 first and does not load",
               validateStatus: 65,
@@ -166,6 +169,8 @@ enum FuzzFixtures {
         return file
     }
 
+    static func tinyChangeFlood() -> [UInt8] { Craft.tinyChanges(400_000, padding: 6_000) }
+
     /// Every generated file, by path relative to `Fixtures/`.
     static func generate() throws -> [String: [UInt8]] {
         [
@@ -175,6 +180,7 @@ enum FuzzFixtures {
             "fuzz/same-origin-inserts.peernote": try sameOriginInserts(),
             "fuzz/register-flood.peernote": try registerFlood(),
             "fuzz/many-blocks.peernote": try manyBlocks(),
+            "fuzz/tiny-change-flood.peernote": tinyChangeFlood(),
         ]
     }
 }
