@@ -46,8 +46,13 @@ FUZZ_TARGETS ?= FuzzLoad FuzzMerge FuzzDecodeCBOR FuzzColumns
 FUZZ_FLAGS ?= -max_len=65536 -rss_limit_mb=2048 -malloc_limit_mb=2048 -timeout=10 -print_final_stats=1
 FUZZ_BIN := Fuzz/.build/release
 
+# The explicit -sanitize-coverage matters: SwiftPM passes -sanitize=fuzzer and -sanitize=address to
+# swiftc in no fixed order, and with -sanitize=fuzzer first swiftc emits no coverage at all (the
+# fuzzers then run blind: "cov: 0"). See docs/ROBUSTNESS.md.
+FUZZ_COVERAGE := -Xswiftc -sanitize-coverage=edge,trace-cmp,inline-8bit-counters,pc-table
+
 fuzz-build: deps
-	$(SWIFT) build -c release --package-path Fuzz --sanitize=fuzzer --sanitize=address
+	$(SWIFT) build -c release --package-path Fuzz --sanitize=fuzzer --sanitize=address $(FUZZ_COVERAGE)
 
 fuzz: fuzz-build
 	@python3 Fuzz/fuzz-seeds.py Fixtures fuzz-corpus
