@@ -30,7 +30,7 @@ demo: release
 # Rewrites Fixtures/ (sample and damaged documents) from Tests/PeerNoteTests/FixtureGeneration.swift.
 # Without PEERNOTE_WRITE_FIXTURES, `swift test` checks the committed files are byte-identical.
 fixtures: deps
-	PEERNOTE_WRITE_FIXTURES=1 $(SWIFT) test --filter FixtureGeneration
+	PEERNOTE_WRITE_FIXTURES=1 $(SWIFT) test --filter 'FixtureGeneration|fuzzFixturesAreUpToDate'
 
 # Benchmarks on the public editing traces in ../shared/traces (see Benchmarks/README.md).
 bench: deps
