@@ -101,6 +101,21 @@ struct CrashSafetyTests {
     }
 
     /// Seconds `body` takes.
+    /// The temporary files a killed writer left are stale (its lock on them died with it): once
+    /// they are older than the cleanup's minimum age (backdated here), the next writer to take the
+    /// document's lock removes them.
+    static func expectRemovedByNextWriter(_ dir: TempDir, of names: [String], _ temps: [String]) throws {
+        guard !temps.isEmpty else { return }
+        for t in temps {
+            try FileManager.default.setAttributes([.modificationDate: Date().addingTimeInterval(-60)], ofItemAtPath: dir.path(t))
+        }
+        for name in names {
+            let lock = try FileLock(for: dir.path(name))
+            withExtendedLifetime(lock) {}
+            #expect(try staleTemporaries(dir, of: name) == [], "\(name): stale temporary files left after a writer took the lock")
+        }
+    }
+
     static func time(_ body: () throws -> Void) rethrows -> Double {
         let start = Date()
         try body()
@@ -165,7 +180,7 @@ struct CrashSafetyTests {
             let temps = try Self.staleTemporaries(dir, of: "mine.peernote") + Self.staleTemporaries(dir, of: "out.peernote")
             #expect(temps.allSatisfy { !$0.hasSuffix(".peernote") })
             stale += temps.count
-            for t in temps { try FileManager.default.removeItem(atPath: dir.path(t)) }
+            try Self.expectRemovedByNextWriter(dir, of: ["mine.peernote", "out.peernote"], temps)
             let documents = try FileManager.default.contentsOfDirectory(atPath: dir.url.path).filter { $0.hasSuffix(".peernote") }
             #expect(Set(documents).isSubset(of: ["mine.peernote", "theirs.peernote", "out.peernote"]), "\(documents)")
         }
@@ -211,7 +226,7 @@ struct CrashSafetyTests {
             let temps = try Self.staleTemporaries(dir, of: "notes.peernote")
             #expect(temps.allSatisfy { !$0.hasSuffix(".peernote") })
             stale += temps.count
-            for t in temps { try FileManager.default.removeItem(atPath: dir.path(t)) }
+            try Self.expectRemovedByNextWriter(dir, of: ["notes.peernote"], temps)
         }
         print("peernote edit, \(Self.runs) runs of \(String(format: "%.2f", full)) s killed at random: \(outcomes.sorted { $0.key < $1.key }), stale temporary files: \(stale)")
     }
@@ -240,6 +255,43 @@ struct CrashSafetyTests {
             #expect(result.notes.contains { $0.title == "Added meanwhile" && $0.body == "kept" }, "round \(round)")
             #expect(result.notes.filter { $0.title != "Added meanwhile" } == merged.notes, "round \(round): every merged note is there")
         }
+    }
+
+    @Test("The next pnmerge merge or peernote add removes a killed writer's temporary file; one a live writer holds stays")
+    func staleTemporariesRemovedByTools() throws {
+        let bin = try Binary.require()
+        try #require(FileManager.default.isExecutableFile(atPath: Self.peernotePath), "build peernote first (swift build)")
+        let s = try Diverged()
+        let dir = try TempDir()
+        try s.write(to: dir)
+        let target = try dir.write(s.alice.save(), "target.peernote")
+        let partial = Array(s.bob.save().prefix(100))
+        func temporary(_ name: String) throws -> String {
+            let p = try dir.write(partial, name)
+            try FileManager.default.setAttributes([.modificationDate: Date().addingTimeInterval(-3_600)], ofItemAtPath: p)
+            return p
+        }
+        _ = try temporary(".target.peernote.tmp-Dead01")
+        let live = try temporary(".target.peernote.tmp-Live01")
+        let liveFD = open(live, O_RDONLY)
+        try #require(liveFD >= 0 && flock(liveFD, LOCK_EX | LOCK_NB) == 0)
+        let merged = try bin.run(["merge", target, dir.path("bob.peernote")])
+        #expect(merged.status == 0, "\(merged.err)")
+        #expect(try Self.staleTemporaries(dir, of: "target.peernote") == [".target.peernote.tmp-Live01"])
+        #expect(try Document.load(try dir.bytes("target.peernote")).notebook == s.merged().notebook)
+
+        // The live writer is gone: the next peernote command that writes the file removes its temporary.
+        close(liveFD)
+        _ = try temporary(".target.peernote.tmp-Dead02")
+        let add = Process()
+        add.executableURL = URL(fileURLWithPath: Self.peernotePath)
+        add.arguments = ["add", target, "--title", "After", "--author", "eve"]
+        add.standardOutput = FileHandle.nullDevice
+        try add.run()
+        add.waitUntilExit()
+        #expect(add.terminationStatus == 0)
+        #expect(try Self.staleTemporaries(dir, of: "target.peernote") == [])
+        #expect(try Document.load(try dir.bytes("target.peernote")).notes.contains { $0.title == "After" })
     }
 
     // MARK: Read-only and full file systems
