@@ -300,7 +300,7 @@ enum FixtureFactory {
 
         // A new author "Chlo?" goes at the end of the string table; its "?" becomes 0xE9 (Latin-1 "é").
         var latin = block
-        latin.changes[latin.changes.count - 1].author = "Chlo?"
+        latin.changes[latin.changes.count - 1].author = latin.intern("Chlo?")
         var latinPayload = WireCodec.encodePayload(latin)
         let map = try CBORDecoder.decodeItem(latinPayload)
         guard let strings = map.mapValue(forKey: BlockKey.strings.rawValue)?.array, let last = strings.last,
@@ -311,7 +311,9 @@ enum FixtureFactory {
         out["damaged/invalid-utf8.peernote"] = envelope(payload: latinPayload)
 
         var missing = block
-        missing.changes[missing.changes.count - 1].deps = [-3]
+        missing.changes[missing.changes.count - 1].depStart = missing.depRows.count
+        missing.changes[missing.changes.count - 1].depCount = 1
+        missing.depRows.append(-3)
         out["damaged/missing-dependency.peernote"] = envelope(payload: WireCodec.encodePayload(missing))
 
         var unknown = block

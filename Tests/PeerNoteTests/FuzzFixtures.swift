@@ -74,8 +74,8 @@ enum FuzzFixtures {
         let hi = try hiBytes()
         var block = WireBlock()
         block.replicas = [other]
-        block.changes = [WireChange(replica: 0, seq: 1, length: 1, deps: [], time: 0, author: "", message: "", extra: []),
-                         WireChange(replica: 0, seq: 2, length: 1, deps: [], time: 0, author: "", message: "", extra: [])]
+        block.appendChange(replica: 0, seq: 1, length: 1, deps: [], time: 0, author: "", message: "")
+        block.appendChange(replica: 0, seq: 2, length: 1, deps: [], time: 0, author: "", message: "")
         block.ops = [Op(lv: 0, length: 1, body: .unknown(kind: 99, payload: [])), Op(lv: 1, length: 1, body: .unknown(kind: 99, payload: []))]
         block.kind = .append
         block.previousCRC = CRC32.checksum(hi)
@@ -95,7 +95,7 @@ enum FuzzFixtures {
         for i in 0 ..< 220 {
             var block = WireBlock()
             block.replicas = [other]
-            block.changes = [WireChange(replica: 0, seq: UInt32(i + 1), length: units, deps: [i], time: 0, author: "", message: "", extra: [])]
+            block.appendChange(replica: 0, seq: UInt32(i + 1), length: units, deps: [i], time: 0, author: "", message: "")
             block.ops = [Op(lv: 0, length: units, body: .unknown(kind: 99, payload: []))]
             file += append(block, after: file, firstRow: i + 1)
         }
@@ -138,8 +138,8 @@ enum FuzzFixtures {
         }
         let noteID = LocalID(agent: 0, counter: UInt32(note.lv))   // one replica: counters are LVs
         let firstLV = block.ops.reduce(0) { $0 + $1.length }
-        block.changes.append(WireChange(replica: 0, seq: UInt32(block.changes.count + 1), length: n, deps: [block.changes.count - 1],
-                                        time: Int64(FixtureFactory.meetingDay), author: "", message: "flood", extra: []))
+        block.appendChange(replica: 0, seq: UInt32(block.changes.count + 1), length: n, deps: [block.changes.count - 1],
+                           time: Int64(FixtureFactory.meetingDay), author: "", message: "flood")
         for i in 0 ..< n { block.ops.append(Op(lv: firstLV + i, length: 1, body: ops(i, noteID))) }
         block.text += [Unicode.Scalar](repeating: "a", count: text)
         return BlockCodec.encode(payload: WireCodec.encodePayload(block))
@@ -161,7 +161,7 @@ enum FuzzFixtures {
             var block = WireBlock()
             block.kind = .append
             block.replicas = [FixtureFactory.Replica.hi]
-            block.changes = [WireChange(replica: 0, seq: UInt32(i + 2), length: 1, deps: [i], time: 0, author: "", message: "", extra: [])]
+            block.appendChange(replica: 0, seq: UInt32(i + 2), length: 1, deps: [i], time: 0, author: "", message: "")
             block.ops = [Op(lv: 0, length: 1, body: .setNotebookTitle("t\(i)", preds: [LocalID(agent: 0, counter: UInt32(i))]))]
             block.previousCRC = crc
             block.firstRow = i + 1

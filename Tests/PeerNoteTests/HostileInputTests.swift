@@ -132,8 +132,8 @@ extension Craft {
             for i in 0 ..< n {
                 // Row r is change seq r+1 and op counter r (one replica, one unit per change).
                 let r = row + i
-                block.changes.append(WireChange(replica: 0, seq: UInt32(r + 1), length: 1, deps: r == 0 ? [] : [r - 1],
-                                                time: 1_700_000_000, author: "", message: "", extra: []))
+                block.appendChange(replica: 0, seq: UInt32(r + 1), length: 1, deps: r == 0 ? [] : [r - 1],
+                                   time: 1_700_000_000, author: "", message: "")
                 block.ops.append(Op(lv: i, length: 1, body: .setNotebookTitle("", preds: r == 0 ? [] : [LocalID(agent: 0, counter: UInt32(r - 1))])))
             }
             let bytes = BlockCodec.encode(payload: WireCodec.encodePayload(block))

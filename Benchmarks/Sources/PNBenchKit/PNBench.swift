@@ -12,7 +12,7 @@ public struct PNBench: ParsableCommand {
             automerge-paper trace is slow while the list CRDT is a flat array.
             """,
         version: "1",
-        subcommands: [Run.self, Replay.self, Diverge.self, Scale.self]
+        subcommands: [Run.self, Replay.self, Diverge.self, Scale.self, Profile.self]
     )
 
     public init() {}

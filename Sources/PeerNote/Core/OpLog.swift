@@ -15,6 +15,13 @@ struct OpLog: Sendable {
     private(set) var replicas: [ReplicaID] = []
     private var replicaIndex: [ReplicaID: UInt32] = [:]
     private(set) var changes: [ChangeRecord] = []
+    /// Every change's dependencies, back to back (see `ChangeRecord.depStart`).
+    private(set) var depPool: [Int] = []
+    /// Interned author names and messages; index 0 is the empty string.
+    private(set) var strings: [String] = [""]
+    private var stringIndex: [String: UInt32] = ["": 0]
+    /// Unknown change fields kept verbatim; index 0 is none.
+    private(set) var extras: [[UInt8]] = [[]]
     private(set) var agentChanges: [[Int]] = []
     private(set) var ops: [Op] = []
     /// Inserted text of every `insertText` op, as Unicode scalars.
@@ -41,6 +48,30 @@ struct OpLog: Sendable {
     func existingAgent(for replica: ReplicaID) -> UInt32? { replicaIndex[replica] }
 
     func replicaLess(_ a: UInt32, _ b: UInt32) -> Bool { replicas[Int(a)] < replicas[Int(b)] }
+
+    // MARK: Change metadata
+
+    /// The dependencies of change `ci` (indices of earlier changes).
+    func deps(of ci: Int) -> ArraySlice<Int> {
+        let c = changes[ci]
+        return depPool[c.depStart ..< c.depStart + Int(c.depCount)]
+    }
+
+    func author(of ci: Int) -> String { strings[Int(changes[ci].author)] }
+    func message(of ci: Int) -> String { strings[Int(changes[ci].message)] }
+    func extra(of ci: Int) -> [UInt8] { extras[Int(changes[ci].extra)] }
+
+    /// The index of `s` in `strings`, adding it when new. Most changes repeat the previous
+    /// change's author and message, so those are checked before the dictionary.
+    private mutating func intern(_ s: String, previous: UInt32?) -> UInt32 {
+        if s.isEmpty { return 0 }
+        if let p = previous, strings[Int(p)] == s { return p }
+        if let i = stringIndex[s] { return i }
+        let i = UInt32(strings.count)
+        strings.append(s)
+        stringIndex[s] = i
+        return i
+    }
 
     // MARK: Lookup
 
@@ -99,26 +130,37 @@ struct OpLog: Sendable {
 
     /// The ops of change `index`, cut at its boundaries.
     func ops(ofChange index: Int) -> [Op] {
-        let c = changes[index]
-        guard c.length > 0 else { return [] }
         var out: [Op] = []
-        var i = opIndex(containingLV: c.lvStart)
-        while i < ops.count && ops[i].lv < c.lvEnd {
-            out.append(slice(ops[i], from: max(c.lvStart, ops[i].lv), to: min(c.lvEnd, ops[i].lv + ops[i].length)))
-            i += 1
-        }
+        forEachOp(ofChange: index) { out.append($0) }
         return out
     }
 
+    /// Visits the ops of change `index`, cut at its boundaries, without collecting them.
+    func forEachOp(ofChange index: Int, _ body: (Op) -> Void) {
+        let c = changes[index]
+        guard c.length > 0 else { return }
+        var i = opIndex(containingLV: c.lvStart)
+        while i < ops.count && ops[i].lv < c.lvEnd {
+            let op = ops[i]
+            if op.lv >= c.lvStart && op.lv + op.length <= c.lvEnd {
+                body(op)
+            } else {
+                body(slice(op, from: max(c.lvStart, op.lv), to: min(c.lvEnd, op.lv + op.length), change: index))
+            }
+            i += 1
+        }
+    }
+
     /// The part of `op` covering LVs `from ..< to`, with its body adjusted.
-    func slice(_ op: Op, from: Int, to: Int) -> Op {
+    /// `change`, when given, is the change holding LV `from` (saves a search).
+    func slice(_ op: Op, from: Int, to: Int, change: Int? = nil) -> Op {
         if from == op.lv && to == op.lv + op.length { return op }
         let k = from - op.lv
         var body = op.body
         switch op.body {
         case .insertText(let note, let left, let right, let start):
-            // Unit k's left origin is unit k - 1 of the same run.
-            let leftK = k == 0 ? left : localID(ofLV: from - 1, change: changeIndex(containingLV: from - 1))
+            // Unit k's left origin is unit k - 1 of the same run (an op's units have consecutive ids).
+            let leftK = k == 0 ? left : localID(ofLV: from, change: change ?? changeIndex(containingLV: from)).advanced(by: -1)
             body = .insertText(note: note, originLeft: leftK, originRight: right, contentStart: start + k)
         case .deleteText(let note, let target, let reversed):
             // A one-unit delete has no direction: always `reversed: false` (one canonical form).
@@ -134,7 +176,12 @@ struct OpLog: Sendable {
     /// Starts a new change by `agent` on top of `deps` (default: the current heads).
     /// Its lamport timestamp is derived from its dependencies.
     mutating func beginChange(agent: UInt32, deps: [Int]? = nil, time: Int64, author: String, message: String, extra: [UInt8] = []) -> Int {
-        var d = deps ?? heads
+        beginChange(agent: agent, deps: (deps ?? heads)[...], time: time, author: author, message: message, extra: extra)
+    }
+
+    /// Starts a new change by `agent` on top of `deps` (indices of earlier changes).
+    mutating func beginChange(agent: UInt32, deps: ArraySlice<Int>, time: Int64, author: String, message: String, extra: [UInt8]) -> Int {
+        var d = deps
         if d.count > 1 { d.sort() }
         var lamport: UInt64 = 1
         for x in d where changes[x].lamportEnd + 1 > lamport { lamport = changes[x].lamportEnd + 1 }
@@ -143,11 +190,22 @@ struct OpLog: Sendable {
         let previousCount = agentChanges[Int(agent)].count
         let counterStart: UInt32 = agentChanges[Int(agent)].last.map { changes[$0].counterStart + UInt32(changes[$0].length) } ?? 0
         let index = changes.count
-        changes.append(ChangeRecord(agent: agent, seq: UInt32(previousCount + 1), counterStart: counterStart, length: 0,
-                                    lvStart: lvCount, lamport: lamport, deps: d, time: time, author: author,
-                                    message: message, extra: extra))
+        let last = changes.last
+        let authorIndex = intern(author, previous: last?.author)
+        let messageIndex = intern(message, previous: last?.message)
+        var extraIndex: UInt32 = 0
+        if !extra.isEmpty {
+            extraIndex = UInt32(extras.count)
+            extras.append(extra)
+        }
+        let depStart = depPool.count
+        depPool.append(contentsOf: d)
+        changes.append(ChangeRecord(agent: agent, seq: UInt32(previousCount + 1), counterStart: counterStart,
+                                    author: authorIndex, message: messageIndex, extra: extraIndex,
+                                    depCount: UInt32(d.count), depStart: depStart, length: 0,
+                                    lvStart: lvCount, lamport: lamport, time: time))
         agentChanges[Int(agent)].append(index)
-        if heads.count == 1 && d.count == 1 && heads[0] == d[0] {
+        if heads.count == 1 && d.count == 1 && heads.first == d.first {
             heads[0] = index
         } else {
             heads.removeAll { d.contains($0) }
@@ -231,14 +289,20 @@ struct OpLog: Sendable {
         h.combine(c.counterStart)
         h.combine(c.length)
         h.combine(c.time)
-        h.combine(c.author)
-        h.combine(c.message)
-        h.combine(c.extra)
-        h.combine(c.deps.map { fingerprints[$0] }.sorted())
+        h.combine(strings[Int(c.author)])
+        h.combine(strings[Int(c.message)])
+        h.combine(extras[Int(c.extra)])
+        let deps = self.deps(of: i)
+        h.combine(deps.count)
+        if deps.count == 1, let d = deps.first {
+            h.combine(fingerprints[d])
+        } else {
+            for f in deps.map({ fingerprints[$0] }).sorted() { h.combine(f) }
+        }
         func id(_ x: LocalID) {
             if x.isNone { h.combine(0 as UInt8) } else { h.combine(replicas[Int(x.agent)]); h.combine(x.counter) }
         }
-        for op in ops(ofChange: i) {
+        forEachOp(ofChange: i) { op in
             h.combine(op.length)
             h.combine(op.body.kind)
             switch op.body {
@@ -275,7 +339,7 @@ struct OpLog: Sendable {
             vv[Int(rec.agent)] = rec.seq
             let list = agentChanges[Int(rec.agent)]
             while seq > had {
-                stack.append(contentsOf: changes[list[seq - 1]].deps)
+                stack.append(contentsOf: deps(of: list[seq - 1]))
                 seq -= 1
             }
         }

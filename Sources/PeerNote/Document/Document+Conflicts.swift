@@ -46,7 +46,7 @@ extension Document {
 
     func attribution(change ci: Int) -> Attribution {
         let c = log.changes[ci]
-        return Attribution(change: log.changeID(ci), author: c.author, time: Date(timeIntervalSince1970: TimeInterval(c.time)))
+        return Attribution(change: log.changeID(ci), author: log.author(of: ci), time: Date(timeIntervalSince1970: TimeInterval(c.time)))
     }
 
     /// For each deleted note, the changes that edited it without having seen its deletion.

@@ -8,8 +8,8 @@ extension Document {
 
     func historyEntry(_ ci: Int) -> HistoryEntry {
         let c = log.changes[ci]
-        return HistoryEntry(id: log.changeID(ci), author: c.author, time: Date(timeIntervalSince1970: TimeInterval(c.time)),
-                            message: c.message, dependencies: c.deps.map(log.changeID).sorted(),
+        return HistoryEntry(id: log.changeID(ci), author: log.author(of: ci), time: Date(timeIntervalSince1970: TimeInterval(c.time)),
+                            message: log.message(of: ci), dependencies: log.deps(of: ci).map(log.changeID).sorted(),
                             operationCount: c.length, summary: summary(ofChange: ci))
     }
 
@@ -47,7 +47,7 @@ extension Document {
         if let t = notebookTitle { parts.append("titled notebook \"\(t)\"") }
         for n in order {
             guard let t = tallies[n] else { continue }
-            let name = "\"\(state.notes[n]?.title.value ?? "?")\""
+            let name = "\"\(state.note(n)?.title.value ?? "?")\""
             if t.created { parts.append("added \(t.title.map { "\"\($0)\"" } ?? name)"); continue }
             if t.removed { parts.append("deleted \(name)"); continue }
             var what: [String] = []
@@ -58,7 +58,7 @@ extension Document {
             if !t.tagsRemoved.isEmpty { what.append("untagged " + t.tagsRemoved.joined(separator: ", ")) }
             if let p = t.priority { what.append("priority \(p.rawValue)") }
             if t.moved { what.append("moved") }
-            let current = state.notes[n]?.title.value ?? "?"
+            let current = state.note(n)?.title.value ?? "?"
             parts.append(what.joined(separator: ", ") + (t.title == nil ? " " + name : (t.title == current ? "" : " (now \(name))")))
         }
         if unknown > 0 { parts.append("\(unknown) op(s) of a newer format version") }

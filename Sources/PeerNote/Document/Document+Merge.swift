@@ -33,10 +33,11 @@ extension Document {
     /// Whether our change `mine` and `other`'s change `theirs` (same id) say the same thing.
     private func sameContent(_ mine: Int, _ other: Document, _ theirs: Int) -> Bool {
         let a = log.changes[mine], b = other.log.changes[theirs]
-        guard a.length == b.length, a.counterStart == b.counterStart, a.time == b.time, a.author == b.author,
-              a.message == b.message, a.extra == b.extra, a.deps.count == b.deps.count else { return false }
-        let depsA = a.deps.map(log.changeID).sorted()
-        let depsB = b.deps.map(other.log.changeID).sorted()
+        guard a.length == b.length, a.counterStart == b.counterStart, a.time == b.time,
+              log.author(of: mine) == other.log.author(of: theirs), log.message(of: mine) == other.log.message(of: theirs),
+              log.extra(of: mine) == other.log.extra(of: theirs), a.depCount == b.depCount else { return false }
+        let depsA = log.deps(of: mine).map(log.changeID).sorted()
+        let depsB = other.log.deps(of: theirs).map(other.log.changeID).sorted()
         guard depsA == depsB else { return false }
         let opsA = log.ops(ofChange: mine)
         let opsB = other.log.ops(ofChange: theirs)
@@ -88,7 +89,7 @@ extension Document {
                 (log, state) = (savedLog, savedState)
                 throw .invalidDocument(offset: nil, message: "change \(other.log.changeID(ci).fullDescription) could not be applied: \(error)")
             }
-            let author = other.log.changes[ci].author
+            let author = other.log.author(of: ci)
             if let i = byAuthor.firstIndex(where: { $0.author == author }) { byAuthor[i].count += 1 } else { byAuthor.append((author, 1)) }
         }
         unknownFields += other.unknownFields.filter { !unknownFields.contains($0) }
@@ -101,7 +102,7 @@ extension Document {
         let replica = source.replicas[Int(c.agent)]
         let a = log.agent(for: replica)
         var deps: [Int] = []
-        for d in c.deps {
+        for d in source.deps(of: ci) {
             guard let mine = log.changeIndex(of: source.changeID(d)) else { throw .unknownElement(.none) }
             deps.append(mine)
         }
@@ -109,7 +110,7 @@ extension Document {
             id.isNone ? id : LocalID(agent: log.agent(for: source.replicas[Int(id.agent)]), counter: id.counter)
         }
         let ops = source.ops(ofChange: ci)
-        let index = log.beginChange(agent: a, deps: deps, time: c.time, author: c.author, message: c.message, extra: c.extra)
+        let index = log.beginChange(agent: a, deps: deps, time: c.time, author: source.author(of: ci), message: source.message(of: ci), extra: source.extra(of: ci))
         guard log.changes[index].seq == c.seq, log.changes[index].counterStart == c.counterStart else {
             throw .unknownElement(.none)
         }

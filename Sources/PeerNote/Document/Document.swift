@@ -82,7 +82,7 @@ public final class Document {
     public var notebook: Notebook { Notebook(id: id, title: title, notes: notes, conflicts: conflicts) }
 
     public func note(_ id: NoteID) -> Note? {
-        guard let local = localID(id), let n = state.notes[local] else { return nil }
+        guard let local = localID(id), let n = state.note(local) else { return nil }
         return makeNote(n)
     }
 
@@ -113,7 +113,10 @@ public final class Document {
     /// The replicas that made changes, with the authors they recorded.
     public var replicas: [(replica: ReplicaID, authors: [String])] {
         var authors = [[String]](repeating: [], count: log.replicas.count)
-        for c in log.changes where !authors[Int(c.agent)].contains(c.author) { authors[Int(c.agent)].append(c.author) }
+        for (ci, c) in log.changes.enumerated() {
+            let author = log.author(of: ci)
+            if !authors[Int(c.agent)].contains(author) { authors[Int(c.agent)].append(author) }
+        }
         return log.replicas.enumerated().compactMap { i, r in log.agentChanges[i].isEmpty ? nil : (r, authors[i]) }
     }
 
@@ -131,7 +134,7 @@ public final class Document {
     }
 
     private func noteState(_ id: NoteID) throws(PeerNoteError) -> NoteState {
-        guard let local = localID(id), let n = state.notes[local] else { throw .noSuchNote(id.description) }
+        guard let local = localID(id), let n = state.note(local) else { throw .noSuchNote(id.description) }
         return n
     }
 
@@ -279,8 +282,8 @@ public final class Document {
     /// edits made meanwhile on other copies still merge.
     public func setBody(_ id: NoteID, _ text: String) throws(PeerNoteError) {
         let (note, _) = try bodyInfo(id)
-        let old = state.notes[note]?.body.visibleElements ?? []
-        let noteTitle = state.notes[note]?.title.value ?? ""
+        let old = state.note(note)?.body.visibleElements ?? []
+        let noteTitle = state.note(note)?.title.value ?? ""
         let new = Array(text.unicodeScalars)
         let edits = TextDiff.edits(from: old, to: new)
         guard !edits.isEmpty else { return }

@@ -35,10 +35,13 @@ extension Document {
             persisted = Persisted(bytes: bytes, rowOfChange: rowOf)
             return bytes
         }
-        let order = (0 ..< log.changes.count).sorted {
-            let a = log.changes[$0], b = log.changes[$1]
-            return (a.lamport, log.replicas[Int(a.agent)]) < (b.lamport, log.replicas[Int(b.agent)])
+        let canonical: (Int, Int) -> Bool = { [log] x, y in
+            let a = log.changes[x], b = log.changes[y]
+            return a.lamport != b.lamport ? a.lamport < b.lamport : log.replicas[Int(a.agent)] < log.replicas[Int(b.agent)]
         }
+        var order = Array(0 ..< log.changes.count)
+        // A log with one replica, or one loaded from a compact file, is already in canonical order.
+        if order.indices.dropFirst().contains(where: { !canonical($0 - 1, $0) }) { order.sort(by: canonical) }
         var rowOf = [Int](repeating: 0, count: order.count)
         for (row, ci) in order.enumerated() { rowOf[ci] = row }
         var block = makeBlock(changes: order, rowOf: rowOf, firstRow: 0)
@@ -54,10 +57,22 @@ extension Document {
     /// A block holding `changes` (in that order), with replica ids in sorted order.
     private func makeBlock(changes order: [Int], rowOf: [Int], firstRow: Int) -> WireBlock {
         // Replicas the block mentions: authors of its changes and anything its ops refer to.
-        var used = Set<UInt32>()
-        for ci in order { used.insert(log.changes[ci].agent) }
-        forEachOp(of: order) { _, op in _ = op.body.mapIDs { id in if !id.isNone { used.insert(id.agent) }; return id } }
-        let table = used.sorted { log.replicas[Int($0)] < log.replicas[Int($1)] }
+        var used = [Bool](repeating: false, count: log.replicas.count)
+        for ci in order { used[Int(log.changes[ci].agent)] = true }
+        forEachOp(of: order) { _, op in
+            switch op.body {
+            case .insertText(let n, let l, let r, _):
+                used[Int(n.agent)] = true
+                if !l.isNone { used[Int(l.agent)] = true }
+                if !r.isNone { used[Int(r.agent)] = true }
+            case .deleteText(let n, let t, _):
+                used[Int(n.agent)] = true
+                used[Int(t.agent)] = true
+            default:
+                _ = op.body.mapIDs { id in if !id.isNone { used[Int(id.agent)] = true }; return id }
+            }
+        }
+        let table = used.indices.filter { used[$0] }.map { UInt32($0) }.sorted { log.replicas[Int($0)] < log.replicas[Int($1)] }
         var index = [UInt32](repeating: .max, count: log.replicas.count)
         for (i, a) in table.enumerated() { index[Int(a)] = UInt32(i) }
         let remap: (LocalID) -> LocalID = { id in id.isNone ? id : LocalID(agent: index[Int(id.agent)], counter: id.counter) }
@@ -68,9 +83,9 @@ extension Document {
         block.changes.reserveCapacity(order.count)
         for ci in order {
             let c = log.changes[ci]
-            block.changes.append(WireChange(replica: Int(index[Int(c.agent)]), seq: c.seq, length: c.length,
-                                            deps: c.deps.map { rowOf[$0] }, time: c.time, author: c.author,
-                                            message: c.message, extra: c.extra))
+            block.appendChange(replica: Int(index[Int(c.agent)]), seq: c.seq, length: c.length,
+                               deps: log.deps(of: ci).lazy.map { rowOf[$0] }, time: c.time, author: log.author(of: ci),
+                               message: log.message(of: ci), extra: log.extra(of: ci))
         }
         var pending: (op: Op, firstID: LocalID)?
         var lv = 0
@@ -94,20 +109,32 @@ extension Document {
         return block
     }
 
-    /// Visits the ops of the changes in `order`, each cut at its change's boundaries.
+    /// Visits the ops of the changes in `order`, cut where the order leaves the log's order,
+    /// with the index of the change holding each op's first unit. Changes whose units follow
+    /// each other in the log (most of them: the log is in causal order too) are visited as
+    /// one stretch, so a run of typing made of many changes stays one op.
     private func forEachOp(of order: [Int], _ body: (Int, Op) -> Void) {
-        var opIndex = 0
-        var lastEnd = -1
-        for ci in order {
-            let c = log.changes[ci]
-            if c.lvStart != lastEnd { opIndex = log.opIndex(containingLV: c.lvStart) }
-            while opIndex < log.ops.count && log.ops[opIndex].lv < c.lvEnd {
-                let op = log.ops[opIndex]
-                body(ci, log.slice(op, from: max(c.lvStart, op.lv), to: min(c.lvEnd, op.lv + op.length)))
-                if op.lv + op.length > c.lvEnd { break }
-                opIndex += 1
+        var k = 0
+        while k < order.count {
+            let first = log.changes[order[k]]
+            var end = first.lvEnd
+            var j = k + 1
+            while j < order.count && log.changes[order[j]].lvStart == end {
+                end = log.changes[order[j]].lvEnd
+                j += 1
             }
-            lastEnd = c.lvEnd
+            let start = first.lvStart
+            if end > start {
+                var opIndex = log.opIndex(containingLV: start)
+                while opIndex < log.ops.count && log.ops[opIndex].lv < end {
+                    let op = log.ops[opIndex]
+                    let from = max(start, op.lv), to = min(end, op.lv + op.length)
+                    let ci = from == first.lvStart ? order[k] : log.changeIndex(containingLV: from)
+                    body(ci, from == op.lv && to == op.lv + op.length ? op : log.slice(op, from: from, to: to, change: ci))
+                    opIndex += 1
+                }
+            }
+            k = j
         }
     }
 
@@ -128,12 +155,11 @@ extension Document {
         guard let first = blocks.first, first.kind == .base, let docID = first.documentID, let genesis = first.genesis else {
             throw .invalidDocument(offset: 0, message: "the first block is not a base block")
         }
-        let doc = Document(id: docID, genesis: genesis, log: OpLog(), state: DocState(), replica: .random(), author: "")
+        var replayer = BlockReplayer(genesis: genesis)
         // Integration work a file may ask for, proportional to its size (hostile files could ask
         // for quadratic work: thousands of concurrent inserts at one place).
-        doc.state.workBudget = 256 * bytes.count + 4_000_000
-        defer { doc.state.workBudget = .max }
-        doc.unknownFields = first.unknownFields
+        replayer.state.workBudget = 256 * bytes.count + 4_000_000
+        var unknownFields = first.unknownFields
         var rows = 0
         var crc: UInt32 = 0
         var crcEnd = 0
@@ -149,17 +175,30 @@ extension Document {
                 guard block.firstRow == rows else {
                     throw .invalidDocument(offset: block.offset, message: "appended block starts at change \(block.firstRow), the file holds \(rows) before it")
                 }
-                for f in block.unknownFields where !doc.unknownFields.contains(f) { doc.unknownFields.append(f) }
+                for f in block.unknownFields where !unknownFields.contains(f) { unknownFields.append(f) }
             }
-            try doc.replay(block)
+            try replayer.replay(block)
             rows += block.changes.count
         }
+        replayer.state.workBudget = .max
+        let doc = Document(id: docID, genesis: genesis, log: replayer.log, state: replayer.state, replica: .random(), author: "")
+        doc.unknownFields = unknownFields
         doc.persisted = Persisted(bytes: bytes, rowOfChange: Array(0 ..< rows))
         return doc
     }
 
+}
+
+/// Verifies blocks and applies them to an op log and a state: the work of `Document.load`,
+/// done on plain values (not through the document's properties) so that it stays fast for
+/// logs of millions of changes.
+struct BlockReplayer {
+    var log = OpLog()
+    var state = DocState()
+    let genesis: ChangeID
+
     /// Verifies and applies one block's changes, in order.
-    private func replay(_ block: WireBlock) throws(PeerNoteError) {
+    mutating func replay(_ block: WireBlock) throws(PeerNoteError) {
         let agents = block.replicas.map { log.agent(for: $0) }
         let mapAgent: (LocalID) -> LocalID = { id in id.isNone ? id : LocalID(agent: agents[Int(id.agent)], counter: id.counter) }
         let startLV = log.lvCount
@@ -170,7 +209,8 @@ extension Document {
         func fail(_ row: Int, _ message: String) -> PeerNoteError {
             .invalidDocument(offset: block.offset, message: "change at row \(row): \(message)")
         }
-        for (i, c) in block.changes.enumerated() {
+        for i in block.changes.indices {
+            let c = block.changes[i]
             let row = block.firstRow + i
             let agent = agents[c.replica]
             let cid = ChangeID(replica: block.replicas[c.replica], seq: c.seq)
@@ -179,16 +219,17 @@ extension Document {
                 throw fail(row, "change \(cid.fullDescription) has sequence number \(c.seq), expected \(expected) (a change is missing or repeated)")
             }
             if row == 0 {
-                guard cid == genesis, c.deps.isEmpty else { throw fail(row, "the first change is not the genesis change \(genesis.fullDescription)") }
+                guard cid == genesis, c.depCount == 0 else { throw fail(row, "the first change is not the genesis change \(genesis.fullDescription)") }
             } else {
-                guard !c.deps.isEmpty else { throw fail(row, "change \(cid.fullDescription) has no dependencies (a second origin)") }
+                guard c.depCount > 0 else { throw fail(row, "change \(cid.fullDescription) has no dependencies (a second origin)") }
             }
             let unitsSoFar = log.agentChanges[Int(agent)].last.map { Int(log.changes[$0].counterStart) + log.changes[$0].length } ?? 0
             guard unitsSoFar + c.length < Int(UInt32.max) else {
                 throw fail(row, "change \(cid) takes replica \(cid.replica.short) past 2^32 op units")
             }
             let previous = log.agentChanges[Int(agent)].last.map { log.changes[$0].lamportEnd }
-            let ci = log.beginChange(agent: agent, deps: c.deps, time: c.time, author: c.author, message: c.message, extra: c.extra)
+            let ci = log.beginChange(agent: agent, deps: block.deps(of: i), time: c.time, author: block.author(of: i),
+                                     message: block.message(of: i), extra: Array(block.extra(of: i)))
             if let previous, log.changes[ci].lamport <= previous {
                 throw fail(row, "change \(cid) does not follow its replica's previous change (it must have it in its history)")
             }
@@ -253,21 +294,27 @@ extension Document {
         let me = log.nextID
         let c = log.changes[log.changes.count - 1]
         let myLamport = c.lamport + UInt64(c.length)
-        var refs: [LocalID] = []
-        switch body {
-        case .deleteText(let n, let t, let rev):
-            refs = [n, t, t.advanced(by: rev ? -(length - 1) : length - 1)]
-        default:
-            _ = body.mapIDs { id in if !id.isNone { refs.append(id) }; return id }
-        }
-        for r in refs {
+        func check(_ r: LocalID) -> String? {
             // Earlier ops of the same replica always come first (checked per change above).
-            if r.agent == me.agent && r.counter < me.counter { continue }
+            if r.isNone || (r.agent == me.agent && r.counter < me.counter) { return nil }
             let name = "\(r.counter)@\(Int(r.agent) < log.replicas.count ? log.replicas[Int(r.agent)].short : "?")"
             guard let l = log.lamport(of: r) else { return "\(name), which does not exist" }
             guard l < myLamport else { return "\(name), which is not in its history" }
+            return nil
         }
-        return nil
+        switch body {
+        case .insertText(let n, let l, let r, _):
+            return check(n) ?? check(l) ?? check(r)
+        case .deleteText(let n, let t, let rev):
+            return check(n) ?? check(t) ?? check(t.advanced(by: rev ? -(length - 1) : length - 1))
+        default:
+            var found: String?
+            _ = body.mapIDs { id in
+                if found == nil { found = check(id) }
+                return id
+            }
+            return found
+        }
     }
 
     private func describe(_ e: ApplyError) -> String {

@@ -343,12 +343,12 @@ private struct Salvager {
                 let expected = nextSeq[id.replica, default: 1]
                 var reason: String?
                 if r == 0 {
-                    if id != genesis || !c.deps.isEmpty { reason = "it is not the document's first change" }
-                } else if c.deps.isEmpty {
+                    if id != genesis || c.depCount > 0 { reason = "it is not the document's first change" }
+                } else if c.depCount == 0 {
                     reason = "it has no dependencies (a second origin)"
                 }
                 if reason == nil {
-                    for d in c.deps {
+                    for d in t.block.deps(of: i) {
                         if let dk = changeAtRow[d] {
                             if case .dropped = fates[dk] ?? .dropped("") { reason = "it depends on change \(changeID(dk)), which was dropped"; break }
                         } else {
@@ -383,7 +383,6 @@ private struct Salvager {
         var brokenReplicas: [ReplicaID: ChangeID] = [:]
         for key in fates.keys.sorted() {
             let t = trusted[key.block].block
-            let c = t.changes[key.index]
             let id = changeID(key)
             if case .dropped = out[key] ?? .kept {
                 if brokenReplicas[id.replica] == nil { brokenReplicas[id.replica] = id }
@@ -393,7 +392,7 @@ private struct Salvager {
                 out[key] = .dropped("its replica's change \(lost) was dropped before it")
                 continue
             }
-            for d in c.deps {
+            for d in t.deps(of: key.index) {
                 if let dk = changeAtRow[d], case .dropped = out[dk] ?? .kept {
                     out[key] = .dropped("it depends on change \(changeID(dk)), which was dropped")
                     brokenReplicas[id.replica] = id
@@ -451,7 +450,7 @@ private struct Salvager {
                 let expected = doc.log.agentChanges[Int(agent)].count + 1
                 guard Int(c.seq) == expected else { return fail("sequence number \(c.seq), expected \(expected)") }
                 var deps: [Int] = []
-                for d in c.deps {
+                for d in block.deps(of: i) {
                     guard let mapped = newRow[d] else { return fail("a dependency was not recovered") }
                     deps.append(mapped)
                 }
@@ -461,7 +460,8 @@ private struct Salvager {
                 // Op counters are 32-bit: a replica's units must fit (the loader traps here; see ROBUSTNESS.md).
                 let counterStart = doc.log.agentChanges[Int(agent)].last.map { Int(doc.log.changes[$0].counterStart) + doc.log.changes[$0].length } ?? 0
                 guard counterStart + c.length <= Int(UInt32.max) else { return fail("its op counters pass 2^32") }
-                let ci = doc.log.beginChange(agent: agent, deps: deps, time: c.time, author: c.author, message: c.message, extra: c.extra)
+                let ci = doc.log.beginChange(agent: agent, deps: deps, time: c.time, author: block.author(of: i),
+                                             message: block.message(of: i), extra: Array(block.extra(of: i)))
                 newRow[row(of: key)] = ci
                 let lvStart = doc.log.lvCount
                 var remaining = c.length
@@ -562,8 +562,9 @@ private struct Salvager {
             switch fates[key] ?? .kept {
             case .kept: keptPerBlock[key.block] += 1
             case .dropped(let reason):
-                dropped.append(DroppedChange(id: changeID(key), author: c.author, time: Date(timeIntervalSince1970: TimeInterval(c.time)),
-                                             message: c.message, reason: reason))
+                let block = trusted[key.block].block
+                dropped.append(DroppedChange(id: changeID(key), author: block.author(of: key.index), time: Date(timeIntervalSince1970: TimeInterval(c.time)),
+                                             message: block.message(of: key.index), reason: reason))
             }
         }
         for (bi, t) in trusted.enumerated() {

@@ -27,7 +27,10 @@ enum ApplyError: Error, Sendable, Equatable {
 /// applying ops in a causal order; the result does not depend on which one.
 struct DocState: Sendable {
     var title = MVRegister<String>()
-    var notes: [LocalID: NoteState] = [:]
+    /// Every note ever created (deleted ones too), in the order this copy learned of them.
+    /// An array, so that an edit changes a note in place; `noteSlots` finds a note by id.
+    private(set) var noteStates: [NoteState] = []
+    private var noteSlots: [LocalID: Int] = [:]
     /// The order of notes: each element is a place (slot) holding a note's id;
     /// a note shows at the slot its `position` register's winner names.
     var order = ListCRDT<LocalID>()
@@ -41,13 +44,14 @@ struct DocState: Sendable {
         case .setNotebookTitle(let value, let preds):
             title.write(id: id, lamport: lamport, replica: replica, value: value, preds: preds)
         case .createNote(let left, let right, let created):
-            guard notes[id] == nil else { throw .noteExists(id) }
+            guard noteSlots[id] == nil else { throw .noteExists(id) }
             try Self.lift { () throws(ListError) in
                 try order.integrate(id: id, originLeft: left, originRight: right, elements: CollectionOfOne(id), budget: &workBudget, replicaLess: { replicas[Int($0)] < replicas[Int($1)] })
             }
             var note = NoteState(id: id, created: created)
             note.position.write(id: id, lamport: lamport, replica: replica, value: id, preds: [])
-            notes[id] = note
+            noteSlots[id] = noteStates.count
+            noteStates.append(note)
         case .setNoteTitle(let n, let value, let preds):
             try withNote(n) { $0.title.write(id: id, lamport: lamport, replica: replica, value: value, preds: preds) }
         case .setPriority(let n, let value, let preds):
@@ -68,20 +72,20 @@ struct DocState: Sendable {
         case .insertText(let n, let left, let right, let start):
             let i = try index(of: n)
             try Self.lift { () throws(ListError) in
-                try notes.values[i].body.integrate(id: id, originLeft: left, originRight: right,
+                try noteStates[i].body.integrate(id: id, originLeft: left, originRight: right,
                                                    elements: text[start ..< start + op.length], budget: &workBudget, replicaLess: { replicas[Int($0)] < replicas[Int($1)] })
             }
         case .deleteText(let n, let target, let reversed):
             let i = try index(of: n)
             try Self.lift { () throws(ListError) in
-                try notes.values[i].body.delete(target: target, length: op.length, reversed: reversed)
+                try noteStates[i].body.delete(target: target, length: op.length, reversed: reversed)
             }
         case .moveNote(let n, let left, let right, let preds):
             let i = try index(of: n)
             try Self.lift { () throws(ListError) in
                 try order.integrate(id: id, originLeft: left, originRight: right, elements: CollectionOfOne(n), budget: &workBudget, replicaLess: { replicas[Int($0)] < replicas[Int($1)] })
             }
-            notes.values[i].position.write(id: id, lamport: lamport, replica: replica, value: id, preds: preds)
+            noteStates[i].position.write(id: id, lamport: lamport, replica: replica, value: id, preds: preds)
         case .unknown:
             break
         }
@@ -89,13 +93,16 @@ struct DocState: Sendable {
 
     private mutating func withNote(_ n: LocalID, _ body: (inout NoteState) -> Void) throws(ApplyError) {
         let i = try index(of: n)
-        body(&notes.values[i])
+        body(&noteStates[i])
     }
 
-    private func index(of n: LocalID) throws(ApplyError) -> Dictionary<LocalID, NoteState>.Index {
-        guard let i = notes.index(forKey: n) else { throw .unknownNote(n) }
+    private func index(of n: LocalID) throws(ApplyError) -> Int {
+        guard let i = noteSlots[n] else { throw .unknownNote(n) }
         return i
     }
+
+    /// The note created by op `n`, if any.
+    func note(_ n: LocalID) -> NoteState? { noteSlots[n].map { noteStates[$0] } }
 
     private static func lift(_ f: () throws(ListError) -> Void) throws(ApplyError) {
         do { try f() } catch {
@@ -108,15 +115,15 @@ struct DocState: Sendable {
 
     /// Reads one note's state in place (no copy of the whole note), or nil when it does not exist.
     func read<R>(_ n: LocalID, _ body: (NoteState) -> R) -> R? {
-        guard let i = notes.index(forKey: n) else { return nil }
-        return body(notes.values[i])
+        guard let i = noteSlots[n] else { return nil }
+        return body(noteStates[i])
     }
 
     /// The live notes in document order.
     var orderedNotes: [NoteState] {
         var out: [NoteState] = []
         order.forEachElement { slot, noteID, _ in
-            guard let note = notes[noteID], !note.isDeleted, note.position.value == slot else { return }
+            guard let note = note(noteID), !note.isDeleted, note.position.value == slot else { return }
             out.append(note)
         }
         return out
@@ -126,7 +133,7 @@ struct DocState: Sendable {
     var allNotesInOrder: [NoteState] {
         var out: [NoteState] = []
         order.forEachElement { slot, noteID, _ in
-            guard let note = notes[noteID], note.position.value == slot else { return }
+            guard let note = note(noteID), note.position.value == slot else { return }
             out.append(note)
         }
         return out

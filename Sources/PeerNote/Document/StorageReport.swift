@@ -39,7 +39,7 @@ extension Document {
                 }
                 return o
             }
-            stripped.changes = block.changes.map { var c = $0; c.author = ""; c.message = ""; return c }
+            for i in stripped.changes.indices { stripped.changes[i].author = 0; stripped.changes[i].message = 0 }
             history += historyColumnsSize(stripped)
         }
         let metadata = max(0, bytes.count - history - text)

@@ -1,17 +1,24 @@
 import Foundation
 
 /// One change as it is stored in a block: unverified. `replica` indexes the
-/// block's replica table; `deps` are rows (positions of changes in the file,
-/// counted across blocks).
+/// block's replica table. Its dependencies are rows (positions of changes in
+/// the file, counted across blocks): `WireBlock.deps(of:)`. `author` and
+/// `message` index `WireBlock.strings`; its unknown fields are
+/// `WireBlock.extra(of:)`.
+///
+/// A plain value (no references), so that reading a block of millions of
+/// changes allocates a few arrays, not several per change.
 struct WireChange: Sendable, Equatable {
     var replica: Int
     var seq: UInt32
     var length: Int
-    var deps: [Int]
     var time: Int64
-    var author: String
-    var message: String
-    var extra: [UInt8]
+    var depStart: Int
+    var depCount: Int
+    var author: Int
+    var message: Int
+    var extraStart: Int
+    var extraCount: Int
 }
 
 /// The contents of one block: unverified data. Op ids (`LocalID.agent`) index
@@ -23,6 +30,13 @@ struct WireBlock: Sendable {
     var genesis: ChangeID?
     var replicas: [ReplicaID] = []
     var changes: [WireChange] = []
+    /// The dependency rows of every change, back to back.
+    var depRows: [Int] = []
+    /// Authors and messages the changes name; index 0 is the empty string.
+    var strings: [String] = [""]
+    private var stringIndex: [String: Int] = ["": 0]
+    /// The unknown fields of every change, back to back.
+    var extraBytes: [UInt8] = []
     var ops: [Op] = []
     var text: [Unicode.Scalar] = []
     var firstRow = 0
@@ -33,18 +47,54 @@ struct WireBlock: Sendable {
     var offset = 0
 }
 
+extension WireBlock {
+    func deps(of i: Int) -> ArraySlice<Int> { depRows[changes[i].depStart ..< changes[i].depStart + changes[i].depCount] }
+    func author(of i: Int) -> String { strings[changes[i].author] }
+    func message(of i: Int) -> String { strings[changes[i].message] }
+    func extra(of i: Int) -> ArraySlice<UInt8> { extraBytes[changes[i].extraStart ..< changes[i].extraStart + changes[i].extraCount] }
+
+    /// The index of `s` in `strings`, adding it when new (the previous change's strings are checked first).
+    mutating func intern(_ s: String) -> Int {
+        if s.isEmpty { return 0 }
+        if let last = changes.last {
+            if strings[last.author] == s { return last.author }
+            if strings[last.message] == s { return last.message }
+        }
+        if let i = stringIndex[s] { return i }
+        strings.append(s)
+        stringIndex[s] = strings.count - 1
+        return strings.count - 1
+    }
+
+    /// Appends a change.
+    mutating func appendChange(replica: Int, seq: UInt32, length: Int, deps: some Collection<Int>, time: Int64,
+                               author: String, message: String, extra: some Collection<UInt8> = EmptyCollection()) {
+        let a = intern(author), m = intern(message)
+        let change = WireChange(replica: replica, seq: seq, length: length, time: time, depStart: depRows.count, depCount: deps.count,
+                                author: a, message: m, extraStart: extraBytes.count, extraCount: extra.count)
+        depRows.append(contentsOf: deps)
+        extraBytes.append(contentsOf: extra)
+        changes.append(change)
+    }
+}
+
 /// Turns a `WireBlock` into a block payload and back (columns, see `ColumnID`).
 enum WireCodec {
     // MARK: Encoding
 
     static func encodePayload(_ block: WireBlock) -> [UInt8] {
+        // The string table lists the strings in order of first use (authors and non-empty messages).
         var strings: [String] = []
-        var stringIndex: [String: Int] = [:]
-        func intern(_ s: String) -> UInt64 {
-            if let i = stringIndex[s] { return UInt64(i) }
-            stringIndex[s] = strings.count
-            strings.append(s)
-            return UInt64(strings.count - 1)
+        var wireIndex = [Int](repeating: -1, count: block.strings.count)
+        var wireIndexByString: [String: Int] = [:]
+        func intern(_ local: Int) -> UInt64 {
+            if wireIndex[local] >= 0 { return UInt64(wireIndex[local]) }
+            let s = block.strings[local]
+            // Two local indices may hold one string (blocks built by hand): one wire entry each string.
+            let i = wireIndexByString[s] ?? strings.count
+            if i == strings.count { strings.append(s); wireIndexByString[s] = i }
+            wireIndex[local] = i
+            return UInt64(i)
         }
         var cols: [ColumnID: [UInt8]] = [:]
         // Changes.
@@ -57,13 +107,18 @@ enum WireCodec {
             cReplica.append(UInt64(c.replica))
             cSeq.append(Int64(c.seq))
             cLen.append(UInt64(c.length))
-            cDepCount.append(UInt64(c.deps.count))
-            for d in c.deps.sorted(by: >) { cDepDist.append(UInt64(row - d)) }
+            cDepCount.append(UInt64(c.depCount))
+            let deps = block.deps(of: i)
+            if deps.count == 1, let d = deps.first {
+                cDepDist.append(UInt64(row - d))
+            } else {
+                for d in deps.sorted(by: >) { cDepDist.append(UInt64(row - d)) }
+            }
             cTime.append(c.time)
             cAuthor.append(intern(c.author))
-            cMessage.append(c.message.isEmpty ? 0 : intern(c.message) + 1)
-            cExtraLen.append(UInt64(c.extra.count))
-            extra += c.extra
+            cMessage.append(block.strings[c.message].isEmpty ? 0 : intern(c.message) + 1)
+            cExtraLen.append(UInt64(c.extraCount))
+            extra += block.extra(of: i)
         }
         cols[.changeReplica] = cReplica.finish(); cols[.changeSeq] = cSeq.finish(); cols[.changeLength] = cLen.finish()
         cols[.changeDepCount] = cDepCount.finish(); cols[.changeDepDistance] = cDepDist.finish(); cols[.changeTime] = cTime.finish()

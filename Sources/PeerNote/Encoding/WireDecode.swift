@@ -212,10 +212,15 @@ extension WireCodec {
         let extraLen = try uints(.changeExtraLength, n)
         let extraTotal = try sum(extraLen, "extra field lengths", limit: bytes.count)
         guard col(.changeExtra).bytes.count == extraTotal else { throw ColumnReadError(message: "column changeExtra holds \(col(.changeExtra).bytes.count) bytes, expected \(extraTotal)") }
-        var extraPos = col(.changeExtra).bytes.startIndex
+        var extraPos = 0
         var depPos = 0
         var units = 0
         block.changes.reserveCapacity(n)
+        block.depRows.reserveCapacity(depDist.count)
+        // Wire string k is block string k + 1 (block string 0 is the empty string).
+        block.strings = [""] + strings
+        let extraColumn = col(.changeExtra).bytes
+        block.extraBytes = Array(extraColumn)
         for i in 0 ..< n {
             let row = block.firstRow + i
             let r = try small(replica[i], "change replica", below: block.replicas.count)
@@ -223,19 +228,22 @@ extension WireCodec {
             guard abs(time[i]) <= Self.maxTime else { throw ColumnReadError(message: "change at row \(row): time \(time[i]) is out of range") }
             guard length[i] >= 1 && length[i] <= UInt64(unitCount) else { throw ColumnReadError(message: "change at row \(row): length \(length[i]) out of range") }
             units += Int(length[i])
-            var deps: [Int] = []
+            let depStart = block.depRows.count
             for _ in 0 ..< depCount[i] {
                 let d = depDist[depPos]; depPos += 1
                 guard d >= 1 && d <= UInt64(row) else { throw ColumnReadError(message: "change at row \(row): dependency \(d) rows back lies before the start of the file (missing dependency)") }
-                deps.append(row - Int(d))
+                block.depRows.append(row - Int(d))
             }
-            guard Set(deps).count == deps.count else { throw ColumnReadError(message: "change at row \(row): lists a dependency twice") }
+            // Most changes have one dependency; a few (merges) have a handful, checked pairwise.
+            let deps = block.depRows[depStart...]
+            let repeated = deps.count <= 8 ? deps.indices.contains { j in deps[(j + 1)...].contains(deps[j]) } : Set(deps).count != deps.count
+            guard !repeated else { throw ColumnReadError(message: "change at row \(row): lists a dependency twice") }
             let a = try small(author[i], "author index", below: strings.count)
-            let m = message[i] == 0 ? nil : try small(message[i] - 1, "message index", below: strings.count)
-            let e = Array(col(.changeExtra).bytes[extraPos ..< extraPos + Int(extraLen[i])])
+            let m = message[i] == 0 ? -1 : try small(message[i] - 1, "message index", below: strings.count)
+            block.changes.append(WireChange(replica: r, seq: UInt32(seq[i]), length: Int(length[i]), time: time[i],
+                                            depStart: depStart, depCount: block.depRows.count - depStart,
+                                            author: a + 1, message: m + 1, extraStart: extraPos, extraCount: Int(extraLen[i])))
             extraPos += Int(extraLen[i])
-            block.changes.append(WireChange(replica: r, seq: UInt32(seq[i]), length: Int(length[i]), deps: deps, time: time[i],
-                                            author: strings[a], message: m.map { strings[$0] } ?? "", extra: e))
         }
         guard units == unitCount else { throw ColumnReadError(message: "changes cover \(units) op units, block says \(unitCount)") }
         // Ops: read kinds and lengths to learn how many rows each sparse column has.

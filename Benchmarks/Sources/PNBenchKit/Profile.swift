@@ -1,0 +1,81 @@
+import ArgumentParser
+import Foundation
+import PeerNote
+
+extension PNBench {
+    /// `pnbench profile A.peernote [B.peernote] --phase load --repeat N`: one phase of `run`,
+    /// repeated, on files written by `pnbench diverge`, so that a profiler (`perf record`,
+    /// `valgrind --tool=callgrind`, `perf stat -e instructions`) sees that phase and not the
+    /// trace's JSON parsing or the other phases.
+    struct Profile: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Repeat one phase (load, save, relation, merge) on files, for profilers.",
+            discussion: """
+                load: load A and read its text. save: save A (compact). relation: load A and B, \
+                then time the shared-history check. merge: load A and B, merge B into A, save \
+                (the phase that `run` reports as merge_ms).
+                """
+        )
+
+        enum Phase: String, ExpressibleByArgument, CaseIterable { case load, save, relation, merge }
+
+        @Argument(help: "Copy A (from `pnbench diverge`).")
+        var a: String
+
+        @Argument(help: "Copy B (needed by relation and merge).")
+        var b: String?
+
+        @Option(help: "The phase to repeat: \(Phase.allCases.map(\.rawValue).joined(separator: ", ")).")
+        var phase: Phase
+
+        @Option(name: .customLong("repeat"), help: "How many times to run it.")
+        var count = 10
+
+        func run() throws {
+            try reportingErrors {
+                let bytesA = try read(a)
+                let bytesB = try b.map(read)
+                if (phase == .merge || phase == .relation) && bytesB == nil {
+                    throw BenchError.usage("\(phase.rawValue) needs copy B")
+                }
+                var times: [Double] = []
+                let loadedA = try load(bytesA, a)
+                for _ in 0 ..< max(count, 1) {
+                    let start = Timing.clock.now
+                    switch phase {
+                    case .load:
+                        let d = try load(bytesA, a)
+                        _ = d.notes.first?.body.unicodeScalars.count
+                    case .save:
+                        _ = loadedA.save(.compact)
+                    case .relation:
+                        let x = try load(bytesA, a), y = try load(bytesB ?? [], b ?? "")
+                        let t = Timing.clock.now
+                        guard x.relation(to: y) == .shared else { throw BenchError.replayFailed("A and B do not share history") }
+                        times.append(Timing.milliseconds(Timing.clock.now - t))
+                        continue
+                    case .merge:
+                        let x = try load(bytesA, a), y = try load(bytesB ?? [], b ?? "")
+                        do { try x.merge(y) } catch { throw BenchError.replayFailed("merge failed: \(error)") }
+                        _ = x.save(.compact)
+                    }
+                    times.append(Timing.milliseconds(Timing.clock.now - start))
+                }
+                emit(JSON.object([
+                    ("phase", .string(phase.rawValue)), ("runs", .int(times.count)),
+                    ("median_ms", .number(Timing.median(times))), ("min_ms", .number(times.min() ?? 0)),
+                    ("peak_rss_mb", .number(Memory.peakMB())),
+                ]).rendered())
+            }
+        }
+
+        private func read(_ path: String) throws(BenchError) -> [UInt8] {
+            guard let data = FileManager.default.contents(atPath: path) else { throw .usage("\(path): cannot read") }
+            return [UInt8](data)
+        }
+
+        private func load(_ bytes: [UInt8], _ path: String) throws(BenchError) -> Document {
+            do { return try Document.load(bytes) } catch { throw .replayFailed("\(path): \(error)") }
+        }
+    }
+}
