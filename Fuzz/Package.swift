@@ -1,9 +1,12 @@
 // swift-tools-version:6.0
 // libFuzzer targets for PeerNote. A separate package that uses the library like any client
-// (public API only), so fuzzing flags never touch the main build. See Fuzz/README.md.
+// (public API only), so fuzzing flags never touch the main build. See docs/ROBUSTNESS.md.
 //
-//   swift build -c release --package-path Fuzz --sanitize=fuzzer --sanitize=address
-//   make fuzz FUZZ_SECONDS=60
+//   make fuzz FUZZ_SECONDS=60        (builds with make fuzz-build, then runs every target)
+//
+// Build with make fuzz-build, not a bare `swift build --sanitize=fuzzer --sanitize=address`: that
+// passes the two sanitizers to swiftc in no fixed order, and with -sanitize=fuzzer first no Swift
+// code is instrumented for coverage. make fuzz-build adds -sanitize-coverage explicitly.
 import PackageDescription
 
 /// Each target is one `@_cdecl("LLVMFuzzerTestOneInput")` function and no `main`: libFuzzer

@@ -50,34 +50,72 @@ struct CrashSafetyTests {
         try FileManager.default.contentsOfDirectory(atPath: dir.url.path).filter { $0.hasPrefix(".\(name).tmp-") }
     }
 
-    /// Starts `path args`, kills it with SIGKILL after `delay` seconds (unless it ended first) and
-    /// waits. Returns whether it was killed.
-    static func runAndKill(_ path: String, _ args: [String], after delay: Double, environment extra: [String: String] = [:]) throws -> Bool {
+    /// When to kill a run.
+    enum KillMoment {
+        /// After this many seconds.
+        case after(Double)
+        /// This many seconds after a file whose name starts with `prefix` appears in `directory`
+        /// (the writer's temporary file: the kill lands while the new file is being written).
+        case whileWriting(directory: String, prefix: String, plus: Double)
+    }
+
+    /// Starts `path args`, kills it with SIGKILL at `moment` (unless it ended first) and waits.
+    /// Returns whether it was killed.
+    static func runAndKill(_ path: String, _ args: [String], at moment: KillMoment) throws -> Bool {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: path)
         process.arguments = args
-        var env = environment
-        for (k, v) in extra { env[k] = v }
-        process.environment = env
+        process.environment = environment
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         process.standardInput = FileHandle.nullDevice
         try process.run()
-        let deadline = Date().addingTimeInterval(delay)
-        while process.isRunning && Date() < deadline { usleep(200) }
+        switch moment {
+        case .after(let delay):
+            let deadline = Date().addingTimeInterval(delay)
+            while process.isRunning && Date() < deadline { usleep(200) }
+        case .whileWriting(let directory, let prefix, let plus):
+            let deadline = Date().addingTimeInterval(120)
+            while process.isRunning && Date() < deadline {
+                if let names = try? FileManager.default.contentsOfDirectory(atPath: directory), names.contains(where: { $0.hasPrefix(prefix) }) {
+                    usleep(useconds_t(plus * 1_000_000))
+                    break
+                }
+                usleep(100)
+            }
+        }
         let killed = process.isRunning && kill(process.processIdentifier, SIGKILL) == 0
         process.waitUntilExit()
         return killed && process.terminationReason == .uncaughtSignal
     }
 
-    /// A kill delay for a command that takes `full` seconds: anywhere in the run, or with `tail`
-    /// in its last quarter, where the file is written (the runs are few, and a kill while the file
-    /// is being written is the case that matters).
-    static func killDelay(tail: Bool, full: Double, using generator: inout SystemRandomNumberGenerator) -> Double {
-        tail ? Double.random(in: full * 0.75 ... full * 1.05, using: &generator) : Double.random(in: 0 ... full * 1.1, using: &generator)
+    /// When to kill run `run` of a command that takes `full` seconds and writes `name` in `dir`:
+    /// in turn anywhere in the run, in its last quarter, and 0 to 3 ms after its temporary file
+    /// appears (the runs are few, and a kill while the file is being written is the case that matters).
+    static func killMoment(run: Int, full: Double, dir: String, name: String, using generator: inout SystemRandomNumberGenerator) -> KillMoment {
+        switch run % 3 {
+        case 0: .after(Double.random(in: 0 ... full * 1.1, using: &generator))
+        case 1: .after(Double.random(in: full * 0.75 ... full * 1.3, using: &generator))
+        default: .whileWriting(directory: dir, prefix: ".\(name).tmp-", plus: Double.random(in: 0 ... 0.003, using: &generator))
+        }
     }
 
     /// Seconds `body` takes.
+    /// The temporary files a killed writer left are stale (its lock on them died with it): once
+    /// they are older than the cleanup's minimum age (backdated here), the next writer to take the
+    /// document's lock removes them.
+    static func expectRemovedByNextWriter(_ dir: TempDir, of names: [String], _ temps: [String]) throws {
+        guard !temps.isEmpty else { return }
+        for t in temps {
+            try FileManager.default.setAttributes([.modificationDate: Date().addingTimeInterval(-60)], ofItemAtPath: dir.path(t))
+        }
+        for name in names {
+            let lock = try FileLock(for: dir.path(name))
+            withExtendedLifetime(lock) {}
+            #expect(try staleTemporaries(dir, of: name) == [], "\(name): stale temporary files left after a writer took the lock")
+        }
+    }
+
     static func time(_ body: () throws -> Void) rethrows -> Double {
         let start = Date()
         try body()
@@ -119,14 +157,14 @@ struct CrashSafetyTests {
             _ = try dir.write(original, "mine.peernote")
             try? FileManager.default.removeItem(atPath: outPath)
             let toOut = run % 2 == 1
-            let delay = Self.killDelay(tail: run / 2 % 2 == 1, full: full, using: &generator)
-            let killed = try Self.runAndKill(Binary.path, ["merge", minePath, theirsPath] + (toOut ? ["-o", outPath] : []), after: delay)
+            let moment = Self.killMoment(run: run / 2, full: full, dir: dir.url.path, name: toOut ? "out.peernote" : "mine.peernote", using: &generator)
+            let killed = try Self.runAndKill(Binary.path, ["merge", minePath, theirsPath] + (toOut ? ["-o", outPath] : []), at: moment)
             let after = try dir.bytes("mine.peernote")
             #expect(try dir.bytes("theirs.peernote") == theirsBytes)
             if toOut {
                 #expect(after == original, "-o never touches MINE")
                 if FileManager.default.fileExists(atPath: outPath) {
-                    #expect(try dir.bytes("out.peernote") == mergedCompact, "run \(run), killed after \(delay) s: OUT is partial")
+                    #expect(try dir.bytes("out.peernote") == mergedCompact, "run \(run), killed \(moment): OUT is partial")
                     outcomes["OUT complete", default: 0] += 1
                 } else {
                     outcomes["OUT absent", default: 0] += 1
@@ -134,7 +172,7 @@ struct CrashSafetyTests {
             } else if after == original {
                 outcomes["MINE untouched", default: 0] += 1
             } else {
-                #expect(after == mergedInPlace, "run \(run), killed after \(delay) s: MINE is neither the original nor the merge")
+                #expect(after == mergedInPlace, "run \(run), killed \(moment): MINE is neither the original nor the merge")
                 outcomes["MINE merged", default: 0] += 1
             }
             if !killed { outcomes["finished before the kill", default: 0] += 1 }
@@ -142,7 +180,7 @@ struct CrashSafetyTests {
             let temps = try Self.staleTemporaries(dir, of: "mine.peernote") + Self.staleTemporaries(dir, of: "out.peernote")
             #expect(temps.allSatisfy { !$0.hasSuffix(".peernote") })
             stale += temps.count
-            for t in temps { try FileManager.default.removeItem(atPath: dir.path(t)) }
+            try Self.expectRemovedByNextWriter(dir, of: ["mine.peernote", "out.peernote"], temps)
             let documents = try FileManager.default.contentsOfDirectory(atPath: dir.url.path).filter { $0.hasSuffix(".peernote") }
             #expect(Set(documents).isSubset(of: ["mine.peernote", "theirs.peernote", "out.peernote"]), "\(documents)")
         }
@@ -163,32 +201,34 @@ struct CrashSafetyTests {
         let bodyPath = try dir.write(Array(newBody.utf8), "body.txt")
         let args = ["edit", path, "Note 3", "--body-file", bodyPath, "--title", "Note 3 (long)", "--author", "ed"]
         let full = try Self.time {
-            let r = try Self.runAndKill(Self.peernotePath, args, after: 600)
+            let r = try Self.runAndKill(Self.peernotePath, args, at: .after(600))
             #expect(!r)
         }
         let edited = try Document.load(try dir.bytes("notes.peernote"))
         #expect(edited.notes[3].body == newBody && edited.notes[3].title == "Note 3 (long)")
 
         var outcomes = [String: Int]()
+        var stale = 0
         var generator = SystemRandomNumberGenerator()
         for run in 0 ..< Self.runs {
             _ = try dir.write(original, "notes.peernote")
-            let delay = Self.killDelay(tail: run % 2 == 1, full: full, using: &generator)
-            _ = try Self.runAndKill(Self.peernotePath, args, after: delay)
+            let moment = Self.killMoment(run: run, full: full, dir: dir.url.path, name: "notes.peernote", using: &generator)
+            _ = try Self.runAndKill(Self.peernotePath, args, at: moment)
             let after = try dir.bytes("notes.peernote")
             if after == original {
                 outcomes["untouched", default: 0] += 1
             } else {
                 let d = try Document.load(after)
                 #expect(d.notebook.notes == edited.notebook.notes && d.changeCount == edited.changeCount,
-                        "run \(run), killed after \(delay) s: the file is neither the original nor the edit")
+                        "run \(run), killed \(moment): the file is neither the original nor the edit")
                 outcomes["edited", default: 0] += 1
             }
             let temps = try Self.staleTemporaries(dir, of: "notes.peernote")
             #expect(temps.allSatisfy { !$0.hasSuffix(".peernote") })
-            for t in temps { try FileManager.default.removeItem(atPath: dir.path(t)) }
+            stale += temps.count
+            try Self.expectRemovedByNextWriter(dir, of: ["notes.peernote"], temps)
         }
-        print("peernote edit, \(Self.runs) runs of \(String(format: "%.2f", full)) s killed at random: \(outcomes.sorted { $0.key < $1.key })")
+        print("peernote edit, \(Self.runs) runs of \(String(format: "%.2f", full)) s killed at random: \(outcomes.sorted { $0.key < $1.key }), stale temporary files: \(stale)")
     }
 
     @Test("pnmerge merge and peernote add on one file at the same moment: both land (they take the same lock)")
@@ -215,6 +255,43 @@ struct CrashSafetyTests {
             #expect(result.notes.contains { $0.title == "Added meanwhile" && $0.body == "kept" }, "round \(round)")
             #expect(result.notes.filter { $0.title != "Added meanwhile" } == merged.notes, "round \(round): every merged note is there")
         }
+    }
+
+    @Test("The next pnmerge merge or peernote add removes a killed writer's temporary file; one a live writer holds stays")
+    func staleTemporariesRemovedByTools() throws {
+        let bin = try Binary.require()
+        try #require(FileManager.default.isExecutableFile(atPath: Self.peernotePath), "build peernote first (swift build)")
+        let s = try Diverged()
+        let dir = try TempDir()
+        try s.write(to: dir)
+        let target = try dir.write(s.alice.save(), "target.peernote")
+        let partial = Array(s.bob.save().prefix(100))
+        func temporary(_ name: String) throws -> String {
+            let p = try dir.write(partial, name)
+            try FileManager.default.setAttributes([.modificationDate: Date().addingTimeInterval(-3_600)], ofItemAtPath: p)
+            return p
+        }
+        _ = try temporary(".target.peernote.tmp-Dead01")
+        let live = try temporary(".target.peernote.tmp-Live01")
+        let liveFD = open(live, O_RDONLY)
+        try #require(liveFD >= 0 && flock(liveFD, LOCK_EX | LOCK_NB) == 0)
+        let merged = try bin.run(["merge", target, dir.path("bob.peernote")])
+        #expect(merged.status == 0, "\(merged.err)")
+        #expect(try Self.staleTemporaries(dir, of: "target.peernote") == [".target.peernote.tmp-Live01"])
+        #expect(try Document.load(try dir.bytes("target.peernote")).notebook == s.merged().notebook)
+
+        // The live writer is gone: the next peernote command that writes the file removes its temporary.
+        close(liveFD)
+        _ = try temporary(".target.peernote.tmp-Dead02")
+        let add = Process()
+        add.executableURL = URL(fileURLWithPath: Self.peernotePath)
+        add.arguments = ["add", target, "--title", "After", "--author", "eve"]
+        add.standardOutput = FileHandle.nullDevice
+        try add.run()
+        add.waitUntilExit()
+        #expect(add.terminationStatus == 0)
+        #expect(try Self.staleTemporaries(dir, of: "target.peernote") == [])
+        #expect(try Document.load(try dir.bytes("target.peernote")).notes.contains { $0.title == "After" })
     }
 
     // MARK: Read-only and full file systems

@@ -206,6 +206,31 @@ struct SyncTests {
         #expect(try snapshot(b.url.path) == before.1)
     }
 
+    @Test("A killed writer's temporary file (.NAME.tmp-XXXXXX) is no copy: sync neither reads nor reports it; writing NAME removes it once stale")
+    func temporaryFilesIgnored() throws {
+        let a = try TempDir(), b = try TempDir()
+        let s = try Diverged()
+        _ = try a.write(s.alice.save(), "notes.peernote")
+        // A writer killed between writing and renaming leaves a complete document under the temporary name.
+        let temp = try a.write(try s.merged().save(.compact), ".notes.peernote.tmp-Kd9x2Q")
+        let tempBytes = try a.bytes(".notes.peernote.tmp-Kd9x2Q")
+        let alone = pnmerge(["sync", a.url.path])
+        #expect(alone.status == 0, "\(alone.err)")
+        #expect(!alone.out.contains("tmp-") && !alone.err.contains("tmp-"), "\(alone.out)\(alone.err)")
+        #expect(try a.bytes("notes.peernote") == s.alice.save(), "nothing merged in from the temporary file")
+        #expect(try a.bytes(".notes.peernote.tmp-Kd9x2Q") == tempBytes, "nothing written, so nothing cleaned up")
+
+        // When sync writes notes.peernote it holds its lock, and a stale temporary file of it goes.
+        try FileManager.default.setAttributes([.modificationDate: Date().addingTimeInterval(-3_600)], ofItemAtPath: temp)
+        _ = try b.write(s.bob.save(), "notes.peernote")
+        let both = pnmerge(["sync", a.url.path, b.url.path])
+        #expect(both.status == 0, "\(both.err)")
+        #expect(!both.out.contains("tmp-"), "\(both.out)")
+        #expect(!FileManager.default.fileExists(atPath: temp))
+        #expect(try canonical(a.path("notes.peernote")) == canonical(b.path("notes.peernote")))
+        #expect(try Document.load(try a.bytes("notes.peernote")).notebook == s.merged().notebook)
+    }
+
     @Test("Copies that already have every change are not written; a second sync writes nothing")
     func upToDate() throws {
         let a = try TempDir(), b = try TempDir()

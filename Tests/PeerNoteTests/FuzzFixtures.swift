@@ -43,6 +43,12 @@ enum FuzzFixtures {
         Entry(file: "fuzz/many-blocks.peernote",
               what: "20,000 append blocks of one change each (2.4 MB): every block's previousCRC is checked over all bytes before it",
               validateStatus: 0),
+        Entry(file: "fuzz/tiny-change-flood.peernote",
+              what: "400,000 changes, each retitling the notebook, in a 6 KB file (every column is a run or two, plus 6,000 bytes of padding in an unknown field that raised the file's row budget); the file-wide budget of 8 changes per byte + 65,536 refuses it",
+              validateStatus: 65),
+        Entry(file: "fuzz/op-flood.peernote",
+              what: "one change of 6,000,000 notebook-title writes in a 6 KB file (runs, plus 6,000 bytes of padding): ops were bounded only by the op units a block may claim (1,100 per byte), so it loaded, taking 1.1 GB and 34 s (debug); the file-wide budget of 8 op rows per byte + 65,536 refuses it",
+              validateStatus: 65),
         Entry(file: "fuzz/found-compact-save-unreadable.peernote",
               what: "found by FuzzColumns (15 min): a history whose changes of one replica do not see each other (seq 3 has a Lamport timestamp no larger than seq 1's); it loads, but its compact save puts seq 3 first and does not load",
               validateStatus: 65,
@@ -166,6 +172,18 @@ enum FuzzFixtures {
         return file
     }
 
+    static func tinyChangeFlood() -> [UInt8] { Craft.tinyChanges(400_000, padding: 6_000) }
+
+    /// One change of `n` ops, each setting the notebook title to "" with no predecessor.
+    static func opFlood(_ n: Int = 6_000_000, padding: Int = 6_000) -> [UInt8] {
+        var cols = Craft.chain(1, length: UInt64(n))
+        cols[.opKind] = Craft.runs([(n, OpKind.setNotebookTitle.rawValue)])
+        cols[.opLength] = Craft.runs([(n, 1)])
+        cols[.opValueLength] = Craft.runs([(n, 0)])
+        cols[.opPredCount] = Craft.runs([(n, 0)])
+        return Craft.file(Craft.payload(changeCount: 1, unitCount: UInt64(n), columns: cols, padding: padding))
+    }
+
     /// Every generated file, by path relative to `Fixtures/`.
     static func generate() throws -> [String: [UInt8]] {
         [
@@ -175,6 +193,8 @@ enum FuzzFixtures {
             "fuzz/same-origin-inserts.peernote": try sameOriginInserts(),
             "fuzz/register-flood.peernote": try registerFlood(),
             "fuzz/many-blocks.peernote": try manyBlocks(),
+            "fuzz/tiny-change-flood.peernote": tinyChangeFlood(),
+            "fuzz/op-flood.peernote": opFlood(),
         ]
     }
 }

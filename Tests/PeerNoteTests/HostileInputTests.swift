@@ -100,6 +100,73 @@ enum Craft {
     }
 }
 
+extension Craft {
+    /// A valid file of `sizes.count` blocks (a base block, then append blocks) holding `sizes[i]`
+    /// changes each, all by one replica, each retitling the notebook to "" over the previous
+    /// title: the library's own encoder makes every column a run, so each block is about 100
+    /// bytes whatever it holds. `padding` bytes in an unknown field of the base block raise the
+    /// file's row budget.
+    static func retitles(_ sizes: [Int], padding: Int = 0) -> [UInt8] {
+        var file: [UInt8] = []
+        var crc: UInt32 = 0
+        var row = 0
+        for (b, n) in sizes.enumerated() {
+            var block = WireBlock()
+            block.replicas = [replica]
+            if b == 0 {
+                block.kind = .base
+                block.documentID = documentID
+                block.genesis = ChangeID(replica: replica, seq: 1)
+                if padding > 0 {
+                    var e = CBOREncoder()
+                    e.unsigned(99); e.bytes([UInt8](repeating: 0, count: padding))
+                    block.unknownFields = [e.bytes]
+                }
+            } else {
+                block.kind = .append
+                block.previousCRC = crc
+                block.firstRow = row
+            }
+            block.changes.reserveCapacity(n)
+            block.ops.reserveCapacity(n)
+            for i in 0 ..< n {
+                // Row r is change seq r+1 and op counter r (one replica, one unit per change).
+                let r = row + i
+                block.appendChange(replica: 0, seq: UInt32(r + 1), length: 1, deps: r == 0 ? [] : [r - 1],
+                                   time: 1_700_000_000, author: "", message: "")
+                block.ops.append(Op(lv: i, length: 1, body: .setNotebookTitle("", preds: r == 0 ? [] : [LocalID(agent: 0, counter: UInt32(r - 1))])))
+            }
+            let bytes = BlockCodec.encode(payload: WireCodec.encodePayload(block))
+            crc = CRC32.checksum(bytes, initial: crc)
+            file += bytes
+            row += n
+        }
+        return file
+    }
+
+    /// `retitles(sizes)` padded so that the file's row budget is as close to its change count as
+    /// it can be: `fits` true gives the smallest such file whose budget holds every change (at
+    /// most 7 to spare); false gives the largest whose budget is short of them (by at most 8, and at least 1).
+    static func retitlesAtBudget(_ sizes: [Int], fits: Bool) -> [UInt8] {
+        let total = sizes.reduce(0, +)
+        let limits = WireCodec.Limits()
+        func budget(_ f: [UInt8]) -> Int { Int(limits.maxRows(fileSize: f.count)) }
+        let bare = retitles(sizes)
+        var padding = max(0, (total - limits.slack) / limits.rowsPerByte - bare.count)
+        var file = retitles(sizes, padding: padding)
+        // Grow until the budget holds every change, then shrink back while it still does
+        // (the size is not exactly bare + padding: length headers and the CRC's encoding vary).
+        while budget(file) < total { padding += 1; file = retitles(sizes, padding: padding) }
+        while padding > 0 {
+            let smaller = retitles(sizes, padding: padding - 1)
+            if budget(smaller) < total { return fits ? file : smaller }
+            padding -= 1
+            file = smaller
+        }
+        return file
+    }
+}
+
 /// Runs `body` and returns its result with the seconds it took.
 func timed<T>(_ body: () throws -> T) rethrows -> (T, Double) {
     let start = Date()
@@ -236,6 +303,68 @@ struct HostileInputTests {
         if let child = try validateInChild(legit) {
             #expect(child.status == 0 && child.peakMB < 256, "\(child)")
         }
+    }
+
+    @Test("The row budget covers the whole file: blocks that each fit are refused together, at the offset of the block that passes it")
+    func fileWideRowBudget() throws {
+        // Three blocks of 30,000 changes: each alone is within any file's budget (65,536 + 8 per
+        // byte), together they are more than a file of a few hundred bytes can hold.
+        let over = Craft.retitles([30_000, 30_000, 30_000])
+        #expect(over.count < 1_000)
+        let maxRows = Int(WireCodec.Limits().maxRows(fileSize: over.count))
+        expectRefused(over, "block claims 30000 changes after the 60000 before it, more than a \(over.count)-byte file can hold (at most \(maxRows) in all)")
+        let raws = try BlockCodec.decode(over)
+        try #require(raws.count == 3)
+        do {
+            _ = try Document.load(over)
+            Issue.record("loaded")
+        } catch {
+            guard case .invalidDocument(let at, _) = error, let offset = at else { Issue.record("\(error)"); return }
+            // The third block's changeCount field, not the start of the file.
+            #expect(offset > raws[2].payloadOffset && offset < raws[2].end, "offset \(offset), third block at \(raws[2].offset)")
+        }
+        // 60,000 changes in three blocks are within the budget: they load.
+        let under = Craft.retitles([20_000, 20_000, 20_000])
+        #expect(try Document.load(under).changeCount == 60_000)
+    }
+
+    @Test("A file just over its row budget is refused quickly; one just under it loads")
+    func rowBudgetBoundary() throws {
+        let sizes = [40_000, 40_000, 20_000]
+        let limits = WireCodec.Limits()
+        let fits = Craft.retitlesAtBudget(sizes, fits: true)
+        let short = Craft.retitlesAtBudget(sizes, fits: false)
+        let fitsBudget = Int(limits.maxRows(fileSize: fits.count)), shortBudget = Int(limits.maxRows(fileSize: short.count))
+        // Both hold 100,000 changes; one file's budget is just enough, the other's just short.
+        #expect(fitsBudget >= 100_000 && fitsBudget < 100_000 + limits.rowsPerByte, "budget \(fitsBudget)")
+        #expect(shortBudget < 100_000 && shortBudget >= 100_000 - limits.rowsPerByte, "budget \(shortBudget)")
+        expectRefused(short, "more than a \(short.count)-byte file can hold (at most \(shortBudget) in all)")
+        #expect(try Document.load(fits).changeCount == 100_000)
+        if let child = try validateInChild(fits) {
+            #expect(child.status == 0 && child.peakMB < 256, "\(child)")
+        }
+    }
+
+    @Test("Millions of ops or predecessors in a small file are refused: op rows and predecessors have the file's row budget too")
+    func opAndPredecessorFloods() throws {
+        // One change of 6,000,000 title writes in 6 KB used to load (1.1 GB, 34 s in debug).
+        let flood = FuzzFixtures.opFlood()
+        let maxRows = WireCodec.Limits().maxRows(fileSize: flood.count)
+        expectRefused(flood, "the block holds 6000000 ops, more than a \(flood.count)-byte file can hold (at most \(maxRows) in all")
+        // As many as the slack allows load.
+        #expect(try Document.load(FuzzFixtures.opFlood(60_000, padding: 0)).changeCount == 1)
+        // 2,000 ops listing 1,000 predecessors each (all the genesis title write): 2,000,000 predecessors.
+        let n = 2_000
+        var cols = Craft.chain(2, length: UInt64(n))
+        cols[.changeLength] = Craft.runs([(1, 1), (1, UInt64(n))])
+        cols[.opKind] = Craft.runs([(n + 1, OpKind.setNotebookTitle.rawValue)])
+        cols[.opLength] = Craft.runs([(n + 1, 1)])
+        cols[.opValueLength] = Craft.runs([(n + 1, 0)])
+        cols[.opPredCount] = Craft.runs([(1, 0), (n, 1_000)])
+        cols[.opPredReplica] = Craft.runs([(n * 1_000, 0)])
+        cols[.opPredCounter] = Craft.signedRuns([(n * 1_000, 0)])
+        let preds = Craft.file(Craft.payload(changeCount: 2, unitCount: UInt64(n + 1), columns: cols))
+        expectRefused(preds, "predecessor counts add up to more than this file can hold")
     }
 
     @Test("Huge counts inside the columns (runs, op lengths, dependency counts) are refused without allocating them")

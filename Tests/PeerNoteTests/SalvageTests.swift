@@ -182,6 +182,21 @@ struct SalvageTests {
         }
     }
 
+    @Test("Salvage keeps the file's row budget: blocks past it are damaged, the blocks within it are recovered")
+    func rowBudget() throws {
+        // Three blocks of 30,000 changes in a few hundred bytes: the third passes the file-wide budget.
+        let file = Craft.retitles([30_000, 30_000, 30_000])
+        let blocks = try BlockCodec.decode(file)
+        try #require(blocks.count == 3)
+        let result = try Document.salvage(file)
+        #expect(result.document.changeCount == 60_000)
+        #expect(result.bytes == Array(file[0 ..< blocks[1].end]), "the two blocks within the budget, as they were")
+        let damaged = try #require(result.regions.last)
+        #expect(damaged.kind == .damaged && damaged.offset == blocks[2].offset, "\(result.regions)")
+        #expect(damaged.problem?.contains("block claims 30000 changes after the 60000 before it, more than a \(file.count)-byte file can hold") == true,
+                "\(damaged.problem ?? "")")
+    }
+
     @Test("Files that trap the loader are salvaged without trapping: the offending block or changes are left out")
     func loaderTraps() throws {
         let hi = try FixtureCatalog.bytes("hi.peernote")

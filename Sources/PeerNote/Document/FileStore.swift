@@ -26,6 +26,11 @@ public struct FileError: Error, Equatable, Sendable, CustomStringConvertible {
 /// fsync, and renamed over the target (then the directory is fsynced), so a
 /// crash leaves either the old file or the new one, never a mix. The
 /// original's permissions are kept.
+///
+/// The temporary file is `.NAME.tmp-XXXXXX`. Its writer holds an exclusive
+/// `flock` on it until it is renamed or linked into place, so a temporary file
+/// nobody holds belongs to a writer that is gone (killed mid-write); taking a
+/// document's `FileLock` removes those (`removeStaleTemporaries`).
 public enum FileStore {
     /// The largest file this library reads (a bound on memory for hostile input).
     public static let maxFileSize = 1 << 30
@@ -72,9 +77,10 @@ public enum FileStore {
     public static func writeAtomically(_ bytes: [UInt8], to path: String) throws(FileError) {
         let target = resolvingSymlink(path)
         let tmp = try writeTemporary(bytes, beside: target, reportingAs: path)
-        guard rename(tmp, target) == 0 else {
+        defer { close(tmp.lock) }
+        guard rename(tmp.path, target) == 0 else {
             let m = errnoText()
-            unlink(tmp)
+            unlink(tmp.path)
             throw FileError(path: path, message: "rename failed: \(m)")
         }
         syncDirectory(of: target)
@@ -86,22 +92,34 @@ public enum FileStore {
         var st = stat()
         if lstat(path, &st) == 0 { throw FileError(path: path, message: "already exists; refusing to overwrite it") }
         let tmp = try writeTemporary(bytes, beside: path, reportingAs: path)
-        defer { unlink(tmp) }
-        guard link(tmp, path) == 0 else {
+        defer { close(tmp.lock) }
+        defer { unlink(tmp.path) }
+        guard link(tmp.path, path) == 0 else {
             if errno == EEXIST { throw FileError(path: path, message: "already exists; refusing to overwrite it") }
             throw FileError(path: path, message: "cannot create: \(errnoText())")
         }
         syncDirectory(of: path)
     }
 
-    /// Writes a complete, fsynced temporary file in `path`'s directory and returns its path.
-    private static func writeTemporary(_ bytes: [UInt8], beside path: String, reportingAs shown: String) throws(FileError) -> String {
+    /// A complete, fsynced temporary file, and a descriptor that holds its `flock` (close it
+    /// once the file has been renamed or linked into place).
+    private struct Temporary {
+        var path: String
+        var lock: Int32
+    }
+
+    /// Writes a complete, fsynced temporary file in `path`'s directory, locked (see `Temporary`).
+    private static func writeTemporary(_ bytes: [UInt8], beside path: String, reportingAs shown: String) throws(FileError) -> Temporary {
         let dir = directory(of: path)
         let name = (path as NSString).lastPathComponent
-        var template = Array("\(dir)/.\(name).tmp-XXXXXX".utf8CString)
+        var template = Array("\(dir)/.\(name)\(temporaryInfix)XXXXXX".utf8CString)
         let fd = template.withUnsafeMutableBufferPointer { buf in buf.baseAddress.map { mkstemp($0) } ?? -1 }
         guard fd >= 0 else { throw FileError(path: shown, message: "cannot create a temporary file in \(dir): \(errnoText())") }
         let tmpPath = String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        // Held until the caller closes `lock`: while it is held, no cleanup removes the file. A new
+        // file is never taken for a stale one (see removeStaleTemporaries), so this cannot block;
+        // where flock is not supported, the age rule alone protects it.
+        _ = flock(fd, LOCK_EX | LOCK_NB)
         func fail(_ what: String) -> FileError {
             let m = errnoText()
             close(fd)
@@ -121,8 +139,65 @@ public enum FileStore {
             written += n
         }
         guard fsync(fd) == 0 else { throw fail("fsync") }
-        guard close(fd) == 0 else { unlink(tmpPath); throw FileError(path: shown, message: "close failed: \(errnoText())") }
-        return tmpPath
+        // A second descriptor of the same open file keeps the lock after `fd` is closed.
+        let lock = dup(fd)
+        guard lock >= 0 else { throw fail("dup") }
+        guard close(fd) == 0 else {
+            let m = errnoText()
+            unlink(tmpPath)
+            close(lock)
+            throw FileError(path: shown, message: "close failed: \(m)")
+        }
+        return Temporary(path: tmpPath, lock: lock)
+    }
+
+    private static func isASCIIAlphanumeric(_ c: UInt8) -> Bool {
+        (0x30 ... 0x39).contains(c) || (0x41 ... 0x5A).contains(c) || (0x61 ... 0x7A).contains(c)
+    }
+
+    private static func modificationSeconds(_ st: stat) -> Int {
+        #if canImport(Darwin)
+        Int(st.st_mtimespec.tv_sec)
+        #else
+        Int(st.st_mtim.tv_sec)
+        #endif
+    }
+
+    /// Temporary files are named `.NAME` + this + 6 characters of `mkstemp`.
+    static let temporaryInfix = ".tmp-"
+
+    /// Removes the temporary files that writers of `path` (of the file it points to, when it is a
+    /// symbolic link) left behind when they were killed mid-write: `.NAME.tmp-XXXXXX` beside it,
+    /// regular files of this user, unmodified for `minimumAge` seconds, on which no process holds
+    /// a lock (a live writer holds one on its temporary file until it is renamed into place; the
+    /// age rule also covers the moment between its creation and its lock, and writers that do not
+    /// lock). Anything else is left alone. Returns the paths removed. Called by `FileLock`.
+    @discardableResult
+    public static func removeStaleTemporaries(of path: String, minimumAge: TimeInterval = 10) -> [String] {
+        let target = resolvingSymlink(path)
+        let dir = directory(of: target)
+        let prefix = "." + (target as NSString).lastPathComponent + temporaryInfix
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: dir) else { return [] }
+        var removed: [String] = []
+        for name in names where name.hasPrefix(prefix) {
+            let suffix = name.utf8.dropFirst(prefix.utf8.count)
+            // mkstemp's six letters and digits, nothing more (`.NAME.tmp-abcdef.keep` is not ours).
+            guard suffix.count == 6, suffix.allSatisfy(isASCIIAlphanumeric) else { continue }
+            let candidate = dir + "/" + name
+            var st = stat()
+            guard lstat(candidate, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG, st.st_uid == geteuid(),
+                  Date().timeIntervalSince1970 - Double(modificationSeconds(st)) >= minimumAge else { continue }
+            let fd = open(candidate, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+            guard fd >= 0 else { continue }
+            defer { close(fd) }
+            var held = stat(), now = stat()
+            // Ours alone (no writer holds it), and still the file at that name.
+            guard fstat(fd, &held) == 0, held.st_dev == st.st_dev, held.st_ino == st.st_ino,
+                  flock(fd, LOCK_EX | LOCK_NB) == 0,
+                  lstat(candidate, &now) == 0, now.st_dev == st.st_dev, now.st_ino == st.st_ino else { continue }
+            if unlink(candidate) == 0 { removed.append(candidate) }
+        }
+        return removed
     }
 
     /// The file a symbolic link finally points to (the path itself when it is no link).
@@ -165,7 +240,8 @@ public enum FileStore {
 ///
 /// The lock file lives outside the document's folder (so sync tools never see
 /// it): in `$XDG_RUNTIME_DIR/peernote-locks`, else `/tmp/peernote-locks-UID`,
-/// named by a hash of the document's real path.
+/// named by a hash of the document's real path. Once the lock is held, stale
+/// temporary files of the document are removed (`FileStore.removeStaleTemporaries`).
 public final class FileLock {
     private let fd: Int32
 
@@ -183,6 +259,7 @@ public final class FileLock {
             throw FileError(path: path, message: "cannot lock: \(m)")
         }
         self.fd = fd
+        FileStore.removeStaleTemporaries(of: path)
     }
 
     deinit {

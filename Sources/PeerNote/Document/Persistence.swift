@@ -148,11 +148,9 @@ extension Document {
             if let v = error.unsupportedVersion { throw .unsupportedVersion(v) }
             throw .invalidDocument(offset: error.offset, message: error.message)
         }
-        var blocks: [WireBlock] = []
-        for raw in raws {
-            do { blocks.append(try WireCodec.decodePayload(raw, fileSize: bytes.count)) } catch {
-                throw .invalidDocument(offset: error.offset, message: error.message)
-            }
+        let blocks: [WireBlock]
+        do { blocks = try WireCodec.decodePayloads(raws, fileSize: bytes.count) } catch {
+            throw .invalidDocument(offset: error.offset, message: error.message)
         }
         guard let first = blocks.first, first.kind == .base, let docID = first.documentID, let genesis = first.genesis else {
             throw .invalidDocument(offset: 0, message: "the first block is not a base block")

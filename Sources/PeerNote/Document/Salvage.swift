@@ -167,6 +167,7 @@ private struct Salvager {
         var pos = 0
         var damageStart: Int?
         var damageReason: String?
+        var trustedTotals = WireCodec.Totals()
         func closeDamage(at end: Int, into regions: inout [SalvageRegion]) {
             guard let start = damageStart, end > start else { damageStart = nil; return }
             regions.append(SalvageRegion(offset: start, length: end - start, kind: .damaged, changeCount: nil, keptChanges: 0,
@@ -180,7 +181,8 @@ private struct Salvager {
                 case .success(let raw):
                     do throws(FormatError) {
                         if let problem = Self.preflight(raw, fileSize: bytes.count) { throw problem }
-                        let block = try WireCodec.decodePayload(raw, fileSize: bytes.count)
+                        // One row budget for the whole file, as when loading: the blocks kept so far count.
+                        let block = try WireCodec.decodePayload(raw, fileSize: bytes.count, totals: &trustedTotals)
                         closeDamage(at: pos, into: &regions)
                         regions.append(SalvageRegion(offset: raw.offset, length: raw.end - raw.offset,
                                                      kind: block.kind == .base ? .baseBlock : .appendBlock,
@@ -266,8 +268,7 @@ private struct Salvager {
         guard let map = try? CBORDecoder.decodeItem(raw.payload, at: 0, limits: CBORLimits(maxDepth: 16, maxItems: raw.payload.count + 16)),
               map.mapValue(forKey: BlockKey.kind.rawValue)?.uint == BlockKind.append.rawValue,
               let item = map.mapValue(forKey: BlockKey.firstRow.rawValue), let firstRow = item.uint else { return nil }
-        let limits = WireCodec.Limits()
-        let maxRows = UInt64(fileSize) * UInt64(limits.rowsPerByte) + UInt64(limits.slack)
+        let maxRows = WireCodec.Limits().maxRows(fileSize: fileSize)
         guard firstRow > maxRows else { return nil }
         return FormatError(offset: raw.payloadOffset + item.offset, message: "the block starts at row \(firstRow), more rows than a \(fileSize)-byte file can hold")
     }

@@ -1,16 +1,51 @@
 import Foundation
 
 extension WireCodec {
-    /// Limits on what one file may ask of the reader, proportional to its size.
+    /// Limits on what one file may ask of the reader, proportional to its size. The row budgets
+    /// bound the whole file, all its blocks together, so that many small blocks cannot multiply
+    /// what a small file may ask for. (Inflated columns are bounded per block: 1,100 times their
+    /// compressed size plus 64 KB, and never more than the block declares.)
     struct Limits {
-        /// Rows (changes + ops) per byte of file, plus a constant.
-        var rowsPerByte = 64
+        /// Changes per byte of file, plus `slack`; op rows and predecessors each have the same
+        /// budget. Real files hold about 3 changes per byte or fewer (a 97 KB save of the
+        /// automerge-paper trace holds 260,000 changes) and far fewer op rows (consecutive typing
+        /// is one op). More than this is runs of identical edits that only a crafted file (or a
+        /// script) makes, and each costs about 0.5 KB of memory once loaded.
+        var rowsPerByte = 8
+        /// Op units per byte of file, plus `slack`, for each block.
         var unitsPerByte = 1_100
         var slack = 1 << 16
+
+        /// The most changes (and, separately, op rows and predecessors) a file of `fileSize` bytes may hold.
+        func maxRows(fileSize: Int) -> UInt64 { UInt64(fileSize) * UInt64(rowsPerByte) + UInt64(slack) }
     }
 
-    /// Reads a block's payload into unverified changes and ops.
+    /// What the blocks of a file read so far hold: the file's budgets are shared by all its blocks.
+    struct Totals: Sendable, Equatable {
+        var changes = 0
+        var ops = 0
+        var predecessors = 0
+    }
+
+    /// Reads every block's payload, in file order, within one budget for the whole file.
+    static func decodePayloads(_ raws: [RawBlock], fileSize: Int, limits: Limits = Limits()) throws(FormatError) -> [WireBlock] {
+        var blocks: [WireBlock] = []
+        blocks.reserveCapacity(raws.count)
+        var totals = Totals()
+        for raw in raws { blocks.append(try decodePayload(raw, fileSize: fileSize, limits: limits, totals: &totals)) }
+        return blocks
+    }
+
+    /// Reads one block's payload as if it were the only block of the file.
     static func decodePayload(_ raw: RawBlock, fileSize: Int, limits: Limits = Limits()) throws(FormatError) -> WireBlock {
+        var totals = Totals()
+        return try decodePayload(raw, fileSize: fileSize, limits: limits, totals: &totals)
+    }
+
+    /// Reads a block's payload into unverified changes and ops. `totals` is what the blocks read
+    /// before it hold (as read, whatever this block's `firstRow` claims); the block may only use
+    /// what they leave of the file's budget, and is added to `totals` when it is read completely.
+    static func decodePayload(_ raw: RawBlock, fileSize: Int, limits: Limits = Limits(), totals: inout Totals) throws(FormatError) -> WireBlock {
         let base = raw.payloadOffset
         let map: [CBORPair]
         do {
@@ -66,7 +101,7 @@ extension WireCodec {
             guard crc <= UInt32.max else { throw FormatError(offset: base, message: "previous-block checksum out of range") }
             block.previousCRC = UInt32(crc)
             let firstRow = try uint(.firstRow)
-            guard firstRow <= UInt64(fileSize) * UInt64(limits.rowsPerByte) + UInt64(limits.slack) else {
+            guard firstRow <= limits.maxRows(fileSize: fileSize) else {
                 throw FormatError(offset: base + (fields[.firstRow]?.offset ?? 0), message: "append block starts at change \(firstRow), more than a \(fileSize)-byte file can hold")
             }
             block.firstRow = Int(firstRow)
@@ -87,8 +122,16 @@ extension WireCodec {
         }
         let changeCount = try uint(.changeCount)
         let unitCount = try uint(.opUnitCount)
-        let maxRows = UInt64(fileSize) * UInt64(limits.rowsPerByte) + UInt64(limits.slack)
-        guard changeCount <= maxRows else { throw FormatError(offset: base + (fields[.changeCount]?.offset ?? 0), message: "block claims \(changeCount) changes, more than a \(fileSize)-byte file can hold") }
+        let maxRows = limits.maxRows(fileSize: fileSize)
+        // Rows before this block: what the blocks before it hold, or what it claims if that is more.
+        let before = max(UInt64(max(totals.changes, 0)), UInt64(block.firstRow))
+        guard before <= maxRows, changeCount <= maxRows - before else {
+            let offset = base + (fields[.changeCount]?.offset ?? 0)
+            if before == 0 {
+                throw FormatError(offset: offset, message: "block claims \(changeCount) changes, more than a \(fileSize)-byte file can hold (at most \(maxRows))")
+            }
+            throw FormatError(offset: offset, message: "block claims \(changeCount) changes after the \(before) before it, more than a \(fileSize)-byte file can hold (at most \(maxRows) in all)")
+        }
         guard unitCount <= UInt64(fileSize) * UInt64(limits.unitsPerByte) + UInt64(limits.slack) else {
             throw FormatError(offset: base + (fields[.opUnitCount]?.offset ?? 0), message: "block claims \(unitCount) op units, more than a \(fileSize)-byte file can hold")
         }
@@ -106,11 +149,17 @@ extension WireCodec {
             throw FormatError(offset: columnBase, message: "columns inflate to \(columnBytes.count) bytes, block says \(size)")
         }
         // Offsets inside inflated columns have no place in the file: report the columns' offset.
+        let predecessors: Int
         do {
-            try decodeColumns(columnBytes, into: &block, strings: strings, changeCount: Int(changeCount), unitCount: Int(unitCount), maxRows: Int(maxRows))
+            predecessors = try decodeColumns(columnBytes, into: &block, strings: strings, changeCount: Int(changeCount), unitCount: Int(unitCount),
+                                             maxRows: Int(maxRows), maxOps: Int(maxRows) - min(totals.ops, Int(maxRows)),
+                                             maxPredecessors: Int(maxRows) - min(totals.predecessors, Int(maxRows)), fileSize: fileSize)
         } catch {
             throw FormatError(offset: columnBase, message: error.message)
         }
+        totals.changes += block.changes.count
+        totals.ops += block.ops.count
+        totals.predecessors += predecessors
         return block
     }
 
@@ -120,7 +169,10 @@ extension WireCodec {
     /// enough that differences between any two of them fit the delta columns.
     static let maxTime: Int64 = 1 << 52
 
-    private static func decodeColumns(_ bytes: [UInt8], into block: inout WireBlock, strings: [String], changeCount: Int, unitCount: Int, maxRows: Int) throws(ColumnReadError) {
+    /// Decodes the columns into `block` and returns the number of predecessors its ops list.
+    /// `maxOps` and `maxPredecessors` are what the file's budget leaves for this block.
+    private static func decodeColumns(_ bytes: [UInt8], into block: inout WireBlock, strings: [String], changeCount: Int, unitCount: Int,
+                                      maxRows: Int, maxOps: Int, maxPredecessors: Int, fileSize: Int) throws(ColumnReadError) -> Int {
         let set: [UInt64: ColumnSlice]
         do { set = try ColumnSet.decode(bytes, base: 0) } catch { throw ColumnReadError(message: "column layout: \(error.message)") }
         for key in set.keys where ColumnID(rawValue: key) == nil {
@@ -140,11 +192,13 @@ extension WireCodec {
             guard v < UInt64(limit) else { throw ColumnReadError(message: "\(what) \(v) is out of range (< \(limit))") }
             return Int(v)
         }
-        func sum(_ xs: [UInt64], _ what: String) throws(ColumnReadError) -> Int {
+        /// The sum of `xs`, at most `limit`: counts of dependencies and predecessors at most the
+        /// file's row budget, byte lengths at most the inflated columns' size.
+        func sum(_ xs: [UInt64], _ what: String, limit: Int) throws(ColumnReadError) -> Int {
             var total: UInt64 = 0
             for x in xs {
                 let (s, o) = total.addingReportingOverflow(x)
-                guard !o, s <= UInt64(maxRows) else { throw ColumnReadError(message: "\(what) add up to more than this file can hold") }
+                guard !o, s <= UInt64(limit) else { throw ColumnReadError(message: "\(what) add up to more than this file can hold") }
                 total = s
             }
             return Int(total)
@@ -153,10 +207,10 @@ extension WireCodec {
         let n = changeCount
         let replica = try uints(.changeReplica, n), seq = try deltas(.changeSeq, n), length = try uints(.changeLength, n)
         let depCount = try uints(.changeDepCount, n)
-        let depDist = try uints(.changeDepDistance, try sum(depCount, "dependency counts"))
+        let depDist = try uints(.changeDepDistance, try sum(depCount, "dependency counts", limit: maxRows))
         let time = try deltas(.changeTime, n), author = try uints(.changeAuthor, n), message = try uints(.changeMessage, n)
         let extraLen = try uints(.changeExtraLength, n)
-        let extraTotal = try sum(extraLen, "extra field lengths")
+        let extraTotal = try sum(extraLen, "extra field lengths", limit: bytes.count)
         guard col(.changeExtra).bytes.count == extraTotal else { throw ColumnReadError(message: "column changeExtra holds \(col(.changeExtra).bytes.count) bytes, expected \(extraTotal)") }
         var extraPos = 0
         var depPos = 0
@@ -196,10 +250,11 @@ extension WireCodec {
         let opLengthBytes = col(.opKind).bytes.count + col(.opLength).bytes.count
         _ = opLengthBytes
         // The number of op rows is not stored; it is the rows the kind column holds, bounded by units.
-        let kinds: [UInt64]
-        do { kinds = try UIntColumnDecoder.decode(col(.opKind).bytes, base: 0, count: try countRows(col(.opKind).bytes, max: unitCount)) } catch let e as ColumnReadError { throw e } catch {
-            throw ColumnReadError(message: "column opKind: \(error)")
+        let opRows = try countRows(col(.opKind).bytes, max: unitCount)
+        guard opRows <= maxOps else {
+            throw ColumnReadError(message: "the block holds \(opRows) ops, more than a \(fileSize)-byte file can hold (at most \(maxRows) in all; \(maxOps) left for this block)")
         }
+        let kinds = try uints(.opKind, opRows)
         let rows = kinds.count
         let lengths = try uints(.opLength, rows)
         var noteRows = 0, ref1Rows = 0, ref2Rows = 0, revRows = 0, valueRows = 0, predRows = 0, prioRows = 0, createdRows = 0, payloadRows = 0
@@ -223,14 +278,14 @@ extension WireCodec {
         let r2R = try uints(.opRef2Replica, ref2Rows), r2C = try deltas(.opRef2Counter, r2R.filter { $0 != 0 }.count)
         let rev = try bools(.opReversed, revRows)
         let valueLen = try uints(.opValueLength, valueRows)
-        let valueTotal = try sum(valueLen, "value lengths")
+        let valueTotal = try sum(valueLen, "value lengths", limit: bytes.count)
         guard col(.opValue).bytes.count == valueTotal else { throw ColumnReadError(message: "column opValue holds \(col(.opValue).bytes.count) bytes, expected \(valueTotal)") }
         let predCount = try uints(.opPredCount, predRows)
-        let predTotal = try sum(predCount, "predecessor counts")
+        let predTotal = try sum(predCount, "predecessor counts", limit: maxPredecessors)
         let predR = try uints(.opPredReplica, predTotal), predC = try deltas(.opPredCounter, predTotal)
         let prio = try uints(.opPriority, prioRows), created = try deltas(.opCreated, createdRows)
         let payloadLen = try uints(.opPayloadLength, payloadRows)
-        let payloadTotal = try sum(payloadLen, "payload lengths")
+        let payloadTotal = try sum(payloadLen, "payload lengths", limit: bytes.count)
         guard col(.opPayload).bytes.count == payloadTotal else { throw ColumnReadError(message: "column opPayload holds \(col(.opPayload).bytes.count) bytes, expected \(payloadTotal)") }
         guard let text = decodeScalars(col(.opText).bytes) else { throw ColumnReadError(message: "inserted text is not valid UTF-8") }
         block.text = text
@@ -316,6 +371,7 @@ extension WireCodec {
         }
         guard lv == unitCount else { throw ColumnReadError(message: "ops cover \(lv) units, block says \(unitCount)") }
         guard textPos == text.count else { throw ColumnReadError(message: "text column holds \(text.count - textPos) characters no op inserts") }
+        return predTotal
     }
 
     /// How many values a uint RLE column holds (walks runs without allocating), at most `max`.

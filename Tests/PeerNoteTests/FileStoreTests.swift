@@ -1,0 +1,104 @@
+import Foundation
+import Testing
+@testable import PeerNote
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Stale temporary files: what a writer killed mid-write leaves, and who removes it.
+@Suite("File store: temporary files")
+struct FileStoreTests {
+    final class Folder {
+        let path: String
+        init() throws {
+            path = FileManager.default.temporaryDirectory.appendingPathComponent("filestore-\(UUID().uuidString)").path
+            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        }
+        deinit { try? FileManager.default.removeItem(atPath: path) }
+
+        func file(_ name: String, _ text: String = "partial", age: TimeInterval = 3_600) throws -> String {
+            let p = path + "/" + name
+            try Data(text.utf8).write(to: URL(fileURLWithPath: p))
+            try backdate(p, by: age)
+            return p
+        }
+
+        func backdate(_ p: String, by age: TimeInterval) throws {
+            try FileManager.default.setAttributes([.modificationDate: Date().addingTimeInterval(-age)], ofItemAtPath: p)
+        }
+
+        var names: Set<String> { Set((try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []) }
+    }
+
+    /// What this process's open file descriptors point to, under `folder` (Linux: /proc/self/fd).
+    static func openFiles(under folder: String) -> [String] {
+        let fds = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+        return fds.compactMap { try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/" + $0) }.filter { $0.hasPrefix(folder + "/") }
+    }
+
+    @Test("Taking a document's lock removes its stale temporary files, and nothing else")
+    func lockRemovesStaleTemporaries() throws {
+        let folder = try Folder()
+        let doc = folder.path + "/n.peernote"
+        let bytes = Document(title: "T", author: "a").save()
+        try FileStore.writeAtomically(bytes, to: doc)
+        let stale = try folder.file(".n.peernote.tmp-AbC123")
+        let stale2 = try folder.file(".n.peernote.tmp-zz9ZZ9", String(decoding: bytes.prefix(40), as: UTF8.self))
+        // Kept: written within the last 10 s, held by a live writer, another document's, not
+        // mkstemp's pattern, not a regular file.
+        _ = try folder.file(".n.peernote.tmp-Young1", age: 0)
+        let held = try folder.file(".n.peernote.tmp-Held01")
+        let heldFD = open(held, O_RDONLY)
+        try #require(heldFD >= 0 && flock(heldFD, LOCK_EX | LOCK_NB) == 0)
+        _ = try folder.file(".other.peernote.tmp-AbC123")
+        _ = try folder.file(".n.peernote.tmp-AbC123.keep")
+        _ = try folder.file(".n.peernote.tmp-AbC12")
+        _ = try folder.file(".n.peernote.tmp-AbC-23")
+        _ = try folder.file("n.peernote.tmp-AbC123")
+        try FileManager.default.createSymbolicLink(atPath: folder.path + "/.n.peernote.tmp-Link01", withDestinationPath: stale2)
+        try FileManager.default.createDirectory(atPath: folder.path + "/.n.peernote.tmp-Dir001", withIntermediateDirectories: false)
+        try folder.backdate(folder.path + "/.n.peernote.tmp-Dir001", by: 3_600)
+        let before = folder.names
+
+        do {
+            let lock = try FileLock(for: doc)
+            withExtendedLifetime(lock) {}
+        }
+        #expect(folder.names == before.subtracting([".n.peernote.tmp-AbC123", ".n.peernote.tmp-zz9ZZ9"]))
+        #expect(!FileManager.default.fileExists(atPath: stale))
+        #expect(try Document.load(try FileStore.read(doc)).save() == bytes, "the document itself is untouched")
+
+        // Once its writer is gone (the lock released), the held one is stale too.
+        #expect(FileStore.removeStaleTemporaries(of: doc) == [], "still held")
+        close(heldFD)
+        #expect(FileStore.removeStaleTemporaries(of: doc) == [held])
+        #expect(FileStore.removeStaleTemporaries(of: doc, minimumAge: 0) == [folder.path + "/.n.peernote.tmp-Young1"])
+        #expect(folder.names.filter { $0.hasPrefix(".n.peernote.tmp-") } == Set([".n.peernote.tmp-AbC123.keep", ".n.peernote.tmp-AbC12", ".n.peernote.tmp-AbC-23", ".n.peernote.tmp-Link01", ".n.peernote.tmp-Dir001"]))
+    }
+
+    @Test("Through a symbolic link, the temporary files beside the file it points to are the ones removed")
+    func throughSymlink() throws {
+        let folder = try Folder(), elsewhere = try Folder()
+        let real = elsewhere.path + "/real.peernote"
+        try FileStore.writeAtomically(Document(title: "T", author: "a").save(), to: real)
+        let link = folder.path + "/link.peernote"
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: real)
+        let stale = try elsewhere.file(".real.peernote.tmp-Qw3rty")
+        let besideLink = try folder.file(".link.peernote.tmp-Qw3rty")
+        #expect(FileStore.removeStaleTemporaries(of: link) == [stale])
+        #expect(FileManager.default.fileExists(atPath: besideLink), "the link's folder holds no temporary of the real file")
+    }
+
+    @Test("Writers leave neither a temporary file nor an open descriptor behind (the lock on the temporary file is released)")
+    func writersLeaveNothing() throws {
+        let folder = try Folder()
+        let doc = folder.path + "/n.peernote"
+        for i in 0 ..< 50 { try FileStore.writeAtomically(Array("version \(i)".utf8), to: doc) }
+        try FileStore.create(Array("new".utf8), at: folder.path + "/created.peernote")
+        #expect(throws: FileError.self) { try FileStore.create(Array("again".utf8), at: folder.path + "/created.peernote") }
+        #expect(Self.openFiles(under: folder.path) == [], "no descriptor is left open")
+        #expect(folder.names == ["n.peernote", "created.peernote"])
+    }
+}
