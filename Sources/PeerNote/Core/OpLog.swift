@@ -265,6 +265,22 @@ struct OpLog: Sendable {
         }
     }
 
+    /// Extends the last op by `length` units of `scalars`, in the open change, when it is an
+    /// insert ending at the end of the log (so the new units continue it exactly: their left
+    /// origin is its last unit, their ids follow on). Returns false, changing nothing, otherwise.
+    /// Loading uses it for a typing run that the file stores as one op over many changes.
+    mutating func extendLastInsert(by length: Int, scalars: ArraySlice<Unicode.Scalar>) -> Bool {
+        guard let last = ops.last, case .insertText(_, _, _, let start) = last.body,
+              last.lv + last.length == lvCount, start + last.length == text.count,
+              lastOpFirstID.agent == changes[changes.count - 1].agent,
+              Int(lastOpFirstID.counter) + last.length == Int(nextID.counter), scalars.count == length else { return false }
+        changes[changes.count - 1].length += length
+        if fingerprints.count >= changes.count { fingerprints.removeLast(fingerprints.count - changes.count + 1) }
+        ops[ops.count - 1].length += length
+        text.append(contentsOf: scalars)
+        return true
+    }
+
     /// `a` and `b` as one op when `b` continues `a` (typing on, or deleting on in one direction):
     /// same replica, consecutive ids, and bodies that chain.
     static func merge(_ a: Op, firstID aID: LocalID, _ b: Op, firstID bID: LocalID) -> Op? {

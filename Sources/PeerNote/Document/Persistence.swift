@@ -242,6 +242,16 @@ struct BlockReplayer {
                     throw fail(row, "an op runs on into a change by another replica")
                 }
                 let take = min(op.length - used, remaining)
+                // A typing run stored as one op over many changes: this change's part continues the
+                // log's last op (its origins were checked with the run's first part, which has a
+                // smaller Lamport timestamp; its left origins are the run's own earlier units).
+                if used > 0, case .insertText(_, _, _, let s) = op.body,
+                   log.extendLastInsert(by: take, scalars: block.text[s + used ..< s + used + take]) {
+                    used += take
+                    remaining -= take
+                    if used == op.length { opIndex += 1; used = 0 }
+                    continue
+                }
                 var body = op.body.mapIDs(mapAgent)
                 var scalars: ArraySlice<Unicode.Scalar> = []
                 switch body {
