@@ -38,6 +38,13 @@ struct OpLog: Sendable {
 
     // MARK: Replicas
 
+    /// Makes room for `changes` more changes (with about one dependency each), so that a load
+    /// grows its arrays once instead of doubling them (and briefly holding both copies).
+    mutating func reserve(changes more: Int, dependencies: Int) {
+        changes.reserveCapacity(changes.count + more)
+        depPool.reserveCapacity(depPool.count + dependencies)
+    }
+
     mutating func agent(for replica: ReplicaID) -> UInt32 {
         if let a = replicaIndex[replica] { return a }
         let a = UInt32(replicas.count)

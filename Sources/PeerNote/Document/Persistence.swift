@@ -202,6 +202,7 @@ struct BlockReplayer {
         let agents = block.replicas.map { log.agent(for: $0) }
         let mapAgent: (LocalID) -> LocalID = { id in id.isNone ? id : LocalID(agent: agents[Int(id.agent)], counter: id.counter) }
         let startLV = log.lvCount
+        log.reserve(changes: block.changes.count, dependencies: block.depRows.count)
         let firstChange = log.changes.count
         var opIndex = 0
         var used = 0              // units of block.ops[opIndex] already taken
