@@ -354,9 +354,13 @@ struct OpLog: Sendable {
         } else {
             for f in deps.map({ fingerprints[$0] }).sorted() { h.combine(f) }
         }
-        func id(_ x: LocalID) {
+        // `h` is passed inout (not captured by a nested function, which would box it and check
+        // exclusive access on every use).
+        let replicas = self.replicas
+        func id(_ x: LocalID, _ h: inout Hasher) {
             if x.isNone { h.combine(0 as UInt8) } else { h.combine(replicas[Int(x.agent)]); h.combine(x.counter) }
         }
+        func ids(_ xs: [LocalID], _ h: inout Hasher) { for x in xs { id(x, &h) } }
         while opCursor < ops.count && ops[opCursor].lv + ops[opCursor].length <= c.lvStart { opCursor += 1 }
         var k = opCursor
         while k < ops.count && ops[k].lv < c.lvEnd {
@@ -368,18 +372,18 @@ struct OpLog: Sendable {
             h.combine(op.length)
             h.combine(op.body.kind)
             switch op.body {
-            case .setNotebookTitle(let v, let p): h.combine(v); p.forEach(id)
-            case .createNote(let l, let r, let c): id(l); id(r); h.combine(c)
-            case .setNoteTitle(let n, let v, let p): id(n); h.combine(v); p.forEach(id)
+            case .setNotebookTitle(let v, let p): h.combine(v); ids(p, &h)
+            case .createNote(let l, let r, let c): id(l, &h); id(r, &h); h.combine(c)
+            case .setNoteTitle(let n, let v, let p): id(n, &h); h.combine(v); ids(p, &h)
             case .insertText(let n, let l, let r, let start):
-                id(n); id(l); id(r)
+                id(n, &h); id(l, &h); id(r, &h)
                 for k in start ..< start + op.length { h.combine(text[k].value) }
-            case .deleteText(let n, let t, let rev): id(n); id(t); h.combine(rev)
-            case .addTag(let n, let t): id(n); h.combine(t)
-            case .removeTag(let n, let t, let rm): id(n); h.combine(t); rm.forEach(id)
-            case .setPriority(let n, let p, let ps): id(n); h.combine(p); ps.forEach(id)
-            case .deleteNote(let n, let p), .restoreNote(let n, let p): id(n); p.forEach(id)
-            case .moveNote(let n, let l, let r, let p): id(n); id(l); id(r); p.forEach(id)
+            case .deleteText(let n, let t, let rev): id(n, &h); id(t, &h); h.combine(rev)
+            case .addTag(let n, let t): id(n, &h); h.combine(t)
+            case .removeTag(let n, let t, let rm): id(n, &h); h.combine(t); ids(rm, &h)
+            case .setPriority(let n, let p, let ps): id(n, &h); h.combine(p); ids(ps, &h)
+            case .deleteNote(let n, let p), .restoreNote(let n, let p): id(n, &h); ids(p, &h)
+            case .moveNote(let n, let l, let r, let p): id(n, &h); id(l, &h); id(r, &h); ids(p, &h)
             case .unknown(let kind, let payload): h.combine(kind); h.combine(payload)
             }
         }
