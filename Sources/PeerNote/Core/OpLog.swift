@@ -198,7 +198,8 @@ struct OpLog: Sendable {
         if let deps { return beginChange(agent: agent, deps: deps[...], time: time, author: author, message: message, extra: extra) }
         // On top of the heads: every head is a dependency, so the new change is the only head.
         let d = heads.count > 1 ? heads.sorted()[...] : heads[...]
-        let index = appendChange(agent: agent, deps: d, time: time, author: author, message: message, extra: extra)
+        let index = appendChange(agent: agent, deps: d, time: time, author: intern(author, previous: changes.last?.author),
+                                 message: intern(message, previous: changes.last?.message), extra: extra)
         heads.removeAll(keepingCapacity: true)
         heads.append(index)
         return index
@@ -206,29 +207,39 @@ struct OpLog: Sendable {
 
     /// Starts a new change by `agent` on top of `deps` (indices of earlier changes).
     mutating func beginChange(agent: UInt32, deps: ArraySlice<Int>, time: Int64, author: String, message: String, extra: [UInt8]) -> Int {
-        var d = deps
-        if d.count > 1 { d.sort() }
-        let index = appendChange(agent: agent, deps: d, time: time, author: author, message: message, extra: extra)
-        if heads.count == 1 && d.count == 1 && heads.first == d.first {
+        let strings = (intern(author, previous: changes.last?.author), intern(message, previous: changes.last?.message))
+        return beginChange(agent: agent, deps: deps, time: time, author: strings.0, message: strings.1, extra: extra)
+    }
+
+    /// Interns `s` in `strings` (for a caller that maps a whole table of strings at once).
+    mutating func internString(_ s: String) -> UInt32 { intern(s, previous: nil) }
+
+    /// Starts a new change by `agent` on top of `deps`, with author and message given as indices
+    /// into `strings` (see `internString`). Generic so that one dependency needs no array.
+    mutating func beginChange<D: Collection<Int>>(agent: UInt32, deps: D, time: Int64, author: UInt32, message: UInt32, extra: [UInt8]) -> Int {
+        let index: Int
+        if deps.count > 1 {
+            index = appendChange(agent: agent, deps: deps.sorted(), time: time, author: author, message: message, extra: extra)
+        } else {
+            index = appendChange(agent: agent, deps: deps, time: time, author: author, message: message, extra: extra)
+        }
+        if heads.count == 1 && deps.count == 1 && heads.first == deps.first {
             heads[0] = index
         } else {
-            heads.removeAll { d.contains($0) }
+            heads.removeAll { deps.contains($0) }
             heads.append(index)
         }
         return index
     }
 
     /// Appends a change record on top of `deps` (sorted), leaving `heads` to the caller.
-    private mutating func appendChange(agent: UInt32, deps d: ArraySlice<Int>, time: Int64, author: String, message: String, extra: [UInt8]) -> Int {
+    private mutating func appendChange<D: Collection<Int>>(agent: UInt32, deps d: D, time: Int64, author authorIndex: UInt32, message messageIndex: UInt32, extra: [UInt8]) -> Int {
         var lamport: UInt64 = 1
         for x in d where changes[x].lamportEnd + 1 > lamport { lamport = changes[x].lamportEnd + 1 }
         let last = lastChange(of: agent)
         let previousCount = last.map { Int(changes[$0].seq) } ?? 0
         let counterStart: UInt32 = last.map { changes[$0].counterStart + UInt32(changes[$0].length) } ?? 0
         let index = changes.count
-        let previous = changes.last
-        let authorIndex = intern(author, previous: previous?.author)
-        let messageIndex = intern(message, previous: previous?.message)
         var extraIndex: UInt32 = 0
         if !extra.isEmpty {
             extraIndex = UInt32(extras.count)

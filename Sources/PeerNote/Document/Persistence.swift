@@ -203,6 +203,8 @@ struct BlockReplayer {
         let mapAgent: (LocalID) -> LocalID = { id in id.isNone ? id : LocalID(agent: agents[Int(id.agent)], counter: id.counter) }
         let startLV = log.lvCount
         log.reserve(changes: block.changes.count, dependencies: block.depRows.count)
+        // The block's authors and messages, interned once (changes then refer to them by index).
+        let stringMap = block.strings.map { log.internString($0) }
         let firstChange = log.changes.count
         var opIndex = 0
         var used = 0              // units of block.ops[opIndex] already taken
@@ -230,8 +232,12 @@ struct BlockReplayer {
                 throw fail(row, "change \(cid) takes replica \(cid.replica.short) past 2^32 op units")
             }
             let previous = lastOfAgent.map { log.changes[$0].lamportEnd }
-            let ci = log.beginChange(agent: agent, deps: block.deps(of: i), time: c.time, author: block.author(of: i),
-                                     message: block.message(of: i), extra: Array(block.extra(of: i)))
+            let extra = c.extraCount == 0 ? [] : Array(block.extra(of: i))
+            let ci = c.depCount == 1
+                ? log.beginChange(agent: agent, deps: CollectionOfOne(block.depRows[c.depStart]), time: c.time,
+                                  author: stringMap[c.author], message: stringMap[c.message], extra: extra)
+                : log.beginChange(agent: agent, deps: block.deps(of: i), time: c.time,
+                                  author: stringMap[c.author], message: stringMap[c.message], extra: extra)
             if let previous, log.changes[ci].lamport <= previous {
                 throw fail(row, "change \(cid) does not follow its replica's previous change (it must have it in its history)")
             }
