@@ -388,7 +388,7 @@ struct ColumnCodecTests {
         let big = 1 << 50
         #expect(columnError { _ = try UIntColumnDecoder.decode(hugeRepeat[...], base: 0, count: big) } != nil)
         #expect(columnError { _ = try BoolColumnDecoder.decode(hugeBool[...], base: 0, count: big) } != nil)
-        #expect(clock.now - start < .seconds(1))
+        #expect(clock.now - start < HangGuard.duration)
     }
 
     @Test func rejectFewerValuesThanCount() {

@@ -253,15 +253,25 @@ func validateInChild(_ bytes: [UInt8], timeout: Double = 20) throws -> ChildOutc
     return runPNMerge(["validate", path], timeout: timeout)
 }
 
+/// A bound on the time of one load of a hostile or extreme file in these tests. A hang
+/// guard, not a speed measurement (speed is measured by `pnbench`, never in tests): the
+/// blowups it catches (quadratic work on 10^5 elements) take minutes in a debug build, while a
+/// correct load takes well under a second alone and a few seconds on a loaded 2-core CI
+/// machine running the whole suite in parallel.
+enum HangGuard {
+    static let seconds: Double = 30
+    static var duration: Duration { .seconds(seconds) }
+}
+
 /// Small files that claim too much are refused at once with a clear message, without allocating
 /// what they claim; legitimate but extreme files are read in time proportional to their size.
 @Suite("Hostile input: bounded time and memory")
 struct HostileInputTests {
-    /// Loads `bytes`, expecting `.invalidDocument` whose message contains `message`, within 2 s;
+    /// Loads `bytes`, expecting `.invalidDocument` whose message contains `message`, within the hang guard;
     /// then `pnmerge validate` in a child process must refuse it (65) with a peak RSS under `memoryMB`.
     func expectRefused(_ bytes: [UInt8], _ message: String, memoryMB: Double = 100, sourceLocation: SourceLocation = #_sourceLocation) {
         let (result, seconds) = timed { Result { () throws(PeerNoteError) in try Document.load(bytes) } }
-        #expect(seconds < 2, "took \(seconds) s", sourceLocation: sourceLocation)
+        #expect(seconds < HangGuard.seconds, "took \(seconds) s", sourceLocation: sourceLocation)
         do {
             if let child = try validateInChild(bytes) {
                 #expect(child.status == 65, "pnmerge validate: \(child)", sourceLocation: sourceLocation)
@@ -299,7 +309,7 @@ struct HostileInputTests {
         let legit = Craft.tinyChanges(50_000)
         let (document, seconds) = try timed { try Document.load(legit) }
         #expect(document.changeCount == 50_000)
-        #expect(seconds < 4, "took \(seconds) s")
+        #expect(seconds < HangGuard.seconds, "took \(seconds) s")
         if let child = try validateInChild(legit) {
             #expect(child.status == 0 && child.peakMB < 256, "\(child)")
         }
@@ -460,15 +470,15 @@ struct HostileInputTests {
         d.addNote(title: String(repeating: "t", count: 100_000), body: String(repeating: "b", count: 300_000))
         let (loaded, seconds) = try timed { try Document.load(d.save()) }
         #expect(loaded.notebook == d.notebook && loaded.history.last?.author == author)
-        #expect(seconds < 2, "took \(seconds) s")
+        #expect(seconds < HangGuard.seconds, "took \(seconds) s")
     }
 
-    @Test("Every damaged fixture is refused within 2 s without a large allocation")
+    @Test("Every damaged fixture is refused without a hang or a large allocation")
     func damagedFixtures() throws {
         for entry in FixtureCatalog.damaged {
             let bytes = try FixtureCatalog.bytes(entry.file)
             let (result, seconds) = timed { Result { () throws(PeerNoteError) in try Document.load(bytes) } }
-            #expect(seconds < 2, "\(entry.file): \(seconds) s")
+            #expect(seconds < HangGuard.seconds, "\(entry.file): \(seconds) s")
             if case .success = result { Issue.record("\(entry.file) loaded") }
         }
     }

@@ -46,7 +46,14 @@ public struct ReplicaID: Hashable, Comparable, Sendable, CustomStringConvertible
 
     /// 32 lowercase hex digits.
     public var description: String {
-        bytes.map { String(format: "%02x", $0) }.joined()
+        let digits = Array("0123456789abcdef".utf8)
+        var out = [UInt8]()
+        out.reserveCapacity(32)
+        for b in bytes {
+            out.append(digits[Int(b >> 4)])
+            out.append(digits[Int(b & 0x0F)])
+        }
+        return String(decoding: out, as: UTF8.self)
     }
 
     /// The first 8 hex digits, for display.

@@ -23,6 +23,8 @@ struct OpLog: Sendable {
     /// Unknown change fields kept verbatim; index 0 is none.
     private(set) var extras: [[UInt8]] = [[]]
     private(set) var agentChanges: [[Int]] = []
+    /// Each agent's last change (-1: none yet): read on every change, so kept flat.
+    private var agentLast: [Int] = []
     private(set) var ops: [Op] = []
     /// Inserted text of every `insertText` op, as Unicode scalars.
     private(set) var text: [Unicode.Scalar] = []
@@ -36,12 +38,20 @@ struct OpLog: Sendable {
 
     // MARK: Replicas
 
+    /// Makes room for `changes` more changes (with about one dependency each), so that a load
+    /// grows its arrays once instead of doubling them (and briefly holding both copies).
+    mutating func reserve(changes more: Int, dependencies: Int) {
+        changes.reserveCapacity(changes.count + more)
+        depPool.reserveCapacity(depPool.count + dependencies)
+    }
+
     mutating func agent(for replica: ReplicaID) -> UInt32 {
         if let a = replicaIndex[replica] { return a }
         let a = UInt32(replicas.count)
         replicas.append(replica)
         replicaIndex[replica] = a
         agentChanges.append([])
+        agentLast.append(-1)
         return a
     }
 
@@ -72,6 +82,15 @@ struct OpLog: Sendable {
         stringIndex[s] = i
         return i
     }
+
+    /// The last change `agent` made, if any.
+    func lastChange(of agent: UInt32) -> Int? {
+        let i = agentLast[Int(agent)]
+        return i < 0 ? nil : i
+    }
+
+    /// How many changes `agent` made (its last change's seq).
+    func changeCount(of agent: UInt32) -> Int { lastChange(of: agent).map { Int(changes[$0].seq) } ?? 0 }
 
     // MARK: Lookup
 
@@ -176,23 +195,40 @@ struct OpLog: Sendable {
     /// Starts a new change by `agent` on top of `deps` (default: the current heads).
     /// Its lamport timestamp is derived from its dependencies.
     mutating func beginChange(agent: UInt32, deps: [Int]? = nil, time: Int64, author: String, message: String, extra: [UInt8] = []) -> Int {
-        beginChange(agent: agent, deps: (deps ?? heads)[...], time: time, author: author, message: message, extra: extra)
+        if let deps { return beginChange(agent: agent, deps: deps[...], time: time, author: author, message: message, extra: extra) }
+        // On top of the heads: every head is a dependency, so the new change is the only head.
+        let d = heads.count > 1 ? heads.sorted()[...] : heads[...]
+        let index = appendChange(agent: agent, deps: d, time: time, author: author, message: message, extra: extra)
+        heads.removeAll(keepingCapacity: true)
+        heads.append(index)
+        return index
     }
 
     /// Starts a new change by `agent` on top of `deps` (indices of earlier changes).
     mutating func beginChange(agent: UInt32, deps: ArraySlice<Int>, time: Int64, author: String, message: String, extra: [UInt8]) -> Int {
         var d = deps
         if d.count > 1 { d.sort() }
+        let index = appendChange(agent: agent, deps: d, time: time, author: author, message: message, extra: extra)
+        if heads.count == 1 && d.count == 1 && heads.first == d.first {
+            heads[0] = index
+        } else {
+            heads.removeAll { d.contains($0) }
+            heads.append(index)
+        }
+        return index
+    }
+
+    /// Appends a change record on top of `deps` (sorted), leaving `heads` to the caller.
+    private mutating func appendChange(agent: UInt32, deps d: ArraySlice<Int>, time: Int64, author: String, message: String, extra: [UInt8]) -> Int {
         var lamport: UInt64 = 1
         for x in d where changes[x].lamportEnd + 1 > lamport { lamport = changes[x].lamportEnd + 1 }
-        // Read count and last without binding the array: a live copy would make the append
-        // below copy the whole list (every change, in debug builds).
-        let previousCount = agentChanges[Int(agent)].count
-        let counterStart: UInt32 = agentChanges[Int(agent)].last.map { changes[$0].counterStart + UInt32(changes[$0].length) } ?? 0
+        let last = lastChange(of: agent)
+        let previousCount = last.map { Int(changes[$0].seq) } ?? 0
+        let counterStart: UInt32 = last.map { changes[$0].counterStart + UInt32(changes[$0].length) } ?? 0
         let index = changes.count
-        let last = changes.last
-        let authorIndex = intern(author, previous: last?.author)
-        let messageIndex = intern(message, previous: last?.message)
+        let previous = changes.last
+        let authorIndex = intern(author, previous: previous?.author)
+        let messageIndex = intern(message, previous: previous?.message)
         var extraIndex: UInt32 = 0
         if !extra.isEmpty {
             extraIndex = UInt32(extras.count)
@@ -205,12 +241,7 @@ struct OpLog: Sendable {
                                     depCount: UInt32(d.count), depStart: depStart, length: 0,
                                     lvStart: lvCount, lamport: lamport, time: time))
         agentChanges[Int(agent)].append(index)
-        if heads.count == 1 && d.count == 1 && heads.first == d.first {
-            heads[0] = index
-        } else {
-            heads.removeAll { d.contains($0) }
-            heads.append(index)
-        }
+        agentLast[Int(agent)] = index
         return index
     }
 
@@ -239,6 +270,22 @@ struct OpLog: Sendable {
             ops.append(Op(lv: lv, length: length, body: body))
             lastOpFirstID = bID
         }
+    }
+
+    /// Extends the last op by `length` units of `scalars`, in the open change, when it is an
+    /// insert ending at the end of the log (so the new units continue it exactly: their left
+    /// origin is its last unit, their ids follow on). Returns false, changing nothing, otherwise.
+    /// Loading uses it for a typing run that the file stores as one op over many changes.
+    mutating func extendLastInsert(by length: Int, scalars: ArraySlice<Unicode.Scalar>) -> Bool {
+        guard let last = ops.last, case .insertText(_, _, _, let start) = last.body,
+              last.lv + last.length == lvCount, start + last.length == text.count,
+              lastOpFirstID.agent == changes[changes.count - 1].agent,
+              Int(lastOpFirstID.counter) + last.length == Int(nextID.counter), scalars.count == length else { return false }
+        changes[changes.count - 1].length += length
+        if fingerprints.count >= changes.count { fingerprints.removeLast(fingerprints.count - changes.count + 1) }
+        ops[ops.count - 1].length += length
+        text.append(contentsOf: scalars)
+        return true
     }
 
     /// `a` and `b` as one op when `b` continues `a` (typing on, or deleting on in one direction):
@@ -277,11 +324,19 @@ struct OpLog: Sendable {
     /// change's fingerprint agree on its whole causal past. Seeded per process, so only
     /// compared within one process.
     mutating func fingerprint(ofChange i: Int) -> Int {
-        while fingerprints.count <= i { fingerprints.append(computeFingerprint(fingerprints.count)) }
+        guard fingerprints.count <= i else { return fingerprints[i] }
+        // Changes are fingerprinted in order, walking the ops once (no search per change).
+        fingerprints.reserveCapacity(i + 1)
+        var opCursor = opIndex(containingLV: changes[fingerprints.count].lvStart)
+        while fingerprints.count <= i {
+            fingerprints.append(computeFingerprint(fingerprints.count, opCursor: &opCursor))
+        }
         return fingerprints[i]
     }
 
-    private func computeFingerprint(_ i: Int) -> Int {
+    /// `opCursor` is the index of the op holding change `i`'s first unit (or an earlier op);
+    /// it is left at the op holding the next change's first unit.
+    private func computeFingerprint(_ i: Int, opCursor: inout Int) -> Int {
         var h = Hasher()
         let c = changes[i]
         h.combine(replicas[Int(c.agent)])
@@ -302,7 +357,14 @@ struct OpLog: Sendable {
         func id(_ x: LocalID) {
             if x.isNone { h.combine(0 as UInt8) } else { h.combine(replicas[Int(x.agent)]); h.combine(x.counter) }
         }
-        forEachOp(ofChange: i) { op in
+        while opCursor < ops.count && ops[opCursor].lv + ops[opCursor].length <= c.lvStart { opCursor += 1 }
+        var k = opCursor
+        while k < ops.count && ops[k].lv < c.lvEnd {
+            var op = ops[k]
+            if op.lv < c.lvStart || op.lv + op.length > c.lvEnd {
+                op = slice(op, from: max(c.lvStart, op.lv), to: min(c.lvEnd, op.lv + op.length), change: i)
+            }
+            k += 1
             h.combine(op.length)
             h.combine(op.body.kind)
             switch op.body {
@@ -318,7 +380,7 @@ struct OpLog: Sendable {
             case .setPriority(let n, let p, let ps): id(n); h.combine(p); ps.forEach(id)
             case .deleteNote(let n, let p), .restoreNote(let n, let p): id(n); p.forEach(id)
             case .moveNote(let n, let l, let r, let p): id(n); id(l); id(r); p.forEach(id)
-            case .unknown(let k, let payload): h.combine(k); h.combine(payload)
+            case .unknown(let kind, let payload): h.combine(kind); h.combine(payload)
             }
         }
         return h.finalize()

@@ -202,6 +202,7 @@ struct BlockReplayer {
         let agents = block.replicas.map { log.agent(for: $0) }
         let mapAgent: (LocalID) -> LocalID = { id in id.isNone ? id : LocalID(agent: agents[Int(id.agent)], counter: id.counter) }
         let startLV = log.lvCount
+        log.reserve(changes: block.changes.count, dependencies: block.depRows.count)
         let firstChange = log.changes.count
         var opIndex = 0
         var used = 0              // units of block.ops[opIndex] already taken
@@ -214,7 +215,8 @@ struct BlockReplayer {
             let row = block.firstRow + i
             let agent = agents[c.replica]
             let cid = ChangeID(replica: block.replicas[c.replica], seq: c.seq)
-            let expected = log.agentChanges[Int(agent)].count + 1
+            let lastOfAgent = log.lastChange(of: agent)
+            let expected = (lastOfAgent.map { Int(log.changes[$0].seq) } ?? 0) + 1
             guard Int(c.seq) == expected else {
                 throw fail(row, "change \(cid.fullDescription) has sequence number \(c.seq), expected \(expected) (a change is missing or repeated)")
             }
@@ -223,11 +225,11 @@ struct BlockReplayer {
             } else {
                 guard c.depCount > 0 else { throw fail(row, "change \(cid.fullDescription) has no dependencies (a second origin)") }
             }
-            let unitsSoFar = log.agentChanges[Int(agent)].last.map { Int(log.changes[$0].counterStart) + log.changes[$0].length } ?? 0
+            let unitsSoFar = lastOfAgent.map { Int(log.changes[$0].counterStart) + log.changes[$0].length } ?? 0
             guard unitsSoFar + c.length < Int(UInt32.max) else {
                 throw fail(row, "change \(cid) takes replica \(cid.replica.short) past 2^32 op units")
             }
-            let previous = log.agentChanges[Int(agent)].last.map { log.changes[$0].lamportEnd }
+            let previous = lastOfAgent.map { log.changes[$0].lamportEnd }
             let ci = log.beginChange(agent: agent, deps: block.deps(of: i), time: c.time, author: block.author(of: i),
                                      message: block.message(of: i), extra: Array(block.extra(of: i)))
             if let previous, log.changes[ci].lamport <= previous {
@@ -241,6 +243,16 @@ struct BlockReplayer {
                     throw fail(row, "an op runs on into a change by another replica")
                 }
                 let take = min(op.length - used, remaining)
+                // A typing run stored as one op over many changes: this change's part continues the
+                // log's last op (its origins were checked with the run's first part, which has a
+                // smaller Lamport timestamp; its left origins are the run's own earlier units).
+                if used > 0, case .insertText(_, _, _, let s) = op.body,
+                   log.extendLastInsert(by: take, scalars: block.text[s + used ..< s + used + take]) {
+                    used += take
+                    remaining -= take
+                    if used == op.length { opIndex += 1; used = 0 }
+                    continue
+                }
                 var body = op.body.mapIDs(mapAgent)
                 var scalars: ArraySlice<Unicode.Scalar> = []
                 switch body {
@@ -297,9 +309,9 @@ struct BlockReplayer {
         func check(_ r: LocalID) -> String? {
             // Earlier ops of the same replica always come first (checked per change above).
             if r.isNone || (r.agent == me.agent && r.counter < me.counter) { return nil }
-            let name = "\(r.counter)@\(Int(r.agent) < log.replicas.count ? log.replicas[Int(r.agent)].short : "?")"
-            guard let l = log.lamport(of: r) else { return "\(name), which does not exist" }
-            guard l < myLamport else { return "\(name), which is not in its history" }
+            func name() -> String { "\(r.counter)@\(Int(r.agent) < log.replicas.count ? log.replicas[Int(r.agent)].short : "?")" }
+            guard let l = log.lamport(of: r) else { return "\(name()), which does not exist" }
+            guard l < myLamport else { return "\(name()), which is not in its history" }
             return nil
         }
         switch body {
