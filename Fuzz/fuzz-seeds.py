@@ -98,8 +98,8 @@ def main():
     fixtures, out = sys.argv[1], sys.argv[2]
     files = {}
     for root, dirs, names in os.walk(fixtures):
-        # Fixtures/fuzz/ holds inputs that crash or hang the library while its bugs are open:
-        # as seeds they would stop a run at once. (They are regression tests instead.)
+        # Fixtures/fuzz/ held inputs that crashed or hung the library while its bugs were open:
+        # as seeds they stopped a run at once. (They are regression tests instead.)
         dirs[:] = [d for d in dirs if d != "fuzz"]
         for name in sorted(names):
             if name.endswith(".peernote"):

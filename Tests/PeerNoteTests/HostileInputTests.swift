@@ -377,6 +377,36 @@ struct HostileInputTests {
         expectRefused(preds, "predecessor counts add up to more than this file can hold")
     }
 
+    @Test("Op units: a pasted megabyte of one character and its deletion save to a file that loads; units beyond what the file can justify are refused")
+    func opUnitsOfInsertedText() throws {
+        // The text deflates to about a kilobyte; inserting and deleting it are 2,000,000 units.
+        let doc = Document(title: "Paste", author: "a")
+        let note = doc.addNote(title: "N")
+        try doc.insertText(note, at: 0, String(repeating: "a", count: 1_000_000))
+        try doc.deleteText(note, range: 0 ..< 1_000_000)
+        for mode in [SaveMode.compact, .incremental] {
+            let bytes = doc.save(mode)
+            #expect(bytes.count < 2_000)
+            let loaded = try Document.load(bytes)
+            #expect(loaded.changeCount == doc.changeCount && loaded.notebook == doc.notebook)
+        }
+        // One op of an unknown kind one unit longer than a file of no text may claim.
+        func unknownOp(units: UInt64) -> [UInt8] {
+            var cols = Craft.chain(1, length: units)
+            cols[.opKind] = Craft.runs([(1, 99)])
+            cols[.opLength] = Craft.runs([(1, units)])
+            cols[.opPayloadLength] = Craft.runs([(1, 0)])
+            return Craft.file(Craft.payload(changeCount: 1, unitCount: units, columns: cols))
+        }
+        let limits = WireCodec.Limits()
+        var file = unknownOp(units: 1_000_000)
+        // The claim changes the file's size a little: settle on a file of the size its claim is about.
+        for _ in 0 ..< 3 { file = unknownOp(units: UInt64(file.count * limits.unitsPerByte + limits.slack + 1)) }
+        let limit = file.count * limits.unitsPerByte + limits.slack
+        expectRefused(file, "block claims \(limit + 1) op units, more than a \(file.count)-byte file can hold (at most \(limit) here)")
+        #expect(try Document.load(unknownOp(units: UInt64(limit - 200))).changeCount == 1)
+    }
+
     @Test("Huge counts inside the columns (runs, op lengths, dependency counts) are refused without allocating them")
     func hugeColumnCounts() {
         var cols = Craft.chain(3)

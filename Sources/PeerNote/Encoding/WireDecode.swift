@@ -10,9 +10,9 @@ extension WireCodec {
         /// budget. Real files hold about 3 changes per byte or fewer (a 97 KB save of the
         /// automerge-paper trace holds 260,000 changes) and far fewer op rows (consecutive typing
         /// is one op). More than this is runs of identical edits that only a crafted file (or a
-        /// script) makes, and each costs about 0.5 KB of memory once loaded.
+        /// script) makes, and every one of them costs memory and time once loaded.
         var rowsPerByte = 8
-        /// Op units per byte of file, plus `slack`, for each block.
+        /// Op units per byte of file, plus `slack` and two per character the block inserts, for each block.
         var unitsPerByte = 1_100
         var slack = 1 << 16
 
@@ -132,14 +132,20 @@ extension WireCodec {
             }
             throw FormatError(offset: offset, message: "block claims \(changeCount) changes after the \(before) before it, more than a \(fileSize)-byte file can hold (at most \(maxRows) in all)")
         }
-        guard unitCount <= UInt64(fileSize) * UInt64(limits.unitsPerByte) + UInt64(limits.slack) else {
-            throw FormatError(offset: base + (fields[.opUnitCount]?.offset ?? 0), message: "block claims \(unitCount) op units, more than a \(fileSize)-byte file can hold")
-        }
         let colItem = try need(.columns)
         guard let compressed = colItem.bytesValue else { throw FormatError(offset: base + colItem.offset, message: "columns are not a byte string") }
         let size = try uint(.columnsSize)
         let maxSize = UInt64(compressed.count) * UInt64(Format.maxInflateRatio) + UInt64(Format.maxInflateSlack)
         guard size <= maxSize else { throw FormatError(offset: base + colItem.offset, message: "columns claim to inflate to \(size) bytes, impossible for \(compressed.count) compressed bytes") }
+        // Op units: 1,100 per byte of file + 65,536, plus two per character the block inserts (so
+        // that a block may delete what it inserts, however well that text compresses: a pasted
+        // megabyte of one character and its deletion make a 1 KB file). The characters are not
+        // known yet; there are at most as many as the columns' bytes.
+        let unitsBase = UInt64(fileSize) * UInt64(limits.unitsPerByte) + UInt64(limits.slack)
+        func unitsRefused(_ limit: UInt64) -> FormatError {
+            FormatError(offset: base + (fields[.opUnitCount]?.offset ?? 0), message: "block claims \(unitCount) op units, more than a \(fileSize)-byte file can hold (at most \(limit) here)")
+        }
+        guard unitCount <= unitsBase + 2 * size else { throw unitsRefused(unitsBase + 2 * size) }
         let columnBase = base + colItem.end - compressed.count
         let columnBytes: [UInt8]
         do { columnBytes = try Deflate.decompress(compressed, maxOutput: Int(size)) } catch {
@@ -157,6 +163,8 @@ extension WireCodec {
         } catch {
             throw FormatError(offset: columnBase, message: error.message)
         }
+        let unitsLimit = unitsBase + 2 * UInt64(block.text.count)
+        guard unitCount <= unitsLimit else { throw unitsRefused(unitsLimit) }
         totals.changes += block.changes.count
         totals.ops += block.ops.count
         totals.predecessors += predecessors
