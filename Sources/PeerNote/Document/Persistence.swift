@@ -5,6 +5,9 @@ struct Persisted: Sendable {
     var bytes: [UInt8]
     /// Row (position in the file) of each change `0 ..< rowOfChange.count` of the op log.
     var rowOfChange: [Int]
+    /// Op rows and predecessors of all the file's blocks (they share the reader's row budget).
+    var opRows: Int
+    var predecessors: Int
 }
 
 /// How to write a document.
@@ -31,8 +34,9 @@ extension Document {
             var block = makeBlock(changes: newChanges, rowOf: rowOf, firstRow: p.rowOfChange.count)
             block.kind = .append
             block.previousCRC = CRC32.checksum(p.bytes)
-            let bytes = p.bytes + BlockCodec.encode(payload: WireCodec.encodePayload(block))
-            persisted = Persisted(bytes: bytes, rowOfChange: rowOf)
+            let opRows = p.opRows + block.ops.count, predecessors = p.predecessors + block.predecessorCount
+            let bytes = p.bytes + Self.encodeLoadable(&block, fileBefore: p.bytes.count, changes: rowOf.count, opRows: opRows, predecessors: predecessors)
+            persisted = Persisted(bytes: bytes, rowOfChange: rowOf, opRows: opRows, predecessors: predecessors)
             return bytes
         }
         let canonical: (Int, Int) -> Bool = { [log] x, y in
@@ -49,9 +53,25 @@ extension Document {
         block.documentID = id
         block.genesis = genesis
         block.unknownFields = unknownFields.sorted { $0.lexicographicallyPrecedes($1) }
-        let bytes = BlockCodec.encode(payload: WireCodec.encodePayload(block))
-        persisted = Persisted(bytes: bytes, rowOfChange: rowOf)
+        let predecessors = block.predecessorCount
+        let bytes = Self.encodeLoadable(&block, fileBefore: 0, changes: rowOf.count, opRows: block.ops.count, predecessors: predecessors)
+        persisted = Persisted(bytes: bytes, rowOfChange: rowOf, opRows: block.ops.count, predecessors: predecessors)
         return bytes
+    }
+
+    /// The block's bytes, padded when needed so that the file (`fileBefore` bytes before the
+    /// block, holding `changes`, `opRows` and `predecessors` in all with it) meets the limits
+    /// every reader enforces: runs of identical edits compress so well that, unpadded, a file of
+    /// 70,000 keystrokes would be 330 bytes, more changes than a file that small may hold.
+    static func encodeLoadable(_ block: inout WireBlock, fileBefore: Int, changes: Int, opRows: Int, predecessors: Int) -> [UInt8] {
+        let required = WireCodec.Limits().requiredFileSize(
+            changes: changes, ops: opRows, predecessors: predecessors, dependencies: block.depRows.count,
+            units: block.ops.reduce(0) { $0 + $1.length }, insertedScalars: block.text.count)
+        let bytes = BlockCodec.encode(payload: WireCodec.encodePayload(block))
+        guard fileBefore + bytes.count < required else { return bytes }
+        // The padding field's own key and length header only add to the size.
+        block.padding = required - fileBefore - bytes.count
+        return BlockCodec.encode(payload: WireCodec.encodePayload(block))
     }
 
     /// A block holding `changes` (in that order), with replica ids in sorted order.
@@ -183,7 +203,8 @@ extension Document {
         replayer.state.workBudget = .max
         let doc = Document(id: docID, genesis: genesis, log: replayer.log, state: replayer.state, replica: .random(), author: "")
         doc.unknownFields = unknownFields
-        doc.persisted = Persisted(bytes: bytes, rowOfChange: Array(0 ..< rows))
+        doc.persisted = Persisted(bytes: bytes, rowOfChange: Array(0 ..< rows), opRows: blocks.reduce(0) { $0 + $1.ops.count },
+                                  predecessors: blocks.reduce(0) { $0 + $1.predecessorCount })
         return doc
     }
 

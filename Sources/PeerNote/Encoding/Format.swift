@@ -38,6 +38,8 @@ enum BlockKey: UInt64, CaseIterable {
     case columnsSize = 8
     case previousCRC = 9
     case firstRow = 10
+    /// Zero bytes a writer adds so that a very compressible file meets the reader's limits.
+    case padding = 11
 }
 
 /// Column ids inside a block's column set. Change columns have one row per

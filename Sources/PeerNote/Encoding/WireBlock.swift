@@ -45,6 +45,22 @@ struct WireBlock: Sendable {
     var unknownFields: [[UInt8]] = []
     /// Absolute offset of the block in its file (for error messages).
     var offset = 0
+    /// Zero bytes to write in the padding field (key 11), so that the file meets the reader's
+    /// limits (`WireCodec.Limits.requiredFileSize`); never kept when read.
+    var padding = 0
+
+    /// How many predecessors (overwritten values, removed tag adds) the block's ops list.
+    var predecessorCount: Int {
+        ops.reduce(0) { n, op in
+            switch op.body {
+            case .setNotebookTitle(_, let p), .setNoteTitle(_, _, let p), .setPriority(_, _, let p),
+                 .deleteNote(_, let p), .restoreNote(_, let p), .moveNote(_, _, _, let p), .removeTag(_, _, let p):
+                n + p.count
+            default:
+                n
+            }
+        }
+    }
 }
 
 extension WireBlock {
@@ -177,6 +193,7 @@ enum WireCodec {
         var count = 7 + block.unknownFields.count
         if block.kind == .base { count += 2 }
         if block.kind == .append { count += 2 }
+        if block.padding > 0 { count += 1 }
         e.mapHeader(count)
         e.unsigned(BlockKey.kind.rawValue); e.unsigned(block.kind.rawValue)
         if block.kind == .base {
@@ -196,6 +213,9 @@ enum WireCodec {
         if block.kind == .append {
             e.unsigned(BlockKey.previousCRC.rawValue); e.unsigned(UInt64(block.previousCRC ?? 0))
             e.unsigned(BlockKey.firstRow.rawValue); e.unsigned(UInt64(block.firstRow))
+        }
+        if block.padding > 0 {
+            e.unsigned(BlockKey.padding.rawValue); e.bytes([UInt8](repeating: 0, count: block.padding))
         }
         for f in block.unknownFields { e.raw(f) }
         return e.bytes

@@ -18,6 +18,16 @@ extension WireCodec {
 
         /// The most changes (and, separately, op rows and predecessors) a file of `fileSize` bytes may hold.
         func maxRows(fileSize: Int) -> UInt64 { UInt64(fileSize) * UInt64(rowsPerByte) + UInt64(slack) }
+
+        /// The smallest file size whose budgets admit a file holding `changes`, `ops` and
+        /// `predecessors` in all, and a last block of `dependencies` dependencies and `units` op
+        /// units inserting `insertedScalars` characters (earlier blocks met their limits in a smaller file). A writer pads a file
+        /// that would be smaller, so that whatever the library saves, it loads.
+        func requiredFileSize(changes: Int, ops: Int, predecessors: Int, dependencies: Int, units: Int, insertedScalars: Int) -> Int {
+            func atLeast(_ n: Int, _ perByte: Int) -> Int { n <= 0 ? 0 : (n + perByte - 1) / perByte }
+            let rows = max(changes, ops, predecessors, dependencies) - slack
+            return max(atLeast(rows, rowsPerByte), atLeast(units - slack - 2 * insertedScalars, unitsPerByte))
+        }
     }
 
     /// What the blocks of a file read so far hold: the file's budgets are shared by all its blocks.
@@ -71,6 +81,9 @@ extension WireCodec {
             } else {
                 block.unknownFields.append(Array(raw.payload[pair.key.offset ..< pair.value.end]))
             }
+        }
+        if let padding = fields[.padding], padding.bytesValue == nil {
+            throw FormatError(offset: base + padding.offset, message: "padding (field 11) is not a byte string")
         }
         func need(_ k: BlockKey) throws(FormatError) -> CBORItem {
             guard let v = fields[k] else { throw FormatError(offset: base, message: "block lacks field \(k.rawValue) (\(k))") }
