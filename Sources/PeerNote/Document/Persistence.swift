@@ -101,11 +101,21 @@ extension Document {
         block.replicas = table.map { log.replicas[Int($0)] }
         block.firstRow = firstRow
         block.changes.reserveCapacity(order.count)
+        block.depRows.reserveCapacity(order.count)
+        // The log's interned strings, interned in the block once each (-1: not yet).
+        var blockString = [Int](repeating: -1, count: log.strings.count)
         for ci in order {
             let c = log.changes[ci]
-            block.appendChange(replica: Int(index[Int(c.agent)]), seq: c.seq, length: c.length,
-                               deps: log.deps(of: ci).lazy.map { rowOf[$0] }, time: c.time, author: log.author(of: ci),
-                               message: log.message(of: ci), extra: log.extra(of: ci))
+            if blockString[Int(c.author)] < 0 { blockString[Int(c.author)] = block.intern(log.strings[Int(c.author)]) }
+            if blockString[Int(c.message)] < 0 { blockString[Int(c.message)] = block.intern(log.strings[Int(c.message)]) }
+            let depStart = block.depRows.count
+            for k in c.depStart ..< c.depStart + Int(c.depCount) { block.depRows.append(rowOf[log.depPool[k]]) }
+            let extraStart = block.extraBytes.count
+            if c.extra != 0 { block.extraBytes.append(contentsOf: log.extras[Int(c.extra)]) }
+            block.changes.append(WireChange(replica: Int(index[Int(c.agent)]), seq: c.seq, length: c.length, time: c.time,
+                                            depStart: depStart, depCount: Int(c.depCount),
+                                            author: blockString[Int(c.author)], message: blockString[Int(c.message)],
+                                            extraStart: extraStart, extraCount: block.extraBytes.count - extraStart))
         }
         var pending: (op: Op, firstID: LocalID)?
         var lv = 0

@@ -100,41 +100,39 @@ enum WireCodec {
 
     static func encodePayload(_ block: WireBlock) -> [UInt8] {
         // The string table lists the strings in order of first use (authors and non-empty messages).
+        // Two local indices may hold one string (blocks built by hand): one wire entry each string.
         var strings: [String] = []
         var wireIndex = [Int](repeating: -1, count: block.strings.count)
         var wireIndexByString: [String: Int] = [:]
-        func intern(_ local: Int) -> UInt64 {
-            if wireIndex[local] >= 0 { return UInt64(wireIndex[local]) }
-            let s = block.strings[local]
-            // Two local indices may hold one string (blocks built by hand): one wire entry each string.
-            let i = wireIndexByString[s] ?? strings.count
-            if i == strings.count { strings.append(s); wireIndexByString[s] = i }
-            wireIndex[local] = i
-            return UInt64(i)
-        }
+        let emptyMessage = block.strings.map(\.isEmpty)
         var cols: [ColumnID: [UInt8]] = [:]
         // Changes.
         var cReplica = UIntColumnEncoder(), cSeq = DeltaColumnEncoder(), cLen = UIntColumnEncoder()
         var cDepCount = UIntColumnEncoder(), cDepDist = UIntColumnEncoder(), cTime = DeltaColumnEncoder()
         var cAuthor = UIntColumnEncoder(), cMessage = UIntColumnEncoder(), cExtraLen = UIntColumnEncoder()
         var extra: [UInt8] = []
-        for (i, c) in block.changes.enumerated() {
+        for i in block.changes.indices {
+            let c = block.changes[i]
             let row = block.firstRow + i
             cReplica.append(UInt64(c.replica))
             cSeq.append(Int64(c.seq))
             cLen.append(UInt64(c.length))
             cDepCount.append(UInt64(c.depCount))
-            let deps = block.deps(of: i)
-            if deps.count == 1, let d = deps.first {
-                cDepDist.append(UInt64(row - d))
-            } else {
-                for d in deps.sorted(by: >) { cDepDist.append(UInt64(row - d)) }
+            if c.depCount == 1 {
+                cDepDist.append(UInt64(row - block.depRows[c.depStart]))
+            } else if c.depCount > 1 {
+                for d in block.deps(of: i).sorted(by: >) { cDepDist.append(UInt64(row - d)) }
             }
             cTime.append(c.time)
-            cAuthor.append(intern(c.author))
-            cMessage.append(block.strings[c.message].isEmpty ? 0 : intern(c.message) + 1)
+            // The author, then a non-empty message, take wire indices in order of first use.
+            if wireIndex[c.author] < 0 { assignWireIndex(c.author, block.strings, &wireIndex, &strings, &wireIndexByString) }
+            if !emptyMessage[c.message] && wireIndex[c.message] < 0 {
+                assignWireIndex(c.message, block.strings, &wireIndex, &strings, &wireIndexByString)
+            }
+            cAuthor.append(UInt64(wireIndex[c.author]))
+            cMessage.append(emptyMessage[c.message] ? 0 : UInt64(wireIndex[c.message]) + 1)
             cExtraLen.append(UInt64(c.extraCount))
-            extra += block.extra(of: i)
+            if c.extraCount > 0 { extra += block.extra(of: i) }
         }
         cols[.changeReplica] = cReplica.finish(); cols[.changeSeq] = cSeq.finish(); cols[.changeLength] = cLen.finish()
         cols[.changeDepCount] = cDepCount.finish(); cols[.changeDepDistance] = cDepDist.finish(); cols[.changeTime] = cTime.finish()
@@ -219,6 +217,15 @@ enum WireCodec {
         }
         for f in block.unknownFields { e.raw(f) }
         return e.bytes
+    }
+
+    /// Gives block string `local` its index in the wire string table (appending it when new).
+    private static func assignWireIndex(_ local: Int, _ blockStrings: [String], _ wireIndex: inout [Int],
+                                        _ strings: inout [String], _ byString: inout [String: Int]) {
+        let s = blockStrings[local]
+        let w = byString[s] ?? strings.count
+        if w == strings.count { strings.append(s); byString[s] = w }
+        wireIndex[local] = w
     }
 
     static func uuidBytes(_ u: UUID) -> [UInt8] {
