@@ -72,25 +72,15 @@ enum SalvageOperation {
         return lstat(path, &st) == 0
     }
 
-    /// Writes `bytes` to a new file at `path`: written and synced under a temporary name, then
-    /// hard-linked into place, which fails if anything appeared at `path` meanwhile (no race can
-    /// make salvage replace a file).
+    /// Writes `bytes` to a new file at `path` (`FileStore.create`: written and synced under a
+    /// temporary name, then hard-linked into place, which fails if anything appeared at `path`
+    /// meanwhile, so no race can make salvage replace a file; a temporary left by a killed run
+    /// is one `FileStore` cleans up).
     static func createExclusively(_ bytes: [UInt8], at path: String) throws(CLIFailure) {
-        let url = URL(fileURLWithPath: path)
-        let dir = url.deletingLastPathComponent().path
-        let temp = dir + "/." + url.lastPathComponent + ".salvage-" + UUID().uuidString.prefix(8).lowercased()
-        do { try FileStore.writeAtomically(bytes, to: temp) } catch {
+        do { try FileStore.create(bytes, at: path) } catch {
+            if exists(path) { throw CLIFailure(.cannotCreate, "\(path): already exists; salvage writes a new file and never replaces one") }
             throw CLIFailure(.ioError, "\(path): \(error.message)")
         }
-        defer { unlink(temp) }
-        guard link(temp, path) == 0 else {
-            let code = errno
-            let reason = String(cString: strerror(code))
-            if code == EEXIST { throw CLIFailure(.cannotCreate, "\(path): already exists; salvage writes a new file and never replaces one") }
-            throw CLIFailure(.ioError, "\(path): cannot create: \(reason)")
-        }
-        let fd = open(dir, O_RDONLY)
-        if fd >= 0 { fsync(fd); close(fd) }
     }
 }
 
