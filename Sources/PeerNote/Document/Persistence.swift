@@ -290,21 +290,11 @@ struct BlockReplayer {
                     if used == op.length { opIndex += 1; used = 0 }
                     continue
                 }
-                var body = op.body.mapIDs(mapAgent)
-                var scalars: ArraySlice<Unicode.Scalar> = []
-                switch body {
-                case .insertText(let n, let l, let r, let s):
-                    scalars = block.text[s + used ..< s + used + take]
-                    body = .insertText(note: n, originLeft: used == 0 ? l : opFirstID.advanced(by: used - 1), originRight: r, contentStart: 0)
-                case .deleteText(let n, let t, let rev):
-                    if rev && Int(t.counter) - used - (take - 1) < 0 { throw fail(row, "a delete counts down past the first element") }
-                    body = .deleteText(note: n, target: t.advanced(by: rev ? -used : used), reversed: rev && take > 1)
-                case .unknown:
-                    // Units of an unknown op cannot be split meaningfully; keep it whole.
-                    guard used == 0 && take == op.length else { throw fail(row, "an op of unknown kind \(op.body.kind) spans two changes") }
-                default:
-                    break
+                let piece: (body: OpBody, scalars: ArraySlice<Unicode.Scalar>)
+                do { piece = try block.piece(ofOp: opIndex, used: used, take: take, firstID: opFirstID, mapAgent: mapAgent) } catch {
+                    throw fail(row, error.message)
                 }
+                let (body, scalars) = piece
                 if let bad = unorderedReference(in: body, length: take) {
                     throw fail(row, "change \(cid) refers to op \(bad)")
                 }

@@ -475,21 +475,13 @@ private struct Salvager {
                         return fail("an op runs on into it from another change")
                     }
                     let take = min(op.length - used, remaining)
-                    var body = op.body.mapIDs(mapAgent)
-                    var scalars: ArraySlice<Unicode.Scalar> = []
-                    switch body {
-                    case .insertText(let n, let l, let r, let s):
-                        scalars = block.text[s + used ..< s + used + take]
-                        body = .insertText(note: n, originLeft: used == 0 ? l : opFirstID.advanced(by: used - 1), originRight: r, contentStart: 0)
-                    case .deleteText(let n, let t, let rev):
-                        if rev && Int(t.counter) - used - (take - 1) < 0 { return fail("a delete counts down past the first element") }
-                        body = .deleteText(note: n, target: t.advanced(by: rev ? -used : used), reversed: rev)
-                    case .unknown:
-                        guard used == 0 && take == op.length else { return fail("an op of unknown kind \(op.body.kind) spans two changes") }
-                    case .createNote(_, _, let created):
-                        guard !guardTimes || created.magnitude <= Self.maxTime else { return fail("a note's creation time \(created) s is out of range") }
-                    default:
-                        break
+                    let piece: (body: OpBody, scalars: ArraySlice<Unicode.Scalar>)
+                    do { piece = try block.piece(ofOp: opIndex, used: used, take: take, firstID: opFirstID, mapAgent: mapAgent) } catch {
+                        return fail(error.message)
+                    }
+                    let (body, scalars) = piece
+                    if case .createNote(_, _, let created) = body, guardTimes, created.magnitude > Self.maxTime {
+                        return fail("a note's creation time \(created) s is out of range")
                     }
                     doc.log.append(body, length: take, scalars: scalars)
                     used += take

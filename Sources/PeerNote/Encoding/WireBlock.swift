@@ -94,6 +94,38 @@ extension WireBlock {
     }
 }
 
+extension WireBlock {
+    /// Why a part of a stored op cannot be taken.
+    struct PieceError: Error { var message: String }
+
+    /// Units `used ..< used + take` of op `index` (an op may run over several changes), as the
+    /// body to append to an op log, with the characters it inserts. `firstID` is the log id of
+    /// the op's first unit; `mapAgent` turns the block's replica indices into the log's. Loading
+    /// and salvage both read ops through this, so they split them identically.
+    func piece(ofOp index: Int, used: Int, take: Int, firstID: LocalID,
+               mapAgent: (LocalID) -> LocalID) throws(PieceError) -> (body: OpBody, scalars: ArraySlice<Unicode.Scalar>) {
+        let op = ops[index]
+        var body = op.body.mapIDs(mapAgent)
+        var scalars: ArraySlice<Unicode.Scalar> = []
+        switch body {
+        case .insertText(let n, let l, let r, let s):
+            scalars = text[s + used ..< s + used + take]
+            // Unit k's left origin is unit k - 1 of the same op.
+            body = .insertText(note: n, originLeft: used == 0 ? l : firstID.advanced(by: used - 1), originRight: r, contentStart: 0)
+        case .deleteText(let n, let t, let rev):
+            if rev && Int(t.counter) - used - (take - 1) < 0 { throw PieceError(message: "a delete counts down past the first element") }
+            // A one-unit delete has no direction: always `reversed: false` (one canonical form).
+            body = .deleteText(note: n, target: t.advanced(by: rev ? -used : used), reversed: rev && take > 1)
+        case .unknown:
+            // Units of an unknown op cannot be split meaningfully; keep it whole.
+            guard used == 0 && take == op.length else { throw PieceError(message: "an op of unknown kind \(op.body.kind) spans two changes") }
+        default:
+            break
+        }
+        return (body, scalars)
+    }
+}
+
 /// Turns a `WireBlock` into a block payload and back (columns, see `ColumnID`).
 enum WireCodec {
     // MARK: Encoding
