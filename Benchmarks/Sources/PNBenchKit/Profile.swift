@@ -70,12 +70,12 @@ extension PNBench {
         }
 
         private func read(_ path: String) throws(BenchError) -> [UInt8] {
-            guard let data = FileManager.default.contents(atPath: path) else { throw .usage("\(path): cannot read") }
+            guard let data = FileManager.default.contents(atPath: path) else { throw .missingTrace(path: path, message: "cannot read it") }
             return [UInt8](data)
         }
 
         private func load(_ bytes: [UInt8], _ path: String) throws(BenchError) -> Document {
-            do { return try Document.load(bytes) } catch { throw .replayFailed("\(path): \(error)") }
+            do { return try Document.load(bytes) } catch { throw .invalidTrace(path: path, message: "\(error)") }
         }
     }
 }
