@@ -262,7 +262,7 @@ enum FixtureFactory {
         guard raws.count == 1 else { throw FixtureBuildError("expected one block, found \(raws.count)") }
         let block = try WireCodec.decodePayload(raws[0], fileSize: file.count)
         // Re-encoding must reproduce the file exactly, or the damage would not be the only difference.
-        guard envelope(payload: WireCodec.encodePayload(block)) == file, BlockCodec.encode(payload: raws[0].payload) == file else {
+        guard envelope(version: raws[0].version, payload: WireCodec.encodePayload(block)) == file, BlockCodec.encode(payload: raws[0].payload, version: raws[0].version) == file else {
             throw FixtureBuildError("re-encoding the block does not reproduce the file")
         }
         return (raws[0], block)
@@ -326,7 +326,7 @@ enum FixtureFactory {
 
         out["damaged/not-cbor.peernote"] = Array("Weekly product sync\n\n- Agenda\n- Release 2.4 status\n- Hiring\n".utf8)
         out["damaged/empty.peernote"] = []
-        out["damaged/newer-version.peernote"] = envelope(version: 2, payload: payload)
+        out["damaged/newer-version.peernote"] = envelope(version: FormatInfo.version + 1, payload: payload)
         return out
     }
 

@@ -117,9 +117,9 @@ struct PersistenceTests {
     @Test("A newer format version is refused with a clear message")
     func newerVersion() throws {
         var bytes = try sampleDocument().save()
-        // [version, ...] follows the 8 magic bytes and the array head.
-        #expect(bytes[8] == 0x83 && bytes[9] == 0x01)
-        bytes[9] = 0x02
-        #expect(throws: PeerNoteError.unsupportedVersion(2)) { try Document.load(bytes) }
+        // [version, ...] follows the 8 magic bytes and the array head (version 2: it has text, so a state section).
+        #expect(bytes[8] == 0x83 && bytes[9] == 0x02)
+        bytes[9] = 0x03
+        #expect(throws: PeerNoteError.unsupportedVersion(3)) { try Document.load(bytes) }
     }
 }

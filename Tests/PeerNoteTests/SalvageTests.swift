@@ -88,7 +88,7 @@ struct SalvageTests {
     @Test("A newer format version is not damage: salvage refuses it as such")
     func newerVersion() throws {
         let bytes = try FixtureCatalog.bytes("damaged/newer-version.peernote")
-        #expect(throws: PeerNoteError.unsupportedVersion(2)) { _ = try Document.salvage(bytes) }
+        #expect(throws: PeerNoteError.unsupportedVersion(FormatInfo.version + 1)) { _ = try Document.salvage(bytes) }
     }
 
     @Test("Every damaged fixture is either recovered into a valid document or refused with an error; none crashes")

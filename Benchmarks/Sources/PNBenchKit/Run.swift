@@ -6,7 +6,7 @@ extension PNBench {
         static let configuration = CommandConfiguration(
             abstract: "Replay a trace and print the measurements as one JSON object.",
             discussion: """
-                Sequential trace: edits, replay_ms, size, save_ms, load_ms, merge_ms, merge_ok, peak_rss_mb. \
+                Sequential trace: edits, replay_ms, size, save_ms, load_ms (read the notebook), load_full_ms (load with history), merge_ms, merge_ok, peak_rss_mb. \
                 Concurrent trace: txns, ok, total_ms. Exits 1 when a correctness check fails.
                 """
         )

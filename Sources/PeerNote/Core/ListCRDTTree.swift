@@ -28,6 +28,22 @@ struct ListCRDT<Element: Sendable>: Sendable {
         return out
     }
 
+    /// The deleted elements (tombstones), in list order.
+    var deletedElements: [Element] {
+        var out: [Element] = []
+        let content = tree.content
+        tree.forEachRun { r in
+            if r.deleted { out.append(contentsOf: content[r.contentStart ..< r.contentStart + r.length]) }
+        }
+        return out
+    }
+
+    /// Rewrites every element in list order: `next(id, length, deleted)` gives a run's elements
+    /// (exactly `length` of them). Loading uses it for text a file stores in document order.
+    mutating func rewriteContent<E: Error>(_ next: (LocalID, Int, Bool) throws(E) -> ArraySlice<Element>) throws(E) {
+        try tree.rewriteContent(next)
+    }
+
     func forEachVisible(_ body: (LocalID, Element) -> Void) {
         let content = tree.content
         tree.forEachRun { r in

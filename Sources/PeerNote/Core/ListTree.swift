@@ -338,6 +338,20 @@ struct ListTree<Element: Sendable>: Sendable {
         }
     }
 
+    /// Rewrites the elements of every run, in list order, with what `next(id, length, deleted)`
+    /// returns for the run (at most `length` elements are taken).
+    mutating func rewriteContent<E: Error>(_ next: (LocalID, Int, Bool) throws(E) -> ArraySlice<Element>) throws(E) {
+        var leaf = firstLeaf
+        while leaf >= 0 {
+            for r in leaves[leaf].runs {
+                let elements = try next(r.id, r.length, r.deleted)
+                var k = r.contentStart
+                for e in elements.prefix(r.length) { content[k] = e; k += 1 }
+            }
+            leaf = Int(leaves[leaf].next)
+        }
+    }
+
     /// Visits every run in order.
     func forEachRun(_ body: (ListRun) -> Void) {
         var leaf = firstLeaf

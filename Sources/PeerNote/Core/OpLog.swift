@@ -299,6 +299,28 @@ struct OpLog: Sendable {
         return true
     }
 
+    /// Replaces the inserted characters of the units `id`, `id + 1`, ... (as many as `scalars`
+    /// holds; consecutive units of one replica, possibly in several changes and ops). False,
+    /// changing nothing further, when one of them is not an inserted character of this log.
+    /// Loading uses it for a block whose text is stored in document order.
+    mutating func replaceInsertedText(from id: LocalID, _ scalars: ArraySlice<Unicode.Scalar>) -> Bool {
+        var id = id
+        var rest = scalars
+        while !rest.isEmpty {
+            guard let ci = changeIndex(containing: id) else { return false }
+            let c = changes[ci]
+            let lv = c.lvStart + Int(id.counter - c.counterStart)
+            let op = ops[opIndex(containingLV: lv)]
+            guard case .insertText(_, _, _, let start) = op.body else { return false }
+            let n = min(rest.count, c.lvEnd - lv, op.lv + op.length - lv)
+            var pos = start + (lv - op.lv)
+            for s in rest.prefix(n) { text[pos] = s; pos += 1 }
+            rest = rest.dropFirst(n)
+            id = id.advanced(by: n)
+        }
+        return true
+    }
+
     /// `a` and `b` as one op when `b` continues `a` (typing on, or deleting on in one direction):
     /// same replica, consecutive ids, and bodies that chain.
     static func merge(_ a: Op, firstID aID: LocalID, _ b: Op, firstID bID: LocalID) -> Op? {

@@ -137,6 +137,7 @@ public enum PeerNoteError: Error, Equatable, Sendable, CustomStringConvertible {
 
 /// Format constants shared by the encoder and the documentation.
 public enum FormatInfo {
-    /// The format version this library writes and reads.
-    public static let version: UInt64 = 1
+    /// The newest format version this library reads and writes (it writes version 1 for
+    /// blocks without a state section, so that older readers still read them).
+    public static let version: UInt64 = 2
 }

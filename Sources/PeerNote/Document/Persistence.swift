@@ -52,6 +52,10 @@ extension Document {
         block.kind = .base
         block.documentID = id
         block.genesis = genesis
+        if let (state, dead) = stateSection(replicaTable: block.replicas) {
+            block.state = state
+            block.deadText = dead
+        }
         block.unknownFields = unknownFields.sorted { $0.lexicographicallyPrecedes($1) }
         let predecessors = block.predecessorCount
         let bytes = Self.encodeLoadable(&block, fileBefore: 0, changes: rowOf.count, opRows: block.ops.count, predecessors: predecessors)
@@ -67,11 +71,33 @@ extension Document {
         let required = WireCodec.Limits().requiredFileSize(
             changes: changes, ops: opRows, predecessors: predecessors, dependencies: block.depRows.count,
             units: block.ops.reduce(0) { $0 + $1.length }, insertedScalars: block.text.count)
-        let bytes = BlockCodec.encode(payload: WireCodec.encodePayload(block))
+        let version = Format.version(hasState: block.state != nil)
+        let bytes = BlockCodec.encode(payload: WireCodec.encodePayload(block), version: version)
         guard fileBefore + bytes.count < required else { return bytes }
         // The padding field's own key and length header only add to the size.
         block.padding = required - fileBefore - bytes.count
-        return BlockCodec.encode(payload: WireCodec.encodePayload(block))
+        return BlockCodec.encode(payload: WireCodec.encodePayload(block), version: version)
+    }
+
+    /// The state section for a compact save, and the deleted text that goes with it (see
+    /// `WireState`); nil when the document has no text, or has conflicts (a state section
+    /// shows exactly what `notebook` shows, and conflicts need the history to be shown).
+    private func stateSection(replicaTable: [ReplicaID]) -> (WireState, [Unicode.Scalar])? {
+        guard !log.text.isEmpty, conflicts.isEmpty else { return nil }
+        let all = state.allNotesInOrder
+        guard all.count == state.noteStates.count else { return nil }
+        var index: [ReplicaID: Int] = [:]
+        for (i, r) in replicaTable.enumerated() { index[r] = i }
+        var notes: [WireNoteState] = []
+        var dead: [Unicode.Scalar] = []
+        for n in all.filter({ !$0.isDeleted }) + all.filter(\.isDeleted) {
+            guard let r = index[log.replicas[Int(n.id.agent)]] else { return nil }
+            notes.append(WireNoteState(replica: r, counter: n.id.counter, title: n.title.value ?? "", tags: n.visibleTags,
+                                       priority: n.priority.value ?? .normal, created: n.created, deleted: n.isDeleted,
+                                       body: String(String.UnicodeScalarView(n.body.visibleElements))))
+            dead += n.body.deletedElements
+        }
+        return (WireState(title: title, notes: notes), dead)
     }
 
     /// A block holding `changes` (in that order), with replica ids in sorted order.
@@ -170,6 +196,29 @@ extension Document {
 
     // MARK: Loading
 
+    /// The notebook a file holds, as `load(bytes).notebook` gives it. A compact save of a
+    /// document without conflicts stores its state beside its history, and then this reads
+    /// only that (checksummed, not yet checked against the history: `load` and
+    /// `pnmerge validate` do that); other files are loaded in full.
+    public static func readNotebook(_ bytes: [UInt8]) throws(PeerNoteError) -> Notebook {
+        let raws: [RawBlock]
+        do throws(FormatError) { raws = try BlockCodec.decode(bytes) } catch {
+            if let v = error.unsupportedVersion { throw .unsupportedVersion(v) }
+            throw .invalidDocument(offset: error.offset, message: error.message)
+        }
+        guard raws.count == 1 else { return try load(bytes).notebook }
+        let read: (documentID: UUID, replicas: [ReplicaID], state: WireState)?
+        do throws(FormatError) { read = try WireCodec.decodeState(raws[0]) } catch {
+            throw .invalidDocument(offset: error.offset, message: error.message)
+        }
+        guard let (id, replicas, state) = read else { return try load(bytes).notebook }
+        let notes = state.notes.filter { !$0.deleted }.map { n in
+            Note(id: NoteID(replica: replicas[n.replica], counter: n.counter), title: n.title, body: n.body, tags: n.tags,
+                 priority: n.priority, created: Date(timeIntervalSince1970: TimeInterval(n.created)), isDeleted: false)
+        }
+        return Notebook(id: id, title: state.title, notes: notes, conflicts: [])
+    }
+
     /// Reads and verifies a document: checksums, structure, causal integrity (dependencies
     /// present, sequence numbers contiguous) and references (every op names something that exists).
     public static func load(_ bytes: [UInt8]) throws(PeerNoteError) -> Document {
@@ -208,10 +257,16 @@ extension Document {
                 for f in block.unknownFields where !unknownFields.contains(f) { unknownFields.append(f) }
             }
             try replayer.replay(block)
+            if let state = block.state { try replayer.fillText(state, dead: block.deadText, block: block) }
             rows += block.changes.count
         }
         replayer.state.workBudget = .max
         let doc = Document(id: docID, genesis: genesis, log: replayer.log, state: replayer.state, replica: .random(), author: "")
+        // A state section is written only without conflicts (`readNotebook` shows none); the
+        // registers were checked with the text, which leaves notes deleted while edited.
+        if blocks.count == 1, first.state != nil, !doc.conflicts.isEmpty {
+            throw .invalidDocument(offset: first.offset, message: "the state section does not match the history: the history has conflicts")
+        }
         doc.unknownFields = unknownFields
         doc.persisted = Persisted(bytes: bytes, rowOfChange: Array(0 ..< rows), opRows: blocks.reduce(0) { $0 + $1.ops.count },
                                   predecessors: blocks.reduce(0) { $0 + $1.predecessorCount })
@@ -323,6 +378,51 @@ struct BlockReplayer {
             }
             i += 1
         }
+    }
+
+    /// Puts the text of a block stored in document order (its state section and deleted text)
+    /// in place of the placeholders replay inserted, then checks that the state section shows
+    /// what the replayed history gives. Called right after `replay(block)`.
+    mutating func fillText(_ snapshot: WireState, dead: [Unicode.Scalar], block: WireBlock) throws(PeerNoteError) {
+        try Self.fillText(snapshot, dead: dead, block: block, log: &log, state: &state)
+    }
+
+    /// `fillText` on a given log and state (salvage replays into a document's own).
+    static func fillText(_ snapshot: WireState, dead: [Unicode.Scalar], block: WireBlock, log: inout OpLog, state: inout DocState) throws(PeerNoteError) {
+        func fail(_ message: String) -> PeerNoteError {
+            .invalidDocument(offset: block.offset, message: "the state section does not match the history: \(message)")
+        }
+        let agents = block.replicas.map { log.agent(for: $0) }
+        let ids = snapshot.notes.map { LocalID(agent: agents[$0.replica], counter: $0.counter) }
+        guard Set(ids).count == ids.count, ids.count == state.noteStates.count else {
+            throw fail("it lists \(ids.count) notes, the history has \(state.noteStates.count)")
+        }
+        let expectedOrder = state.orderedNotes.map(\.id) + state.allNotesInOrder.filter(\.isDeleted).map(\.id)
+        guard expectedOrder == ids else { throw fail("notes are not listed in document order") }
+        var deadPos = 0
+        for (k, note) in snapshot.notes.enumerated() {
+            let live = Array(note.body.unicodeScalars)
+            var livePos = 0
+            var ok = true
+            _ = state.rewriteBody(of: ids[k]) { id, length, deleted in
+                let source = deleted ? dead : live
+                let pos = deleted ? deadPos : livePos
+                guard ok, pos + length <= source.count else { ok = false; return [] }
+                let slice = source[pos ..< pos + length]
+                if deleted { deadPos += length } else { livePos += length }
+                if !log.replaceInsertedText(from: id, slice) { ok = false }
+                return slice
+            }
+            guard ok, livePos == live.count else { throw fail("note \(k)'s text does not fit its body") }
+            guard let n = state.note(ids[k]) else { throw fail("note \(k) does not exist") }
+            guard n.title.value ?? "" == note.title, !n.title.isConflicted, n.visibleTags == note.tags,
+                  n.priority.value ?? .normal == note.priority, !n.priority.isConflicted, n.created == note.created,
+                  n.isDeleted == note.deleted, !n.position.isConflicted else {
+                throw fail("note \(k) differs")
+            }
+        }
+        guard deadPos == dead.count else { throw fail("deleted text is left over") }
+        guard state.title.value ?? "" == snapshot.title, !state.title.isConflicted else { throw fail("the notebook title differs") }
     }
 
     /// The first op id `body` refers to that is not strictly earlier (by Lamport timestamp)

@@ -505,6 +505,17 @@ private struct Salvager {
                     k += 1
                 }
             }
+            // Text stored in document order (a state section) can only be put in place once
+            // every change of its block is back: without them, which character is which is lost.
+            if let snapshot = block.state {
+                let first = ChangeKey(block: bi, index: 0)
+                guard block.changes.indices.allSatisfy({ fates[ChangeKey(block: bi, index: $0)] == .kept }) else {
+                    return .failure(ReplayFailure(key: first, message: "its block stores its text in document order, which needs every change of the block"))
+                }
+                do throws(PeerNoteError) { try BlockReplayer.fillText(snapshot, dead: block.deadText, block: block, log: &doc.log, state: &doc.state) } catch {
+                    return .failure(ReplayFailure(key: first, message: error.description))
+                }
+            }
         }
         return .success(doc)
     }

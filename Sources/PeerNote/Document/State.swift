@@ -101,6 +101,14 @@ struct DocState: Sendable {
         return i
     }
 
+    /// Rewrites the elements of note `n`'s body in list order (see `ListCRDT.rewriteContent`);
+    /// false when there is no such note.
+    mutating func rewriteBody<E: Error>(of n: LocalID, _ next: (LocalID, Int, Bool) throws(E) -> ArraySlice<Unicode.Scalar>) throws(E) -> Bool {
+        guard let i = noteSlots[n] else { return false }
+        try noteStates[i].body.rewriteContent(next)
+        return true
+    }
+
     /// The note created by op `n`, if any.
     func note(_ n: LocalID) -> NoteState? { noteSlots[n].map { noteStates[$0] } }
 

@@ -1,12 +1,14 @@
 /// Where the bytes of a saved document go.
 public struct StorageReport: Equatable, Sendable {
     public var fileSize: Int
+    /// The newest format version among the file's blocks.
     public var formatVersion: UInt64
     /// Blocks in the file: 1 for a compact file, more after incremental saves.
     public var blockCount: Int
     /// Compressed bytes of the causal history (change metadata, op structure and ids).
     public var historyBytes: Int
-    /// Compressed bytes of inserted text (including text deleted since).
+    /// Compressed bytes of inserted text (including text deleted since; with a state section,
+    /// the notes' visible text there and the deleted text in the columns).
     public var textBytes: Int
     /// Everything else: envelopes, checksums, replica and string tables, titles and tags.
     public var metadataBytes: Int
@@ -23,10 +25,18 @@ extension Document {
         for raw in raws {
             guard let block = try? WireCodec.decodePayload(raw, fileSize: bytes.count) else { continue }
             var t: [UInt8] = []
-            for s in block.text { UTF8.encode(s) { t.append($0) } }
+            if let state = block.state {
+                // Text stored in document order: the visible text (in the state section) and the deleted text.
+                for n in state.notes { t += Array(n.body.utf8) }
+                for s in block.deadText { UTF8.encode(s) { t.append($0) } }
+            } else {
+                for s in block.text { UTF8.encode(s) { t.append($0) } }
+            }
             text += t.isEmpty ? 0 : Deflate.compress(t).count
             var stripped = block
             stripped.text = []
+            stripped.state = nil
+            stripped.deadText = []
             stripped.ops = block.ops.map { op in
                 var o = op
                 switch op.body {
@@ -43,7 +53,7 @@ extension Document {
             history += historyColumnsSize(stripped)
         }
         let metadata = max(0, bytes.count - history - text)
-        return StorageReport(fileSize: bytes.count, formatVersion: Format.version, blockCount: raws.count,
+        return StorageReport(fileSize: bytes.count, formatVersion: raws.map(\.version).max() ?? Format.version, blockCount: raws.count,
                              historyBytes: history, textBytes: text, metadataBytes: metadata)
     }
 

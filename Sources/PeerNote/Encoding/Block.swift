@@ -24,12 +24,12 @@ struct FormatError: Error, Sendable, Equatable, CustomStringConvertible {
 }
 
 enum BlockCodec {
-    static func encode(payload: [UInt8]) -> [UInt8] {
+    static func encode(payload: [UInt8], version: UInt64 = 1) -> [UInt8] {
         var e = CBOREncoder()
         e.tag(Format.selfDescribeTag)
         e.tag(Format.blockTag)
         e.arrayHeader(3)
-        e.unsigned(Format.version)
+        e.unsigned(version)
         e.bytes(payload)
         e.unsigned(UInt64(CRC32.checksum(payload)))
         return e.bytes

@@ -9,8 +9,11 @@ enum Format {
     /// CBOR tag 37: a binary UUID (RFC 9562 in 16 bytes).
     static let uuidTag: UInt64 = 37
     static let magic: [UInt8] = [0xD9, 0xD9, 0xF7, 0xDA, 0x70, 0x6E, 0x6F, 0x74]
-    /// The format version this library writes; files with a larger version are refused.
+    /// The newest format version this library reads and writes; files with a larger version are refused.
     static let version: UInt64 = FormatInfo.version
+    /// The version a block is written with: 2 when it has a state section (readers of version 1
+    /// would take its text column, which then holds only deleted text, for all inserted text), else 1.
+    static func version(hasState: Bool) -> UInt64 { hasState ? 2 : 1 }
     /// Upper bound on a block's inflated column bytes, relative to its compressed size
     /// (plus a constant), so a small file can never demand a large allocation.
     static let maxInflateRatio = 1_100
@@ -40,6 +43,11 @@ enum BlockKey: UInt64, CaseIterable {
     case firstRow = 10
     /// Zero bytes a writer adds so that a very compressible file meets the reader's limits.
     case padding = 11
+    /// The state section (version 2): the notebook as readers see it after the block, deflated
+    /// (`StateCodec`), so that reading it needs no replay. Only in a base block.
+    case state = 12
+    /// The state section's inflated size in bytes (bounds its decompression).
+    case stateSize = 13
 }
 
 /// Column ids inside a block's column set. Change columns have one row per
@@ -73,7 +81,8 @@ enum ColumnID: UInt64, CaseIterable {
     case opPredCounter = 43      // delta
     case opPriority = 44         // uint RLE: 0 low, 1 normal, 2 high
     case opCreated = 45          // delta: seconds since 1970
-    case opText = 46             // raw UTF-8 of inserted text (op length counts Unicode scalars)
+    case opText = 46             // raw UTF-8 of inserted text (op length counts Unicode scalars); with a state section, only the deleted part
+
     case opPayloadLength = 47    // uint RLE: bytes of an unknown op kind's CBOR payload
     case opPayload = 48          // raw bytes
 }

@@ -38,7 +38,15 @@ struct WireBlock: Sendable {
     /// The unknown fields of every change, back to back.
     var extraBytes: [UInt8] = []
     var ops: [Op] = []
+    /// The characters insert ops insert, in op order. A block read with a state section holds
+    /// placeholders here (its text is in document order: `state` and `deadText`) until the
+    /// loader has replayed it and knows which character is which.
     var text: [Unicode.Scalar] = []
+    /// The state section, when the block has one (see `WireState`).
+    var state: WireState?
+    /// With a state section: the inserted characters that are now deleted, note by note in the
+    /// state's order, each in document order (the text column's contents).
+    var deadText: [Unicode.Scalar] = []
     var firstRow = 0
     var previousCRC: UInt32?
     /// Payload map entries this version does not know: raw CBOR of key then value.
@@ -196,7 +204,7 @@ enum WireCodec {
             case .setNoteTitle(let n, let v, let p): note(n); value(v); preds(p)
             case .insertText(let n, let l, let r, let s):
                 note(n); ref(l, &r1R, &r1C); ref(r, &r2R, &r2C)
-                for scalar in block.text[s ..< s + op.length] { UTF8.encode(scalar) { text.append($0) } }
+                if block.state == nil { for scalar in block.text[s ..< s + op.length] { UTF8.encode(scalar) { text.append($0) } } }
             case .deleteText(let n, let t, let rev): note(n); ref(t, &r1R, &r1C); reversed.append(rev)
             case .addTag(let n, let t): note(n); value(t)
             case .removeTag(let n, let t, let rm): note(n); value(t); preds(rm)
@@ -214,6 +222,11 @@ enum WireCodec {
         cols[.opPredCount] = predCount.finish(); cols[.opPredReplica] = predR.finish(); cols[.opPredCounter] = predC.finish()
         cols[.opPriority] = priority.finish(); cols[.opCreated] = created.finish(); cols[.opText] = text
         cols[.opPayloadLength] = payloadLen.finish(); cols[.opPayload] = payloads
+        if block.state != nil {
+            text.removeAll()
+            for scalar in block.deadText { UTF8.encode(scalar) { text.append($0) } }
+            cols[.opText] = text
+        }
 
         var raw: [UInt64: [UInt8]] = [:]
         for (k, v) in cols where !v.isEmpty { raw[k.rawValue] = v }
@@ -224,6 +237,7 @@ enum WireCodec {
         if block.kind == .base { count += 2 }
         if block.kind == .append { count += 2 }
         if block.padding > 0 { count += 1 }
+        if block.state != nil { count += 2 }
         e.mapHeader(count)
         e.unsigned(BlockKey.kind.rawValue); e.unsigned(block.kind.rawValue)
         if block.kind == .base {
@@ -246,6 +260,11 @@ enum WireCodec {
         }
         if block.padding > 0 {
             e.unsigned(BlockKey.padding.rawValue); e.bytes([UInt8](repeating: 0, count: block.padding))
+        }
+        if let state = block.state {
+            let section = StateCodec.encode(state)
+            e.unsigned(BlockKey.state.rawValue); e.bytes(Deflate.compress(section))
+            e.unsigned(BlockKey.stateSize.rawValue); e.unsigned(UInt64(section.count))
         }
         for f in block.unknownFields { e.raw(f) }
         return e.bytes

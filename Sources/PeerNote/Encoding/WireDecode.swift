@@ -52,17 +52,14 @@ extension WireCodec {
         return try decodePayload(raw, fileSize: fileSize, limits: limits, totals: &totals)
     }
 
-    /// Reads a block's payload into unverified changes and ops. `totals` is what the blocks read
-    /// before it hold (as read, whatever this block's `firstRow` claims); the block may only use
-    /// what they leave of the file's budget, and is added to `totals` when it is read completely.
-    static func decodePayload(_ raw: RawBlock, fileSize: Int, limits: Limits = Limits(), totals: inout Totals) throws(FormatError) -> WireBlock {
+    /// The entries of a block's payload map.
+    static func payloadMap(_ raw: RawBlock) throws(FormatError) -> [CBORPair] {
         let base = raw.payloadOffset
-        let map: [CBORPair]
         do {
             let item = try CBORDecoder.decodeItem(raw.payload, at: 0, limits: CBORLimits(maxDepth: 16, maxItems: raw.payload.count + 16))
             guard item.end == raw.payload.count else { throw FormatError(offset: base + item.end, message: "extra bytes after the block's payload map") }
             guard let m = item.map else { throw FormatError(offset: base, message: "block payload is not a map") }
-            map = m
+            return m
         } catch let e as CBORDecodeError {
             throw FormatError(offset: base + e.offset, message: e.message)
         } catch let e as FormatError {
@@ -70,18 +67,91 @@ extension WireCodec {
         } catch {
             throw FormatError(offset: base, message: "\(error)")
         }
-        var block = WireBlock()
-        block.offset = raw.offset
+    }
+
+    /// The known fields of a payload map by key, and the unknown ones verbatim (raw key and value).
+    static func payloadFields(_ map: [CBORPair], _ raw: RawBlock) throws(FormatError) -> ([BlockKey: CBORItem], [[UInt8]]) {
+        let base = raw.payloadOffset
         var fields: [BlockKey: CBORItem] = [:]
+        var unknown: [[UInt8]] = []
         for pair in map {
             guard let k = pair.key.uint else { throw FormatError(offset: base + pair.key.offset, message: "block field key is not an unsigned integer") }
             if let key = BlockKey(rawValue: k) {
                 guard fields[key] == nil else { throw FormatError(offset: base + pair.key.offset, message: "block field \(k) appears twice") }
                 fields[key] = pair.value
             } else {
-                block.unknownFields.append(Array(raw.payload[pair.key.offset ..< pair.value.end]))
+                unknown.append(Array(raw.payload[pair.key.offset ..< pair.value.end]))
             }
         }
+        return (fields, unknown)
+    }
+
+    static func documentID(_ idItem: CBORItem, base: Int) throws(FormatError) -> UUID {
+        guard let (tag, inner) = idItem.tagged, tag == Format.uuidTag, let b = inner.bytesValue, b.count == 16 else {
+            throw FormatError(offset: base + idItem.offset, message: "document id is not a UUID (tag 37, 16 bytes)")
+        }
+        return UUID(uuid: (b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]))
+    }
+
+    static func replicaTable(_ reps: CBORItem, base: Int) throws(FormatError) -> [ReplicaID] {
+        guard let repArray = reps.array else { throw FormatError(offset: base + reps.offset, message: "replica table is not an array") }
+        var replicas: [ReplicaID] = []
+        for r in repArray {
+            guard let b = r.bytesValue, let id = ReplicaID(bytes: b) else { throw FormatError(offset: base + r.offset, message: "replica id is not 16 bytes") }
+            replicas.append(id)
+        }
+        guard Set(replicas).count == replicas.count else { throw FormatError(offset: base + reps.offset, message: "replica table lists a replica twice") }
+        return replicas
+    }
+
+    /// The document id, replica table and state section of a base block that has one (nil for
+    /// any other block), without reading its history: what reading a notebook needs.
+    static func decodeState(_ raw: RawBlock) throws(FormatError) -> (documentID: UUID, replicas: [ReplicaID], state: WireState)? {
+        let base = raw.payloadOffset
+        let (fields, _) = try payloadFields(try payloadMap(raw), raw)
+        guard fields[.state] != nil, fields[.kind]?.uint == BlockKind.base.rawValue,
+              let idItem = fields[.documentID], let reps = fields[.replicas] else { return nil }
+        let id = try documentID(idItem, base: base)
+        let replicas = try replicaTable(reps, base: base)
+        guard let state = try stateSection(fields, kind: .base, replicas: replicas.count, base: base) else { return nil }
+        return (id, replicas, state)
+    }
+
+    /// The state section of a block (nil when it has none), inflated and decoded. Only a base
+    /// block may have one, with its inflated size beside it.
+    static func stateSection(_ fields: [BlockKey: CBORItem], kind: BlockKind, replicas: Int, base: Int) throws(FormatError) -> WireState? {
+        guard let item = fields[.state] else {
+            if let size = fields[.stateSize] { throw FormatError(offset: base + size.offset, message: "block has a state size (field 13) but no state section (field 12)") }
+            return nil
+        }
+        guard kind == .base else { throw FormatError(offset: base + item.offset, message: "an appended block has a state section (field 12)") }
+        guard let compressed = item.bytesValue else { throw FormatError(offset: base + item.offset, message: "state section (field 12) is not a byte string") }
+        guard let sizeItem = fields[.stateSize], let size = sizeItem.uint else {
+            throw FormatError(offset: base + item.offset, message: "state section lacks its inflated size (field 13, an unsigned integer)")
+        }
+        let maxSize = UInt64(compressed.count) * UInt64(Format.maxInflateRatio) + UInt64(Format.maxInflateSlack)
+        let sectionBase = base + item.end - compressed.count
+        guard size <= maxSize else { throw FormatError(offset: sectionBase, message: "state section claims to inflate to \(size) bytes, impossible for \(compressed.count) compressed bytes") }
+        let bytes: [UInt8]
+        do throws(DeflateError) { bytes = try Deflate.decompress(compressed[...], maxOutput: Int(size)) } catch {
+            throw FormatError(offset: sectionBase, message: "compressed state section is damaged: \(error.message)")
+        }
+        guard bytes.count == Int(size) else { throw FormatError(offset: sectionBase, message: "state section inflates to \(bytes.count) bytes, block says \(size)") }
+        do throws(StateCodec.ReadError) { return try StateCodec.decode(bytes, replicas: replicas) } catch {
+            throw FormatError(offset: sectionBase, message: error.message)
+        }
+    }
+
+    /// Reads a block's payload into unverified changes and ops. `totals` is what the blocks read
+    /// before it hold (as read, whatever this block's `firstRow` claims); the block may only use
+    /// what they leave of the file's budget, and is added to `totals` when it is read completely.
+    static func decodePayload(_ raw: RawBlock, fileSize: Int, limits: Limits = Limits(), totals: inout Totals) throws(FormatError) -> WireBlock {
+        let base = raw.payloadOffset
+        let map = try payloadMap(raw)
+        var block = WireBlock()
+        block.offset = raw.offset
+        let fields: [BlockKey: CBORItem]
+        (fields, block.unknownFields) = try payloadFields(map, raw)
         if let padding = fields[.padding], padding.bytesValue == nil {
             throw FormatError(offset: base + padding.offset, message: "padding (field 11) is not a byte string")
         }
@@ -99,11 +169,7 @@ extension WireCodec {
         }
         block.kind = kind
         if kind == .base {
-            let idItem = try need(.documentID)
-            guard let (tag, inner) = idItem.tagged, tag == Format.uuidTag, let b = inner.bytesValue, b.count == 16 else {
-                throw FormatError(offset: base + idItem.offset, message: "document id is not a UUID (tag 37, 16 bytes)")
-            }
-            block.documentID = UUID(uuid: (b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]))
+            block.documentID = try documentID(try need(.documentID), base: base)
             let g = try need(.genesis)
             guard let arr = g.array, arr.count == 2, let rb = arr[0].bytesValue, let r = ReplicaID(bytes: rb), let seq = arr[1].uint, seq <= UInt32.max else {
                 throw FormatError(offset: base + g.offset, message: "genesis change id is not [replica (16 bytes), seq]")
@@ -119,13 +185,7 @@ extension WireCodec {
             }
             block.firstRow = Int(firstRow)
         }
-        let reps = try need(.replicas)
-        guard let repArray = reps.array else { throw FormatError(offset: base + reps.offset, message: "replica table is not an array") }
-        for r in repArray {
-            guard let b = r.bytesValue, let id = ReplicaID(bytes: b) else { throw FormatError(offset: base + r.offset, message: "replica id is not 16 bytes") }
-            block.replicas.append(id)
-        }
-        guard Set(block.replicas).count == block.replicas.count else { throw FormatError(offset: base + reps.offset, message: "replica table lists a replica twice") }
+        block.replicas = try replicaTable(try need(.replicas), base: base)
         let strs = try need(.strings)
         guard let strArray = strs.array else { throw FormatError(offset: base + strs.offset, message: "string table is not an array") }
         var strings: [String] = []
@@ -159,6 +219,7 @@ extension WireCodec {
             FormatError(offset: base + (fields[.opUnitCount]?.offset ?? 0), message: "block claims \(unitCount) op units, more than a \(fileSize)-byte file can hold (at most \(limit) here)")
         }
         guard unitCount <= unitsBase + 2 * size else { throw unitsRefused(unitsBase + 2 * size) }
+        block.state = try stateSection(fields, kind: kind, replicas: block.replicas.count, base: base)
         let columnBase = base + colItem.end - compressed.count
         let columnBytes: [UInt8]
         do { columnBytes = try Deflate.decompress(compressed, maxOutput: Int(size)) } catch {
@@ -169,8 +230,10 @@ extension WireCodec {
         }
         // Offsets inside inflated columns have no place in the file: report the columns' offset.
         let predecessors: Int
-        do {
+        let liveScalars = block.state?.liveScalarCount
+        do throws(ColumnReadError) {
             predecessors = try decodeColumns(columnBytes, into: &block, strings: strings, changeCount: Int(changeCount), unitCount: Int(unitCount),
+                                             liveScalars: liveScalars,
                                              maxRows: Int(maxRows), maxOps: Int(maxRows) - min(totals.ops, Int(maxRows)),
                                              maxPredecessors: Int(maxRows) - min(totals.predecessors, Int(maxRows)), fileSize: fileSize)
         } catch {
@@ -192,7 +255,7 @@ extension WireCodec {
 
     /// Decodes the columns into `block` and returns the number of predecessors its ops list.
     /// `maxOps` and `maxPredecessors` are what the file's budget leaves for this block.
-    private static func decodeColumns(_ bytes: [UInt8], into block: inout WireBlock, strings: [String], changeCount: Int, unitCount: Int,
+    private static func decodeColumns(_ bytes: [UInt8], into block: inout WireBlock, strings: [String], changeCount: Int, unitCount: Int, liveScalars: Int?,
                                       maxRows: Int, maxOps: Int, maxPredecessors: Int, fileSize: Int) throws(ColumnReadError) -> Int {
         let set: [UInt64: ColumnSlice]
         do { set = try ColumnSet.decode(bytes, base: 0) } catch { throw ColumnReadError(message: "column layout: \(error.message)") }
@@ -308,8 +371,17 @@ extension WireCodec {
         let payloadLen = try uints(.opPayloadLength, payloadRows)
         let payloadTotal = try sum(payloadLen, "payload lengths", limit: bytes.count)
         guard col(.opPayload).bytes.count == payloadTotal else { throw ColumnReadError(message: "column opPayload holds \(col(.opPayload).bytes.count) bytes, expected \(payloadTotal)") }
-        guard let text = decodeScalars(col(.opText).bytes) else { throw ColumnReadError(message: "inserted text is not valid UTF-8") }
-        block.text = text
+        guard let stored = decodeScalars(col(.opText).bytes) else { throw ColumnReadError(message: "inserted text is not valid UTF-8") }
+        if let live = liveScalars {
+            // Text in document order: which character each insert made is known once the block
+            // is replayed (`BlockReplayer.fillText`); until then, placeholders.
+            guard live <= unitCount else { throw ColumnReadError(message: "the state section holds more text than the block's ops insert") }
+            block.deadText = stored
+            block.text = [Unicode.Scalar](repeating: "\u{FFFD}", count: live + stored.count)
+        } else {
+            block.text = stored
+        }
+        let text = block.text
 
         var ni = 0, r1i = 0, r1ci = 0, r2i = 0, r2ci = 0, ri = 0, vi = 0, pi = 0, ppos = 0, pri = 0, ci = 0, pli = 0
         var valuePos = col(.opValue).bytes.startIndex, payloadPos = col(.opPayload).bytes.startIndex, textPos = 0
@@ -360,7 +432,10 @@ extension WireCodec {
             case .setNoteTitle: let n = try note(); body = .setNoteTitle(note: n, try value(), preds: try preds())
             case .insertText:
                 let n = try note(), l = try ref1(), r = try ref2()
-                guard textPos + len <= text.count else { throw ColumnReadError(message: "op \(row): inserted text runs past the text column") }
+                guard textPos + len <= text.count else {
+                    if liveScalars != nil { throw ColumnReadError(message: "the state section and the text column hold \(text.count) characters, fewer than the ops insert") }
+                    throw ColumnReadError(message: "op \(row): inserted text runs past the text column")
+                }
                 body = .insertText(note: n, originLeft: l, originRight: r, contentStart: textPos)
                 textPos += len
             case .deleteText:
@@ -391,7 +466,10 @@ extension WireCodec {
             lv += len
         }
         guard lv == unitCount else { throw ColumnReadError(message: "ops cover \(lv) units, block says \(unitCount)") }
-        guard textPos == text.count else { throw ColumnReadError(message: "text column holds \(text.count - textPos) characters no op inserts") }
+        guard textPos == text.count else {
+            if liveScalars != nil { throw ColumnReadError(message: "the state section and the text column hold \(text.count) characters, the ops insert \(textPos)") }
+            throw ColumnReadError(message: "text column holds \(text.count - textPos) characters no op inserts")
+        }
         return predTotal
     }
 

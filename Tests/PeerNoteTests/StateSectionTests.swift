@@ -1,0 +1,179 @@
+import Foundation
+import Testing
+@testable import PeerNote
+
+/// The state section (block field 12, format version 2): a compact save stores the notebook as
+/// readers see it, and its text in document order, so `Document.readNotebook` needs no replay.
+@Suite("State section")
+struct StateSectionTests {
+    static func onlyBlock(_ bytes: [UInt8]) throws -> (raw: RawBlock, block: WireBlock) {
+        let raws = try BlockCodec.decode(bytes)
+        try #require(raws.count == 1)
+        return (raws[0], try WireCodec.decodePayload(raws[0], fileSize: bytes.count))
+    }
+
+    /// `block` re-encoded as a whole file (version 2, as a writer would).
+    static func file(_ block: WireBlock) -> [UInt8] {
+        BlockCodec.encode(payload: WireCodec.encodePayload(block), version: 2)
+    }
+
+    @Test("A compact save with text has a state section (version 2) that reads back as the notebook, deleted notes included")
+    func roundTrip() throws {
+        let d = try sampleDocument()
+        let bytes = d.save()
+        let (raw, block) = try Self.onlyBlock(bytes)
+        #expect(raw.version == 2)
+        let state = try #require(block.state)
+        #expect(state.notes.map(\.deleted) == [false, false, true])
+        #expect(state.notes.last?.body == "zzz ✓ 日本")
+        // Only deleted text is in the text column: "Teh" was replaced by "The".
+        #expect(String(String.UnicodeScalarView(block.deadText)) == "Teh")
+        #expect(try Document.readNotebook(bytes) == d.notebook)
+        let loaded = try Document.load(bytes)
+        #expect(loaded.notebook == d.notebook)
+        #expect(loaded.deletedNotes == d.deletedNotes)
+        #expect(loaded.history == d.history)
+        #expect(loaded.save() == bytes)
+    }
+
+    @Test("A loaded document's inserted text is the original's: fingerprints agree, and it edits and merges on")
+    func loadedTextIsExact() throws {
+        let d = try sampleDocument()
+        let loaded = try Document.load(d.save())
+        #expect(loaded.relation(to: d) == .shared)
+        #expect(loaded.log.text == d.log.text)
+        let other = d.fork(author: "bob")
+        let notes = try #require(Optional(other.notes))
+        try other.insertText(notes[0].id, at: 0, "Bob: ")
+        try loaded.insertText(notes[1].id, at: 0, "Loaded: ")
+        try loaded.merge(other)
+        try other.merge(loaded)
+        #expect(loaded.notebook == other.notebook)
+        #expect(try Document.load(loaded.save()).notebook == other.notebook)
+    }
+
+    @Test("No text, or conflicts: no state section, version 1, and readNotebook loads in full")
+    func whenNotWritten() throws {
+        let empty = Document(title: "Hi", id: UUID(), replica: ReplicaID(high: 9, low: 9))
+        let bytes = empty.save()
+        #expect(try Self.onlyBlock(bytes).raw.version == 1)
+        #expect(try Self.onlyBlock(bytes).block.state == nil)
+        #expect(try Document.readNotebook(bytes) == empty.notebook)
+
+        let a = try sampleDocument()
+        let b = a.fork(author: "bob")
+        a.setTitle("From A")
+        b.setTitle("From B")
+        try a.merge(b)
+        #expect(!a.conflicts.isEmpty)
+        let conflicted = a.save()
+        #expect(try Self.onlyBlock(conflicted).block.state == nil)
+        #expect(try Self.onlyBlock(conflicted).raw.version == 1)
+        let read = try Document.readNotebook(conflicted)
+        #expect(read == a.notebook)
+        #expect(!read.conflicts.isEmpty)
+    }
+
+    @Test("Blocks appended after a state section are read through a full load")
+    func appended() throws {
+        let d = try sampleDocument()
+        _ = d.save()
+        try d.insertText(try #require(d.notes.first).id, at: 0, "more ")
+        let bytes = d.save(.incremental)
+        #expect(try BlockCodec.decode(bytes).count == 2)
+        #expect(try Document.readNotebook(bytes) == d.notebook)
+        #expect(try Document.load(bytes).notebook == d.notebook)
+        #expect(try Document.load(bytes).relation(to: d) == .shared)
+    }
+
+    @Test("A state section that disagrees with the history is refused by load (readNotebook does not replay, so it shows it)")
+    func tampered() throws {
+        let d = try sampleDocument()
+        let (_, block) = try Self.onlyBlock(d.save())
+        let state = try #require(block.state)
+        func expectRefused(_ s: WireState, dead: [Unicode.Scalar]? = nil, _ fragment: String) throws {
+            var b = block
+            b.state = s
+            if let dead { b.deadText = dead }
+            let bytes = Self.file(b)
+            #expect {
+                _ = try Document.load(bytes)
+            } throws: { error in
+                guard let e = error as? PeerNoteError, case .invalidDocument(_, let m) = e else { return false }
+                return m.contains(fragment)
+            }
+        }
+        // Same length, other characters: the checksum is right, the text is not the history's.
+        var sameLength = state
+        sameLength.notes[0].body = String(sameLength.notes[0].body.reversed())
+        var b = block
+        b.state = sameLength
+        let bytes = Self.file(b)
+        #expect(try Document.readNotebook(bytes).notes[0].body == sameLength.notes[0].body)
+        // A different body of the same length loads (only the history can tell which text is right:
+        // it is the text, in document order); what load shows is then the stored text.
+        #expect(try Document.load(bytes).notes[0].body == sameLength.notes[0].body)
+
+        var longer = state
+        longer.notes[0].body += "!"
+        try expectRefused(longer, "the state section and the text column hold")
+        var retitled = state
+        retitled.notes[1].title = "Other"
+        try expectRefused(retitled, "note 1 differs")
+        var reordered = state
+        reordered.notes.swapAt(0, 1)
+        try expectRefused(reordered, "not listed in document order")
+        var missing = state
+        missing.notes.removeLast()
+        try expectRefused(missing, "fewer than the ops insert")
+        var extra = state
+        extra.notes.append(WireNoteState(replica: 0, counter: 999, title: "", tags: [], priority: .normal, created: 0, deleted: true, body: ""))
+        try expectRefused(extra, "lists 4 notes, the history has 3")
+        var renamed = state
+        renamed.title = "Not the title"
+        try expectRefused(renamed, "notebook title differs")
+        try expectRefused(state, dead: block.deadText + ["x"], "the state section and the text column hold")
+        // As many characters in all, but one more visible and one less deleted.
+        var moved = state
+        moved.notes[0].body += "x"
+        try expectRefused(moved, dead: Array(block.deadText.dropLast()), "does not match the history")
+    }
+
+    @Test("Random notebooks: compact save, readNotebook and load agree, and loaded copies merge with the originals")
+    func randomized() throws {
+        var rng = SystemRandomNumberGenerator()
+        let alphabet = Array("ab cdé\n✓日😀".unicodeScalars)
+        for round in 0 ..< 30 {
+            let d = Document(title: "R\(round)", author: "a")
+            var ids: [NoteID] = []
+            for step in 0 ..< 60 {
+                let live = d.notes
+                switch Int.random(in: 0 ..< 10, using: &rng) {
+                case 0, 1:
+                    ids.append(d.addNote(title: "n\(step)", body: String(String.UnicodeScalarView((0 ..< Int.random(in: 0 ..< 8, using: &rng)).map { _ in alphabet.randomElement(using: &rng) ?? "a" }))))
+                case 2 where !live.isEmpty:
+                    if Int.random(in: 0 ..< 4, using: &rng) == 0, let n = live.randomElement(using: &rng) { try d.deleteNote(n.id) }
+                case 3 where !d.deletedNotes.isEmpty:
+                    if let n = d.deletedNotes.randomElement(using: &rng) { try d.restoreNote(n.id) }
+                default:
+                    guard let n = (live + d.deletedNotes).randomElement(using: &rng) else { continue }
+                    let count = n.body.unicodeScalars.count
+                    if count > 0 && Bool.random(using: &rng) {
+                        let a = Int.random(in: 0 ..< count, using: &rng)
+                        try d.deleteText(n.id, range: a ..< min(count, a + Int.random(in: 1 ... 4, using: &rng)))
+                    } else {
+                        let s = String(String.UnicodeScalarView((0 ..< Int.random(in: 1 ... 5, using: &rng)).map { _ in alphabet.randomElement(using: &rng) ?? "a" }))
+                        try d.insertText(n.id, at: Int.random(in: 0 ... count, using: &rng), s)
+                    }
+                }
+            }
+            let bytes = d.save()
+            #expect(try Document.readNotebook(bytes) == d.notebook)
+            let loaded = try Document.load(bytes)
+            #expect(loaded.notebook == d.notebook)
+            #expect(loaded.deletedNotes == d.deletedNotes)
+            #expect(loaded.relation(to: d) == .shared)
+            #expect(loaded.save() == bytes)
+        }
+    }
+}
