@@ -9,15 +9,16 @@ extension PNBench {
     /// trace's JSON parsing or the other phases.
     struct Profile: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Repeat one phase (load, save, relation, merge) on files, for profilers.",
+            abstract: "Repeat one phase (read, load, save, relation, merge) on files, for profilers.",
             discussion: """
-                load: load A and read its text. save: save A (compact). relation: load A and B, \
+                read: read A's notebook (Document.readNotebook, what run reports as load_ms). \
+                load: load A in full and read its text (load_full_ms). save: save A (compact). relation: load A and B, \
                 then time the shared-history check. merge: load A and B, merge B into A, save \
                 (the phase that `run` reports as merge_ms).
                 """
         )
 
-        enum Phase: String, ExpressibleByArgument, CaseIterable { case load, save, relation, merge }
+        enum Phase: String, ExpressibleByArgument, CaseIterable { case read, load, save, relation, merge }
 
         @Argument(help: "Copy A (from `pnbench diverge`).")
         var a: String
@@ -43,6 +44,10 @@ extension PNBench {
                 for _ in 0 ..< max(count, 1) {
                     let start = Timing.clock.now
                     switch phase {
+                    case .read:
+                        do { _ = try Document.readNotebook(bytesA).notes.first?.body.unicodeScalars.count } catch {
+                            throw BenchError.invalidTrace(path: a, message: "\(error)")
+                        }
                     case .load:
                         let d = try load(bytesA, a)
                         _ = d.notes.first?.body.unicodeScalars.count

@@ -28,6 +28,9 @@ struct ListCRDT<Element: Sendable>: Sendable {
         return out
     }
 
+    /// Every element ever inserted, in the order this list integrated them (not list order).
+    var insertionOrder: [Element] { tree.content }
+
     /// The deleted elements (tombstones), in list order.
     var deletedElements: [Element] {
         var out: [Element] = []

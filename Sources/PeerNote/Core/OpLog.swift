@@ -299,24 +299,14 @@ struct OpLog: Sendable {
         return true
     }
 
-    /// Replaces the inserted characters of the units `id`, `id + 1`, ... (as many as `scalars`
-    /// holds; consecutive units of one replica, possibly in several changes and ops). False,
-    /// changing nothing further, when one of them is not an inserted character of this log.
+    /// Replaces the characters of every insertText op, in op order, with what `next(note,
+    /// length)` gives for it (exactly `length` characters, or nil to stop: returns false).
     /// Loading uses it for a block whose text is stored in document order.
-    mutating func replaceInsertedText(from id: LocalID, _ scalars: ArraySlice<Unicode.Scalar>) -> Bool {
-        var id = id
-        var rest = scalars
-        while !rest.isEmpty {
-            guard let ci = changeIndex(containing: id) else { return false }
-            let c = changes[ci]
-            let lv = c.lvStart + Int(id.counter - c.counterStart)
-            let op = ops[opIndex(containingLV: lv)]
-            guard case .insertText(_, _, _, let start) = op.body else { return false }
-            let n = min(rest.count, c.lvEnd - lv, op.lv + op.length - lv)
-            var pos = start + (lv - op.lv)
-            for s in rest.prefix(n) { text[pos] = s; pos += 1 }
-            rest = rest.dropFirst(n)
-            id = id.advanced(by: n)
+    mutating func rewriteInsertedText(_ next: (LocalID, Int) -> ArraySlice<Unicode.Scalar>?) -> Bool {
+        for op in ops {
+            guard case .insertText(let note, _, _, let start) = op.body else { continue }
+            guard let scalars = next(note, op.length), scalars.count == op.length else { return false }
+            text.replaceSubrange(start ..< start + op.length, with: scalars)
         }
         return true
     }

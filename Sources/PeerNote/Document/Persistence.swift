@@ -404,14 +404,12 @@ struct BlockReplayer {
             let live = Array(note.body.unicodeScalars)
             var livePos = 0
             var ok = true
-            _ = state.rewriteBody(of: ids[k]) { id, length, deleted in
+            _ = state.rewriteBody(of: ids[k]) { _, length, deleted in
                 let source = deleted ? dead : live
                 let pos = deleted ? deadPos : livePos
                 guard ok, pos + length <= source.count else { ok = false; return [] }
-                let slice = source[pos ..< pos + length]
                 if deleted { deadPos += length } else { livePos += length }
-                if !log.replaceInsertedText(from: id, slice) { ok = false }
-                return slice
+                return source[pos ..< pos + length]
             }
             guard ok, livePos == live.count else { throw fail("note \(k)'s text does not fit its body") }
             guard let n = state.note(ids[k]) else { throw fail("note \(k) does not exist") }
@@ -421,6 +419,17 @@ struct BlockReplayer {
                 throw fail("note \(k) differs")
             }
         }
+        // Each insert's characters, from its note: a note's elements in the order it integrated
+        // them are its inserts' characters in op order (the block was just replayed, in op order,
+        // into an empty state).
+        var arenas: [LocalID: (elements: [Unicode.Scalar], next: Int)] = [:]
+        for id in ids { arenas[id] = (state.note(id)?.body.insertionOrder ?? [], 0) }
+        let complete = log.rewriteInsertedText { note, length in
+            guard let a = arenas[note], a.next + length <= a.elements.count else { return nil }
+            arenas[note]?.next += length
+            return a.elements[a.next ..< a.next + length]
+        }
+        guard complete, arenas.values.allSatisfy({ $0.next == $0.elements.count }) else { throw fail("the inserted text does not add up") }
         guard deadPos == dead.count else { throw fail("deleted text is left over") }
         guard state.title.value ?? "" == snapshot.title, !state.title.isConflicted else { throw fail("the notebook title differs") }
     }
