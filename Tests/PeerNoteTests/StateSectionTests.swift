@@ -177,3 +177,15 @@ struct StateSectionTests {
         }
     }
 }
+
+@Suite("String(scalars:)")
+struct StringScalarsTests {
+    @Test("Builds the same string as a UnicodeScalarView, for every UTF-8 length and combining marks")
+    func sameAsScalarView() {
+        for s in ["", "a", "é", "e\u{301}", "✓ 日本", "😀👩‍👩‍👧", "\u{7F}\u{80}\u{7FF}\u{800}\u{FFFF}\u{10000}\u{10FFFF}"] {
+            let scalars = Array(s.unicodeScalars)
+            #expect(String(scalars: scalars) == String(String.UnicodeScalarView(scalars)))
+            #expect(Array(String(scalars: scalars).unicodeScalars) == scalars)
+        }
+    }
+}

@@ -141,3 +141,16 @@ public enum FormatInfo {
     /// blocks without a state section, so that older readers still read them).
     public static let version: UInt64 = 2
 }
+
+extension String {
+    /// The string of `scalars`, built from their UTF-8 in one pass (appending scalars one by one
+    /// to a `String.UnicodeScalarView` costs hundreds of instructions each).
+    init(scalars: some Collection<Unicode.Scalar>) {
+        var utf8: [UInt8] = []
+        utf8.reserveCapacity(scalars.count)
+        for s in scalars {
+            if s.isASCII { utf8.append(UInt8(truncatingIfNeeded: s.value)) } else { UTF8.encode(s) { utf8.append($0) } }
+        }
+        self.init(decoding: utf8, as: UTF8.self)
+    }
+}

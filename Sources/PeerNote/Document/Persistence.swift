@@ -94,7 +94,7 @@ extension Document {
             guard let r = index[log.replicas[Int(n.id.agent)]] else { return nil }
             notes.append(WireNoteState(replica: r, counter: n.id.counter, title: n.title.value ?? "", tags: n.visibleTags,
                                        priority: n.priority.value ?? .normal, created: n.created, deleted: n.isDeleted,
-                                       body: String(String.UnicodeScalarView(n.body.visibleElements))))
+                                       body: String(scalars: n.body.visibleElements)))
             dead += n.body.deletedElements
         }
         return (WireState(title: title, notes: notes), dead)
