@@ -285,6 +285,16 @@ struct BlockReplayer {
 
     /// Verifies and applies one block's changes, in order.
     mutating func replay(_ block: WireBlock) throws(PeerNoteError) {
+        // Replayed into locals moved out of `self` (unique, so nothing is copied): reading a
+        // stored property's members through `self` in a loop copied the whole log per op.
+        var log = self.log, state = self.state
+        self.log = OpLog()
+        self.state = DocState()
+        defer { self.log = log; self.state = state }
+        try Self.replay(block, genesis: genesis, log: &log, state: &state)
+    }
+
+    private static func replay(_ block: WireBlock, genesis: ChangeID, log: inout OpLog, state: inout DocState) throws(PeerNoteError) {
         let agents = block.replicas.map { log.agent(for: $0) }
         let mapAgent: (LocalID) -> LocalID = { id in id.isNone ? id : LocalID(agent: agents[Int(id.agent)], counter: id.counter) }
         let startLV = log.lvCount
@@ -295,8 +305,11 @@ struct BlockReplayer {
         var opIndex = 0
         var used = 0              // units of block.ops[opIndex] already taken
         var opFirstID = LocalID.none
+        // Nothing here captures `block`: a capture would copy the whole block for every op.
+        let blockOffset = block.offset
+        let ops = block.ops, blockText = block.text
         func fail(_ row: Int, _ message: String) -> PeerNoteError {
-            .invalidDocument(offset: block.offset, message: "change at row \(row): \(message)")
+            .invalidDocument(offset: blockOffset, message: "change at row \(row): \(message)")
         }
         for i in block.changes.indices {
             let c = block.changes[i]
@@ -329,8 +342,8 @@ struct BlockReplayer {
             }
             var remaining = c.length
             while remaining > 0 {
-                guard opIndex < block.ops.count else { throw fail(row, "the ops end before the change does") }
-                let op = block.ops[opIndex]
+                guard opIndex < ops.count else { throw fail(row, "the ops end before the change does") }
+                let op = ops[opIndex]
                 if used == 0 { opFirstID = log.nextID } else if log.nextID != opFirstID.advanced(by: used) {
                     throw fail(row, "an op runs on into a change by another replica")
                 }
@@ -339,18 +352,18 @@ struct BlockReplayer {
                 // log's last op (its origins were checked with the run's first part, which has a
                 // smaller Lamport timestamp; its left origins are the run's own earlier units).
                 if used > 0, case .insertText(_, _, _, let s) = op.body,
-                   log.extendLastInsert(by: take, scalars: block.text[s + used ..< s + used + take]) {
+                   log.extendLastInsert(by: take, scalars: blockText[s + used ..< s + used + take]) {
                     used += take
                     remaining -= take
                     if used == op.length { opIndex += 1; used = 0 }
                     continue
                 }
                 let piece: (body: OpBody, scalars: ArraySlice<Unicode.Scalar>)
-                do { piece = try block.piece(ofOp: opIndex, used: used, take: take, firstID: opFirstID, mapAgent: mapAgent) } catch {
+                do { piece = try WireBlock.piece(of: op, text: blockText, used: used, take: take, firstID: opFirstID, mapAgent: mapAgent) } catch {
                     throw fail(row, error.message)
                 }
                 let (body, scalars) = piece
-                if let bad = unorderedReference(in: body, length: take) {
+                if let bad = unorderedReference(in: body, length: take, log) {
                     throw fail(row, "change \(cid) refers to op \(bad)")
                 }
                 log.append(body, length: take, scalars: scalars)
@@ -374,7 +387,7 @@ struct BlockReplayer {
                                 replicas: log.replicas, text: log.text)
             } catch {
                 let row = block.firstRow + (ci - firstChange)
-                throw fail(row, "change \(log.changeID(ci)): \(describe(error))")
+                throw fail(row, "change \(log.changeID(ci)): \(describe(error, log))")
             }
             i += 1
         }
@@ -438,34 +451,37 @@ struct BlockReplayer {
     /// than the op about to be appended, or that this document lacks. References to the
     /// causal past are always earlier; requiring it keeps every causal order, and the
     /// canonical (lamport, replica) order, one in which referenced ops come first.
-    private func unorderedReference(in body: OpBody, length: Int) -> String? {
+    private static func unorderedReference(in body: OpBody, length: Int, _ log: OpLog) -> String? {
         let me = log.nextID
         let c = log.changes[log.changes.count - 1]
         let myLamport = c.lamport + UInt64(c.length)
-        func check(_ r: LocalID) -> String? {
-            // Earlier ops of the same replica always come first (checked per change above).
-            if r.isNone || (r.agent == me.agent && r.counter < me.counter) { return nil }
-            func name() -> String { "\(r.counter)@\(Int(r.agent) < log.replicas.count ? log.replicas[Int(r.agent)].short : "?")" }
-            guard let l = log.lamport(of: r) else { return "\(name()), which does not exist" }
-            guard l < myLamport else { return "\(name()), which is not in its history" }
-            return nil
-        }
         switch body {
         case .insertText(let n, let l, let r, _):
-            return check(n) ?? check(l) ?? check(r)
+            return problem(n, me, myLamport, log) ?? problem(l, me, myLamport, log) ?? problem(r, me, myLamport, log)
         case .deleteText(let n, let t, let rev):
-            return check(n) ?? check(t) ?? check(t.advanced(by: rev ? -(length - 1) : length - 1))
+            return problem(n, me, myLamport, log) ?? problem(t, me, myLamport, log) ?? problem(t.advanced(by: rev ? -(length - 1) : length - 1), me, myLamport, log)
         default:
             var found: String?
             _ = body.mapIDs { id in
-                if found == nil { found = check(id) }
+                if found == nil { found = problem(id, me, myLamport, log) }
                 return id
             }
             return found
         }
     }
 
-    private func describe(_ e: ApplyError) -> String {
+    /// Why reference `r` may not appear in the op whose first unit is `me` (Lamport `myLamport`), if it may not.
+    private static func problem(_ r: LocalID, _ me: LocalID, _ myLamport: UInt64, _ log: OpLog) -> String? {
+        // Earlier ops of the same replica always come first (checked per change above).
+        if r.isNone || (r.agent == me.agent && r.counter < me.counter) { return nil }
+        guard let l = log.lamport(of: r) else { return "\(name(r, log)), which does not exist" }
+        guard l < myLamport else { return "\(name(r, log)), which is not in its history" }
+        return nil
+    }
+
+    private static func name(_ r: LocalID, _ log: OpLog) -> String { "\(r.counter)@\(Int(r.agent) < log.replicas.count ? log.replicas[Int(r.agent)].short : "?")" }
+
+    private static func describe(_ e: ApplyError, _ log: OpLog) -> String {
         switch e {
         case .unknownNote(let n): "an op edits note \(n.counter)@\(log.replicas[Int(n.agent)].short), which does not exist"
         case .unknownElement(let x) where x.isNone: "an op refers to something that does not exist"

@@ -430,6 +430,7 @@ private struct Salvager {
             var used = 0
             var opFirstID = LocalID.none
             var opStartedInDropped = false
+            let blockText = block.text
             for (i, c) in block.changes.enumerated() {
                 let key = ChangeKey(block: bi, index: i)
                 let keep = fates[key] == .kept
@@ -476,7 +477,7 @@ private struct Salvager {
                     }
                     let take = min(op.length - used, remaining)
                     let piece: (body: OpBody, scalars: ArraySlice<Unicode.Scalar>)
-                    do { piece = try block.piece(ofOp: opIndex, used: used, take: take, firstID: opFirstID, mapAgent: mapAgent) } catch {
+                    do { piece = try WireBlock.piece(of: op, text: blockText, used: used, take: take, firstID: opFirstID, mapAgent: mapAgent) } catch {
                         return fail(error.message)
                     }
                     let (body, scalars) = piece

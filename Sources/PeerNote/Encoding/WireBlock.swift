@@ -106,13 +106,13 @@ extension WireBlock {
     /// Why a part of a stored op cannot be taken.
     struct PieceError: Error { var message: String }
 
-    /// Units `used ..< used + take` of op `index` (an op may run over several changes), as the
-    /// body to append to an op log, with the characters it inserts. `firstID` is the log id of
-    /// the op's first unit; `mapAgent` turns the block's replica indices into the log's. Loading
-    /// and salvage both read ops through this, so they split them identically.
-    func piece(ofOp index: Int, used: Int, take: Int, firstID: LocalID,
-               mapAgent: (LocalID) -> LocalID) throws(PieceError) -> (body: OpBody, scalars: ArraySlice<Unicode.Scalar>) {
-        let op = ops[index]
+    /// Units `used ..< used + take` of a block's op `op` (an op may run over several changes), as
+    /// the body to append to an op log, with the characters it inserts (from the block's `text`).
+    /// `firstID` is the log id of the op's first unit; `mapAgent` turns the block's replica indices
+    /// into the log's. Loading and salvage both read ops through this, so they split them
+    /// identically. Static, so that a caller passes the block's arrays, never a copy of the block.
+    static func piece(of op: Op, text: [Unicode.Scalar], used: Int, take: Int, firstID: LocalID,
+                      mapAgent: (LocalID) -> LocalID) throws(PieceError) -> (body: OpBody, scalars: ArraySlice<Unicode.Scalar>) {
         var body = op.body.mapIDs(mapAgent)
         var scalars: ArraySlice<Unicode.Scalar> = []
         switch body {
