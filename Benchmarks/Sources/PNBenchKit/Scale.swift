@@ -21,7 +21,7 @@ extension PNBench {
         var table = false
 
         static let cuts: [(label: String, numerator: Int, denominator: Int)] = [("1/8", 1, 8), ("1/4", 1, 4), ("1/2", 1, 2), ("1", 1, 1)]
-        static let timedFields = ["replay_ms", "load_ms", "merge_ms", "save_ms"]
+        static let timedFields = ["replay_ms", "load_ms", "load_full_ms", "merge_ms", "save_ms"]
 
         func run() throws {
             try reportingErrors {
@@ -62,8 +62,8 @@ extension PNBench {
         }
 
         static func table(_ results: [JSON]) -> String {
-            let header = ["cut", "txns", "edits", "replay ms", "save ms", "load ms", "merge ms", "size B", "peak MB",
-                          "ok", "replay/nlogn", "load/nlogn", "merge/nlogn"]
+            let header = ["cut", "txns", "edits", "replay ms", "save ms", "load ms", "full load ms", "merge ms", "size B", "peak MB",
+                          "ok", "replay/nlogn", "load/nlogn", "full load/nlogn", "merge/nlogn"]
             var lines = [header]
             for r in results {
                 let num: (String) -> String = { k in r[k]?.doubleValue.map { String(format: "%.3f", $0) } ?? "-" }
@@ -73,9 +73,9 @@ extension PNBench {
                 for k in ["replay_ok", "load_ok", "merge_ok"] { if case .bool(false)? = r[k] { ok = false } }
                 var cut = "-"
                 if case .string(let s)? = r["cut"] { cut = s }
-                lines.append([cut, int("txns"), int("edits"), num("replay_ms"), num("save_ms"), num("load_ms"),
+                lines.append([cut, int("txns"), int("edits"), num("replay_ms"), num("save_ms"), num("load_ms"), num("load_full_ms"),
                               num("merge_ms"), int("size"), String(format: "%.1f", r["peak_rss_mb"]?.doubleValue ?? 0),
-                              ok ? "yes" : "NO", growth("replay_ms"), growth("load_ms"), growth("merge_ms")])
+                              ok ? "yes" : "NO", growth("replay_ms"), growth("load_ms"), growth("load_full_ms"), growth("merge_ms")])
             }
             let widths = header.indices.map { i in lines.map { $0[i].count }.max() ?? 0 }
             return lines.map { row in
