@@ -299,36 +299,44 @@ extension WireCodec {
         var extraPos = 0
         var depPos = 0
         var units = 0
-        block.changes.reserveCapacity(n)
-        block.depRows.reserveCapacity(depDist.count)
+        // Built in locals and stored once (appending through `block` checks its uniqueness per change).
+        var changes: [WireChange] = []
+        var depRows: [Int] = []
+        changes.reserveCapacity(n)
+        depRows.reserveCapacity(depDist.count)
         // Wire string k is block string k + 1 (block string 0 is the empty string).
         block.strings = [""] + strings
         let extraColumn = col(.changeExtra).bytes
         block.extraBytes = Array(extraColumn)
+        let replicaCount = UInt64(block.replicas.count), stringCount = UInt64(strings.count), firstRow = block.firstRow
         for i in 0 ..< n {
-            let row = block.firstRow + i
-            let r = try small(replica[i], "change replica", below: block.replicas.count)
+            let row = firstRow + i
+            guard replica[i] < replicaCount else { throw ColumnReadError(message: "change replica \(replica[i]) is out of range (< \(replicaCount))") }
             guard seq[i] >= 1 && seq[i] <= Int64(UInt32.max) else { throw ColumnReadError(message: "change at row \(row): sequence number \(seq[i]) out of range") }
             guard abs(time[i]) <= Self.maxTime else { throw ColumnReadError(message: "change at row \(row): time \(time[i]) is out of range") }
             guard length[i] >= 1 && length[i] <= UInt64(unitCount) else { throw ColumnReadError(message: "change at row \(row): length \(length[i]) out of range") }
             units += Int(length[i])
-            let depStart = block.depRows.count
+            let depStart = depRows.count
             for _ in 0 ..< depCount[i] {
                 let d = depDist[depPos]; depPos += 1
                 guard d >= 1 && d <= UInt64(row) else { throw ColumnReadError(message: "change at row \(row): dependency \(d) rows back lies before the start of the file (missing dependency)") }
-                block.depRows.append(row - Int(d))
+                depRows.append(row - Int(d))
             }
             // Most changes have one dependency; a few (merges) have a handful, checked pairwise.
-            let deps = block.depRows[depStart...]
-            let repeated = deps.count <= 8 ? deps.indices.contains { j in deps[(j + 1)...].contains(deps[j]) } : Set(deps).count != deps.count
-            guard !repeated else { throw ColumnReadError(message: "change at row \(row): lists a dependency twice") }
-            let a = try small(author[i], "author index", below: strings.count)
-            let m = message[i] == 0 ? -1 : try small(message[i] - 1, "message index", below: strings.count)
-            block.changes.append(WireChange(replica: r, seq: UInt32(seq[i]), length: Int(length[i]), time: time[i],
-                                            depStart: depStart, depCount: block.depRows.count - depStart,
-                                            author: a + 1, message: m + 1, extraStart: extraPos, extraCount: Int(extraLen[i])))
+            if depCount[i] > 1 {
+                let deps = depRows[depStart...]
+                let repeated = deps.count <= 8 ? deps.indices.contains { j in deps[(j + 1)...].contains(deps[j]) } : Set(deps).count != deps.count
+                guard !repeated else { throw ColumnReadError(message: "change at row \(row): lists a dependency twice") }
+            }
+            guard author[i] < stringCount else { throw ColumnReadError(message: "author index \(author[i]) is out of range (< \(stringCount))") }
+            guard message[i] <= stringCount else { throw ColumnReadError(message: "message index \(message[i] - 1) is out of range (< \(stringCount))") }
+            changes.append(WireChange(replica: Int(replica[i]), seq: UInt32(seq[i]), length: Int(length[i]), time: time[i],
+                                      depStart: depStart, depCount: depRows.count - depStart,
+                                      author: Int(author[i]) + 1, message: Int(message[i]), extraStart: extraPos, extraCount: Int(extraLen[i])))
             extraPos += Int(extraLen[i])
         }
+        block.changes = changes
+        block.depRows = depRows
         guard units == unitCount else { throw ColumnReadError(message: "changes cover \(units) op units, block says \(unitCount)") }
         // Ops: read kinds and lengths to learn how many rows each sparse column has.
         let opLengthBytes = col(.opKind).bytes.count + col(.opLength).bytes.count
