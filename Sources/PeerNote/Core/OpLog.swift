@@ -33,6 +33,9 @@ struct OpLog: Sendable {
     private var lastOpFirstID = LocalID.none
     /// Fingerprints of changes `0 ..< fingerprints.count` (see `fingerprint(ofChange:)`).
     private var fingerprints: [Int] = []
+    /// This process's hashes of `replicas`, `strings` and `extras` (a prefix of each), so that a
+    /// fingerprint hashes eight bytes for each instead of its contents.
+    private var contentHashes = ContentHashes()
 
     var lvCount: Int { changes.last?.lvEnd ?? 0 }
 
@@ -350,26 +353,26 @@ struct OpLog: Sendable {
         guard fingerprints.count <= i else { return fingerprints[i] }
         // Changes are fingerprinted in order, walking the ops once (no search per change).
         fingerprints.reserveCapacity(i + 1)
+        contentHashes.update(replicas: replicas, strings: strings, extras: extras)
+        let hashes = contentHashes
         var opCursor = opIndex(containingLV: changes[fingerprints.count].lvStart)
         while fingerprints.count <= i {
-            fingerprints.append(computeFingerprint(fingerprints.count, opCursor: &opCursor))
+            fingerprints.append(computeFingerprint(fingerprints.count, opCursor: &opCursor, hashes))
         }
         return fingerprints[i]
     }
 
     /// `opCursor` is the index of the op holding change `i`'s first unit (or an earlier op);
-    /// it is left at the op holding the next change's first unit.
-    private func computeFingerprint(_ i: Int, opCursor: inout Int) -> Int {
+    /// it is left at the op holding the next change's first unit. `hashes` is `contentHashes`
+    /// brought up to date: replica ids, strings and extra fields are hashed as this process's
+    /// hashes of them (eight bytes each, not their contents).
+    private func computeFingerprint(_ i: Int, opCursor: inout Int, _ hashes: ContentHashes) -> Int {
         var h = Hasher()
         let c = changes[i]
-        h.combine(replicas[Int(c.agent)])
-        h.combine(c.seq)
-        h.combine(c.counterStart)
-        h.combine(c.length)
-        h.combine(c.time)
-        h.combine(strings[Int(c.author)])
-        h.combine(strings[Int(c.message)])
-        h.combine(extras[Int(c.extra)])
+        // The change's fixed fields in one call (Hasher is SipHash: every call has a cost).
+        var head = (hashes.replicas[Int(c.agent)], UInt64(c.seq) << 32 | UInt64(c.counterStart), c.length, c.time,
+                    hashes.strings[Int(c.author)], hashes.strings[Int(c.message)], hashes.extras[Int(c.extra)])
+        withUnsafeBytes(of: &head) { h.combine(bytes: $0) }
         let deps = self.deps(of: i)
         h.combine(deps.count)
         if deps.count == 1, let d = deps.first {
@@ -379,9 +382,9 @@ struct OpLog: Sendable {
         }
         // `h` is passed inout (not captured by a nested function, which would box it and check
         // exclusive access on every use).
-        let replicas = self.replicas
+        let replicaHashes = hashes.replicas
         func id(_ x: LocalID, _ h: inout Hasher) {
-            if x.isNone { h.combine(0 as UInt8) } else { h.combine(replicas[Int(x.agent)]); h.combine(x.counter) }
+            if x.isNone { h.combine(0 as UInt8) } else { h.combine(replicaHashes[Int(x.agent)]); h.combine(x.counter) }
         }
         func ids(_ xs: [LocalID], _ h: inout Hasher) { for x in xs { id(x, &h) } }
         while opCursor < ops.count && ops[opCursor].lv + ops[opCursor].length <= c.lvStart { opCursor += 1 }
@@ -400,7 +403,7 @@ struct OpLog: Sendable {
             case .setNoteTitle(let n, let v, let p): id(n, &h); h.combine(v); ids(p, &h)
             case .insertText(let n, let l, let r, let start):
                 id(n, &h); id(l, &h); id(r, &h)
-                for k in start ..< start + op.length { h.combine(text[k].value) }
+                text.withUnsafeBufferPointer { t in h.combine(bytes: UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: t[start ..< start + op.length]))) }
             case .deleteText(let n, let t, let rev): id(n, &h); id(t, &h); h.combine(rev)
             case .addTag(let n, let t): id(n, &h); h.combine(t)
             case .removeTag(let n, let t, let rm): id(n, &h); h.combine(t); ids(rm, &h)
@@ -438,5 +441,22 @@ struct OpLog: Sendable {
     func contains(_ id: LocalID, in vv: [UInt32]) -> Bool {
         guard let ci = changeIndex(containing: id), Int(id.agent) < vv.count else { return false }
         return changes[ci].seq <= vv[Int(id.agent)]
+    }
+}
+
+/// This process's hashes (`Hasher`, randomly seeded per process) of an op log's replica ids,
+/// interned strings and extra fields, indexed like them: equal contents hash equally in every
+/// log of the process, so fingerprints may hash these instead of the contents.
+struct ContentHashes: Sendable {
+    var replicas: [Int] = []
+    var strings: [Int] = []
+    var extras: [Int] = []
+
+    /// Hashes the entries added since the last update (the tables only ever grow).
+    mutating func update(replicas r: [ReplicaID], strings s: [String], extras e: [[UInt8]]) {
+        if replicas.count > r.count || strings.count > s.count || extras.count > e.count { self = ContentHashes() }
+        for x in r[replicas.count...] { replicas.append(x.hashValue) }
+        for x in s[strings.count...] { strings.append(x.hashValue) }
+        for x in e[extras.count...] { extras.append(x.hashValue) }
     }
 }
