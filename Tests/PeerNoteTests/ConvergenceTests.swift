@@ -53,6 +53,8 @@ struct ConvergenceTests {
                 let lo = Int.random(in: 0 ..< tree.visibleCount, using: &rng)
                 let hi = min(tree.visibleCount, lo + Int.random(in: 1 ... 5, using: &rng))
                 let spans = tree.visibleIDSpans(lo ..< hi)
+                let first = tree.firstVisibleIDSpan(at: lo, maxLength: hi - lo)
+                #expect(first.map { [$0.0.agent, $0.0.counter, UInt32($0.1)] } == spans.first.map { [$0.0.agent, $0.0.counter, UInt32($0.1)] })
                 #expect(spans.map { [$0.0.agent, $0.0.counter, UInt32($0.1)] } == ref.visibleIDSpans(lo ..< hi).map { [$0.0.agent, $0.0.counter, UInt32($0.1)] })
                 for (start, n) in spans {
                     let reversed = n > 1 && Bool.random(using: &rng)

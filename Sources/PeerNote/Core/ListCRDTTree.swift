@@ -106,6 +106,28 @@ struct ListCRDT<Element: Sendable>: Sendable {
         return spans
     }
 
+    /// The first maximal run of contiguous ids among the visible elements from visible index
+    /// `index` on, at most `maxLength` long: the first of `visibleIDSpans(index ..< index + maxLength)`.
+    func firstVisibleIDSpan(at index: Int, maxLength: Int) -> (LocalID, Int)? {
+        guard maxLength > 0, var c = tree.cursor(visible: index) else { return nil }
+        var start = LocalID.none
+        var length = 0
+        while length < maxLength && !tree.isEnd(c) {
+            let r = tree.run(at: c)
+            if !r.deleted {
+                let s = r.id.advanced(by: c.offset)
+                if length == 0 {
+                    start = s
+                } else if s.agent != start.agent || Int(start.counter) + length != Int(s.counter) {
+                    break
+                }
+                length += min(r.length - c.offset, maxLength - length)
+            }
+            c = tree.nextRun(c)
+        }
+        return length > 0 ? (start, length) : nil
+    }
+
     // MARK: Integration
 
     /// Integrates a run of `elements` with the given id and origins (local or remote).

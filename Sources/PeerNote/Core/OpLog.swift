@@ -197,9 +197,16 @@ struct OpLog: Sendable {
     mutating func beginChange(agent: UInt32, deps: [Int]? = nil, time: Int64, author: String, message: String, extra: [UInt8] = []) -> Int {
         if let deps { return beginChange(agent: agent, deps: deps[...], time: time, author: author, message: message, extra: extra) }
         // On top of the heads: every head is a dependency, so the new change is the only head.
-        let d = heads.count > 1 ? heads.sorted()[...] : heads[...]
-        let index = appendChange(agent: agent, deps: d, time: time, author: intern(author, previous: changes.last?.author),
-                                 message: intern(message, previous: changes.last?.message), extra: extra)
+        let authorIndex = intern(author, previous: changes.last?.author)
+        let messageIndex = intern(message, previous: changes.last?.message)
+        if heads.count == 1 {
+            // One head (typing): no array for the dependencies, and `heads` is rewritten in place
+            // (a slice of it kept alive would make it copy its storage).
+            let index = appendChange(agent: agent, deps: CollectionOfOne(heads[0]), time: time, author: authorIndex, message: messageIndex, extra: extra)
+            heads[0] = index
+            return index
+        }
+        let index = appendChange(agent: agent, deps: heads.sorted(), time: time, author: authorIndex, message: messageIndex, extra: extra)
         heads.removeAll(keepingCapacity: true)
         heads.append(index)
         return index
@@ -254,6 +261,12 @@ struct OpLog: Sendable {
         agentChanges[Int(agent)].append(index)
         agentLast[Int(agent)] = index
         return index
+    }
+
+    /// The Lamport timestamp the next op unit of the open (last) change gets.
+    var lamportOfNextUnit: UInt64 {
+        let c = changes[changes.count - 1]
+        return c.lamport + UInt64(c.length)
     }
 
     /// The id the next op unit of the open (last) change gets.

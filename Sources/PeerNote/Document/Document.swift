@@ -19,17 +19,22 @@ public final class Document {
     /// The clock that stamps changes (injectable for reproducible fixtures and tests).
     public var clock: @Sendable () -> Date = { Date() }
 
-    var log: OpLog
-    var state: DocState
+    /// The op log, the state and the open transaction, in one stored property (see `DocumentCore`).
+    var core: DocumentCore
+    var log: OpLog {
+        _read { yield core.log }
+        _modify { yield &core.log }
+    }
+    var state: DocState {
+        _read { yield core.state }
+        _modify { yield &core.state }
+    }
     /// Block fields this version does not know, kept verbatim (raw CBOR key and value) and written back on save.
     var unknownFields: [[UInt8]] = []
     /// What the file this document was loaded from (or last saved to) holds, for incremental saves.
     var persisted: Persisted?
     let replica: ReplicaID
     let agent: UInt32
-    private var transactionDepth = 0
-    private var transactionMessage = ""
-    private var openChange: Int?
 
     // MARK: Creating
 
@@ -40,8 +45,7 @@ public final class Document {
         self.replica = replica
         var log = OpLog()
         self.agent = log.agent(for: replica)
-        self.log = log
-        self.state = DocState()
+        self.core = DocumentCore(log: log, state: DocState())
         self.genesis = ChangeID(replica: replica, seq: 1)
         if let time { let t = time; clock = { t } }
         transaction(message: "Create notebook") {
@@ -55,8 +59,7 @@ public final class Document {
         self.genesis = genesis
         var log = log
         self.agent = log.agent(for: replica)
-        self.log = log
-        self.state = state
+        self.core = DocumentCore(log: log, state: state)
         self.replica = replica
         self.author = author
     }
@@ -143,39 +146,27 @@ public final class Document {
     /// Groups the edits made in `body` into one change with `message`.
     @discardableResult
     public func transaction<T>(message: String = "", _ body: () throws -> T) rethrows -> T {
-        if transactionDepth == 0 { transactionMessage = message; openChange = nil }
-        transactionDepth += 1
-        defer {
-            transactionDepth -= 1
-            if transactionDepth == 0 { openChange = nil }
-        }
+        core.beginTransaction(message: message)
+        defer { core.endTransaction() }
         return try body()
     }
 
-    /// Appends a local op (opening this transaction's change if needed) and applies it.
-    private func appendLocal(_ body: OpBody, length: Int, scalars: [Unicode.Scalar] = []) {
-        let standalone = transactionDepth == 0
-        if standalone || openChange == nil {
-            let time = Int64(clock().timeIntervalSince1970.rounded(.down))
-            openChange = log.beginChange(agent: agent, time: time, author: author, message: standalone ? "" : transactionMessage)
-        }
-        let id = log.nextID
-        let lv = log.lvCount
-        let lamport = log.changes[log.changes.count - 1].lamport + UInt64(log.changes[log.changes.count - 1].length)
-        log.append(body, length: length, scalars: scalars)
-        let stored = Op(lv: lv, length: length, body: Self.withContentStart(body, log.text.count - scalars.count))
-        do {
-            try state.apply(stored, id: id, lamport: lamport, replicas: log.replicas, text: log.text)
-        } catch {
-            // Local ops are built from the current state, so they always apply.
-            preconditionFailure("local op failed to apply: \(error)")
-        }
-        if standalone { openChange = nil }
+    /// The message of the open transaction (for an edit that opens a nested one), or `message`.
+    private func transactionMessage(or message: @autoclosure () -> String) -> String {
+        core.transactionDepth == 0 ? message() : core.transactionMessage
     }
 
-    private static func withContentStart(_ body: OpBody, _ start: Int) -> OpBody {
-        if case .insertText(let n, let l, let r, _) = body { return .insertText(note: n, originLeft: l, originRight: r, contentStart: start) }
-        return body
+    /// What the next local op needs to open a change. The clock is read here, outside any
+    /// access to `core` (it is the caller's code), and only when the op opens a change.
+    private func stamp() -> ChangeStamp {
+        let time = core.opensChange ? Int64(clock().timeIntervalSince1970.rounded(.down)) : 0
+        return ChangeStamp(agent: agent, author: author, time: time)
+    }
+
+    /// Appends a local op (opening this transaction's change if needed) and applies it.
+    private func appendLocal(_ body: OpBody, length: Int) {
+        let stamp = stamp()
+        core.appendLocal(body, length: length, scalars: EmptyCollection(), stamp: stamp)
     }
 
     public func setTitle(_ title: String) {
@@ -186,7 +177,7 @@ public final class Document {
     /// Adds a note at `index` (default: the end) and returns its id.
     @discardableResult
     public func addNote(title: String, body: String = "", tags: [String] = [], priority: Priority = .normal, at index: Int? = nil) -> NoteID {
-        transaction(message: transactionDepth == 0 ? "Add note \"\(title)\"" : transactionMessage) {
+        transaction(message: transactionMessage(or: "Add note \"\(title)\"")) {
             let live = state.orderedNotes
             let at = min(max(index ?? live.count, 0), live.count)
             let after = at == 0 ? LocalID.none : (live[at - 1].position.value ?? .none)
@@ -197,7 +188,7 @@ public final class Document {
             appendLocal(.setNoteTitle(note: note, title, preds: []), length: 1)
             if priority != .normal { appendLocal(.setPriority(note: note, priority, preds: []), length: 1) }
             for tag in Set(tags).sorted() { appendLocal(.addTag(note: note, tag), length: 1) }
-            if !body.isEmpty { insertScalars(note, at: 0, Array(body.unicodeScalars)) }
+            if !body.isEmpty, let t = core.target(noteID(note)) { insertScalars(t, at: 0, body.unicodeScalars) }
             return noteID(note)
         }
     }
@@ -254,59 +245,50 @@ public final class Document {
 
     /// Inserts `text` into a note's body at `offset` (in Unicode scalars).
     public func insertText(_ id: NoteID, at offset: Int, _ text: String) throws(PeerNoteError) {
-        let (note, count) = try bodyInfo(id)
-        guard offset >= 0 && offset <= count else {
-            throw .invalidArgument("offset \(offset) is outside the body (0...\(count))")
-        }
-        insertScalars(note, at: offset, Array(text.unicodeScalars))
+        let t = try textTarget(id)
+        let stamp = stamp()
+        try core.insertText(t, at: offset, text.unicodeScalars, stamp: stamp)
     }
 
     /// Deletes the body's scalars in `range`.
     public func deleteText(_ id: NoteID, range: Range<Int>) throws(PeerNoteError) {
-        let (note, count) = try bodyInfo(id)
-        guard range.lowerBound >= 0 && range.upperBound <= count else {
-            throw .invalidArgument("range \(range) is outside the body (0..<\(count))")
-        }
-        deleteScalars(note, range)
+        let t = try textTarget(id)
+        let stamp = stamp()
+        try core.deleteText(t, range: range, stamp: stamp)
     }
 
-    /// A note's local id and body length, without keeping a copy of its state alive
-    /// (a live copy would make the next edit copy the whole body tree).
-    private func bodyInfo(_ id: NoteID) throws(PeerNoteError) -> (LocalID, Int) {
-        guard let local = localID(id), let count = state.read(local, { $0.body.visibleCount }) else { throw .noSuchNote(id.description) }
-        return (local, count)
+    /// The note whose body a text edit changes (remembered for the next edit).
+    private func textTarget(_ id: NoteID) throws(PeerNoteError) -> DocumentCore.TextTarget {
+        guard let t = core.target(id) else { throw .noSuchNote(id.description) }
+        return t
     }
 
     /// Replaces a note's body with `text`, recorded as the character inserts and deletes
     /// that turn the old body into the new one (never a wholesale replacement), so that
     /// edits made meanwhile on other copies still merge.
     public func setBody(_ id: NoteID, _ text: String) throws(PeerNoteError) {
-        let (note, _) = try bodyInfo(id)
-        let old = state.note(note)?.body.visibleElements ?? []
-        let noteTitle = state.note(note)?.title.value ?? ""
+        let t = try textTarget(id)
+        let old = state.noteStates[t.slot].body.visibleElements
+        let noteTitle = state.noteStates[t.slot].title.value ?? ""
         let new = Array(text.unicodeScalars)
         let edits = TextDiff.edits(from: old, to: new)
         guard !edits.isEmpty else { return }
-        transaction(message: transactionDepth == 0 ? "Edit \"\(noteTitle)\"" : transactionMessage) {
+        transaction(message: transactionMessage(or: "Edit \"\(noteTitle)\"")) {
             // Apply from the end so earlier offsets stay valid.
             for e in edits.reversed() {
-                if e.deleteCount > 0 { deleteScalars(note, e.offset ..< e.offset + e.deleteCount) }
-                if !e.insert.isEmpty { insertScalars(note, at: e.offset, e.insert) }
+                if e.deleteCount > 0 { deleteScalars(t, e.offset ..< e.offset + e.deleteCount) }
+                if !e.insert.isEmpty { insertScalars(t, at: e.offset, e.insert) }
             }
         }
     }
 
-    func insertScalars(_ note: LocalID, at offset: Int, _ scalars: [Unicode.Scalar]) {
-        guard !scalars.isEmpty, let (left, right) = state.read(note, { $0.body.originsForInsert(atVisible: offset) }) else { return }
-        appendLocal(.insertText(note: note, originLeft: left, originRight: right, contentStart: 0), length: scalars.count, scalars: scalars)
+    func insertScalars(_ t: DocumentCore.TextTarget, at offset: Int, _ scalars: some Collection<Unicode.Scalar>) {
+        let stamp = stamp()
+        core.insertScalars(t, at: offset, scalars, stamp: stamp)
     }
 
-    func deleteScalars(_ note: LocalID, _ range: Range<Int>) {
-        guard !range.isEmpty, let spans = state.read(note, { $0.body.visibleIDSpans(range) }) else { return }
-        transaction(message: "") {
-            for (start, length) in spans {
-                appendLocal(.deleteText(note: note, target: start, reversed: false), length: length)
-            }
-        }
+    func deleteScalars(_ t: DocumentCore.TextTarget, _ range: Range<Int>) {
+        let stamp = stamp()
+        core.deleteScalars(t, range, stamp: stamp)
     }
 }
