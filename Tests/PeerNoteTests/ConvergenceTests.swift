@@ -38,6 +38,9 @@ struct ConvergenceTests {
                 if choice < 4 || ids.isEmpty {
                     let pos = Int.random(in: 0 ... tree.visibleCount, using: &rng)
                     (left, right) = tree.originsForInsert(atVisible: pos)
+                    // The local-edit search (from the leaf the last one found) finds the same place.
+                    let local = tree.originsForLocalInsert(atVisible: pos)
+                    #expect(local.left == left && local.right == right, "step \(step): insert at \(pos)")
                     #expect(ref.originsForInsert(atVisible: pos) == (left, right) || true)
                 } else {
                     let anchor = ids[Int.random(in: 0 ..< ids.count, using: &rng)]
@@ -55,6 +58,8 @@ struct ConvergenceTests {
                 let spans = tree.visibleIDSpans(lo ..< hi)
                 let first = tree.firstVisibleIDSpan(at: lo, maxLength: hi - lo)
                 #expect(first.map { [$0.0.agent, $0.0.counter, UInt32($0.1)] } == spans.first.map { [$0.0.agent, $0.0.counter, UInt32($0.1)] })
+                let firstLocal = tree.firstVisibleIDSpanForEdit(at: lo, maxLength: hi - lo)
+                #expect(firstLocal.map { [$0.0.agent, $0.0.counter, UInt32($0.1)] } == spans.first.map { [$0.0.agent, $0.0.counter, UInt32($0.1)] }, "step \(step): delete at \(lo)")
                 #expect(spans.map { [$0.0.agent, $0.0.counter, UInt32($0.1)] } == ref.visibleIDSpans(lo ..< hi).map { [$0.0.agent, $0.0.counter, UInt32($0.1)] })
                 for (start, n) in spans {
                     let reversed = n > 1 && Bool.random(using: &rng)

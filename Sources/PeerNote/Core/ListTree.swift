@@ -58,8 +58,13 @@ struct ListTree<Element: Sendable>: Sendable {
     var content: [Element] = []
     /// Per agent, entries sorted by counter.
     private var index: [[ListIndexEntry]] = []
-    /// The run last inserted into or extended (typing continues there); checked before use.
+    /// The run last inserted into or extended (typing continues there), or found by
+    /// `editCursor`; checked before use.
     private var hint = ListCursor(leaf: 0, run: 0, offset: 0)
+    /// The leaf `editCursor` last found and how many visible elements come before it (local
+    /// edits mostly stay in one leaf); `leaf` is -1 when unknown. A count changing in another
+    /// leaf, or a leaf splitting, forgets it.
+    private var finger = (leaf: -1, visibleBefore: 0)
 
     var visibleCount: Int { root.isLeaf ? leaves[root.index].visible : inners[root.index].visible }
     var totalCount: Int { root.isLeaf ? leaves[root.index].total : inners[root.index].total }
@@ -110,25 +115,59 @@ struct ListTree<Element: Sendable>: Sendable {
 
     /// The element at visible index `v` (0 ≤ v < visibleCount).
     func cursor(visible v: Int) -> ListCursor? {
+        guard v >= 0 && v < visibleCount, let (leaf, before) = leaf(visible: v) else { return nil }
+        return cursor(inLeaf: leaf, visible: v - before)
+    }
+
+    /// `cursor(visible:)` for a local edit: starts from the leaf the last one found when `v`
+    /// is still in it, and makes the found run the hint of the `locate` that applying the edit does.
+    mutating func editCursor(visible v: Int) -> ListCursor? {
         guard v >= 0 && v < visibleCount else { return nil }
+        let leaf: Int, before: Int
+        if finger.leaf >= 0 && v >= finger.visibleBefore && v - finger.visibleBefore < leaves[finger.leaf].visible {
+            (leaf, before) = finger
+        } else {
+            guard let found = self.leaf(visible: v) else { return nil }
+            (leaf, before) = found
+            finger = found
+        }
+        guard let c = cursor(inLeaf: leaf, visible: v - before) else { return nil }
+        hint = ListCursor(leaf: c.leaf, run: c.run, offset: 0)
+        return c
+    }
+
+    /// The leaf holding visible index `v` (0 ≤ v < visibleCount) and how many visible elements come before it.
+    private func leaf(visible v: Int) -> (leaf: Int, visibleBefore: Int)? {
         var node = root
         var rem = v
         while !node.isLeaf {
+            let n = node.index
             var found = NodeRef.none
-            for child in inners[node.index].children {
+            var k = 0
+            let count = inners[n].children.count
+            while k < count {
+                let child = inners[n].children[k]
                 let cv = visible(child)
                 if rem < cv { found = child; break }
                 rem -= cv
+                k += 1
             }
             guard found != .none else { return nil }
             node = found
         }
-        let runs = leaves[node.index].runs
-        for i in 0 ..< runs.count where !runs[i].deleted {
-            if rem < runs[i].length { return ListCursor(leaf: node.index, run: i, offset: rem) }
-            rem -= runs[i].length
+        return (node.index, v - rem)
+    }
+
+    /// The element at visible index `v` of leaf `leaf` (counting that leaf's visible elements only).
+    private func cursor(inLeaf leaf: Int, visible v: Int) -> ListCursor? {
+        var rem = v
+        return leaves[leaf].runs.withUnsafeBufferPointer { runs in
+            for i in runs.indices where !runs[i].deleted {
+                if rem < runs[i].length { return ListCursor(leaf: leaf, run: i, offset: rem) }
+                rem -= runs[i].length
+            }
+            return nil
         }
-        return nil
     }
 
     /// Where the element `id` is. Records a newer leaf in the index when it had to walk far.
@@ -215,6 +254,7 @@ struct ListTree<Element: Sendable>: Sendable {
     // MARK: Changing
 
     private mutating func addCounts(from leaf: Int, visible dv: Int, total dt: Int) {
+        if leaf != finger.leaf { finger.leaf = -1 }
         leaves[leaf].visible += dv
         leaves[leaf].total += dt
         var p = leaves[leaf].parent
@@ -281,6 +321,7 @@ struct ListTree<Element: Sendable>: Sendable {
     }
 
     private mutating func splitLeaf(_ leaf: Int) {
+        finger.leaf = -1
         let mid = leaves[leaf].runs.count / 2
         var sibling = ListLeaf()
         sibling.runs = Array(leaves[leaf].runs[mid...])

@@ -278,21 +278,64 @@ struct OpLog: Sendable {
     /// Appends an op to the last change, merging it into the previous op when it continues it.
     /// For `insertText`, pass the scalars in `scalars`; the body's `contentStart` is filled in.
     mutating func append(_ body: OpBody, length: Int, scalars: some Collection<Unicode.Scalar> = EmptyCollection()) {
-        let lv = lvCount
         var body = body
         if case .insertText(let note, let left, let right, _) = body {
             body = .insertText(note: note, originLeft: left, originRight: right, contentStart: text.count)
             text.append(contentsOf: scalars)
         }
+        appendOp(body, length: length)
+    }
+
+    /// Appends `s`'s scalars to `text` (for an `insertText` op appended next with `appendOp`)
+    /// and returns how many there are. ASCII, most typing, is copied byte by byte.
+    @discardableResult
+    mutating func appendText(_ s: String) -> Int {
+        let before = text.count
+        var s = s
+        let ascii = s.withUTF8 { bytes in
+            guard !bytes.contains(where: { $0 >= 0x80 }) else { return false }
+            for b in bytes { text.append(Unicode.Scalar(b)) }
+            return true
+        }
+        if !ascii { text.append(contentsOf: s.unicodeScalars) }
+        return text.count - before
+    }
+
+    /// Appends `scalars` to `text` (for an `insertText` op appended next with `appendOp`).
+    mutating func appendText(_ scalars: [Unicode.Scalar]) {
+        text.append(contentsOf: scalars)
+    }
+
+    /// Appends an op to the last change, merging it into the previous op when it continues it.
+    /// An `insertText` op's units must already be in `text` from its `contentStart`.
+    mutating func appendOp(_ body: OpBody, length: Int) {
+        let lv = lvCount
         changes[changes.count - 1].length += length
         if fingerprints.count >= changes.count { fingerprints.removeLast(fingerprints.count - changes.count + 1) }
         let bID = localID(ofLV: lv, change: changes.count - 1)
-        if let last = ops.last, last.lv + last.length == lv,
-           let merged = Self.merge(last, firstID: lastOpFirstID, Op(lv: lv, length: length, body: body), firstID: bID) {
-            ops[ops.count - 1] = merged
-        } else {
-            ops.append(Op(lv: lv, length: length, body: body))
-            lastOpFirstID = bID
+        let last = ops.count - 1
+        if last >= 0, ops[last].lv + ops[last].length == lv, Self.extend(&ops[last], firstID: lastOpFirstID, with: body, length: length, firstID: bID) {
+            return
+        }
+        ops.append(Op(lv: lv, length: length, body: body))
+        lastOpFirstID = bID
+    }
+
+    /// Extends `a` by the op `body` of `length` units whose first unit is `bID` when it
+    /// continues `a` (as `merge` decides), without copying `a`; false, changing nothing, otherwise.
+    static func extend(_ a: inout Op, firstID aID: LocalID, with body: OpBody, length: Int, firstID bID: LocalID) -> Bool {
+        guard aID.agent == bID.agent, Int(aID.counter) + a.length == Int(bID.counter) else { return false }
+        switch (a.body, body) {
+        case let (.insertText(n1, _, r1, s1), .insertText(n2, l2, r2, s2)):
+            guard n1 == n2, r1 == r2, s2 == s1 + a.length, l2 == bID.advanced(by: -1) else { return false }
+            a.length += length
+            return true
+        case (.deleteText, .deleteText):
+            guard let merged = merge(a, firstID: aID, Op(lv: a.lv + a.length, length: length, body: body), firstID: bID) else { return false }
+            a = merged
+            return true
+        default:
+            return false
         }
     }
 

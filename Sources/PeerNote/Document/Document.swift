@@ -15,7 +15,10 @@ public final class Document {
     /// The first change of the document; copies with the same `id` but a different genesis are unrelated.
     public private(set) var genesis: ChangeID
     /// The name recorded as author of changes made through this instance.
-    public var author: String
+    public var author: String {
+        get { core.author }
+        set { core.author = newValue }
+    }
     /// The clock that stamps changes (injectable for reproducible fixtures and tests).
     public var clock: @Sendable () -> Date = { Date() }
 
@@ -41,11 +44,10 @@ public final class Document {
     /// A new, empty notebook. Its genesis change records the title.
     public init(title: String = "", author: String = "", id: UUID = UUID(), replica: ReplicaID = .random(), time: Date? = nil) {
         self.id = id
-        self.author = author
         self.replica = replica
         var log = OpLog()
         self.agent = log.agent(for: replica)
-        self.core = DocumentCore(log: log, state: DocState())
+        self.core = DocumentCore(log: log, state: DocState(), agent: agent, author: author)
         self.genesis = ChangeID(replica: replica, seq: 1)
         if let time { let t = time; clock = { t } }
         transaction(message: "Create notebook") {
@@ -59,9 +61,8 @@ public final class Document {
         self.genesis = genesis
         var log = log
         self.agent = log.agent(for: replica)
-        self.core = DocumentCore(log: log, state: state)
+        self.core = DocumentCore(log: log, state: state, agent: agent, author: author)
         self.replica = replica
-        self.author = author
     }
 
     /// An independent copy with the same history and a new replica id, as if the file were copied to another device.
@@ -156,17 +157,16 @@ public final class Document {
         core.transactionDepth == 0 ? message() : core.transactionMessage
     }
 
-    /// What the next local op needs to open a change. The clock is read here, outside any
-    /// access to `core` (it is the caller's code), and only when the op opens a change.
-    private func stamp() -> ChangeStamp {
-        let time = core.opensChange ? Int64(clock().timeIntervalSince1970.rounded(.down)) : 0
-        return ChangeStamp(agent: agent, author: author, time: time)
+    /// The time of the change the next local op opens, if it opens one (else 0). The clock is
+    /// read here, outside any access to `core` (it is the caller's code and may read the document).
+    private func changeTime() -> Int64 {
+        core.opensChange ? Int64(clock().timeIntervalSince1970.rounded(.down)) : 0
     }
 
     /// Appends a local op (opening this transaction's change if needed) and applies it.
     private func appendLocal(_ body: OpBody, length: Int) {
-        let stamp = stamp()
-        core.appendLocal(body, length: length, scalars: EmptyCollection(), stamp: stamp)
+        let time = changeTime()
+        core.appendLocal(body, length: length, time: time)
     }
 
     public func setTitle(_ title: String) {
@@ -188,7 +188,7 @@ public final class Document {
             appendLocal(.setNoteTitle(note: note, title, preds: []), length: 1)
             if priority != .normal { appendLocal(.setPriority(note: note, priority, preds: []), length: 1) }
             for tag in Set(tags).sorted() { appendLocal(.addTag(note: note, tag), length: 1) }
-            if !body.isEmpty, let t = core.target(noteID(note)) { insertScalars(t, at: 0, body.unicodeScalars) }
+            if !body.isEmpty, let t = try? core.target(noteID(note)) { insertScalars(t, at: 0, Array(body.unicodeScalars)) }
             return noteID(note)
         }
     }
@@ -245,22 +245,19 @@ public final class Document {
 
     /// Inserts `text` into a note's body at `offset` (in Unicode scalars).
     public func insertText(_ id: NoteID, at offset: Int, _ text: String) throws(PeerNoteError) {
-        let t = try textTarget(id)
-        let stamp = stamp()
-        try core.insertText(t, at: offset, text.unicodeScalars, stamp: stamp)
+        let time = changeTime()
+        try core.insertText(id, at: offset, text, time: time)
     }
 
     /// Deletes the body's scalars in `range`.
     public func deleteText(_ id: NoteID, range: Range<Int>) throws(PeerNoteError) {
-        let t = try textTarget(id)
-        let stamp = stamp()
-        try core.deleteText(t, range: range, stamp: stamp)
+        let time = changeTime()
+        try core.deleteText(id, range: range, time: time)
     }
 
     /// The note whose body a text edit changes (remembered for the next edit).
     private func textTarget(_ id: NoteID) throws(PeerNoteError) -> DocumentCore.TextTarget {
-        guard let t = core.target(id) else { throw .noSuchNote(id.description) }
-        return t
+        try core.target(id)
     }
 
     /// Replaces a note's body with `text`, recorded as the character inserts and deletes
@@ -282,13 +279,13 @@ public final class Document {
         }
     }
 
-    func insertScalars(_ t: DocumentCore.TextTarget, at offset: Int, _ scalars: some Collection<Unicode.Scalar>) {
-        let stamp = stamp()
-        core.insertScalars(t, at: offset, scalars, stamp: stamp)
+    func insertScalars(_ t: DocumentCore.TextTarget, at offset: Int, _ scalars: [Unicode.Scalar]) {
+        let time = changeTime()
+        core.insertScalars(t, at: offset, scalars, time: time)
     }
 
     func deleteScalars(_ t: DocumentCore.TextTarget, _ range: Range<Int>) {
-        let stamp = stamp()
-        core.deleteScalars(t, range, stamp: stamp)
+        let time = changeTime()
+        core.deleteScalars(t, range, time: time)
     }
 }

@@ -1,19 +1,16 @@
-/// What a local edit needs to open a change: who makes it, under which name, and when.
-/// The time is read from the document's clock before `DocumentCore` is entered (the clock is
-/// the caller's code and may read the document), and only when the edit opens a change.
-struct ChangeStamp {
-    var agent: UInt32
-    var author: String
-    var time: Int64
-}
-
-/// Everything a local edit changes: the op log, the state it produces, and the open
-/// transaction. `Document` keeps it in one stored property, so that an edit is one
-/// exclusive access to it (a class's stored properties are checked on every access;
-/// an edit used to make about fifteen such checks).
+/// Everything a local edit changes or reads: the op log, the state it produces, the open
+/// transaction, and who makes the edits. `Document` keeps it in one stored property, so that
+/// an edit is one exclusive access to it (a class's stored properties are checked on every
+/// access; an edit used to make about fifteen such checks). The time of a change is read from
+/// the document's clock outside it (the clock is the caller's code and may read the document)
+/// and passed in.
 struct DocumentCore: Sendable {
     var log: OpLog
     var state: DocState
+    /// This session's agent in `log`.
+    let agent: UInt32
+    /// The name recorded as author of the changes it opens.
+    var author: String
     var transactionDepth = 0
     var transactionMessage = ""
     /// The change the open transaction's ops go to, once its first op opened it.
@@ -30,12 +27,14 @@ struct DocumentCore: Sendable {
         var slot: Int
     }
 
-    init(log: OpLog, state: DocState) {
+    init(log: OpLog, state: DocState, agent: UInt32, author: String) {
         self.log = log
         self.state = state
+        self.agent = agent
+        self.author = author
     }
 
-    /// Whether the next local op opens a change (and so needs a `ChangeStamp` with the time).
+    /// Whether the next local op opens a change (and so needs the time).
     var opensChange: Bool { transactionDepth == 0 || openChange == nil }
 
     mutating func beginTransaction(message: String) {
@@ -50,32 +49,31 @@ struct DocumentCore: Sendable {
 
     // MARK: Notes
 
-    /// The local id and slot of note `id`, or nil when this document has no such note.
-    mutating func target(_ id: NoteID) -> TextTarget? {
+    /// The local id and slot of note `id`.
+    mutating func target(_ id: NoteID) throws(PeerNoteError) -> TextTarget {
         if textTarget.id == id { return textTarget }
-        guard let a = log.existingAgent(for: id.replica) else { return nil }
-        let local = LocalID(agent: a, counter: id.counter)
-        guard let slot = state.slot(of: local) else { return nil }
-        textTarget = TextTarget(id: id, note: local, slot: slot)
+        guard let a = log.existingAgent(for: id.replica), let slot = state.slot(of: LocalID(agent: a, counter: id.counter)) else {
+            throw .noSuchNote(id.description)
+        }
+        textTarget = TextTarget(id: id, note: LocalID(agent: a, counter: id.counter), slot: slot)
         return textTarget
     }
 
     // MARK: Local ops
 
-    /// Appends a local op (opening this transaction's change if needed) and applies it.
-    /// `scalars` are the inserted text of an `insertText` op (empty otherwise).
-    mutating func appendLocal(_ body: OpBody, length: Int, scalars: some Collection<Unicode.Scalar>, stamp: ChangeStamp) {
+    /// Appends a local op (opening this transaction's change, at `time`, if needed) and applies it.
+    /// The inserted text of an `insertText` op is already at the end of `log.text`, where its
+    /// `contentStart` says.
+    mutating func appendLocal(_ body: OpBody, length: Int, time: Int64) {
         let standalone = transactionDepth == 0
         if standalone || openChange == nil {
-            openChange = log.beginChange(agent: stamp.agent, time: stamp.time, author: stamp.author,
-                                         message: standalone ? "" : transactionMessage)
+            openChange = log.beginChange(agent: agent, time: time, author: author, message: standalone ? "" : transactionMessage)
         }
         let id = log.nextID
         let lv = log.lvCount
         let lamport = log.lamportOfNextUnit
-        let contentStart = log.text.count
-        log.append(body, length: length, scalars: scalars)
-        let stored = Op(lv: lv, length: length, body: Self.withContentStart(body, contentStart))
+        log.appendOp(body, length: length)
+        let stored = Op(lv: lv, length: length, body: body)
         do {
             try state.apply(stored, id: id, lamport: lamport, replicas: log.replicas, text: log.text)
         } catch {
@@ -85,47 +83,51 @@ struct DocumentCore: Sendable {
         if standalone { openChange = nil }
     }
 
-    private static func withContentStart(_ body: OpBody, _ start: Int) -> OpBody {
-        if case .insertText(let n, let l, let r, _) = body { return .insertText(note: n, originLeft: l, originRight: r, contentStart: start) }
-        return body
-    }
-
-    /// Inserts `scalars` into the body of note `t` at visible offset `offset` (checked first).
-    mutating func insertText(_ t: TextTarget, at offset: Int, _ scalars: some Collection<Unicode.Scalar>, stamp: ChangeStamp) throws(PeerNoteError) {
+    /// Inserts `text` into the body of note `id` at visible offset `offset` (both checked first).
+    mutating func insertText(_ id: NoteID, at offset: Int, _ text: String, time: Int64) throws(PeerNoteError) {
+        let t = try target(id)
         let count = state.noteStates[t.slot].body.visibleCount
         guard offset >= 0 && offset <= count else {
             throw .invalidArgument("offset \(offset) is outside the body (0...\(count))")
         }
-        insertScalars(t, at: offset, scalars, stamp: stamp)
+        let start = log.text.count
+        let length = log.appendText(text)
+        insertAppendedText(t, at: offset, contentStart: start, length: length, time: time)
     }
 
-    /// Deletes the visible scalars in `range` of note `t`'s body (checked first).
-    mutating func deleteText(_ t: TextTarget, range: Range<Int>, stamp: ChangeStamp) throws(PeerNoteError) {
+    /// Deletes the visible scalars in `range` of note `id`'s body (both checked first).
+    mutating func deleteText(_ id: NoteID, range: Range<Int>, time: Int64) throws(PeerNoteError) {
+        let t = try target(id)
         let count = state.noteStates[t.slot].body.visibleCount
         guard range.lowerBound >= 0 && range.upperBound <= count else {
             throw .invalidArgument("range \(range) is outside the body (0..<\(count))")
         }
-        deleteScalars(t, range, stamp: stamp)
+        deleteScalars(t, range, time: time)
     }
 
-    mutating func insertScalars(_ t: TextTarget, at offset: Int, _ scalars: some Collection<Unicode.Scalar>, stamp: ChangeStamp) {
-        let length = scalars.count
+    mutating func insertScalars(_ t: TextTarget, at offset: Int, _ scalars: [Unicode.Scalar], time: Int64) {
+        let start = log.text.count
+        log.appendText(scalars)
+        insertAppendedText(t, at: offset, contentStart: start, length: scalars.count, time: time)
+    }
+
+    /// Inserts the `length` scalars at the end of `log.text` (from `contentStart`) at visible `offset`.
+    private mutating func insertAppendedText(_ t: TextTarget, at offset: Int, contentStart: Int, length: Int, time: Int64) {
         guard length > 0 else { return }
-        let (left, right) = state.noteStates[t.slot].body.originsForInsert(atVisible: offset)
-        appendLocal(.insertText(note: t.note, originLeft: left, originRight: right, contentStart: 0), length: length, scalars: scalars, stamp: stamp)
+        let (left, right) = state.originsForInsert(slot: t.slot, atVisible: offset)
+        appendLocal(.insertText(note: t.note, originLeft: left, originRight: right, contentStart: contentStart), length: length, time: time)
     }
 
     /// Deletes the visible scalars in `range`, one op per maximal run of contiguous ids,
     /// all in one change. Each run is found at `range.lowerBound` once the runs before it are
     /// deleted, so no list of runs is built.
-    mutating func deleteScalars(_ t: TextTarget, _ range: Range<Int>, stamp: ChangeStamp) {
+    mutating func deleteScalars(_ t: TextTarget, _ range: Range<Int>, time: Int64) {
         guard !range.isEmpty else { return }
         beginTransaction(message: "")
         defer { endTransaction() }
         var remaining = range.count
-        while remaining > 0, let (start, length) = state.noteStates[t.slot].body.firstVisibleIDSpan(at: range.lowerBound, maxLength: remaining) {
-            appendLocal(.deleteText(note: t.note, target: start, reversed: false), length: length,
-                        scalars: EmptyCollection(), stamp: stamp)
+        while remaining > 0, let (start, length) = state.firstVisibleIDSpan(slot: t.slot, at: range.lowerBound, maxLength: remaining) {
+            appendLocal(.deleteText(note: t.note, target: start, reversed: false), length: length, time: time)
             remaining -= length
         }
     }

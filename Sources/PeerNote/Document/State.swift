@@ -111,6 +111,18 @@ struct DocState: Sendable {
         return noteSlots[n]
     }
 
+    /// Origins for a local insert at visible `index` of the body of the note in `slot`
+    /// (see `ListCRDT.originsForLocalInsert`).
+    mutating func originsForInsert(slot: Int, atVisible index: Int) -> (left: LocalID, right: LocalID) {
+        noteStates[slot].body.originsForLocalInsert(atVisible: index)
+    }
+
+    /// The first run of contiguous ids a local delete from visible `index` of the body of the
+    /// note in `slot` removes (see `ListCRDT.firstVisibleIDSpanForEdit`).
+    mutating func firstVisibleIDSpan(slot: Int, at index: Int, maxLength: Int) -> (LocalID, Int)? {
+        noteStates[slot].body.firstVisibleIDSpanForEdit(at: index, maxLength: maxLength)
+    }
+
     /// The note created by op `n`, if any.
     func note(_ n: LocalID) -> NoteState? { slot(of: n).map { noteStates[$0] } }
 
