@@ -35,3 +35,79 @@ struct ChangeRecord: Sendable, Equatable {
     var lvEnd: Int { lvStart + length }
     var lamportEnd: UInt64 { lamport + UInt64(length) - 1 }
 }
+
+/// The change records of an op log, stored in 48 bytes a change instead of a
+/// `ChangeRecord`'s 72: author, message and extra fields as one index into a table of the
+/// distinct triples (consecutive changes almost always share one), and a change's first local
+/// version and first dependency not stored but read from the previous change's ends (a log's
+/// changes tile both its local versions and its dependency pool, in order). Reading a change
+/// rebuilds its `ChangeRecord`.
+struct ChangeTable: RandomAccessCollection, Sendable {
+    /// One change as stored.
+    struct Row: Sendable {
+        var agent: UInt32
+        var seq: UInt32
+        var counterStart: UInt32
+        /// An index into `metas`.
+        var meta: UInt32
+        /// `lvStart + length`.
+        var lvEnd: Int
+        /// `depStart + depCount`.
+        var depEnd: Int
+        var lamport: UInt64
+        var time: Int64
+    }
+
+    /// The string and extra indices a change refers to (see `ChangeRecord`).
+    struct Meta: Hashable, Sendable {
+        var author: UInt32
+        var message: UInt32
+        var extra: UInt32
+    }
+
+    private var rows: [Row] = []
+    private var metas: [Meta] = []
+    private var metaIndex: [Meta: UInt32] = [:]
+
+    var startIndex: Int { 0 }
+    var endIndex: Int { rows.count }
+
+    subscript(i: Int) -> ChangeRecord {
+        let r = rows[i]
+        let lvStart = i == 0 ? 0 : rows[i - 1].lvEnd
+        let depStart = i == 0 ? 0 : rows[i - 1].depEnd
+        let m = metas[Int(r.meta)]
+        return ChangeRecord(agent: r.agent, seq: r.seq, counterStart: r.counterStart, author: m.author, message: m.message,
+                            extra: m.extra, depCount: UInt32(r.depEnd - depStart), depStart: depStart,
+                            length: r.lvEnd - lvStart, lvStart: lvStart, lamport: r.lamport, time: r.time)
+    }
+
+    /// The local versions the changes cover: the last change's `lvEnd`.
+    var lvEnd: Int { rows.last?.lvEnd ?? 0 }
+
+    mutating func reserveCapacity(_ n: Int) { rows.reserveCapacity(n) }
+
+    /// Appends `c`, which must start where the last change ends, in local versions and in the
+    /// dependency pool.
+    mutating func append(_ c: ChangeRecord) {
+        precondition(c.lvStart == lvEnd && c.depStart == (rows.last?.depEnd ?? 0), "a change must start where the last one ends")
+        let meta = Meta(author: c.author, message: c.message, extra: c.extra)
+        let m: UInt32
+        if let last = rows.last, metas[Int(last.meta)] == meta {
+            m = last.meta
+        } else if let known = metaIndex[meta] {
+            m = known
+        } else {
+            m = UInt32(metas.count)
+            metas.append(meta)
+            metaIndex[meta] = m
+        }
+        rows.append(Row(agent: c.agent, seq: c.seq, counterStart: c.counterStart, meta: m, lvEnd: c.lvEnd,
+                        depEnd: c.depStart + Int(c.depCount), lamport: c.lamport, time: c.time))
+    }
+
+    /// Adds `length` op units to the last change.
+    mutating func extendLast(by length: Int) {
+        rows[rows.count - 1].lvEnd += length
+    }
+}

@@ -14,7 +14,7 @@ import Foundation
 struct OpLog: Sendable {
     private(set) var replicas: [ReplicaID] = []
     private var replicaIndex: [ReplicaID: UInt32] = [:]
-    private(set) var changes: [ChangeRecord] = []
+    private(set) var changes = ChangeTable()
     /// Every change's dependencies, back to back (see `ChangeRecord.depStart`).
     private(set) var depPool: [Int] = []
     /// Interned author names and messages; index 0 is the empty string.
@@ -34,7 +34,7 @@ struct OpLog: Sendable {
     /// Fingerprints of changes `0 ..< fingerprints.count` (see `fingerprint(ofChange:)`).
     private var fingerprints: [Int] = []
 
-    var lvCount: Int { changes.last?.lvEnd ?? 0 }
+    var lvCount: Int { changes.lvEnd }
 
     // MARK: Replicas
 
@@ -310,7 +310,7 @@ struct OpLog: Sendable {
     /// An `insertText` op's units must already be in `text` from its `contentStart`.
     mutating func appendOp(_ body: OpBody, length: Int) {
         let lv = lvCount
-        changes[changes.count - 1].length += length
+        changes.extendLast(by: length)
         if fingerprints.count >= changes.count { fingerprints.removeLast(fingerprints.count - changes.count + 1) }
         let bID = localID(ofLV: lv, change: changes.count - 1)
         let last = ops.count - 1
@@ -348,7 +348,7 @@ struct OpLog: Sendable {
               last.lv + last.length == lvCount, start + last.length == text.count,
               lastOpFirstID.agent == changes[changes.count - 1].agent,
               Int(lastOpFirstID.counter) + last.length == Int(nextID.counter), scalars.count == length else { return false }
-        changes[changes.count - 1].length += length
+        changes.extendLast(by: length)
         if fingerprints.count >= changes.count { fingerprints.removeLast(fingerprints.count - changes.count + 1) }
         ops[ops.count - 1].length += length
         text.append(contentsOf: scalars)
