@@ -95,7 +95,7 @@ struct OpLog: Sendable {
     // MARK: Lookup
 
     func changeID(_ index: Int) -> ChangeID {
-        ChangeID(replica: replicas[Int(changes[index].agent)], seq: changes[index].seq)
+        ChangeID(replica: replicas[Int(changes.agent(index))], seq: changes.seq(index))
     }
 
     func changeIndex(of id: ChangeID) -> Int? {
@@ -109,7 +109,7 @@ struct OpLog: Sendable {
         var lo = 0, hi = changes.count - 1
         while lo < hi {
             let mid = (lo + hi + 1) / 2
-            if changes[mid].lvStart <= lv { lo = mid } else { hi = mid - 1 }
+            if changes.lvStart(mid) <= lv { lo = mid } else { hi = mid - 1 }
         }
         return lo
     }
@@ -121,15 +121,14 @@ struct OpLog: Sendable {
         var lo = 0, hi = list.count - 1
         while lo <= hi {
             let mid = (lo + hi) / 2
-            let c = changes[list[mid]]
-            if id.counter < c.counterStart { hi = mid - 1 } else if Int(id.counter) >= Int(c.counterStart) + c.length { lo = mid + 1 } else { return list[mid] }
+            let counterStart = changes.counterStart(list[mid])
+            if id.counter < counterStart { hi = mid - 1 } else if Int(id.counter) >= Int(counterStart) + changes.length(list[mid]) { lo = mid + 1 } else { return list[mid] }
         }
         return nil
     }
 
     func localID(ofLV lv: Int, change: Int) -> LocalID {
-        let c = changes[change]
-        return LocalID(agent: c.agent, counter: c.counterStart).advanced(by: lv - c.lvStart)
+        LocalID(agent: changes.agent(change), counter: changes.counterStart(change)).advanced(by: lv - changes.lvStart(change))
     }
 
     func lamport(of id: LocalID) -> UInt64? {
@@ -197,8 +196,9 @@ struct OpLog: Sendable {
     mutating func beginChange(agent: UInt32, deps: [Int]? = nil, time: Int64, author: String, message: String, extra: [UInt8] = []) -> Int {
         if let deps { return beginChange(agent: agent, deps: deps[...], time: time, author: author, message: message, extra: extra) }
         // On top of the heads: every head is a dependency, so the new change is the only head.
-        let authorIndex = intern(author, previous: changes.last?.author)
-        let messageIndex = intern(message, previous: changes.last?.message)
+        let last = changes.lastMeta
+        let authorIndex = intern(author, previous: last?.author)
+        let messageIndex = intern(message, previous: last?.message)
         if heads.count == 1 {
             // One head (typing): no array for the dependencies, and `heads` is rewritten in place
             // (a slice of it kept alive would make it copy its storage).
@@ -214,7 +214,8 @@ struct OpLog: Sendable {
 
     /// Starts a new change by `agent` on top of `deps` (indices of earlier changes).
     mutating func beginChange(agent: UInt32, deps: ArraySlice<Int>, time: Int64, author: String, message: String, extra: [UInt8]) -> Int {
-        let strings = (intern(author, previous: changes.last?.author), intern(message, previous: changes.last?.message))
+        let last = changes.lastMeta
+        let strings = (intern(author, previous: last?.author), intern(message, previous: last?.message))
         return beginChange(agent: agent, deps: deps, time: time, author: strings.0, message: strings.1, extra: extra)
     }
 
@@ -242,22 +243,20 @@ struct OpLog: Sendable {
     /// Appends a change record on top of `deps` (sorted), leaving `heads` to the caller.
     private mutating func appendChange<D: Collection<Int>>(agent: UInt32, deps d: D, time: Int64, author authorIndex: UInt32, message messageIndex: UInt32, extra: [UInt8]) -> Int {
         var lamport: UInt64 = 1
-        for x in d where changes[x].lamportEnd + 1 > lamport { lamport = changes[x].lamportEnd + 1 }
+        for x in d where changes.lamportEnd(x) + 1 > lamport { lamport = changes.lamportEnd(x) + 1 }
         let last = lastChange(of: agent)
-        let previousCount = last.map { Int(changes[$0].seq) } ?? 0
-        let counterStart: UInt32 = last.map { changes[$0].counterStart + UInt32(changes[$0].length) } ?? 0
+        let previousCount = last.map { Int(changes.seq($0)) } ?? 0
+        let counterStart: UInt32 = last.map { changes.counterStart($0) + UInt32(changes.length($0)) } ?? 0
         let index = changes.count
         var extraIndex: UInt32 = 0
         if !extra.isEmpty {
             extraIndex = UInt32(extras.count)
             extras.append(extra)
         }
-        let depStart = depPool.count
         depPool.append(contentsOf: d)
-        changes.append(ChangeRecord(agent: agent, seq: UInt32(previousCount + 1), counterStart: counterStart,
-                                    author: authorIndex, message: messageIndex, extra: extraIndex,
-                                    depCount: UInt32(d.count), depStart: depStart, length: 0,
-                                    lvStart: lvCount, lamport: lamport, time: time))
+        changes.appendEmpty(agent: agent, seq: UInt32(previousCount + 1), counterStart: counterStart,
+                            meta: ChangeTable.Meta(author: authorIndex, message: messageIndex, extra: extraIndex),
+                            depEnd: depPool.count, lamport: lamport, time: time)
         agentChanges[Int(agent)].append(index)
         agentLast[Int(agent)] = index
         return index
@@ -265,14 +264,14 @@ struct OpLog: Sendable {
 
     /// The Lamport timestamp the next op unit of the open (last) change gets.
     var lamportOfNextUnit: UInt64 {
-        let c = changes[changes.count - 1]
-        return c.lamport + UInt64(c.length)
+        let i = changes.count - 1
+        return changes.lamport(i) + UInt64(changes.length(i))
     }
 
     /// The id the next op unit of the open (last) change gets.
     var nextID: LocalID {
-        let c = changes[changes.count - 1]
-        return LocalID(agent: c.agent, counter: c.counterStart).advanced(by: c.length)
+        let i = changes.count - 1
+        return LocalID(agent: changes.agent(i), counter: changes.counterStart(i)).advanced(by: changes.length(i))
     }
 
     /// Appends an op to the last change, merging it into the previous op when it continues it.
@@ -346,7 +345,7 @@ struct OpLog: Sendable {
     mutating func extendLastInsert(by length: Int, scalars: ArraySlice<Unicode.Scalar>) -> Bool {
         guard let last = ops.last, case .insertText(_, _, _, let start) = last.body,
               last.lv + last.length == lvCount, start + last.length == text.count,
-              lastOpFirstID.agent == changes[changes.count - 1].agent,
+              lastOpFirstID.agent == changes.agent(changes.count - 1),
               Int(lastOpFirstID.counter) + last.length == Int(nextID.counter), scalars.count == length else { return false }
         changes.extendLast(by: length)
         if fingerprints.count >= changes.count { fingerprints.removeLast(fingerprints.count - changes.count + 1) }
