@@ -61,10 +61,20 @@ struct ListTree<Element: Sendable>: Sendable {
     /// The run last inserted into or extended (typing continues there), or found by
     /// `editCursor`; checked before use.
     private var hint = ListCursor(leaf: 0, run: 0, offset: 0)
-    /// The leaf `editCursor` last found and how many visible elements come before it (local
-    /// edits mostly stay in one leaf); `leaf` is -1 when unknown. A count changing in another
-    /// leaf, or a leaf splitting, forgets it.
-    private var finger = (leaf: -1, visibleBefore: 0)
+    /// Where `editCursor` last found an element (local edits mostly stay in one leaf, and
+    /// typing in one run): see `Finger`.
+    private var finger = Finger()
+
+    /// A leaf and how many visible elements come before it (`leaf` is -1 when unknown), and a
+    /// run of that leaf and how many visible elements of the leaf come before that run (`run` is
+    /// -1 when unknown). A count changing in another leaf, or a leaf splitting, forgets both;
+    /// runs inserted, split or removed at or before `run` forget the run.
+    struct Finger: Sendable {
+        var leaf = -1
+        var visibleBefore = 0
+        var run = -1
+        var runVisibleBefore = 0
+    }
 
     var visibleCount: Int { root.isLeaf ? leaves[root.index].visible : inners[root.index].visible }
     var totalCount: Int { root.isLeaf ? leaves[root.index].total : inners[root.index].total }
@@ -123,15 +133,18 @@ struct ListTree<Element: Sendable>: Sendable {
     /// is still in it, and makes the found run the hint of the `locate` that applying the edit does.
     mutating func editCursor(visible v: Int) -> ListCursor? {
         guard v >= 0 && v < visibleCount else { return nil }
-        let leaf: Int, before: Int
-        if finger.leaf >= 0 && v >= finger.visibleBefore && v - finger.visibleBefore < leaves[finger.leaf].visible {
-            (leaf, before) = finger
-        } else {
+        if !(finger.leaf >= 0 && v >= finger.visibleBefore && v - finger.visibleBefore < leaves[finger.leaf].visible) {
             guard let found = self.leaf(visible: v) else { return nil }
-            (leaf, before) = found
-            finger = found
+            finger = Finger(leaf: found.leaf, visibleBefore: found.visibleBefore)
         }
-        guard let c = cursor(inLeaf: leaf, visible: v - before) else { return nil }
+        let leaf = finger.leaf
+        let inLeaf = v - finger.visibleBefore
+        // Scan from the run the last edit found when `v` is in it or after it.
+        let fromRun = finger.run >= 0 && finger.run < leaves[leaf].runs.count && inLeaf >= finger.runVisibleBefore
+        guard let c = fromRun ? cursor(inLeaf: leaf, visible: inLeaf - finger.runVisibleBefore, from: finger.run)
+                              : cursor(inLeaf: leaf, visible: inLeaf) else { return nil }
+        finger.run = c.run
+        finger.runVisibleBefore = inLeaf - c.offset
         hint = ListCursor(leaf: c.leaf, run: c.run, offset: 0)
         return c
     }
@@ -158,11 +171,12 @@ struct ListTree<Element: Sendable>: Sendable {
         return (node.index, v - rem)
     }
 
-    /// The element at visible index `v` of leaf `leaf` (counting that leaf's visible elements only).
-    private func cursor(inLeaf leaf: Int, visible v: Int) -> ListCursor? {
+    /// The element at visible index `v` of leaf `leaf`, counting that leaf's visible elements
+    /// from the start of run `first` on.
+    private func cursor(inLeaf leaf: Int, visible v: Int, from first: Int = 0) -> ListCursor? {
         var rem = v
         return leaves[leaf].runs.withUnsafeBufferPointer { runs in
-            for i in runs.indices where !runs[i].deleted {
+            for i in first ..< runs.count where !runs[i].deleted {
                 if rem < runs[i].length { return ListCursor(leaf: leaf, run: i, offset: rem) }
                 rem -= runs[i].length
             }
@@ -254,7 +268,7 @@ struct ListTree<Element: Sendable>: Sendable {
     // MARK: Changing
 
     private mutating func addCounts(from leaf: Int, visible dv: Int, total dt: Int) {
-        if leaf != finger.leaf { finger.leaf = -1 }
+        if leaf != finger.leaf { finger = Finger() }
         leaves[leaf].visible += dv
         leaves[leaf].total += dt
         var p = leaves[leaf].parent
@@ -268,6 +282,8 @@ struct ListTree<Element: Sendable>: Sendable {
     /// Inserts `run` before the element at `c` (or at the end).
     mutating func insert(_ run: ListRun, before c: ListCursor) {
         let leaf = c.leaf
+        // Runs change from `c.run` on (from `c.run + 1` when it splits there).
+        if leaf == finger.leaf && (c.offset > 0 ? c.run < finger.run : c.run <= finger.run) { finger.run = -1 }
         var i = c.run
         if c.offset > 0 {
             let right = leaves[leaf].runs[i].split(at: c.offset)
@@ -290,6 +306,9 @@ struct ListTree<Element: Sendable>: Sendable {
     /// covered and how many were newly deleted.
     mutating func markDeleted(at c: ListCursor, length: Int) -> (covered: Int, newly: Int) {
         let leaf = c.leaf
+        // Runs change from `c.run` on (from `c.run + 1` when it splits there; a run that joins
+        // the one before it keeps that one's start).
+        if leaf == finger.leaf && (c.offset > 0 ? c.run < finger.run : c.run <= finger.run) { finger.run = -1 }
         var i = c.run
         if c.offset > 0 {
             let right = leaves[leaf].runs[i].split(at: c.offset)
@@ -321,7 +340,7 @@ struct ListTree<Element: Sendable>: Sendable {
     }
 
     private mutating func splitLeaf(_ leaf: Int) {
-        finger.leaf = -1
+        finger = Finger()
         let mid = leaves[leaf].runs.count / 2
         var sibling = ListLeaf()
         sibling.runs = Array(leaves[leaf].runs[mid...])
