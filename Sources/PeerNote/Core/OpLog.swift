@@ -253,7 +253,7 @@ struct OpLog: Sendable {
             extraIndex = UInt32(extras.count)
             extras.append(extra)
         }
-        depPool.append(contentsOf: d)
+        if d.count == 1, let only = d.first { depPool.append(only) } else { depPool.append(contentsOf: d) }
         changes.appendEmpty(agent: agent, seq: UInt32(previousCount + 1), counterStart: counterStart,
                             meta: ChangeTable.Meta(author: authorIndex, message: messageIndex, extra: extraIndex),
                             depEnd: depPool.count, lamport: lamport, time: time)

@@ -20,7 +20,10 @@ public final class Document {
         set { core.author = newValue }
     }
     /// The clock that stamps changes (injectable for reproducible fixtures and tests).
-    public var clock: @Sendable () -> Date = { Date() }
+    public var clock: @Sendable () -> Date {
+        get { core.clock }
+        set { core.clock = newValue }
+    }
 
     /// The op log, the state and the open transaction, in one stored property (see `DocumentCore`).
     var core: DocumentCore
@@ -160,7 +163,8 @@ public final class Document {
     /// The time of the change the next local op opens, if it opens one (else 0). The clock is
     /// read here, outside any access to `core` (it is the caller's code and may read the document).
     private func changeTime() -> Int64 {
-        core.opensChange ? Int64(clock().timeIntervalSince1970.rounded(.down)) : 0
+        guard let clock = core.clockIfOpeningChange else { return 0 }
+        return Int64(clock().timeIntervalSince1970.rounded(.down))
     }
 
     /// Appends a local op (opening this transaction's change if needed) and applies it.

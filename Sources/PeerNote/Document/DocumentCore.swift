@@ -1,3 +1,5 @@
+import Foundation
+
 /// Everything a local edit changes or reads: the op log, the state it produces, the open
 /// transaction, and who makes the edits. `Document` keeps it in one stored property, so that
 /// an edit is one exclusive access to it (a class's stored properties are checked on every
@@ -11,6 +13,8 @@ struct DocumentCore: Sendable {
     let agent: UInt32
     /// The name recorded as author of the changes it opens.
     var author: String
+    /// The document's clock (see `Document.clock`); called only outside an access to the core.
+    var clock: @Sendable () -> Date = { Date() }
     var transactionDepth = 0
     var transactionMessage = ""
     /// The change the open transaction's ops go to, once its first op opened it.
@@ -36,6 +40,9 @@ struct DocumentCore: Sendable {
 
     /// Whether the next local op opens a change (and so needs the time).
     var opensChange: Bool { transactionDepth == 0 || openChange == nil }
+
+    /// The clock, when the next local op opens a change (one read of the core, not two).
+    var clockIfOpeningChange: (@Sendable () -> Date)? { opensChange ? clock : nil }
 
     mutating func beginTransaction(message: String) {
         if transactionDepth == 0 { transactionMessage = message; openChange = nil }
