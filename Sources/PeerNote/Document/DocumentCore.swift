@@ -21,7 +21,8 @@ struct DocumentCore: Sendable {
     var openChange: Int?
     /// The note the last text edit named, so that typing does not hash its id on every
     /// keystroke. Valid for good once set: a log's agent numbers and a state's note slots
-    /// never change once assigned (both only grow).
+    /// never change once assigned (both only grow); checked anyway, in case a whole new
+    /// state is ever assigned.
     var textTarget = TextTarget(id: nil, note: .none, slot: -1)
 
     /// A note named by its public id, with its local id and its slot in `DocState.noteStates`.
@@ -58,7 +59,9 @@ struct DocumentCore: Sendable {
 
     /// The local id and slot of note `id`.
     mutating func target(_ id: NoteID) throws(PeerNoteError) -> TextTarget {
-        if textTarget.id == id { return textTarget }
+        if textTarget.id == id, textTarget.slot < state.noteStates.count, state.noteStates[textTarget.slot].id == textTarget.note {
+            return textTarget
+        }
         guard let a = log.existingAgent(for: id.replica), let slot = state.slot(of: LocalID(agent: a, counter: id.counter)) else {
             throw .noSuchNote(id.description)
         }
