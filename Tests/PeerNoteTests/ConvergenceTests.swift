@@ -38,7 +38,9 @@ struct ConvergenceTests {
                 if choice < 4 || ids.isEmpty {
                     let pos = Int.random(in: 0 ... tree.visibleCount, using: &rng)
                     (left, right) = tree.originsForInsert(atVisible: pos)
-                    #expect(ref.originsForInsert(atVisible: pos) == (left, right) || true)
+                    // The local-edit search (from the leaf the last one found) finds the same place.
+                    let local = tree.originsForLocalInsert(atVisible: pos)
+                    #expect(local.left == left && local.right == right, "step \(step): insert at \(pos)")
                 } else {
                     let anchor = ids[Int.random(in: 0 ..< ids.count, using: &rng)]
                     (left, right) = ref.originsForInsert(after: anchor)
@@ -53,6 +55,10 @@ struct ConvergenceTests {
                 let lo = Int.random(in: 0 ..< tree.visibleCount, using: &rng)
                 let hi = min(tree.visibleCount, lo + Int.random(in: 1 ... 5, using: &rng))
                 let spans = tree.visibleIDSpans(lo ..< hi)
+                let first = tree.firstVisibleIDSpan(at: lo, maxLength: hi - lo)
+                #expect(first.map { [$0.0.agent, $0.0.counter, UInt32($0.1)] } == spans.first.map { [$0.0.agent, $0.0.counter, UInt32($0.1)] })
+                let firstLocal = tree.firstVisibleIDSpanForEdit(at: lo, maxLength: hi - lo)
+                #expect(firstLocal.map { [$0.0.agent, $0.0.counter, UInt32($0.1)] } == spans.first.map { [$0.0.agent, $0.0.counter, UInt32($0.1)] }, "step \(step): delete at \(lo)")
                 #expect(spans.map { [$0.0.agent, $0.0.counter, UInt32($0.1)] } == ref.visibleIDSpans(lo ..< hi).map { [$0.0.agent, $0.0.counter, UInt32($0.1)] })
                 for (start, n) in spans {
                     let reversed = n > 1 && Bool.random(using: &rng)
@@ -73,6 +79,69 @@ struct ConvergenceTests {
         for id in ids.shuffled(using: &rng).prefix(200) {
             #expect(tree.visibleIndex(of: id) == ref.visibleIndex(of: id))
         }
+    }
+
+    /// Typing runs, backspaces and jumps (local edits, whose search starts where the last one
+    /// found its place), mixed with other replicas' inserts and deletes anywhere: every local
+    /// search finds what a search from the root finds, and the text is the plain model's.
+    @Test("Local edit searches from the last place match searches from the root", arguments: [5, 6])
+    func localEditSearch(seed: UInt64) throws {
+        var rng = SeededRandom(state: seed)
+        var tree = ListCRDT<Unicode.Scalar>()
+        var model: [Unicode.Scalar] = []
+        var counters: [UInt32] = [0, 0]
+        var budget = Int.max
+        var pos = 0
+        for step in 0 ..< 6_000 {
+            let choice = Int.random(in: 0 ..< 100, using: &rng)
+            let scalar = Unicode.Scalar(UInt8(97 + step % 26))
+            if choice < 8 { pos = Int.random(in: 0 ... model.count, using: &rng) }
+            if choice < 70 || model.isEmpty {
+                // Agent 0 types at `pos`.
+                let expected = tree.originsForInsert(atVisible: pos)
+                let (left, right) = tree.originsForLocalInsert(atVisible: pos)
+                #expect(left == expected.left && right == expected.right, "step \(step): typing at \(pos)")
+                try tree.integrate(id: LocalID(agent: 0, counter: counters[0]), originLeft: left, originRight: right,
+                                   elements: CollectionOfOne(scalar), budget: &budget, replicaLess: { $0 < $1 })
+                counters[0] += 1
+                model.insert(scalar, at: pos)
+                pos += 1
+            } else if choice < 85 {
+                // Agent 0 deletes backwards (backspace) or forwards, one or a few characters.
+                let n = min(Int.random(in: 1 ... 3, using: &rng), model.count)
+                let from = pos >= n ? pos - n : min(pos, model.count - n)
+                var remaining = n
+                while remaining > 0 {
+                    let expected = tree.firstVisibleIDSpan(at: from, maxLength: remaining)
+                    let span = tree.firstVisibleIDSpanForEdit(at: from, maxLength: remaining)
+                    #expect(span?.0 == expected?.0 && span?.1 == expected?.1, "step \(step): delete at \(from)")
+                    guard let (start, length) = span else { break }
+                    try tree.delete(target: start, length: length, reversed: false)
+                    remaining -= length
+                }
+                model.removeSubrange(from ..< from + n)
+                pos = from
+            } else {
+                // Agent 1 inserts or deletes somewhere else.
+                let at = Int.random(in: 0 ... model.count, using: &rng)
+                if Bool.random(using: &rng) || model.isEmpty {
+                    let (left, right) = tree.originsForInsert(atVisible: at)
+                    try tree.integrate(id: LocalID(agent: 1, counter: counters[1]), originLeft: left, originRight: right,
+                                       elements: CollectionOfOne(scalar), budget: &budget, replicaLess: { $0 < $1 })
+                    counters[1] += 1
+                    model.insert(scalar, at: at)
+                    if at < pos { pos += 1 }
+                } else {
+                    let x = min(at, model.count - 1)
+                    let (start, _) = try #require(tree.firstVisibleIDSpan(at: x, maxLength: 1))
+                    try tree.delete(target: start, length: 1, reversed: false)
+                    model.remove(at: x)
+                    if x < pos { pos -= 1 }
+                }
+            }
+            pos = min(pos, model.count)
+        }
+        #expect(tree.visibleElements == model)
     }
 
     /// Random edits on several replicas, merged in random orders over many rounds: all end in

@@ -83,11 +83,25 @@ struct ListCRDT<Element: Sendable>: Sendable {
     /// Where a local insert at visible position `index` goes: its left and right origins
     /// (the elements, tombstones included, directly around the insertion point).
     func originsForInsert(atVisible index: Int) -> (left: LocalID, right: LocalID) {
-        if index <= 0 {
-            let s = tree.startCursor
-            return (.none, tree.isEnd(s) ? .none : tree.id(at: s))
-        }
-        guard let c = tree.cursor(visible: min(index, tree.visibleCount) - 1) else { return (.none, .none) }
+        if index <= 0 { return originsAtStart }
+        return origins(after: tree.cursor(visible: min(index, tree.visibleCount) - 1))
+    }
+
+    /// `originsForInsert(atVisible:)` for a local edit about to be integrated: the search
+    /// starts from the leaf the last local edit found, and leaves the integration a hint.
+    mutating func originsForLocalInsert(atVisible index: Int) -> (left: LocalID, right: LocalID) {
+        if index <= 0 { return originsAtStart }
+        return origins(after: tree.editCursor(visible: min(index, tree.visibleCount) - 1))
+    }
+
+    private var originsAtStart: (left: LocalID, right: LocalID) {
+        let s = tree.startCursor
+        return (.none, tree.isEnd(s) ? .none : tree.id(at: s))
+    }
+
+    /// The origins of an insert right after the element at `c`.
+    private func origins(after c: ListCursor?) -> (left: LocalID, right: LocalID) {
+        guard let c else { return (.none, .none) }
         let after = tree.advance(c)
         return (tree.id(at: c), tree.isEnd(after) ? .none : tree.id(at: after))
     }
@@ -123,6 +137,40 @@ struct ListCRDT<Element: Sendable>: Sendable {
             c = tree.nextRun(c)
         }
         return spans
+    }
+
+    /// The first maximal run of contiguous ids among the visible elements from visible index
+    /// `index` on, at most `maxLength` long: the first of `visibleIDSpans(index ..< index + maxLength)`.
+    func firstVisibleIDSpan(at index: Int, maxLength: Int) -> (LocalID, Int)? {
+        guard maxLength > 0 else { return nil }
+        return firstVisibleIDSpan(from: tree.cursor(visible: index), maxLength: maxLength)
+    }
+
+    /// `firstVisibleIDSpan(at:maxLength:)` for a local delete about to be applied: the search
+    /// starts from the leaf the last local edit found, and leaves the delete a hint.
+    mutating func firstVisibleIDSpanForEdit(at index: Int, maxLength: Int) -> (LocalID, Int)? {
+        guard maxLength > 0 else { return nil }
+        return firstVisibleIDSpan(from: tree.editCursor(visible: index), maxLength: maxLength)
+    }
+
+    private func firstVisibleIDSpan(from cursor: ListCursor?, maxLength: Int) -> (LocalID, Int)? {
+        guard var c = cursor else { return nil }
+        var start = LocalID.none
+        var length = 0
+        while length < maxLength && !tree.isEnd(c) {
+            let r = tree.run(at: c)
+            if !r.deleted {
+                let s = r.id.advanced(by: c.offset)
+                if length == 0 {
+                    start = s
+                } else if s.agent != start.agent || Int(start.counter) + length != Int(s.counter) {
+                    break
+                }
+                length += min(r.length - c.offset, maxLength - length)
+            }
+            c = tree.nextRun(c)
+        }
+        return length > 0 ? (start, length) : nil
     }
 
     // MARK: Integration

@@ -58,8 +58,23 @@ struct ListTree<Element: Sendable>: Sendable {
     var content: [Element] = []
     /// Per agent, entries sorted by counter.
     private var index: [[ListIndexEntry]] = []
-    /// The run last inserted into or extended (typing continues there); checked before use.
+    /// The run last inserted into or extended (typing continues there), or found by
+    /// `editCursor`; checked before use.
     private var hint = ListCursor(leaf: 0, run: 0, offset: 0)
+    /// Where `editCursor` last found an element (local edits mostly stay in one leaf, and
+    /// typing in one run): see `Finger`.
+    private var finger = Finger()
+
+    /// A leaf and how many visible elements come before it (`leaf` is -1 when unknown), and a
+    /// run of that leaf and how many visible elements of the leaf come before that run (`run` is
+    /// -1 when unknown). A count changing in another leaf, or a leaf splitting, forgets both;
+    /// runs inserted, split or removed at or before `run` forget the run.
+    struct Finger: Sendable {
+        var leaf = -1
+        var visibleBefore = 0
+        var run = -1
+        var runVisibleBefore = 0
+    }
 
     var visibleCount: Int { root.isLeaf ? leaves[root.index].visible : inners[root.index].visible }
     var totalCount: Int { root.isLeaf ? leaves[root.index].total : inners[root.index].total }
@@ -110,25 +125,63 @@ struct ListTree<Element: Sendable>: Sendable {
 
     /// The element at visible index `v` (0 ≤ v < visibleCount).
     func cursor(visible v: Int) -> ListCursor? {
+        guard v >= 0 && v < visibleCount, let (leaf, before) = leaf(visible: v) else { return nil }
+        return cursor(inLeaf: leaf, visible: v - before)
+    }
+
+    /// `cursor(visible:)` for a local edit: starts from the leaf the last one found when `v`
+    /// is still in it, and makes the found run the hint of the `locate` that applying the edit does.
+    mutating func editCursor(visible v: Int) -> ListCursor? {
         guard v >= 0 && v < visibleCount else { return nil }
+        if !(finger.leaf >= 0 && v >= finger.visibleBefore && v - finger.visibleBefore < leaves[finger.leaf].visible) {
+            guard let found = self.leaf(visible: v) else { return nil }
+            finger = Finger(leaf: found.leaf, visibleBefore: found.visibleBefore)
+        }
+        let leaf = finger.leaf
+        let inLeaf = v - finger.visibleBefore
+        // Scan from the run the last edit found when `v` is in it or after it.
+        let fromRun = finger.run >= 0 && finger.run < leaves[leaf].runs.count && inLeaf >= finger.runVisibleBefore
+        guard let c = fromRun ? cursor(inLeaf: leaf, visible: inLeaf - finger.runVisibleBefore, from: finger.run)
+                              : cursor(inLeaf: leaf, visible: inLeaf) else { return nil }
+        finger.run = c.run
+        finger.runVisibleBefore = inLeaf - c.offset
+        hint = ListCursor(leaf: c.leaf, run: c.run, offset: 0)
+        return c
+    }
+
+    /// The leaf holding visible index `v` (0 ≤ v < visibleCount) and how many visible elements come before it.
+    private func leaf(visible v: Int) -> (leaf: Int, visibleBefore: Int)? {
         var node = root
         var rem = v
         while !node.isLeaf {
+            let n = node.index
             var found = NodeRef.none
-            for child in inners[node.index].children {
+            var k = 0
+            let count = inners[n].children.count
+            while k < count {
+                let child = inners[n].children[k]
                 let cv = visible(child)
                 if rem < cv { found = child; break }
                 rem -= cv
+                k += 1
             }
             guard found != .none else { return nil }
             node = found
         }
-        let runs = leaves[node.index].runs
-        for i in 0 ..< runs.count where !runs[i].deleted {
-            if rem < runs[i].length { return ListCursor(leaf: node.index, run: i, offset: rem) }
-            rem -= runs[i].length
+        return (node.index, v - rem)
+    }
+
+    /// The element at visible index `v` of leaf `leaf`, counting that leaf's visible elements
+    /// from the start of run `first` on.
+    private func cursor(inLeaf leaf: Int, visible v: Int, from first: Int = 0) -> ListCursor? {
+        var rem = v
+        return leaves[leaf].runs.withUnsafeBufferPointer { runs in
+            for i in first ..< runs.count where !runs[i].deleted {
+                if rem < runs[i].length { return ListCursor(leaf: leaf, run: i, offset: rem) }
+                rem -= runs[i].length
+            }
+            return nil
         }
-        return nil
     }
 
     /// Where the element `id` is. Records a newer leaf in the index when it had to walk far.
@@ -215,6 +268,7 @@ struct ListTree<Element: Sendable>: Sendable {
     // MARK: Changing
 
     private mutating func addCounts(from leaf: Int, visible dv: Int, total dt: Int) {
+        if leaf != finger.leaf { finger = Finger() }
         leaves[leaf].visible += dv
         leaves[leaf].total += dt
         var p = leaves[leaf].parent
@@ -228,6 +282,8 @@ struct ListTree<Element: Sendable>: Sendable {
     /// Inserts `run` before the element at `c` (or at the end).
     mutating func insert(_ run: ListRun, before c: ListCursor) {
         let leaf = c.leaf
+        // Runs change from `c.run` on (from `c.run + 1` when it splits there).
+        if leaf == finger.leaf && (c.offset > 0 ? c.run < finger.run : c.run <= finger.run) { finger.run = -1 }
         var i = c.run
         if c.offset > 0 {
             let right = leaves[leaf].runs[i].split(at: c.offset)
@@ -250,6 +306,9 @@ struct ListTree<Element: Sendable>: Sendable {
     /// covered and how many were newly deleted.
     mutating func markDeleted(at c: ListCursor, length: Int) -> (covered: Int, newly: Int) {
         let leaf = c.leaf
+        // Runs change from `c.run` on (from `c.run + 1` when it splits there; a run that joins
+        // the one before it keeps that one's start).
+        if leaf == finger.leaf && (c.offset > 0 ? c.run < finger.run : c.run <= finger.run) { finger.run = -1 }
         var i = c.run
         if c.offset > 0 {
             let right = leaves[leaf].runs[i].split(at: c.offset)
@@ -281,6 +340,7 @@ struct ListTree<Element: Sendable>: Sendable {
     }
 
     private mutating func splitLeaf(_ leaf: Int) {
+        finger = Finger()
         let mid = leaves[leaf].runs.count / 2
         var sibling = ListLeaf()
         sibling.runs = Array(leaves[leaf].runs[mid...])

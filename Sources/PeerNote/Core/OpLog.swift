@@ -14,7 +14,7 @@ import Foundation
 struct OpLog: Sendable {
     private(set) var replicas: [ReplicaID] = []
     private var replicaIndex: [ReplicaID: UInt32] = [:]
-    private(set) var changes: [ChangeRecord] = []
+    private(set) var changes = ChangeTable()
     /// Every change's dependencies, back to back (see `ChangeRecord.depStart`).
     private(set) var depPool: [Int] = []
     /// Interned author names and messages; index 0 is the empty string.
@@ -37,7 +37,7 @@ struct OpLog: Sendable {
     /// fingerprint hashes eight bytes for each instead of its contents.
     private var contentHashes = ContentHashes()
 
-    var lvCount: Int { changes.last?.lvEnd ?? 0 }
+    var lvCount: Int { changes.lvEnd }
 
     // MARK: Replicas
 
@@ -98,7 +98,7 @@ struct OpLog: Sendable {
     // MARK: Lookup
 
     func changeID(_ index: Int) -> ChangeID {
-        ChangeID(replica: replicas[Int(changes[index].agent)], seq: changes[index].seq)
+        ChangeID(replica: replicas[Int(changes.agent(index))], seq: changes.seq(index))
     }
 
     func changeIndex(of id: ChangeID) -> Int? {
@@ -112,7 +112,7 @@ struct OpLog: Sendable {
         var lo = 0, hi = changes.count - 1
         while lo < hi {
             let mid = (lo + hi + 1) / 2
-            if changes[mid].lvStart <= lv { lo = mid } else { hi = mid - 1 }
+            if changes.lvStart(mid) <= lv { lo = mid } else { hi = mid - 1 }
         }
         return lo
     }
@@ -124,15 +124,14 @@ struct OpLog: Sendable {
         var lo = 0, hi = list.count - 1
         while lo <= hi {
             let mid = (lo + hi) / 2
-            let c = changes[list[mid]]
-            if id.counter < c.counterStart { hi = mid - 1 } else if Int(id.counter) >= Int(c.counterStart) + c.length { lo = mid + 1 } else { return list[mid] }
+            let counterStart = changes.counterStart(list[mid])
+            if id.counter < counterStart { hi = mid - 1 } else if Int(id.counter) >= Int(counterStart) + changes.length(list[mid]) { lo = mid + 1 } else { return list[mid] }
         }
         return nil
     }
 
     func localID(ofLV lv: Int, change: Int) -> LocalID {
-        let c = changes[change]
-        return LocalID(agent: c.agent, counter: c.counterStart).advanced(by: lv - c.lvStart)
+        LocalID(agent: changes.agent(change), counter: changes.counterStart(change)).advanced(by: lv - changes.lvStart(change))
     }
 
     func lamport(of id: LocalID) -> UInt64? {
@@ -200,9 +199,17 @@ struct OpLog: Sendable {
     mutating func beginChange(agent: UInt32, deps: [Int]? = nil, time: Int64, author: String, message: String, extra: [UInt8] = []) -> Int {
         if let deps { return beginChange(agent: agent, deps: deps[...], time: time, author: author, message: message, extra: extra) }
         // On top of the heads: every head is a dependency, so the new change is the only head.
-        let d = heads.count > 1 ? heads.sorted()[...] : heads[...]
-        let index = appendChange(agent: agent, deps: d, time: time, author: intern(author, previous: changes.last?.author),
-                                 message: intern(message, previous: changes.last?.message), extra: extra)
+        let last = changes.lastMeta
+        let authorIndex = intern(author, previous: last?.author)
+        let messageIndex = intern(message, previous: last?.message)
+        if heads.count == 1 {
+            // One head (typing): no array for the dependencies, and `heads` is rewritten in place
+            // (a slice of it kept alive would make it copy its storage).
+            let index = appendChange(agent: agent, deps: CollectionOfOne(heads[0]), time: time, author: authorIndex, message: messageIndex, extra: extra)
+            heads[0] = index
+            return index
+        }
+        let index = appendChange(agent: agent, deps: heads.sorted(), time: time, author: authorIndex, message: messageIndex, extra: extra)
         heads.removeAll(keepingCapacity: true)
         heads.append(index)
         return index
@@ -210,7 +217,8 @@ struct OpLog: Sendable {
 
     /// Starts a new change by `agent` on top of `deps` (indices of earlier changes).
     mutating func beginChange(agent: UInt32, deps: ArraySlice<Int>, time: Int64, author: String, message: String, extra: [UInt8]) -> Int {
-        let strings = (intern(author, previous: changes.last?.author), intern(message, previous: changes.last?.message))
+        let last = changes.lastMeta
+        let strings = (intern(author, previous: last?.author), intern(message, previous: last?.message))
         return beginChange(agent: agent, deps: deps, time: time, author: strings.0, message: strings.1, extra: extra)
     }
 
@@ -238,51 +246,98 @@ struct OpLog: Sendable {
     /// Appends a change record on top of `deps` (sorted), leaving `heads` to the caller.
     private mutating func appendChange<D: Collection<Int>>(agent: UInt32, deps d: D, time: Int64, author authorIndex: UInt32, message messageIndex: UInt32, extra: [UInt8]) -> Int {
         var lamport: UInt64 = 1
-        for x in d where changes[x].lamportEnd + 1 > lamport { lamport = changes[x].lamportEnd + 1 }
+        for x in d where changes.lamportEnd(x) + 1 > lamport { lamport = changes.lamportEnd(x) + 1 }
         let last = lastChange(of: agent)
-        let previousCount = last.map { Int(changes[$0].seq) } ?? 0
-        let counterStart: UInt32 = last.map { changes[$0].counterStart + UInt32(changes[$0].length) } ?? 0
+        let previousCount = last.map { Int(changes.seq($0)) } ?? 0
+        let counterStart: UInt32 = last.map { changes.counterStart($0) + UInt32(changes.length($0)) } ?? 0
         let index = changes.count
         var extraIndex: UInt32 = 0
         if !extra.isEmpty {
             extraIndex = UInt32(extras.count)
             extras.append(extra)
         }
-        let depStart = depPool.count
-        depPool.append(contentsOf: d)
-        changes.append(ChangeRecord(agent: agent, seq: UInt32(previousCount + 1), counterStart: counterStart,
-                                    author: authorIndex, message: messageIndex, extra: extraIndex,
-                                    depCount: UInt32(d.count), depStart: depStart, length: 0,
-                                    lvStart: lvCount, lamport: lamport, time: time))
+        if d.count == 1, let only = d.first { depPool.append(only) } else { depPool.append(contentsOf: d) }
+        changes.appendEmpty(agent: agent, seq: UInt32(previousCount + 1), counterStart: counterStart,
+                            meta: ChangeTable.Meta(author: authorIndex, message: messageIndex, extra: extraIndex),
+                            depEnd: depPool.count, lamport: lamport, time: time)
         agentChanges[Int(agent)].append(index)
         agentLast[Int(agent)] = index
         return index
     }
 
+    /// The Lamport timestamp the next op unit of the open (last) change gets.
+    var lamportOfNextUnit: UInt64 {
+        let i = changes.count - 1
+        return changes.lamport(i) + UInt64(changes.length(i))
+    }
+
     /// The id the next op unit of the open (last) change gets.
     var nextID: LocalID {
-        let c = changes[changes.count - 1]
-        return LocalID(agent: c.agent, counter: c.counterStart).advanced(by: c.length)
+        let i = changes.count - 1
+        return LocalID(agent: changes.agent(i), counter: changes.counterStart(i)).advanced(by: changes.length(i))
     }
 
     /// Appends an op to the last change, merging it into the previous op when it continues it.
     /// For `insertText`, pass the scalars in `scalars`; the body's `contentStart` is filled in.
     mutating func append(_ body: OpBody, length: Int, scalars: some Collection<Unicode.Scalar> = EmptyCollection()) {
-        let lv = lvCount
         var body = body
         if case .insertText(let note, let left, let right, _) = body {
             body = .insertText(note: note, originLeft: left, originRight: right, contentStart: text.count)
             text.append(contentsOf: scalars)
         }
-        changes[changes.count - 1].length += length
+        appendOp(body, length: length)
+    }
+
+    /// Appends `s`'s scalars to `text` (for an `insertText` op appended next with `appendOp`)
+    /// and returns how many there are. ASCII, most typing, is copied byte by byte.
+    @discardableResult
+    mutating func appendText(_ s: String) -> Int {
+        let before = text.count
+        var s = s
+        let ascii = s.withUTF8 { bytes in
+            guard !bytes.contains(where: { $0 >= 0x80 }) else { return false }
+            for b in bytes { text.append(Unicode.Scalar(b)) }
+            return true
+        }
+        if !ascii { text.append(contentsOf: s.unicodeScalars) }
+        return text.count - before
+    }
+
+    /// Appends `scalars` to `text` (for an `insertText` op appended next with `appendOp`).
+    mutating func appendText(_ scalars: [Unicode.Scalar]) {
+        text.append(contentsOf: scalars)
+    }
+
+    /// Appends an op to the last change, merging it into the previous op when it continues it.
+    /// An `insertText` op's units must already be in `text` from its `contentStart`.
+    mutating func appendOp(_ body: OpBody, length: Int) {
+        let lv = lvCount
+        changes.extendLast(by: length)
         if fingerprints.count >= changes.count { fingerprints.removeLast(fingerprints.count - changes.count + 1) }
         let bID = localID(ofLV: lv, change: changes.count - 1)
-        if let last = ops.last, last.lv + last.length == lv,
-           let merged = Self.merge(last, firstID: lastOpFirstID, Op(lv: lv, length: length, body: body), firstID: bID) {
-            ops[ops.count - 1] = merged
-        } else {
-            ops.append(Op(lv: lv, length: length, body: body))
-            lastOpFirstID = bID
+        let last = ops.count - 1
+        if last >= 0, ops[last].lv + ops[last].length == lv, Self.extend(&ops[last], firstID: lastOpFirstID, with: body, length: length, firstID: bID) {
+            return
+        }
+        ops.append(Op(lv: lv, length: length, body: body))
+        lastOpFirstID = bID
+    }
+
+    /// Extends `a` by the op `body` of `length` units whose first unit is `bID` when it
+    /// continues `a` (as `merge` decides), without copying `a`; false, changing nothing, otherwise.
+    static func extend(_ a: inout Op, firstID aID: LocalID, with body: OpBody, length: Int, firstID bID: LocalID) -> Bool {
+        guard aID.agent == bID.agent, Int(aID.counter) + a.length == Int(bID.counter) else { return false }
+        switch (a.body, body) {
+        case let (.insertText(n1, _, r1, s1), .insertText(n2, l2, r2, s2)):
+            guard n1 == n2, r1 == r2, s2 == s1 + a.length, l2 == bID.advanced(by: -1) else { return false }
+            a.length += length
+            return true
+        case (.deleteText, .deleteText):
+            guard let merged = merge(a, firstID: aID, Op(lv: a.lv + a.length, length: length, body: body), firstID: bID) else { return false }
+            a = merged
+            return true
+        default:
+            return false
         }
     }
 
@@ -293,9 +348,9 @@ struct OpLog: Sendable {
     mutating func extendLastInsert(by length: Int, scalars: ArraySlice<Unicode.Scalar>) -> Bool {
         guard let last = ops.last, case .insertText(_, _, _, let start) = last.body,
               last.lv + last.length == lvCount, start + last.length == text.count,
-              lastOpFirstID.agent == changes[changes.count - 1].agent,
+              lastOpFirstID.agent == changes.agent(changes.count - 1),
               Int(lastOpFirstID.counter) + last.length == Int(nextID.counter), scalars.count == length else { return false }
-        changes[changes.count - 1].length += length
+        changes.extendLast(by: length)
         if fingerprints.count >= changes.count { fingerprints.removeLast(fingerprints.count - changes.count + 1) }
         ops[ops.count - 1].length += length
         text.append(contentsOf: scalars)

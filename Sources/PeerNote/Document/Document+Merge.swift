@@ -82,6 +82,9 @@ extension Document {
             if theirs.count > have { missing.append(contentsOf: theirs[have...]) }
         }
         missing.sort()
+        // Grow the log's per-change arrays once, to what they will hold (they are shared with the
+        // saved copy, so the first append copies them anyway: without this, into twice the room).
+        log.reserve(changes: missing.count, dependencies: missing.reduce(0) { $0 + other.log.deps(of: $1).count })
         for ci in missing {
             do {
                 try importChange(ci, from: other.log)

@@ -15,33 +15,42 @@ public final class Document {
     /// The first change of the document; copies with the same `id` but a different genesis are unrelated.
     public private(set) var genesis: ChangeID
     /// The name recorded as author of changes made through this instance.
-    public var author: String
+    public var author: String {
+        get { core.author }
+        set { core.author = newValue }
+    }
     /// The clock that stamps changes (injectable for reproducible fixtures and tests).
-    public var clock: @Sendable () -> Date = { Date() }
+    public var clock: @Sendable () -> Date {
+        get { core.clock }
+        set { core.clock = newValue }
+    }
 
-    var log: OpLog
-    var state: DocState
+    /// The op log, the state and the open transaction, in one stored property (see `DocumentCore`).
+    var core: DocumentCore
+    var log: OpLog {
+        _read { yield core.log }
+        _modify { yield &core.log }
+    }
+    var state: DocState {
+        _read { yield core.state }
+        _modify { yield &core.state }
+    }
     /// Block fields this version does not know, kept verbatim (raw CBOR key and value) and written back on save.
     var unknownFields: [[UInt8]] = []
     /// What the file this document was loaded from (or last saved to) holds, for incremental saves.
     var persisted: Persisted?
     let replica: ReplicaID
     let agent: UInt32
-    private var transactionDepth = 0
-    private var transactionMessage = ""
-    private var openChange: Int?
 
     // MARK: Creating
 
     /// A new, empty notebook. Its genesis change records the title.
     public init(title: String = "", author: String = "", id: UUID = UUID(), replica: ReplicaID = .random(), time: Date? = nil) {
         self.id = id
-        self.author = author
         self.replica = replica
         var log = OpLog()
         self.agent = log.agent(for: replica)
-        self.log = log
-        self.state = DocState()
+        self.core = DocumentCore(log: log, state: DocState(), agent: agent, author: author)
         self.genesis = ChangeID(replica: replica, seq: 1)
         if let time { let t = time; clock = { t } }
         transaction(message: "Create notebook") {
@@ -55,10 +64,8 @@ public final class Document {
         self.genesis = genesis
         var log = log
         self.agent = log.agent(for: replica)
-        self.log = log
-        self.state = state
+        self.core = DocumentCore(log: log, state: state, agent: agent, author: author)
         self.replica = replica
-        self.author = author
     }
 
     /// An independent copy with the same history and a new replica id, as if the file were copied to another device.
@@ -143,39 +150,27 @@ public final class Document {
     /// Groups the edits made in `body` into one change with `message`.
     @discardableResult
     public func transaction<T>(message: String = "", _ body: () throws -> T) rethrows -> T {
-        if transactionDepth == 0 { transactionMessage = message; openChange = nil }
-        transactionDepth += 1
-        defer {
-            transactionDepth -= 1
-            if transactionDepth == 0 { openChange = nil }
-        }
+        core.beginTransaction(message: message)
+        defer { core.endTransaction() }
         return try body()
     }
 
-    /// Appends a local op (opening this transaction's change if needed) and applies it.
-    private func appendLocal(_ body: OpBody, length: Int, scalars: [Unicode.Scalar] = []) {
-        let standalone = transactionDepth == 0
-        if standalone || openChange == nil {
-            let time = Int64(clock().timeIntervalSince1970.rounded(.down))
-            openChange = log.beginChange(agent: agent, time: time, author: author, message: standalone ? "" : transactionMessage)
-        }
-        let id = log.nextID
-        let lv = log.lvCount
-        let lamport = log.changes[log.changes.count - 1].lamport + UInt64(log.changes[log.changes.count - 1].length)
-        log.append(body, length: length, scalars: scalars)
-        let stored = Op(lv: lv, length: length, body: Self.withContentStart(body, log.text.count - scalars.count))
-        do {
-            try state.apply(stored, id: id, lamport: lamport, replicas: log.replicas, text: log.text)
-        } catch {
-            // Local ops are built from the current state, so they always apply.
-            preconditionFailure("local op failed to apply: \(error)")
-        }
-        if standalone { openChange = nil }
+    /// The message of the open transaction (for an edit that opens a nested one), or `message`.
+    private func transactionMessage(or message: @autoclosure () -> String) -> String {
+        core.transactionDepth == 0 ? message() : core.transactionMessage
     }
 
-    private static func withContentStart(_ body: OpBody, _ start: Int) -> OpBody {
-        if case .insertText(let n, let l, let r, _) = body { return .insertText(note: n, originLeft: l, originRight: r, contentStart: start) }
-        return body
+    /// The time of the change the next local op opens, if it opens one (else 0). The clock is
+    /// read here, outside any access to `core` (it is the caller's code and may read the document).
+    private func changeTime() -> Int64 {
+        guard let clock = core.clockIfOpeningChange else { return 0 }
+        return Int64(clock().timeIntervalSince1970.rounded(.down))
+    }
+
+    /// Appends a local op (opening this transaction's change if needed) and applies it.
+    private func appendLocal(_ body: OpBody, length: Int) {
+        let time = changeTime()
+        core.appendLocal(body, length: length, time: time)
     }
 
     public func setTitle(_ title: String) {
@@ -186,7 +181,7 @@ public final class Document {
     /// Adds a note at `index` (default: the end) and returns its id.
     @discardableResult
     public func addNote(title: String, body: String = "", tags: [String] = [], priority: Priority = .normal, at index: Int? = nil) -> NoteID {
-        transaction(message: transactionDepth == 0 ? "Add note \"\(title)\"" : transactionMessage) {
+        transaction(message: transactionMessage(or: "Add note \"\(title)\"")) {
             let live = state.orderedNotes
             let at = min(max(index ?? live.count, 0), live.count)
             let after = at == 0 ? LocalID.none : (live[at - 1].position.value ?? .none)
@@ -197,7 +192,7 @@ public final class Document {
             appendLocal(.setNoteTitle(note: note, title, preds: []), length: 1)
             if priority != .normal { appendLocal(.setPriority(note: note, priority, preds: []), length: 1) }
             for tag in Set(tags).sorted() { appendLocal(.addTag(note: note, tag), length: 1) }
-            if !body.isEmpty { insertScalars(note, at: 0, Array(body.unicodeScalars)) }
+            if !body.isEmpty, let t = try? core.target(noteID(note)) { insertScalars(t, at: 0, Array(body.unicodeScalars)) }
             return noteID(note)
         }
     }
@@ -254,59 +249,47 @@ public final class Document {
 
     /// Inserts `text` into a note's body at `offset` (in Unicode scalars).
     public func insertText(_ id: NoteID, at offset: Int, _ text: String) throws(PeerNoteError) {
-        let (note, count) = try bodyInfo(id)
-        guard offset >= 0 && offset <= count else {
-            throw .invalidArgument("offset \(offset) is outside the body (0...\(count))")
-        }
-        insertScalars(note, at: offset, Array(text.unicodeScalars))
+        let time = changeTime()
+        try core.insertText(id, at: offset, text, time: time)
     }
 
     /// Deletes the body's scalars in `range`.
     public func deleteText(_ id: NoteID, range: Range<Int>) throws(PeerNoteError) {
-        let (note, count) = try bodyInfo(id)
-        guard range.lowerBound >= 0 && range.upperBound <= count else {
-            throw .invalidArgument("range \(range) is outside the body (0..<\(count))")
-        }
-        deleteScalars(note, range)
+        let time = changeTime()
+        try core.deleteText(id, range: range, time: time)
     }
 
-    /// A note's local id and body length, without keeping a copy of its state alive
-    /// (a live copy would make the next edit copy the whole body tree).
-    private func bodyInfo(_ id: NoteID) throws(PeerNoteError) -> (LocalID, Int) {
-        guard let local = localID(id), let count = state.read(local, { $0.body.visibleCount }) else { throw .noSuchNote(id.description) }
-        return (local, count)
+    /// The note whose body a text edit changes (remembered for the next edit).
+    private func textTarget(_ id: NoteID) throws(PeerNoteError) -> DocumentCore.TextTarget {
+        try core.target(id)
     }
 
     /// Replaces a note's body with `text`, recorded as the character inserts and deletes
     /// that turn the old body into the new one (never a wholesale replacement), so that
     /// edits made meanwhile on other copies still merge.
     public func setBody(_ id: NoteID, _ text: String) throws(PeerNoteError) {
-        let (note, _) = try bodyInfo(id)
-        let old = state.note(note)?.body.visibleElements ?? []
-        let noteTitle = state.note(note)?.title.value ?? ""
+        let t = try textTarget(id)
+        let old = state.noteStates[t.slot].body.visibleElements
+        let noteTitle = state.noteStates[t.slot].title.value ?? ""
         let new = Array(text.unicodeScalars)
         let edits = TextDiff.edits(from: old, to: new)
         guard !edits.isEmpty else { return }
-        transaction(message: transactionDepth == 0 ? "Edit \"\(noteTitle)\"" : transactionMessage) {
+        transaction(message: transactionMessage(or: "Edit \"\(noteTitle)\"")) {
             // Apply from the end so earlier offsets stay valid.
             for e in edits.reversed() {
-                if e.deleteCount > 0 { deleteScalars(note, e.offset ..< e.offset + e.deleteCount) }
-                if !e.insert.isEmpty { insertScalars(note, at: e.offset, e.insert) }
+                if e.deleteCount > 0 { deleteScalars(t, e.offset ..< e.offset + e.deleteCount) }
+                if !e.insert.isEmpty { insertScalars(t, at: e.offset, e.insert) }
             }
         }
     }
 
-    func insertScalars(_ note: LocalID, at offset: Int, _ scalars: [Unicode.Scalar]) {
-        guard !scalars.isEmpty, let (left, right) = state.read(note, { $0.body.originsForInsert(atVisible: offset) }) else { return }
-        appendLocal(.insertText(note: note, originLeft: left, originRight: right, contentStart: 0), length: scalars.count, scalars: scalars)
+    func insertScalars(_ t: DocumentCore.TextTarget, at offset: Int, _ scalars: [Unicode.Scalar]) {
+        let time = changeTime()
+        core.insertScalars(t, at: offset, scalars, time: time)
     }
 
-    func deleteScalars(_ note: LocalID, _ range: Range<Int>) {
-        guard !range.isEmpty, let spans = state.read(note, { $0.body.visibleIDSpans(range) }) else { return }
-        transaction(message: "") {
-            for (start, length) in spans {
-                appendLocal(.deleteText(note: note, target: start, reversed: false), length: length)
-            }
-        }
+    func deleteScalars(_ t: DocumentCore.TextTarget, _ range: Range<Int>) {
+        let time = changeTime()
+        core.deleteScalars(t, range, time: time)
     }
 }

@@ -513,7 +513,12 @@ private struct Salvager {
                 guard block.changes.indices.allSatisfy({ fates[ChangeKey(block: bi, index: $0)] == .kept }) else {
                     return .failure(ReplayFailure(key: first, message: "its block stores its text in document order, which needs every change of the block"))
                 }
-                do throws(PeerNoteError) { try BlockReplayer.fillText(snapshot, dead: block.deadText, block: block, log: &doc.log, state: &doc.state) } catch {
+                // The log and state are moved out of the document (two accesses to it at once would conflict).
+                var log = OpLog(), state = DocState()
+                swap(&log, &doc.log)
+                swap(&state, &doc.state)
+                defer { swap(&log, &doc.log); swap(&state, &doc.state) }
+                do throws(PeerNoteError) { try BlockReplayer.fillText(snapshot, dead: block.deadText, block: block, log: &log, state: &state) } catch {
                     return .failure(ReplayFailure(key: first, message: error.description))
                 }
             }

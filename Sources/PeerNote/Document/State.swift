@@ -31,6 +31,8 @@ struct DocState: Sendable {
     /// An array, so that an edit changes a note in place; `noteSlots` finds a note by id.
     private(set) var noteStates: [NoteState] = []
     private var noteSlots: [LocalID: Int] = [:]
+    /// The note the last op edited and its slot, checked before `noteSlots` (ops come in runs on one note).
+    private var lastNote = (id: LocalID.none, slot: -1)
     /// The order of notes: each element is a place (slot) holding a note's id;
     /// a note shows at the slot its `position` register's winner names.
     var order = ListCRDT<LocalID>()
@@ -96,8 +98,10 @@ struct DocState: Sendable {
         body(&noteStates[i])
     }
 
-    private func index(of n: LocalID) throws(ApplyError) -> Int {
+    private mutating func index(of n: LocalID) throws(ApplyError) -> Int {
+        if n == lastNote.id { return lastNote.slot }
         guard let i = noteSlots[n] else { throw .unknownNote(n) }
+        lastNote = (n, i)
         return i
     }
 
@@ -109,8 +113,26 @@ struct DocState: Sendable {
         return true
     }
 
+    /// The slot in `noteStates` of the note created by op `n`, if any. Slots never change once assigned.
+    func slot(of n: LocalID) -> Int? {
+        if n == lastNote.id { return lastNote.slot }
+        return noteSlots[n]
+    }
+
+    /// Origins for a local insert at visible `index` of the body of the note in `slot`
+    /// (see `ListCRDT.originsForLocalInsert`).
+    mutating func originsForInsert(slot: Int, atVisible index: Int) -> (left: LocalID, right: LocalID) {
+        noteStates[slot].body.originsForLocalInsert(atVisible: index)
+    }
+
+    /// The first run of contiguous ids a local delete from visible `index` of the body of the
+    /// note in `slot` removes (see `ListCRDT.firstVisibleIDSpanForEdit`).
+    mutating func firstVisibleIDSpan(slot: Int, at index: Int, maxLength: Int) -> (LocalID, Int)? {
+        noteStates[slot].body.firstVisibleIDSpanForEdit(at: index, maxLength: maxLength)
+    }
+
     /// The note created by op `n`, if any.
-    func note(_ n: LocalID) -> NoteState? { noteSlots[n].map { noteStates[$0] } }
+    func note(_ n: LocalID) -> NoteState? { slot(of: n).map { noteStates[$0] } }
 
     private static func lift(_ f: () throws(ListError) -> Void) throws(ApplyError) {
         do { try f() } catch {
@@ -119,12 +141,6 @@ struct DocState: Sendable {
             case .tooMuchWork: throw .tooMuchWork
             }
         }
-    }
-
-    /// Reads one note's state in place (no copy of the whole note), or nil when it does not exist.
-    func read<R>(_ n: LocalID, _ body: (NoteState) -> R) -> R? {
-        guard let i = noteSlots[n] else { return nil }
-        return body(noteStates[i])
     }
 
     /// The live notes in document order.
