@@ -189,3 +189,64 @@ struct StringScalarsTests {
         }
     }
 }
+
+@Suite("State section: malformed")
+struct MalformedStateSectionTests {
+    /// `sampleDocument()`'s compact file with its block's own state section removed and `fields`
+    /// (raw CBOR key and value) added to its payload map.
+    static func file(with fields: [[UInt8]], kind: BlockKind = .base) throws -> [UInt8] {
+        var (_, block) = try StateSectionTests.onlyBlock(try sampleDocument().save())
+        block.state = nil
+        block.deadText = []
+        block.kind = kind
+        block.unknownFields = fields
+        return BlockCodec.encode(payload: WireCodec.encodePayload(block), version: 2)
+    }
+
+    static func field(_ key: UInt64, bytes: [UInt8]) -> [UInt8] {
+        var e = CBOREncoder()
+        e.unsigned(key)
+        e.bytes(bytes)
+        return e.bytes
+    }
+
+    static func field(_ key: UInt64, uint: UInt64) -> [UInt8] {
+        var e = CBOREncoder()
+        e.unsigned(key)
+        e.unsigned(uint)
+        return e.bytes
+    }
+
+    /// Both readers refuse `bytes` with a message containing `fragment`.
+    static func expectRefused(_ bytes: [UInt8], _ fragment: String) {
+        for read in [{ _ = try Document.load(bytes) }, { _ = try Document.readNotebook(bytes) }] as [() throws -> Void] {
+            #expect {
+                try read()
+            } throws: { error in
+                guard let e = error as? PeerNoteError, case .invalidDocument(_, let m) = e else { return false }
+                return m.contains(fragment)
+            }
+        }
+    }
+
+    @Test("Not CBOR, a wrong size, a size without a section, a foreign replica, or a section in an appended block: refused")
+    func refused() throws {
+        let notCBOR: [UInt8] = [0xFF, 0x00, 0x01]
+        Self.expectRefused(try Self.file(with: [Self.field(12, bytes: Deflate.compress(notCBOR)), Self.field(13, uint: 3)]), "state section")
+        Self.expectRefused(try Self.file(with: [Self.field(12, bytes: Deflate.compress(notCBOR)), Self.field(13, uint: 9)]), "inflates to 3 bytes, block says 9")
+        Self.expectRefused(try Self.file(with: [Self.field(13, uint: 3)]), "no state section")
+        Self.expectRefused(try Self.file(with: [Self.field(12, bytes: [1, 2, 3])]), "lacks its inflated size")
+        Self.expectRefused(try Self.file(with: [Self.field(12, uint: 5), Self.field(13, uint: 3)]), "not a byte string")
+        Self.expectRefused(try Self.file(with: [Self.field(12, bytes: Deflate.compress(notCBOR)), Self.field(13, uint: 1 << 40)]), "impossible for")
+        let foreign = StateCodec.encode(WireState(title: "x", notes: [WireNoteState(replica: 99, counter: 1, title: "", tags: [], priority: .normal, created: 0, deleted: false, body: "")]))
+        Self.expectRefused(try Self.file(with: [Self.field(12, bytes: Deflate.compress(foreign)), Self.field(13, uint: UInt64(foreign.count))]), "outside the block's table")
+        let empty = StateCodec.encode(WireState(title: "x", notes: []))
+        let appended = try Self.file(with: [Self.field(12, bytes: Deflate.compress(empty)), Self.field(13, uint: UInt64(empty.count))], kind: .append)
+        #expect {
+            _ = try Document.load(appended)
+        } throws: { error in
+            guard let e = error as? PeerNoteError, case .invalidDocument(_, let m) = e else { return false }
+            return m.contains("an appended block has a state section")
+        }
+    }
+}
