@@ -250,3 +250,24 @@ struct MalformedStateSectionTests {
         }
     }
 }
+
+@Suite("State section: salvage")
+struct SalvageStateSectionTests {
+    @Test("Salvage gives up a document-order block whose changes cannot all be kept, rather than guess which character is which")
+    func partialBlockIsNotGuessed() throws {
+        var (_, block) = try StateSectionTests.onlyBlock(try sampleDocument().save())
+        #expect(block.state != nil)
+        // The block's last note retitle names a note that no op created (checksum intact).
+        let k = try #require(block.ops.lastIndex { if case .setNoteTitle = $0.body { true } else { false } })
+        guard case .setNoteTitle(let n, let title, let preds) = block.ops[k].body else { Issue.record("no retitle"); return }
+        block.ops[k].body = .setNoteTitle(note: LocalID(agent: n.agent, counter: 9_999), title, preds: preds)
+        let bytes = StateSectionTests.file(block)
+        #expect(throws: PeerNoteError.self) { _ = try Document.load(bytes) }
+        #expect {
+            _ = try Document.salvage(bytes)
+        } throws: { error in
+            guard let e = error as? PeerNoteError, case .invalidDocument(_, let m) = e else { return false }
+            return m.contains("nothing can be recovered") && m.contains("document order")
+        }
+    }
+}
