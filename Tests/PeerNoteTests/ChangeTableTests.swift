@@ -1,59 +1,106 @@
+import Foundation
 import Testing
 @testable import PeerNote
 
 @Suite("Change table")
 struct ChangeTableTests {
-    /// Changes read back from the compact table are the records appended, whatever their
-    /// authors, messages, extras, dependencies and lengths, including after the last one grows.
-    @Test("Appended change records read back unchanged")
+    /// Changes read back from the run-length table are the records appended, with their
+    /// dependencies, whatever their agents, authors, messages, extras, times and lengths
+    /// (empty changes included), including after the last one grows; and they are found again
+    /// by (agent, seq) and by (agent, op counter).
+    @Test("Appended change records read back unchanged, and are found by seq and counter")
     func roundTrip() {
         var rng = SeededRandom(state: 7)
         var table = ChangeTable()
         var expected: [ChangeRecord] = []
-        var lv = 0, dep = 0
-        for i in 0 ..< 500 {
-            let depCount = UInt32.random(in: 0 ... 3, using: &rng)
-            let length = Int.random(in: 0 ... 5, using: &rng)
-            let c = ChangeRecord(agent: UInt32.random(in: 0 ... 2, using: &rng), seq: UInt32(i + 1), counterStart: UInt32(i * 7),
-                                 author: UInt32.random(in: 0 ... 1, using: &rng), message: i % 50 == 0 ? UInt32(i) : 0,
-                                 extra: i % 97 == 0 ? UInt32(i) : 0, depCount: depCount, depStart: dep, length: length,
-                                 lvStart: lv, lamport: UInt64(i * 3), time: Int64(i) - 100)
-            table.append(c)
+        var expectedDeps: [[Int]] = []
+        var lv = 0
+        var seqs = [UInt32](repeating: 0, count: 3), counters = [UInt32](repeating: 0, count: 3)
+        var lastOf = [Int](repeating: -1, count: 3)
+        var lamportEnd: [UInt64] = []
+        for i in 0 ..< 2000 {
+            // Mostly one agent typing on (so that runs form), sometimes another agent, a merge,
+            // a new author, a message, extra fields or a new second.
+            let agent: UInt32 = Int.random(in: 0 ..< 10, using: &rng) == 0 ? UInt32.random(in: 0 ... 2, using: &rng) : 0
+            var deps: [Int] = []
+            if i > 0 {
+                if Int.random(in: 0 ..< 8, using: &rng) == 0 {
+                    deps = Array(Set((0 ..< Int.random(in: 1 ... 3, using: &rng)).map { _ in Int.random(in: 0 ..< i, using: &rng) })).sorted()
+                } else {
+                    deps = [i - 1]
+                }
+                if lastOf[Int(agent)] >= 0 && !deps.contains(where: { $0 >= lastOf[Int(agent)] }) { deps = (deps + [lastOf[Int(agent)]]).sorted() }
+            }
+            let length = Int.random(in: 0 ..< 10, using: &rng) == 0 ? 0 : Int.random(in: 1 ... 3, using: &rng)
+            let lamport = (deps.map { lamportEnd[$0] }.max() ?? 0) + 1
+            seqs[Int(agent)] += 1
+            let c = ChangeRecord(agent: agent, seq: seqs[Int(agent)], counterStart: counters[Int(agent)],
+                                 author: Int.random(in: 0 ..< 20, using: &rng) == 0 ? 1 : 0, message: i % 50 == 0 ? UInt32(i) : 0,
+                                 extra: i % 97 == 0 ? UInt32(i) : 0, depCount: UInt32(deps.count), length: length,
+                                 lvStart: lv, lamport: lamport, time: Int64(i / 40) - 10)
+            table.append(c, deps: deps)
             expected.append(c)
+            expectedDeps.append(deps)
+            lastOf[Int(agent)] = i
             lv += length
-            dep += Int(depCount)
             if i % 10 == 0 {
                 table.extendLast(by: 4)
                 expected[i].length += 4
                 lv += 4
             }
+            counters[Int(agent)] += UInt32(expected[i].length)
+            lamportEnd.append(lamport + UInt64(expected[i].length) - 1)
         }
         #expect(table.count == expected.count)
         #expect(Array(table) == expected)
+        #expect(table.indices.map { Array(table.deps(of: $0)) } == expectedDeps)
         #expect(table.lvEnd == lv)
+        // Runs did form (else this test checks nothing about them), and not everything is one run.
+        #expect(table.runCount > 50 && table.runCount < expected.count / 2)
+        for (i, c) in expected.enumerated() {
+            #expect(table.index(agent: c.agent, seq: c.seq) == i)
+            if c.length > 0 {
+                #expect(table.index(agent: c.agent, counter: c.counterStart) == i)
+                #expect(table.index(agent: c.agent, counter: c.counterStart + UInt32(c.length) - 1) == i)
+            }
+            #expect(table.lamportEnd(i) == lamportEnd[i])
+        }
+        for a in 0 ..< 3 {
+            #expect(table.changeCount(agent: UInt32(a)) == Int(seqs[a]))
+            #expect(table.lastIndex(agent: UInt32(a)) == (lastOf[a] >= 0 ? lastOf[a] : nil))
+            #expect(table.index(agent: UInt32(a), seq: seqs[a] + 1) == nil)
+            #expect(table.index(agent: UInt32(a), counter: counters[a]) == nil)
+        }
+        #expect(table.index(agent: 0, seq: 0) == nil && table.index(agent: 7, seq: 1) == nil)
     }
 
-    /// The point of the table: a change costs 56 bytes, not a `ChangeRecord`'s 72.
-    @Test("A stored change is 56 bytes")
-    func rowSize() {
-        #expect(MemoryLayout<ChangeTable.Row>.stride == 56)
-        #expect(MemoryLayout<ChangeRecord>.stride == 72)
+    /// The point of the table: one change per keystroke costs a few bytes, not a whole record.
+    @Test("A typing session is one run")
+    func typingIsOneRun() throws {
+        let d = Document(title: "t", author: "a")
+        d.clock = { Date(timeIntervalSince1970: 1_000) }
+        let n = d.addNote(title: "n", body: "hello")
+        for k in 0 ..< 500 { try d.insertText(n, at: k, "x") }
+        try d.deleteText(n, range: 0 ..< 10)
+        #expect(d.log.changes.count >= 502)
+        // The genesis change, the note, then the typing and the delete on top.
+        #expect(d.log.changes.runCount <= 3)
     }
 
     /// An op log's changes keep their fields through local edits (one change per keystroke).
-    @Test("A document's changes tile its local versions and dependencies")
+    @Test("A document's changes tile its local versions")
     func documentChangesTile() throws {
         let d = Document(title: "t", author: "a")
         let n = d.addNote(title: "n", body: "hello")
         for k in 0 ..< 50 { try d.insertText(n, at: k % 5, "x") }
         try d.deleteText(n, range: 0 ..< 10)
-        var lv = 0, dep = 0
-        for c in d.log.changes {
-            #expect(c.lvStart == lv && c.depStart == dep)
+        var lv = 0
+        for (i, c) in d.log.changes.enumerated() {
+            #expect(c.lvStart == lv)
+            #expect(d.log.deps(of: i).count == Int(c.depCount))
             lv = c.lvEnd
-            dep = c.depStart + Int(c.depCount)
         }
-        #expect(lv == d.log.lvCount && dep == d.log.depPool.count)
+        #expect(lv == d.log.lvCount)
         #expect(d.note(n)?.body.unicodeScalars.count == 45)
     }
 }

@@ -10,8 +10,8 @@
 /// saw, as indices of earlier changes) are `OpLog.deps(of:)`.
 ///
 /// A plain value with no references (strings are interned in the op log, and
-/// dependencies live in one shared pool), so that a log of millions of changes
-/// is one flat array: appending or copying a change costs no reference counting.
+/// dependencies live in the change table's pool): what `ChangeTable` gives back
+/// for one change, which it stores run-length encoded.
 struct ChangeRecord: Sendable, Equatable {
     var agent: UInt32
     var seq: UInt32
@@ -23,9 +23,8 @@ struct ChangeRecord: Sendable, Equatable {
     /// Fields of the change this version does not know, kept verbatim (CBOR map
     /// entries): an index into `OpLog.extras` (0 is none).
     var extra: UInt32
-    /// How many dependencies the change has; they are `OpLog.depPool[depStart ..< depStart + depCount]`.
+    /// How many dependencies the change has; they are `OpLog.deps(of:)`.
     var depCount: UInt32
-    var depStart: Int
     var length: Int
     var lvStart: Int
     var lamport: UInt64
@@ -36,24 +35,40 @@ struct ChangeRecord: Sendable, Equatable {
     var lamportEnd: UInt64 { lamport + UInt64(length) - 1 }
 }
 
-/// The change records of an op log, stored in 56 bytes a change instead of a
-/// `ChangeRecord`'s 72: author, message and extra fields as one index into a table of the
-/// distinct triples (consecutive changes almost always share one), and the length as 32 bits
-/// (a change's units have consecutive 32-bit op counters). Reading a change rebuilds its
-/// `ChangeRecord`. (Deriving the first local version and dependency from the previous row
-/// would save 8 more bytes, but made every read of a change in load and save 10 % dearer.)
+/// The change records of an op log, run-length encoded: a replica's consecutive changes that
+/// each depend only on the one before, with one author, message, extra fields and time (a
+/// typing session, one change per keystroke) are one `Run`, and cost 8 bytes a change (the
+/// change's run and its first unit's offset in the run). Everything else about a change in a
+/// run follows from the run: its seq, op counter, local version and Lamport timestamp advance
+/// with its offset, and its one dependency is the change before it.
+///
+/// The table also owns the dependency pool (only a run's first change has stored
+/// dependencies) and, per agent, its runs in seq order, so that a change is found by (agent,
+/// seq) or (agent, op counter) with a binary search over runs.
+///
+/// Invariants: changes tile the local versions `0 ..< lvEnd` in order; a run's changes are
+/// consecutive change indices; `unitOffset` is non-decreasing within a run and fits 32 bits
+/// (a run that would outgrow that is not extended); each agent's runs have increasing seqs and
+/// op counters.
 struct ChangeTable: RandomAccessCollection, Sendable {
-    /// One change as stored.
-    struct Row: Sendable {
+    /// Consecutive changes of one agent, each on top of the one before.
+    struct Run: Sendable {
         var agent: UInt32
-        var seq: UInt32
+        var seqStart: UInt32
         var counterStart: UInt32
-        /// An index into `metas`.
+        /// An index into `metas`: the author, message and extra fields of every change of the run.
         var meta: UInt32
-        var length: UInt32
+        /// How many changes the run has.
+        var count: UInt32
+        /// How many dependencies its first change has (`depPool[depStart ..< depStart + depCount]`).
         var depCount: UInt32
+        /// The change index of its first change.
+        var firstIndex: Int
         var lvStart: Int
+        /// Op units of all its changes.
+        var length: Int
         var depStart: Int
+        /// The Lamport timestamp of its first unit (unit k of the run has `lamport + k`).
         var lamport: UInt64
         var time: Int64
     }
@@ -65,7 +80,25 @@ struct ChangeTable: RandomAccessCollection, Sendable {
         var extra: UInt32
     }
 
-    private var rows: [Row] = []
+    /// A change's dependencies: a slice of the pool, or (inside a run) the change before it.
+    struct Deps: RandomAccessCollection, Sendable {
+        fileprivate let pool: ArraySlice<Int>
+        /// The one implicit dependency, or -1 when the dependencies are `pool`.
+        fileprivate let previous: Int
+        var startIndex: Int { 0 }
+        var endIndex: Int { previous >= 0 ? 1 : pool.count }
+        subscript(i: Int) -> Int { previous >= 0 ? previous : pool[pool.startIndex + i] }
+    }
+
+    private var runs: [Run] = []
+    /// Per change: the index of its run.
+    private var runOf: [UInt32] = []
+    /// Per change: its first unit's local version minus its run's `lvStart`.
+    private var unitOffset: [UInt32] = []
+    /// The dependencies of every run's first change, back to back.
+    private var depPool: [Int] = []
+    /// Per agent: its runs, in seq order.
+    private var agentRuns: [[UInt32]] = []
     private var metas: [Meta] = []
     private var metaIndex: [Meta: UInt32] = [:]
     /// The last change's author, message and extra indices, and its index in `metas`.
@@ -73,44 +106,141 @@ struct ChangeTable: RandomAccessCollection, Sendable {
     private var lastMetaIndex: UInt32 = 0
 
     var startIndex: Int { 0 }
-    var endIndex: Int { rows.count }
+    var endIndex: Int { runOf.count }
+    /// How many runs the changes form (for tests and statistics).
+    var runCount: Int { runs.count }
+
+    // Fields are read one at a time (`runs[r].field`): reading a whole `Run` copies 72 bytes.
 
     @inline(__always)
     subscript(i: Int) -> ChangeRecord {
-        let r = rows[i]
-        let m = metas[Int(r.meta)]
-        return ChangeRecord(agent: r.agent, seq: r.seq, counterStart: r.counterStart, author: m.author, message: m.message,
-                            extra: m.extra, depCount: r.depCount, depStart: r.depStart,
-                            length: Int(r.length), lvStart: r.lvStart, lamport: r.lamport, time: r.time)
+        let r = Int(runOf[i])
+        let m = metas[Int(runs[r].meta)]
+        let off = unitOffset[i]
+        let first = runs[r].firstIndex
+        return ChangeRecord(agent: runs[r].agent, seq: runs[r].seqStart + UInt32(i - first), counterStart: runs[r].counterStart + off,
+                            author: m.author, message: m.message, extra: m.extra,
+                            depCount: i == first ? runs[r].depCount : 1, length: unitEnd(i) - Int(off),
+                            lvStart: runs[r].lvStart + Int(off), lamport: runs[r].lamport + UInt64(off), time: runs[r].time)
     }
 
-    // Single fields of change `i`, for hot paths that need one or two of them (a record has twelve).
-    func agent(_ i: Int) -> UInt32 { rows[i].agent }
-    func seq(_ i: Int) -> UInt32 { rows[i].seq }
-    func counterStart(_ i: Int) -> UInt32 { rows[i].counterStart }
-    func lamport(_ i: Int) -> UInt64 { rows[i].lamport }
-    func lvStart(_ i: Int) -> Int { rows[i].lvStart }
-    func length(_ i: Int) -> Int { Int(rows[i].length) }
-    func lamportEnd(_ i: Int) -> UInt64 { rows[i].lamport + UInt64(length(i)) - 1 }
+    /// Where change `i` ends, as an offset in its run.
+    @inline(__always) private func unitEnd(_ i: Int) -> Int {
+        let r = runOf[i]
+        return i + 1 < runOf.count && runOf[i + 1] == r ? Int(unitOffset[i + 1]) : runs[Int(r)].length
+    }
+
+    // Single fields of change `i`, for hot paths that need one or two of them (a record has eleven).
+    @inline(__always) func agent(_ i: Int) -> UInt32 { runs[Int(runOf[i])].agent }
+    @inline(__always) func seq(_ i: Int) -> UInt32 { let r = Int(runOf[i]); return runs[r].seqStart + UInt32(i - runs[r].firstIndex) }
+    @inline(__always) func counterStart(_ i: Int) -> UInt32 { runs[Int(runOf[i])].counterStart + unitOffset[i] }
+    @inline(__always) func lamport(_ i: Int) -> UInt64 { runs[Int(runOf[i])].lamport + UInt64(unitOffset[i]) }
+    @inline(__always) func lvStart(_ i: Int) -> Int { runs[Int(runOf[i])].lvStart + Int(unitOffset[i]) }
+    @inline(__always) func length(_ i: Int) -> Int { unitEnd(i) - Int(unitOffset[i]) }
+    @inline(__always) func lvEnd(_ i: Int) -> Int { runs[Int(runOf[i])].lvStart + unitEnd(i) }
+    @inline(__always) func lamportEnd(_ i: Int) -> UInt64 { runs[Int(runOf[i])].lamport + UInt64(unitEnd(i)) - 1 }
+    /// The op counter after change `i`'s last unit.
+    @inline(__always) func counterEnd(_ i: Int) -> Int { Int(runs[Int(runOf[i])].counterStart) + unitEnd(i) }
+
+    /// The dependencies of change `i` (indices of earlier changes, sorted).
+    @inline(__always) func deps(of i: Int) -> Deps {
+        let r = Int(runOf[i])
+        if i != runs[r].firstIndex { return Deps(pool: [], previous: i - 1) }
+        let start = runs[r].depStart
+        return Deps(pool: depPool[start ..< start + Int(runs[r].depCount)], previous: -1)
+    }
+
+    /// The first change of change `i`'s run (every change from it up to `i` depends on the one before).
+    @inline(__always) func runStart(of i: Int) -> Int { runs[Int(runOf[i])].firstIndex }
 
     /// The local versions the changes cover: the last change's `lvEnd`.
-    var lvEnd: Int { rows.last.map { $0.lvStart + Int($0.length) } ?? 0 }
+    @inline(__always) var lvEnd: Int { runs.isEmpty ? 0 : runs[runs.count - 1].lvStart + runs[runs.count - 1].length }
 
-    mutating func reserveCapacity(_ n: Int) { rows.reserveCapacity(n) }
+    mutating func reserveCapacity(_ n: Int) {
+        runOf.reserveCapacity(n)
+        unitOffset.reserveCapacity(n)
+    }
 
-    /// Appends `c`, which must start where the last change ends, in local versions and in the
-    /// dependency pool.
-    mutating func append(_ c: ChangeRecord) {
-        precondition(c.lvStart == lvEnd && c.depStart == (rows.last.map { $0.depStart + Int($0.depCount) } ?? 0), "a change must start where the last one ends")
+    // MARK: Per agent
+
+    /// The last change of `agent`, if any.
+    @inline(__always) func lastIndex(agent: UInt32) -> Int? {
+        guard Int(agent) < agentRuns.count, let last = agentRuns[Int(agent)].last else { return nil }
+        return runs[Int(last)].firstIndex + Int(runs[Int(last)].count) - 1
+    }
+
+    /// How many changes `agent` made (its last change's seq).
+    func changeCount(agent: UInt32) -> Int {
+        guard Int(agent) < agentRuns.count, let last = agentRuns[Int(agent)].last else { return 0 }
+        return Int(runs[Int(last)].seqStart) + Int(runs[Int(last)].count) - 1
+    }
+
+    /// The change of `agent` numbered `seq`, if there is one.
+    func index(agent: UInt32, seq: UInt32) -> Int? {
+        guard Int(agent) < agentRuns.count, seq >= 1 else { return nil }
+        let list = agentRuns[Int(agent)]
+        var lo = 0, hi = list.count - 1
+        while lo <= hi {
+            let mid = (lo + hi) / 2
+            let r = runs[Int(list[mid])]
+            if seq < r.seqStart { hi = mid - 1 } else if Int(seq) >= Int(r.seqStart) + Int(r.count) { lo = mid + 1 } else {
+                return r.firstIndex + Int(seq - r.seqStart)
+            }
+        }
+        return nil
+    }
+
+    /// The change of `agent` holding its op unit `counter`, if there is one.
+    func index(agent: UInt32, counter: UInt32) -> Int? {
+        guard Int(agent) < agentRuns.count else { return nil }
+        let list = agentRuns[Int(agent)]
+        var lo = 0, hi = list.count - 1
+        while lo <= hi {
+            let mid = (lo + hi) / 2
+            let r = runs[Int(list[mid])]
+            if counter < r.counterStart { hi = mid - 1 } else if Int(counter) >= Int(r.counterStart) + r.length { lo = mid + 1 } else {
+                // The last change of the run starting at or before the unit (empty changes share
+                // their offset with the change after them).
+                let off = counter - r.counterStart
+                var a = r.firstIndex, b = r.firstIndex + Int(r.count) - 1
+                while a < b {
+                    let m = (a + b + 1) / 2
+                    if unitOffset[m] <= off { a = m } else { b = m - 1 }
+                }
+                return a
+            }
+        }
+        return nil
+    }
+
+    // MARK: Appending
+
+    /// Appends `c` on top of `deps` (sorted); `c` must start where the last change ends.
+    mutating func append(_ c: ChangeRecord, deps: some Collection<Int>) {
+        precondition(c.lvStart == lvEnd, "a change must start where the last one ends")
         appendEmpty(agent: c.agent, seq: c.seq, counterStart: c.counterStart,
                     meta: Meta(author: c.author, message: c.message, extra: c.extra),
-                    depEnd: c.depStart + Int(c.depCount), lamport: c.lamport, time: c.time)
+                    deps: deps, lamport: c.lamport, time: c.time)
         extendLast(by: c.length)
     }
 
-    /// Appends a change with no op units yet (it starts and ends at `lvEnd`) whose dependencies
-    /// end at `depEnd` in the pool.
-    mutating func appendEmpty(agent: UInt32, seq: UInt32, counterStart: UInt32, meta: Meta, depEnd: Int, lamport: UInt64, time: Int64) {
+    /// Appends a change with no op units yet by `agent` on top of the last change alone, with
+    /// `meta` and `time`, when that joins the last run (the last change is `agent`'s, with the
+    /// same meta and time): its seq, op counter and Lamport timestamp then follow on. Returns
+    /// false, changing nothing, otherwise. The fast path of typing, and of loading it.
+    @inline(__always)
+    mutating func appendContinuing(agent: UInt32, meta: Meta, time: Int64) -> Bool {
+        let l = runs.count - 1
+        guard l >= 0, meta == lastMeta, runs[l].agent == agent, runs[l].time == time, runs[l].length <= Int(UInt32.max) else { return false }
+        runs[l].count += 1
+        runOf.append(UInt32(l))
+        unitOffset.append(UInt32(runs[l].length))
+        return true
+    }
+
+    /// Appends a change with no op units yet (it starts and ends at `lvEnd`) on top of `deps`
+    /// (sorted, earlier changes). It joins the last run when it continues it.
+    mutating func appendEmpty<D: Collection<Int>>(agent: UInt32, seq: UInt32, counterStart: UInt32, meta: Meta, deps: D, lamport: UInt64, time: Int64) {
         if meta != lastMeta {
             if let known = metaIndex[meta] {
                 lastMetaIndex = known
@@ -121,14 +251,29 @@ struct ChangeTable: RandomAccessCollection, Sendable {
             }
             lastMeta = meta
         }
-        let depStart = rows.last.map { $0.depStart + Int($0.depCount) } ?? 0
-        rows.append(Row(agent: agent, seq: seq, counterStart: counterStart, meta: lastMetaIndex, length: 0,
-                        depCount: UInt32(depEnd - depStart), lvStart: lvEnd, depStart: depStart, lamport: lamport, time: time))
+        let index = runOf.count
+        let l = runs.count - 1
+        if l >= 0, runs[l].agent == agent, runs[l].meta == lastMetaIndex, runs[l].time == time, runs[l].length <= Int(UInt32.max),
+           Int(runs[l].seqStart) + Int(runs[l].count) == Int(seq), Int(runs[l].counterStart) + runs[l].length == Int(counterStart),
+           runs[l].lamport &+ UInt64(runs[l].length) == lamport, deps.count == 1, deps.first == index - 1 {
+            runs[l].count += 1
+            runOf.append(UInt32(l))
+            unitOffset.append(UInt32(runs[l].length))
+            return
+        }
+        let runIndex = UInt32(runs.count)
+        runs.append(Run(agent: agent, seqStart: seq, counterStart: counterStart, meta: lastMetaIndex, count: 1,
+                        depCount: UInt32(deps.count), firstIndex: index, lvStart: lvEnd, length: 0,
+                        depStart: depPool.count, lamport: lamport, time: time))
+        if deps.count == 1, let only = deps.first { depPool.append(only) } else { depPool.append(contentsOf: deps) }
+        runOf.append(runIndex)
+        unitOffset.append(0)
+        while agentRuns.count <= Int(agent) { agentRuns.append([]) }
+        agentRuns[Int(agent)].append(runIndex)
     }
 
     /// Adds `length` op units to the last change.
     mutating func extendLast(by length: Int) {
-        // A change's units have consecutive op counters (UInt32), so its length fits one too.
-        rows[rows.count - 1].length += UInt32(length)
+        runs[runs.count - 1].length += length
     }
 }

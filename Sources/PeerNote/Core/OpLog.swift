@@ -8,23 +8,18 @@ import Foundation
 /// named by (replica id, counter) and a change by (replica id, seq).
 ///
 /// Invariants: `changes[i].lvStart == changes[i-1].lvEnd`; `ops` tile the LVs
-/// `0 ..< lvCount` in order; `agentChanges[a]` lists agent `a`'s changes by
-/// seq (index seq - 1) with contiguous counters; `heads` are the changes that
-/// no other change depends on.
+/// `0 ..< lvCount` in order; agent `a`'s changes have seqs 1, 2, 3, ... with
+/// contiguous counters (`changes.index(agent:seq:)` finds them); `heads` are the
+/// changes that no other change depends on.
 struct OpLog: Sendable {
     private(set) var replicas: [ReplicaID] = []
     private var replicaIndex: [ReplicaID: UInt32] = [:]
     private(set) var changes = ChangeTable()
-    /// Every change's dependencies, back to back (see `ChangeRecord.depStart`).
-    private(set) var depPool: [Int] = []
     /// Interned author names and messages; index 0 is the empty string.
     private(set) var strings: [String] = [""]
     private var stringIndex: [String: UInt32] = ["": 0]
     /// Unknown change fields kept verbatim; index 0 is none.
     private(set) var extras: [[UInt8]] = [[]]
-    private(set) var agentChanges: [[Int]] = []
-    /// Each agent's last change (-1: none yet): read on every change, so kept flat.
-    private var agentLast: [Int] = []
     private(set) var ops: [Op] = []
     /// Inserted text of every `insertText` op, as Unicode scalars.
     private(set) var text: [Unicode.Scalar] = []
@@ -41,11 +36,10 @@ struct OpLog: Sendable {
 
     // MARK: Replicas
 
-    /// Makes room for `changes` more changes (with about one dependency each), so that a load
-    /// grows its arrays once instead of doubling them (and briefly holding both copies).
-    mutating func reserve(changes more: Int, dependencies: Int) {
+    /// Makes room for `changes` more changes, so that a load grows its per-change arrays once
+    /// instead of doubling them (and briefly holding both copies).
+    mutating func reserve(changes more: Int) {
         changes.reserveCapacity(changes.count + more)
-        depPool.reserveCapacity(depPool.count + dependencies)
     }
 
     mutating func agent(for replica: ReplicaID) -> UInt32 {
@@ -53,8 +47,6 @@ struct OpLog: Sendable {
         let a = UInt32(replicas.count)
         replicas.append(replica)
         replicaIndex[replica] = a
-        agentChanges.append([])
-        agentLast.append(-1)
         return a
     }
 
@@ -65,10 +57,9 @@ struct OpLog: Sendable {
     // MARK: Change metadata
 
     /// The dependencies of change `ci` (indices of earlier changes).
-    func deps(of ci: Int) -> ArraySlice<Int> {
-        let c = changes[ci]
-        return depPool[c.depStart ..< c.depStart + Int(c.depCount)]
-    }
+    @inline(__always) func deps(of ci: Int) -> ChangeTable.Deps { changes.deps(of: ci) }
+
+    @inline(__always) func lamport(ofChange ci: Int) -> UInt64 { changes.lamport(ci) }
 
     func author(of ci: Int) -> String { strings[Int(changes[ci].author)] }
     func message(of ci: Int) -> String { strings[Int(changes[ci].message)] }
@@ -87,13 +78,20 @@ struct OpLog: Sendable {
     }
 
     /// The last change `agent` made, if any.
-    func lastChange(of agent: UInt32) -> Int? {
-        let i = agentLast[Int(agent)]
-        return i < 0 ? nil : i
+    @inline(__always) func lastChange(of agent: UInt32) -> Int? { changes.lastIndex(agent: agent) }
+
+    /// The seq, op counter end and last Lamport timestamp of `agent`'s last change, if any (what
+    /// a loader checks the agent's next change against), read in one call.
+    @inline(__always) func lastChangeEnd(of agent: UInt32) -> (seq: Int, counterEnd: Int, lamportEnd: UInt64)? {
+        guard let i = changes.lastIndex(agent: agent) else { return nil }
+        return (Int(changes.seq(i)), changes.counterEnd(i), changes.lamportEnd(i))
     }
 
     /// How many changes `agent` made (its last change's seq).
-    func changeCount(of agent: UInt32) -> Int { lastChange(of: agent).map { Int(changes[$0].seq) } ?? 0 }
+    @inline(__always) func changeCount(of agent: UInt32) -> Int { changes.changeCount(agent: agent) }
+
+    /// The change of `agent` numbered `seq`, if any.
+    func changeIndex(agent: UInt32, seq: UInt32) -> Int? { changes.index(agent: agent, seq: seq) }
 
     // MARK: Lookup
 
@@ -102,9 +100,8 @@ struct OpLog: Sendable {
     }
 
     func changeIndex(of id: ChangeID) -> Int? {
-        guard let a = replicaIndex[id.replica], id.seq >= 1 else { return nil }
-        let list = agentChanges[Int(a)]
-        return Int(id.seq) <= list.count ? list[Int(id.seq) - 1] : nil
+        guard let a = replicaIndex[id.replica] else { return nil }
+        return changes.index(agent: a, seq: id.seq)
     }
 
     /// The change holding local version `lv`.
@@ -119,18 +116,10 @@ struct OpLog: Sendable {
 
     /// The change holding the op unit `id`, if this log has it.
     func changeIndex(containing id: LocalID) -> Int? {
-        guard Int(id.agent) < agentChanges.count else { return nil }
-        let list = agentChanges[Int(id.agent)]
-        var lo = 0, hi = list.count - 1
-        while lo <= hi {
-            let mid = (lo + hi) / 2
-            let counterStart = changes.counterStart(list[mid])
-            if id.counter < counterStart { hi = mid - 1 } else if Int(id.counter) >= Int(counterStart) + changes.length(list[mid]) { lo = mid + 1 } else { return list[mid] }
-        }
-        return nil
+        changes.index(agent: id.agent, counter: id.counter)
     }
 
-    func localID(ofLV lv: Int, change: Int) -> LocalID {
+    @inline(__always) func localID(ofLV lv: Int, change: Int) -> LocalID {
         LocalID(agent: changes.agent(change), counter: changes.counterStart(change)).advanced(by: lv - changes.lvStart(change))
     }
 
@@ -245,36 +234,37 @@ struct OpLog: Sendable {
 
     /// Appends a change record on top of `deps` (sorted), leaving `heads` to the caller.
     private mutating func appendChange<D: Collection<Int>>(agent: UInt32, deps d: D, time: Int64, author authorIndex: UInt32, message messageIndex: UInt32, extra: [UInt8]) -> Int {
+        let index = changes.count
+        if d.count == 1, d.first == index - 1, extra.isEmpty,
+           changes.appendContinuing(agent: agent, meta: ChangeTable.Meta(author: authorIndex, message: messageIndex, extra: 0), time: time) {
+            return index
+        }
         var lamport: UInt64 = 1
         for x in d where changes.lamportEnd(x) + 1 > lamport { lamport = changes.lamportEnd(x) + 1 }
         let last = lastChange(of: agent)
         let previousCount = last.map { Int(changes.seq($0)) } ?? 0
-        let counterStart: UInt32 = last.map { changes.counterStart($0) + UInt32(changes.length($0)) } ?? 0
-        let index = changes.count
+        let counterStart: UInt32 = last.map { UInt32(changes.counterEnd($0)) } ?? 0
         var extraIndex: UInt32 = 0
         if !extra.isEmpty {
             extraIndex = UInt32(extras.count)
             extras.append(extra)
         }
-        if d.count == 1, let only = d.first { depPool.append(only) } else { depPool.append(contentsOf: d) }
         changes.appendEmpty(agent: agent, seq: UInt32(previousCount + 1), counterStart: counterStart,
                             meta: ChangeTable.Meta(author: authorIndex, message: messageIndex, extra: extraIndex),
-                            depEnd: depPool.count, lamport: lamport, time: time)
-        agentChanges[Int(agent)].append(index)
-        agentLast[Int(agent)] = index
+                            deps: d, lamport: lamport, time: time)
         return index
     }
 
     /// The Lamport timestamp the next op unit of the open (last) change gets.
-    var lamportOfNextUnit: UInt64 {
+    @inline(__always) var lamportOfNextUnit: UInt64 {
         let i = changes.count - 1
         return changes.lamport(i) + UInt64(changes.length(i))
     }
 
     /// The id the next op unit of the open (last) change gets.
-    var nextID: LocalID {
+    @inline(__always) var nextID: LocalID {
         let i = changes.count - 1
-        return LocalID(agent: changes.agent(i), counter: changes.counterStart(i)).advanced(by: changes.length(i))
+        return LocalID(agent: changes.agent(i), counter: UInt32(truncatingIfNeeded: changes.counterEnd(i)))
     }
 
     /// Appends an op to the last change, merging it into the previous op when it continues it.
@@ -480,14 +470,17 @@ struct OpLog: Sendable {
         while let c = stack.popLast() {
             let rec = changes[c]
             if vv[Int(rec.agent)] >= rec.seq { continue }
-            // Everything of this agent up to rec.seq is in the past: walk the chain down to what we had.
-            var seq = Int(rec.seq)
+            // Everything of this agent up to rec.seq is in the past: walk the chain down to what
+            // we had, a run at a time (inside a run, a change depends only on the one before).
+            var ci = c
             let had = Int(vv[Int(rec.agent)])
             vv[Int(rec.agent)] = rec.seq
-            let list = agentChanges[Int(rec.agent)]
-            while seq > had {
-                stack.append(contentsOf: deps(of: list[seq - 1]))
-                seq -= 1
+            while true {
+                let first = changes.runStart(of: ci)
+                stack.append(contentsOf: deps(of: first))
+                let firstSeq = Int(changes.seq(first))
+                guard firstSeq - 1 > had, let before = changes.index(agent: rec.agent, seq: UInt32(firstSeq - 1)) else { break }
+                ci = before
             }
         }
         return vv

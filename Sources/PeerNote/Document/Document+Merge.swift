@@ -9,9 +9,9 @@ extension Document {
         // every shared change (each is in the causal past of its replica's last shared one).
         for (a, replica) in other.log.replicas.enumerated() {
             guard let mine = log.existingAgent(for: replica) else { continue }
-            let shared = min(log.agentChanges[Int(mine)].count, other.log.agentChanges[a].count)
-            guard shared > 0 else { continue }
-            let ours = log.agentChanges[Int(mine)][shared - 1], theirs = other.log.agentChanges[a][shared - 1]
+            let shared = min(log.changeCount(of: mine), other.log.changeCount(of: UInt32(a)))
+            guard shared > 0, let ours = log.changeIndex(agent: mine, seq: UInt32(shared)),
+                  let theirs = other.log.changeIndex(agent: UInt32(a), seq: UInt32(shared)) else { continue }
             if log.fingerprint(ofChange: ours) != other.log.fingerprint(ofChange: theirs) {
                 return .conflictingChange(firstDifference(with: other) ?? other.log.changeID(theirs))
             }
@@ -77,14 +77,22 @@ extension Document {
         // The changes we lack: per replica, those past the ones we have; in their causal order.
         var missing: [Int] = []
         for (a, replica) in other.log.replicas.enumerated() {
-            let have = log.existingAgent(for: replica).map { log.agentChanges[Int($0)].count } ?? 0
-            let theirs = other.log.agentChanges[a]
-            if theirs.count > have { missing.append(contentsOf: theirs[have...]) }
+            let have = log.existingAgent(for: replica).map { log.changeCount(of: $0) } ?? 0
+            let count = other.log.changeCount(of: UInt32(a))
+            if count > have, let first = other.log.changeIndex(agent: UInt32(a), seq: UInt32(have + 1)) {
+                // A replica's changes after `first`: its run, then the runs of its later changes.
+                var ci = first
+                while true {
+                    missing.append(ci)
+                    guard let next = other.log.changeIndex(agent: UInt32(a), seq: other.log.changes.seq(ci) + 1) else { break }
+                    ci = next
+                }
+            }
         }
         missing.sort()
         // Grow the log's per-change arrays once, to what they will hold (they are shared with the
         // saved copy, so the first append copies them anyway: without this, into twice the room).
-        log.reserve(changes: missing.count, dependencies: missing.reduce(0) { $0 + other.log.deps(of: $1).count })
+        log.reserve(changes: missing.count)
         for ci in missing {
             do {
                 try importChange(ci, from: other.log)

@@ -124,7 +124,7 @@ public final class Document {
             let author = log.author(of: ci)
             if !authors[Int(c.agent)].contains(author) { authors[Int(c.agent)].append(author) }
         }
-        return log.replicas.enumerated().compactMap { i, r in log.agentChanges[i].isEmpty ? nil : (r, authors[i]) }
+        return log.replicas.enumerated().compactMap { i, r in log.changeCount(of: UInt32(i)) == 0 ? nil : (r, authors[i]) }
     }
 
     func makeNote(_ n: NoteState) -> Note {

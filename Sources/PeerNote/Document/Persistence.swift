@@ -40,8 +40,8 @@ extension Document {
             return bytes
         }
         let canonical: (Int, Int) -> Bool = { [log] x, y in
-            let a = log.changes[x], b = log.changes[y]
-            return a.lamport != b.lamport ? a.lamport < b.lamport : log.replicas[Int(a.agent)] < log.replicas[Int(b.agent)]
+            let la = log.changes.lamport(x), lb = log.changes.lamport(y)
+            return la != lb ? la < lb : log.replicas[Int(log.changes.agent(x))] < log.replicas[Int(log.changes.agent(y))]
         }
         var order = Array(0 ..< log.changes.count)
         // A log with one replica, or one loaded from a compact file, is already in canonical order.
@@ -104,7 +104,7 @@ extension Document {
     private func makeBlock(changes order: [Int], rowOf: [Int], firstRow: Int) -> WireBlock {
         // Replicas the block mentions: authors of its changes and anything its ops refer to.
         var used = [Bool](repeating: false, count: log.replicas.count)
-        for ci in order { used[Int(log.changes[ci].agent)] = true }
+        for ci in order { used[Int(log.changes.agent(ci))] = true }
         forEachOp(of: order) { _, op in
             switch op.body {
             case .insertText(let n, let l, let r, _):
@@ -135,7 +135,7 @@ extension Document {
             if blockString[Int(c.author)] < 0 { blockString[Int(c.author)] = block.intern(log.strings[Int(c.author)]) }
             if blockString[Int(c.message)] < 0 { blockString[Int(c.message)] = block.intern(log.strings[Int(c.message)]) }
             let depStart = block.depRows.count
-            for k in c.depStart ..< c.depStart + Int(c.depCount) { block.depRows.append(rowOf[log.depPool[k]]) }
+            for d in log.deps(of: ci) { block.depRows.append(rowOf[d]) }
             let extraStart = block.extraBytes.count
             if c.extra != 0 { block.extraBytes.append(contentsOf: log.extras[Int(c.extra)]) }
             block.changes.append(WireChange(replica: Int(index[Int(c.agent)]), seq: c.seq, length: c.length, time: c.time,
@@ -172,20 +172,19 @@ extension Document {
     private func forEachOp(of order: [Int], _ body: (Int, Op) -> Void) {
         var k = 0
         while k < order.count {
-            let first = log.changes[order[k]]
-            var end = first.lvEnd
+            let start = log.changes.lvStart(order[k])
+            var end = log.changes.lvEnd(order[k])
             var j = k + 1
-            while j < order.count && log.changes[order[j]].lvStart == end {
-                end = log.changes[order[j]].lvEnd
+            while j < order.count && log.changes.lvStart(order[j]) == end {
+                end = log.changes.lvEnd(order[j])
                 j += 1
             }
-            let start = first.lvStart
             if end > start {
                 var opIndex = log.opIndex(containingLV: start)
                 while opIndex < log.ops.count && log.ops[opIndex].lv < end {
                     let op = log.ops[opIndex]
                     let from = max(start, op.lv), to = min(end, op.lv + op.length)
-                    let ci = from == first.lvStart ? order[k] : log.changeIndex(containingLV: from)
+                    let ci = from == start ? order[k] : log.changeIndex(containingLV: from)
                     body(ci, from == op.lv && to == op.lv + op.length ? op : log.slice(op, from: from, to: to, change: ci))
                     opIndex += 1
                 }
@@ -298,7 +297,7 @@ struct BlockReplayer {
         let agents = block.replicas.map { log.agent(for: $0) }
         let mapAgent: (LocalID) -> LocalID = { id in id.isNone ? id : LocalID(agent: agents[Int(id.agent)], counter: id.counter) }
         let startLV = log.lvCount
-        log.reserve(changes: block.changes.count, dependencies: block.depRows.count)
+        log.reserve(changes: block.changes.count)
         // The block's authors and messages, interned once (changes then refer to them by index).
         let stringMap = block.strings.map { log.internString($0) }
         let firstChange = log.changes.count
@@ -316,8 +315,8 @@ struct BlockReplayer {
             let row = block.firstRow + i
             let agent = agents[c.replica]
             let cid = ChangeID(replica: block.replicas[c.replica], seq: c.seq)
-            let lastOfAgent = log.lastChange(of: agent)
-            let expected = (lastOfAgent.map { Int(log.changes[$0].seq) } ?? 0) + 1
+            let lastOfAgent = log.lastChangeEnd(of: agent)
+            let expected = (lastOfAgent?.seq ?? 0) + 1
             guard Int(c.seq) == expected else {
                 throw fail(row, "change \(cid.fullDescription) has sequence number \(c.seq), expected \(expected) (a change is missing or repeated)")
             }
@@ -326,18 +325,18 @@ struct BlockReplayer {
             } else {
                 guard c.depCount > 0 else { throw fail(row, "change \(cid.fullDescription) has no dependencies (a second origin)") }
             }
-            let unitsSoFar = lastOfAgent.map { Int(log.changes[$0].counterStart) + log.changes[$0].length } ?? 0
+            let unitsSoFar = lastOfAgent?.counterEnd ?? 0
             guard unitsSoFar + c.length < Int(UInt32.max) else {
                 throw fail(row, "change \(cid) takes replica \(cid.replica.short) past 2^32 op units")
             }
-            let previous = lastOfAgent.map { log.changes[$0].lamportEnd }
+            let previous = lastOfAgent?.lamportEnd
             let extra = c.extraCount == 0 ? [] : Array(block.extra(of: i))
             let ci = c.depCount == 1
                 ? log.beginChange(agent: agent, deps: CollectionOfOne(block.depRows[c.depStart]), time: c.time,
                                   author: stringMap[c.author], message: stringMap[c.message], extra: extra)
                 : log.beginChange(agent: agent, deps: block.deps(of: i), time: c.time,
                                   author: stringMap[c.author], message: stringMap[c.message], extra: extra)
-            if let previous, log.changes[ci].lamport <= previous {
+            if let previous, log.lamport(ofChange: ci) <= previous {
                 throw fail(row, "change \(cid) does not follow its replica's previous change (it must have it in its history)")
             }
             var remaining = c.length

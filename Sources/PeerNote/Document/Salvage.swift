@@ -448,7 +448,7 @@ private struct Salvager {
                 }
                 func fail(_ m: String) -> Result<Document, ReplayFailure> { .failure(ReplayFailure(key: key, message: m)) }
                 let agent = agents[c.replica]
-                let expected = doc.log.agentChanges[Int(agent)].count + 1
+                let expected = doc.log.changeCount(of: agent) + 1
                 guard Int(c.seq) == expected else { return fail("sequence number \(c.seq), expected \(expected)") }
                 var deps: [Int] = []
                 for d in block.deps(of: i) {
@@ -459,7 +459,7 @@ private struct Salvager {
                 // saves store differences) are not trustworthy: real clocks are within ±2^62 s.
                 guard !guardTimes || c.time.magnitude <= Self.maxTime else { return fail("its time \(c.time) s is out of range") }
                 // Op counters are 32-bit: a replica's units must fit (the loader traps here; see ROBUSTNESS.md).
-                let counterStart = doc.log.agentChanges[Int(agent)].last.map { Int(doc.log.changes[$0].counterStart) + doc.log.changes[$0].length } ?? 0
+                let counterStart = doc.log.lastChange(of: agent).map { Int(doc.log.changes.counterStart($0)) + doc.log.changes.length($0) } ?? 0
                 guard counterStart + c.length <= Int(UInt32.max) else { return fail("its op counters pass 2^32") }
                 let ci = doc.log.beginChange(agent: agent, deps: deps, time: c.time, author: block.author(of: i),
                                              message: block.message(of: i), extra: Array(block.extra(of: i)))
