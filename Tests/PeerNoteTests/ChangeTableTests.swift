@@ -103,4 +103,16 @@ struct ChangeTableTests {
         #expect(lv == d.log.lvCount)
         #expect(d.note(n)?.body.unicodeScalars.count == 45)
     }
+
+    /// A block's changes as read from a file are 48 bytes each (a load holds one per change),
+    /// and every field keeps its largest 32-bit value; `fits` tells the reader what does not fit.
+    @Test("A wire change keeps 32-bit fields in 48 bytes")
+    func wireChangeFields() {
+        let m = Int(UInt32.max)
+        let c = WireChange(replica: m, seq: .max, length: m, time: .min, depStart: m, depCount: m, author: m, message: m, extraStart: m, extraCount: m)
+        #expect([c.replica, c.length, c.depStart, c.depCount, c.author, c.message, c.extraStart, c.extraCount] == Array(repeating: m, count: 8))
+        #expect(c.seq == .max && c.time == .min)
+        #expect(MemoryLayout<WireChange>.stride == 48)
+        #expect(WireChange.fits(0, m) && !WireChange.fits(m + 1) && !WireChange.fits(-1))
+    }
 }

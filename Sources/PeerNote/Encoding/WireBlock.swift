@@ -7,18 +7,46 @@ import Foundation
 /// `WireBlock.extra(of:)`.
 ///
 /// A plain value (no references), so that reading a block of millions of
-/// changes allocates a few arrays, not several per change.
+/// changes allocates a few arrays, not several per change. Its fields are
+/// stored in 32 bits (48 bytes a change, not 80: a load or save of a long
+/// history holds one per change); the reader checks that they fit
+/// (`WireChange.fits`) before it builds one.
 struct WireChange: Sendable, Equatable {
-    var replica: Int
+    private var replica32: UInt32
     var seq: UInt32
-    var length: Int
+    private var length32: UInt32
+    private var depCount32: UInt32
     var time: Int64
-    var depStart: Int
-    var depCount: Int
-    var author: Int
-    var message: Int
-    var extraStart: Int
-    var extraCount: Int
+    private var depStart32: UInt32
+    private var author32: UInt32
+    private var message32: UInt32
+    private var extraStart32: UInt32
+    private var extraCount32: UInt32
+
+    /// Whether every value fits a field's 32 bits.
+    static func fits(_ values: Int...) -> Bool { values.allSatisfy { $0 >= 0 && $0 <= Int(UInt32.max) } }
+
+    init(replica: Int, seq: UInt32, length: Int, time: Int64, depStart: Int, depCount: Int, author: Int, message: Int, extraStart: Int, extraCount: Int) {
+        replica32 = UInt32(replica)
+        self.seq = seq
+        length32 = UInt32(length)
+        depCount32 = UInt32(depCount)
+        self.time = time
+        depStart32 = UInt32(depStart)
+        author32 = UInt32(author)
+        message32 = UInt32(message)
+        extraStart32 = UInt32(extraStart)
+        extraCount32 = UInt32(extraCount)
+    }
+
+    var replica: Int { get { Int(replica32) } set { replica32 = UInt32(newValue) } }
+    var length: Int { get { Int(length32) } set { length32 = UInt32(newValue) } }
+    var depStart: Int { get { Int(depStart32) } set { depStart32 = UInt32(newValue) } }
+    var depCount: Int { get { Int(depCount32) } set { depCount32 = UInt32(newValue) } }
+    var author: Int { get { Int(author32) } set { author32 = UInt32(newValue) } }
+    var message: Int { get { Int(message32) } set { message32 = UInt32(newValue) } }
+    var extraStart: Int { get { Int(extraStart32) } set { extraStart32 = UInt32(newValue) } }
+    var extraCount: Int { get { Int(extraCount32) } set { extraCount32 = UInt32(newValue) } }
 }
 
 /// The contents of one block: unverified data. Op ids (`LocalID.agent`) index

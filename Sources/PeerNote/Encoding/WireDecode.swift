@@ -287,57 +287,98 @@ extension WireCodec {
             }
             return Int(total)
         }
-        // Changes.
+        // Changes, a column at a time: each column's values (8 bytes each) are let go before the
+        // next column is decoded, so that a long history's columns are not all held at once.
         let n = changeCount
-        let replica = try uints(.changeReplica, n), seq = try deltas(.changeSeq, n), length = try uints(.changeLength, n)
-        let depCount = try uints(.changeDepCount, n)
-        let depDist = try uints(.changeDepDistance, try sum(depCount, "dependency counts", limit: maxRows))
-        let time = try deltas(.changeTime, n), author = try uints(.changeAuthor, n), message = try uints(.changeMessage, n)
-        let extraLen = try uints(.changeExtraLength, n)
-        let extraTotal = try sum(extraLen, "extra field lengths", limit: bytes.count)
-        guard col(.changeExtra).bytes.count == extraTotal else { throw ColumnReadError(message: "column changeExtra holds \(col(.changeExtra).bytes.count) bytes, expected \(extraTotal)") }
-        var extraPos = 0
-        var depPos = 0
-        var units = 0
-        // Built in locals and stored once (appending through `block` checks its uniqueness per change).
-        var changes: [WireChange] = []
-        var depRows: [Int] = []
-        changes.reserveCapacity(n)
-        depRows.reserveCapacity(depDist.count)
-        // Wire string k is block string k + 1 (block string 0 is the empty string).
-        block.strings = [""] + strings
-        let extraColumn = col(.changeExtra).bytes
-        block.extraBytes = Array(extraColumn)
         let replicaCount = UInt64(block.replicas.count), stringCount = UInt64(strings.count), firstRow = block.firstRow
-        for i in 0 ..< n {
-            let row = firstRow + i
-            guard replica[i] < replicaCount else { throw ColumnReadError(message: "change replica \(replica[i]) is out of range (< \(replicaCount))") }
-            guard seq[i] >= 1 && seq[i] <= Int64(UInt32.max) else { throw ColumnReadError(message: "change at row \(row): sequence number \(seq[i]) out of range") }
-            guard abs(time[i]) <= Self.maxTime else { throw ColumnReadError(message: "change at row \(row): time \(time[i]) is out of range") }
-            guard length[i] >= 1 && length[i] <= UInt64(unitCount) else { throw ColumnReadError(message: "change at row \(row): length \(length[i]) out of range") }
-            units += Int(length[i])
-            let depStart = depRows.count
-            for _ in 0 ..< depCount[i] {
-                let d = depDist[depPos]; depPos += 1
-                guard d >= 1 && d <= UInt64(row) else { throw ColumnReadError(message: "change at row \(row): dependency \(d) rows back lies before the start of the file (missing dependency)") }
-                depRows.append(row - Int(d))
+        var changes: [WireChange] = []
+        do {
+            // Decoded first: the column decoder bounds `n` by the column's bytes before anything is allocated.
+            let replica = try uints(.changeReplica, n)
+            changes.reserveCapacity(n)
+            for i in 0 ..< n {
+                guard replica[i] < replicaCount else { throw ColumnReadError(message: "change replica \(replica[i]) is out of range (< \(replicaCount))") }
+                changes.append(WireChange(replica: Int(replica[i]), seq: 0, length: 0, time: 0, depStart: 0, depCount: 0,
+                                          author: 0, message: 0, extraStart: 0, extraCount: 0))
             }
-            // Most changes have one dependency; a few (merges) have a handful, checked pairwise.
-            if depCount[i] > 1 {
-                let deps = depRows[depStart...]
-                let repeated = deps.count <= 8 ? deps.indices.contains { j in deps[(j + 1)...].contains(deps[j]) } : Set(deps).count != deps.count
-                guard !repeated else { throw ColumnReadError(message: "change at row \(row): lists a dependency twice") }
-            }
-            guard author[i] < stringCount else { throw ColumnReadError(message: "author index \(author[i]) is out of range (< \(stringCount))") }
-            guard message[i] <= stringCount else { throw ColumnReadError(message: "message index \(message[i] - 1) is out of range (< \(stringCount))") }
-            changes.append(WireChange(replica: Int(replica[i]), seq: UInt32(seq[i]), length: Int(length[i]), time: time[i],
-                                      depStart: depStart, depCount: depRows.count - depStart,
-                                      author: Int(author[i]) + 1, message: Int(message[i]), extraStart: extraPos, extraCount: Int(extraLen[i])))
-            extraPos += Int(extraLen[i])
         }
+        do {
+            let seq = try deltas(.changeSeq, n)
+            for i in 0 ..< n {
+                guard seq[i] >= 1 && seq[i] <= Int64(UInt32.max) else { throw ColumnReadError(message: "change at row \(firstRow + i): sequence number \(seq[i]) out of range") }
+                changes[i].seq = UInt32(seq[i])
+            }
+        }
+        do {
+            let length = try uints(.changeLength, n)
+            var units = 0
+            for i in 0 ..< n {
+                guard length[i] >= 1 && length[i] <= UInt64(unitCount), WireChange.fits(Int(length[i])) else {
+                    throw ColumnReadError(message: "change at row \(firstRow + i): length \(length[i]) out of range")
+                }
+                units += Int(length[i])
+                changes[i].length = Int(length[i])
+            }
+            guard units == unitCount else { throw ColumnReadError(message: "changes cover \(units) op units, block says \(unitCount)") }
+        }
+        var depRows: [Int] = []
+        do {
+            let depCount = try uints(.changeDepCount, n)
+            let depDist = try uints(.changeDepDistance, try sum(depCount, "dependency counts", limit: maxRows))
+            depRows.reserveCapacity(depDist.count)
+            var depPos = 0
+            for i in 0 ..< n {
+                let row = firstRow + i
+                let depStart = depRows.count
+                for _ in 0 ..< depCount[i] {
+                    let d = depDist[depPos]; depPos += 1
+                    guard d >= 1 && d <= UInt64(row) else { throw ColumnReadError(message: "change at row \(row): dependency \(d) rows back lies before the start of the file (missing dependency)") }
+                    depRows.append(row - Int(d))
+                }
+                // Most changes have one dependency; a few (merges) have a handful, checked pairwise.
+                if depCount[i] > 1 {
+                    let deps = depRows[depStart...]
+                    let repeated = deps.count <= 8 ? deps.indices.contains { j in deps[(j + 1)...].contains(deps[j]) } : Set(deps).count != deps.count
+                    guard !repeated else { throw ColumnReadError(message: "change at row \(row): lists a dependency twice") }
+                }
+                guard WireChange.fits(depRows.count) else { throw ColumnReadError(message: "change at row \(row): the block is too large (a position passes 2^32)") }
+                changes[i].depStart = depStart
+                changes[i].depCount = depRows.count - depStart
+            }
+        }
+        do {
+            let time = try deltas(.changeTime, n)
+            for i in 0 ..< n {
+                guard time[i].magnitude <= Self.maxTime.magnitude else { throw ColumnReadError(message: "change at row \(firstRow + i): time \(time[i]) is out of range") }
+                changes[i].time = time[i]
+            }
+        }
+        do {
+            let author = try uints(.changeAuthor, n), message = try uints(.changeMessage, n)
+            for i in 0 ..< n {
+                guard author[i] < stringCount else { throw ColumnReadError(message: "author index \(author[i]) is out of range (< \(stringCount))") }
+                guard message[i] <= stringCount else { throw ColumnReadError(message: "message index \(message[i] - 1) is out of range (< \(stringCount))") }
+                // Wire string k is block string k + 1 (block string 0 is the empty string).
+                changes[i].author = Int(author[i]) + 1
+                changes[i].message = Int(message[i])
+            }
+        }
+        do {
+            let extraLen = try uints(.changeExtraLength, n)
+            let extraTotal = try sum(extraLen, "extra field lengths", limit: bytes.count)
+            guard col(.changeExtra).bytes.count == extraTotal else { throw ColumnReadError(message: "column changeExtra holds \(col(.changeExtra).bytes.count) bytes, expected \(extraTotal)") }
+            guard WireChange.fits(extraTotal) else { throw ColumnReadError(message: "the block is too large (a position passes 2^32)") }
+            var extraPos = 0
+            for i in 0 ..< n {
+                changes[i].extraStart = extraPos
+                changes[i].extraCount = Int(extraLen[i])
+                extraPos += Int(extraLen[i])
+            }
+        }
+        block.strings = [""] + strings
+        block.extraBytes = Array(col(.changeExtra).bytes)
         block.changes = changes
         block.depRows = depRows
-        guard units == unitCount else { throw ColumnReadError(message: "changes cover \(units) op units, block says \(unitCount)") }
         // Ops: read kinds and lengths to learn how many rows each sparse column has.
         let opLengthBytes = col(.opKind).bytes.count + col(.opLength).bytes.count
         _ = opLengthBytes
@@ -435,7 +476,7 @@ extension WireCodec {
             case .setNotebookTitle: body = .setNotebookTitle(try value(), preds: try preds())
             case .createNote:
                 let l = try ref1(), r = try ref2()
-                guard abs(created[ci]) <= Self.maxTime else { throw ColumnReadError(message: "op \(row): creation time \(created[ci]) is out of range") }
+                guard created[ci].magnitude <= Self.maxTime.magnitude else { throw ColumnReadError(message: "op \(row): creation time \(created[ci]) is out of range") }
                 body = .createNote(originLeft: l, originRight: r, created: created[ci]); ci += 1
             case .setNoteTitle: let n = try note(); body = .setNoteTitle(note: n, try value(), preds: try preds())
             case .insertText:
