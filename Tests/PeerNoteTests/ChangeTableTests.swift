@@ -113,6 +113,6 @@ struct ChangeTableTests {
         #expect([c.replica, c.length, c.depStart, c.depCount, c.author, c.message, c.extraStart, c.extraCount] == Array(repeating: m, count: 8))
         #expect(c.seq == .max && c.time == .min)
         #expect(MemoryLayout<WireChange>.stride == 48)
-        #expect(WireChange.fits(0, m) && !WireChange.fits(m + 1) && !WireChange.fits(-1))
+        #expect(WireChange.fits(0) && WireChange.fits(m) && !WireChange.fits(m + 1) && !WireChange.fits(-1))
     }
 }

@@ -23,8 +23,8 @@ struct WireChange: Sendable, Equatable {
     private var extraStart32: UInt32
     private var extraCount32: UInt32
 
-    /// Whether every value fits a field's 32 bits.
-    static func fits(_ values: Int...) -> Bool { values.allSatisfy { $0 >= 0 && $0 <= Int(UInt32.max) } }
+    /// Whether `value` fits a field's 32 bits.
+    @inline(__always) static func fits(_ value: Int) -> Bool { value >= 0 && value <= Int(UInt32.max) }
 
     init(replica: Int, seq: UInt32, length: Int, time: Int64, depStart: Int, depCount: Int, author: Int, message: Int, extraStart: Int, extraCount: Int) {
         replica32 = UInt32(replica)

@@ -289,6 +289,8 @@ extension WireCodec {
         }
         // Changes, a column at a time: each column's values (8 bytes each) are let go before the
         // next column is decoded, so that a long history's columns are not all held at once.
+        // (Each column is written through one buffer pointer: `changes[i].x = ...` would check
+        // the array's uniqueness on every write.)
         let n = changeCount
         let replicaCount = UInt64(block.replicas.count), stringCount = UInt64(strings.count), firstRow = block.firstRow
         var changes: [WireChange] = []
@@ -304,20 +306,24 @@ extension WireCodec {
         }
         do {
             let seq = try deltas(.changeSeq, n)
-            for i in 0 ..< n {
-                guard seq[i] >= 1 && seq[i] <= Int64(UInt32.max) else { throw ColumnReadError(message: "change at row \(firstRow + i): sequence number \(seq[i]) out of range") }
-                changes[i].seq = UInt32(seq[i])
+            try changes.withUnsafeMutableBufferPointer { (c) throws(ColumnReadError) in
+                for i in 0 ..< n {
+                    guard seq[i] >= 1 && seq[i] <= Int64(UInt32.max) else { throw ColumnReadError(message: "change at row \(firstRow + i): sequence number \(seq[i]) out of range") }
+                    c[i].seq = UInt32(seq[i])
+                }
             }
         }
         do {
             let length = try uints(.changeLength, n)
             var units = 0
-            for i in 0 ..< n {
-                guard length[i] >= 1 && length[i] <= UInt64(unitCount), WireChange.fits(Int(length[i])) else {
-                    throw ColumnReadError(message: "change at row \(firstRow + i): length \(length[i]) out of range")
+            try changes.withUnsafeMutableBufferPointer { (c) throws(ColumnReadError) in
+                for i in 0 ..< n {
+                    guard length[i] >= 1 && length[i] <= UInt64(unitCount), WireChange.fits(Int(length[i])) else {
+                        throw ColumnReadError(message: "change at row \(firstRow + i): length \(length[i]) out of range")
+                    }
+                    units += Int(length[i])
+                    c[i].length = Int(length[i])
                 }
-                units += Int(length[i])
-                changes[i].length = Int(length[i])
             }
             guard units == unitCount else { throw ColumnReadError(message: "changes cover \(units) op units, block says \(unitCount)") }
         }
@@ -327,40 +333,46 @@ extension WireCodec {
             let depDist = try uints(.changeDepDistance, try sum(depCount, "dependency counts", limit: maxRows))
             depRows.reserveCapacity(depDist.count)
             var depPos = 0
-            for i in 0 ..< n {
-                let row = firstRow + i
-                let depStart = depRows.count
-                for _ in 0 ..< depCount[i] {
-                    let d = depDist[depPos]; depPos += 1
-                    guard d >= 1 && d <= UInt64(row) else { throw ColumnReadError(message: "change at row \(row): dependency \(d) rows back lies before the start of the file (missing dependency)") }
-                    depRows.append(row - Int(d))
+            try changes.withUnsafeMutableBufferPointer { (c) throws(ColumnReadError) in
+                for i in 0 ..< n {
+                    let row = firstRow + i
+                    let depStart = depRows.count
+                    for _ in 0 ..< depCount[i] {
+                        let d = depDist[depPos]; depPos += 1
+                        guard d >= 1 && d <= UInt64(row) else { throw ColumnReadError(message: "change at row \(row): dependency \(d) rows back lies before the start of the file (missing dependency)") }
+                        depRows.append(row - Int(d))
+                    }
+                    // Most changes have one dependency; a few (merges) have a handful, checked pairwise.
+                    if depCount[i] > 1 {
+                        let deps = depRows[depStart...]
+                        let repeated = deps.count <= 8 ? deps.indices.contains { j in deps[(j + 1)...].contains(deps[j]) } : Set(deps).count != deps.count
+                        guard !repeated else { throw ColumnReadError(message: "change at row \(row): lists a dependency twice") }
+                    }
+                    guard WireChange.fits(depRows.count) else { throw ColumnReadError(message: "change at row \(row): the block is too large (a position passes 2^32)") }
+                    c[i].depStart = depStart
+                    c[i].depCount = depRows.count - depStart
                 }
-                // Most changes have one dependency; a few (merges) have a handful, checked pairwise.
-                if depCount[i] > 1 {
-                    let deps = depRows[depStart...]
-                    let repeated = deps.count <= 8 ? deps.indices.contains { j in deps[(j + 1)...].contains(deps[j]) } : Set(deps).count != deps.count
-                    guard !repeated else { throw ColumnReadError(message: "change at row \(row): lists a dependency twice") }
-                }
-                guard WireChange.fits(depRows.count) else { throw ColumnReadError(message: "change at row \(row): the block is too large (a position passes 2^32)") }
-                changes[i].depStart = depStart
-                changes[i].depCount = depRows.count - depStart
             }
         }
         do {
             let time = try deltas(.changeTime, n)
-            for i in 0 ..< n {
-                guard time[i].magnitude <= Self.maxTime.magnitude else { throw ColumnReadError(message: "change at row \(firstRow + i): time \(time[i]) is out of range") }
-                changes[i].time = time[i]
+            try changes.withUnsafeMutableBufferPointer { (c) throws(ColumnReadError) in
+                for i in 0 ..< n {
+                    guard time[i].magnitude <= Self.maxTime.magnitude else { throw ColumnReadError(message: "change at row \(firstRow + i): time \(time[i]) is out of range") }
+                    c[i].time = time[i]
+                }
             }
         }
         do {
             let author = try uints(.changeAuthor, n), message = try uints(.changeMessage, n)
-            for i in 0 ..< n {
-                guard author[i] < stringCount else { throw ColumnReadError(message: "author index \(author[i]) is out of range (< \(stringCount))") }
-                guard message[i] <= stringCount else { throw ColumnReadError(message: "message index \(message[i] - 1) is out of range (< \(stringCount))") }
-                // Wire string k is block string k + 1 (block string 0 is the empty string).
-                changes[i].author = Int(author[i]) + 1
-                changes[i].message = Int(message[i])
+            try changes.withUnsafeMutableBufferPointer { (c) throws(ColumnReadError) in
+                for i in 0 ..< n {
+                    guard author[i] < stringCount else { throw ColumnReadError(message: "author index \(author[i]) is out of range (< \(stringCount))") }
+                    guard message[i] <= stringCount else { throw ColumnReadError(message: "message index \(message[i] - 1) is out of range (< \(stringCount))") }
+                    // Wire string k is block string k + 1 (block string 0 is the empty string).
+                    c[i].author = Int(author[i]) + 1
+                    c[i].message = Int(message[i])
+                }
             }
         }
         do {
@@ -369,10 +381,12 @@ extension WireCodec {
             guard col(.changeExtra).bytes.count == extraTotal else { throw ColumnReadError(message: "column changeExtra holds \(col(.changeExtra).bytes.count) bytes, expected \(extraTotal)") }
             guard WireChange.fits(extraTotal) else { throw ColumnReadError(message: "the block is too large (a position passes 2^32)") }
             var extraPos = 0
-            for i in 0 ..< n {
-                changes[i].extraStart = extraPos
-                changes[i].extraCount = Int(extraLen[i])
-                extraPos += Int(extraLen[i])
+            try changes.withUnsafeMutableBufferPointer { (c) throws(ColumnReadError) in
+                for i in 0 ..< n {
+                    c[i].extraStart = extraPos
+                    c[i].extraCount = Int(extraLen[i])
+                    extraPos += Int(extraLen[i])
+                }
             }
         }
         block.strings = [""] + strings
