@@ -238,6 +238,28 @@ struct ChangeTable: RandomAccessCollection, Sendable {
         return true
     }
 
+    /// Appends `lengths.count` changes, holding `lengths` op units each, as `appendContinuing`
+    /// would one by one (each on top of the one before, the first on top of the last change),
+    /// with their units. False, changing nothing, when they do not join the last run.
+    mutating func appendContinuing<L: Collection<Int>>(agent: UInt32, meta: Meta, time: Int64, lengths: L) -> Bool {
+        let l = runs.count - 1
+        guard l >= 0, meta == lastMeta, runs[l].agent == agent, runs[l].time == time else { return false }
+        var total = 0
+        for x in lengths { total += x }
+        // Every change's first unit must have a 32-bit offset in the run.
+        guard runs[l].length + total <= Int(UInt32.max) else { return false }
+        var offset = runs[l].length
+        runOf.append(contentsOf: repeatElement(UInt32(l), count: lengths.count))
+        unitOffset.reserveCapacity(unitOffset.count + lengths.count)
+        for x in lengths {
+            unitOffset.append(UInt32(offset))
+            offset += x
+        }
+        runs[l].count += UInt32(lengths.count)
+        runs[l].length = offset
+        return true
+    }
+
     /// Appends a change with no op units yet (it starts and ends at `lvEnd`) on top of `deps`
     /// (sorted, earlier changes). It joins the last run when it continues it.
     mutating func appendEmpty<D: Collection<Int>>(agent: UInt32, seq: UInt32, counterStart: UInt32, meta: Meta, deps: D, lamport: UInt64, time: Int64) {

@@ -26,6 +26,9 @@ struct OpLog: Sendable {
     private(set) var heads: [Int] = []
     /// The id of the first unit of the last op (to decide whether the next op continues it).
     private var lastOpFirstID = LocalID.none
+    /// The last op's `contentStart` when it is an `insertText` op, else -1 (so that typing checks
+    /// it without copying the op out of `ops`).
+    private var lastOpTextStart = -1
     /// Fingerprints of changes `0 ..< fingerprints.count` (see `fingerprint(ofChange:)`).
     private var fingerprints: [Int] = []
     /// This process's hashes of `replicas`, `strings` and `extras` (a prefix of each), so that a
@@ -311,6 +314,7 @@ struct OpLog: Sendable {
         }
         ops.append(Op(lv: lv, length: length, body: body))
         lastOpFirstID = bID
+        if case .insertText(_, _, _, let start) = body { lastOpTextStart = start } else { lastOpTextStart = -1 }
     }
 
     /// Extends `a` by the op `body` of `length` units whose first unit is `bID` when it
@@ -336,15 +340,49 @@ struct OpLog: Sendable {
     /// origin is its last unit, their ids follow on). Returns false, changing nothing, otherwise.
     /// Loading uses it for a typing run that the file stores as one op over many changes.
     mutating func extendLastInsert(by length: Int, scalars: ArraySlice<Unicode.Scalar>) -> Bool {
-        guard let last = ops.last, case .insertText(_, _, _, let start) = last.body,
-              last.lv + last.length == lvCount, start + last.length == text.count,
-              lastOpFirstID.agent == changes.agent(changes.count - 1),
-              Int(lastOpFirstID.counter) + last.length == Int(nextID.counter), scalars.count == length else { return false }
+        guard canExtendLastInsert, scalars.count == length else { return false }
         changes.extendLast(by: length)
         if fingerprints.count >= changes.count { fingerprints.removeLast(fingerprints.count - changes.count + 1) }
         ops[ops.count - 1].length += length
         text.append(contentsOf: scalars)
         return true
+    }
+
+    /// Appends changes by `agent`, each on top of the one before and the first on top of the last
+    /// change (which must be `agent`'s), all with its time, author and message, holding
+    /// `lengths` units each: `scalars`, which continue the last insert op exactly (as
+    /// `extendLastInsert` requires). Typing, as loading meets it, one change per keystroke: the
+    /// changes join the last change's run, so everything about them follows from it. Returns
+    /// false, changing nothing, when any of that does not hold.
+    mutating func appendTypingChanges<L: Collection<Int>>(agent: UInt32, time: Int64, author: UInt32, message: UInt32, lengths: L,
+                                                         scalars: ArraySlice<Unicode.Scalar>) -> Bool {
+        let total = scalars.count
+        let index = changes.count
+        guard total > 0, !lengths.isEmpty, index > 0, changes.agent(index - 1) == agent, canExtendLastInsert,
+              changes.counterEnd(index - 1) + total < Int(UInt32.max),
+              changes.appendContinuing(agent: agent, meta: ChangeTable.Meta(author: author, message: message, extra: 0), time: time, lengths: lengths)
+        else { return false }
+        let last = changes.count - 1
+        if heads.count == 1 && heads[0] == index - 1 {
+            heads[0] = last
+        } else {
+            heads.removeAll { $0 == index - 1 }
+            heads.append(last)
+        }
+        ops[ops.count - 1].length += total
+        text.append(contentsOf: scalars)
+        return true
+    }
+
+    /// Whether the log's last op is an insert that ends the log and the text, by the last
+    /// change's agent, with ids running on to the next unit: new units typed after it continue it.
+    @inline(__always)
+    private var canExtendLastInsert: Bool {
+        let n = ops.count - 1
+        guard lastOpTextStart >= 0, n >= 0, changes.count > 0 else { return false }
+        let length = ops[n].length
+        return ops[n].lv + length == lvCount && lastOpTextStart + length == text.count
+            && lastOpFirstID.agent == changes.agent(changes.count - 1) && Int(lastOpFirstID.counter) + length == Int(nextID.counter)
     }
 
     /// Replaces the characters of every insertText op, in op order, with what `next(note,

@@ -304,6 +304,7 @@ struct BlockReplayer {
         var opIndex = 0
         var used = 0              // units of block.ops[opIndex] already taken
         var opFirstID = LocalID.none
+        var skipUntil = 0         // changes before it were appended with an earlier one
         // Nothing here captures `block`: a capture would copy the whole block for every op.
         let blockOffset = block.offset
         let ops = block.ops, blockText = block.text
@@ -314,6 +315,30 @@ struct BlockReplayer {
             let c = block.changes[i]
             let row = block.firstRow + i
             let agent = agents[c.replica]
+            // Typing: changes that continue the one before them (same replica, next seq, that change
+            // their only dependency, same time, author and message, no extra fields) and whose
+            // units continue the insert op being read. Every check below holds by construction
+            // then (the seq, the Lamport order, the op's ids; the op counters' room is checked by
+            // the log), so the longest such stretch is appended at once.
+            if i < skipUntil { continue }
+            if used > 0, i > 0, case .insertText(_, _, _, let s) = ops[opIndex].body {
+                var j = i, units = 0
+                let room = ops[opIndex].length - used
+                while j < block.changes.count {
+                    let c = block.changes[j], p = block.changes[j - 1]
+                    guard c.depCount == 1, c.extraCount == 0, block.depRows[c.depStart] == block.firstRow + j - 1, units + c.length <= room,
+                          c.replica == p.replica, c.seq == p.seq + 1, c.time == p.time, c.author == p.author, c.message == p.message else { break }
+                    units += c.length
+                    j += 1
+                }
+                if j > i, log.appendTypingChanges(agent: agent, time: c.time, author: stringMap[c.author], message: stringMap[c.message],
+                                                  lengths: block.changes[i ..< j].lazy.map(\.length), scalars: blockText[s + used ..< s + used + units]) {
+                    used += units
+                    if used == ops[opIndex].length { opIndex += 1; used = 0 }
+                    skipUntil = j
+                    continue
+                }
+            }
             let cid = ChangeID(replica: block.replicas[c.replica], seq: c.seq)
             let lastOfAgent = log.lastChangeEnd(of: agent)
             let expected = (lastOfAgent?.seq ?? 0) + 1
