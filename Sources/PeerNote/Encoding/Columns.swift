@@ -327,7 +327,19 @@ private struct RunLengthEncoder<Codec: RunLengthValueCodec> {
     private var runLength = 0
     private(set) var count = 0
 
+    /// Appends `v`. Inlined for its common case, a value that repeats the run being counted
+    /// (columns of a long history are mostly runs); everything else goes to `appendOther`.
+    @inline(__always)
     mutating func append(_ v: Codec.Value) {
+        if mode == .run && v == current {
+            count += 1
+            runLength += 1
+            return
+        }
+        appendOther(v)
+    }
+
+    private mutating func appendOther(_ v: Codec.Value) {
         count += 1
         switch mode {
         case .empty:
@@ -511,7 +523,7 @@ struct UIntColumnEncoder {
     /// Number of values appended so far.
     var count: Int { core.count }
 
-    mutating func append(_ v: UInt64) { core.append(v) }
+    @inline(__always) mutating func append(_ v: UInt64) { core.append(v) }
 
     /// The encoded column (does not reset the encoder).
     func finish() -> [UInt8] { core.finish() }
@@ -546,7 +558,7 @@ struct IntColumnEncoder {
     /// Number of values appended so far.
     var count: Int { core.count }
 
-    mutating func append(_ v: Int64) { core.append(v) }
+    @inline(__always) mutating func append(_ v: Int64) { core.append(v) }
 
     /// The encoded column (does not reset the encoder).
     func finish() -> [UInt8] { core.finish() }
@@ -582,6 +594,7 @@ struct DeltaColumnEncoder {
     /// Number of values appended so far.
     var count: Int { inner.count }
 
+    @inline(__always)
     mutating func append(_ v: Int64) {
         let (delta, overflow) = v.subtractingReportingOverflow(last)
         precondition(!overflow, "DeltaColumnEncoder: difference \(v) - \(last) does not fit in Int64")
