@@ -126,9 +126,9 @@ extension Document {
         var block = WireBlock()
         block.replicas = table.map { log.replicas[Int($0)] }
         block.firstRow = firstRow
-        // Built in locals and stored once (appending through `block` checks its uniqueness per change).
-        var changes: [WireChange] = [], depRows: [Int] = [], extraBytes: [UInt8] = []
-        changes.reserveCapacity(order.count)
+        // Dependencies and extra fields are gathered here; the changes themselves are made one
+        // at a time as the encoder reads them (a `WireChange` per change would be 48 bytes each).
+        var depRows: [Int] = [], extraBytes: [UInt8] = []
         depRows.reserveCapacity(order.count)
         // The log's interned strings, interned in the block once each (-1: not yet).
         var blockString = [Int](repeating: -1, count: log.strings.count)
@@ -136,18 +136,12 @@ extension Document {
             let c = log.changes[ci]
             if blockString[Int(c.author)] < 0 { blockString[Int(c.author)] = block.intern(log.strings[Int(c.author)]) }
             if blockString[Int(c.message)] < 0 { blockString[Int(c.message)] = block.intern(log.strings[Int(c.message)]) }
-            let depStart = depRows.count
             for d in log.deps(of: ci) { depRows.append(rowOf[d]) }
-            let extraStart = extraBytes.count
             if c.extra != 0 { extraBytes.append(contentsOf: log.extras[Int(c.extra)]) }
-            changes.append(WireChange(replica: Int(index[Int(c.agent)]), seq: c.seq, length: c.length, time: c.time,
-                                      depStart: depStart, depCount: Int(c.depCount),
-                                      author: blockString[Int(c.author)], message: blockString[Int(c.message)],
-                                      extraStart: extraStart, extraCount: extraBytes.count - extraStart))
         }
-        block.changes = changes
         block.depRows = depRows
         block.extraBytes = extraBytes
+        block.generatedChanges = GeneratedChanges(log: log, order: order, replicaIndex: index, stringIndex: blockString)
         var pending: (op: Op, firstID: LocalID)?
         var lv = 0
         forEachOp(of: order) { ci, op in

@@ -58,6 +58,11 @@ struct WireBlock: Sendable {
     var genesis: ChangeID?
     var replicas: [ReplicaID] = []
     var changes: [WireChange] = []
+    /// Instead of `changes`, when saving: the changes made one at a time, in order, as the
+    /// encoder reads them (so that a save of a long history does not hold one `WireChange` per
+    /// change). Their dependencies and extra fields are `depRows` and `extraBytes` back to back
+    /// (their `depStart` and `extraStart` are not used).
+    var generatedChanges: GeneratedChanges?
     /// The dependency rows of every change, back to back.
     var depRows: [Int] = []
     /// Authors and messages the changes name; index 0 is the empty string.
@@ -99,7 +104,31 @@ struct WireBlock: Sendable {
     }
 }
 
+/// A block's changes made on demand from an op log (see `WireBlock.generatedChanges`): the
+/// log's changes `order`, with the block's replica and string indices.
+struct GeneratedChanges: Sendable {
+    let log: OpLog
+    let order: [Int]
+    /// The block replica index of each log agent, and the block string index of each log string.
+    let replicaIndex: [UInt32]
+    let stringIndex: [Int]
+
+    var count: Int { order.count }
+
+    /// Change `i` of the block, for `i` in `0 ..< count`.
+    @inline(__always)
+    func change(_ i: Int) -> WireChange {
+        let c = log.changes[order[i]]
+        return WireChange(replica: Int(replicaIndex[Int(c.agent)]), seq: c.seq, length: c.length, time: c.time,
+                          depStart: 0, depCount: Int(c.depCount), author: stringIndex[Int(c.author)], message: stringIndex[Int(c.message)],
+                          extraStart: 0, extraCount: c.extra == 0 ? 0 : log.extras[Int(c.extra)].count)
+    }
+}
+
 extension WireBlock {
+    /// How many changes the block holds.
+    var changeCount: Int { generatedChanges?.count ?? changes.count }
+
     func deps(of i: Int) -> ArraySlice<Int> { depRows[changes[i].depStart ..< changes[i].depStart + changes[i].depCount] }
     func author(of i: Int) -> String { strings[changes[i].author] }
     func message(of i: Int) -> String { strings[changes[i].message] }
@@ -179,17 +208,22 @@ enum WireCodec {
         var cDepCount = UIntColumnEncoder(), cDepDist = UIntColumnEncoder(), cTime = DeltaColumnEncoder()
         var cAuthor = UIntColumnEncoder(), cMessage = UIntColumnEncoder(), cExtraLen = UIntColumnEncoder()
         var extra: [UInt8] = []
-        for i in block.changes.indices {
-            let c = block.changes[i]
+        let generated = block.generatedChanges
+        var depPos = 0, extraPos = 0    // where the next generated change's dependencies and extra fields start
+        for i in 0 ..< block.changeCount {
+            let c = generated.map { $0.change(i) } ?? block.changes[i]
+            let depStart = generated == nil ? c.depStart : depPos, extraStart = generated == nil ? c.extraStart : extraPos
+            depPos += c.depCount
+            extraPos += c.extraCount
             let row = block.firstRow + i
             cReplica.append(UInt64(c.replica))
             cSeq.append(Int64(c.seq))
             cLen.append(UInt64(c.length))
             cDepCount.append(UInt64(c.depCount))
             if c.depCount == 1 {
-                cDepDist.append(UInt64(row - block.depRows[c.depStart]))
+                cDepDist.append(UInt64(row - block.depRows[depStart]))
             } else if c.depCount > 1 {
-                for d in block.deps(of: i).sorted(by: >) { cDepDist.append(UInt64(row - d)) }
+                for d in block.depRows[depStart ..< depStart + c.depCount].sorted(by: >) { cDepDist.append(UInt64(row - d)) }
             }
             cTime.append(c.time)
             // The author, then a non-empty message, take wire indices in order of first use.
@@ -200,7 +234,7 @@ enum WireCodec {
             cAuthor.append(UInt64(wireIndex[c.author]))
             cMessage.append(emptyMessage[c.message] ? 0 : UInt64(wireIndex[c.message]) + 1)
             cExtraLen.append(UInt64(c.extraCount))
-            if c.extraCount > 0 { extra += block.extra(of: i) }
+            if c.extraCount > 0 { extra += block.extraBytes[extraStart ..< extraStart + c.extraCount] }
         }
         cols[.changeReplica] = cReplica.finish(); cols[.changeSeq] = cSeq.finish(); cols[.changeLength] = cLen.finish()
         cols[.changeDepCount] = cDepCount.finish(); cols[.changeDepDistance] = cDepDist.finish(); cols[.changeTime] = cTime.finish()
@@ -277,7 +311,7 @@ enum WireCodec {
         for r in block.replicas { e.bytes(r.bytes) }
         e.unsigned(BlockKey.strings.rawValue); e.arrayHeader(strings.count)
         for s in strings { e.text(s) }
-        e.unsigned(BlockKey.changeCount.rawValue); e.unsigned(UInt64(block.changes.count))
+        e.unsigned(BlockKey.changeCount.rawValue); e.unsigned(UInt64(block.changeCount))
         e.unsigned(BlockKey.opUnitCount.rawValue); e.unsigned(UInt64(block.ops.reduce(0) { $0 + $1.length }))
         e.unsigned(BlockKey.columns.rawValue); e.bytes(Deflate.compress(columnBytes))
         // The inflated size bounds decompression on the way back in.
