@@ -90,4 +90,33 @@ struct LibraryGuardTests {
         #expect(throws: PeerNoteError.unrelated(.conflictingChange(ChangeID(replica: reused, seq: 1)))) { try one.merge(two) }
         #expect(one.save() == before)
     }
+
+    /// Fingerprints hash a change that continues its one dependency (typing on) by that
+    /// dependency's fingerprint and its own ops: a change in the middle of a typing run that
+    /// differs in its character, author, message or time is still told apart, and named (the
+    /// last keystroke differs, so no later change gives it away).
+    @Test("A typing run that differs in one keystroke's character, author, message or time is refused, naming it")
+    func conflictingKeystrokeRefused() throws {
+        let base = Document(title: "T", author: "a")
+        let note = base.addNote(title: "N", body: "")
+        let reused = ReplicaID(high: 9, low: 9)
+        for difference in ["none", "character", "author", "message", "time"] {
+            let one = Document(id: base.id, genesis: base.genesis, log: base.log, state: base.state, replica: reused, author: "w")
+            let two = Document(id: base.id, genesis: base.genesis, log: base.log, state: base.state, replica: reused, author: "w")
+            for d in [one, two] { d.clock = { Date(timeIntervalSince1970: 5_000) } }
+            for k in 0 ..< 20 {
+                for d in [one, two] {
+                    let odd = d === two && k == 19
+                    if odd && difference == "author" { d.author = "v" }
+                    if odd && difference == "time" { d.clock = { Date(timeIntervalSince1970: 5_001) } }
+                    let text = odd && difference == "character" ? "Y" : "x"
+                    try d.transaction(message: odd && difference == "message" ? "m" : "") { try d.insertText(note, at: k, text) }
+                    if odd { d.author = "w"; d.clock = { Date(timeIntervalSince1970: 5_000) } }
+                }
+            }
+            let expected: HistoryRelation = difference == "none" ? .shared : .conflictingChange(ChangeID(replica: reused, seq: 20))
+            #expect(one.relation(to: two) == expected, "\(difference)")
+            #expect(two.relation(to: one) == expected, "\(difference)")
+        }
+    }
 }

@@ -449,19 +449,36 @@ struct OpLog: Sendable {
     /// it is left at the op holding the next change's first unit. `hashes` is `contentHashes`
     /// brought up to date: replica ids, strings and extra fields are hashed as this process's
     /// hashes of them (eight bytes each, not their contents).
+    /// Whether change `c` continues `d`, its only dependency: the same replica's previous change,
+    /// with the same author, message and time, and neither with extra fields. (Strings are
+    /// interned, so equal indices are equal strings; every extra field has its own index.)
+    @inline(__always)
+    private func continues(_ c: ChangeRecord, _ d: ChangeRecord) -> Bool {
+        c.agent == d.agent && c.seq == d.seq + 1 && c.author == d.author && c.message == d.message && c.time == d.time
+            && c.extra == 0 && d.extra == 0
+    }
+
     private func computeFingerprint(_ i: Int, opCursor: inout Int, _ hashes: ContentHashes) -> Int {
         var h = Hasher()
         let c = changes[i]
-        // The change's fixed fields in one call (Hasher is SipHash: every call has a cost).
-        var head = (hashes.replicas[Int(c.agent)], UInt64(c.seq) << 32 | UInt64(c.counterStart), c.length, c.time,
-                    hashes.strings[Int(c.author)], hashes.strings[Int(c.message)], hashes.extras[Int(c.extra)])
-        withUnsafeBytes(of: &head) { h.combine(bytes: $0) }
         let deps = self.deps(of: i)
-        h.combine(deps.count)
-        if deps.count == 1, let d = deps.first {
-            h.combine(fingerprints[d])
+        if deps.count == 1, let d = deps.first, continues(c, changes[d]) {
+            // Typing on: the change's replica, seq, op counter, author, message, extra fields and
+            // time follow from its one dependency's, which its fingerprint stands for. Whether a
+            // change continues is decided on content alone, so equal changes hash alike in any log.
+            var head = (UInt64(1), fingerprints[d], c.length)
+            withUnsafeBytes(of: &head) { h.combine(bytes: $0) }
         } else {
-            for f in deps.map({ fingerprints[$0] }).sorted() { h.combine(f) }
+            // The change's fixed fields in one call (Hasher is SipHash: every call has a cost).
+            var head = (UInt64(0), hashes.replicas[Int(c.agent)], UInt64(c.seq) << 32 | UInt64(c.counterStart), c.length, c.time,
+                        hashes.strings[Int(c.author)], hashes.strings[Int(c.message)], hashes.extras[Int(c.extra)])
+            withUnsafeBytes(of: &head) { h.combine(bytes: $0) }
+            h.combine(deps.count)
+            if deps.count == 1, let d = deps.first {
+                h.combine(fingerprints[d])
+            } else {
+                for f in deps.map({ fingerprints[$0] }).sorted() { h.combine(f) }
+            }
         }
         // `h` is passed inout (not captured by a nested function, which would box it and check
         // exclusive access on every use).
