@@ -160,6 +160,63 @@ struct ChangeTableTests {
     }
 }
 
+extension ChangeTableTests {
+    /// Appending a stretch of changes to the last run: refused, changing nothing, unless the
+    /// last change is the same agent's with the same meta and time; accepted stretches may hold
+    /// empty changes, and read back as if appended one by one.
+    @Test("appendContinuing(lengths:) joins only the last run's agent, meta and time, or changes nothing")
+    func appendContinuingStretch() {
+        var table = ChangeTable()
+        let meta = ChangeTable.Meta(author: 1, message: 0, extra: 0)
+        table.append(ChangeRecord(agent: 0, seq: 1, counterStart: 0, author: 1, message: 0, extra: 0, depCount: 0, length: 2,
+                                  lvStart: 0, lamport: 1, time: 7), deps: [Int]())
+        let before = Array(table)
+        let otherAgent = table.appendContinuing(agent: 1, meta: meta, time: 7, lengths: [1])
+        let otherTime = table.appendContinuing(agent: 0, meta: meta, time: 8, lengths: [1])
+        let otherMeta = table.appendContinuing(agent: 0, meta: ChangeTable.Meta(author: 2, message: 0, extra: 0), time: 7, lengths: [1])
+        #expect(!otherAgent && !otherTime && !otherMeta)
+        #expect(Array(table) == before && table.lvEnd == 2)
+        let joined = table.appendContinuing(agent: 0, meta: meta, time: 7, lengths: [2, 0, 3])
+        #expect(joined)
+        #expect(table.count == 4 && table.runCount == 1 && table.lvEnd == 7)
+        #expect(table.indices.map(table.length) == [2, 2, 0, 3])
+        #expect(table.indices.map(table.lvStart) == [0, 2, 4, 4])
+        #expect(table.indices.map(table.seq) == [1, 2, 3, 4])
+        #expect(table.indices.map { Array(table.deps(of: $0)) } == [[], [0], [1], [2]])
+        #expect(table.index(agent: 0, counter: 4) == 3 && table.index(agent: 0, counter: 3) == 1)
+    }
+
+    /// A typing stretch in a file that is broken in the middle (a sequence number skipped, or a
+    /// dependency two rows back) is refused with the message the change-by-change path gives,
+    /// not taken into the run.
+    @Test("A broken change inside a typing stretch is refused, not appended with the stretch")
+    func brokenTypingStretchRefused() throws {
+        let d = Document(title: "t", author: "a")
+        d.clock = { Date(timeIntervalSince1970: 2_000) }
+        let n = d.addNote(title: "n", body: "")
+        for k in 0 ..< 50 { try d.insertText(n, at: k, "x") }
+        let (_, block) = try StateSectionTests.onlyBlock(d.save())
+        let k = 30
+        try #require(block.changes.count > k + 5 && block.changes[k].depCount == 1)
+        func refused(_ b: WireBlock, _ fragment: String) {
+            #expect {
+                _ = try Document.load(StateSectionTests.file(b))
+            } throws: { error in
+                guard let e = error as? PeerNoteError, case .invalidDocument(_, let m) = e else { return false }
+                return m.contains("change at row \(k)") && m.contains(fragment)
+            }
+        }
+        var skipped = block
+        skipped.changes[k].seq += 1
+        refused(skipped, "sequence number \(block.changes[k].seq + 1), expected \(block.changes[k].seq)")
+        var twoBack = block
+        twoBack.depRows[twoBack.changes[k].depStart] = k - 2
+        refused(twoBack, "does not follow its replica's previous change")
+        // The block as saved loads (so the two above fail for their one change).
+        #expect(try Document.load(StateSectionTests.file(block)).notebook == d.notebook)
+    }
+}
+
 /// A clock a test moves forward by hand (the document's clock is a `@Sendable` closure).
 private final class TestClock: @unchecked Sendable {
     private var seconds: Double

@@ -139,6 +139,24 @@ struct StateSectionTests {
         try expectRefused(moved, dead: Array(block.deadText.dropLast()), "does not match the history")
     }
 
+    /// The smallest 64-bit integer as a note's creation time is refused like any other
+    /// out-of-range time (its absolute value does not exist, so a check by `abs` would trap).
+    @Test("A state section with the smallest 64-bit creation time is refused by load and readNotebook")
+    func smallestCreationTime() throws {
+        let d = try sampleDocument()
+        var (_, block) = try Self.onlyBlock(d.save())
+        var state = try #require(block.state)
+        state.notes[0].created = .min
+        block.state = state
+        let bytes = Self.file(block)
+        let refused: (any Error) -> Bool = { error in
+            guard let e = error as? PeerNoteError, case .invalidDocument(_, let m) = e else { return false }
+            return m.contains("invalid creation time")
+        }
+        #expect(performing: { _ = try Document.load(bytes) }, throws: refused)
+        #expect(performing: { _ = try Document.readNotebook(bytes) }, throws: refused)
+    }
+
     @Test("Random notebooks: compact save, readNotebook and load agree, and loaded copies merge with the originals")
     func randomized() throws {
         var rng = SystemRandomNumberGenerator()

@@ -454,7 +454,7 @@ struct OpLog: Sendable {
     /// interned, so equal indices are equal strings; every extra field has its own index.)
     @inline(__always)
     private func continues(_ c: ChangeRecord, _ d: ChangeRecord) -> Bool {
-        c.agent == d.agent && c.seq == d.seq + 1 && c.author == d.author && c.message == d.message && c.time == d.time
+        c.agent == d.agent && Int(c.seq) == Int(d.seq) + 1 && c.author == d.author && c.message == d.message && c.time == d.time
             && c.extra == 0 && d.extra == 0
     }
 

@@ -79,13 +79,10 @@ extension Document {
         for (a, replica) in other.log.replicas.enumerated() {
             let have = log.existingAgent(for: replica).map { log.changeCount(of: $0) } ?? 0
             let count = other.log.changeCount(of: UInt32(a))
-            if count > have, let first = other.log.changeIndex(agent: UInt32(a), seq: UInt32(have + 1)) {
-                // A replica's changes after `first`: its run, then the runs of its later changes.
-                var ci = first
-                while true {
-                    missing.append(ci)
-                    guard let next = other.log.changeIndex(agent: UInt32(a), seq: other.log.changes.seq(ci) + 1) else { break }
-                    ci = next
+            // The replica's changes past the ones we have, found by seq (a binary search over its runs).
+            if count > have {
+                for seq in have + 1 ... count {
+                    if let ci = other.log.changeIndex(agent: UInt32(a), seq: UInt32(seq)) { missing.append(ci) }
                 }
             }
         }

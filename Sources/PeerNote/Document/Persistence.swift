@@ -326,7 +326,7 @@ struct BlockReplayer {
                 while j < block.changes.count {
                     let c = block.changes[j], p = block.changes[j - 1]
                     guard c.depCount == 1, c.extraCount == 0, block.depRows[c.depStart] == block.firstRow + j - 1, units + c.length <= room,
-                          c.replica == p.replica, c.seq == p.seq + 1, c.time == p.time, c.author == p.author, c.message == p.message else { break }
+                          c.replica == p.replica, Int(c.seq) == Int(p.seq) + 1, c.time == p.time, c.author == p.author, c.message == p.message else { break }
                     units += c.length
                     j += 1
                 }

@@ -86,7 +86,7 @@ enum StateCodec {
             guard let rank = f[4].uint, let p = Priority.allCases.first(where: { UInt64($0.rank) == rank }) else {
                 throw ReadError(message: "state section: note \(k) has an unknown priority")
             }
-            guard let created = f[5].int, abs(created) <= WireCodec.maxTime else { throw ReadError(message: "state section: note \(k) has an invalid creation time") }
+            guard let created = f[5].int, created.magnitude <= WireCodec.maxTime.magnitude else { throw ReadError(message: "state section: note \(k) has an invalid creation time") }
             guard let deleted = f[6].boolValue else { throw ReadError(message: "state section: note \(k) has no deleted flag") }
             guard let body = f[7].textValue else { throw ReadError(message: "state section: note \(k) has no body text") }
             notes.append(WireNoteState(replica: Int(r), counter: UInt32(c), title: t, tags: tags, priority: p,
