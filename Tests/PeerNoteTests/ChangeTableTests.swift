@@ -217,6 +217,34 @@ extension ChangeTableTests {
     }
 }
 
+extension ChangeTableTests {
+    /// A change that continues the one before is fingerprinted without its head, so the rule
+    /// must not let a change with extra fields continue: two logs that differ only in the last
+    /// change's extra fields must fingerprint it differently, and two equal logs alike.
+    @Test("Fingerprints tell apart a last change that differs only in its extra fields")
+    func fingerprintsSeeExtraFields() {
+        let replica = ReplicaID(high: 3, low: 4)
+        func log(lastExtra: [UInt8]) -> (OpLog, Int) {
+            var l = OpLog()
+            let a = l.agent(for: replica)
+            var last = l.beginChange(agent: a, time: 5, author: "w", message: "")
+            l.append(.setNotebookTitle("t", preds: []), length: 1)
+            for k in 0 ..< 10 {
+                last = l.beginChange(agent: a, time: 5, author: "w", message: "", extra: k == 9 ? lastExtra : [])
+                l.append(.addTag(note: LocalID(agent: a, counter: 0), "x"), length: 1)
+            }
+            return (l, last)
+        }
+        var (plain, i) = log(lastExtra: [])
+        var (same, j) = log(lastExtra: [])
+        var (extra, k) = log(lastExtra: [0xA1, 0x01, 0x02])
+        #expect(plain.changes.runCount < plain.changes.count)
+        let fPlain = plain.fingerprint(ofChange: i), fSame = same.fingerprint(ofChange: j), fExtra = extra.fingerprint(ofChange: k)
+        #expect(fPlain == fSame)
+        #expect(fPlain != fExtra)
+    }
+}
+
 /// A clock a test moves forward by hand (the document's clock is a `@Sendable` closure).
 private final class TestClock: @unchecked Sendable {
     private var seconds: Double
