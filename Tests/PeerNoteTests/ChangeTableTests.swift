@@ -218,11 +218,11 @@ extension ChangeTableTests {
 }
 
 extension ChangeTableTests {
-    /// A change that continues the one before is fingerprinted without its head, so the rule
-    /// must not let a change with extra fields continue: two logs that differ only in the last
-    /// change's extra fields must fingerprint it differently, and two equal logs alike.
-    @Test("Fingerprints tell apart a last change that differs only in its extra fields")
-    func fingerprintsSeeExtraFields() {
+    /// Inside a run the shared-history check compares only lengths and ops (the rest follows
+    /// from the run), so a change with extra fields must not join a run: two logs that differ
+    /// only in the last change's extra fields must disagree, and two equal logs agree.
+    @Test("The shared-history check tells apart a last change that differs only in its extra fields")
+    func sharedHistorySeesExtraFields() {
         let replica = ReplicaID(high: 3, low: 4)
         func log(lastExtra: [UInt8]) -> (OpLog, Int) {
             var l = OpLog()
@@ -235,13 +235,14 @@ extension ChangeTableTests {
             }
             return (l, last)
         }
-        var (plain, i) = log(lastExtra: [])
-        var (same, j) = log(lastExtra: [])
-        var (extra, k) = log(lastExtra: [0xA1, 0x01, 0x02])
+        let (plain, i) = log(lastExtra: [])
+        let (same, _) = log(lastExtra: [])
+        let (extra, _) = log(lastExtra: [0xA1, 0x01, 0x02])
         #expect(plain.changes.runCount < plain.changes.count)
-        let fPlain = plain.fingerprint(ofChange: i), fSame = same.fingerprint(ofChange: j), fExtra = extra.fingerprint(ofChange: k)
-        #expect(fPlain == fSame)
-        #expect(fPlain != fExtra)
+        #expect(plain.sharesHistory(with: same))
+        #expect(!plain.sharesHistory(with: extra))
+        #expect(!extra.sharesHistory(with: plain))
+        #expect(!plain.sameChange(i, extra, i, plain.agentMap(from: extra)))
     }
 }
 

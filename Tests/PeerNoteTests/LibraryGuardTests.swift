@@ -91,10 +91,9 @@ struct LibraryGuardTests {
         #expect(one.save() == before)
     }
 
-    /// Fingerprints hash a change that continues its one dependency (typing on) by that
-    /// dependency's fingerprint and its own ops: a change in the middle of a typing run that
-    /// differs in its character, author, message or time is still told apart, and named (the
-    /// last keystroke differs, so no later change gives it away).
+    /// The shared-history check compares a change inside a typing run by its length and ops
+    /// only (the rest follows from the run): a last keystroke that differs in its character,
+    /// author, message or time is still told apart, and named (no later change gives it away).
     @Test("A typing run that differs in one keystroke's character, author, message or time is refused, naming it")
     func conflictingKeystrokeRefused() throws {
         let base = Document(title: "T", author: "a")

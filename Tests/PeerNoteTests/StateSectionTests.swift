@@ -36,7 +36,7 @@ struct StateSectionTests {
         #expect(loaded.save() == bytes)
     }
 
-    @Test("A loaded document's inserted text is the original's: fingerprints agree, and it edits and merges on")
+    @Test("A loaded document's inserted text is the original's: the histories agree, and it edits and merges on")
     func loadedTextIsExact() throws {
         let d = try sampleDocument()
         let loaded = try Document.load(d.save())

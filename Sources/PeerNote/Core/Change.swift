@@ -152,6 +152,8 @@ struct ChangeTable: RandomAccessCollection, Sendable {
 
     /// The first change of change `i`'s run (every change from it up to `i` depends on the one before).
     @inline(__always) func runStart(of i: Int) -> Int { runs[Int(runOf[i])].firstIndex }
+    /// The change after the last of change `i`'s run.
+    @inline(__always) func runEnd(of i: Int) -> Int { let r = Int(runOf[i]); return runs[r].firstIndex + Int(runs[r].count) }
 
     /// The local versions the changes cover: the last change's `lvEnd`.
     @inline(__always) var lvEnd: Int { runs.isEmpty ? 0 : runs[runs.count - 1].lvStart + runs[runs.count - 1].length }

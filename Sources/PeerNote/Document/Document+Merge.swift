@@ -5,56 +5,25 @@ extension Document {
     public func relation(to other: Document) -> HistoryRelation {
         guard id == other.id else { return .differentDocuments(id, other.id) }
         guard genesis == other.genesis else { return .differentOrigin(document: id, genesis, other.genesis) }
-        // Chained fingerprints: agreeing on each replica's last shared change means agreeing on
-        // every shared change (each is in the causal past of its replica's last shared one).
-        for (a, replica) in other.log.replicas.enumerated() {
-            guard let mine = log.existingAgent(for: replica) else { continue }
-            let shared = min(log.changeCount(of: mine), other.log.changeCount(of: UInt32(a)))
-            guard shared > 0, let ours = log.changeIndex(agent: mine, seq: UInt32(shared)),
-                  let theirs = other.log.changeIndex(agent: UInt32(a), seq: UInt32(shared)) else { continue }
-            if log.fingerprint(ofChange: ours) != other.log.fingerprint(ofChange: theirs) {
-                return .conflictingChange(firstDifference(with: other) ?? other.log.changeID(theirs))
-            }
+        // Every change both copies hold, compared directly (see `OpLog.sharesHistory(with:)`).
+        if log.sharesHistory(with: other.log) { return .shared }
+        guard let culprit = firstDifference(with: other) else {
+            // The change-by-change search is the definition; the stretch walk must agree with it.
+            assertionFailure("sharesHistory found a difference that no single change shows")
+            return .shared
         }
-        return .shared
+        return .conflictingChange(culprit)
     }
 
-    /// The earliest change both copies hold with different content (a full comparison, only
-    /// run once fingerprints disagree, to name the culprit).
-    private func firstDifference(with other: Document) -> ChangeID? {
+    /// The earliest change (in `other`'s order) that both copies hold with different content:
+    /// a search change by change, only run once the copies are known to disagree, to name it.
+    func firstDifference(with other: Document) -> ChangeID? {
+        let map = log.agentMap(from: other.log)
         for ci in 0 ..< other.log.changes.count {
-            let cid = other.log.changeID(ci)
-            guard let mine = log.changeIndex(of: cid) else { continue }
-            if !sameContent(mine, other, ci) { return cid }
+            guard let mine = log.changeIndex(of: other.log.changeID(ci)) else { continue }
+            if !log.sameChange(mine, other.log, ci, map) { return other.log.changeID(ci) }
         }
         return nil
-    }
-
-    /// Whether our change `mine` and `other`'s change `theirs` (same id) say the same thing.
-    private func sameContent(_ mine: Int, _ other: Document, _ theirs: Int) -> Bool {
-        let a = log.changes[mine], b = other.log.changes[theirs]
-        guard a.length == b.length, a.counterStart == b.counterStart, a.time == b.time,
-              log.author(of: mine) == other.log.author(of: theirs), log.message(of: mine) == other.log.message(of: theirs),
-              log.extra(of: mine) == other.log.extra(of: theirs), a.depCount == b.depCount else { return false }
-        let depsA = log.deps(of: mine).map(log.changeID).sorted()
-        let depsB = other.log.deps(of: theirs).map(other.log.changeID).sorted()
-        guard depsA == depsB else { return false }
-        let opsA = log.ops(ofChange: mine)
-        let opsB = other.log.ops(ofChange: theirs)
-        guard opsA.count == opsB.count else { return false }
-        for (x, y) in zip(opsA, opsB) {
-            guard x.length == y.length else { return false }
-            let mapped = y.body.mapIDs { other.translate($0, to: self) }
-            if !equalBodies(x, log.text, mapped, other.log.text, y) { return false }
-        }
-        return true
-    }
-
-    private func equalBodies(_ x: Op, _ textA: [Unicode.Scalar], _ yBody: OpBody, _ textB: [Unicode.Scalar], _ y: Op) -> Bool {
-        if case .insertText(let n1, let l1, let r1, let s1) = x.body, case .insertText(let n2, let l2, let r2, let s2) = yBody {
-            return n1 == n2 && l1 == l2 && r1 == r2 && textA[s1 ..< s1 + x.length].elementsEqual(textB[s2 ..< s2 + y.length])
-        }
-        return x.body == yBody
     }
 
     /// Translates one of our local ids into `other`'s local ids (nil agent → `.none`).

@@ -1,0 +1,129 @@
+import Foundation
+
+/// Comparing the changes that two op logs both hold.
+///
+/// Two copies of a document share history when every change both hold has the same content in
+/// both: for each replica, its changes numbered 1 up to the smaller of the two copies' counts
+/// (every dependency of such a change is itself one of them, so this covers their whole common
+/// past). Content is what goes on the wire: seq, op counters, length, time, author, message,
+/// extra fields, dependencies (as change ids) and ops (as cut at the change's boundaries, with
+/// ids in replica terms and inserted text).
+///
+/// The comparison is direct (no hashing) and walks both logs a stretch at a time. A stretch is
+/// a change and the changes after it that both logs hold in one run of the change table: the
+/// first is compared in full, and the others, which by the run's invariants repeat its author,
+/// message, extra fields and time and each depend only on the one before, by their lengths and
+/// op units. Op units are compared a piece at a time (a piece lies inside one op in each log),
+/// inserted text with one memory comparison. A typing session of many thousand keystrokes
+/// costs a comparison per cursor jump, not per keystroke.
+extension OpLog {
+    /// Per agent of `other`, this log's agent for the same replica, or `Self.unknownAgent`.
+    func agentMap(from other: OpLog) -> [UInt32] {
+        other.replicas.map { existingAgent(for: $0) ?? Self.unknownAgent }
+    }
+
+    /// The agent that `agentMap(from:)` gives a replica this log does not know: no real agent
+    /// (agents are indices below `UInt32.max - 1`) and not `LocalID.none`'s.
+    static let unknownAgent = UInt32.max - 1
+
+    /// Whether every change that both logs hold has the same content in both (see above).
+    func sharesHistory(with other: OpLog) -> Bool {
+        let map = agentMap(from: other)
+        for b in 0 ..< other.replicas.count {
+            let a = map[b]
+            guard a != Self.unknownAgent else { continue }
+            let shared = min(changes.changeCount(agent: a), other.changes.changeCount(agent: UInt32(b)))
+            var seq = 1
+            while seq <= shared {
+                guard let i = changes.index(agent: a, seq: UInt32(seq)),
+                      let j = other.changes.index(agent: UInt32(b), seq: UInt32(seq)) else { return false }
+                // The stretch: change `seq` and those after it inside its run in both logs.
+                let n = min(changes.runEnd(of: i) - i, other.changes.runEnd(of: j) - j, shared - seq + 1)
+                guard sameChange(i, other, j, map) else { return false }
+                if n > 1 && !sameRunTail(i + 1, other, j + 1, count: n - 1, map) { return false }
+                seq += n
+            }
+        }
+        return true
+    }
+
+    /// Whether our change `i` and `other`'s change `j` (the same replica and seq) have the same
+    /// content. `map` is `agentMap(from: other)`.
+    func sameChange(_ i: Int, _ other: OpLog, _ j: Int, _ map: [UInt32]) -> Bool {
+        let a = changes[i], b = other.changes[j]
+        guard a.length == b.length, a.counterStart == b.counterStart, a.time == b.time, a.depCount == b.depCount,
+              strings[Int(a.author)] == other.strings[Int(b.author)], strings[Int(a.message)] == other.strings[Int(b.message)],
+              extras[Int(a.extra)] == other.extras[Int(b.extra)] else { return false }
+        let depsA = deps(of: i), depsB = other.deps(of: j)
+        if depsA.count == 1 {
+            let x = depsA[0], y = depsB[0]
+            guard changes.agent(x) == map[Int(other.changes.agent(y))], changes.seq(x) == other.changes.seq(y) else { return false }
+        } else if depsA.count > 1 {
+            guard depsA.map(changeID).sorted() == depsB.map(other.changeID).sorted() else { return false }
+        }
+        return sameUnits(i, other, j, count: 1, map)
+    }
+
+    /// Whether our changes `i ..< i + count` and `other`'s `j ..< j + count`, each inside a run
+    /// that also holds the change before it (compared already), have the same content.
+    private func sameRunTail(_ i: Int, _ other: OpLog, _ j: Int, count: Int, _ map: [UInt32]) -> Bool {
+        for k in 0 ..< count where changes.length(i + k) != other.changes.length(j + k) { return false }
+        return sameUnits(i, other, j, count: count, map)
+    }
+
+    /// Whether the ops of our changes `i ..< i + count` and `other`'s `j ..< j + count` (of equal
+    /// lengths, change by change) are the same when each is cut at its change's boundaries.
+    /// Walks pieces: stretches that lie inside one op in each log. An op that ends inside a
+    /// change in one log must end there in the other too (or that change's ops differ).
+    private func sameUnits(_ i: Int, _ other: OpLog, _ j: Int, count: Int, _ map: [UInt32]) -> Bool {
+        let startA = changes.lvStart(i), startB = other.changes.lvStart(j)
+        let total = changes.lvEnd(i + count - 1) - startA
+        guard total > 0 else { return true }
+        var pa = opIndex(containingLV: startA), pb = other.opIndex(containingLV: startB)
+        var ca = i, cb = j        // the changes holding the piece's first unit, in each log
+        var off = 0
+        while off < total {
+            while changes.lvEnd(ca) <= startA + off { ca += 1 }
+            while other.changes.lvEnd(cb) <= startB + off { cb += 1 }
+            let endA = ops[pa].lv + ops[pa].length - startA, endB = other.ops[pb].lv + other.ops[pb].length - startB
+            let q = min(endA, endB, total)
+            if q < total && endA != endB {
+                // One log's op ends at `q` and the other's goes on: only allowed at a change
+                // boundary. (`appendOp` merges every op into the one before when it continues it,
+                // so two valid logs do not differ so; kept to compare exactly what a change-by-change
+                // comparison of cut ops would.)
+                var c = ca
+                while changes.lvEnd(c) - startA < q { c += 1 }
+                guard changes.lvEnd(c) - startA == q else { return false }
+            }
+            let x = slice(ops[pa], from: startA + off, to: startA + q, change: ca)
+            let y = other.slice(other.ops[pb], from: startB + off, to: startB + q, change: cb)
+            guard samePiece(x, other, y, map) else { return false }
+            off = q
+            if endA == q { pa += 1 }
+            if endB == q { pb += 1 }
+        }
+        return true
+    }
+
+    /// Whether our op piece `x` and `other`'s piece `y` (of equal lengths) say the same thing.
+    private func samePiece(_ x: Op, _ other: OpLog, _ y: Op, _ map: [UInt32]) -> Bool {
+        @inline(__always) func mapped(_ id: LocalID) -> LocalID {
+            id.isNone ? id : LocalID(agent: map[Int(id.agent)], counter: id.counter)
+        }
+        switch (x.body, y.body) {
+        case let (.insertText(n1, l1, r1, s1), .insertText(n2, l2, r2, s2)):
+            guard n1 == mapped(n2), l1 == mapped(l2), r1 == mapped(r2) else { return false }
+            return text.withUnsafeBufferPointer { ta in
+                other.text.withUnsafeBufferPointer { tb in
+                    guard let a = ta.baseAddress, let b = tb.baseAddress else { return x.length == 0 }
+                    return memcmp(a + s1, b + s2, x.length * MemoryLayout<Unicode.Scalar>.stride) == 0
+                }
+            }
+        case let (.deleteText(n1, t1, r1), .deleteText(n2, t2, r2)):
+            return n1 == mapped(n2) && t1 == mapped(t2) && r1 == r2
+        default:
+            return x.body == y.body.mapIDs(mapped)
+        }
+    }
+}
