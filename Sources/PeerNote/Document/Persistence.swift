@@ -306,12 +306,13 @@ struct BlockReplayer {
         var skipUntil = 0         // changes before it were appended with an earlier one
         // Nothing here captures `block`: a capture would copy the whole block for every op.
         let blockOffset = block.offset
-        let ops = block.ops, blockText = block.text
+        let ops = block.ops, blockText = block.text, changes = block.changes
         func fail(_ row: Int, _ message: String) -> PeerNoteError {
             .invalidDocument(offset: blockOffset, message: "change at row \(row): \(message)")
         }
-        for i in block.changes.indices {
-            let c = block.changes[i]
+        for i in changes.indices {
+            if i < skipUntil { continue }
+            let c = changes[i]
             let row = block.firstRow + i
             let agent = agents[c.replica]
             // Typing: changes that continue the one before them (same replica, next seq, that change
@@ -319,19 +320,16 @@ struct BlockReplayer {
             // units continue the insert op being read. Every check below holds by construction
             // then (the seq, the Lamport order, the op's ids; the op counters' room is checked by
             // the log), so the longest such stretch is appended at once.
-            if i < skipUntil { continue }
             if used > 0, i > 0, case .insertText(_, _, _, let s) = ops[opIndex].body {
                 var j = i, units = 0
                 let room = ops[opIndex].length - used
-                while j < block.changes.count {
-                    let c = block.changes[j], p = block.changes[j - 1]
-                    guard c.depCount == 1, c.extraCount == 0, block.depRows[c.depStart] == block.firstRow + j - 1, units + c.length <= room,
-                          c.replica == p.replica, Int(c.seq) == Int(p.seq) + 1, c.time == p.time, c.author == p.author, c.message == p.message else { break }
-                    units += c.length
+                // The list stores a change that continues the one before in its run (the rule above).
+                while j < changes.count && changes.continuesPrevious(j) && units + changes.length(j) <= room {
+                    units += changes.length(j)
                     j += 1
                 }
                 if j > i, log.appendTypingChanges(agent: agent, time: c.time, author: stringMap[c.author], message: stringMap[c.message],
-                                                  lengths: block.changes[i ..< j].lazy.map(\.length), scalars: blockText[s + used ..< s + used + units]) {
+                                                  lengths: (i ..< j).lazy.map { changes.length($0) }, scalars: blockText[s + used ..< s + used + units]) {
                     used += units
                     if used == ops[opIndex].length { opIndex += 1; used = 0 }
                     skipUntil = j

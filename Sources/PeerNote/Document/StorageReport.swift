@@ -49,7 +49,7 @@ extension Document {
                 }
                 return o
             }
-            for i in stripped.changes.indices { stripped.changes[i].author = 0; stripped.changes[i].message = 0 }
+            stripped.changes.setAuthorsAndMessages(to: 0)
             history += historyColumnsSize(stripped)
         }
         let metadata = max(0, bytes.count - history - text)

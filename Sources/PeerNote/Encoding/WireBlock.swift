@@ -57,7 +57,7 @@ struct WireBlock: Sendable {
     var documentID: UUID?
     var genesis: ChangeID?
     var replicas: [ReplicaID] = []
-    var changes: [WireChange] = []
+    var changes = WireChanges()
     /// Instead of `changes`, when saving: the changes made one at a time, in order, as the
     /// encoder reads them (so that a save of a long history does not hold one `WireChange` per
     /// change). Their dependencies and extra fields are `depRows` and `extraBytes` back to back
@@ -155,7 +155,7 @@ extension WireBlock {
                                 author: a, message: m, extraStart: extraBytes.count, extraCount: extra.count)
         depRows.append(contentsOf: deps)
         extraBytes.append(contentsOf: extra)
-        changes.append(change)
+        changes.append(change, continuesPrevious: deps.count == 1 && deps.first == firstRow + changes.count - 1)
     }
 }
 

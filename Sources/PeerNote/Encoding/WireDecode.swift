@@ -287,108 +287,117 @@ extension WireCodec {
             }
             return Int(total)
         }
-        // Changes, a column at a time: each column's values (8 bytes each) are let go before the
-        // next column is decoded, so that a long history's columns are not all held at once.
-        // (Each column is written through one buffer pointer: `changes[i].x = ...` would check
-        // the array's uniqueness on every write.)
+        // Changes, a column at a time: each column's values (8 bytes each) are checked, then
+        // fold into the run-length list (`WireChanges.Builder`), and are let go before the next
+        // column is decoded, so that a long history's columns are not all held at once, nor a
+        // 48-byte record per change.
         let n = changeCount
         let replicaCount = UInt64(block.replicas.count), stringCount = UInt64(strings.count), firstRow = block.firstRow
-        var changes: [WireChange] = []
+        var builder = WireChanges.Builder(count: n)
+        // Each column's values are checked in one pass that also lists where a change does not
+        // continue the one before in that column (the list's run rule); the builder then visits
+        // only runs' first changes.
+        var breaks: [Int] = []
         do {
             // Decoded first: the column decoder bounds `n` by the column's bytes before anything is allocated.
             let replica = try uints(.changeReplica, n)
-            changes.reserveCapacity(n)
+            breaks.removeAll(keepingCapacity: true)
             for i in 0 ..< n {
                 guard replica[i] < replicaCount else { throw ColumnReadError(message: "change replica \(replica[i]) is out of range (< \(replicaCount))") }
-                changes.append(WireChange(replica: Int(replica[i]), seq: 0, length: 0, time: 0, depStart: 0, depCount: 0,
-                                          author: 0, message: 0, extraStart: 0, extraCount: 0))
+                if i > 0 && replica[i] != replica[i - 1] { breaks.append(i) }
             }
+            builder.column(breaks: breaks) { c, i in c.replica = Int(replica[i]) }
         }
         do {
             let seq = try deltas(.changeSeq, n)
-            try changes.withUnsafeMutableBufferPointer { (c) throws(ColumnReadError) in
-                for i in 0 ..< n {
-                    guard seq[i] >= 1 && seq[i] <= Int64(UInt32.max) else { throw ColumnReadError(message: "change at row \(firstRow + i): sequence number \(seq[i]) out of range") }
-                    c[i].seq = UInt32(seq[i])
-                }
+            breaks.removeAll(keepingCapacity: true)
+            for i in 0 ..< n {
+                guard seq[i] >= 1 && seq[i] <= Int64(UInt32.max) else { throw ColumnReadError(message: "change at row \(firstRow + i): sequence number \(seq[i]) out of range") }
+                if i > 0 && seq[i] != seq[i - 1] + 1 { breaks.append(i) }
             }
+            builder.column(breaks: breaks) { c, i in c.seq = UInt32(seq[i]) }
         }
         do {
             let length = try uints(.changeLength, n)
             var units = 0
-            try changes.withUnsafeMutableBufferPointer { (c) throws(ColumnReadError) in
-                for i in 0 ..< n {
-                    guard length[i] >= 1 && length[i] <= UInt64(unitCount), WireChange.fits(Int(length[i])) else {
-                        throw ColumnReadError(message: "change at row \(firstRow + i): length \(length[i]) out of range")
-                    }
-                    units += Int(length[i])
-                    c[i].length = Int(length[i])
+            var lengths = [UInt32](repeating: 0, count: n)
+            for i in 0 ..< n {
+                guard length[i] >= 1 && length[i] <= UInt64(unitCount), WireChange.fits(Int(length[i])) else {
+                    throw ColumnReadError(message: "change at row \(firstRow + i): length \(length[i]) out of range")
                 }
+                units += Int(length[i])
+                lengths[i] = UInt32(length[i])
             }
             guard units == unitCount else { throw ColumnReadError(message: "changes cover \(units) op units, block says \(unitCount)") }
+            builder.setLengths(lengths)
         }
         var depRows: [Int] = []
         do {
             let depCount = try uints(.changeDepCount, n)
             let depDist = try uints(.changeDepDistance, try sum(depCount, "dependency counts", limit: maxRows))
             depRows.reserveCapacity(depDist.count)
+            breaks.removeAll(keepingCapacity: true)
             var depPos = 0
-            try changes.withUnsafeMutableBufferPointer { (c) throws(ColumnReadError) in
-                for i in 0 ..< n {
-                    let row = firstRow + i
-                    let depStart = depRows.count
-                    for _ in 0 ..< depCount[i] {
-                        let d = depDist[depPos]; depPos += 1
-                        guard d >= 1 && d <= UInt64(row) else { throw ColumnReadError(message: "change at row \(row): dependency \(d) rows back lies before the start of the file (missing dependency)") }
-                        depRows.append(row - Int(d))
-                    }
-                    // Most changes have one dependency; a few (merges) have a handful, checked pairwise.
-                    if depCount[i] > 1 {
-                        let deps = depRows[depStart...]
-                        let repeated = deps.count <= 8 ? deps.indices.contains { j in deps[(j + 1)...].contains(deps[j]) } : Set(deps).count != deps.count
-                        guard !repeated else { throw ColumnReadError(message: "change at row \(row): lists a dependency twice") }
-                    }
-                    guard WireChange.fits(depRows.count) else { throw ColumnReadError(message: "change at row \(row): the block is too large (a position passes 2^32)") }
-                    c[i].depStart = depStart
-                    c[i].depCount = depRows.count - depStart
+            for i in 0 ..< n {
+                let row = firstRow + i
+                let depStart = depRows.count
+                for _ in 0 ..< depCount[i] {
+                    let d = depDist[depPos]; depPos += 1
+                    guard d >= 1 && d <= UInt64(row) else { throw ColumnReadError(message: "change at row \(row): dependency \(d) rows back lies before the start of the file (missing dependency)") }
+                    depRows.append(row - Int(d))
                 }
+                // Most changes have one dependency; a few (merges) have a handful, checked pairwise.
+                if depCount[i] > 1 {
+                    let deps = depRows[depStart...]
+                    let repeated = deps.count <= 8 ? deps.indices.contains { j in deps[(j + 1)...].contains(deps[j]) } : Set(deps).count != deps.count
+                    guard !repeated else { throw ColumnReadError(message: "change at row \(row): lists a dependency twice") }
+                }
+                guard WireChange.fits(depRows.count) else { throw ColumnReadError(message: "change at row \(row): the block is too large (a position passes 2^32)") }
+                if i > 0 && !(depCount[i] == 1 && depRows[depStart] == row - 1) { breaks.append(i) }
+            }
+            // A run's first change: its dependencies start after those of every change before it.
+            var pos = 0, next = 0
+            builder.column(breaks: breaks) { c, i in
+                while next < i { pos += Int(depCount[next]); next += 1 }
+                c.depStart = pos
+                c.depCount = Int(depCount[i])
             }
         }
         do {
             let time = try deltas(.changeTime, n)
-            try changes.withUnsafeMutableBufferPointer { (c) throws(ColumnReadError) in
-                for i in 0 ..< n {
-                    guard time[i].magnitude <= Self.maxTime.magnitude else { throw ColumnReadError(message: "change at row \(firstRow + i): time \(time[i]) is out of range") }
-                    c[i].time = time[i]
-                }
+            breaks.removeAll(keepingCapacity: true)
+            for i in 0 ..< n {
+                guard time[i].magnitude <= Self.maxTime.magnitude else { throw ColumnReadError(message: "change at row \(firstRow + i): time \(time[i]) is out of range") }
+                if i > 0 && time[i] != time[i - 1] { breaks.append(i) }
             }
+            builder.column(breaks: breaks) { c, i in c.time = time[i] }
         }
         do {
             let author = try uints(.changeAuthor, n), message = try uints(.changeMessage, n)
-            try changes.withUnsafeMutableBufferPointer { (c) throws(ColumnReadError) in
-                for i in 0 ..< n {
-                    guard author[i] < stringCount else { throw ColumnReadError(message: "author index \(author[i]) is out of range (< \(stringCount))") }
-                    guard message[i] <= stringCount else { throw ColumnReadError(message: "message index \(message[i] - 1) is out of range (< \(stringCount))") }
-                    // Wire string k is block string k + 1 (block string 0 is the empty string).
-                    c[i].author = Int(author[i]) + 1
-                    c[i].message = Int(message[i])
-                }
+            breaks.removeAll(keepingCapacity: true)
+            for i in 0 ..< n {
+                guard author[i] < stringCount else { throw ColumnReadError(message: "author index \(author[i]) is out of range (< \(stringCount))") }
+                guard message[i] <= stringCount else { throw ColumnReadError(message: "message index \(message[i] - 1) is out of range (< \(stringCount))") }
+                if i > 0 && (author[i] != author[i - 1] || message[i] != message[i - 1]) { breaks.append(i) }
             }
+            // Wire string k is block string k + 1 (block string 0 is the empty string).
+            builder.column(breaks: breaks) { c, i in c.author = Int(author[i]) + 1; c.message = Int(message[i]) }
         }
         do {
             let extraLen = try uints(.changeExtraLength, n)
             let extraTotal = try sum(extraLen, "extra field lengths", limit: bytes.count)
             guard col(.changeExtra).bytes.count == extraTotal else { throw ColumnReadError(message: "column changeExtra holds \(col(.changeExtra).bytes.count) bytes, expected \(extraTotal)") }
             guard WireChange.fits(extraTotal) else { throw ColumnReadError(message: "the block is too large (a position passes 2^32)") }
-            var extraPos = 0
-            try changes.withUnsafeMutableBufferPointer { (c) throws(ColumnReadError) in
-                for i in 0 ..< n {
-                    c[i].extraStart = extraPos
-                    c[i].extraCount = Int(extraLen[i])
-                    extraPos += Int(extraLen[i])
-                }
+            breaks.removeAll(keepingCapacity: true)
+            for i in 1 ..< max(n, 1) where extraLen[i] != 0 { breaks.append(i) }
+            var pos = 0, next = 0
+            builder.column(breaks: breaks) { c, i in
+                while next < i { pos += Int(extraLen[next]); next += 1 }
+                c.extraStart = pos
+                c.extraCount = Int(extraLen[i])
             }
         }
+        let changes = builder.finish()
         block.strings = [""] + strings
         block.extraBytes = Array(col(.changeExtra).bytes)
         block.changes = changes
