@@ -34,7 +34,7 @@ extension PNBench {
                 let r = try SequentialReplay.run(trace, forkCopyB: true)
                 guard let b = r.copyB else { throw BenchError.replayFailed("copy B was not made") }
                 let sizeA = try writeDocument(r.document, to: copyA)
-                let sizeB = try writeDocument(b, to: copyB)
+                let sizeB = try writeBytes(b.bytes, to: copyB)
                 let expectedLength = try SequentialBenchmark.expectedText(trace).unicodeScalars.count
                     + SequentialReplay.appended.unicodeScalars.count
                 emit(JSON.object([

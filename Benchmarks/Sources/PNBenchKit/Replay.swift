@@ -43,7 +43,11 @@ extension PNBench {
 
 /// Writes `doc` in compact form, atomically; returns the file's size.
 func writeDocument(_ doc: Document, to path: String) throws(BenchError) -> Int {
-    let bytes = doc.save(.compact)
+    try writeBytes(doc.save(.compact), to: path)
+}
+
+/// Writes `bytes` to `path` atomically; returns their size.
+func writeBytes(_ bytes: [UInt8], to path: String) throws(BenchError) -> Int {
     do {
         try FileStore.writeAtomically(bytes, to: path)
     } catch {

@@ -17,8 +17,10 @@ extension PNBench {
         func run() throws {
             try reportingErrors {
                 let trace = try traceOptions.load()
-                let outcome = switch trace.kind {
-                case .sequential: try SequentialBenchmark(trace: trace, timing: timing).measure()
+                let kind = trace.kind
+                // The trace is handed over, so that the benchmark can let its patches go once replayed.
+                let outcome = switch kind {
+                case .sequential: try SequentialBenchmark(trace: consume trace, timing: timing).measure()
                 case .concurrent: ConcurrentReplay.measure(trace, runs: timing.replayRuns)
                 }
                 emit(outcome.result.rendered())

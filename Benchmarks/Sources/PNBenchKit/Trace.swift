@@ -1,10 +1,21 @@
 import Foundation
 
 /// One patch of an editing trace: delete `deleteCount` code points at `position`, then insert `text` there.
+/// Positions and counts are held in 32 bits (24 bytes a patch, not 32: a trace holds hundreds
+/// of thousands); `Trace.load` refuses larger ones.
 struct TracePatch: Sendable {
-    var position: Int
-    var deleteCount: Int
+    private var position32: Int32
+    private var deleteCount32: Int32
     var text: String
+
+    init(position: Int, deleteCount: Int, text: String) {
+        position32 = Int32(truncatingIfNeeded: position)
+        deleteCount32 = Int32(truncatingIfNeeded: deleteCount)
+        self.text = text
+    }
+
+    var position: Int { Int(position32) }
+    var deleteCount: Int { Int(deleteCount32) }
 }
 
 /// An editing trace (the `editing-traces` data set format), held compactly: all patches in one
@@ -112,6 +123,9 @@ struct Trace: Sendable {
             for p in txn.patches {
                 guard p.position >= 0, p.deleteCount >= 0 else {
                     throw .invalidTrace(path: path, message: "transaction \(i): negative position or delete count")
+                }
+                guard p.position <= Int(Int32.max), p.deleteCount <= Int(Int32.max) else {
+                    throw .invalidTrace(path: path, message: "transaction \(i): position or delete count above 2^31 - 1")
                 }
                 trace.patches.append(TracePatch(position: p.position, deleteCount: p.deleteCount, text: p.text))
             }
