@@ -243,6 +243,13 @@ extension ChangeTableTests {
         #expect(!plain.sharesHistory(with: extra))
         #expect(!extra.sharesHistory(with: plain))
         #expect(!plain.sameChange(i, extra, i, plain.agentMap(from: extra)))
+        // Fingerprints hash a change that continues the one before without its head: the same.
+        var (p2, s2, e2) = (plain, same, extra)
+        let fPlain = p2.fingerprint(ofChange: i), fSame = s2.fingerprint(ofChange: i), fExtra = e2.fingerprint(ofChange: i)
+        #expect(fPlain == fSame)
+        #expect(fPlain != fExtra)
+        let agree = p2.sharesHistoryByFingerprints(with: &s2), disagree = p2.sharesHistoryByFingerprints(with: &e2)
+        #expect(agree && !disagree)
     }
 }
 

@@ -2,8 +2,8 @@ import Foundation
 import Testing
 @testable import PeerNote
 
-/// The shared-history check (`OpLog.sharesHistory(with:)`) compares long stretches at a time;
-/// these tests hold it to a plain change-by-change comparison written here, on copies that
+/// The shared-history checks (`OpLog.sharesHistory(with:)`, which compares long stretches at a
+/// time, and `sharesHistoryByFingerprints`) held to a plain change-by-change comparison written here, on copies that
 /// make the same edits under one reused replica id except for one random difference.
 @Suite("Shared history")
 struct SharedHistoryTests {
@@ -154,6 +154,11 @@ struct SharedHistoryTests {
         for (a, b) in [(one, two), (two, one), (loadedOne, two), (one, loadedTwo), (loadedTwo, loadedOne)] {
             let expected = Self.referenceFirstDifference(a.log, b.log)
             #expect(a.log.sharesHistory(with: b.log) == (expected == nil), "seed \(seed), \(difference)")
+            // Fingerprints, on copies of the logs (they cache), agree too.
+            var (fa, fb) = (a.log, b.log)
+            let byFingerprints = fa.sharesHistoryByFingerprints(with: &fb)
+            #expect(byFingerprints == (expected == nil), "fingerprints: seed \(seed), \(difference)")
+            // `relation` compares directly the first time, by fingerprints after: both give the answer.
             #expect(a.relation(to: b) == (expected.map { .conflictingChange($0) } ?? .shared), "seed \(seed), \(difference)")
         }
         // A copy always shares its history with itself and with its own saved bytes.
