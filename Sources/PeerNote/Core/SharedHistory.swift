@@ -20,8 +20,8 @@ import Foundation
 /// The same question can be answered by fingerprints (`sharesHistoryByFingerprints`), which hash
 /// every change once (about 1,150 instructions each, SipHash) and cache the result: dearer the
 /// first time, cheaper for documents kept in memory and merged again and again (only their new
-/// changes are hashed). `Document.relation(to:)` compares directly the first time a log is
-/// checked, and by fingerprints after that.
+/// changes are hashed). `Document.relation(to:)` compares directly the first two times a log
+/// is checked (pnmerge checks, then merges), and by fingerprints after that.
 extension OpLog {
     /// Per agent of `other`, this log's agent for the same replica, or `Self.unknownAgent`.
     func agentMap(from other: OpLog) -> [UInt32] {

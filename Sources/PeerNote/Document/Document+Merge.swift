@@ -5,14 +5,15 @@ extension Document {
     public func relation(to other: Document) -> HistoryRelation {
         guard id == other.id else { return .differentDocuments(id, other.id) }
         guard genesis == other.genesis else { return .differentOrigin(document: id, genesis, other.genesis) }
-        // Every change both copies hold, compared directly when neither log was checked before
-        // (a one-off merge, as pnmerge's: nothing would amortize hashing every change), else by
-        // cached fingerprints (documents merged again and again pay for their new changes only).
+        // Every change both copies hold, compared directly while both logs have been checked
+        // fewer than twice (a one-off merge: pnmerge checks, then merges; nothing would amortize
+        // hashing every change), else by cached fingerprints (documents merged again and again
+        // pay for their new changes only).
         if other === self { return .shared }
-        let firstCheck = log.sharedHistoryChecks == 0 && other.log.sharedHistoryChecks == 0
+        let direct = log.sharedHistoryChecks < 2 && other.log.sharedHistoryChecks < 2
         log.sharedHistoryChecks += 1
         other.log.sharedHistoryChecks += 1
-        let agree = firstCheck ? log.sharesHistory(with: other.log) : log.sharesHistoryByFingerprints(with: &other.log)
+        let agree = direct ? log.sharesHistory(with: other.log) : log.sharesHistoryByFingerprints(with: &other.log)
         if agree { return .shared }
         guard let culprit = firstDifference(with: other) else {
             // The change-by-change search is the definition; the stretch walk must agree with it.
