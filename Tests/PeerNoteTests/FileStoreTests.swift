@@ -38,6 +38,23 @@ struct FileStoreTests {
         return fds.compactMap { try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/" + $0) }.filter { $0.hasPrefix(folder + "/") }
     }
 
+    @Test("A path splits into its directory and last component as NSString split it (the library no longer links it)")
+    func pathParts() {
+        let cases: [(path: String, directory: String, last: String)] = [
+            ("notes.peernote", ".", "notes.peernote"), ("a/notes.peernote", "a", "notes.peernote"),
+            ("/tmp/x/notes.peernote", "/tmp/x", "notes.peernote"), ("/notes.peernote", "/", "notes.peernote"),
+            ("a//b///c", "a/b", "c"), ("dir/sub/", "dir", "sub"), ("./n", ".", "n"), ("/", "/", "/"), ("", ".", ""),
+        ]
+        for c in cases {
+            #expect(FileStore.directory(of: c.path) == c.directory, "directory of \(c.path)")
+            #expect(FileStore.lastComponent(of: c.path) == c.last, "last component of \(c.path)")
+            let ns = c.path as NSString
+            #expect(FileStore.lastComponent(of: c.path) == ns.lastPathComponent, "NSString agrees on \(c.path)")
+            let nsDirectory = ns.deletingLastPathComponent
+            #expect(FileStore.directory(of: c.path) == (nsDirectory.isEmpty ? "." : nsDirectory), "NSString agrees on \(c.path)")
+        }
+    }
+
     @Test("Taking a document's lock removes its stale temporary files, and nothing else")
     func lockRemovesStaleTemporaries() throws {
         let folder = try Folder()

@@ -1,5 +1,14 @@
 import ArgumentParser
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// What can go wrong in `pnbench`, with the exit status each gets (the project's table:
 /// 64 usage, 65 invalid input, 66 missing input, 70 internal failure, 74 write error).
@@ -37,12 +46,21 @@ func reportingErrors(_ body: () throws -> Void) throws {
     do {
         try body()
     } catch let error as BenchError {
-        FileHandle.standardError.write(Data("pnbench: \(error.description)\n".utf8))
+        writeStandardError("pnbench: \(error.description)\n")
         throw ExitCode(error.status)
     }
 }
 
 /// Writes `text` and a newline to stdout.
 func emit(_ text: String) {
-    FileHandle.standardOutput.write(Data((text + "\n").utf8))
+    print(text)
+}
+
+/// Writes `text` to stderr, unbuffered.
+func writeStandardError(_ text: String) {
+    var bytes = Array(text.utf8)[...]
+    while !bytes.isEmpty {
+        let n = bytes.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
+        if n > 0 { bytes = bytes.dropFirst(n) } else if n < 0 && errno == EINTR { continue } else { return }
+    }
 }

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -86,7 +90,7 @@ enum JSON {
         case .null: return "null"
         case .bool(let b): return b ? "true" : "false"
         case .int(let i): return String(i)
-        case .number(let d): return d.isFinite ? String(format: "%.3f", d) : "null"
+        case .number(let d): return d.isFinite ? fixed(d, 3) : "null"
         case .string(let s): return Self.quoted(s)
         case .array(let items):
             if items.isEmpty { return "[]" }
@@ -107,7 +111,7 @@ enum JSON {
             case "\n": out += "\\n"
             case "\t": out += "\\t"
             case "\r": out += "\\r"
-            case _ where u.value < 0x20: out += String(format: "\\u%04x", u.value)
+            case _ where u.value < 0x20: out += "\\u" + String(repeating: "0", count: 4 - String(u.value, radix: 16).count) + String(u.value, radix: 16)
             default: out.unicodeScalars.append(u)
             }
         }
@@ -136,3 +140,17 @@ let buildConfiguration: String = {
     return "release"
     #endif
 }()
+
+/// `value` with `places` decimals, rounded half away from zero (what `%.3f` printed; the
+/// benchmark links FoundationEssentials only, which has no `String(format:)`).
+func fixed(_ value: Double, _ places: Int) -> String {
+    guard value.isFinite else { return String(value) }
+    var scale = 1
+    for _ in 0 ..< places { scale *= 10 }
+    let scaled = (abs(value) * Double(scale)).rounded()
+    guard scaled < 9e15 else { return String(value) }
+    let n = Int(scaled)
+    let fraction = String(n % scale)
+    let sign = value < 0 && n != 0 ? "-" : ""
+    return sign + String(n / scale) + (places > 0 ? "." + String(repeating: "0", count: places - fraction.count) + fraction : "")
+}

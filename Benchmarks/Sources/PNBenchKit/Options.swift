@@ -1,5 +1,9 @@
 import ArgumentParser
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Which trace to read and how much of it: shared by every subcommand.
 struct TraceOptions: ParsableArguments {

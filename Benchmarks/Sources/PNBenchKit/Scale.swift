@@ -1,5 +1,14 @@
 import ArgumentParser
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 extension PNBench {
     /// `pnbench scale TRACE`: the sequential measurements at 1/8, 1/4, 1/2 and all of the trace.
@@ -66,15 +75,15 @@ extension PNBench {
                           "ok", "replay/nlogn", "load/nlogn", "full load/nlogn", "merge/nlogn"]
             var lines = [header]
             for r in results {
-                let num: (String) -> String = { k in r[k]?.doubleValue.map { String(format: "%.3f", $0) } ?? "-" }
+                let num: (String) -> String = { k in r[k]?.doubleValue.map { fixed($0, 3) } ?? "-" }
                 let int: (String) -> String = { k in r[k]?.doubleValue.map { String(Int($0)) } ?? "-" }
-                let growth: (String) -> String = { k in r["growth_vs_nlogn"]?[k]?.doubleValue.map { String(format: "%.2f", $0) } ?? "-" }
+                let growth: (String) -> String = { k in r["growth_vs_nlogn"]?[k]?.doubleValue.map { fixed($0, 2) } ?? "-" }
                 var ok = true
                 for k in ["replay_ok", "load_ok", "merge_ok"] { if case .bool(false)? = r[k] { ok = false } }
                 var cut = "-"
                 if case .string(let s)? = r["cut"] { cut = s }
                 lines.append([cut, int("txns"), int("edits"), num("replay_ms"), num("save_ms"), num("load_ms"), num("load_full_ms"),
-                              num("merge_ms"), int("size"), String(format: "%.1f", r["peak_rss_mb"]?.doubleValue ?? 0),
+                              num("merge_ms"), int("size"), fixed(r["peak_rss_mb"]?.doubleValue ?? 0, 1),
                               ok ? "yes" : "NO", growth("replay_ms"), growth("load_ms"), growth("load_full_ms"), growth("merge_ms")])
             }
             let widths = header.indices.map { i in lines.map { $0[i].count }.max() ?? 0 }

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import PeerNote
 
 /// A sequential trace replayed into one document, one change per transaction, with copy B

@@ -1,4 +1,9 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+import PeerNote
 
 /// One patch of an editing trace: delete `deleteCount` code points at `position`, then insert `text` there.
 /// Positions and counts are held in 32 bits (24 bytes a patch, not 32: a trace holds hundreds
@@ -91,9 +96,9 @@ struct Trace: Sendable {
     static func load(path: String) throws(BenchError) -> Trace {
         let compressed: [UInt8]
         do {
-            compressed = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
+            compressed = try FileStore.read(path)
         } catch {
-            throw .missingTrace(path: path, message: "cannot read the trace (\(error.localizedDescription))")
+            throw .missingTrace(path: path, message: "cannot read the trace (\(error.message))")
         }
         let json: [UInt8]
         do {

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// The globally unique id of one editing session (a replica): 16 random bytes.
 ///
@@ -45,16 +49,7 @@ public struct ReplicaID: Hashable, Comparable, Sendable, CustomStringConvertible
     }
 
     /// 32 lowercase hex digits.
-    public var description: String {
-        let digits = Array("0123456789abcdef".utf8)
-        var out = [UInt8]()
-        out.reserveCapacity(32)
-        for b in bytes {
-            out.append(digits[Int(b >> 4)])
-            out.append(digits[Int(b & 0x0F)])
-        }
-        return String(decoding: out, as: UTF8.self)
-    }
+    public var description: String { Hex.string(bytes) }
 
     /// The first 8 hex digits, for display.
     public var short: String { String(description.prefix(8)) }

@@ -5,14 +5,6 @@ enum NoteIDHash {
     static func hex(replica: ReplicaID, counter: UInt32) -> String {
         var input = replica.bytes
         for shift in stride(from: 24, through: 0, by: -8) { input.append(UInt8(truncatingIfNeeded: counter >> UInt32(shift))) }
-        let digest = SHA256.hash(data: input)
-        let digits = Array("0123456789abcdef")
-        var out = ""
-        out.reserveCapacity(16)
-        for byte in digest.prefix(8) {
-            out.append(digits[Int(byte >> 4)])
-            out.append(digits[Int(byte & 0xF)])
-        }
-        return out
+        return Hex.string(SHA256.hash(data: input).prefix(8))
     }
 }

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// The full causal history of a document: every change and every op, in a
 /// causal order (each change after all its dependencies).

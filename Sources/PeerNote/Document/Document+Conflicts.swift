@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 extension Document {
     /// Every open conflict: concurrent register writes, concurrent moves, and

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Everything a local edit changes or reads: the op log, the state it produces, the open
 /// transaction, and who makes the edits. `Document` keeps it in one stored property, so that

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -111,7 +115,7 @@ public enum FileStore {
     /// Writes a complete, fsynced temporary file in `path`'s directory, locked (see `Temporary`).
     private static func writeTemporary(_ bytes: [UInt8], beside path: String, reportingAs shown: String) throws(FileError) -> Temporary {
         let dir = directory(of: path)
-        let name = (path as NSString).lastPathComponent
+        let name = lastComponent(of: path)
         var template = Array("\(dir)/.\(name)\(temporaryInfix)XXXXXX".utf8CString)
         let fd = template.withUnsafeMutableBufferPointer { buf in buf.baseAddress.map { mkstemp($0) } ?? -1 }
         guard fd >= 0 else { throw FileError(path: shown, message: "cannot create a temporary file in \(dir): \(errnoText())") }
@@ -176,7 +180,7 @@ public enum FileStore {
     public static func removeStaleTemporaries(of path: String, minimumAge: TimeInterval = 10) -> [String] {
         let target = resolvingSymlink(path)
         let dir = directory(of: target)
-        let prefix = "." + (target as NSString).lastPathComponent + temporaryInfix
+        let prefix = "." + lastComponent(of: target) + temporaryInfix
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: dir) else { return [] }
         var removed: [String] = []
         for name in names where name.hasPrefix(prefix) {
@@ -221,9 +225,23 @@ public enum FileStore {
         if dfd >= 0 { fsync(dfd); close(dfd) }
     }
 
+    /// The directory part of a file path: `a/b/c` → `a/b`, `c` → `.`, `/c` → `/` (trailing and
+    /// repeated slashes ignored, as `NSString.deletingLastPathComponent` does).
     static func directory(of path: String) -> String {
-        let d = (path as NSString).deletingLastPathComponent
-        return d.isEmpty ? "." : d
+        let parts = pathParts(path)
+        guard !parts.components.isEmpty else { return parts.absolute ? "/" : "." }
+        let dir = parts.components.dropLast().joined(separator: "/")
+        return parts.absolute ? "/" + dir : (dir.isEmpty ? "." : dir)
+    }
+
+    /// The last component of a file path: `a/b/c` → `c` (trailing slashes ignored; `/` for `/`).
+    static func lastComponent(of path: String) -> String {
+        let parts = pathParts(path)
+        return parts.components.last ?? (parts.absolute ? "/" : "")
+    }
+
+    private static func pathParts(_ path: String) -> (absolute: Bool, components: [String]) {
+        (path.hasPrefix("/"), path.split(separator: "/", omittingEmptySubsequences: true).map(String.init))
     }
 
     private static func currentUmask() -> mode_t {

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// A note as a reader sees it: a plain value, safe to bind to a UI.
 public struct Note: Identifiable, Equatable, Hashable, Sendable {

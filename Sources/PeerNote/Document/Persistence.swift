@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// What a document's file holds: its bytes and where each persisted change sits.
 struct Persisted: Sendable {

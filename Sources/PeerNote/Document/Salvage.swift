@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 // Recovering what is intact in a damaged .peernote file (`pnmerge salvage`).
 //
@@ -254,7 +258,7 @@ private struct Salvager {
         guard let crc = fields[2].uint else { return .failure(FormatError(offset: fields[2].offset, message: "block checksum is not an unsigned integer")) }
         let actual = CRC32.checksum(payload)
         guard UInt64(actual) == crc else {
-            return .failure(FormatError(offset: fields[1].offset, message: String(format: "checksum mismatch: block says %08x, contents give %08x", UInt32(truncatingIfNeeded: crc), actual)))
+            return .failure(FormatError(offset: fields[1].offset, message: "checksum mismatch: block says \(Hex.string(UInt32(truncatingIfNeeded: crc))), contents give \(Hex.string(actual))"))
         }
         guard version <= Format.version else {
             return .failure(FormatError(offset: fields[0].offset, message: "format version \(version) is newer than this tool reads", unsupportedVersion: version))

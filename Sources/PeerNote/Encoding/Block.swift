@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// One block of a .peernote file as read from bytes: its envelope and
 /// checksum are checked, its payload is not yet interpreted or verified.
@@ -74,7 +78,7 @@ enum BlockCodec {
             guard let crc = fields[2].uint else { throw FormatError(offset: fields[2].offset, message: "block checksum is not an unsigned integer") }
             let actual = CRC32.checksum(payload)
             guard UInt64(actual) == crc else {
-                throw FormatError(offset: fields[1].offset, message: String(format: "checksum mismatch: block says %08x, contents give %08x (the file is damaged)", UInt32(truncatingIfNeeded: crc), actual))
+                throw FormatError(offset: fields[1].offset, message: "checksum mismatch: block says \(Hex.string(UInt32(truncatingIfNeeded: crc))), contents give \(Hex.string(actual)) (the file is damaged)")
             }
             blocks.append(RawBlock(offset: pos, end: item.end, version: version, payloadOffset: fields[1].end - payload.count, payload: payload))
             pos = item.end

@@ -261,7 +261,7 @@ enum CBORDecoder {
             let read = Int(result.read)
             switch head {
             case .indefinite, .breakCode:
-                throw CBORDecodeError(offset: pos, message: "indefinite-length items are not allowed (initial byte 0x\(hex(initial)))")
+                throw CBORDecodeError(offset: pos, message: "indefinite-length items are not allowed (initial byte 0x\(Hex.string([initial])))")
             case .bytes(let n) where n < UInt64(read) && read <= available: return (head, pos + read)
             case .text(let n) where n < UInt64(read) && read <= available: return (head, pos + read)
             case .bytes, .text, .none: break   // cannot happen: libcbor claimed the payload and called back
@@ -290,13 +290,9 @@ enum CBORDecoder {
             default: break
             }
         }
-        throw CBORDecodeError(offset: pos, message: "malformed item: initial byte 0x\(hex(initial)) is reserved or not well-formed")
+        throw CBORDecodeError(offset: pos, message: "malformed item: initial byte 0x\(Hex.string([initial])) is reserved or not well-formed")
     }
 
-    private static func hex(_ byte: UInt8) -> String {
-        let s = String(byte, radix: 16)
-        return s.count == 1 ? "0" + s : s
-    }
 }
 // MARK: - Encoding
 

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// One note as a block's state section records it: unverified. `replica` indexes the
 /// block's replica table; `body` is the note body's visible text.

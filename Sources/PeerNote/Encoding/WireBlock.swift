@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// One change as it is stored in a block: unverified. `replica` indexes the
 /// block's replica table. Its dependencies are rows (positions of changes in

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 extension WireCodec {
     /// Limits on what one file may ask of the reader, proportional to its size. The row budgets
