@@ -8,7 +8,7 @@ import Foundation
 struct Persisted: Sendable {
     var bytes: [UInt8]
     /// Row (position in the file) of each change `0 ..< rowOfChange.count` of the op log.
-    var rowOfChange: [Int]
+    var rowOfChange: ChangeIndices
     /// Op rows and predecessors of all the file's blocks (they share the reader's row budget).
     var opRows: Int
     var predecessors: Int
@@ -32,10 +32,10 @@ extension Document {
     public func save(_ mode: SaveMode = .compact) -> [UInt8] {
         if mode == .incremental, let p = persisted {
             if p.rowOfChange.count == log.changes.count { return p.bytes }
-            let newChanges = Array(p.rowOfChange.count ..< log.changes.count)
-            var rowOf = p.rowOfChange
-            for (i, c) in newChanges.enumerated() { rowOf.append(p.rowOfChange.count + i); _ = c }
-            var block = makeBlock(changes: newChanges, rowOf: rowOf, firstRow: p.rowOfChange.count)
+            // New changes take the rows after the file's, in the log's order.
+            let newChanges = p.rowOfChange.count ..< log.changes.count
+            let rowOf = p.rowOfChange.appending(newChanges)
+            var block = makeBlock(changes: ChangeIndices(newChanges), rowOf: rowOf, firstRow: p.rowOfChange.count)
             block.kind = .append
             block.previousCRC = CRC32.checksum(p.bytes)
             let opRows = p.opRows + block.ops.count, predecessors = p.predecessors + block.predecessorCount
@@ -47,11 +47,13 @@ extension Document {
             let la = log.changes.lamport(x), lb = log.changes.lamport(y)
             return la != lb ? la < lb : log.replicas[Int(log.changes.agent(x))] < log.replicas[Int(log.changes.agent(y))]
         }
-        var order = Array(0 ..< log.changes.count)
-        // A log with one replica, or one loaded from a compact file, is already in canonical order.
-        if order.indices.dropFirst().contains(where: { !canonical($0 - 1, $0) }) { order.sort(by: canonical) }
-        var rowOf = [Int](repeating: 0, count: order.count)
-        for (row, ci) in order.enumerated() { rowOf[ci] = row }
+        // A log with one replica, or one loaded from a compact file, is already in canonical order
+        // (and then neither the order nor its inverse takes memory).
+        var order = ChangeIndices(0 ..< log.changes.count)
+        if order.indices.dropFirst().contains(where: { !canonical($0 - 1, $0) }) {
+            order = ChangeIndices(Array(0 ..< log.changes.count).sorted(by: canonical))
+        }
+        let rowOf = order.inverse()
         var block = makeBlock(changes: order, rowOf: rowOf, firstRow: 0)
         block.kind = .base
         block.documentID = id
@@ -105,7 +107,7 @@ extension Document {
     }
 
     /// A block holding `changes` (in that order), with replica ids in sorted order.
-    private func makeBlock(changes order: [Int], rowOf: [Int], firstRow: Int) -> WireBlock {
+    private func makeBlock(changes order: ChangeIndices, rowOf: ChangeIndices, firstRow: Int) -> WireBlock {
         // Replicas the block mentions: authors of its changes and anything its ops refer to.
         var used = [Bool](repeating: false, count: log.replicas.count)
         for ci in order { used[Int(log.changes.agent(ci))] = true }
@@ -172,7 +174,7 @@ extension Document {
     /// with the index of the change holding each op's first unit. Changes whose units follow
     /// each other in the log (most of them: the log is in causal order too) are visited as
     /// one stretch, so a run of typing made of many changes stays one op.
-    private func forEachOp(of order: [Int], _ body: (Int, Op) -> Void) {
+    private func forEachOp(of order: ChangeIndices, _ body: (Int, Op) -> Void) {
         var k = 0
         while k < order.count {
             let start = log.changes.lvStart(order[k])
@@ -270,7 +272,7 @@ extension Document {
             throw .invalidDocument(offset: first.offset, message: "the state section does not match the history: the history has conflicts")
         }
         doc.unknownFields = unknownFields
-        doc.persisted = Persisted(bytes: bytes, rowOfChange: Array(0 ..< rows), opRows: blocks.reduce(0) { $0 + $1.ops.count },
+        doc.persisted = Persisted(bytes: bytes, rowOfChange: ChangeIndices(0 ..< rows), opRows: blocks.reduce(0) { $0 + $1.ops.count },
                                   predecessors: blocks.reduce(0) { $0 + $1.predecessorCount })
         return doc
     }

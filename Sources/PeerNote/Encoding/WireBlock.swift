@@ -112,7 +112,7 @@ struct WireBlock: Sendable {
 /// log's changes `order`, with the block's replica and string indices.
 struct GeneratedChanges: Sendable {
     let log: OpLog
-    let order: [Int]
+    let order: ChangeIndices
     /// The block replica index of each log agent, and the block string index of each log string.
     let replicaIndex: [UInt32]
     let stringIndex: [Int]
