@@ -49,10 +49,7 @@ extension Document {
         }
         // A log with one replica, or one loaded from a compact file, is already in canonical order
         // (and then neither the order nor its inverse takes memory).
-        var order = ChangeIndices(0 ..< log.changes.count)
-        if order.indices.dropFirst().contains(where: { !canonical($0 - 1, $0) }) {
-            order = ChangeIndices(Array(0 ..< log.changes.count).sorted(by: canonical))
-        }
+        let order = ChangeIndices.sorted(count: log.changes.count, by: canonical)
         let rowOf = order.inverse()
         var block = makeBlock(changes: order, rowOf: rowOf, firstRow: 0)
         block.kind = .base
