@@ -105,10 +105,13 @@ extension Document {
 
     /// A block holding `changes` (in that order), with replica ids in sorted order.
     private func makeBlock(changes order: ChangeIndices, rowOf: ChangeIndices, firstRow: Int) -> WireBlock {
+        // Read through a local: each access to `self.log` inside the loops and closures below
+        // copied the whole op log (sixteen retains and releases), per change and per op.
+        let log = self.log
         // Replicas the block mentions: authors of its changes and anything its ops refer to.
         var used = [Bool](repeating: false, count: log.replicas.count)
         for ci in order { used[Int(log.changes.agent(ci))] = true }
-        forEachOp(of: order) { _, op in
+        Self.forEachOp(of: order, in: log) { _, op in
             switch op.body {
             case .insertText(let n, let l, let r, _):
                 used[Int(n.agent)] = true
@@ -147,7 +150,7 @@ extension Document {
         block.generatedChanges = GeneratedChanges(log: log, order: order, replicaIndex: index, stringIndex: blockString)
         var pending: (op: Op, firstID: LocalID)?
         var lv = 0
-        forEachOp(of: order) { ci, op in
+        Self.forEachOp(of: order, in: log) { ci, op in
             var body = op.body.mapIDs(remap)
             if case .insertText(let n, let l, let r, let s) = body {
                 body = .insertText(note: n, originLeft: l, originRight: r, contentStart: block.text.count)
@@ -171,7 +174,7 @@ extension Document {
     /// with the index of the change holding each op's first unit. Changes whose units follow
     /// each other in the log (most of them: the log is in causal order too) are visited as
     /// one stretch, so a run of typing made of many changes stays one op.
-    private func forEachOp(of order: ChangeIndices, _ body: (Int, Op) -> Void) {
+    private static func forEachOp(of order: ChangeIndices, in log: OpLog, _ body: (Int, Op) -> Void) {
         var k = 0
         while k < order.count {
             let start = log.changes.lvStart(order[k])
