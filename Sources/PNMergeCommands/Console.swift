@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import PeerNote
 import PeerNoteCLISupport
 
@@ -17,7 +21,7 @@ public protocol OutputSink: Sendable {
     /// Whether results may be coloured.
     var colorEnabled: Bool { get }
     /// The time zone used for times shown to people (JSON always uses UTC).
-    var timeZone: TimeZone { get }
+    var timeZone: DisplayTimeZone { get }
 }
 
 /// The process's real standard output, standard error and standard input.
@@ -29,13 +33,13 @@ public struct StandardStreams: OutputSink {
     }
 
     public func writeBytes(_ bytes: [UInt8]) throws(CLIFailure) {
-        do { try FileHandle.standardOutput.write(contentsOf: Data(bytes)) } catch {
-            throw CLIFailure(.ioError, "standard output: write failed: \(error.localizedDescription)")
+        if let failure = writeAll(bytes, to: 1) {
+            throw CLIFailure(.ioError, "standard output: write failed: \(POSIXText.describe(failure))")
         }
     }
 
     public func writeError(_ text: String) {
-        try? FileHandle.standardError.write(contentsOf: Data(text.utf8))
+        writeAll(Array(text.utf8), to: 2)
     }
 
     public func readInput() throws(CLIFailure) -> [UInt8] {
@@ -45,24 +49,24 @@ public struct StandardStreams: OutputSink {
     }
 
     public var colorEnabled: Bool { Terminal.colorEnabled(fileDescriptor: 1) }
-    public var timeZone: TimeZone { .current }
+    public var timeZone: DisplayTimeZone { .local }
 }
 
 /// Collects everything a command writes, for running commands in-process (tests, embedding).
 public final class CapturedOutput: OutputSink, @unchecked Sendable {
     // @unchecked: every access to the mutable buffers goes through `lock`.
-    private let lock = NSLock()
+    private let lock = Lock()
     private var out: [UInt8] = []
     private var err = ""
     private let input: [UInt8]
     public let colorEnabled: Bool
-    public let timeZone: TimeZone
+    public let timeZone: DisplayTimeZone
 
     /// - Parameters:
     ///   - input: what the command reads as standard input (`-`).
     ///   - color: whether to colour results (as on a terminal).
     ///   - timeZone: the time zone for human-readable times (UTC by default, for reproducible output).
-    public init(input: [UInt8] = [], color: Bool = false, timeZone: TimeZone = TimeZone(identifier: "UTC") ?? .current) {
+    public init(input: [UInt8] = [], color: Bool = false, timeZone: DisplayTimeZone = .utc) {
         self.input = input
         self.colorEnabled = color
         self.timeZone = timeZone

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import PeerNoteCLISupport
 
 /// Runs `git` (found on PATH) in a directory and collects what it prints, for `git-setup`.
@@ -18,22 +22,12 @@ struct GitRunner {
 
     /// Runs `git ARGS`; a git that cannot be started is exit 66 (git is an input this command needs).
     func run(_ args: [String]) throws(CLIFailure) -> Result {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["git", "-C", directory] + args
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        process.standardInput = FileHandle.nullDevice
-        do { try process.run() } catch {
-            throw CLIFailure(.noInput, "cannot run git: \(error.localizedDescription)")
+        let ran: Subprocess.Result
+        do { ran = try Subprocess.run(["git", "-C", directory] + args) } catch {
+            if error.notFound { throw CLIFailure(.noInput, "cannot run git: it is not installed or not on PATH") }
+            throw CLIFailure(.noInput, "cannot run git: \(error)")
         }
-        // git's answers here are a few lines; stderr is read after stdout is closed.
-        let outData = out.fileHandleForReading.readDataToEndOfFile()
-        let errData = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        let result = Result(status: process.terminationStatus, out: String(decoding: outData, as: UTF8.self),
-                            err: String(decoding: errData, as: UTF8.self))
+        let result = Result(status: ran.status, out: String(decoding: ran.out, as: UTF8.self), err: String(decoding: ran.err, as: UTF8.self))
         if result.status == 127 { throw CLIFailure(.noInput, "cannot run git: it is not installed or not on PATH") }
         return result
     }
@@ -43,7 +37,7 @@ struct GitRunner {
     func require(_ args: [String]) throws(CLIFailure) -> Result {
         let result = try run(args)
         guard result.status == 0 else {
-            let why = result.err.trimmingCharacters(in: .whitespacesAndNewlines)
+            let why = result.err.trimmingWhitespace
             throw CLIFailure(.ioError, "git \(args.joined(separator: " ")) failed" + (why.isEmpty ? " (exit \(result.status))" : ": \(why)"))
         }
         return result

@@ -1,5 +1,9 @@
 import ArgumentParser
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import PeerNote
 import PeerNoteCLISupport
 #if canImport(Glibc)
@@ -146,7 +150,7 @@ struct GitSetupOperation {
     private func globalAttributesFile(_ outcome: inout Outcome) throws(CLIFailure) -> String {
         let current = try git.run(["config", "--global", "--path", "--get", "core.attributesFile"])
         if current.status == 0, !current.value.isEmpty { return current.value }
-        let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
+        let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? PathText.homeDirectory()
         let file: String, setting: String
         if let xdg = environment["XDG_CONFIG_HOME"], !xdg.isEmpty {
             file = xdg + "/git/attributes"
@@ -164,7 +168,7 @@ struct GitSetupOperation {
     /// The pre-commit hook's path (`git rev-parse --git-path`, so core.hooksPath and worktrees are honoured).
     private func hookPath(root: String) throws(CLIFailure) -> String {
         let path = try git.require(["rev-parse", "--git-path", "hooks/pre-commit"]).value
-        return path.hasPrefix("/") ? path : (directory as NSString).appendingPathComponent(path)
+        return path.hasPrefix("/") ? path : PathText.appending(path, to: directory)
     }
 
     /// Appends `line` to the file at `path` unless a line with the same fields is there; says which, and whether it wrote.
@@ -200,12 +204,13 @@ struct GitSetupOperation {
         }
         let text: String
         do { text = String(decoding: try FileStore.read(path), as: UTF8.self) } catch { throw CLIFailure(.noInput, error.description) }
-        guard let begin = text.range(of: hookBegin), let end = text.range(of: hookEnd, range: begin.upperBound ..< text.endIndex) else {
+        guard let begin = text.firstRange(of: hookBegin), let end = text[begin.upperBound...].firstRange(of: hookEnd) else {
             return .refused
         }
         var endOfBlock = end.upperBound
         if endOfBlock < text.endIndex && text[endOfBlock] == "\n" { endOfBlock = text.index(after: endOfBlock) }
-        let updated = text.replacingCharacters(in: begin.lowerBound ..< endOfBlock, with: block)
+        var updated = text
+        updated.replaceSubrange(begin.lowerBound ..< endOfBlock, with: block)
         if updated == text { return .unchanged }
         try write(updated, to: path, makeExecutable: false)
         return .updated
@@ -241,25 +246,29 @@ struct GitSetupOperation {
         if dirs.contains(where: { !$0.isEmpty && FileManager.default.isExecutableFile(atPath: $0 + "/pnmerge") }) {
             return "pnmerge"
         }
-        let executable = Bundle.main.executableURL?.resolvingSymlinksInPath().path
-            ?? URL(fileURLWithPath: CommandLine.arguments.first ?? "pnmerge").standardizedFileURL.path
-        return shellQuoted(executable)
+        return shellQuoted(PathText.currentExecutable() ?? CommandLine.arguments.first ?? "pnmerge")
     }
 
     /// `word` as one shell word: unchanged when it holds only safe characters, else in single quotes.
     static func shellQuoted(_ word: String) -> String {
         let safe = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._-+=:@%,")
         if !word.isEmpty && word.allSatisfy({ safe.contains($0) }) { return word }
-        return "'" + word.replacingOccurrences(of: "'", with: "'\\''") + "'"
+        // By scalars: a quote followed by a combining mark is one Character, which a
+        // Character-wise replace would leave unescaped.
+        var out = "'"
+        for u in word.unicodeScalars {
+            if u == "'" { out += "'\\''" } else { out.unicodeScalars.append(u) }
+        }
+        return out + "'"
     }
 
     static func quoted(_ s: String) -> String { "'" + s + "'" }
 
     private static func createParent(of path: String) throws(CLIFailure) {
-        let parent = (path as NSString).deletingLastPathComponent
+        let parent = PathText.deletingLastComponent(path)
         guard !parent.isEmpty else { return }
-        do { try FileManager.default.createDirectory(atPath: parent, withIntermediateDirectories: true) } catch {
-            throw CLIFailure(.ioError, "\(parent): cannot create the directory: \(error.localizedDescription)")
+        if let why = PathText.createDirectories(parent) {
+            throw CLIFailure(.ioError, "\(parent): cannot create the directory: \(why)")
         }
     }
 

@@ -1,6 +1,15 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import PeerNote
 import PeerNoteCLISupport
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// A document read from a file (or standard input), with the bytes it came from.
 struct LoadedDocument {
@@ -51,13 +60,9 @@ enum Inputs {
     /// Whether two paths name the same existing file (same device and inode), or are the same text.
     static func sameFile(_ a: String, _ b: String) -> Bool {
         if a == b { return true }
-        guard a != "-", b != "-",
-              let x = try? FileManager.default.attributesOfItem(atPath: a),
-              let y = try? FileManager.default.attributesOfItem(atPath: b),
-              let dx = x[.systemNumber] as? NSNumber, let dy = y[.systemNumber] as? NSNumber,
-              let ix = x[.systemFileNumber] as? NSNumber, let iy = y[.systemFileNumber] as? NSNumber
-        else { return false }
-        return dx == dy && ix == iy
+        var x = stat(), y = stat()
+        guard a != "-", b != "-", stat(a, &x) == 0, stat(b, &y) == 0 else { return false }
+        return x.st_dev == y.st_dev && x.st_ino == y.st_ino
     }
 
     /// The file a write to `path` should replace: when `path` is a symbolic link, the file it points to,

@@ -1,5 +1,9 @@
 import ArgumentParser
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import PeerNote
 import PeerNoteCLISupport
 
@@ -70,7 +74,7 @@ struct InspectReport {
 
     func text(style: RenderStyle) -> String {
         func row(_ label: String, _ value: String) -> String {
-            style.paint(label.padding(toLength: 11, withPad: " ", startingAt: 0), .bold) + value
+            style.paint(label.padded(toLength: 11), .bold) + value
         }
         var lines = [
             row("file", Inputs.displayName(file)),

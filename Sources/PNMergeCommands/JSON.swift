@@ -1,4 +1,9 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+import PeerNoteCLISupport
 
 /// A JSON value with object keys kept in the order they were given, so the
 /// documented schemas come out in a stable, readable order.
@@ -74,7 +79,7 @@ public indirect enum JSONValue: Equatable, Sendable {
             case "\r": out += "\\r"
             case "\t": out += "\\t"
             case let c where c.value < 0x20 || c.value == 0x7F || c.value == 0x2028 || c.value == 0x2029:
-                out += String(format: "\\u%04x", c.value)
+                out += JSONText.unicodeEscape(c.value)
             default: out.unicodeScalars.append(scalar)
             }
         }

@@ -172,7 +172,7 @@ struct LogGraph {
     }
 
     private static func join(_ graph: String, _ text: String) -> String {
-        text.isEmpty ? graph : graph.padding(toLength: max(graph.count, 1), withPad: " ", startingAt: 0) + " " + text
+        text.isEmpty ? graph : graph.padded(toLength: max(graph.count, 1)) + " " + text
     }
 }
 

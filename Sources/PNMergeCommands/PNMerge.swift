@@ -1,5 +1,9 @@
 import ArgumentParser
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import PeerNote
 import PeerNoteCLISupport
 
@@ -34,7 +38,7 @@ public struct PNMerge: ParsableCommand {
 
     /// The exit codes, one per line (`  65  invalid or damaged document`), from `ExitStatus`.
     public static var exitStatusTable: String {
-        ExitStatus.allCases.map { "  " + String($0.rawValue).padding(toLength: 4, withPad: " ", startingAt: 0) + $0.meaning }
+        ExitStatus.allCases.map { "  " + String($0.rawValue).padded(toLength: 4) + $0.meaning }
             .joined(separator: "\n")
     }
 

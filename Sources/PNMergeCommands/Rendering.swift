@@ -1,13 +1,17 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import PeerNote
 import PeerNoteCLISupport
 
 /// How results are shown to a person: colour on or off, and the time zone for times.
 public struct RenderStyle: Sendable {
     public var color: Bool
-    public var timeZone: TimeZone
+    public var timeZone: DisplayTimeZone
 
-    public init(color: Bool = false, timeZone: TimeZone = TimeZone(identifier: "UTC") ?? .current) {
+    public init(color: Bool = false, timeZone: DisplayTimeZone = .utc) {
         self.color = color
         self.timeZone = timeZone
     }
@@ -18,21 +22,13 @@ public struct RenderStyle: Sendable {
     func paint(_ text: String, _ s: Terminal.Style) -> String { Terminal.paint(text, s, enabled: color) }
 
     /// `2024-03-01 10:02`, in the style's time zone.
-    func dateTime(_ date: Date) -> String { format(date, "yyyy-MM-dd HH:mm") }
+    func dateTime(_ date: Date) -> String { TimeText.dateTime(date, in: timeZone) }
     /// `10:02`.
-    func clock(_ date: Date) -> String { format(date, "HH:mm") }
+    func clock(_ date: Date) -> String { TimeText.clock(date, in: timeZone) }
     /// `2024-03-01`.
-    func day(_ date: Date) -> String { format(date, "yyyy-MM-dd") }
+    func day(_ date: Date) -> String { TimeText.day(date, in: timeZone) }
     /// `2024-03-01 10:02:33 +0100`, for `log`.
-    func fullDateTime(_ date: Date) -> String { format(date, "yyyy-MM-dd HH:mm:ss Z") }
-
-    private func format(_ date: Date, _ pattern: String) -> String {
-        let f = DateFormatter()
-        f.locale = Locale(identifier: "en_US_POSIX")
-        f.timeZone = timeZone
-        f.dateFormat = pattern
-        return f.string(from: date)
-    }
+    func fullDateTime(_ date: Date) -> String { TimeText.fullDateTime(date, in: timeZone) }
 
     /// Times for a group of attributions: `HH:mm` when they fall on one day, else with the date.
     func timeFormatter(for dates: [Date]) -> (Date) -> String {
@@ -73,11 +69,7 @@ enum Text {
     }
 
     /// ISO 8601 in UTC, e.g. `2024-03-01T10:02:33Z`.
-    static func iso(_ date: Date) -> String {
-        let f = ISO8601DateFormatter()
-        f.timeZone = TimeZone(identifier: "UTC")
-        return f.string(from: date)
-    }
+    static func iso(_ date: Date) -> String { TimeText.iso8601(date) }
 }
 
 /// Conflicts in words and in JSON.

@@ -1,5 +1,9 @@
 import ArgumentParser
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import PeerNote
 import PeerNoteCLISupport
 #if canImport(Glibc)
@@ -179,7 +183,7 @@ struct SalvageReport {
                 what += ", \(group.reduce(0) { $0 + $1.keptChanges }) of \(Text.count(n, "change")) recovered"
             }
             if let p = first.problem { what += ": \(p)" }
-            lines.append("  \(kind)  \(range.padding(toLength: 22, withPad: " ", startingAt: 0)) \(what)")
+            lines.append("  \(kind)  \(range.padded(toLength: 22)) \(what)")
         }
         let authors = recoveredAuthors.map(Text.author).joined(separator: ", ")
         lines.append("recovered: \(Text.count(r.document.changeCount, "change"))" + (authors.isEmpty ? "" : " by \(authors)"))

@@ -1,5 +1,9 @@
 import ArgumentParser
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import PeerNote
 import PeerNoteCLISupport
 #if canImport(Glibc)
@@ -225,9 +229,9 @@ enum SyncOperation {
             guard case .conflictCopy(let original, let tool) = copy.file.kind, copy.outcome == .merged else { continue }
             let key = GroupKey(id: copy.document.id, genesis: copy.document.genesis)
             guard let index = notebookIndex[key] else { continue }
-            let parent = (copy.file.relative as NSString).deletingLastPathComponent
+            let parent = PathText.deletingLastComponent(copy.file.relative)
             let place = Location(root: copy.file.root, relative: parent.isEmpty ? original : parent + "/" + original)
-            let originalPath = (copy.file.path as NSString).deletingLastPathComponent + "/" + original
+            let originalPath = PathText.deletingLastComponent(copy.file.path) + "/" + original
             let beside = (groups[key] ?? []).first { Location(root: $0.file.root, relative: $0.file.relative) == place && !$0.isConflictCopy }
             var keptReason: String?
             if let beside, beside.outcome == .written || beside.outcome == .upToDate {

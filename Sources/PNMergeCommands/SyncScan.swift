@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import PeerNoteCLISupport
 #if canImport(Glibc)
 import Glibc
@@ -28,15 +32,15 @@ enum SyncName: Equatable {
         }
         guard name.hasSuffix(ext), name.count > ext.count else { return nil }
         let stem = String(name.dropLast(ext.count))
-        if let base = match(stem, #"^(.+)\.sync-conflict-[0-9]{8}-[0-9]{6}-[A-Za-z0-9]+$"#) {
+        if let base = match(stem, #/(.+)\.sync-conflict-[0-9]{8}-[0-9]{6}-[A-Za-z0-9]+/#) {
             return .conflictCopy(original: base + ext, tool: "Syncthing conflict copy")
         }
-        if let base = match(stem, #"^(.+)_conflict-[0-9]{8}-[0-9]{6}$"#) {
+        if let base = match(stem, #/(.+)_conflict-[0-9]{8}-[0-9]{6}/#) {
             return .conflictCopy(original: base + ext, tool: "Nextcloud conflict copy")
         }
         if let (base, inner) = parenthesized(stem) {
             let lower = inner.lowercased()
-            let dated = lower.range(of: #"[0-9]{4}-[0-9]{2}-[0-9]{2}"#, options: .regularExpression) != nil
+            let dated = lower.contains(#/[0-9]{4}-[0-9]{2}-[0-9]{2}/#)
             if dated && lower.contains("conflicted copy") {
                 return .conflictCopy(original: base + ext, tool: "Dropbox/Nextcloud conflicted copy")
             }
@@ -48,11 +52,8 @@ enum SyncName: Equatable {
     }
 
     /// The first capture group when `pattern` matches all of `text`.
-    private static func match(_ text: String, _ pattern: String) -> String? {
-        guard let regex = try? NSRegularExpression(pattern: pattern),
-              let m = regex.firstMatch(in: text, range: NSRange(text.startIndex..., in: text)),
-              let range = Range(m.range(at: 1), in: text) else { return nil }
-        return String(text[range])
+    private static func match(_ text: String, _ pattern: Regex<(Substring, Substring)>) -> String? {
+        text.wholeMatch(of: pattern).map { String($0.output.1) }
     }
 
     /// `NAME (INNER)` split at the outermost final parenthesis that holds "conflict": (NAME, INNER).
@@ -60,7 +61,7 @@ enum SyncName: Equatable {
     private static func parenthesized(_ stem: String) -> (String, String)? {
         guard stem.hasSuffix(")") else { return nil }
         var search = stem.startIndex ..< stem.endIndex
-        while let open = stem.range(of: " (", options: .backwards, range: search) {
+        while let open = stem[search].ranges(of: " (").last {
             let inner = String(stem[open.upperBound ..< stem.index(before: stem.endIndex)])
             let base = String(stem[..<open.lowerBound])
             if !base.isEmpty && inner.lowercased().contains("conflict") { return (base, inner) }
@@ -123,8 +124,10 @@ struct SyncScanner {
         var st = stat()
         guard stat(dir, &st) == 0, visited.insert(FileIdentity(device: UInt64(st.st_dev), inode: UInt64(st.st_ino))).inserted else { return }
         let names: [String]
-        do { names = try FileManager.default.contentsOfDirectory(atPath: dir).sorted() } catch {
-            skipped.append(SkippedEntry(path: dir, reason: "cannot read the folder (\((error as NSError).localizedFailureReason ?? error.localizedDescription))"))
+        switch PathText.contentsOfDirectory(dir) {
+        case .success(let list): names = list.sorted()
+        case .failure(let why):
+            skipped.append(SkippedEntry(path: dir, reason: "cannot read the folder (\(why))"))
             return
         }
         for name in names where !name.hasPrefix(".") {
@@ -175,12 +178,12 @@ final class SyncProgress {
         guard now.timeIntervalSince(start) > 0.3, now.timeIntervalSince(last) > 0.1 else { return }
         last = now
         shown = true
-        FileHandle.standardError.write(Data(("\r\u{1B}[K" + text).utf8))
+        writeAll(Array(("\r\u{1B}[K" + text).utf8), to: 2)
     }
 
     /// Clears the line (if one was shown) before the summary is printed.
     func finish() {
-        if shown { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+        if shown { writeAll(Array("\r\u{1B}[K".utf8), to: 2) }
         shown = false
     }
 }

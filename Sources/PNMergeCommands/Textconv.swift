@@ -1,5 +1,9 @@
 import ArgumentParser
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import PeerNote
 import PeerNoteCLISupport
 
@@ -45,7 +49,7 @@ extension PNMerge {
 enum TextconvRendering {
     static func text(_ notebook: Notebook) -> String {
         // Fixed style: no colour, UTC, so the text never depends on where or when it is made.
-        let style = RenderStyle(color: false, timeZone: TimeZone(identifier: "UTC") ?? TimeZone(secondsFromGMT: 0) ?? .current)
+        let style = RenderStyle(color: false, timeZone: .utc)
         var lines = ["# " + oneLine(notebook.title.isEmpty ? "(untitled notebook)" : notebook.title)]
         for note in notebook.notes {
             lines.append("")
@@ -65,8 +69,17 @@ enum TextconvRendering {
     }
 
     /// A title or tag on one line: line breaks become `\n`, so every note keeps one header line.
-    private static func oneLine(_ s: String) -> String {
+    static func oneLine(_ s: String) -> String {
         guard s.unicodeScalars.contains(where: { $0 == "\n" || $0 == "\r" }) else { return s }
-        return s.replacingOccurrences(of: "\r", with: "\\r").replacingOccurrences(of: "\n", with: "\\n")
+        // By scalars: "\r\n" is one Character, which a Character-wise replace would not see.
+        var out = ""
+        for u in s.unicodeScalars {
+            switch u {
+            case "\r": out += "\\r"
+            case "\n": out += "\\n"
+            default: out.unicodeScalars.append(u)
+            }
+        }
+        return out
     }
 }

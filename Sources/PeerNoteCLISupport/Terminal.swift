@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -16,7 +20,7 @@ public enum Terminal {
 
     /// Writes one line to standard error.
     public static func error(_ line: String) {
-        FileHandle.standardError.write(Data((line + "\n").utf8))
+        writeAll(Array((line + "\n").utf8), to: 2)
     }
 
     public enum Style: String { case bold = "1", dim = "2", red = "31", green = "32", yellow = "33", blue = "34", magenta = "35", cyan = "36" }
@@ -39,17 +43,7 @@ public enum AuthorResolver {
     }
 
     private static func gitUserName() -> String? {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        p.arguments = ["git", "config", "user.name"]
-        let out = Pipe()
-        p.standardOutput = out
-        p.standardError = FileHandle.nullDevice
-        p.standardInput = FileHandle.nullDevice
-        do { try p.run() } catch { return nil }
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        guard p.terminationStatus == 0 else { return nil }
-        return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        guard let result = try? Subprocess.run(["git", "config", "user.name"]), result.status == 0 else { return nil }
+        return String(decoding: result.out, as: UTF8.self).trimmingWhitespace
     }
 }

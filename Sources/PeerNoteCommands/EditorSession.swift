@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import PeerNoteCLISupport
 #if canImport(Glibc)
 import Glibc
@@ -21,7 +25,7 @@ struct EditorSession {
     /// The editor command the environment asks for.
     static func command(environment: [String: String]) -> String {
         for key in ["VISUAL", "EDITOR"] {
-            if let value = environment[key], !value.trimmingCharacters(in: .whitespaces).isEmpty { return value }
+            if let value = environment[key], !value.trimmingWhitespace.isEmpty { return value }
         }
         return "vi"
     }

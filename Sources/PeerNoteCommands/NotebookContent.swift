@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import PeerNote
 
 /// A notebook's visible content without its history: what `export` writes and `import` reads.

@@ -1,5 +1,10 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import PeerNote
+import PeerNoteCLISupport
 
 /// The JSON form of a notebook, the same schema as `pnmerge show --format json`:
 ///
@@ -18,8 +23,6 @@ public enum NotebookJSON {
             out += "  \"notes\": []\n"
         } else {
             out += "  \"notes\": [\n"
-            let formatter = ISO8601DateFormatter()
-            formatter.formatOptions = [.withInternetDateTime]
             for (i, note) in notebook.notes.enumerated() {
                 out += "    {\n"
                 out += "      \"id\": \(quote(note.id.description)),\n"
@@ -27,7 +30,7 @@ public enum NotebookJSON {
                 out += "      \"body\": \(quote(note.body)),\n"
                 out += "      \"tags\": [\(note.tags.map(quote).joined(separator: ", "))],\n"
                 out += "      \"priority\": \(quote(note.priority.rawValue)),\n"
-                out += "      \"created\": \(quote(formatter.string(from: note.created)))\n"
+                out += "      \"created\": \(quote(TimeText.iso8601(note.created)))\n"
                 out += i == notebook.notes.count - 1 ? "    }\n" : "    },\n"
             }
             out += "  ]\n"
@@ -49,7 +52,7 @@ public enum NotebookJSON {
             case "\t": out.append(contentsOf: "\\t".unicodeScalars)
             default:
                 if c.value < 0x20 || c.value == 0x7F {
-                    out.append(contentsOf: String(format: "\\u%04x", c.value).unicodeScalars)
+                    out.append(contentsOf: JSONText.unicodeEscape(c.value).unicodeScalars)
                 } else {
                     out.append(c)
                 }
@@ -78,7 +81,7 @@ public enum NotebookJSON {
         } catch let error as DecodingError {
             throw ImportError(describe(error))
         } catch {
-            throw ImportError("not valid JSON: \(error.localizedDescription)")
+            throw ImportError("not valid JSON: \(error)")
         }
         var notes: [NoteContent] = []
         for (i, n) in value.notes.enumerated() {
@@ -104,7 +107,7 @@ public enum NotebookJSON {
         }
         switch error {
         case .dataCorrupted(let c):
-            let detail = (c.underlyingError as NSError?)?.userInfo[NSDebugDescriptionErrorKey] as? String
+            let detail = c.underlyingError.map { "\($0)" }
             return "not valid JSON" + (detail.map { ": \($0)" } ?? (c.debugDescription.isEmpty ? "" : ": \(c.debugDescription)"))
         case .keyNotFound(let key, let c):
             return "\(path(c.codingPath + [key])) is missing"

@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import PNMergeCommands
 
 exit(PNMerge.execute(Array(CommandLine.arguments.dropFirst())))

@@ -1,0 +1,66 @@
+import Foundation
+import PeerNoteCLISupport
+import Testing
+
+/// The tools format times without Foundation's DateFormatter (which brings ICU into every
+/// process); these check the result against DateFormatter, which the tests may still use.
+@Suite("Time text")
+struct TimeTextTests {
+    /// Times across the calendar: the epoch, before it, leap days, year ends, far years (all
+    /// after 1582: before it, DateFormatter counts in the Julian calendar, see `prolepticGregorian`).
+    static let times: [TimeInterval] = [
+        0, -1, 59.999, 951_782_400, 1_709_287_353, 1_709_287_353.75, 4_102_444_799, -2_208_988_800, 253_402_300_799,
+        -12_219_206_400, 1_234_567_890, 1_700_000_000, 1_719_792_000, 1_735_689_599,
+    ]
+
+    static func formatted(_ date: Date, _ pattern: String, _ zone: TimeZone) -> String {
+        let f = DateFormatter()
+        f.locale = Locale(identifier: "en_US_POSIX")
+        f.timeZone = zone
+        f.dateFormat = pattern
+        return f.string(from: date)
+    }
+
+    @Test("UTC and fixed offsets give DateFormatter's en_US_POSIX text for every pattern the tools print")
+    func fixedZones() throws {
+        let zones: [(DisplayTimeZone, Int)] = [(.utc, 0), (.offset(seconds: 9 * 3600), 9 * 3600),
+                                                (.offset(seconds: -(3 * 3600 + 30 * 60)), -(3 * 3600 + 30 * 60)),
+                                                (.offset(seconds: 5 * 3600 + 45 * 60), 5 * 3600 + 45 * 60)]
+        for (zone, seconds) in zones {
+            let tz = try #require(TimeZone(secondsFromGMT: seconds))
+            for t in Self.times {
+                let d = Date(timeIntervalSince1970: t)
+                #expect(TimeText.dateTime(d, in: zone) == Self.formatted(d, "yyyy-MM-dd HH:mm", tz), "\(t) \(zone)")
+                #expect(TimeText.clock(d, in: zone) == Self.formatted(d, "HH:mm", tz), "\(t) \(zone)")
+                #expect(TimeText.day(d, in: zone) == Self.formatted(d, "yyyy-MM-dd", tz), "\(t) \(zone)")
+                #expect(TimeText.fullDateTime(d, in: zone) == Self.formatted(d, "yyyy-MM-dd HH:mm:ss Z", tz), "\(t) \(zone)")
+            }
+        }
+    }
+
+    @Test("Local time follows the system's zone, daylight saving included, as DateFormatter's current zone does")
+    func localZone() {
+        for t in Self.times where t > 0 && t < 4_102_444_800 {
+            let d = Date(timeIntervalSince1970: t)
+            #expect(TimeText.fullDateTime(d, in: .local) == Self.formatted(d, "yyyy-MM-dd HH:mm:ss Z", .current), "\(t)")
+        }
+    }
+
+    @Test("ISO 8601 in UTC matches ISO8601DateFormatter; a time beyond the calendar prints its seconds, not a crash")
+    func iso() {
+        let f = ISO8601DateFormatter()
+        f.timeZone = TimeZone(identifier: "UTC")
+        for t in Self.times {
+            let d = Date(timeIntervalSince1970: t)
+            #expect(TimeText.iso8601(d) == f.string(from: d), "\(t)")
+        }
+        #expect(TimeText.iso8601(Date(timeIntervalSince1970: 1e17)) == "@100000000000000000")
+        #expect(TimeText.dateTime(Date(timeIntervalSince1970: -1e16), in: .utc) == "@-10000000000000000")
+    }
+
+    @Test("Before 1582 the calendar is the proleptic Gregorian one ISO 8601 asks for (DateFormatter switches to the Julian)")
+    func prolepticGregorian() {
+        #expect(TimeText.iso8601(Date(timeIntervalSince1970: -62_135_596_800)) == "0001-01-01T00:00:00Z")
+        #expect(TimeText.day(Date(timeIntervalSince1970: -12_219_292_801), in: .utc) == "1582-10-14")
+    }
+}
