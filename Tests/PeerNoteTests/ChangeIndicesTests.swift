@@ -24,4 +24,30 @@ struct ChangeIndicesTests {
         #expect(Array(order.inverse()) == [1, 3, 0, 2])
         #expect(Array(order.appending(4 ..< 6)) == [2, 0, 3, 1, 4, 5])
     }
+
+    @Test("Sorting by a total order, told where stretches are already in order, gives the plain sort (random keys, 500 cases)")
+    func sortedMatchesSort() {
+        var rng = SystemRandomNumberGenerator()
+        for round in 0 ..< 500 {
+            let count = Int.random(in: 0 ... 300, using: &rng)
+            // Distinct keys, in a few ascending parts that interleave (as a merged log's changes do).
+            let partCount = Int.random(in: 1 ... 5, using: &rng)
+            var keys = Array(0 ..< count).shuffled(using: &rng)
+            var cuts = (0 ..< partCount - 1).map { _ in Int.random(in: 0 ... count, using: &rng) }.sorted()
+            cuts = [0] + cuts + [count]
+            for p in 0 ..< partCount where round % 7 != 0 { keys[cuts[p] ..< cuts[p + 1]].sort() }
+            let less: (Int, Int) -> Bool = { keys[$0] < keys[$1] }
+            // A truthful hint: from i, the indices stay ascending up to a random point of the ascending stretch.
+            let sortedEnd: (Int) -> Int = { i in
+                var e = i + 1
+                while e < count && keys[e - 1] < keys[e] && (e - i) % 13 != 12 { e += 1 }
+                return e
+            }
+            let order = ChangeIndices.sorted(count: count, sortedEnd: sortedEnd, by: less)
+            let expected = Array(0 ..< count).sorted(by: less)
+            #expect(Array(order) == expected, "round \(round)")
+            #expect(order.isRange == (expected == Array(0 ..< count)), "round \(round)")
+            #expect(Array(ChangeIndices.sorted(count: count, by: less)) == expected, "round \(round), no hint")
+        }
+    }
 }

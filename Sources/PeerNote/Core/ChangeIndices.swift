@@ -26,12 +26,86 @@ struct ChangeIndices: RandomAccessCollection, Sendable {
         self.init(table.map { UInt32($0) })
     }
 
-    /// `0 ..< count` sorted by `areInIncreasingOrder` (a strict total order); a range when already sorted.
-    static func sorted(count: Int, by areInIncreasingOrder: (Int, Int) -> Bool) -> ChangeIndices {
-        if !(1 ..< Swift.max(count, 1)).contains(where: { !areInIncreasingOrder($0 - 1, $0) }) { return ChangeIndices(0 ..< count) }
-        var table = (0 ..< count).map { UInt32($0) }
-        table.sort { areInIncreasingOrder(Int($0), Int($1)) }
-        return ChangeIndices(table)
+    /// `0 ..< count` sorted by `less` (a strict total order); a range when already sorted.
+    ///
+    /// `sortedEnd(i)` (> i) says how far from `i` the indices are known to be in order already
+    /// (a log's run of changes by one replica, each on the previous, is), so only the stretches'
+    /// ends are compared. The ascending parts found that way are then merged pairwise, galloping
+    /// past long stretches of one side: a log that is a few ordered parts (a merged log: the
+    /// file's changes, then the ones merged in) sorts with about as many comparisons as the
+    /// parts interleave, not `n log n`.
+    static func sorted(count: Int, sortedEnd: (Int) -> Int = { $0 + 1 }, by less: (Int, Int) -> Bool) -> ChangeIndices {
+        var parts: [ChangeIndices] = []
+        var start = 0, i = 0
+        while i < count {
+            if i > start && !less(i - 1, i) {
+                parts.append(ChangeIndices(start ..< i))
+                start = i
+            }
+            i = Swift.max(Swift.min(sortedEnd(i), count), i + 1)
+        }
+        if parts.isEmpty { return ChangeIndices(0 ..< count) }
+        parts.append(ChangeIndices(start ..< count))
+        while parts.count > 1 {
+            var next: [ChangeIndices] = []
+            next.reserveCapacity((parts.count + 1) / 2)
+            var k = 0
+            while k + 1 < parts.count {
+                next.append(merge(parts[k], parts[k + 1], by: less))
+                k += 2
+            }
+            if k < parts.count { next.append(parts[k]) }
+            parts = next
+        }
+        return parts[0]
+    }
+
+    /// Two ascending sequences merged into one (`a`'s element first on a tie).
+    private static func merge(_ a: ChangeIndices, _ b: ChangeIndices, by less: (Int, Int) -> Bool) -> ChangeIndices {
+        var out: [UInt32] = []
+        out.reserveCapacity(a.count + b.count)
+        func take(_ s: ChangeIndices, _ from: Int, _ to: Int) {
+            if let table = s.table {
+                out.append(contentsOf: table[from ..< to])
+            } else {
+                out.append(contentsOf: (s.range.lowerBound + from ..< s.range.lowerBound + to).lazy.map { UInt32($0) })
+            }
+        }
+        var i = 0, j = 0
+        while i < a.count && j < b.count {
+            if less(b[j], a[i]) {
+                let bound = a[i]
+                let end = gallop(b, from: j) { less($0, bound) }
+                take(b, j, end)
+                j = end
+            } else {
+                let bound = b[j]
+                let end = gallop(a, from: i) { !less(bound, $0) }
+                take(a, i, end)
+                i = end
+            }
+        }
+        take(a, i, a.count)
+        take(b, j, b.count)
+        return ChangeIndices(out)
+    }
+
+    /// The first position at or after `from` where `holds` is false (`holds` is true at `from`
+    /// and stays true then false along `s`): exponential steps, then a binary search.
+    private static func gallop(_ s: ChangeIndices, from: Int, while holds: (Int) -> Bool) -> Int {
+        var low = from + 1, step = 1
+        var high = from + 1
+        while high < s.count && holds(s[high]) {
+            low = high + 1
+            step *= 2
+            high = from + step
+        }
+        high = Swift.min(high, s.count)
+        while low < high {
+            let mid = (low + high) / 2
+            if holds(s[mid]) { low = mid + 1 } else { high = mid }
+        }
+        return low
     }
 
     var startIndex: Int { 0 }

@@ -49,7 +49,8 @@ extension Document {
         }
         // A log with one replica, or one loaded from a compact file, is already in canonical order
         // (and then neither the order nor its inverse takes memory).
-        let order = ChangeIndices.sorted(count: log.changes.count, by: canonical)
+        // A run of one replica's changes, each on the previous, is in canonical order already.
+        let order = ChangeIndices.sorted(count: log.changes.count, sortedEnd: { [log] in log.changes.runEnd(of: $0) }, by: canonical)
         let rowOf = order.inverse()
         var block = makeBlock(changes: order, rowOf: rowOf, firstRow: 0)
         block.kind = .base
