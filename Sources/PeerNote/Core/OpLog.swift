@@ -368,16 +368,39 @@ struct OpLog: Sendable {
               changes.counterEnd(index - 1) + total < Int(UInt32.max),
               changes.appendContinuing(agent: agent, meta: ChangeTable.Meta(author: author, message: message, extra: 0), time: time, lengths: lengths)
         else { return false }
-        let last = changes.count - 1
-        if heads.count == 1 && heads[0] == index - 1 {
-            heads[0] = last
-        } else {
-            heads.removeAll { $0 == index - 1 }
-            heads.append(last)
-        }
+        replaceHead(index - 1, with: changes.count - 1)
         ops[ops.count - 1].length += total
         text.append(contentsOf: scalars)
         return true
+    }
+
+    /// Appends changes as `appendTypingChanges` does, whose ops are one delete `body` of all
+    /// their units that continues the log's last op (as `appendOp` would merge it: deleting on
+    /// in one direction). Deleting, as loading meets it: a run of keystrokes the file stores as
+    /// one op over many changes. Returns false, changing nothing, when any of that does not hold.
+    mutating func appendDeletingChanges<L: Collection<Int>>(agent: UInt32, time: Int64, author: UInt32, message: UInt32, lengths: L,
+                                                           total: Int, body: OpBody) -> Bool {
+        let index = changes.count
+        guard case .deleteText = body, total > 0, !lengths.isEmpty, index > 0, changes.agent(index - 1) == agent,
+              let last = ops.indices.last, ops[last].lv + ops[last].length == lvCount,
+              changes.counterEnd(index - 1) + total < Int(UInt32.max) else { return false }
+        var extended = ops[last]
+        guard Self.extend(&extended, firstID: lastOpFirstID, with: body, length: total, firstID: nextID),
+              changes.appendContinuing(agent: agent, meta: ChangeTable.Meta(author: author, message: message, extra: 0), time: time, lengths: lengths)
+        else { return false }
+        replaceHead(index - 1, with: changes.count - 1)
+        ops[last] = extended
+        return true
+    }
+
+    /// Change `new` takes the place of `old` among the heads (it has `old` as its only dependency).
+    private mutating func replaceHead(_ old: Int, with new: Int) {
+        if heads.count == 1 && heads[0] == old {
+            heads[0] = new
+        } else {
+            heads.removeAll { $0 == old }
+            heads.append(new)
+        }
     }
 
     /// Whether the log's last op is an insert that ends the log and the text, by the last

@@ -343,6 +343,27 @@ struct BlockReplayer {
                     continue
                 }
             }
+            // Deleting: the same stretch of changes, whose units continue the delete op being
+            // read. Its references are checked once for the stretch: its targets are one
+            // replica's consecutive units, so the later end has the largest Lamport timestamp, and
+            // the stretch's first change has the smallest of its changes'.
+            if used > 0, i > 0, case .deleteText = ops[opIndex].body {
+                var j = i, units = 0
+                let room = ops[opIndex].length - used
+                while j < changes.count && changes.continuesPrevious(j) && units + changes.length(j) <= room {
+                    units += changes.length(j)
+                    j += 1
+                }
+                if j > i, let piece = try? WireBlock.piece(of: ops[opIndex], text: blockText, used: used, take: units, firstID: opFirstID, mapAgent: mapAgent),
+                   stretchReferencesAreEarlier(piece.body, length: units, log),
+                   log.appendDeletingChanges(agent: agent, time: c.time, author: stringMap[c.author], message: stringMap[c.message],
+                                             lengths: (i ..< j).lazy.map { changes.length($0) }, total: units, body: piece.body) {
+                    used += units
+                    if used == ops[opIndex].length { opIndex += 1; used = 0 }
+                    skipUntil = j
+                    continue
+                }
+            }
             let cid = ChangeID(replica: block.replicas[c.replica], seq: c.seq)
             let lastOfAgent = log.lastChangeEnd(of: agent)
             let expected = (lastOfAgent?.seq ?? 0) + 1
@@ -496,6 +517,19 @@ struct BlockReplayer {
             }
             return found
         }
+    }
+
+    /// Whether a delete `body` of `length` units, about to be appended as changes that continue
+    /// the log's last change, refers only to what exists and is earlier than the first of them
+    /// (which `unorderedReference` would find for each change): its note and the two ends of
+    /// its targets (one replica's consecutive units: every unit between exists, and none is later
+    /// than the later end).
+    private static func stretchReferencesAreEarlier(_ body: OpBody, length: Int, _ log: OpLog) -> Bool {
+        guard case .deleteText(let n, let t, let rev) = body, let c = log.changes.last else { return false }
+        let me = log.nextID
+        let firstLamport = c.lamport + UInt64(c.length)
+        let end = t.advanced(by: rev ? -(length - 1) : length - 1)
+        return problem(n, me, firstLamport, log) == nil && problem(t, me, firstLamport, log) == nil && problem(end, me, firstLamport, log) == nil
     }
 
     /// Why reference `r` may not appear in the op whose first unit is `me` (Lamport `myLamport`), if it may not.

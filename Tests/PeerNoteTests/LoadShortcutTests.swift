@@ -1,0 +1,78 @@
+import Foundation
+import Testing
+@testable import PeerNote
+
+/// Loading appends a stretch of keystroke changes at once when the file stores their ops as one
+/// op (typing, and since session 6 deleting): the result must be what change-by-change replay
+/// gives, and a damaged stretch must be refused as it was.
+@Suite("Load shortcuts")
+struct LoadShortcutTests {
+    /// A note typed, then erased one keystroke per change: backspaces (a reversed delete run),
+    /// forward deletes (a forward run), and a run that changes direction.
+    static func keystrokes(savingTypingFirst: Bool = false) throws -> (Document, NoteID) {
+        let doc = Document(title: "keys", author: "kim", id: UUID(uuidString: "5E0C7B1A-0000-4000-8000-00000000D0C5") ?? UUID(),
+                           replica: ReplicaID(high: 0x5E, low: 0xC7), time: Date(timeIntervalSince1970: 1_700_000_000))
+        doc.clock = { Date(timeIntervalSince1970: 1_700_000_100) }
+        let note = doc.addNote(title: "n")
+        let text = Array("the quick brown fox jumps over the lazy dog, again and again".unicodeScalars)
+        for (k, c) in text.enumerated() { try doc.insertText(note, at: k, String(c)) }
+        if savingTypingFirst { _ = doc.save(.compact) }
+        var length = text.count
+        for _ in 0 ..< 12 { try doc.deleteText(note, range: length - 1 ..< length); length -= 1 }   // backspace
+        for _ in 0 ..< 9 { try doc.deleteText(note, range: 4 ..< 5); length -= 1 }                 // forward delete
+        for _ in 0 ..< 3 { try doc.deleteText(note, range: 10 ..< 11); length -= 1 }
+        for _ in 0 ..< 3 { try doc.deleteText(note, range: 9 ..< 10); length -= 1 }                 // then backspace there
+        return (doc, note)
+    }
+
+    @Test("A file of deleting keystrokes loads to the same op log, state and bytes as the document that wrote it")
+    func roundTrip() throws {
+        let (doc, note) = try Self.keystrokes()
+        let bytes = doc.save(.compact)
+        let loaded = try Document.load(bytes)
+        #expect(loaded.note(note)?.body == doc.note(note)?.body)
+        #expect(loaded.save(.compact) == bytes)
+        #expect(loaded.log.ops.map(\.length) == doc.log.ops.map(\.length))
+        #expect(loaded.log.ops.map(\.body) == doc.log.ops.map(\.body))
+        #expect(loaded.log.changes.count == doc.log.changes.count)
+        #expect(loaded.relation(to: doc) == .shared)
+    }
+
+    @Test("The same keystrokes in an incremental file (the delete runs in an appended block) load to the same document")
+    func incremental() throws {
+        let (doc, note) = try Self.keystrokes(savingTypingFirst: true)
+        let bytes = doc.save(.incremental)
+        let loaded = try Document.load(bytes)
+        #expect(loaded.note(note)?.body == doc.note(note)?.body)
+        #expect(loaded.log.ops.map(\.body) == doc.log.ops.map(\.body))
+        #expect(loaded.save(.compact) == doc.save(.compact))
+    }
+
+    /// (The shortcut's own reference check is conservative: it passes only when every change's
+    /// would. Disabling it leaves these cases refused by the state, which applies each op after
+    /// its block is read; the check keeps the refusal where the per-change path makes it.)
+    @Test("A delete run whose targets reach past what exists, or into the future, is refused with the per-change message")
+    func damagedRuns() throws {
+        let (doc, _) = try Self.keystrokes()
+        let file = doc.save(.compact)
+        let (_, block) = try FixtureFactory.singleBlock(file)
+        let deletes = block.ops.indices.filter { if case .deleteText = block.ops[$0].body { block.ops[$0].length > 2 } else { false } }
+        try #require(deletes.count >= 2, "the document has delete runs")
+        for k in deletes {
+            guard case .deleteText(let n, let t, let rev) = block.ops[k].body else { continue }
+            for target in [LocalID(agent: t.agent, counter: rev ? UInt32(block.ops[k].length - 2) : 5_000),   // past the end, or below 0 half-way
+                           LocalID(agent: t.agent, counter: 200)] {                                               // units not yet made
+                var bad = block
+                bad.ops[k].body = .deleteText(note: n, target: target, reversed: rev)
+                let damaged = FixtureFactory.envelope(payload: WireCodec.encodePayload(bad))
+                #expect(throws: PeerNoteError.self, "op \(k) target \(target.counter)") { try Document.load(damaged) }
+                do {
+                    _ = try Document.load(damaged)
+                } catch {
+                    let text = "\(error)"
+                    #expect(text.contains("refers to") || text.contains("counts down past") || text.contains("does not exist"), "\(text)")
+                }
+            }
+        }
+    }
+}
