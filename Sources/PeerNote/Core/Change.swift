@@ -243,11 +243,11 @@ struct ChangeTable: RandomAccessCollection, Sendable {
     /// Appends `lengths.count` changes, holding `lengths` op units each, as `appendContinuing`
     /// would one by one (each on top of the one before, the first on top of the last change),
     /// with their units. False, changing nothing, when they do not join the last run.
-    mutating func appendContinuing<L: Collection<Int>>(agent: UInt32, meta: Meta, time: Int64, lengths: L) -> Bool {
+    mutating func appendContinuing<L: Collection>(agent: UInt32, meta: Meta, time: Int64, lengths: L) -> Bool where L.Element: BinaryInteger {
         let l = runs.count - 1
         guard l >= 0, meta == lastMeta, runs[l].agent == agent, runs[l].time == time else { return false }
         var total = 0
-        for x in lengths { total += x }
+        for x in lengths { total += Int(x) }
         // Every change's first unit must have a 32-bit offset in the run.
         guard runs[l].length + total <= Int(UInt32.max) else { return false }
         var offset = runs[l].length
@@ -255,7 +255,7 @@ struct ChangeTable: RandomAccessCollection, Sendable {
         unitOffset.reserveCapacity(unitOffset.count + lengths.count)
         for x in lengths {
             unitOffset.append(UInt32(offset))
-            offset += x
+            offset += Int(x)
         }
         runs[l].count += UInt32(lengths.count)
         runs[l].length = offset

@@ -360,8 +360,8 @@ struct OpLog: Sendable {
     /// `extendLastInsert` requires). Typing, as loading meets it, one change per keystroke: the
     /// changes join the last change's run, so everything about them follows from it. Returns
     /// false, changing nothing, when any of that does not hold.
-    mutating func appendTypingChanges<L: Collection<Int>>(agent: UInt32, time: Int64, author: UInt32, message: UInt32, lengths: L,
-                                                         scalars: ArraySlice<Unicode.Scalar>) -> Bool {
+    mutating func appendTypingChanges<L: Collection>(agent: UInt32, time: Int64, author: UInt32, message: UInt32, lengths: L,
+                                                    scalars: ArraySlice<Unicode.Scalar>) -> Bool where L.Element: BinaryInteger {
         let total = scalars.count
         let index = changes.count
         guard total > 0, !lengths.isEmpty, index > 0, changes.agent(index - 1) == agent, canExtendLastInsert,
@@ -378,8 +378,8 @@ struct OpLog: Sendable {
     /// their units that continues the log's last op (as `appendOp` would merge it: deleting on
     /// in one direction). Deleting, as loading meets it: a run of keystrokes the file stores as
     /// one op over many changes. Returns false, changing nothing, when any of that does not hold.
-    mutating func appendDeletingChanges<L: Collection<Int>>(agent: UInt32, time: Int64, author: UInt32, message: UInt32, lengths: L,
-                                                           total: Int, body: OpBody) -> Bool {
+    mutating func appendDeletingChanges<L: Collection>(agent: UInt32, time: Int64, author: UInt32, message: UInt32, lengths: L,
+                                                      total: Int, body: OpBody) -> Bool where L.Element: BinaryInteger {
         let index = changes.count
         guard case .deleteText = body, total > 0, !lengths.isEmpty, index > 0, changes.agent(index - 1) == agent,
               let last = ops.indices.last, ops[last].lv + ops[last].length == lvCount,

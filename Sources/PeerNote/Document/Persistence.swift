@@ -336,7 +336,7 @@ struct BlockReplayer {
                     j += 1
                 }
                 if j > i, log.appendTypingChanges(agent: agent, time: c.time, author: stringMap[c.author], message: stringMap[c.message],
-                                                  lengths: (i ..< j).lazy.map { changes.length($0) }, scalars: blockText[s + used ..< s + used + units]) {
+                                                  lengths: changes.lengths(i ..< j), scalars: blockText[s + used ..< s + used + units]) {
                     used += units
                     if used == ops[opIndex].length { opIndex += 1; used = 0 }
                     skipUntil = j
@@ -357,7 +357,7 @@ struct BlockReplayer {
                 if j > i, let piece = try? WireBlock.piece(of: ops[opIndex], text: blockText, used: used, take: units, firstID: opFirstID, mapAgent: mapAgent),
                    stretchReferencesAreEarlier(piece.body, length: units, log),
                    log.appendDeletingChanges(agent: agent, time: c.time, author: stringMap[c.author], message: stringMap[c.message],
-                                             lengths: (i ..< j).lazy.map { changes.length($0) }, total: units, body: piece.body) {
+                                             lengths: changes.lengths(i ..< j), total: units, body: piece.body) {
                     used += units
                     if used == ops[opIndex].length { opIndex += 1; used = 0 }
                     skipUntil = j

@@ -49,6 +49,8 @@ struct WireChanges: RandomAccessCollection, Sendable, Equatable {
 
     /// Change `i`'s length (without making the whole record).
     @inline(__always) func length(_ i: Int) -> Int { Int(lengths[i]) }
+    /// The lengths of changes `range`.
+    @inline(__always) func lengths(_ range: Range<Int>) -> ArraySlice<UInt32> { lengths[range] }
 
     /// Whether change `i` (> 0) is stored as continuing change `i - 1` (see the type's rule).
     @inline(__always) func continuesPrevious(_ i: Int) -> Bool { runOf[i] == runOf[i - 1] }
