@@ -75,4 +75,16 @@ struct LoadShortcutTests {
             }
         }
     }
+
+    @Test("Finding the change that holds a unit from a hint agrees with the plain search, for every unit and many hints")
+    func changeIndexFromHint() throws {
+        let (doc, _) = try Self.keystrokes()
+        let log = doc.log
+        for lv in 0 ..< log.lvCount {
+            let expected = log.changeIndex(containingLV: lv)
+            for hint in [0, expected, Swift.max(0, expected - 1), Swift.max(0, expected - 17), log.changes.count - 1, expected + 1] {
+                #expect(log.changeIndex(containingLV: lv, from: hint) == expected, "lv \(lv) hint \(hint)")
+            }
+        }
+    }
 }

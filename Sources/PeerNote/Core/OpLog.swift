@@ -123,6 +123,25 @@ struct OpLog: Sendable {
         return lo
     }
 
+    /// `changeIndex(containingLV:)` for an `lv` at or after change `hint`'s start: steps forward
+    /// from the hint, doubling, then searches (for callers walking the log in order).
+    func changeIndex(containingLV lv: Int, from hint: Int) -> Int {
+        guard hint >= 0, hint < changes.count, changes.lvStart(hint) <= lv else { return changeIndex(containingLV: lv) }
+        var lo = hint, step = 1
+        var hi = hint + 1
+        while hi < changes.count && changes.lvStart(hi) <= lv {
+            lo = hi
+            step *= 2
+            hi = hint + step
+        }
+        hi = Swift.min(hi, changes.count) - 1
+        while lo < hi {
+            let mid = (lo + hi + 1) / 2
+            if changes.lvStart(mid) <= lv { lo = mid } else { hi = mid - 1 }
+        }
+        return lo
+    }
+
     /// The change holding the op unit `id`, if this log has it.
     func changeIndex(containing id: LocalID) -> Int? {
         changes.index(agent: id.agent, counter: id.counter)

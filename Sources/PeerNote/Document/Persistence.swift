@@ -425,11 +425,12 @@ struct BlockReplayer {
         // Apply the block's ops to the state, whole runs at a time (a run spans the changes
         // of one replica that continue each other), in causal order.
         var i = log.ops.isEmpty ? 0 : log.opIndex(containingLV: startLV)
+        var ci = firstChange
         while i < log.ops.count {
             let whole = log.ops[i]
             let from = max(whole.lv, startLV)
             let op = log.slice(whole, from: from, to: whole.lv + whole.length)
-            let ci = log.changeIndex(containingLV: from)
+            ci = log.changeIndex(containingLV: from, from: ci)
             let c = log.changes[ci]
             do {
                 try state.apply(op, id: log.localID(ofLV: from, change: ci), lamport: c.lamport + UInt64(from - c.lvStart),

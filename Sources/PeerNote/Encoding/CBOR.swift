@@ -186,7 +186,9 @@ enum CBORDecoder {
             case .text(let n):
                 let raw = bytes[(end - Int(n))..<end]
                 let string = String(decoding: raw, as: UTF8.self)
-                guard string.utf8.elementsEqual(raw) else {
+                // Invalid UTF-8 decodes to replacement characters, so the bytes would differ;
+                // ASCII (most text, and checked in one fast pass) is valid as it is.
+                guard raw.allSatisfy({ $0 < 0x80 }) || string.utf8.elementsEqual(raw) else {
                     throw CBORDecodeError(offset: pos, message: "text string is not valid UTF-8")
                 }
                 value = .text(string)
