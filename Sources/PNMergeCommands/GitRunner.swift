@@ -25,7 +25,7 @@ struct GitRunner {
         let ran: Subprocess.Result
         do { ran = try Subprocess.run(["git", "-C", directory] + args) } catch {
             if error.notFound { throw CLIFailure(.noInput, "cannot run git: it is not installed or not on PATH") }
-            throw CLIFailure(.noInput, "cannot run git: \(error)")
+            throw CLIFailure(.noInput, error.description)  // "cannot run git: Permission denied"
         }
         let result = Result(status: ran.status, out: String(decoding: ran.out, as: UTF8.self), err: String(decoding: ran.err, as: UTF8.self))
         if result.status == 127 { throw CLIFailure(.noInput, "cannot run git: it is not installed or not on PATH") }

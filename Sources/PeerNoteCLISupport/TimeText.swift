@@ -54,7 +54,8 @@ public enum TimeText {
         civil(date, zone).map(\.day) ?? fallback(date)
     }
 
-    /// `2024-03-01 10:02:33 +0100`.
+    /// `2024-03-01 10:02:33 +0100` (`+005328` for an offset with seconds: local mean time
+    /// before time zones, as DateFormatter printed it).
     public static func fullDateTime(_ date: Date, in zone: DisplayTimeZone) -> String {
         civil(date, zone).map { "\($0.day) \($0.hour):\($0.minute):\($0.second) \($0.offset)" } ?? fallback(date)
     }
@@ -86,10 +87,10 @@ public enum TimeText {
         guard gmtime_r(&t, &parts) != nil else { return nil }
         let year = Int(parts.tm_year) + 1900
         let sign = offset < 0 ? "-" : "+"
-        let minutes = abs(offset) / 60
+        let minutes = abs(offset) / 60, seconds = abs(offset) % 60
         return Civil(day: "\(pad(year, 4))-\(pad(Int(parts.tm_mon) + 1, 2))-\(pad(Int(parts.tm_mday), 2))",
                      hour: pad(Int(parts.tm_hour), 2), minute: pad(Int(parts.tm_min), 2), second: pad(Int(parts.tm_sec), 2),
-                     offset: sign + pad(minutes / 60, 2) + pad(minutes % 60, 2))
+                     offset: sign + pad(minutes / 60, 2) + pad(minutes % 60, 2) + (seconds == 0 ? "" : pad(seconds, 2)))
     }
 
     private static func pad(_ n: Int, _ width: Int) -> String {

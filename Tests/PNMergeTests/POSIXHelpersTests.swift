@@ -47,6 +47,16 @@ struct POSIXHelpersTests {
         let killed = try Subprocess.run(["sh", "-c", "kill -TERM $$"])
         #expect(killed.status == 128 + 15)
         #expect(throws: Subprocess.LaunchError.self) { try Subprocess.run(["pnmerge-test-no-such-program"]) }
+        // A program that cannot be executed: the reason, once (git's runner passes it on as is).
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("pnmerge-test-\(UUID().uuidString)").path
+        try Data("#!/bin/sh\n".utf8).write(to: URL(fileURLWithPath: path))
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        do {
+            _ = try Subprocess.run([path])
+            Issue.record("a file without execute permission ran")
+        } catch {
+            #expect(error.description == "cannot run \(path): Permission denied" && !error.notFound, "\(error.description)")
+        }
         do {
             _ = try Subprocess.run(["pnmerge-test-no-such-program"])
         } catch {

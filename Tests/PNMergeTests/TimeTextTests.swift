@@ -10,7 +10,7 @@ struct TimeTextTests {
     /// after 1582: before it, DateFormatter counts in the Julian calendar, see `prolepticGregorian`).
     static let times: [TimeInterval] = [
         0, -1, 59.999, 951_782_400, 1_709_287_353, 1_709_287_353.75, 4_102_444_799, -2_208_988_800, 253_402_300_799,
-        -12_219_206_400, 1_234_567_890, 1_700_000_000, 1_719_792_000, 1_735_689_599,
+        -12_219_206_400, 1_234_567_890, 1_700_000_000, 1_719_792_000, 1_735_689_599, -3_000_000_000,
     ]
 
     static func formatted(_ date: Date, _ pattern: String, _ zone: TimeZone) -> String {
@@ -40,7 +40,7 @@ struct TimeTextTests {
 
     @Test("Local time follows the system's zone, daylight saving included, as DateFormatter's current zone does")
     func localZone() {
-        for t in Self.times where t > 0 && t < 4_102_444_800 {
+        for t in Self.times where t >= -3_000_000_000 && t < 4_102_444_800 {
             let d = Date(timeIntervalSince1970: t)
             #expect(TimeText.fullDateTime(d, in: .local) == Self.formatted(d, "yyyy-MM-dd HH:mm:ss Z", .current), "\(t)")
         }
@@ -60,6 +60,9 @@ struct TimeTextTests {
 
     @Test("Before 1582 the calendar is the proleptic Gregorian one ISO 8601 asks for (DateFormatter switches to the Julian)")
     func prolepticGregorian() {
+        // An offset with seconds (local mean time, e.g. Berlin's before 1893) prints them, as
+        // DateFormatter did for named zones (its fixed-offset zones round to minutes).
+        #expect(TimeText.fullDateTime(Date(timeIntervalSince1970: 0), in: .offset(seconds: 53 * 60 + 28)) == "1970-01-01 00:53:28 +005328")
         #expect(TimeText.iso8601(Date(timeIntervalSince1970: -62_135_596_800)) == "0001-01-01T00:00:00Z")
         #expect(TimeText.day(Date(timeIntervalSince1970: -12_219_292_801), in: .utc) == "1582-10-14")
     }
