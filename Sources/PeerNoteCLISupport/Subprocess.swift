@@ -4,8 +4,8 @@ import Glibc
 import Darwin
 #endif
 
-/// Runs a program found on `PATH`, with standard input from `/dev/null`, and collects what it
-/// prints; both streams are read together, so a chatty child cannot block on a full pipe.
+/// Runs programs: one whose output is collected (git; both streams are read together, so a
+/// chatty child cannot block on a full pipe), or one attached to the terminal (an editor).
 /// Built on posix_spawn: the tools need no Foundation `Process` (nor the rest of Foundation).
 public enum Subprocess {
     /// How a program ended and what it printed.
@@ -18,35 +18,38 @@ public enum Subprocess {
 
     /// Why a program could not be run at all.
     public struct LaunchError: Error, CustomStringConvertible {
+        /// What failed and why: `cannot run git: Permission denied`.
         public var description: String
+        /// Why, alone: `Permission denied`.
+        public var reason: String
         /// Whether the program was not found on `PATH`.
         public var notFound = false
+
+        init(description: String, reason: String? = nil, notFound: Bool = false) {
+            self.description = description
+            self.reason = reason ?? description
+            self.notFound = notFound
+        }
     }
 
-    /// Runs `arguments[0]` (looked up on `PATH`) with `arguments`, and waits for it to end.
-    public static func run(_ arguments: [String]) throws(LaunchError) -> Result {
-        guard let program = arguments.first else { throw LaunchError(description: "no program named") }
-        var outPipe: [Int32] = [-1, -1], errPipe: [Int32] = [-1, -1]
-        guard pipe(&outPipe) == 0 else { throw LaunchError(description: "cannot make a pipe: \(POSIXText.lastError())") }
-        guard pipe(&errPipe) == 0 else {
-            let why = POSIXText.lastError()
-            close(outPipe[0]); close(outPipe[1])
-            throw LaunchError(description: "cannot make a pipe: \(why)")
-        }
-        #if canImport(Darwin)
-        var actions: posix_spawn_file_actions_t?
-        #else
-        var actions = posix_spawn_file_actions_t()
-        #endif
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_adddup2(&actions, outPipe[1], 1)
-        posix_spawn_file_actions_adddup2(&actions, errPipe[1], 2)
-        for fd in outPipe + errPipe { posix_spawn_file_actions_addclose(&actions, fd) }
+    /// How a child ended: its exit code, or the signal that killed it.
+    public enum Exit: Sendable, Equatable {
+        case code(Int32)
+        case signal(Int32)
+    }
 
-        // The child starts with every signal at its default and none blocked (as Foundation's
-        // Process did), whatever this process ignores or blocks.
+    #if canImport(Darwin)
+    typealias FileActions = posix_spawn_file_actions_t?
+    #else
+    typealias FileActions = posix_spawn_file_actions_t
+    #endif
+
+    /// Starts `arguments` (`arguments[0]` looked up on `PATH` unless it holds a slash) with
+    /// `environment` (nil: this process's), every signal at its default disposition and none
+    /// blocked (as Foundation's Process did, whatever this process ignores or blocks), after
+    /// `actions` are applied to its descriptors. Returns the child's pid.
+    static func spawn(_ arguments: [String], environment: [String: String]?, actions: inout FileActions) throws(LaunchError) -> pid_t {
+        guard let program = arguments.first else { throw LaunchError(description: "no program named") }
         #if canImport(Darwin)
         var attributes: posix_spawnattr_t?
         #else
@@ -64,24 +67,82 @@ public enum Subprocess {
         posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK))
 
         let argv = arguments.map { strdup($0) }
-        defer { argv.forEach { free($0) } }
+        let envp = environment.map { $0.map { strdup("\($0.key)=\($0.value)") } }
+        defer {
+            argv.forEach { free($0) }
+            envp?.forEach { free($0) }
+        }
         var argvC = argv + [nil]
         var pid: pid_t = 0
-        let spawned = posix_spawnp(&pid, program, &actions, &attributes, &argvC, environ)
-        close(outPipe[1]); close(errPipe[1])
-        guard spawned == 0 else {
-            close(outPipe[0]); close(errPipe[0])
-            throw LaunchError(description: "cannot run \(program): \(String(cString: strerror(spawned)))", notFound: spawned == ENOENT)
+        let spawned: Int32
+        if var envC = envp.map({ $0 + [nil] }) {
+            spawned = posix_spawnp(&pid, program, &actions, &attributes, &argvC, &envC)
+        } else {
+            spawned = posix_spawnp(&pid, program, &actions, &attributes, &argvC, environ)
         }
-        let (out, err) = drain(outPipe[0], errPipe[0])
-        close(outPipe[0]); close(errPipe[0])
+        guard spawned == 0 else {
+            let reason = String(cString: strerror(spawned))
+            throw LaunchError(description: "cannot run \(program): \(reason)", reason: reason, notFound: spawned == ENOENT)
+        }
+        return pid
+    }
+
+    /// Waits for the child `pid` to end.
+    static func wait(_ pid: pid_t, program: String) throws(LaunchError) -> Exit {
         var status: Int32 = 0
         while waitpid(pid, &status, 0) < 0 {
             if errno == EINTR { continue }
-            throw LaunchError(description: "cannot wait for \(program): \(POSIXText.lastError())")
+            let reason = POSIXText.lastError()
+            throw LaunchError(description: "cannot wait for \(program): \(reason)", reason: reason)
         }
         let signalNumber = status & 0x7F
-        return Result(status: signalNumber == 0 ? (status >> 8) & 0xFF : 128 + signalNumber, out: out, err: err)
+        return signalNumber == 0 ? .code((status >> 8) & 0xFF) : .signal(signalNumber)
+    }
+
+    /// Runs `arguments` (as `spawn` starts them) with the terminal's standard input and output,
+    /// and waits for it to end (an editor, in the foreground).
+    public static func runAttached(_ arguments: [String], environment: [String: String]) throws(LaunchError) -> Exit {
+        var actions = FileActions()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        let pid = try spawn(arguments, environment: environment, actions: &actions)
+        return try wait(pid, program: arguments.first ?? "")
+    }
+
+    /// Runs `arguments[0]` (looked up on `PATH`) with `arguments`, standard input from
+    /// `/dev/null`, and waits for it to end, collecting what it prints.
+    public static func run(_ arguments: [String]) throws(LaunchError) -> Result {
+        let program = arguments.first ?? ""
+        var outPipe: [Int32] = [-1, -1], errPipe: [Int32] = [-1, -1]
+        guard pipe(&outPipe) == 0 else { throw LaunchError(description: "cannot make a pipe: \(POSIXText.lastError())") }
+        guard pipe(&errPipe) == 0 else {
+            let why = POSIXText.lastError()
+            close(outPipe[0]); close(outPipe[1])
+            throw LaunchError(description: "cannot make a pipe: \(why)")
+        }
+        var actions = FileActions()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_adddup2(&actions, outPipe[1], 1)
+        posix_spawn_file_actions_adddup2(&actions, errPipe[1], 2)
+        for fd in outPipe + errPipe { posix_spawn_file_actions_addclose(&actions, fd) }
+        let pid: pid_t
+        do {
+            pid = try spawn(arguments, environment: nil, actions: &actions)
+        } catch {
+            close(outPipe[0]); close(outPipe[1]); close(errPipe[0]); close(errPipe[1])
+            throw error
+        }
+        close(outPipe[1]); close(errPipe[1])
+        let (out, err) = drain(outPipe[0], errPipe[0])
+        close(outPipe[0]); close(errPipe[0])
+        let status: Int32
+        switch try wait(pid, program: program) {
+        case .code(let c): status = c
+        case .signal(let n): status = 128 + n
+        }
+        return Result(status: status, out: out, err: err)
     }
 
     /// Reads both descriptors to their ends, whichever has data first.

@@ -77,46 +77,19 @@ struct EditorSession {
 
     /// The editor's exit status, or minus the signal that killed it.
     private func spawnAndWait() throws(CLIFailure) -> Int32 {
-        let arguments: [String] = ["/bin/sh", "-c", "\(editor) \"$1\"", "sh", file]
-        let argv = arguments.map { strdup($0) }
-        let envp = environment.map { strdup("\($0.key)=\($0.value)") }
-        defer {
-            argv.forEach { free($0) }
-            envp.forEach { free($0) }
-        }
-        #if canImport(Darwin)
-        var attributes: posix_spawnattr_t?
-        #else
-        var attributes = posix_spawnattr_t()
-        #endif
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var defaults = sigset_t()
-        sigemptyset(&defaults)
-        sigaddset(&defaults, SIGINT)
-        sigaddset(&defaults, SIGQUIT)
-        posix_spawnattr_setsigdefault(&attributes, &defaults)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF))
-
         let oldInt = signal(SIGINT, SIG_IGN)
         let oldQuit = signal(SIGQUIT, SIG_IGN)
         defer {
             signal(SIGINT, oldInt)
             signal(SIGQUIT, oldQuit)
         }
-        var pid: pid_t = 0
-        var argvC = argv + [nil]
-        var envC = envp + [nil]
-        let spawned = posix_spawn(&pid, "/bin/sh", nil, &attributes, &argvC, &envC)
-        guard spawned == 0 else {
-            throw CLIFailure(.noInput, "cannot run the editor (\(editor)): \(String(cString: strerror(spawned)))")
+        do {
+            switch try Subprocess.runAttached(["/bin/sh", "-c", "\(editor) \"$1\"", "sh", file], environment: environment) {
+            case .code(let c): return c
+            case .signal(let n): return -n
+            }
+        } catch {
+            throw CLIFailure(.noInput, "cannot run the editor (\(editor)): \(error.reason)")
         }
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 {
-            if errno == EINTR { continue }
-            throw CLIFailure(.noInput, "cannot wait for the editor (\(editor)): \(String(cString: strerror(errno)))")
-        }
-        let signalNumber = status & 0x7F
-        return signalNumber == 0 ? (status >> 8) & 0xFF : -signalNumber
     }
 }
