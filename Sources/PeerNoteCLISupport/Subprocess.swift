@@ -78,7 +78,11 @@ public enum Subprocess {
         if var envC = envp.map({ $0 + [nil] }) {
             spawned = posix_spawnp(&pid, program, &actions, &attributes, &argvC, &envC)
         } else {
+            #if canImport(Darwin)
+            spawned = posix_spawnp(&pid, program, &actions, &attributes, &argvC, _NSGetEnviron().pointee)
+            #else
             spawned = posix_spawnp(&pid, program, &actions, &attributes, &argvC, environ)
+            #endif
         }
         guard spawned == 0 else {
             let reason = String(cString: strerror(spawned))
