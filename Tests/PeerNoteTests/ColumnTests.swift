@@ -444,6 +444,38 @@ struct ColumnCodecTests {
         #expect(columnError { _ = try DeltaColumnDecoder.decode(under[...], base: 0, count: 2) } != nil)
     }
 
+    /// Save appends a run of continuing changes' values at once; the bytes must be those of
+    /// appending them one at a time, whatever state the encoder was in (empty, a lone value,
+    /// a run, a literal run ending in the same or another value).
+    @Test func bulkAppendsWriteTheBytesOfSingleAppends() {
+        var rng = SeededRandom(state: 31)
+        for _ in 0 ..< 300 {
+            var oneU = UIntColumnEncoder(), bulkU = UIntColumnEncoder()
+            var oneI = IntColumnEncoder(), bulkI = IntColumnEncoder()
+            var oneD = DeltaColumnEncoder(), bulkD = DeltaColumnEncoder()
+            var last: Int64 = 0
+            for _ in 0 ..< Int.random(in: 1 ... 12, using: &rng) {
+                let v = UInt64.random(in: 0 ... 3, using: &rng)
+                let n = [0, 1, 2, 3, 7][Int.random(in: 0 ... 4, using: &rng)]
+                let step = Int64.random(in: -2 ... 2, using: &rng)
+                for _ in 0 ..< n { oneU.append(v); oneI.append(Int64(v) - 1) }
+                bulkU.append(v, count: n)
+                bulkI.append(Int64(v) - 1, count: n)
+                for _ in 0 ..< n { last += step; oneD.append(last) }
+                bulkD.append(steps: step, count: n)
+                // Single values in between, so that bulk appends meet every encoder state.
+                if Bool.random(using: &rng) {
+                    let w = UInt64.random(in: 0 ... 3, using: &rng)
+                    oneU.append(w); bulkU.append(w); oneI.append(Int64(w)); bulkI.append(Int64(w))
+                    last = Int64(w); oneD.append(last); bulkD.append(last)
+                }
+            }
+            #expect(bulkU.finish() == oneU.finish() && bulkU.count == oneU.count)
+            #expect(bulkI.finish() == oneI.finish() && bulkI.count == oneI.count)
+            #expect(bulkD.finish() == oneD.finish() && bulkD.count == oneD.count)
+        }
+    }
+
     @Test func largeRandomColumnsRoundTrip() throws {
         var rng = SeededRandom(state: 2024)
         let values = (0..<200_000).map { _ in UInt64.random(in: 0...200, using: &rng) }

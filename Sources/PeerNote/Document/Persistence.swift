@@ -139,12 +139,25 @@ extension Document {
         depRows.reserveCapacity(order.count)
         // The log's interned strings, interned in the block once each (-1: not yet).
         var blockString = [Int](repeating: -1, count: log.strings.count)
-        for ci in order {
+        var k = 0
+        while k < order.count {
+            let ci = order[k]
             let c = log.changes[ci]
             if blockString[Int(c.author)] < 0 { blockString[Int(c.author)] = block.intern(log.strings[Int(c.author)]) }
             if blockString[Int(c.message)] < 0 { blockString[Int(c.message)] = block.intern(log.strings[Int(c.message)]) }
             for d in log.deps(of: ci) { depRows.append(rowOf[d]) }
             if c.extra != 0 { extraBytes.append(contentsOf: log.extras[Int(c.extra)]) }
+            k += 1
+            // The changes of its log run that come right after it in the order share its author,
+            // message and (no) extra fields, and each depends on the one before, on the row
+            // before (change `order[m]` is on row `firstRow + m`).
+            guard c.extra == 0 else { continue }
+            assert(rowOf[ci] == firstRow + k - 1)
+            let end = log.changes.runEnd(of: ci)
+            var j = order.isRange ? k + min(end - ci - 1, order.count - k) : k
+            while j < order.count && order[j] == order[j - 1] + 1 && order[j] < end { j += 1 }
+            depRows.append(contentsOf: firstRow + k - 1 ..< firstRow + j - 1)
+            k = j
         }
         block.depRows = depRows
         block.extraBytes = extraBytes
@@ -179,18 +192,25 @@ extension Document {
         var k = 0
         while k < order.count {
             let start = log.changes.lvStart(order[k])
-            var end = log.changes.lvEnd(order[k])
+            // Changes tile the log's local versions in order, so the next change index always
+            // starts where the one before ends; another change may too (when those between
+            // are empty).
+            var last = order[k]
             var j = k + 1
-            while j < order.count && log.changes.lvStart(order[j]) == end {
-                end = log.changes.lvEnd(order[j])
+            while j < order.count {
+                let c = order[j]
+                guard c == last + 1 || log.changes.lvStart(c) == log.changes.lvEnd(last) else { break }
+                last = c
                 j += 1
             }
+            let end = log.changes.lvEnd(last)
             if end > start {
                 var opIndex = log.opIndex(containingLV: start)
+                var ci = order[k]
                 while opIndex < log.ops.count && log.ops[opIndex].lv < end {
                     let op = log.ops[opIndex]
                     let from = max(start, op.lv), to = min(end, op.lv + op.length)
-                    let ci = from == start ? order[k] : log.changeIndex(containingLV: from)
+                    if from != start { ci = log.changeIndex(containingLV: from, from: ci) }
                     body(ci, from == op.lv && to == op.lv + op.length ? op : log.slice(op, from: from, to: to, change: ci))
                     opIndex += 1
                 }

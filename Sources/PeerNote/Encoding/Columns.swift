@@ -339,6 +339,17 @@ private struct RunLengthEncoder<Codec: RunLengthValueCodec> {
         appendOther(v)
     }
 
+    /// Appends `v` `n` times: the same bytes as `n` single appends, in constant time (after
+    /// two appends of one value the encoder counts a run of it).
+    mutating func append(_ v: Codec.Value, count n: Int) {
+        guard n > 0 else { return }
+        append(v)
+        guard n > 1 else { return }
+        append(v)
+        count += n - 2
+        runLength += n - 2
+    }
+
     private mutating func appendOther(_ v: Codec.Value) {
         count += 1
         switch mode {
@@ -525,6 +536,9 @@ struct UIntColumnEncoder {
 
     @inline(__always) mutating func append(_ v: UInt64) { core.append(v) }
 
+    /// Appends `v` `n` times (the bytes of `n` single appends).
+    mutating func append(_ v: UInt64, count n: Int) { core.append(v, count: n) }
+
     /// The encoded column (does not reset the encoder).
     func finish() -> [UInt8] { core.finish() }
 }
@@ -559,6 +573,9 @@ struct IntColumnEncoder {
     var count: Int { core.count }
 
     @inline(__always) mutating func append(_ v: Int64) { core.append(v) }
+
+    /// Appends `v` `n` times (the bytes of `n` single appends).
+    mutating func append(_ v: Int64, count n: Int) { core.append(v, count: n) }
 
     /// The encoded column (does not reset the encoder).
     func finish() -> [UInt8] { core.finish() }
@@ -600,6 +617,17 @@ struct DeltaColumnEncoder {
         precondition(!overflow, "DeltaColumnEncoder: difference \(v) - \(last) does not fit in Int64")
         inner.append(delta)
         last = v
+    }
+
+    /// Appends `n` values, each `step` more than the one before it (the last value appended, or
+    /// 0): the bytes of `n` single appends.
+    mutating func append(steps step: Int64, count n: Int) {
+        guard n > 0 else { return }
+        let (total, o1) = step.multipliedReportingOverflow(by: Int64(n))
+        let (end, o2) = last.addingReportingOverflow(total)
+        precondition(!o1 && !o2, "DeltaColumnEncoder: \(n) steps of \(step) from \(last) do not fit in Int64")
+        inner.append(step, count: n)
+        last = end
     }
 
     /// The encoded column (does not reset the encoder).

@@ -127,11 +127,40 @@ struct GeneratedChanges: Sendable {
                           depStart: 0, depCount: Int(c.depCount), author: stringIndex[Int(c.author)], message: stringIndex[Int(c.message)],
                           extraStart: 0, extraCount: c.extra == 0 ? 0 : log.extras[Int(c.extra)].count)
     }
+
+    /// Change `i`'s length (without making the whole record).
+    @inline(__always) func length(_ i: Int) -> Int { log.changes.length(order[i]) }
+
+    /// How many changes after change `i` each continue the one before as `WireChanges` stores
+    /// a run (the next change of the same log run, right after it in the order, hence on the
+    /// row before; no extra fields).
+    func continuing(after i: Int) -> Int {
+        let ci = order[i]
+        guard log.changes[ci].extra == 0 else { return 0 }
+        let end = log.changes.runEnd(of: ci)
+        // A range order holds the whole rest of the run (or of the order).
+        if order.isRange { return min(end - ci, order.count - i) - 1 }
+        var j = i + 1
+        while j < order.count && order[j] == order[j - 1] + 1 && order[j] < end { j += 1 }
+        return j - i - 1
+    }
 }
 
 extension WireBlock {
     /// How many changes the block holds.
     var changeCount: Int { generatedChanges?.count ?? changes.count }
+
+    /// How many changes after change `i` each continue the one before (`WireChanges`' run
+    /// rule: same replica, next seq, the row before as their one dependency, same time, author
+    /// and message, no extra fields), so that encoders take them as a run. Only for changes
+    /// made from an op log: a block's own `changes` and `depRows` are encoded one change at a
+    /// time, as they stand (tests edit them by hand to make damaged files).
+    func continuingChanges(after i: Int) -> Int {
+        generatedChanges?.continuing(after: i) ?? 0
+    }
+
+    /// Change `i`'s length.
+    @inline(__always) func changeLength(_ i: Int) -> Int { generatedChanges?.length(i) ?? changes.length(i) }
 
     func deps(of i: Int) -> ArraySlice<Int> { depRows[changes[i].depStart ..< changes[i].depStart + changes[i].depCount] }
     func author(of i: Int) -> String { strings[changes[i].author] }
@@ -214,7 +243,8 @@ enum WireCodec {
         var extra: [UInt8] = []
         let generated = block.generatedChanges
         var depPos = 0, extraPos = 0    // where the next generated change's dependencies and extra fields start
-        for i in 0 ..< block.changeCount {
+        var i = 0
+        while i < block.changeCount {
             let c = generated.map { $0.change(i) } ?? block.changes[i]
             let depStart = generated == nil ? c.depStart : depPos, extraStart = generated == nil ? c.extraStart : extraPos
             depPos += c.depCount
@@ -239,6 +269,24 @@ enum WireCodec {
             cMessage.append(emptyMessage[c.message] ? 0 : UInt64(wireIndex[c.message]) + 1)
             cExtraLen.append(UInt64(c.extraCount))
             if c.extraCount > 0 { extra += block.extraBytes[extraStart ..< extraStart + c.extraCount] }
+            // The changes that continue this one (a typing session: most of a long history) take
+            // their columns' values as runs: the same replica, time, author and message, seq
+            // and row one more each, one dependency on the row before, no extra fields.
+            let k = block.continuingChanges(after: i)
+            if k > 0 {
+                cReplica.append(UInt64(c.replica), count: k)
+                cSeq.append(steps: 1, count: k)
+                for j in i + 1 ... i + k { cLen.append(UInt64(block.changeLength(j))) }
+                cDepCount.append(1, count: k)
+                cDepDist.append(1, count: k)
+                cTime.append(steps: 0, count: k)
+                cAuthor.append(UInt64(wireIndex[c.author]), count: k)
+                cMessage.append(emptyMessage[c.message] ? 0 : UInt64(wireIndex[c.message]) + 1, count: k)
+                cExtraLen.append(0, count: k)
+                depPos += k
+                i += k
+            }
+            i += 1
         }
         cols[.changeReplica] = cReplica.finish(); cols[.changeSeq] = cSeq.finish(); cols[.changeLength] = cLen.finish()
         cols[.changeDepCount] = cDepCount.finish(); cols[.changeDepDistance] = cDepDist.finish(); cols[.changeTime] = cTime.finish()
