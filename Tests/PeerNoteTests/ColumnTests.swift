@@ -476,6 +476,35 @@ struct ColumnCodecTests {
         }
     }
 
+    /// Load reads the change columns as runs; expanded, the runs are the values `decode`
+    /// gives, and a column `decode` refuses is refused (random runs, literals and damage).
+    @Test func runsExpandToTheDecodedValues() throws {
+        var rng = SeededRandom(state: 77)
+        for round in 0 ..< 400 {
+            var values: [UInt64] = []
+            for _ in 0 ..< Int.random(in: 1 ... 8, using: &rng) {
+                let v = UInt64.random(in: 0 ... 4, using: &rng)
+                values += Array(repeating: v, count: [1, 1, 2, 5][Int.random(in: 0 ... 3, using: &rng)])
+            }
+            var bytes = encodeUInt(values)
+            if round % 4 == 3 { bytes[Int.random(in: 0 ..< bytes.count, using: &rng)] ^= UInt8.random(in: 1 ... 255, using: &rng) }
+            let plain = try? UIntColumnDecoder.decode(bytes[...], base: 0, count: values.count)
+            let runs = try? UIntColumnDecoder.decodeRuns(bytes[...], base: 0, count: values.count)
+            let expanded = runs.map { $0.flatMap { Array(repeating: $0.value, count: $0.count) } }
+            // Equal neighbours are one run.
+            let merged = runs.map { r in r.indices.dropFirst().allSatisfy { r[$0].value != r[$0 - 1].value } } ?? true
+            if expanded != plain || !merged { Issue.record("uint round \(round): \(String(describing: runs)) vs \(String(describing: plain))") }
+            let ints = values.map { Int64($0) - 2 }
+            var signed = encodeInt(ints)
+            if round % 4 == 3 { signed[Int.random(in: 0 ..< signed.count, using: &rng)] ^= UInt8.random(in: 1 ... 255, using: &rng) }
+            let sums = try? DeltaColumnDecoder.decode(signed[...], base: 0, count: ints.count)
+            let deltaRuns = try? DeltaColumnDecoder.decodeRuns(signed[...], base: 0, count: ints.count)
+            let expandedSums = deltaRuns.map { $0.flatMap { r in (0 ..< r.count).map { r.value($0) } } }
+            let lastsRight = deltaRuns.map { $0.allSatisfy { $0.value($0.count - 1) == $0.last } } ?? true
+            if expandedSums != sums || !lastsRight { Issue.record("delta round \(round): \(String(describing: deltaRuns)) vs \(String(describing: sums))") }
+        }
+    }
+
     @Test func largeRandomColumnsRoundTrip() throws {
         var rng = SeededRandom(state: 2024)
         let values = (0..<200_000).map { _ in UInt64.random(in: 0...200, using: &rng) }

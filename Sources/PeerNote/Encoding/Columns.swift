@@ -266,7 +266,7 @@ struct ByteReader {
 
 /// How a value type is written inside a run-length column.
 private protocol RunLengthValueCodec {
-    associatedtype Value: FixedWidthInteger
+    associatedtype Value: FixedWidthInteger & Sendable
     static func write(_ v: Value, to out: inout [UInt8])
     static func read(_ p: UnsafeBufferPointer<UInt8>, _ i: inout Int, base: Int) throws(ColumnError) -> Value
 }
@@ -419,6 +419,23 @@ private struct RunLengthEncoder<Codec: RunLengthValueCodec> {
     }
 }
 
+/// `count` consecutive values of a column, all equal to `value`.
+struct ColumnRun<Value: Equatable & Sendable>: Equatable, Sendable {
+    var value: Value
+    var count: Int
+}
+
+/// `count` consecutive values of a delta column: `first`, `first + step`, `first + 2 × step`, ...
+/// (`last` is the run's last value).
+struct DeltaRun: Equatable, Sendable {
+    var first: Int64
+    var step: Int64
+    var count: Int
+    var last: Int64
+    /// The run's `k`-th value.
+    @inline(__always) func value(_ k: Int) -> Int64 { first &+ step &* Int64(k) }
+}
+
 /// Run-length decoder shared by the unsigned and signed integer columns.
 private enum RunLengthDecoder<Codec: RunLengthValueCodec> {
     static func decode(
@@ -448,6 +465,31 @@ private enum RunLengthDecoder<Codec: RunLengthValueCodec> {
         }
     }
 
+    /// The column as runs of equal values (a literal run gives a run per value), with the
+    /// checks of `decode`. There are at most as many runs as the column has bytes, so the
+    /// allocation is bounded by the bytes whatever `count` claims.
+    static func decodeRuns(
+        _ bytes: ArraySlice<UInt8>, base: Int, count: Int, kind: String
+    ) throws(ColumnError) -> [ColumnRun<Codec.Value>] {
+        guard count >= 0 else {
+            throw ColumnError(offset: base, message: "\(kind) column: negative value count \(count)")
+        }
+        if count == 0 {
+            guard bytes.isEmpty else {
+                throw ColumnError(offset: base, message: "\(kind) column: \(bytes.count) bytes for zero values")
+            }
+            return []
+        }
+        return try bytes.withUnsafeBufferPointer { (p) throws(ColumnError) -> [ColumnRun<Codec.Value>] in
+            var runs: [ColumnRun<Codec.Value>] = []
+            try walk(p, base: base, count: count, kind: kind) { v, n in
+                // A literal value equal to the run before it (an encoder would not write that) joins it.
+                if let last = runs.last, last.value == v { runs[runs.count - 1].count += n } else { runs.append(ColumnRun(value: v, count: n)) }
+            }
+            return runs
+        }
+    }
+
     /// Validation-only walk (no output).
     private static func walk(
         _ p: UnsafeBufferPointer<UInt8>, base: Int, count: Int, kind: String,
@@ -464,6 +506,23 @@ private enum RunLengthDecoder<Codec: RunLengthValueCodec> {
     private static func walk(
         _ p: UnsafeBufferPointer<UInt8>, base: Int, count: Int, kind: String,
         into out: UnsafeMutablePointer<Codec.Value>?, initialized: inout Int
+    ) throws(ColumnError) {
+        var filled = 0
+        try walk(p, base: base, count: count, kind: kind) { v, m in
+            if let out {
+                (out + filled).initialize(repeating: v, count: m)
+                initialized = filled + m
+            }
+            filled += m
+        }
+    }
+
+    /// Parses every run, checking each against the values still expected, and hands each
+    /// value to `emit` with how many times it repeats (1 for a literal run's values).
+    @inline(__always)
+    private static func walk(
+        _ p: UnsafeBufferPointer<UInt8>, base: Int, count: Int, kind: String,
+        emit: (Codec.Value, Int) -> Void
     ) throws(ColumnError) {
         var i = 0
         var filled = 0
@@ -484,10 +543,7 @@ private enum RunLengthDecoder<Codec: RunLengthValueCodec> {
                 }
                 let v = try Codec.read(p, &i, base: base)
                 let m = Int(n)
-                if let out {
-                    (out + filled).initialize(repeating: v, count: m)
-                    initialized = filled + m
-                }
+                emit(v, m)
                 filled += m
             } else if n < 0 {
                 guard n.magnitude <= UInt64(remaining) else {
@@ -496,15 +552,7 @@ private enum RunLengthDecoder<Codec: RunLengthValueCodec> {
                         message: "\(kind) column: literal run of \(n.magnitude) exceeds the \(remaining) values still expected")
                 }
                 let m = Int(n.magnitude)
-                if let out {
-                    for k in filled..<(filled + m) {
-                        let v = try Codec.read(p, &i, base: base)
-                        (out + k).initialize(to: v)
-                        initialized = k + 1
-                    }
-                } else {
-                    for _ in 0..<m { _ = try Codec.read(p, &i, base: base) }
-                }
+                for _ in 0..<m { emit(try Codec.read(p, &i, base: base), 1) }
                 filled += m
             } else {
                 throw ColumnError(offset: base + runStart, message: "\(kind) column: run length 0")
@@ -556,6 +604,11 @@ enum UIntColumnDecoder {
     ///   - count: number of values the column must hold.
     static func decode(_ bytes: ArraySlice<UInt8>, base: Int, count: Int) throws(ColumnError) -> [UInt64] {
         try RunLengthDecoder<UnsignedValueCodec>.decode(bytes, base: base, count: count, kind: "uint")
+    }
+
+    /// The same column as runs of equal values (at most one run per byte), with the same checks.
+    static func decodeRuns(_ bytes: ArraySlice<UInt8>, base: Int, count: Int) throws(ColumnError) -> [ColumnRun<UInt64>] {
+        try RunLengthDecoder<UnsignedValueCodec>.decodeRuns(bytes, base: base, count: count, kind: "uint")
     }
 }
 
@@ -657,6 +710,28 @@ enum DeltaColumnDecoder {
             }
         }
         return values
+    }
+
+    /// The same column as runs of equally spaced values (one per run of equal differences),
+    /// with the same checks, except that a run whose values would pass through a value outside
+    /// Int64 is refused as a whole (its last value is checked, not each one).
+    static func decodeRuns(_ bytes: ArraySlice<UInt8>, base: Int, count: Int) throws(ColumnError) -> [DeltaRun] {
+        let steps = try RunLengthDecoder<SignedValueCodec>.decodeRuns(bytes, base: base, count: count, kind: "delta")
+        var runs: [DeltaRun] = []
+        runs.reserveCapacity(steps.count)
+        var sum: Int64 = 0, k = 0
+        for r in steps {
+            let (first, o1) = sum.addingReportingOverflow(r.value)
+            let (span, o2) = r.value.multipliedReportingOverflow(by: Int64(r.count - 1))
+            let (last, o3) = first.addingReportingOverflow(span)
+            if o1 || o2 || o3 {
+                throw ColumnError(offset: base, message: "delta column: value \(o1 ? k : k + r.count - 1) overflows Int64")
+            }
+            runs.append(DeltaRun(first: first, step: r.value, count: r.count, last: last))
+            sum = last
+            k += r.count
+        }
+        return runs
     }
 }
 

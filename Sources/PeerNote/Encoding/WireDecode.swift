@@ -273,6 +273,12 @@ extension WireCodec {
         func deltas(_ id: ColumnID, _ n: Int) throws(ColumnReadError) -> [Int64] {
             do { return try DeltaColumnDecoder.decode(col(id).bytes, base: 0, count: n) } catch { throw ColumnReadError(message: "column \(id): \(error.message)") }
         }
+        func uintRuns(_ id: ColumnID, _ n: Int) throws(ColumnReadError) -> [ColumnRun<UInt64>] {
+            do { return try UIntColumnDecoder.decodeRuns(col(id).bytes, base: 0, count: n) } catch { throw ColumnReadError(message: "column \(id): \(error.message)") }
+        }
+        func deltaRuns(_ id: ColumnID, _ n: Int) throws(ColumnReadError) -> [DeltaRun] {
+            do { return try DeltaColumnDecoder.decodeRuns(col(id).bytes, base: 0, count: n) } catch { throw ColumnReadError(message: "column \(id): \(error.message)") }
+        }
         func bools(_ id: ColumnID, _ n: Int) throws(ColumnReadError) -> [Bool] {
             do { return try BoolColumnDecoder.decode(col(id).bytes, base: 0, count: n) } catch { throw ColumnReadError(message: "column \(id): \(error.message)") }
         }
@@ -283,122 +289,191 @@ extension WireCodec {
         /// The sum of `xs`, at most `limit`: counts of dependencies and predecessors at most the
         /// file's row budget, byte lengths at most the inflated columns' size.
         func sum(_ xs: [UInt64], _ what: String, limit: Int) throws(ColumnReadError) -> Int {
+            try sum(xs.lazy.map { ColumnRun(value: $0, count: 1) }, what, limit: limit)
+        }
+        func sum(_ runs: some Sequence<ColumnRun<UInt64>>, _ what: String, limit: Int) throws(ColumnReadError) -> Int {
             var total: UInt64 = 0
-            for x in xs {
-                let (s, o) = total.addingReportingOverflow(x)
-                guard !o, s <= UInt64(limit) else { throw ColumnReadError(message: "\(what) add up to more than this file can hold") }
+            for r in runs {
+                let (part, o1) = r.value.multipliedReportingOverflow(by: UInt64(r.count))
+                let (s, o2) = total.addingReportingOverflow(part)
+                guard !o1, !o2, s <= UInt64(limit) else { throw ColumnReadError(message: "\(what) add up to more than this file can hold") }
                 total = s
             }
             return Int(total)
         }
-        // Changes, a column at a time: each column's values (8 bytes each) are checked, then
-        // fold into the run-length list (`WireChanges.Builder`), and are let go before the next
-        // column is decoded, so that a long history's columns are not all held at once, nor a
-        // 48-byte record per change.
+        // Changes, a column at a time: each column is read as runs of equal values (or, for
+        // sequence numbers and times, equal steps), checked a run at a time, and folded into
+        // the run-length list (`WireChanges.Builder`). A typing session of thousands of
+        // changes is a run in every column but lengths, so this costs the runs, not the changes.
         let n = changeCount
         let replicaCount = UInt64(block.replicas.count), stringCount = UInt64(strings.count), firstRow = block.firstRow
         var builder = WireChanges.Builder(count: n)
-        // Each column's values are checked in one pass that also lists where a change does not
-        // continue the one before in that column (the list's run rule); the builder then visits
-        // only runs' first changes.
+        // Each column lists where a change does not continue the one before in that column (the
+        // list's run rule); the builder then visits only runs' first changes, in order.
         var breaks: [Int] = []
+        /// Appends the positions `from ..< to` (those after the first change) to `breaks`.
+        func breakEach(_ from: Int, _ to: Int) { if max(from, 1) < to { breaks.append(contentsOf: max(from, 1) ..< to) } }
         do {
             // Decoded first: the column decoder bounds `n` by the column's bytes before anything is allocated.
-            let replica = try uints(.changeReplica, n)
+            let runs = try uintRuns(.changeReplica, n)
             breaks.removeAll(keepingCapacity: true)
-            for i in 0 ..< n {
-                guard replica[i] < replicaCount else { throw ColumnReadError(message: "change replica \(replica[i]) is out of range (< \(replicaCount))") }
-                if i > 0 && replica[i] != replica[i - 1] { breaks.append(i) }
+            var i = 0
+            for (k, r) in runs.enumerated() {
+                guard r.value < replicaCount else { throw ColumnReadError(message: "change replica \(r.value) is out of range (< \(replicaCount))") }
+                if k > 0 && r.value != runs[k - 1].value { breaks.append(i) }
+                i += r.count
             }
-            builder.column(breaks: breaks) { c, i in c.replica = Int(replica[i]) }
+            var cursor = RunCursor(runs)
+            builder.column(breaks: breaks) { c, i in c.replica = Int(cursor.value(at: i)) }
         }
         do {
-            let seq = try deltas(.changeSeq, n)
+            let runs = try deltaRuns(.changeSeq, n)
             breaks.removeAll(keepingCapacity: true)
-            for i in 0 ..< n {
-                guard seq[i] >= 1 && seq[i] <= Int64(UInt32.max) else { throw ColumnReadError(message: "change at row \(firstRow + i): sequence number \(seq[i]) out of range") }
-                if i > 0 && seq[i] != seq[i - 1] + 1 { breaks.append(i) }
-            }
-            builder.column(breaks: breaks) { c, i in c.seq = UInt32(seq[i]) }
-        }
-        do {
-            let length = try uints(.changeLength, n)
-            var units = 0
-            var lengths = [UInt32](repeating: 0, count: n)
-            for i in 0 ..< n {
-                guard length[i] >= 1 && length[i] <= UInt64(unitCount), WireChange.fits(Int(length[i])) else {
-                    throw ColumnReadError(message: "change at row \(firstRow + i): length \(length[i]) out of range")
+            var i = 0
+            for (k, r) in runs.enumerated() {
+                // Equally spaced: the ends bound the rest.
+                if min(r.first, r.last) < 1 || max(r.first, r.last) > Int64(UInt32.max) {
+                    let bad = (0 ..< r.count).first { r.value($0) < 1 || r.value($0) > Int64(UInt32.max) } ?? 0
+                    throw ColumnReadError(message: "change at row \(firstRow + i + bad): sequence number \(r.value(bad)) out of range")
                 }
-                units += Int(length[i])
-                lengths[i] = UInt32(length[i])
+                if k > 0 && r.first != runs[k - 1].last + 1 { breaks.append(i) }
+                if r.step != 1 { breakEach(i + 1, i + r.count) }
+                i += r.count
+            }
+            var cursor = DeltaCursor(runs)
+            builder.column(breaks: breaks) { c, i in c.seq = UInt32(cursor.value(at: i)) }
+        }
+        do {
+            let runs = try uintRuns(.changeLength, n)
+            var units = 0, i = 0
+            var lengths: [UInt32] = []
+            lengths.reserveCapacity(n)
+            for r in runs {
+                guard r.value >= 1 && r.value <= UInt64(unitCount), WireChange.fits(Int(r.value)) else {
+                    throw ColumnReadError(message: "change at row \(firstRow + i): length \(r.value) out of range")
+                }
+                let (part, o1) = Int(r.value).multipliedReportingOverflow(by: r.count)
+                let (total, o2) = units.addingReportingOverflow(part)
+                guard !o1, !o2 else { throw ColumnReadError(message: "changes cover more op units than the block says (\(unitCount))") }
+                units = total
+                lengths.append(contentsOf: repeatElement(UInt32(r.value), count: r.count))
+                i += r.count
             }
             guard units == unitCount else { throw ColumnReadError(message: "changes cover \(units) op units, block says \(unitCount)") }
             builder.setLengths(lengths)
         }
         var depRows: [Int] = []
         do {
-            let depCount = try uints(.changeDepCount, n)
-            let depDist = try uints(.changeDepDistance, try sum(depCount, "dependency counts", limit: maxRows))
-            depRows.reserveCapacity(depDist.count)
+            let depCountRuns = try uintRuns(.changeDepCount, n)
+            let depTotal = try sum(depCountRuns, "dependency counts", limit: maxRows)
+            let distRuns = try uintRuns(.changeDepDistance, depTotal)
+            depRows.reserveCapacity(depTotal)
             breaks.removeAll(keepingCapacity: true)
-            var depPos = 0
-            for i in 0 ..< n {
-                let row = firstRow + i
-                let depStart = depRows.count
-                for _ in 0 ..< depCount[i] {
-                    let d = depDist[depPos]; depPos += 1
-                    guard d >= 1 && d <= UInt64(row) else { throw ColumnReadError(message: "change at row \(row): dependency \(d) rows back lies before the start of the file (missing dependency)") }
-                    depRows.append(row - Int(d))
+            var dist = RunReader(distRuns)
+            var i = 0
+            for r in depCountRuns {
+                if r.value == 1 {
+                    // Changes with one dependency each: a run of equal distances at a time.
+                    var left = r.count
+                    while left > 0 {
+                        let (d, m) = dist.take(atMost: left)
+                        let row = firstRow + i
+                        // Rows grow along the chunk: its first row bounds the distance.
+                        guard d >= 1 && d <= UInt64(row) else { throw ColumnReadError(message: "change at row \(row): dependency \(d) rows back lies before the start of the file (missing dependency)") }
+                        depRows.append(contentsOf: row - Int(d) ..< row - Int(d) + m)
+                        if d != 1 { breakEach(i, i + m) }
+                        i += m
+                        left -= m
+                    }
+                    guard WireChange.fits(depRows.count) else { throw ColumnReadError(message: "change at row \(firstRow + i - 1): the block is too large (a position passes 2^32)") }
+                    continue
                 }
-                // Most changes have one dependency; a few (merges) have a handful, checked pairwise.
-                if depCount[i] > 1 {
-                    let deps = depRows[depStart...]
-                    let repeated = deps.count <= 8 ? deps.indices.contains { j in deps[(j + 1)...].contains(deps[j]) } : Set(deps).count != deps.count
-                    guard !repeated else { throw ColumnReadError(message: "change at row \(row): lists a dependency twice") }
+                for _ in 0 ..< r.count {
+                    let row = firstRow + i
+                    let depStart = depRows.count
+                    for _ in 0 ..< r.value {
+                        let d = dist.take(atMost: 1).value
+                        guard d >= 1 && d <= UInt64(row) else { throw ColumnReadError(message: "change at row \(row): dependency \(d) rows back lies before the start of the file (missing dependency)") }
+                        depRows.append(row - Int(d))
+                    }
+                    // A few changes (merges) have a handful of dependencies, checked pairwise.
+                    if r.value > 1 {
+                        let deps = depRows[depStart...]
+                        let repeated = deps.count <= 8 ? deps.indices.contains { j in deps[(j + 1)...].contains(deps[j]) } : Set(deps).count != deps.count
+                        guard !repeated else { throw ColumnReadError(message: "change at row \(row): lists a dependency twice") }
+                    }
+                    guard WireChange.fits(depRows.count) else { throw ColumnReadError(message: "change at row \(row): the block is too large (a position passes 2^32)") }
+                    if i > 0 { breaks.append(i) }
+                    i += 1
                 }
-                guard WireChange.fits(depRows.count) else { throw ColumnReadError(message: "change at row \(row): the block is too large (a position passes 2^32)") }
-                if i > 0 && !(depCount[i] == 1 && depRows[depStart] == row - 1) { breaks.append(i) }
             }
             // A run's first change: its dependencies start after those of every change before it.
-            var pos = 0, next = 0
+            var cursor = SumCursor(depCountRuns)
             builder.column(breaks: breaks) { c, i in
-                while next < i { pos += Int(depCount[next]); next += 1 }
-                c.depStart = pos
-                c.depCount = Int(depCount[i])
+                c.depStart = cursor.sum(before: i)
+                c.depCount = cursor.value(at: i)
             }
         }
         do {
-            let time = try deltas(.changeTime, n)
+            let runs = try deltaRuns(.changeTime, n)
             breaks.removeAll(keepingCapacity: true)
-            for i in 0 ..< n {
-                guard time[i].magnitude <= Self.maxTime.magnitude else { throw ColumnReadError(message: "change at row \(firstRow + i): time \(time[i]) is out of range") }
-                if i > 0 && time[i] != time[i - 1] { breaks.append(i) }
+            var i = 0
+            for (k, r) in runs.enumerated() {
+                if max(r.first.magnitude, r.last.magnitude) > Self.maxTime.magnitude {
+                    let bad = (0 ..< r.count).first { r.value($0).magnitude > Self.maxTime.magnitude } ?? 0
+                    throw ColumnReadError(message: "change at row \(firstRow + i + bad): time \(r.value(bad)) is out of range")
+                }
+                if k > 0 && r.first != runs[k - 1].last { breaks.append(i) }
+                if r.step != 0 { breakEach(i + 1, i + r.count) }
+                i += r.count
             }
-            builder.column(breaks: breaks) { c, i in c.time = time[i] }
+            var cursor = DeltaCursor(runs)
+            builder.column(breaks: breaks) { c, i in c.time = cursor.value(at: i) }
         }
         do {
-            let author = try uints(.changeAuthor, n), message = try uints(.changeMessage, n)
+            let authorRuns = try uintRuns(.changeAuthor, n), messageRuns = try uintRuns(.changeMessage, n)
+            // The first change with an index out of range (its author checked before its message).
+            func firstBad(_ runs: [ColumnRun<UInt64>], _ bad: (UInt64) -> Bool) -> (at: Int, value: UInt64)? {
+                var i = 0
+                for r in runs {
+                    if bad(r.value) { return (i, r.value) }
+                    i += r.count
+                }
+                return nil
+            }
+            let badAuthor = firstBad(authorRuns) { $0 >= stringCount }, badMessage = firstBad(messageRuns) { $0 > stringCount }
+            if let a = badAuthor, a.at <= badMessage?.at ?? .max { throw ColumnReadError(message: "author index \(a.value) is out of range (< \(stringCount))") }
+            if let m = badMessage { throw ColumnReadError(message: "message index \(m.value - 1) is out of range (< \(stringCount))") }
+            // Where either changes: the two columns' run starts, merged.
             breaks.removeAll(keepingCapacity: true)
-            for i in 0 ..< n {
-                guard author[i] < stringCount else { throw ColumnReadError(message: "author index \(author[i]) is out of range (< \(stringCount))") }
-                guard message[i] <= stringCount else { throw ColumnReadError(message: "message index \(message[i] - 1) is out of range (< \(stringCount))") }
-                if i > 0 && (author[i] != author[i - 1] || message[i] != message[i - 1]) { breaks.append(i) }
+            var a = 0, m = 0, aStart = 0, mStart = 0
+            while a < authorRuns.count || m < messageRuns.count {
+                let next = min(a < authorRuns.count ? aStart : .max, m < messageRuns.count ? mStart : .max)
+                let changed = (a < authorRuns.count && aStart == next && a > 0 && authorRuns[a].value != authorRuns[a - 1].value)
+                    || (m < messageRuns.count && mStart == next && m > 0 && messageRuns[m].value != messageRuns[m - 1].value)
+                if changed { breaks.append(next) }
+                if a < authorRuns.count && aStart == next { aStart += authorRuns[a].count; a += 1 }
+                if m < messageRuns.count && mStart == next { mStart += messageRuns[m].count; m += 1 }
             }
             // Wire string k is block string k + 1 (block string 0 is the empty string).
-            builder.column(breaks: breaks) { c, i in c.author = Int(author[i]) + 1; c.message = Int(message[i]) }
+            var authors = RunCursor(authorRuns), messages = RunCursor(messageRuns)
+            builder.column(breaks: breaks) { c, i in c.author = Int(authors.value(at: i)) + 1; c.message = Int(messages.value(at: i)) }
         }
         do {
-            let extraLen = try uints(.changeExtraLength, n)
-            let extraTotal = try sum(extraLen, "extra field lengths", limit: bytes.count)
+            let extraRuns = try uintRuns(.changeExtraLength, n)
+            let extraTotal = try sum(extraRuns, "extra field lengths", limit: bytes.count)
             guard col(.changeExtra).bytes.count == extraTotal else { throw ColumnReadError(message: "column changeExtra holds \(col(.changeExtra).bytes.count) bytes, expected \(extraTotal)") }
             guard WireChange.fits(extraTotal) else { throw ColumnReadError(message: "the block is too large (a position passes 2^32)") }
             breaks.removeAll(keepingCapacity: true)
-            for i in 1 ..< max(n, 1) where extraLen[i] != 0 { breaks.append(i) }
-            var pos = 0, next = 0
+            var i = 0
+            for r in extraRuns {
+                if r.value != 0 { breakEach(i, i + r.count) }
+                i += r.count
+            }
+            var cursor = SumCursor(extraRuns)
             builder.column(breaks: breaks) { c, i in
-                while next < i { pos += Int(extraLen[next]); next += 1 }
-                c.extraStart = pos
-                c.extraCount = Int(extraLen[i])
+                c.extraStart = cursor.sum(before: i)
+                c.extraCount = cursor.value(at: i)
             }
         }
         let changes = builder.finish()
@@ -594,5 +669,70 @@ extension WireCodec {
         var s = String.UnicodeScalarView()
         s.append(contentsOf: scalars)
         return String(s)
+    }
+}
+
+/// Reads a column's runs at ascending positions (each read at or after the one before), as
+/// `WireChanges.Builder` visits changes.
+private struct RunCursor<Value: Equatable & Sendable> {
+    private let runs: [ColumnRun<Value>]
+    private var run = 0
+    /// The position of `runs[run]`'s first value.
+    private var start = 0
+    init(_ runs: [ColumnRun<Value>]) { self.runs = runs }
+
+    @inline(__always) mutating func value(at i: Int) -> Value {
+        while start + runs[run].count <= i { start += runs[run].count; run += 1 }
+        return runs[run].value
+    }
+}
+
+/// `RunCursor` for a delta column's runs.
+private struct DeltaCursor {
+    private let runs: [DeltaRun]
+    private var run = 0, start = 0
+    init(_ runs: [DeltaRun]) { self.runs = runs }
+
+    @inline(__always) mutating func value(at i: Int) -> Int64 {
+        while start + runs[run].count <= i { start += runs[run].count; run += 1 }
+        return runs[run].value(i - start)
+    }
+}
+
+/// `RunCursor` for a column of counts, that also gives the sum of the counts before a
+/// position (where a change's dependencies or extra bytes start). The column's total was
+/// checked against a limit, so no sum overflows.
+private struct SumCursor {
+    private let runs: [ColumnRun<UInt64>]
+    private var run = 0, start = 0, before = 0
+    init(_ runs: [ColumnRun<UInt64>]) { self.runs = runs }
+
+    @inline(__always) private mutating func seek(_ i: Int) {
+        while start + runs[run].count <= i {
+            before += Int(runs[run].value) * runs[run].count
+            start += runs[run].count
+            run += 1
+        }
+    }
+    @inline(__always) mutating func value(at i: Int) -> Int { seek(i); return Int(runs[run].value) }
+    @inline(__always) mutating func sum(before i: Int) -> Int { seek(i); return before + Int(runs[run].value) * (i - start) }
+}
+
+/// Takes a column's values in order, a run (or the part of one that is wanted) at a time.
+private struct RunReader {
+    private let runs: [ColumnRun<UInt64>]
+    private var run = 0
+    /// Values of `runs[run]` already taken.
+    private var used = 0
+    init(_ runs: [ColumnRun<UInt64>]) { self.runs = runs }
+
+    /// The next value and how many times it repeats, at most `limit` (≥ 1). The caller takes
+    /// no more values than the column holds (it was decoded for exactly the sum of the counts).
+    @inline(__always) mutating func take(atMost limit: Int) -> (value: UInt64, count: Int) {
+        let r = runs[run]
+        let m = min(limit, r.count - used)
+        used += m
+        if used == r.count { run += 1; used = 0 }
+        return (r.value, m)
     }
 }
