@@ -17,6 +17,19 @@ struct StateSectionTests {
         BlockCodec.encode(payload: WireCodec.encodePayload(block), version: 2)
     }
 
+    /// Load reads the state section's text through these two; they must agree with the standard library.
+    @Test("Scalars and their count, read from a string's UTF-8, are unicodeScalars'")
+    func scalarsFromUTF8() {
+        var rng = SeededRandom(state: 9)
+        let pieces = ["", "a", "plain ASCII text\n", "é", "ü\u{308}", "日本語", "€", "😀", "🇩🇪", "\u{7F}", "\u{80}", "\u{7FF}", "\u{800}", "\u{FFFF}", "\u{10000}", "\u{10FFFF}", "\r\n"]
+        for _ in 0 ..< 300 {
+            let s = (0 ..< Int.random(in: 0 ... 8, using: &rng)).map { _ in pieces[Int.random(in: 0 ..< pieces.count, using: &rng)] }.joined()
+            if s.scalarArray != Array(s.unicodeScalars) || s.scalarCount != s.unicodeScalars.count {
+                Issue.record("\(s.debugDescription): \(s.scalarArray.count) scalars read, \(s.unicodeScalars.count) expected")
+            }
+        }
+    }
+
     @Test("A compact save with text has a state section (version 2) that reads back as the notebook, deleted notes included")
     func roundTrip() throws {
         let d = try sampleDocument()

@@ -484,7 +484,7 @@ struct BlockReplayer {
         guard expectedOrder == ids else { throw fail("notes are not listed in document order") }
         var deadPos = 0
         for (k, note) in snapshot.notes.enumerated() {
-            let live = Array(note.body.unicodeScalars)
+            let live = note.body.scalarArray
             var livePos = 0
             var ok = true
             _ = state.rewriteBody(of: ids[k]) { _, length, deleted in

@@ -32,7 +32,7 @@ struct WireState: Sendable, Equatable {
     var notes: [WireNoteState]
 
     /// Visible characters in all bodies: how many inserted characters the text column lacks.
-    var liveScalarCount: Int { notes.reduce(0) { $0 + $1.body.unicodeScalars.count } }
+    var liveScalarCount: Int { notes.reduce(0) { $0 + $1.body.scalarCount } }
 }
 
 /// Encodes and decodes the state section: a deflated CBOR array
