@@ -216,6 +216,51 @@ struct ConvergenceTests {
         }
     }
 
+    /// Merge takes a run of keystrokes from the other copy as one stretch (the way loading
+    /// does) when the run continues the change it imported just before. Merging after every
+    /// keystroke imports one change at a time instead; both must give the same notebook and the
+    /// same bytes, with typing and deleting in both directions, concurrent edits at the same
+    /// place, and copies that already hold part of a run.
+    @Test("Merging keystrokes a stretch at a time gives what merging them one at a time gives", arguments: [5, 6, 7])
+    func stretchImportMatchesOneByOne(seed: UInt64) throws {
+        var rng = SeededRandom(state: seed)
+        let origin = Document(title: "Stretch", author: "o")
+        let note = origin.addNote(title: "n", body: "seed text")
+        let writer = origin.fork(author: "w"), other = origin.fork(author: "x")
+        let stepwise = origin.fork(author: "s"), atOnce = origin.fork(author: "a")
+        func length(_ d: Document) -> Int { d.notebook.notes.first { $0.id == note }?.body.unicodeScalars.count ?? 0 }
+        for round in 0 ..< 8 {
+            // The writer types or deletes a run, one change per keystroke; `stepwise` merges
+            // after each keystroke, `atOnce` after the run (and now and then halfway).
+            var at = Int.random(in: 0 ... length(writer), using: &rng)
+            let backwards = Bool.random(using: &rng)
+            for key in 0 ..< Int.random(in: 1 ... 40, using: &rng) {
+                switch Int.random(in: 0 ..< 3, using: &rng) {
+                case 0 where length(writer) > 0:
+                    if backwards && at > 0 { at -= 1 } else { at = min(at, length(writer) - 1) }
+                    try writer.deleteText(note, range: at ..< at + 1)
+                default:
+                    try writer.insertText(note, at: min(at, length(writer)), "\(key % 10)")
+                    at = min(at, length(writer) - 1) + 1
+                }
+                try stepwise.merge(writer)
+                if key == 17 && round % 2 == 0 { try atOnce.merge(writer) }
+            }
+            // Someone else edits the same place concurrently, and both copies take it.
+            if round % 3 == 1 {
+                try other.insertText(note, at: min(at, length(other)), "xyz")
+                try writer.merge(other)
+            }
+            try atOnce.merge(writer)
+            try stepwise.merge(other)
+            try atOnce.merge(other)
+            #expect(atOnce.notebook == stepwise.notebook, "round \(round)")
+        }
+        #expect(atOnce.save() == stepwise.save())
+        #expect(try Document.load(atOnce.save()).notebook == writer.notebook)
+        #expect(writer.notebook == stepwise.notebook)
+    }
+
     private func randomEdit(_ doc: Document, _ rng: inout SeededRandom) throws {
         let notes = doc.notes
         let words = ["milk", "eggs", "plan", "todo", "fix", "draft", "ok", "日本", "✓", "\n"]

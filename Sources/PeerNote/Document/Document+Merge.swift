@@ -53,17 +53,18 @@ extension Document {
     public func merge(_ other: Document) throws(PeerNoteError) -> MergeSummary {
         let relation = relation(to: other)
         guard relation == .shared else { throw .unrelated(relation) }
-        var byAuthor: [(author: String, count: Int)] = []
+        // Read through a local: each access to `other.log` would copy the whole op log.
+        let source = other.log
         let (savedLog, savedState) = (log, state)
         // The changes we lack: per replica, those past the ones we have; in their causal order.
         var missing: [Int] = []
-        for (a, replica) in other.log.replicas.enumerated() {
+        for (a, replica) in source.replicas.enumerated() {
             let have = log.existingAgent(for: replica).map { log.changeCount(of: $0) } ?? 0
-            let count = other.log.changeCount(of: UInt32(a))
+            let count = source.changeCount(of: UInt32(a))
             // The replica's changes past the ones we have, found by seq (a binary search over its runs).
             if count > have {
                 for seq in have + 1 ... count {
-                    if let ci = other.log.changeIndex(agent: UInt32(a), seq: UInt32(seq)) { missing.append(ci) }
+                    if let ci = source.changeIndex(agent: UInt32(a), seq: UInt32(seq)) { missing.append(ci) }
                 }
             }
         }
@@ -71,57 +72,144 @@ extension Document {
         // Grow the log's per-change arrays once, to what they will hold (they are shared with the
         // saved copy, so the first append copies them anyway: without this, into twice the room).
         log.reserve(changes: missing.count)
-        for ci in missing {
-            do {
-                try importChange(ci, from: other.log)
+        // The changes go into the log first (a run of typing joins one op there, as it does when
+        // loading), then their ops are applied to the state a stored op at a time.
+        let startLV = log.lvCount, firstChange = log.changes.count
+        var importer = ChangeImporter(source: source)
+        var k = 0
+        while k < missing.count {
+            do throws(ApplyError) {
+                k += try importer.appendNext(missing, at: k, to: &log)
             } catch {
                 (log, state) = (savedLog, savedState)
-                throw .invalidDocument(offset: nil, message: "change \(other.log.changeID(ci).fullDescription) could not be applied: \(error)")
+                throw .invalidDocument(offset: nil, message: "change \(source.changeID(missing[k]).fullDescription) could not be applied: \(error)")
             }
-            let author = other.log.author(of: ci)
+        }
+        do throws(ApplyFailure) { try state.applyOps(of: log, from: startLV, firstChange: firstChange) } catch {
+            let failed = log.changeID(error.change)
+            (log, state) = (savedLog, savedState)
+            throw .invalidDocument(offset: nil, message: "change \(failed.fullDescription) could not be applied: \(error.error)")
+        }
+        var byAuthor: [(author: String, count: Int)] = []
+        for ci in missing {
+            let author = source.author(of: ci)
             if let i = byAuthor.firstIndex(where: { $0.author == author }) { byAuthor[i].count += 1 } else { byAuthor.append((author, 1)) }
         }
         unknownFields += other.unknownFields.filter { !unknownFields.contains($0) }
         return MergeSummary(changesByAuthor: byAuthor)
     }
+}
 
-    /// Appends change `ci` of `source` (whose dependencies we already hold) and applies its ops.
-    func importChange(_ ci: Int, from source: OpLog) throws(ApplyError) {
+/// Appends another copy's changes to an op log without applying them (merge applies the log's
+/// new ops afterwards). Maps the other log's agents and strings to the log's as it meets them,
+/// and takes a stretch of typing or deleting (changes of one run of the other log whose units
+/// continue one stored op) in one step, as loading does.
+private struct ChangeImporter {
+    let source: OpLog
+    /// The log's agent and string index for each of the other log's, once met.
+    private var agents: [UInt32?]
+    private var strings: [UInt32?]
+    /// The last change appended: its index in `source` and in the log (-1: none yet).
+    private var previous = (source: -1, mine: -1)
+
+    init(source: OpLog) {
+        self.source = source
+        agents = Array(repeating: nil, count: source.replicas.count)
+        strings = Array(repeating: nil, count: source.strings.count)
+    }
+
+    /// Appends the changes `missing[k...]` start with (indices of `source`, ascending, whose
+    /// dependencies the log holds or which come earlier in `missing`): a stretch when they
+    /// make one, else change `missing[k]` alone. Returns how many it appended.
+    mutating func appendNext(_ missing: [Int], at k: Int, to log: inout OpLog) throws(ApplyError) -> Int {
+        if let n = appendStretch(missing, at: k, to: &log) { return n }
+        try appendOne(missing[k], to: &log)
+        return 1
+    }
+
+    private mutating func agent(_ a: UInt32, _ log: inout OpLog) -> UInt32 {
+        if let mine = agents[Int(a)] { return mine }
+        let mine = log.agent(for: source.replicas[Int(a)])
+        agents[Int(a)] = mine
+        return mine
+    }
+
+    private mutating func string(_ i: UInt32, _ log: inout OpLog) -> UInt32 {
+        if let mine = strings[Int(i)] { return mine }
+        let mine = log.internString(source.strings[Int(i)])
+        strings[Int(i)] = mine
+        return mine
+    }
+
+    private mutating func mapIDs(_ body: OpBody, _ log: inout OpLog) -> OpBody {
+        body.mapIDs { id in id.isNone ? id : LocalID(agent: agent(id.agent, &log), counter: id.counter) }
+    }
+
+    /// Change `ci` and its ops.
+    private mutating func appendOne(_ ci: Int, to log: inout OpLog) throws(ApplyError) {
         let c = source.changes[ci]
-        let replica = source.replicas[Int(c.agent)]
-        let a = log.agent(for: replica)
         var deps: [Int] = []
         for d in source.deps(of: ci) {
+            // Typing: the one dependency is the change appended just before.
+            if d == previous.source { deps.append(previous.mine); continue }
             guard let mine = log.changeIndex(of: source.changeID(d)) else { throw .unknownElement(.none) }
             deps.append(mine)
         }
-        let mapAgent: (LocalID) -> LocalID = { [self] id in
-            id.isNone ? id : LocalID(agent: log.agent(for: source.replicas[Int(id.agent)]), counter: id.counter)
-        }
-        let ops = source.ops(ofChange: ci)
-        let index = log.beginChange(agent: a, deps: deps, time: c.time, author: source.author(of: ci), message: source.message(of: ci), extra: source.extra(of: ci))
-        guard log.changes[index].seq == c.seq, log.changes[index].counterStart == c.counterStart else {
+        let index = log.beginChange(agent: agent(c.agent, &log), deps: deps, time: c.time, author: string(c.author, &log),
+                                    message: string(c.message, &log), extra: source.extra(of: ci))
+        guard log.changes.seq(index) == c.seq, log.changes.counterStart(index) == c.counterStart else {
             throw .unknownElement(.none)
         }
-        for op in ops {
+        previous = (ci, index)
+        source.forEachOp(ofChange: ci) { op in
             var scalars: ArraySlice<Unicode.Scalar> = []
             if case .insertText(_, _, _, let start) = op.body { scalars = source.text[start ..< start + op.length] }
-            try appendApplying(op.body.mapIDs { id in mapAgent(id) }, length: op.length, scalars: scalars)
+            // Mapped first: mapping may add an agent to the log, which `append` then holds.
+            let body = mapIDs(op.body, &log)
+            log.append(body, length: op.length, scalars: scalars)
         }
     }
 
-    /// Appends an op to the open change and applies it to the state.
-    func appendApplying(_ body: OpBody, length: Int, scalars: ArraySlice<Unicode.Scalar>) throws(ApplyError) {
-        let index = log.changes.count - 1
-        let id = log.nextID
-        let lv = log.lvCount
-        let lamport = log.changes[index].lamport + UInt64(log.changes[index].length)
-        log.append(body, length: length, scalars: scalars)
-        var stored = Op(lv: lv, length: length, body: body)
-        if case .insertText(let n, let l, let r, _) = body {
-            stored.body = .insertText(note: n, originLeft: l, originRight: r, contentStart: log.text.count - scalars.count)
+    /// Changes `missing[k ..< k + n]` at once, when they continue the change appended just
+    /// before in its run of `source` (same replica, time, author and message, no extra fields,
+    /// each on the one before) and their units continue the stored op that change's last unit
+    /// is in: the log then takes them as loading takes typing and deleting (`appendTypingChanges`,
+    /// `appendDeletingChanges`), and they join its last op. Nil, changing nothing the log
+    /// shows, when they do not.
+    private mutating func appendStretch(_ missing: [Int], at k: Int, to log: inout OpLog) -> Int? {
+        let ci = missing[k]
+        let changes = source.changes
+        guard previous.source == ci - 1, previous.mine == log.changes.count - 1, changes.runStart(of: ci) < ci else { return nil }
+        let c = changes[ci]
+        guard c.extra == 0 else { return nil }
+        let lvStart = changes.lvStart(ci)
+        let op = source.ops[source.opIndex(containingLV: lvStart)]
+        let opEnd = op.lv + op.length
+        guard op.lv < lvStart, lvStart < opEnd else { return nil }
+        let runEnd = changes.runEnd(of: ci)
+        var j = k
+        while j < missing.count, missing[j] == ci + (j - k), missing[j] < runEnd, changes.lvEnd(missing[j]) <= opEnd { j += 1 }
+        guard j > k else { return nil }
+        let last = missing[j - 1]
+        let total = changes.lvEnd(last) - lvStart
+        let lengths = (ci ... last).lazy.map { changes.length($0) }
+        let (mine, author, message) = (agent(c.agent, &log), string(c.author, &log), string(c.message, &log))
+        let appended: Bool
+        switch op.body {
+        case .insertText(_, _, _, let s):
+            let from = s + (lvStart - op.lv)
+            appended = log.appendTypingChanges(agent: mine, time: c.time, author: author, message: message, lengths: lengths,
+                                               scalars: source.text[from ..< from + total])
+        case .deleteText:
+            let body = mapIDs(source.slice(op, from: lvStart, to: lvStart + total, change: ci).body, &log)
+            appended = log.appendDeletingChanges(agent: mine, time: c.time, author: author, message: message, lengths: lengths,
+                                                 total: total, body: body)
+        default:
+            return nil
         }
-        try state.apply(stored, id: id, lamport: lamport, replicas: log.replicas, text: log.text)
+        guard appended else { return nil }
+        previous = (last, log.changes.count - 1)
+        return j - k
     }
 }
 

@@ -444,22 +444,9 @@ struct BlockReplayer {
         guard opIndex == block.ops.count else { throw .invalidDocument(offset: block.offset, message: "ops are left over after the last change") }
         // Apply the block's ops to the state, whole runs at a time (a run spans the changes
         // of one replica that continue each other), in causal order.
-        var i = log.ops.isEmpty ? 0 : log.opIndex(containingLV: startLV)
-        var ci = firstChange
-        while i < log.ops.count {
-            let whole = log.ops[i]
-            let from = max(whole.lv, startLV)
-            let op = log.slice(whole, from: from, to: whole.lv + whole.length)
-            ci = log.changeIndex(containingLV: from, from: ci)
-            let c = log.changes[ci]
-            do {
-                try state.apply(op, id: log.localID(ofLV: from, change: ci), lamport: c.lamport + UInt64(from - c.lvStart),
-                                replicas: log.replicas, text: log.text)
-            } catch {
-                let row = block.firstRow + (ci - firstChange)
-                throw fail(row, "change \(log.changeID(ci)): \(describe(error, log))")
-            }
-            i += 1
+        do throws(ApplyFailure) { try state.applyOps(of: log, from: startLV, firstChange: firstChange) } catch {
+            let row = block.firstRow + (error.change - firstChange)
+            throw fail(row, "change \(log.changeID(error.change)): \(describe(error.error, log))")
         }
     }
 

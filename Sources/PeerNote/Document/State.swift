@@ -23,6 +23,12 @@ enum ApplyError: Error, Sendable, Equatable {
     case tooMuchWork
 }
 
+/// Why applying an op log's ops failed: the error, and the change holding the op.
+struct ApplyFailure: Error, Sendable {
+    var error: ApplyError
+    var change: Int
+}
+
 /// The state that the op log's ops produce: what readers see. Rebuilt by
 /// applying ops in a causal order; the result does not depend on which one.
 struct DocState: Sendable {
@@ -161,5 +167,31 @@ struct DocState: Sendable {
             out.append(note)
         }
         return out
+    }
+}
+
+extension DocState {
+    /// Applies the ops of `log` from local version `startLV` on (`firstChange` is the change
+    /// holding it), in the log's order, a stored op at a time: a run of typing over many
+    /// changes is one op, integrated as one run, which gives what applying it change by change
+    /// gives. Loading a block and merging append their changes to the log, then call this.
+    mutating func applyOps(of log: OpLog, from startLV: Int, firstChange: Int) throws(ApplyFailure) {
+        guard startLV < log.lvCount else { return }
+        var i = log.opIndex(containingLV: startLV)
+        var ci = firstChange
+        while i < log.ops.count {
+            let whole = log.ops[i]
+            let from = max(whole.lv, startLV)
+            let op = log.slice(whole, from: from, to: whole.lv + whole.length)
+            ci = log.changeIndex(containingLV: from, from: ci)
+            let c = log.changes[ci]
+            do {
+                try apply(op, id: log.localID(ofLV: from, change: ci), lamport: c.lamport + UInt64(from - c.lvStart),
+                          replicas: log.replicas, text: log.text)
+            } catch {
+                throw ApplyFailure(error: error, change: ci)
+            }
+            i += 1
+        }
     }
 }

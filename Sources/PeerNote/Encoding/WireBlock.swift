@@ -128,8 +128,10 @@ struct GeneratedChanges: Sendable {
                           extraStart: 0, extraCount: c.extra == 0 ? 0 : log.extras[Int(c.extra)].count)
     }
 
-    /// Change `i`'s length (without making the whole record).
-    @inline(__always) func length(_ i: Int) -> Int { log.changes.length(order[i]) }
+    /// The lengths of changes `range`, in order (without making their records).
+    @inline(__always) func forEachLength(of range: ClosedRange<Int>, _ body: (Int) -> Void) {
+        for i in range { body(log.changes.length(order[i])) }
+    }
 
     /// How many changes after change `i` each continue the one before as `WireChanges` stores
     /// a run (the next change of the same log run, right after it in the order, hence on the
@@ -149,18 +151,6 @@ struct GeneratedChanges: Sendable {
 extension WireBlock {
     /// How many changes the block holds.
     var changeCount: Int { generatedChanges?.count ?? changes.count }
-
-    /// How many changes after change `i` each continue the one before (`WireChanges`' run
-    /// rule: same replica, next seq, the row before as their one dependency, same time, author
-    /// and message, no extra fields), so that encoders take them as a run. Only for changes
-    /// made from an op log: a block's own `changes` and `depRows` are encoded one change at a
-    /// time, as they stand (tests edit them by hand to make damaged files).
-    func continuingChanges(after i: Int) -> Int {
-        generatedChanges?.continuing(after: i) ?? 0
-    }
-
-    /// Change `i`'s length.
-    @inline(__always) func changeLength(_ i: Int) -> Int { generatedChanges?.length(i) ?? changes.length(i) }
 
     func deps(of i: Int) -> ArraySlice<Int> { depRows[changes[i].depStart ..< changes[i].depStart + changes[i].depCount] }
     func author(of i: Int) -> String { strings[changes[i].author] }
@@ -244,7 +234,8 @@ enum WireCodec {
         let generated = block.generatedChanges
         var depPos = 0, extraPos = 0    // where the next generated change's dependencies and extra fields start
         var i = 0
-        while i < block.changeCount {
+        let changeCount = block.changeCount
+        while i < changeCount {
             let c = generated.map { $0.change(i) } ?? block.changes[i]
             let depStart = generated == nil ? c.depStart : depPos, extraStart = generated == nil ? c.extraStart : extraPos
             depPos += c.depCount
@@ -271,12 +262,14 @@ enum WireCodec {
             if c.extraCount > 0 { extra += block.extraBytes[extraStart ..< extraStart + c.extraCount] }
             // The changes that continue this one (a typing session: most of a long history) take
             // their columns' values as runs: the same replica, time, author and message, seq
-            // and row one more each, one dependency on the row before, no extra fields.
-            let k = block.continuingChanges(after: i)
+            // and row one more each, one dependency on the row before, no extra fields. Only
+            // for changes made from an op log: a block's own `changes` and `depRows` are
+            // encoded a change at a time, as they stand (tests edit them to make damaged files).
+            let k = generated?.continuing(after: i) ?? 0
             if k > 0 {
                 cReplica.append(UInt64(c.replica), count: k)
                 cSeq.append(steps: 1, count: k)
-                for j in i + 1 ... i + k { cLen.append(UInt64(block.changeLength(j))) }
+                generated?.forEachLength(of: i + 1 ... i + k) { cLen.append(UInt64($0)) }
                 cDepCount.append(1, count: k)
                 cDepDist.append(1, count: k)
                 cTime.append(steps: 0, count: k)
