@@ -505,6 +505,21 @@ struct ColumnCodecTests {
         }
     }
 
+    /// Runs whose values all fit although `step × (count − 1)` does not, and runs that do leave
+    /// Int64: the value named is the first outside, as `decode` names it.
+    @Test func deltaRunsNameTheFirstValueOutsideInt64() throws {
+        let fits: [Int64] = [Int64.min, 1 << 62, 1 << 62, 1 << 62]       // -2^63, -2^62, 0, 2^62
+        let bytes = encodeInt(fits)
+        let runs = try DeltaColumnDecoder.decodeRuns(bytes[...], base: 0, count: fits.count)
+        #expect(runs.flatMap { r in (0 ..< r.count).map { r.value($0) } } == [Int64.min, -(1 << 62), 0, 1 << 62])
+        for steps in [[Int64.max - 10, 4, 4, 4, 4], [Int64.min + 10, -4, -4, -4, -4], [5, Int64.max / 2, Int64.max / 2]] {
+            let b = encodeInt(steps)
+            let plain = columnError { _ = try DeltaColumnDecoder.decode(b[...], base: 0, count: steps.count) }
+            let run = columnError { _ = try DeltaColumnDecoder.decodeRuns(b[...], base: 0, count: steps.count) }
+            #expect(plain != nil && run == plain, "\(steps)")
+        }
+    }
+
     @Test func largeRandomColumnsRoundTrip() throws {
         var rng = SeededRandom(state: 2024)
         let values = (0..<200_000).map { _ in UInt64.random(in: 0...200, using: &rng) }

@@ -123,3 +123,24 @@ struct PersistenceTests {
         #expect(throws: PeerNoteError.unsupportedVersion(3)) { try Document.load(bytes) }
     }
 }
+
+extension PersistenceTests {
+    /// An append block without changes adds nothing. (Before session 7, loading applied a
+    /// zero-length piece of the log's last op again under a new id: after a note's creation
+    /// that made a second note, after a title a conflicting one.)
+    @Test("An append block with no changes loads as the file before it", arguments: ["note", "title"])
+    func emptyAppendBlockAddsNothing(lastEdit: String) throws {
+        let doc = Document(title: "Empty block", author: "a")
+        let note = doc.addNote(title: "one", body: "")
+        if lastEdit == "title" { try doc.setNoteTitle(note, "renamed") }
+        let before = doc.save(.compact)
+        var block = WireBlock()
+        block.kind = .append
+        block.previousCRC = CRC32.checksum(before)
+        block.firstRow = doc.log.changes.count
+        let file = before + BlockCodec.encode(payload: WireCodec.encodePayload(block), version: 1)
+        let loaded = try Document.load(file)
+        #expect(loaded.notebook == doc.notebook)
+        #expect(loaded.notebook.notes.count == 1 && loaded.conflicts.isEmpty)
+    }
+}

@@ -179,7 +179,8 @@ private struct ChangeImporter {
     private mutating func appendStretch(_ missing: [Int], at k: Int, to log: inout OpLog) -> Int? {
         let ci = missing[k]
         let changes = source.changes
-        guard previous.source == ci - 1, previous.mine == log.changes.count - 1, changes.runStart(of: ci) < ci else { return nil }
+        guard previous.source == ci - 1, previous.mine == log.changes.count - 1, changes.runStart(of: ci) < ci,
+              !source.ops.isEmpty else { return nil }
         let c = changes[ci]
         guard c.extra == 0 else { return nil }
         let lvStart = changes.lvStart(ci)

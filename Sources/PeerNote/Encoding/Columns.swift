@@ -713,20 +713,26 @@ enum DeltaColumnDecoder {
     }
 
     /// The same column as runs of equally spaced values (one per run of equal differences),
-    /// with the same checks, except that a run whose values would pass through a value outside
-    /// Int64 is refused as a whole (its last value is checked, not each one).
+    /// with the same checks and messages.
     static func decodeRuns(_ bytes: ArraySlice<UInt8>, base: Int, count: Int) throws(ColumnError) -> [DeltaRun] {
         let steps = try RunLengthDecoder<SignedValueCodec>.decodeRuns(bytes, base: base, count: count, kind: "delta")
         var runs: [DeltaRun] = []
         runs.reserveCapacity(steps.count)
         var sum: Int64 = 0, k = 0
         for r in steps {
-            let (first, o1) = sum.addingReportingOverflow(r.value)
-            let (span, o2) = r.value.multipliedReportingOverflow(by: Int64(r.count - 1))
-            let (last, o3) = first.addingReportingOverflow(span)
-            if o1 || o2 || o3 {
-                throw ColumnError(offset: base, message: "delta column: value \(o1 ? k : k + r.count - 1) overflows Int64")
+            let (first, overflow) = sum.addingReportingOverflow(r.value)
+            if overflow { throw ColumnError(offset: base, message: "delta column: value \(k) overflows Int64") }
+            // How many steps fit between the first value and the end of Int64 it heads for (the
+            // distance taken unsigned, which holds it), so the first value outside is found exactly.
+            if r.count > 1 && r.value != 0 {
+                let room = r.value > 0 ? UInt64(bitPattern: Int64.max) &- UInt64(bitPattern: first) : UInt64(bitPattern: first) &- UInt64(bitPattern: Int64.min)
+                let fitting = room / r.value.magnitude
+                if fitting < UInt64(r.count - 1) {
+                    throw ColumnError(offset: base, message: "delta column: value \(k + Int(fitting) + 1) overflows Int64")
+                }
             }
+            // Every value of the run fits, so the wrapping arithmetic is exact.
+            let last = first &+ r.value &* Int64(r.count - 1)
             runs.append(DeltaRun(first: first, step: r.value, count: r.count, last: last))
             sum = last
             k += r.count
