@@ -438,9 +438,8 @@ struct DeltaRun: Equatable, Sendable {
 
 /// Run-length decoder shared by the unsigned and signed integer columns.
 private enum RunLengthDecoder<Codec: RunLengthValueCodec> {
-    static func decode(
-        _ bytes: ArraySlice<UInt8>, base: Int, count: Int, kind: String
-    ) throws(ColumnError) -> [Codec.Value] {
+    /// False for a column of zero values (which must have no bytes); throws for a negative count.
+    private static func holdsValues(_ bytes: ArraySlice<UInt8>, base: Int, count: Int, kind: String) throws(ColumnError) -> Bool {
         guard count >= 0 else {
             throw ColumnError(offset: base, message: "\(kind) column: negative value count \(count)")
         }
@@ -448,8 +447,15 @@ private enum RunLengthDecoder<Codec: RunLengthValueCodec> {
             guard bytes.isEmpty else {
                 throw ColumnError(offset: base, message: "\(kind) column: \(bytes.count) bytes for zero values")
             }
-            return []
+            return false
         }
+        return true
+    }
+
+    static func decode(
+        _ bytes: ArraySlice<UInt8>, base: Int, count: Int, kind: String
+    ) throws(ColumnError) -> [Codec.Value] {
+        guard try holdsValues(bytes, base: base, count: count, kind: kind) else { return [] }
         return try bytes.withUnsafeBufferPointer { (p) throws(ColumnError) -> [Codec.Value] in
             if !ColumnAllocationPolicy.mayAllocateDirectly(count: count, byteCount: p.count) {
                 // Validate first so a tiny column cannot make us allocate `count`.
@@ -471,15 +477,7 @@ private enum RunLengthDecoder<Codec: RunLengthValueCodec> {
     static func decodeRuns(
         _ bytes: ArraySlice<UInt8>, base: Int, count: Int, kind: String
     ) throws(ColumnError) -> [ColumnRun<Codec.Value>] {
-        guard count >= 0 else {
-            throw ColumnError(offset: base, message: "\(kind) column: negative value count \(count)")
-        }
-        if count == 0 {
-            guard bytes.isEmpty else {
-                throw ColumnError(offset: base, message: "\(kind) column: \(bytes.count) bytes for zero values")
-            }
-            return []
-        }
+        guard try holdsValues(bytes, base: base, count: count, kind: kind) else { return [] }
         return try bytes.withUnsafeBufferPointer { (p) throws(ColumnError) -> [ColumnRun<Codec.Value>] in
             var runs: [ColumnRun<Codec.Value>] = []
             try walk(p, base: base, count: count, kind: kind) { v, n in
