@@ -112,8 +112,8 @@ extension Document {
         // Replicas the block mentions: authors of its changes and anything its ops refer to.
         var used = [Bool](repeating: false, count: log.replicas.count)
         for ci in order { used[Int(log.changes.agent(ci))] = true }
-        Self.forEachOp(of: order, in: log) { _, op in
-            switch op.body {
+        func markReferences(_ body: OpBody) {
+            switch body {
             case .insertText(let n, let l, let r, _):
                 used[Int(n.agent)] = true
                 if !l.isNone { used[Int(l.agent)] = true }
@@ -122,8 +122,16 @@ extension Document {
                 used[Int(n.agent)] = true
                 used[Int(t.agent)] = true
             default:
-                _ = op.body.mapIDs { id in if !id.isNone { used[Int(id.agent)] = true }; return id }
+                _ = body.mapIDs { id in if !id.isNone { used[Int(id.agent)] = true }; return id }
             }
+        }
+        if order.count == log.changes.count {
+            // Every op is in the block. The pieces the block cuts ops into refer to the replicas
+            // the whole ops do, or to their own change's replica (a piece's left origin is the
+            // unit before it; a delete's pieces target the same replica's units).
+            for op in log.ops { markReferences(op.body) }
+        } else {
+            Self.forEachOp(of: order, in: log) { _, op in markReferences(op.body) }
         }
         let table = used.indices.filter { used[$0] }.map { UInt32($0) }.sorted { log.replicas[Int($0)] < log.replicas[Int($1)] }
         var index = [UInt32](repeating: .max, count: log.replicas.count)
