@@ -144,6 +144,111 @@ struct ConvergenceTests {
         #expect(tree.visibleElements == model)
     }
 
+    /// Typing on (`continueTyping`, which extends the run the last local edit found without
+    /// finding origins or integrating), mixed with backspaces, jumps and another replica's
+    /// edits: whenever it takes an insert it gives the origins a search from the root gives,
+    /// and the list holds the same elements, ids and tombstones, in the same order, as a list
+    /// that integrated every insert.
+    @Test("Typing on a run gives what finding origins and integrating gives", arguments: [7, 8])
+    func typingOnMatchesIntegrating(seed: UInt64) throws {
+        var rng = SeededRandom(state: seed)
+        var fast = ListCRDT<Unicode.Scalar>()
+        var slow = ListCRDT<Unicode.Scalar>()
+        var counters: [UInt32] = [0, 0]
+        var budget = Int.max
+        var pos = 0
+        // Where agent 0 last stopped typing (kept in place as the text around it changes), so
+        // that it can come back there after editing elsewhere.
+        var mark = 0
+        var taken = 0
+        func same(_ a: ListCRDT<Unicode.Scalar>, _ b: ListCRDT<Unicode.Scalar>) -> Bool {
+            var x: [String] = [], y: [String] = []
+            a.forEachElement { id, e, d in x.append("\(id.agent).\(id.counter)\(e)\(d)") }
+            b.forEachElement { id, e, d in y.append("\(id.agent).\(id.counter)\(e)\(d)") }
+            return x == y
+        }
+        for step in 0 ..< 8_000 {
+            let choice = Int.random(in: 0 ..< 100, using: &rng)
+            let scalars = (0 ..< Int.random(in: 1 ... 2, using: &rng)).map { Unicode.Scalar(UInt8(97 + (step + $0) % 26)) }
+            if choice < 6 {
+                if Bool.random(using: &rng) {
+                    pos = Int.random(in: 0 ... slow.visibleCount, using: &rng)
+                } else {
+                    // Back to where it stopped typing; its editor first asks where typing there
+                    // goes, which finds the run it typed (its delete ops elsewhere took ids since).
+                    pos = min(mark, slow.visibleCount)
+                    _ = fast.originsForLocalInsert(atVisible: pos)
+                }
+            } else if choice < 72 || slow.visibleCount == 0 {
+                // Agent 0 types at `pos`.
+                let id = LocalID(agent: 0, counter: counters[0])
+                let expected = slow.originsForInsert(atVisible: pos)
+                try slow.integrate(id: id, originLeft: expected.left, originRight: expected.right, elements: scalars, budget: &budget, replicaLess: { $0 < $1 })
+                if let right = fast.continueTyping(atVisible: pos, id: id, elements: scalars) {
+                    taken += 1
+                    #expect(id.advanced(by: -1) == expected.left && right == expected.right, "step \(step): typing at \(pos)")
+                } else {
+                    let (left, right) = fast.originsForLocalInsert(atVisible: pos)
+                    try fast.integrate(id: id, originLeft: left, originRight: right, elements: scalars, budget: &budget, replicaLess: { $0 < $1 })
+                }
+                counters[0] += UInt32(scalars.count)
+                pos += scalars.count
+                mark = pos
+            } else if choice < 86 {
+                // Agent 0 deletes backwards (backspace) or forwards. Its delete ops take ids
+                // too, so the next insert's ids do not continue the run it typed.
+                let n = min(Int.random(in: 1 ... 3, using: &rng), slow.visibleCount)
+                counters[0] += UInt32(n)
+                let from = pos >= n ? pos - n : min(pos, slow.visibleCount - n)
+                for tree in [0, 1] {
+                    var remaining = n
+                    while remaining > 0 {
+                        let span = tree == 0 ? fast.firstVisibleIDSpanForEdit(at: from, maxLength: remaining) : slow.firstVisibleIDSpan(at: from, maxLength: remaining)
+                        guard let (start, length) = span else { break }
+                        if tree == 0 { try fast.delete(target: start, length: length, reversed: false) } else { try slow.delete(target: start, length: length, reversed: false) }
+                        remaining -= length
+                    }
+                }
+                pos = from
+                if from + n <= mark { mark -= n } else if from < mark { mark = from }
+            } else if choice < 90 {
+                // Agent 0's editor asks where typing at the caret would go: the search finds the
+                // run agent 0 typed, which other inserts may have followed since.
+                _ = fast.originsForLocalInsert(atVisible: pos)
+            } else {
+                // Agent 1 inserts (often right where agent 0 types) or deletes somewhere.
+                let at = Bool.random(using: &rng) ? pos : Int.random(in: 0 ... slow.visibleCount, using: &rng)
+                if Bool.random(using: &rng) || slow.visibleCount == 0 {
+                    let (left, right) = slow.originsForInsert(atVisible: at)
+                    let id = LocalID(agent: 1, counter: counters[1])
+                    try slow.integrate(id: id, originLeft: left, originRight: right, elements: scalars, budget: &budget, replicaLess: { $0 < $1 })
+                    try fast.integrate(id: id, originLeft: left, originRight: right, elements: scalars, budget: &budget, replicaLess: { $0 < $1 })
+                    counters[1] += UInt32(scalars.count)
+                    if at < pos { pos += scalars.count }
+                    if at < mark { mark += scalars.count }
+                } else {
+                    let x = min(at, slow.visibleCount - 1)
+                    let (start, _) = try #require(slow.firstVisibleIDSpan(at: x, maxLength: 1))
+                    try slow.delete(target: start, length: 1, reversed: false)
+                    try fast.delete(target: start, length: 1, reversed: false)
+                    if x < pos { pos -= 1 }
+                    if x < mark { mark -= 1 }
+                }
+            }
+            pos = min(pos, slow.visibleCount)
+            if step % 500 == 0 {
+                let equal = same(fast, slow)
+                #expect(equal, "step \(step)")
+            }
+        }
+        let equal = same(fast, slow)
+        #expect(equal)
+        #expect(fast.visibleElements == slow.visibleElements)
+        // Most keystrokes type on; the others (after a jump, a delete or the other agent's
+        // insert at the cursor) must integrate.
+        #expect(taken > 2_000 && taken < 5_800, "typing on took \(taken) of the inserts")
+    }
+
     /// Random edits on several replicas, merged in random orders over many rounds: all end in
     /// the same state and the same compact bytes.
     @Test("Replicas making random edits and merging in random orders converge", arguments: [11, 22, 33])

@@ -94,6 +94,16 @@ struct ListCRDT<Element: Sendable>: Sendable {
         return origins(after: tree.editCursor(visible: min(index, tree.visibleCount) - 1))
     }
 
+    /// A local insert at visible `index` (> 0) whose first id is `id`, when it continues the
+    /// run the last local edit typed or found (see `ListTree.extendTypingRun`): appends
+    /// `elements` there and returns the insert's right origin (its left one is `id - 1`).
+    /// Nil, changing nothing, when it does not continue that run; the caller then finds the
+    /// origins and integrates. Either way the list is the same.
+    mutating func continueTyping(atVisible index: Int, id: LocalID, elements: some Collection<Element>) -> LocalID? {
+        guard index > 0, !elements.isEmpty else { return nil }
+        return tree.extendTypingRun(atVisible: index, id: id, elements: elements)
+    }
+
     private var originsAtStart: (left: LocalID, right: LocalID) {
         let s = tree.startCursor
         return (.none, tree.isEnd(s) ? .none : tree.id(at: s))

@@ -184,6 +184,31 @@ struct ListTree<Element: Sendable>: Sendable {
         }
     }
 
+    /// Typing on: when the element at visible index `v - 1` ends the run `editCursor` last found
+    /// (or the last insert extended), that run is visible and its ids and content end where
+    /// `id` and the arena's end are, and the element after it is the run's right origin,
+    /// appends `elements` (ids from `id` on) to that run and returns the right origin; nil,
+    /// changing nothing, otherwise. The run and the counts before it come from the finger, so
+    /// this reads no other leaf. Gives the list that finding the origins and integrating an
+    /// insert there gives: the insert's left origin is the run's last element and nothing lies
+    /// between the origins, so it goes right after the run and continues it.
+    mutating func extendTypingRun(atVisible v: Int, id: LocalID, elements: some Collection<Element>) -> LocalID? {
+        let leaf = finger.leaf, i = finger.run
+        guard leaf >= 0, i >= 0, hint.leaf == leaf, hint.run == i, i < leaves[leaf].runs.count else { return nil }
+        let r = leaves[leaf].runs[i]
+        guard !r.deleted, finger.visibleBefore + finger.runVisibleBefore + r.length == v,
+              r.id.agent == id.agent, Int(r.id.counter) + r.length == Int(id.counter),
+              r.contentStart + r.length == content.count else { return nil }
+        let after = nextRun(ListCursor(leaf: leaf, run: i, offset: 0))
+        let next = isEnd(after) ? LocalID.none : self.id(at: after)
+        guard next == r.originRight else { return nil }
+        let n = elements.count
+        leaves[leaf].runs[i].length += n
+        content.append(contentsOf: elements)
+        addCounts(from: leaf, visible: n, total: n)
+        return next
+    }
+
     /// Where the element `id` is. Records a newer leaf in the index when it had to walk far.
     mutating func locate(_ id: LocalID) -> ListCursor? {
         if hint.leaf < leaves.count, hint.run < leaves[hint.leaf].runs.count, leaves[hint.leaf].runs[hint.run].contains(id) {

@@ -295,6 +295,12 @@ struct OpLog: Sendable {
         return LocalID(agent: changes.agent(i), counter: UInt32(truncatingIfNeeded: changes.counterEnd(i)))
     }
 
+    /// The id `agent`'s next op unit gets when the log's last change is `agent`'s (whether that
+    /// change is still open or a new one follows it); nil otherwise.
+    @inline(__always) func nextID(ifLastChangeBy agent: UInt32) -> LocalID? {
+        changes.count > 0 && changes.agent(changes.count - 1) == agent ? nextID : nil
+    }
+
     /// Appends an op to the last change, merging it into the previous op when it continues it.
     /// For `insertText`, pass the scalars in `scalars`; the body's `contentStart` is filled in.
     mutating func append(_ body: OpBody, length: Int, scalars: some Collection<Unicode.Scalar> = EmptyCollection()) {

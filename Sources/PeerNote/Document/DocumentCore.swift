@@ -79,10 +79,7 @@ struct DocumentCore: Sendable {
     /// The inserted text of an `insertText` op is already at the end of `log.text`, where its
     /// `contentStart` says.
     mutating func appendLocal(_ body: OpBody, length: Int, time: Int64) {
-        let standalone = transactionDepth == 0
-        if standalone || openChange == nil {
-            openChange = log.beginChange(agent: agent, time: time, author: author, message: standalone ? "" : transactionMessage)
-        }
+        let standalone = openChangeIfNeeded(time: time)
         let id = log.nextID
         let lv = log.lvCount
         let lamport = log.lamportOfNextUnit
@@ -95,6 +92,16 @@ struct DocumentCore: Sendable {
             preconditionFailure("local op failed to apply: \(error)")
         }
         if standalone { openChange = nil }
+    }
+
+    /// Opens this transaction's change (at `time`) unless it is open; returns whether the op
+    /// about to be appended stands alone (no transaction), so that its change closes after it.
+    private mutating func openChangeIfNeeded(time: Int64) -> Bool {
+        let standalone = transactionDepth == 0
+        if standalone || openChange == nil {
+            openChange = log.beginChange(agent: agent, time: time, author: author, message: standalone ? "" : transactionMessage)
+        }
+        return standalone
     }
 
     /// Inserts `text` into the body of note `id` at visible offset `offset` (both checked first).
@@ -128,6 +135,15 @@ struct DocumentCore: Sendable {
     /// Inserts the `length` scalars at the end of `log.text` (from `contentStart`) at visible `offset`.
     private mutating func insertAppendedText(_ t: TextTarget, at offset: Int, contentStart: Int, length: Int, time: Int64) {
         guard length > 0 else { return }
+        // Typing on from the last insert: the list takes the text at the end of the run it
+        // typed, and the op (whose left origin is that run's last element) follows.
+        if let id = log.nextID(ifLastChangeBy: agent), Int(id.counter) + length < Int(UInt32.max),
+           let right = state.continueTyping(slot: t.slot, atVisible: offset, id: id, elements: log.text[contentStart ..< contentStart + length]) {
+            let standalone = openChangeIfNeeded(time: time)
+            log.appendOp(.insertText(note: t.note, originLeft: id.advanced(by: -1), originRight: right, contentStart: contentStart), length: length)
+            if standalone { openChange = nil }
+            return
+        }
         let (left, right) = state.originsForInsert(slot: t.slot, atVisible: offset)
         appendLocal(.insertText(note: t.note, originLeft: left, originRight: right, contentStart: contentStart), length: length, time: time)
     }

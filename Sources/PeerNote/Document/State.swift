@@ -131,6 +131,12 @@ struct DocState: Sendable {
         noteStates[slot].body.originsForLocalInsert(atVisible: index)
     }
 
+    /// A local insert into the body of the note in `slot` that continues the typing there
+    /// (see `ListCRDT.continueTyping`): its right origin, or nil when it must be integrated.
+    mutating func continueTyping(slot: Int, atVisible index: Int, id: LocalID, elements: ArraySlice<Unicode.Scalar>) -> LocalID? {
+        noteStates[slot].body.continueTyping(atVisible: index, id: id, elements: elements)
+    }
+
     /// The first run of contiguous ids a local delete from visible `index` of the body of the
     /// note in `slot` removes (see `ListCRDT.firstVisibleIDSpanForEdit`).
     mutating func firstVisibleIDSpan(slot: Int, at index: Int, maxLength: Int) -> (LocalID, Int)? {
