@@ -260,3 +260,61 @@ private final class TestClock: @unchecked Sendable {
     var now: Date { Date(timeIntervalSince1970: seconds) }
     func advance() { seconds += 1 }
 }
+
+extension ChangeTableTests {
+    /// Typing's shortcuts in the log (`beginChange` joining the last run of changes, and
+    /// `appendTypingInsert` extending the last op) append exactly what the general paths do:
+    /// interning, appending a change on explicit dependencies, and `appendOp`. Random
+    /// keystrokes, with what breaks a run mixed in: another agent, another author, message or
+    /// time, extra fields, a delete, text the ops skip, another note or right origin.
+    @Test("Typing's shortcuts in the log append what the general paths append", arguments: [1, 2])
+    func typingShortcutsMatchGeneralPaths(seed: UInt64) {
+        var rng = SeededRandom(state: seed)
+        var fast = OpLog(), general = OpLog()
+        let agents = [ReplicaID(high: 1, low: 1), ReplicaID(high: 2, low: 2)].map { r -> UInt32 in
+            _ = general.agent(for: r)
+            return fast.agent(for: r)
+        }
+        let notes = [LocalID(agent: 0, counter: 0), LocalID(agent: 1, counter: 0)]
+        let rights = [LocalID.none, LocalID(agent: 1, counter: 0), LocalID(agent: 0, counter: 1)]
+        var shortcuts = 0
+        for step in 0 ..< 3_000 {
+            let roll = Int.random(in: 0 ..< 100, using: &rng)
+            let agent = roll < 5 ? agents[1] : agents[0]
+            let author = roll == 6 ? "other" : "me"
+            let message = roll == 7 ? "msg" : ""
+            let time: Int64 = roll == 8 ? Int64(step) : 100
+            let extra: [UInt8] = roll == 9 ? [0xA0] : []
+            let runsBefore = fast.changes.runCount
+            let a = fast.beginChange(agent: agent, time: time, author: author, message: message, extra: extra)
+            let b = general.beginChange(agent: agent, deps: general.heads, time: time, author: author, message: message, extra: extra)
+            #expect(a == b, "step \(step)")
+            if fast.changes.runCount == runsBefore { shortcuts += 1 }
+            if roll == 10 {
+                let d = OpBody.deleteText(note: notes[0], target: LocalID(agent: agents[0], counter: 0), reversed: false)
+                fast.appendOp(d, length: 1)
+                general.appendOp(d, length: 1)
+                continue
+            }
+            if roll == 11 {
+                fast.appendText("~")
+                general.appendText("~")
+            }
+            let note = roll == 12 ? notes[1] : notes[0]
+            let right = roll == 13 ? rights[Int.random(in: 0 ..< 3, using: &rng)] : rights[0]
+            let start = fast.text.count
+            let length = fast.appendText(Int.random(in: 0 ..< 4, using: &rng) == 0 ? "ab" : "c")
+            general.appendText(length == 2 ? "ab" : "c")
+            fast.appendTypingInsert(note: note, originRight: right, contentStart: start, length: length)
+            general.appendOp(.insertText(note: note, originLeft: general.nextID.advanced(by: -1), originRight: right, contentStart: start), length: length)
+        }
+        #expect(fast.ops == general.ops)
+        #expect(fast.heads == general.heads)
+        #expect(fast.changes.count == general.changes.count && fast.changes.runCount == general.changes.runCount)
+        #expect((0 ..< fast.changes.count).allSatisfy { fast.changes[$0] == general.changes[$0] && Array(fast.deps(of: $0)) == Array(general.deps(of: $0)) })
+        #expect(fast.strings == general.strings)
+        // Most keystrokes take the shortcut; the op log stays a few long ops.
+        #expect(shortcuts > 2_000)
+        #expect(fast.ops.count < 1_000)
+    }
+}

@@ -204,7 +204,7 @@ struct ListTree<Element: Sendable>: Sendable {
         guard next == r.originRight else { return nil }
         let n = elements.count
         leaves[leaf].runs[i].length += n
-        content.append(contentsOf: elements)
+        if n == 1, let e = elements.first { content.append(e) } else { content.append(contentsOf: elements) }
         addCounts(from: leaf, visible: n, total: n)
         return next
     }
@@ -336,7 +336,21 @@ struct ListTree<Element: Sendable>: Sendable {
         if leaf == finger.leaf && (c.offset > 0 ? c.run < finger.run : c.run <= finger.run) { finger.run = -1 }
         var i = c.run
         if c.offset > 0 {
-            let right = leaves[leaf].runs[i].split(at: c.offset)
+            var right = leaves[leaf].runs[i].split(at: c.offset)
+            // Backspacing: the elements deleted end a visible run and the deleted run after it
+            // continues them. They join that run (its start moves back), which is what
+            // splitting, marking and re-joining below gives, without inserting and removing a run.
+            if !right.deleted && right.length <= length && i + 1 < leaves[leaf].runs.count {
+                let take = right.length
+                right.deleted = true
+                if right.canAppend(leaves[leaf].runs[i + 1]) {
+                    right.length += leaves[leaf].runs[i + 1].length
+                    leaves[leaf].runs[i + 1] = right
+                    addCounts(from: leaf, visible: -take, total: 0)
+                    return (take, take)
+                }
+                right.deleted = false
+            }
             leaves[leaf].runs.insert(right, at: i + 1)
             i += 1
         }

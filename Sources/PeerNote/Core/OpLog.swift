@@ -217,6 +217,14 @@ struct OpLog: Sendable {
         if let deps { return beginChange(agent: agent, deps: deps[...], time: time, author: author, message: message, extra: extra) }
         // On top of the heads: every head is a dependency, so the new change is the only head.
         let last = changes.lastMeta
+        // Typing: the next change on top of the last one, by its author with its message, joins
+        // the last run of changes as it is (what interning both strings and appending gives).
+        if heads.count == 1, heads[0] == changes.count - 1, extra.isEmpty, let last, last.extra == 0,
+           strings[Int(last.author)] == author, strings[Int(last.message)] == message,
+           changes.appendContinuing(agent: agent, meta: last, time: time) {
+            heads[0] = changes.count - 1
+            return heads[0]
+        }
         let authorIndex = intern(author, previous: last?.author)
         let messageIndex = intern(message, previous: last?.message)
         if heads.count == 1 {
@@ -332,12 +340,34 @@ struct OpLog: Sendable {
         text.append(contentsOf: scalars)
     }
 
+    /// Appends a local insert into `note` of `length` units, already in `text` from
+    /// `contentStart`, whose left origin is the unit before it (typing on): extends the last op
+    /// when the insert continues it, as `appendOp` does, reading only what that needs.
+    mutating func appendTypingInsert(note: LocalID, originRight: LocalID, contentStart: Int, length: Int) {
+        let n = ops.count - 1
+        let next = nextID
+        if n >= 0, lastOpTextStart >= 0, ops[n].lv + ops[n].length == lvCount,
+           lastOpFirstID.agent == next.agent, Int(lastOpFirstID.counter) + ops[n].length == Int(next.counter),
+           case .insertText(let n1, _, let r1, let s1) = ops[n].body, n1 == note, r1 == originRight, s1 + ops[n].length == contentStart {
+            changes.extendLast(by: length)
+            dropFingerprintOfLastChange()
+            ops[n].length += length
+            return
+        }
+        appendOp(.insertText(note: note, originLeft: next.advanced(by: -1), originRight: originRight, contentStart: contentStart), length: length)
+    }
+
+    /// The last change's fingerprint (when computed) no longer holds once its ops grow.
+    @inline(__always) private mutating func dropFingerprintOfLastChange() {
+        if fingerprints.count >= changes.count { fingerprints.removeLast(fingerprints.count - changes.count + 1) }
+    }
+
     /// Appends an op to the last change, merging it into the previous op when it continues it.
     /// An `insertText` op's units must already be in `text` from its `contentStart`.
     mutating func appendOp(_ body: OpBody, length: Int) {
         let lv = lvCount
         changes.extendLast(by: length)
-        if fingerprints.count >= changes.count { fingerprints.removeLast(fingerprints.count - changes.count + 1) }
+        dropFingerprintOfLastChange()
         let bID = localID(ofLV: lv, change: changes.count - 1)
         let last = ops.count - 1
         if last >= 0, ops[last].lv + ops[last].length == lv, Self.extend(&ops[last], firstID: lastOpFirstID, with: body, length: length, firstID: bID) {
@@ -373,7 +403,7 @@ struct OpLog: Sendable {
     mutating func extendLastInsert(by length: Int, scalars: ArraySlice<Unicode.Scalar>) -> Bool {
         guard canExtendLastInsert, scalars.count == length else { return false }
         changes.extendLast(by: length)
-        if fingerprints.count >= changes.count { fingerprints.removeLast(fingerprints.count - changes.count + 1) }
+        dropFingerprintOfLastChange()
         ops[ops.count - 1].length += length
         text.append(contentsOf: scalars)
         return true

@@ -140,7 +140,7 @@ struct DocumentCore: Sendable {
         if let id = log.nextID(ifLastChangeBy: agent), Int(id.counter) + length < Int(UInt32.max),
            let right = state.continueTyping(slot: t.slot, atVisible: offset, id: id, elements: log.text[contentStart ..< contentStart + length]) {
             let standalone = openChangeIfNeeded(time: time)
-            log.appendOp(.insertText(note: t.note, originLeft: id.advanced(by: -1), originRight: right, contentStart: contentStart), length: length)
+            log.appendTypingInsert(note: t.note, originRight: right, contentStart: contentStart, length: length)
             if standalone { openChange = nil }
             return
         }
