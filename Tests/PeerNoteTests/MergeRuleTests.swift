@@ -189,3 +189,31 @@ struct MergeRuleTests {
         #expect(a.notes[0].body == "one two")
     }
 }
+
+extension MergeRuleTests {
+    /// A transaction's change grows until the transaction ends. Merged in from the other copy,
+    /// or with the other copy's changes appended after it, it would end up different in the
+    /// two copies, and they would never merge again: both merges are refused, changing nothing,
+    /// and the copies merge once the transaction is over.
+    @Test("Merging while a transaction is open on either copy is refused")
+    func mergeInsideTransactionRefused() throws {
+        var id: NoteID?
+        let (a, b) = pair { id = $0.addNote(title: "Plan", body: "abc") }
+        let n = try #require(id)
+        try b.insertText(n, at: 3, "B")
+        let (aBytes, bBytes) = (a.save(), b.save())
+        try a.transaction {
+            try a.insertText(n, at: 0, "x")
+            #expect(throws: PeerNoteError.self) { try a.merge(b) }
+            #expect(throws: PeerNoteError.self) { try b.merge(a) }
+            try a.insertText(n, at: 1, "y")
+        }
+        #expect(b.save() == bBytes)
+        #expect(a.save() != aBytes)
+        let merged = try converge(a, b)
+        #expect(merged.notes.first?.body == "xyabcB")
+        try a.merge(b)
+        try b.merge(a)
+        #expect(a.relation(to: b) == .shared && a.notebook == b.notebook)
+    }
+}

@@ -98,7 +98,9 @@ struct ListCRDT<Element: Sendable>: Sendable {
     /// run the last local edit typed or found (see `ListTree.extendTypingRun`): appends
     /// `elements` there and returns the insert's right origin (its left one is `id - 1`).
     /// Nil, changing nothing, when it does not continue that run; the caller then finds the
-    /// origins and integrates. Either way the list is the same.
+    /// origins and integrates. Either way the list holds the same elements, ids and origins in
+    /// the same order (only how the tree cuts them into runs may differ, when the run ends its
+    /// leaf and something only searched, without editing, since the last edit).
     mutating func continueTyping(atVisible index: Int, id: LocalID, elements: some Collection<Element>) -> LocalID? {
         guard index > 0, !elements.isEmpty else { return nil }
         return tree.extendTypingRun(atVisible: index, id: id, elements: elements)

@@ -189,9 +189,10 @@ struct ListTree<Element: Sendable>: Sendable {
     /// `id` and the arena's end are, and the element after it is the run's right origin,
     /// appends `elements` (ids from `id` on) to that run and returns the right origin; nil,
     /// changing nothing, otherwise. The run and the counts before it come from the finger, so
-    /// this reads no other leaf. Gives the list that finding the origins and integrating an
+    /// this reads no other leaf. Gives the sequence that finding the origins and integrating an
     /// insert there gives: the insert's left origin is the run's last element and nothing lies
-    /// between the origins, so it goes right after the run and continues it.
+    /// between the origins, so it goes right after the run and continues it. (Integrating would
+    /// start a new run in the next leaf when this run ends its leaf; the elements are the same.)
     mutating func extendTypingRun(atVisible v: Int, id: LocalID, elements: some Collection<Element>) -> LocalID? {
         let leaf = finger.leaf, i = finger.run
         guard leaf >= 0, i >= 0, hint.leaf == leaf, hint.run == i, i < leaves[leaf].runs.count else { return nil }

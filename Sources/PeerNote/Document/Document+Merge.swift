@@ -48,9 +48,14 @@ extension Document {
     }
 
     /// Merges every change of `other` that this copy lacks. Throws, changing nothing,
-    /// when the copies do not share history.
+    /// when the copies do not share history, or when either copy has a transaction open (its
+    /// open change is still growing: merged in, or with the other's changes appended after it,
+    /// it would end up different in the two copies, which would then never merge again).
     @discardableResult
     public func merge(_ other: Document) throws(PeerNoteError) -> MergeSummary {
+        guard core.transactionDepth == 0 && other.core.transactionDepth == 0 else {
+            throw .invalidArgument("cannot merge while a transaction is open on \(core.transactionDepth > 0 ? "this copy" : "the other copy"); merge before or after it")
+        }
         let relation = relation(to: other)
         guard relation == .shared else { throw .unrelated(relation) }
         // Read through a local: each access to `other.log` would copy the whole op log.

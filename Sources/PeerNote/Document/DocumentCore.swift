@@ -140,6 +140,8 @@ struct DocumentCore: Sendable {
         if let id = log.nextID(ifLastChangeBy: agent), Int(id.counter) + length < Int(UInt32.max),
            let right = state.continueTyping(slot: t.slot, atVisible: offset, id: id, elements: log.text[contentStart ..< contentStart + length]) {
             let standalone = openChangeIfNeeded(time: time)
+            // The list took the insert under `id`; the op must get the same id.
+            assert(log.nextID == id, "typing on: the change opened does not continue at the id the list took")
             log.appendTypingInsert(note: t.note, originRight: right, contentStart: contentStart, length: length)
             if standalone { openChange = nil }
             return
