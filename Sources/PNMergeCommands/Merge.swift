@@ -61,25 +61,23 @@ enum MergeOperation {
             throw CLIFailure(.usage, "cannot write the result back to standard input; give -o OUT (or -o - for standard output)")
         }
 
-        // Every input is read, verified and checked for shared history before anything is locked or written.
+        // Every input is read and verified before anything is locked or written; the shared-history
+        // check is the merge's own (one check per pair: a copy that shares no history is refused
+        // before anything is written).
         var others: [LoadedDocument] = []
         for path in theirs { others.append(try Inputs.load(path)) }
         var base = try Inputs.load(mine)
-        for other in others {
-            try Inputs.requireShared(base, other, action: "merge \(other.name) into \(base.name)", nothingWritten: true)
-        }
 
         // Hold the target's lock across load, merge and write, so a concurrent run loses nothing:
-        // when writing in place, MINE is read again under the lock.
+        // when writing in place, MINE is read again under the lock (and parsed again only if another
+        // writer changed it in between).
         let writePath = Inputs.writeTarget(target)
         var lock: FileLock?
         if !dryRun && target != "-" {
             do { lock = try FileLock(for: writePath) } catch { throw CLIFailure(writing: error) }
             if inPlace {
-                base = try Inputs.load(mine)
-                for other in others {
-                    try Inputs.requireShared(base, other, action: "merge \(other.name) into \(base.name)", nothingWritten: true)
-                }
+                let now = try Inputs.readBytes(mine)
+                if now != base.bytes { base = LoadedDocument(path: mine, bytes: now, document: try Inputs.parse(now, from: mine)) }
             }
         }
         defer { withExtendedLifetime(lock) {} }
@@ -100,8 +98,10 @@ enum MergeOperation {
 
     /// Merges every change of `others` that `base` lacks into `base.document` (in memory; nothing is
     /// written) and describes the result. `output` is where the caller will write it (MINE, OUT or `-`).
-    /// Unrelated copies are refused with exit 2, a change that cannot be applied with exit 65.
-    static func combine(_ base: LoadedDocument, _ others: [LoadedDocument], output: String, dryRun: Bool) throws(CLIFailure) -> MergeReport {
+    /// Unrelated copies are refused with exit 2 (the message ends "nothing was written" when
+    /// `nothingWrittenNote`), a change that cannot be applied with exit 65.
+    static func combine(_ base: LoadedDocument, _ others: [LoadedDocument], output: String, dryRun: Bool,
+                        nothingWrittenNote: Bool = true) throws(CLIFailure) -> MergeReport {
         let document = base.document
         let before = document.notebook
         var inputs: [MergeReport.Input] = []
@@ -110,7 +110,7 @@ enum MergeOperation {
             do { summary = try document.merge(other.document) } catch {
                 if case .unrelated(let relation) = error {
                     throw CLIFailure(.unrelated, Inputs.unrelatedReason(base, other, relation: relation,
-                                                                        action: "merge \(other.name) into \(base.name)", nothingWritten: true))
+                                                                        action: "merge \(other.name) into \(base.name)", nothingWritten: nothingWrittenNote))
                 }
                 throw CLIFailure(.invalidInput, "\(other.name): \(error)")
             }

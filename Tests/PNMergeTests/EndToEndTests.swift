@@ -81,6 +81,45 @@ struct EndToEndTests {
         }
     }
 
+    #if os(Linux)
+    @Test("A merge in place that waited for the lock reads MINE again: what another writer saved meanwhile is kept")
+    func mineChangedWhileWaitingForLock() throws {
+        let bin = try Binary.require()
+        let dir = try TempDir()
+        let s = try Diverged()
+        try s.write(to: dir)
+        let target = try dir.write(s.alice.save(), "target.peernote")
+        // Another writer holds the lock: the merge reads and checks both files, then waits for it.
+        var lock: FileLock? = try FileLock(for: target)
+        let merge = try bin.start(["merge", target, dir.path("bob.peernote")])
+        let lockPath = FileLock.lockFile(for: target)
+        var waiting = false
+        for _ in 0 ..< 3_000 where !waiting {
+            let fds = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(merge.processIdentifier)/fd")) ?? []
+            waiting = fds.contains { (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(merge.processIdentifier)/fd/\($0)")) == lockPath }
+            if !waiting { usleep(10_000) }
+        }
+        try #require(waiting, "the merge never opened the lock file \(lockPath)")
+        // While it waits, the other writer saves a new note into the target.
+        let meanwhile = try Document.load(try dir.bytes("target.peernote"))
+        meanwhile.clock = { at(11, 0) }
+        meanwhile.addNote(title: "Written meanwhile", body: "keep me")
+        try FileStore.writeAtomically(meanwhile.save(.incremental), to: target)
+        #expect(lock != nil)
+        lock = nil    // released: the merge goes on
+        merge.waitUntilExit()
+        #expect(merge.terminationStatus == 0)
+
+        let expected = try Document.load(try dir.bytes("alice.peernote"))
+        try expected.merge(meanwhile)
+        try expected.merge(s.bob)
+        let result = try Document.load(try dir.bytes("target.peernote"))
+        #expect(result.notebook == expected.notebook)
+        #expect(result.notes.contains { $0.title == "Written meanwhile" })
+        #expect(result.notes.contains { $0.title == "Boat" }, "bob's note")
+    }
+    #endif
+
     @Test("Merging a diverged pair in both orders gives the same notebook; merging again changes nothing")
     func mergeBothOrders() throws {
         let bin = try Binary.require()

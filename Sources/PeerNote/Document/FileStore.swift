@@ -181,9 +181,8 @@ public enum FileStore {
         let target = resolvingSymlink(path)
         let dir = directory(of: target)
         let prefix = "." + lastComponent(of: target) + temporaryInfix
-        guard let names = try? FileManager.default.contentsOfDirectory(atPath: dir) else { return [] }
         var removed: [String] = []
-        for name in names where name.hasPrefix(prefix) {
+        for name in namesInDirectory(dir, withPrefix: prefix) {
             let suffix = name.utf8.dropFirst(prefix.utf8.count)
             // mkstemp's six letters and digits, nothing more (`.NAME.tmp-abcdef.keep` is not ours).
             guard suffix.count == 6, suffix.allSatisfy(isASCIIAlphanumeric) else { continue }
@@ -202,6 +201,26 @@ public enum FileStore {
             if unlink(candidate) == 0 { removed.append(candidate) }
         }
         return removed
+    }
+
+    /// The names in `dir` that start with `prefix` (byte for byte), read with `readdir`: a
+    /// folder of thousands of notes costs a byte comparison per name, not a `String` per name.
+    /// Empty when the folder cannot be read.
+    static func namesInDirectory(_ dir: String, withPrefix prefix: String) -> [String] {
+        guard let stream = opendir(dir) else { return [] }
+        defer { closedir(stream) }
+        let want = Array(prefix.utf8)
+        var names: [String] = []
+        while let entry = readdir(stream) {
+            let name: String? = withUnsafePointer(to: &entry.pointee.d_name) { raw in
+                raw.withMemoryRebound(to: UInt8.self, capacity: MemoryLayout.size(ofValue: entry.pointee.d_name)) { bytes in
+                    for (i, b) in want.enumerated() where bytes[i] != b { return nil }
+                    return String(cString: bytes)
+                }
+            }
+            if let name { names.append(name) }
+        }
+        return names
     }
 
     /// The file a symbolic link finally points to (the path itself when it is no link).
