@@ -195,6 +195,30 @@ struct SequentialBenchmark {
             }
             mergeOK = mergeOK && a.note(note)?.body == expectedMerge
         }
+        // The same merge saved as `pnmerge merge MINE THEIRS` (in place) and the git merge driver
+        // save it: A's bytes followed by one appended block with B's changes. The appended file
+        // is loaded afterwards (not timed) and must give the same text.
+        var appendedMerges: [Double] = [], appendedSaves: [Double] = []
+        var appendedSize = 0
+        for _ in 0 ..< timing.runs {
+            let out: [UInt8]
+            do {
+                let t0 = Timing.clock.now
+                let a = try Document.load(bytesA), b = try Document.load(bytesB)
+                try a.merge(b)
+                let t1 = Timing.clock.now
+                out = a.save(.incremental)
+                let t2 = Timing.clock.now
+                appendedMerges.append(Timing.milliseconds(t2 - t0))
+                appendedSaves.append(Timing.milliseconds(t2 - t1))
+                appendedSize = out.count
+            } catch {
+                throw .replayFailed("merging the diverged copies (appended save) failed: \(error)")
+            }
+            do { mergeOK = try mergeOK && Document.load(out).note(note)?.body == expectedMerge } catch {
+                throw .replayFailed("loading the merged copy with an appended block failed: \(error)")
+            }
+        }
         for _ in 0 ..< timing.runs {
             do {
                 let a = try Document.load(bytesA), b = try Document.load(bytesB)
@@ -234,8 +258,11 @@ struct SequentialBenchmark {
                 ("load_a", .number(Timing.median(loadA))), ("load_b", .number(Timing.median(loadB))),
                 ("merge", .number(Timing.median(mergeOnly))), ("save", .number(Timing.median(saveMerged))),
             ])),
+            ("merge_appended_ms", .number(Timing.median(appendedMerges))),
+            ("merge_appended_save_ms", .number(Timing.median(appendedSaves))),
             ("relation_ms", .number(Timing.median(relations))),
             ("merged_size", .int(mergedSize)),
+            ("merged_appended_size", .int(appendedSize)),
             ("merge_ok", .bool(mergeOK)),
             ("peak_rss_mb", .number(phasePeaks.map(\.1).max() ?? Memory.peakMB())),
             ("peak_rss_mb_by_phase", .object(phasePeaks.map { ($0.0, .number($0.1)) })),
