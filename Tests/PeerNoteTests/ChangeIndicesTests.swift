@@ -17,6 +17,28 @@ struct ChangeIndicesTests {
         #expect(Array(ChangeIndices(3 ..< 6)) == [3, 4, 5])
     }
 
+    @Test("consecutiveEnd stops where the indices stop counting up by one or reach the limit, for ranges and tables (random, 2,000 cases)")
+    func consecutiveEnd() {
+        var rng = SystemRandomNumberGenerator()
+        for _ in 0 ..< 2_000 {
+            // A table of a few counting stretches (sometimes touching: 5 6 | 7 8 counts on).
+            var values: [Int] = []
+            while values.count < 40 {
+                let start = Int.random(in: 0 ..< 60, using: &rng)
+                values += Array(start ..< start + Int.random(in: 1 ... 12, using: &rng))
+            }
+            let lower = Int.random(in: 0 ..< 50, using: &rng)
+            let cases = [(ChangeIndices(values), values), (ChangeIndices(lower ..< lower + values.count), Array(lower ..< lower + values.count))]
+            for (indices, plain) in cases {
+                let i = Int.random(in: 0 ..< plain.count, using: &rng)
+                let limit = Int.random(in: 0 ..< 120, using: &rng)
+                var j = i + 1
+                while j < plain.count && plain[j] == plain[j - 1] + 1 && plain[j] < limit { j += 1 }
+                #expect(indices.consecutiveEnd(after: i, below: limit) == j, "\(plain) after \(i) below \(limit)")
+            }
+        }
+    }
+
     @Test("A table's inverse gives each index's position, and appending keeps its entries")
     func tables() {
         let order = ChangeIndices([2, 0, 3, 1])

@@ -131,12 +131,15 @@ extension Document {
             // unit before it; a delete's pieces target the same replica's units).
             for op in log.ops { markReferences(op.body) }
         } else {
-            Self.forEachOp(of: order, in: log) { _, op in markReferences(op.body) }
+            var pieces = OpPieces(order, in: log)
+            while let (_, op) = pieces.next() { markReferences(op.body) }
         }
         let table = used.indices.filter { used[$0] }.map { UInt32($0) }.sorted { log.replicas[Int($0)] < log.replicas[Int($1)] }
-        var index = [UInt32](repeating: .max, count: log.replicas.count)
-        for (i, a) in table.enumerated() { index[Int(a)] = UInt32(i) }
-        let remap: (LocalID) -> LocalID = { id in id.isNone ? id : LocalID(agent: index[Int(id.agent)], counter: id.counter) }
+        var agentIndex = [UInt32](repeating: .max, count: log.replicas.count)
+        for (i, a) in table.enumerated() { agentIndex[Int(a)] = UInt32(i) }
+        // A constant for the closure to capture (a captured variable is checked on every access).
+        let index = agentIndex
+        @inline(__always) func remap(_ id: LocalID) -> LocalID { id.isNone ? id : LocalID(agent: index[Int(id.agent)], counter: id.counter) }
 
         var block = WireBlock()
         block.replicas = table.map { log.replicas[Int($0)] }
@@ -161,9 +164,7 @@ extension Document {
             // before (change `order[m]` is on row `firstRow + m`).
             guard c.extra == 0 else { continue }
             assert(rowOf[ci] == firstRow + k - 1)
-            let end = log.changes.runEnd(of: ci)
-            var j = order.isRange ? k + min(end - ci - 1, order.count - k) : k
-            while j < order.count && order[j] == order[j - 1] + 1 && order[j] < end { j += 1 }
+            let j = order.consecutiveEnd(after: k - 1, below: log.changes.runEnd(of: ci))
             depRows.append(contentsOf: firstRow + k - 1 ..< firstRow + j - 1)
             k = j
         }
@@ -172,11 +173,17 @@ extension Document {
         block.generatedChanges = GeneratedChanges(log: log, order: order, replicaIndex: index, stringIndex: blockString)
         var pending: (op: Op, firstID: LocalID)?
         var lv = 0
-        Self.forEachOp(of: order, in: log) { ci, op in
-            var body = op.body.mapIDs(remap)
-            if case .insertText(let n, let l, let r, let s) = body {
-                body = .insertText(note: n, originLeft: l, originRight: r, contentStart: block.text.count)
+        var pieces = OpPieces(order, in: log)
+        while let (ci, op) = pieces.next() {
+            let body: OpBody
+            switch op.body {
+            case .insertText(let n, let l, let r, let s):
+                body = .insertText(note: remap(n), originLeft: remap(l), originRight: remap(r), contentStart: block.text.count)
                 block.text.append(contentsOf: log.text[s ..< s + op.length])
+            case .deleteText(let n, let t, let reversed):
+                body = .deleteText(note: remap(n), target: remap(t), reversed: reversed)
+            default:
+                body = op.body.mapIDs(remap)
             }
             let next = Op(lv: lv, length: op.length, body: body)
             let firstID = remap(log.localID(ofLV: op.lv, change: ci))
@@ -192,38 +199,51 @@ extension Document {
         return block
     }
 
-    /// Visits the ops of the changes in `order`, cut where the order leaves the log's order,
-    /// with the index of the change holding each op's first unit. Changes whose units follow
-    /// each other in the log (most of them: the log is in causal order too) are visited as
-    /// one stretch, so a run of typing made of many changes stays one op.
-    private static func forEachOp(of order: ChangeIndices, in log: OpLog, _ body: (Int, Op) -> Void) {
-        var k = 0
-        while k < order.count {
-            let start = log.changes.lvStart(order[k])
-            // Changes tile the log's local versions in order, so the next change index always
-            // starts where the one before ends; another change may too (when those between
-            // are empty).
-            var last = order[k]
-            var j = k + 1
-            while j < order.count {
-                let c = order[j]
-                guard c == last + 1 || log.changes.lvStart(c) == log.changes.lvEnd(last) else { break }
-                last = c
-                j += 1
-            }
-            let end = log.changes.lvEnd(last)
-            if end > start {
-                var opIndex = log.opIndex(containingLV: start)
-                var ci = order[k]
-                while opIndex < log.ops.count && log.ops[opIndex].lv < end {
-                    let op = log.ops[opIndex]
-                    let from = max(start, op.lv), to = min(end, op.lv + op.length)
-                    if from != start { ci = log.changeIndex(containingLV: from, from: ci) }
-                    body(ci, from == op.lv && to == op.lv + op.length ? op : log.slice(op, from: from, to: to, change: ci))
-                    opIndex += 1
+    /// The ops of the changes in `order`, cut where the order leaves the log's order, each with
+    /// the index of the change holding its first unit. Changes whose units follow each other in
+    /// the log (most of them: the log is in causal order too) are taken as one stretch, so a run
+    /// of typing made of many changes stays one op. An iterator rather than a function taking a
+    /// closure: a closure's captured variables have their exclusive access checked at run time
+    /// on every use, about 80 instructions a piece in a save.
+    struct OpPieces: IteratorProtocol {
+        private let order: ChangeIndices
+        private let log: OpLog
+        /// The position in `order` where the next stretch starts.
+        private var k = 0
+        /// The current stretch's local versions, the next op to cut from it, and the change
+        /// holding the last piece's first unit.
+        private var start = 0, end = 0, opIndex = 0, change = 0
+
+        init(_ order: ChangeIndices, in log: OpLog) {
+            self.order = order
+            self.log = log
+        }
+
+        mutating func next() -> (change: Int, op: Op)? {
+            while opIndex >= log.ops.count || log.ops[opIndex].lv >= end {
+                guard k < order.count else { return nil }
+                start = log.changes.lvStart(order[k])
+                // Changes tile the log's local versions in order, so the next change index always
+                // starts where the one before ends; another change may too (when those between
+                // are empty).
+                var j = order.consecutiveEnd(after: k, below: log.changes.count)
+                var last = order[j - 1]
+                while j < order.count {
+                    let c = order[j]
+                    guard c == last + 1 || log.changes.lvStart(c) == log.changes.lvEnd(last) else { break }
+                    j = order.consecutiveEnd(after: j, below: log.changes.count)
+                    last = order[j - 1]
                 }
+                end = log.changes.lvEnd(last)
+                change = order[k]
+                k = j
+                opIndex = end > start ? log.opIndex(containingLV: start) : log.ops.count
             }
-            k = j
+            let op = log.ops[opIndex]
+            let from = max(start, op.lv), to = min(end, op.lv + op.length)
+            if from != start { change = log.changeIndex(containingLV: from, from: change) }
+            opIndex += 1
+            return (change, from == op.lv && to == op.lv + op.length ? op : log.slice(op, from: from, to: to, change: change))
         }
     }
 

@@ -139,12 +139,7 @@ struct GeneratedChanges: Sendable {
     func continuing(after i: Int) -> Int {
         let ci = order[i]
         guard log.changes[ci].extra == 0 else { return 0 }
-        let end = log.changes.runEnd(of: ci)
-        // A range order holds the whole rest of the run (or of the order).
-        if order.isRange { return min(end - ci, order.count - i) - 1 }
-        var j = i + 1
-        while j < order.count && order[j] == order[j - 1] + 1 && order[j] < end { j += 1 }
-        return j - i - 1
+        return order.consecutiveEnd(after: i, below: log.changes.runEnd(of: ci)) - i - 1
     }
 }
 
