@@ -232,9 +232,17 @@ struct ListTree<Element: Sendable>: Sendable {
         var leaf = Int(index[a][lo].leaf)
         var hops = 0
         while leaf >= 0 {
-            for i in 0 ..< leaves[leaf].runs.count where leaves[leaf].runs[i].contains(id) {
-                return (ListCursor(leaf: leaf, run: i, offset: Int(id.counter) - Int(leaves[leaf].runs[i].id.counter)), hops)
+            // Through a buffer pointer: a leaf holds up to 65 runs, and indexing the nested
+            // arrays costs about four times as much per run as the comparison.
+            let found: (run: Int, offset: Int)? = leaves[leaf].runs.withUnsafeBufferPointer { runs in
+                for i in runs.indices {
+                    let r = runs[i]
+                    let offset = UInt32(truncatingIfNeeded: id.counter &- r.id.counter)
+                    if r.id.agent == id.agent && Int(offset) < r.length { return (i, Int(offset)) }
+                }
+                return nil
             }
+            if let found { return (ListCursor(leaf: leaf, run: found.run, offset: found.offset), hops) }
             leaf = Int(leaves[leaf].next)
             hops += 1
         }
