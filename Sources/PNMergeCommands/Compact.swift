@@ -11,6 +11,7 @@ extension PNMerge {
     /// `pnmerge compact FILE...`: rewrite files in canonical compact form.
     struct Compact: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "compact",
             abstract: "Rewrite notebooks in canonical compact form.",
             discussion: """
             Saves that only add changes append a block to the file (so sync tools and git \

@@ -11,6 +11,7 @@ extension PNMerge {
     /// `pnmerge diff A B [--json]`.
     struct Diff: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "diff",
             abstract: "Show what each of two copies has that the other lacks.",
             discussion: """
             For each side: how many changes the other copy has that it lacks, and by whom, \

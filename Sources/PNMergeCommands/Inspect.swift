@@ -11,6 +11,7 @@ extension PNMerge {
     /// `pnmerge inspect FILE [--json]`.
     struct Inspect: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "inspect",
             abstract: "Show what a .peernote file holds: identity, history, replicas and storage.",
             discussion: """
             Prints the document id, format version, file size and blocks, the numbers of \

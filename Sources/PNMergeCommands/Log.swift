@@ -11,6 +11,7 @@ extension PNMerge {
     /// `pnmerge log FILE [--graph] [--json]`.
     struct Log: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "log",
             abstract: "Show the history of changes, newest first.",
             discussion: """
             Lists every change like 'git log': its id (SEQ@REPLICA, usable with 'show --at'), \

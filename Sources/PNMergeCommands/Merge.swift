@@ -11,6 +11,7 @@ extension PNMerge {
     /// `pnmerge merge MINE THEIRS... [-o OUT] [--dry-run] [--json]`.
     struct Merge: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "merge",
             abstract: "Merge other copies of a notebook into yours.",
             discussion: """
             Every change of each THEIRS that MINE lacks is added to MINE. The result is \

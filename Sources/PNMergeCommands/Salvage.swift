@@ -16,6 +16,7 @@ extension PNMerge {
     /// `pnmerge salvage DAMAGED -o OUT [--json]`.
     struct Salvage: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "salvage",
             abstract: "Recover every intact change of a damaged file into a new file.",
             discussion: """
             Reads DAMAGED block by block, resynchronising after damage on the block magic bytes. \

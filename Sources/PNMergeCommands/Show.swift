@@ -11,6 +11,7 @@ extension PNMerge {
     /// `pnmerge show FILE [--format text|markdown|json] [--at CHANGE]`.
     struct Show: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "show",
             abstract: "Print the notebook as a person reads it.",
             discussion: """
             Prints the notebook title and every live note in document order: title, \

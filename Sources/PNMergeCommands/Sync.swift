@@ -16,6 +16,7 @@ extension PNMerge {
     /// `pnmerge sync DIR [DIR...] [--dry-run] [--keep]`: bring every copy of every notebook under the folders up to date.
     struct Sync: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "sync",
             abstract: "Merge every copy of each notebook found under the folders.",
             discussion: """
             Finds every .peernote file under each DIR (a USB stick and your notes folder, \

@@ -11,6 +11,7 @@ extension PNMerge {
     /// `pnmerge textconv FILE`: the notebook as stable, line-oriented text for `git diff` and `git log -p`.
     struct Textconv: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "textconv",
             abstract: "Print a notebook as stable lines of text, for git diff.",
             discussion: """
             Git runs it as 'pnmerge textconv FILE' for paths marked 'diff=peernote' \

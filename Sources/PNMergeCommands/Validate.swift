@@ -11,6 +11,7 @@ extension PNMerge {
     /// `pnmerge validate FILE... [--json]`.
     struct Validate: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "validate",
             abstract: "Check that files are complete, undamaged .peernote documents.",
             discussion: """
             Each FILE is read and fully verified: checksums, structure, causal history and \

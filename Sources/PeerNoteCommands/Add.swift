@@ -6,6 +6,7 @@ extension PeerNoteCLI {
     /// `peernote add FILE --title T …`: adds a note and prints its id.
     struct Add: PeerNoteSubcommand {
         static let configuration = CommandConfiguration(
+            commandName: "add",
             abstract: "Add a note; print its id.",
             discussion: "Prints the new note's id (16 hex digits) alone on standard output."
         )

@@ -6,6 +6,7 @@ extension PeerNoteCLI {
     /// `peernote edit FILE NOTE …`: changes a note's title, body, tags and priority in one change.
     struct Edit: PeerNoteSubcommand {
         static let configuration = CommandConfiguration(
+            commandName: "edit",
             abstract: "Change a note's title, body, tags or priority.",
             discussion: """
                 All the changes given are recorded as one change. A new body is compared with the \

@@ -5,6 +5,7 @@ extension PeerNoteCLI {
     /// `peernote export FILE [--format markdown|json]`: the notebook's content on standard output.
     struct Export: PeerNoteSubcommand {
         static let configuration = CommandConfiguration(
+            commandName: "export",
             abstract: "Write the notebook as Markdown or JSON to standard output.",
             discussion: "'peernote import' reads both back, keeping titles, bodies, tags and priorities. See peernote(1) for the Markdown format."
         )

@@ -6,6 +6,7 @@ extension PeerNoteCLI {
     /// `peernote import SOURCE -o FILE`: a new notebook from Markdown or JSON.
     struct Import: PeerNoteSubcommand {
         static let configuration = CommandConfiguration(
+            commandName: "import",
             abstract: "Make a new notebook from Markdown or JSON.",
             discussion: """
                 Markdown: one '# ' or '## ' heading per note, its text the body (see peernote(1) for \

@@ -6,6 +6,7 @@ extension PeerNoteCLI {
     /// `peernote list FILE`: one note a line: index, short id, title, tags, priority.
     struct List: PeerNoteSubcommand {
         static let configuration = CommandConfiguration(
+            commandName: "list",
             abstract: "List the notes: index, short id, title, tags and priority.",
             discussion: "One note a line, in aligned columns; '-' stands for no tags. Line breaks in titles show as \\n."
         )

@@ -6,6 +6,7 @@ extension PeerNoteCLI {
     /// `peernote move FILE NOTE --to INDEX`: moves a note within the notebook.
     struct Move: PeerNoteSubcommand {
         static let configuration = CommandConfiguration(
+            commandName: "move",
             abstract: "Move a note to another place in the notebook.",
             discussion: "INDEX is 0-based, as 'peernote list' shows: --to 0 makes the note the first."
         )

@@ -5,6 +5,7 @@ extension PeerNoteCLI {
     /// `peernote new FILE [--title T]`: a new, empty notebook with a fresh id.
     struct New: PeerNoteSubcommand {
         static let configuration = CommandConfiguration(
+            commandName: "new",
             abstract: "Create a new, empty notebook.",
             discussion: "The notebook gets a fresh id. FILE must not exist: peernote never overwrites a file (exit 73)."
         )

@@ -5,6 +5,7 @@ extension PeerNoteCLI {
     /// `peernote restore FILE NOTE`: brings back a deleted note.
     struct Restore: PeerNoteSubcommand {
         static let configuration = CommandConfiguration(
+            commandName: "restore",
             abstract: "Bring back a deleted note.",
             discussion: """
                 The note comes back where it was, with every edit made to it, including edits made \

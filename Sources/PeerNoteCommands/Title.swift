@@ -4,7 +4,7 @@ import PeerNote
 extension PeerNoteCLI {
     /// `peernote title FILE TITLE`: sets the notebook's title.
     struct Title: PeerNoteSubcommand {
-        static let configuration = CommandConfiguration(abstract: "Set the notebook's title.")
+        static let configuration = CommandConfiguration(commandName: "title", abstract: "Set the notebook's title.")
 
         @Argument(help: ArgumentHelp("The .peernote file.", valueName: "FILE"), completion: .file(extensions: ["peernote"]))
         var file: String

@@ -7,6 +7,13 @@ import Testing
 
 @Suite("Argument parsing")
 struct ParsingTests {
+    @Test("Every subcommand names itself (ArgumentParser would otherwise derive the name from the type's name at every start)")
+    func subcommandsNameThemselves() {
+        let unnamed = PeerNoteCLI.configuration.subcommands.filter { $0.configuration.commandName == nil }.map { "\($0)" }
+        #expect(unnamed.isEmpty, "subcommands without commandName: \(unnamed)")
+        #expect(PeerNoteCLI.configuration.subcommands.count >= 10)
+    }
+
     /// The exit status ArgumentParser gives a parse or validation failure.
     func status(_ args: [String]) -> Int32? {
         do {
