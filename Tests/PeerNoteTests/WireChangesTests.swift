@@ -69,6 +69,26 @@ struct WireChangesTests {
         #expect(decoded.changes == block.changes)
     }
 
+    @Test("continuingStretch takes the continuing changes that fit the room, as a change-by-change walk does",
+          arguments: [7, 8] as [UInt64])
+    func continuingStretch(seed: UInt64) throws {
+        let (block, plain) = Self.randomBlock(seed: seed, count: 2_000)
+        var rng = SeededRandom(state: seed)
+        let decoded = try StateSectionTests.onlyBlock(StateSectionTests.file(block)).block
+        for list in [block.changes, decoded.changes] {
+            for i in 0 ..< plain.count {
+                let room = Int.random(in: 0 ..< 40, using: &rng)
+                var j = i, units = 0
+                while j > 0 && j < plain.count && Self.continues(plain[j], plain[j - 1], row: j, block.depRows) && units + plain[j].length <= room {
+                    units += plain[j].length
+                    j += 1
+                }
+                let got = list.continuingStretch(from: i, room: room)
+                #expect(got.end == j && got.units == units, "from \(i), room \(room)")
+            }
+        }
+    }
+
     @Test("Editing a change in the middle of a run changes it alone")
     func editInsideRun() throws {
         let (block, plain) = Self.randomBlock(seed: 9, count: 400)

@@ -358,15 +358,16 @@ struct BlockReplayer {
         var opIndex = 0
         var used = 0              // units of block.ops[opIndex] already taken
         var opFirstID = LocalID.none
-        var skipUntil = 0         // changes before it were appended with an earlier one
+        var next = 0              // the next change not yet appended (a stretch appends several)
         // Nothing here captures `block`: a capture would copy the whole block for every op.
         let blockOffset = block.offset
         let ops = block.ops, blockText = block.text, changes = block.changes
         func fail(_ row: Int, _ message: String) -> PeerNoteError {
             .invalidDocument(offset: blockOffset, message: "change at row \(row): \(message)")
         }
-        for i in changes.indices {
-            if i < skipUntil { continue }
+        while next < changes.count {
+            let i = next
+            next = i + 1
             let c = changes[i]
             let row = block.firstRow + i
             let agent = agents[c.replica]
@@ -376,18 +377,13 @@ struct BlockReplayer {
             // then (the seq, the Lamport order, the op's ids; the op counters' room is checked by
             // the log), so the longest such stretch is appended at once.
             if used > 0, i > 0, case .insertText(_, _, _, let s) = ops[opIndex].body {
-                var j = i, units = 0
-                let room = ops[opIndex].length - used
                 // The list stores a change that continues the one before in its run (the rule above).
-                while j < changes.count && changes.continuesPrevious(j) && units + changes.length(j) <= room {
-                    units += changes.length(j)
-                    j += 1
-                }
+                let (j, units) = changes.continuingStretch(from: i, room: ops[opIndex].length - used)
                 if j > i, log.appendTypingChanges(agent: agent, time: c.time, author: stringMap[c.author], message: stringMap[c.message],
                                                   lengths: changes.lengths(i ..< j), scalars: blockText[s + used ..< s + used + units]) {
                     used += units
                     if used == ops[opIndex].length { opIndex += 1; used = 0 }
-                    skipUntil = j
+                    next = j
                     continue
                 }
             }
@@ -396,19 +392,14 @@ struct BlockReplayer {
             // replica's consecutive units, so the later end has the largest Lamport timestamp, and
             // the stretch's first change has the smallest of its changes'.
             if used > 0, i > 0, case .deleteText = ops[opIndex].body {
-                var j = i, units = 0
-                let room = ops[opIndex].length - used
-                while j < changes.count && changes.continuesPrevious(j) && units + changes.length(j) <= room {
-                    units += changes.length(j)
-                    j += 1
-                }
+                let (j, units) = changes.continuingStretch(from: i, room: ops[opIndex].length - used)
                 if j > i, let piece = try? WireBlock.piece(of: ops[opIndex], text: blockText, used: used, take: units, firstID: opFirstID, mapAgent: mapAgent),
                    stretchReferencesAreEarlier(piece.body, length: units, log),
                    log.appendDeletingChanges(agent: agent, time: c.time, author: stringMap[c.author], message: stringMap[c.message],
                                              lengths: changes.lengths(i ..< j), total: units, body: piece.body) {
                     used += units
                     if used == ops[opIndex].length { opIndex += 1; used = 0 }
-                    skipUntil = j
+                    next = j
                     continue
                 }
             }

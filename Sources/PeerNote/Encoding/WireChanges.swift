@@ -55,6 +55,23 @@ struct WireChanges: RandomAccessCollection, Sendable, Equatable {
     /// Whether change `i` (> 0) is stored as continuing change `i - 1` (see the type's rule).
     @inline(__always) func continuesPrevious(_ i: Int) -> Bool { runOf[i] == runOf[i - 1] }
 
+    /// The changes from `i` on that are stored as continuing the one before (`continuesPrevious`),
+    /// as many as have lengths adding up to at most `room`: where they end, and their units.
+    /// `(i, 0)` when change `i` does not continue change `i - 1`.
+    func continuingStretch(from i: Int, room: Int) -> (end: Int, units: Int) {
+        guard i > 0, i < count, continuesPrevious(i) else { return (i, 0) }
+        let r = Int(runOf[i])
+        let runEnd = r + 1 < firsts.count ? firsts[r + 1] : count
+        return lengths.withUnsafeBufferPointer { p in
+            var j = i, units = 0
+            while j < runEnd && units + Int(p[j]) <= room {
+                units += Int(p[j])
+                j += 1
+            }
+            return (j, units)
+        }
+    }
+
     /// Change `first` of a run advanced to the run's `k`-th later change.
     @inline(__always) private static func advance(_ c: inout WireChange, by k: Int) {
         c.seq = c.seq &+ UInt32(truncatingIfNeeded: k)
