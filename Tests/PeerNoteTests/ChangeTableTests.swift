@@ -253,6 +253,35 @@ extension ChangeTableTests {
     }
 }
 
+extension ChangeTableTests {
+    @Test("The default clock stamps changes with the system's time; a clock set, then a fork's, is used instead")
+    func clocks() throws {
+        let before = Date().timeIntervalSince1970.rounded(.down)
+        let doc = Document(title: "T", author: "a")
+        let note = doc.addNote(title: "N")
+        try doc.insertText(note, at: 0, "x")
+        let after = Date().timeIntervalSince1970.rounded(.up)
+        let times = doc.history.map(\.time.timeIntervalSince1970)
+        #expect(times.count == 3)
+        for t in times { #expect(t >= before && t <= after, "\(t) not in \(before) ... \(after)") }
+        #expect(doc.notes[0].created.timeIntervalSince1970 >= before)
+        #expect(doc.clock().timeIntervalSince1970 >= before, "the getter gives the system clock too")
+
+        doc.clock = { Date(timeIntervalSince1970: 1_000_000) }
+        try doc.insertText(note, at: 1, "y")
+        let fork = doc.fork(author: "b")
+        try fork.insertText(note, at: 2, "z")
+        #expect(doc.history.last?.time.timeIntervalSince1970 == 1_000_000)
+        #expect(fork.history.last?.time.timeIntervalSince1970 == 1_000_000, "a fork keeps the clock")
+
+        // Made with a fixed time, a document goes back to the system clock after its first change.
+        let fixed = Document(title: "F", author: "a", time: Date(timeIntervalSince1970: 2_000_000))
+        fixed.addNote(title: "later")
+        #expect(fixed.history.map(\.time.timeIntervalSince1970).min() == 2_000_000)
+        #expect((fixed.history.last?.time.timeIntervalSince1970 ?? 0) >= before)
+    }
+}
+
 /// A clock a test moves forward by hand (the document's clock is a `@Sendable` closure).
 private final class TestClock: @unchecked Sendable {
     private var seconds: Double

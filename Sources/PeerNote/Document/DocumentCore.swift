@@ -17,8 +17,9 @@ struct DocumentCore: Sendable {
     let agent: UInt32
     /// The name recorded as author of the changes it opens.
     var author: String
-    /// The document's clock (see `Document.clock`); called only outside an access to the core.
-    var clock: @Sendable () -> Date = { Date() }
+    /// The document's clock when one was set (see `Document.clock`); nil: the system clock.
+    /// Called only outside an access to the core.
+    var customClock: (@Sendable () -> Date)?
     var transactionDepth = 0
     var transactionMessage = ""
     /// The change the open transaction's ops go to, once its first op opened it.
@@ -46,8 +47,18 @@ struct DocumentCore: Sendable {
     /// Whether the next local op opens a change (and so needs the time).
     var opensChange: Bool { transactionDepth == 0 || openChange == nil }
 
+    /// What stamps the change the next local op opens, if it opens one.
+    enum ChangeClock {
+        case noChange
+        case system
+        case custom(@Sendable () -> Date)
+    }
+
     /// The clock, when the next local op opens a change (one read of the core, not two).
-    var clockIfOpeningChange: (@Sendable () -> Date)? { opensChange ? clock : nil }
+    var changeClock: ChangeClock {
+        guard opensChange else { return .noChange }
+        return customClock.map(ChangeClock.custom) ?? .system
+    }
 
     mutating func beginTransaction(message: String) {
         if transactionDepth == 0 { transactionMessage = message; openChange = nil }
