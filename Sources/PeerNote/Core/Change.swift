@@ -142,6 +142,22 @@ struct ChangeTable: RandomAccessCollection, Sendable {
     /// The op counter after change `i`'s last unit.
     @inline(__always) func counterEnd(_ i: Int) -> Int { Int(runs[Int(runOf[i])].counterStart) + unitEnd(i) }
 
+    /// Whether changes `i ..< i + count` here and `other`'s `j ..< j + count` have the same
+    /// lengths, change by change. Each stretch must lie inside one run of its table: the lengths
+    /// of all but the last are then differences of unit offsets, compared through buffer pointers.
+    func sameLengths(_ i: Int, _ other: ChangeTable, _ j: Int, count: Int) -> Bool {
+        guard count > 0 else { return true }
+        assert(runOf[i] == runOf[i + count - 1] && other.runOf[j] == other.runOf[j + count - 1])
+        let offsetsAgree = unitOffset.withUnsafeBufferPointer { a in
+            other.unitOffset.withUnsafeBufferPointer { b in
+                let baseA = a[i], baseB = b[j]
+                for k in 1 ..< count where a[i + k] &- baseA != b[j + k] &- baseB { return false }
+                return true
+            }
+        }
+        return offsetsAgree && length(i + count - 1) == other.length(j + count - 1)
+    }
+
     /// The dependencies of change `i` (indices of earlier changes, sorted).
     @inline(__always) func deps(of i: Int) -> Deps {
         let r = Int(runOf[i])

@@ -98,7 +98,7 @@ extension OpLog {
     /// Whether our changes `i ..< i + count` and `other`'s `j ..< j + count`, each inside a run
     /// that also holds the change before it (compared already), have the same content.
     private func sameRunTail(_ i: Int, _ other: OpLog, _ j: Int, count: Int, _ map: [UInt32]) -> Bool {
-        for k in 0 ..< count where changes.length(i + k) != other.changes.length(j + k) { return false }
+        guard changes.sameLengths(i, other.changes, j, count: count) else { return false }
         return sameUnits(i, other, j, count: count, map)
     }
 
@@ -114,8 +114,10 @@ extension OpLog {
         var ca = i, cb = j        // the changes holding the piece's first unit, in each log
         var off = 0
         while off < total {
-            while changes.lvEnd(ca) <= startA + off { ca += 1 }
-            while other.changes.lvEnd(cb) <= startB + off { cb += 1 }
+            // The changes holding the piece's first unit (a search from the last ones: a piece
+            // may start many keystrokes' changes further on).
+            if changes.lvEnd(ca) <= startA + off { ca = changeIndex(containingLV: startA + off, from: ca) }
+            if other.changes.lvEnd(cb) <= startB + off { cb = other.changeIndex(containingLV: startB + off, from: cb) }
             let endA = ops[pa].lv + ops[pa].length - startA, endB = other.ops[pb].lv + other.ops[pb].length - startB
             let q = min(endA, endB, total)
             if q < total && endA != endB {
