@@ -65,7 +65,7 @@ struct ListCRDT<Element: Sendable>: Sendable {
     func contains(_ id: LocalID) -> Bool { tree.find(id) != nil }
 
     func isDeleted(_ id: LocalID) -> Bool? {
-        guard let (c, _) = tree.find(id) else { return nil }
+        guard let (c, _, _) = tree.find(id) else { return nil }
         return tree.run(at: c).deleted
     }
 
@@ -74,7 +74,7 @@ struct ListCRDT<Element: Sendable>: Sendable {
     }
 
     func visibleIndex(of id: LocalID) -> Int? {
-        guard let (c, _) = tree.find(id), !tree.run(at: c).deleted else { return nil }
+        guard let (c, _, _) = tree.find(id), !tree.run(at: c).deleted else { return nil }
         return tree.visiblePosition(c)
     }
 
@@ -124,7 +124,7 @@ struct ListCRDT<Element: Sendable>: Sendable {
             let s = tree.startCursor
             return (.none, tree.isEnd(s) ? .none : tree.id(at: s))
         }
-        guard let (c, _) = tree.find(after) else { return (after, .none) }
+        guard let (c, _, _) = tree.find(after) else { return (after, .none) }
         let next = tree.advance(c)
         return (after, tree.isEnd(next) ? .none : tree.id(at: next))
     }

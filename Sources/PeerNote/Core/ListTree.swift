@@ -215,13 +215,26 @@ struct ListTree<Element: Sendable>: Sendable {
         if hint.leaf < leaves.count, hint.run < leaves[hint.leaf].runs.count, leaves[hint.leaf].runs[hint.run].contains(id) {
             return ListCursor(leaf: hint.leaf, run: hint.run, offset: Int(id.counter) - Int(leaves[hint.leaf].runs[hint.run].id.counter))
         }
-        guard let (c, hops) = find(id) else { return nil }
-        if hops > 2 { insertIndex(id, c.leaf) }
+        guard let (c, hops, entry) = find(id) else { return nil }
+        if hops > 0 {
+            // The entry the search started from lies in the run found: every id it covers is in
+            // that leaf or to its right (an entry's ids up to the next entry are one run as first
+            // inserted, and what was typed on after it, in document order), so it can name that
+            // leaf. Else, after a long walk, a new entry for this id.
+            let run = leaves[c.leaf].runs[c.run]
+            let start = index[Int(id.agent)][entry].counter
+            if start >= run.id.counter && Int(start) < Int(run.id.counter) + run.length {
+                index[Int(id.agent)][entry].leaf = Int32(c.leaf)
+            } else if hops > 2 {
+                insertIndex(id, c.leaf)
+            }
+        }
         return c
     }
 
-    /// Where the element `id` is, without touching the index.
-    func find(_ id: LocalID) -> (ListCursor, Int)? {
+    /// Where the element `id` is, how many leaves the walk from the index entry took, and that
+    /// entry's position in the agent's index; the index is not touched.
+    func find(_ id: LocalID) -> (ListCursor, Int, Int)? {
         let a = Int(id.agent)
         guard a < index.count, !index[a].isEmpty, index[a][0].counter <= id.counter else { return nil }
         var lo = 0, hi = index[a].count - 1
@@ -242,7 +255,7 @@ struct ListTree<Element: Sendable>: Sendable {
                 }
                 return nil
             }
-            if let found { return (ListCursor(leaf: leaf, run: found.run, offset: found.offset), hops) }
+            if let found { return (ListCursor(leaf: leaf, run: found.run, offset: found.offset), hops, lo) }
             leaf = Int(leaves[leaf].next)
             hops += 1
         }
