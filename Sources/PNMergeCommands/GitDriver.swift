@@ -70,7 +70,8 @@ enum GitMergeDriver {
     static func merge(ours: String, theirs: String, name: String) throws(CLIFailure) -> MergeReport {
         let mine = try load(ours, label: "\(name) (ours)")
         let other = try load(theirs, label: "\(name) (theirs)")
-        // The merge checks the shared history (once) and refuses unrelated copies with exit 2.
+        // The merge checks the shared history (once) and refuses unrelated copies (the driver
+        // then exits 1, for git to mark the path as conflicted).
         var report = try MergeOperation.combine(mine, [other], output: ours, dryRun: false, nothingWrittenNote: false)
         guard !report.upToDate else { return report }
         let bytes = mine.document.save(.incremental)

@@ -62,12 +62,20 @@ enum MergeOperation {
             throw CLIFailure(.usage, "cannot write the result back to standard input; give -o OUT (or -o - for standard output)")
         }
 
-        // Every input is read and verified before anything is locked or written; the shared-history
-        // check is the merge's own (one check per pair: a copy that shares no history is refused
-        // before anything is written).
+        // Every input is read and verified, and every copy's identity (document id and first
+        // change) checked, before anything is locked or written. The comparison of the changes
+        // both copies hold is the merge's own (once per pair); a copy that fails it is refused
+        // before anything is written.
         var others: [LoadedDocument] = []
         for path in theirs { others.append(try Inputs.load(path)) }
         var base = try Inputs.load(mine)
+        for other in others {
+            let identity = base.document.identityRelation(to: other.document)
+            guard identity == .shared else {
+                throw CLIFailure(.unrelated, Inputs.unrelatedReason(base, other, relation: identity,
+                                                                    action: "merge \(other.name) into \(base.name)", nothingWritten: true))
+            }
+        }
 
         // Hold the target's lock across load, merge and write, so a concurrent run loses nothing:
         // when writing in place, MINE is read again under the lock (and parsed again only if another

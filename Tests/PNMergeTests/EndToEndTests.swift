@@ -92,11 +92,19 @@ struct EndToEndTests {
         // Another writer holds the lock: the merge reads and checks both files, then waits for it.
         var lock: FileLock? = try FileLock(for: target)
         let merge = try bin.start(["merge", target, dir.path("bob.peernote")])
+        // The merge has the lock file open (compared by device and inode: the path may be spelled
+        // differently, through a symbolic link or with a trailing slash in XDG_RUNTIME_DIR).
         let lockPath = FileLock.lockFile(for: target)
+        var lockFile = stat()
+        try #require(stat(lockPath, &lockFile) == 0, "no lock file at \(lockPath)")
         var waiting = false
         for _ in 0 ..< 3_000 where !waiting {
-            let fds = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(merge.processIdentifier)/fd")) ?? []
-            waiting = fds.contains { (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(merge.processIdentifier)/fd/\($0)")) == lockPath }
+            let fdDir = "/proc/\(merge.processIdentifier)/fd"
+            let fds = (try? FileManager.default.contentsOfDirectory(atPath: fdDir)) ?? []
+            waiting = fds.contains { fd in
+                var open = stat()
+                return stat(fdDir + "/" + fd, &open) == 0 && open.st_dev == lockFile.st_dev && open.st_ino == lockFile.st_ino
+            }
             if !waiting { usleep(10_000) }
         }
         try #require(waiting, "the merge never opened the lock file \(lockPath)")

@@ -171,6 +171,37 @@ struct MergeCommandTests {
         #expect(try dir.bytes("alice.peernote") == before)
     }
 
+    @Test("Several THEIRS where a later one is unrelated or tampered: refused with exit 2 naming it, MINE untouched, no lock taken for an unrelated one")
+    func laterTheirsUnrelated() throws {
+        let dir = try TempDir()
+        let s = try Diverged()
+        try s.write(to: dir)
+        let mine = dir.path("alice.peernote")
+        let before = try dir.bytes("alice.peernote")
+        let other = try dir.write(unrelatedDocument().save(), "work.peernote")
+        // Refused on identity before the lock: the lock file is not even created.
+        let lockPath = FileLock.lockFile(for: mine)
+        try? FileManager.default.removeItem(atPath: lockPath)
+        let r = pnmerge(["merge", mine, dir.path("bob.peernote"), other])
+        #expect(r.status == ExitStatus.unrelated.rawValue)
+        #expect(r.err.contains("cannot merge \(other) into \(mine)") && r.err.contains("nothing was written"))
+        #expect(try dir.bytes("alice.peernote") == before)
+        #expect(!FileManager.default.fileExists(atPath: lockPath))
+
+        // The same document and first change, but another change under a replica id the
+        // copies share (as a tampered or wrongly copied session would make): refused by the
+        // merge's comparison of the changes both hold, after bob's were merged in memory only.
+        let forged = Document(title: "Home", author: "carol", id: Diverged.documentID,
+                              replica: ReplicaID(high: 0xCA40_1000_0000_0000, low: 1), time: at(9, 0))
+        forged.clock = { at(9, 30) }
+        forged.addNote(title: "Not the base's second change")
+        let forgedPath = try dir.write(forged.save(), "forged.peernote")
+        let t = pnmerge(["merge", mine, dir.path("bob.peernote"), forgedPath])
+        #expect(t.status == ExitStatus.unrelated.rawValue, "\(t.err)")
+        #expect(t.err.contains("cannot merge \(forgedPath) into \(mine)") && t.err.contains("with different content"))
+        #expect(try dir.bytes("alice.peernote") == before)
+    }
+
     @Test("Bad inputs: missing (66), a directory (66), not a .peernote (65), stdin written back (64); nothing written")
     func badInputs() throws {
         let dir = try TempDir()

@@ -5,10 +5,19 @@ import Foundation
 #endif
 
 extension Document {
-    /// Whether `other` is a copy of this document that shares its history.
-    public func relation(to other: Document) -> HistoryRelation {
+    /// Whether `other` is a copy of this document by identity alone: the same document id and
+    /// the same first change (`.shared` then, else why not). A constant-time first step of
+    /// `relation(to:)`, which also compares every change both copies hold.
+    public func identityRelation(to other: Document) -> HistoryRelation {
         guard id == other.id else { return .differentDocuments(id, other.id) }
         guard genesis == other.genesis else { return .differentOrigin(document: id, genesis, other.genesis) }
+        return .shared
+    }
+
+    /// Whether `other` is a copy of this document that shares its history.
+    public func relation(to other: Document) -> HistoryRelation {
+        let identity = identityRelation(to: other)
+        guard identity == .shared else { return identity }
         // Every change both copies hold, compared directly while both logs have been checked
         // fewer than twice (a one-off merge: pnmerge checks, then merges; nothing would amortize
         // hashing every change), else by cached fingerprints (documents merged again and again
