@@ -49,7 +49,7 @@ struct ListIndexEntry: Sendable {
 /// ever moves to a leaf further right; the id index relies on this and, when a
 /// lookup has to walk right, records the newer leaf.
 struct ListTree<Element: Sendable>: Sendable {
-    static var leafCapacity: Int { 64 }
+    static var leafCapacity: Int { 32 }
     static var fanout: Int { 32 }
 
     private(set) var leaves: [ListLeaf] = [ListLeaf()]
@@ -237,12 +237,16 @@ struct ListTree<Element: Sendable>: Sendable {
     func find(_ id: LocalID) -> (ListCursor, Int, Int)? {
         let a = Int(id.agent)
         guard a < index.count, !index[a].isEmpty, index[a][0].counter <= id.counter else { return nil }
-        var lo = 0, hi = index[a].count - 1
-        while lo < hi {
-            let mid = (lo + hi + 1) / 2
-            if index[a][mid].counter <= id.counter { lo = mid } else { hi = mid - 1 }
+        // The last entry at or before `id`, through a buffer pointer (as the leaf scan below).
+        let (lo, first) = index[a].withUnsafeBufferPointer { entries in
+            var lo = 0, hi = entries.count - 1
+            while lo < hi {
+                let mid = (lo + hi + 1) / 2
+                if entries[mid].counter <= id.counter { lo = mid } else { hi = mid - 1 }
+            }
+            return (lo, Int(entries[lo].leaf))
         }
-        var leaf = Int(index[a][lo].leaf)
+        var leaf = first
         var hops = 0
         while leaf >= 0 {
             // Through a buffer pointer: a leaf holds up to 65 runs, and indexing the nested
