@@ -14,18 +14,18 @@ extension PeerNoteCLI {
         @Argument(help: ArgumentHelp("The .peernote file.", valueName: "FILE"), completion: .file(extensions: ["peernote"]))
         var file: String
 
-        @Option(help: ArgumentHelp("The note's title.", valueName: "TITLE"))
+        @Option(parsing: .unconditional, help: ArgumentHelp("The note's title.", valueName: "TITLE"))
         var title: String
 
         @OptionGroup var body: BodyOptions
 
-        @Option(name: .customLong("tag"), help: ArgumentHelp("Tag the note with TAG (repeat for more tags).", valueName: "TAG"))
+        @Option(name: .customLong("tag"), parsing: .unconditionalSingleValue, help: ArgumentHelp("Tag the note with TAG (repeat for more tags).", valueName: "TAG"))
         var tags: [String] = []
 
         @Option(help: "The note's priority.")
         var priority: PriorityArgument = .normal
 
-        @Option(name: .customLong("at"), help: ArgumentHelp("Insert the note at INDEX (0-based; default: after the last note).", valueName: "INDEX"))
+        @Option(name: .customLong("at"), parsing: .unconditional, help: ArgumentHelp("Insert the note at INDEX (0-based; default: after the last note).", valueName: "INDEX"))
         var index: Int?
 
         @OptionGroup var author: AuthorOptions

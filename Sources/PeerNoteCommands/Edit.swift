@@ -22,7 +22,7 @@ extension PeerNoteCLI {
         @Argument(help: ArgumentHelp("The note: its id, a unique prefix of its id, or its exact title.", valueName: "NOTE"))
         var note: String
 
-        @Option(help: ArgumentHelp("The note's new title.", valueName: "TITLE"))
+        @Option(parsing: .unconditional, help: ArgumentHelp("The note's new title.", valueName: "TITLE"))
         var title: String?
 
         @OptionGroup var body: BodyOptions
@@ -30,10 +30,10 @@ extension PeerNoteCLI {
         @Flag(help: "Edit the body with $VISUAL or $EDITOR.")
         var editor = false
 
-        @Option(name: .customLong("add-tag"), help: ArgumentHelp("Add tag TAG (repeatable).", valueName: "TAG"))
+        @Option(name: .customLong("add-tag"), parsing: .unconditionalSingleValue, help: ArgumentHelp("Add tag TAG (repeatable).", valueName: "TAG"))
         var addTags: [String] = []
 
-        @Option(name: .customLong("remove-tag"), help: ArgumentHelp("Remove tag TAG (repeatable).", valueName: "TAG"))
+        @Option(name: .customLong("remove-tag"), parsing: .unconditionalSingleValue, help: ArgumentHelp("Remove tag TAG (repeatable).", valueName: "TAG"))
         var removeTags: [String] = []
 
         @Option(help: "The note's new priority.")
@@ -92,7 +92,9 @@ extension PeerNoteCLI {
             }
             var edited: String
             do { edited = try session.read() } catch {
-                throw CLIFailure(error.status, "\(error.message) (the edited text is kept in \(session.file))")
+                // When the editor removed the file, there is nothing kept to point to.
+                let kept = DocumentFile.exists(session.file) ? " (the edited text is kept in \(session.file))" : ""
+                throw CLIFailure(error.status, error.message + kept)
             }
             // Editors add a final newline; drop it when the body had none.
             if target.body.unicodeScalars.last != "\n" && edited.unicodeScalars.last == "\n" {

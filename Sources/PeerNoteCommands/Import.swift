@@ -28,7 +28,7 @@ extension PeerNoteCLI {
         @Option(help: "The input format (default: from SOURCE's extension or content).")
         var format: Format?
 
-        @Option(help: ArgumentHelp("The notebook's title (default: the one in SOURCE).", valueName: "TITLE"))
+        @Option(parsing: .unconditional, help: ArgumentHelp("The notebook's title (default: the one in SOURCE).", valueName: "TITLE"))
         var title: String?
 
         @OptionGroup var author: AuthorOptions

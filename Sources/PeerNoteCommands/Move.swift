@@ -17,7 +17,7 @@ extension PeerNoteCLI {
         @Argument(help: ArgumentHelp("The note: its id, a unique prefix of its id, or its exact title.", valueName: "NOTE"))
         var note: String
 
-        @Option(name: .customLong("to"), help: ArgumentHelp("The note's new index (0-based).", valueName: "INDEX"))
+        @Option(name: .customLong("to"), parsing: .unconditional, help: ArgumentHelp("The note's new index (0-based).", valueName: "INDEX"))
         var index: Int
 
         @OptionGroup var author: AuthorOptions

@@ -13,7 +13,7 @@ extension PeerNoteCLI {
         @Argument(help: ArgumentHelp("The .peernote file to create.", valueName: "FILE"), completion: .file(extensions: ["peernote"]))
         var file: String
 
-        @Option(help: ArgumentHelp("The notebook's title.", valueName: "TITLE"))
+        @Option(parsing: .unconditional, help: ArgumentHelp("The notebook's title.", valueName: "TITLE"))
         var title: String = ""
 
         @OptionGroup var author: AuthorOptions

@@ -4,7 +4,8 @@ import PeerNoteCLISupport
 
 /// `--author`: who is recorded as the author of the change (every command that writes).
 struct AuthorOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("Record NAME as the author of the change.",
+    @Option(parsing: .unconditional,
+            help: ArgumentHelp("Record NAME as the author of the change.",
                                discussion: "Default: $PEERNOTE_AUTHOR, else git's user.name, else the login name.",
                                valueName: "NAME"))
     var author: String?
@@ -15,7 +16,7 @@ struct AuthorOptions: ParsableArguments {
 
 /// `-m`: the message recorded with the change.
 struct MessageOptions: ParsableArguments {
-    @Option(name: [.customShort("m"), .customLong("message")], help: ArgumentHelp("Record MESSAGE with the change.", valueName: "MESSAGE"))
+    @Option(name: [.customShort("m"), .customLong("message")], parsing: .unconditional, help: ArgumentHelp("Record MESSAGE with the change.", valueName: "MESSAGE"))
     var message: String?
 
     /// The message given, or `fallback`.
@@ -37,7 +38,7 @@ enum PriorityArgument: String, ExpressibleByArgument, CaseIterable, Sendable {
 
 /// Where a note's new body comes from: `--body TEXT` or `--body-file PATH|-`.
 struct BodyOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("The note's body.", valueName: "TEXT"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("The note's body.", valueName: "TEXT"))
     var body: String?
 
     @Option(help: ArgumentHelp("Read the note's body from PATH (- for standard input), exactly as it is.", valueName: "PATH"),
