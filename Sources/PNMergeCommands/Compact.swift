@@ -72,7 +72,7 @@ enum CompactOperation {
 
         // Under the lock, read again: a change that arrived meanwhile is kept.
         let lock: FileLock
-        do { lock = try FileLock(for: target) } catch { throw CLIFailure(writing: error) }
+        do { lock = try Inputs.lock(target) } catch { throw CLIFailure(writing: error) }
         return try withExtendedLifetime(lock) { () throws(CLIFailure) -> Result in
             let now = try Inputs.readBytes(file)
             if now != input.bytes {

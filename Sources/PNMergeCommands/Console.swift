@@ -5,6 +5,11 @@ import Foundation
 #endif
 import PeerNote
 import PeerNoteCLISupport
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// Where a command's results, errors and binary output go, and where standard input comes from.
 ///
@@ -22,6 +27,21 @@ public protocol OutputSink: Sendable {
     var colorEnabled: Bool { get }
     /// The time zone used for times shown to people (JSON always uses UTC).
     var timeZone: DisplayTimeZone { get }
+    /// Whether the results stream is a terminal (a binary document is not written to one).
+    var resultsAreTerminal: Bool { get }
+}
+
+extension OutputSink {
+    public var resultsAreTerminal: Bool { false }
+}
+
+extension Console {
+    /// Refuses (usage, before any work) to write a binary document to a terminal, as gzip does.
+    static func checkBinaryOutputAllowed() throws(CLIFailure) {
+        if current.resultsAreTerminal {
+            throw CLIFailure(.usage, "standard output is a terminal: refusing to write a binary document to it (redirect it to a file or a pipe, or give -o FILE)")
+        }
+    }
 }
 
 /// The process's real standard output, standard error and standard input.
@@ -50,6 +70,7 @@ public struct StandardStreams: OutputSink {
 
     public var colorEnabled: Bool { Terminal.colorEnabled(fileDescriptor: 1) }
     public var timeZone: DisplayTimeZone { .local }
+    public var resultsAreTerminal: Bool { isatty(1) == 1 }
 }
 
 /// Collects everything a command writes, for running commands in-process (tests, embedding).

@@ -65,6 +65,14 @@ enum Inputs {
         return x.st_dev == y.st_dev && x.st_ino == y.st_ino
     }
 
+    /// Takes the lock on `path` for a read-modify-write, saying on standard error when another
+    /// pnmerge or peernote holds it (the wait then lasts until that one finishes).
+    static func lock(_ path: String) throws(FileError) -> FileLock {
+        try FileLock(for: path) { lockFile in
+            Console.current.writeError("pnmerge: \(path): waiting for another pnmerge or peernote to finish writing it (lock \(lockFile))\n")
+        }
+    }
+
     /// The file a write to `path` should replace: when `path` is a symbolic link, the file it points to,
     /// so that the atomic rename replaces that file and the link stays a link.
     static func writeTarget(_ path: String) -> String {

@@ -56,6 +56,7 @@ extension PNMerge {
 enum MergeOperation {
     static func perform(mine: String, theirs: [String], output: String?, dryRun: Bool) throws(CLIFailure) -> MergeReport {
         try Inputs.checkStandardInputUsedOnce([mine] + theirs)
+        if output == "-" && !dryRun { try Console.checkBinaryOutputAllowed() }
         let inPlace = output == nil || (output != "-" && output.map { Inputs.sameFile(Inputs.writeTarget($0), Inputs.writeTarget(mine)) } == true)
         let target = inPlace ? mine : (output ?? mine)
         if mine == "-" && inPlace && !dryRun {
@@ -83,7 +84,7 @@ enum MergeOperation {
         let writePath = Inputs.writeTarget(target)
         var lock: FileLock?
         if !dryRun && target != "-" {
-            do { lock = try FileLock(for: writePath) } catch { throw CLIFailure(writing: error) }
+            do { lock = try Inputs.lock(writePath) } catch { throw CLIFailure(writing: error) }
             if inPlace {
                 let now = try Inputs.readBytes(mine)
                 if now != base.bytes { base = LoadedDocument(path: mine, bytes: now, document: try Inputs.parse(now, from: mine)) }

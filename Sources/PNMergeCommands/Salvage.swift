@@ -55,6 +55,7 @@ extension PNMerge {
 /// Salvage apart from argument parsing: read, recover, write a new file.
 enum SalvageOperation {
     static func perform(input: String, output: String) throws(CLIFailure) -> SalvageReport {
+        if output == "-" { try Console.checkBinaryOutputAllowed() }
         if output != "-" && exists(output) {
             throw CLIFailure(.cannotCreate, "\(output): already exists; salvage writes a new file and never replaces one")
         }

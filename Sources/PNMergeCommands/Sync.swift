@@ -357,7 +357,7 @@ enum SyncOperation {
     private static func write(_ copy: SyncCopy, bytes: [UInt8], all: Document) -> Result<(Int, String?), SyncReport.Problem> {
         let path = copy.file.path
         let lock: FileLock
-        do { lock = try FileLock(for: path) } catch {
+        do { lock = try Inputs.lock(path) } catch {
             return .failure(.init(kind: .writeFailed, message: "\(error.description); not written"))
         }
         return withExtendedLifetime(lock) { () -> Result<(Int, String?), SyncReport.Problem> in

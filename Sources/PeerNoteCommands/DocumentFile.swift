@@ -20,13 +20,21 @@ enum DocumentFile {
         do { return try Document.open(path) } catch { throw CLIFailure(error) }
     }
 
+    /// Takes the lock on `path`, saying on standard error when another peernote or pnmerge
+    /// holds it (the wait then lasts until that one finishes).
+    static func lock(_ path: String) throws(FileError) -> FileLock {
+        try FileLock(for: path) { lockFile in
+            Terminal.error("peernote: \(path): waiting for another peernote or pnmerge to finish writing it (lock \(lockFile))")
+        }
+    }
+
     /// Loads the document at `path` under its lock, lets `edit` change it, and writes it back
     /// (appending one block) when the edit recorded a change. Returns whether it did.
     @discardableResult
     static func update(_ path: String, author: String, _ edit: (Document) throws -> Void) throws -> Bool {
         let target = try editablePath(path)
         let lock: FileLock
-        do { lock = try FileLock(for: target) } catch { throw CLIFailure(writing: error) }
+        do { lock = try Self.lock(target) } catch { throw CLIFailure(writing: error) }
         return try withExtendedLifetime(lock) { () throws -> Bool in
             let document = try open(target)
             document.author = author
@@ -42,7 +50,7 @@ enum DocumentFile {
     static func create(_ path: String, _ document: Document) throws(CLIFailure) {
         guard path != "-" else { throw CLIFailure(.usage, "the output must be a file, not - (standard output)") }
         let lock: FileLock
-        do { lock = try FileLock(for: path) } catch { throw CLIFailure(writing: error) }
+        do { lock = try Self.lock(path) } catch { throw CLIFailure(writing: error) }
         try withExtendedLifetime(lock) { () throws(CLIFailure) in
             if exists(path) { throw CLIFailure(.cannotCreate, "\(path): already exists; refusing to overwrite it") }
             do throws(FileError) { try FileStore.create(document.save(.compact), at: path) } catch {

@@ -78,7 +78,25 @@ public enum FileStore {
 
     /// Replaces `path` with `bytes` atomically (see the type's documentation). When `path`
     /// is a symbolic link, the file it points to is replaced and the link kept.
+    ///
+    /// A read-only file is refused. A character device or a FIFO (`/dev/null`, a named pipe) is
+    /// written into, not replaced: renaming a regular file over it would destroy it. Any other
+    /// file that is not a regular file (a folder, a socket, a block device) is refused.
     public static func writeAtomically(_ bytes: [UInt8], to path: String) throws(FileError) {
+        var st = stat()
+        if stat(path, &st) == 0 {
+            switch st.st_mode & S_IFMT {
+            case S_IFREG:
+                // Replacing the file by renaming would ignore its mode: a file made read-only
+                // (for everyone, or for this user) is left alone, as an editor would.
+                if st.st_mode & 0o222 == 0 || access(path, W_OK) != 0 {
+                    throw FileError(path: path, message: "is read-only; not changed (chmod u+w makes it writable)")
+                }
+            case S_IFCHR, S_IFIFO: return try writeInto(bytes, special: path)
+            case S_IFDIR: throw FileError(path: path, message: "is a directory")
+            default: throw FileError(path: path, message: "is not a regular file; refusing to replace it")
+            }
+        }
         let target = resolvingSymlink(path)
         let tmp = try writeTemporary(bytes, beside: target, reportingAs: path)
         defer { close(tmp.lock) }
@@ -88,6 +106,22 @@ public enum FileStore {
             throw FileError(path: path, message: "rename failed: \(m)")
         }
         syncDirectory(of: target)
+    }
+
+    /// Writes `bytes` into the character device or FIFO at `path` (opened as it is, never created).
+    private static func writeInto(_ bytes: [UInt8], special path: String) throws(FileError) {
+        let fd = open(path, O_WRONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw FileError(path: path, message: "cannot open for writing: \(errnoText())") }
+        defer { close(fd) }
+        var written = 0
+        while written < bytes.count {
+            let n = bytes.withUnsafeBytes { buf in sysWrite(fd, buf.baseAddress.map { $0 + written }, bytes.count - written) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw FileError(path: path, message: "write failed: \(errnoText())")
+            }
+            written += n
+        }
     }
 
     /// Creates `path` with `bytes`, refusing if anything (even a dangling link) is there.
@@ -282,13 +316,27 @@ public enum FileStore {
 public final class FileLock {
     private let fd: Int32
 
-    /// Blocks until the lock on `path` is held.
-    public init(for path: String) throws(FileError) {
+    /// Blocks until the lock on `path` is held. When another process holds it, `waiting` is
+    /// called once (with the lock file's path) before blocking, so that a tool can say why it waits.
+    ///
+    /// The lock folder must be a real folder (not a link) owned by this user and writable by
+    /// no one else, and the lock file is opened without following links: in a shared `/tmp`,
+    /// another user could otherwise create the folder first and plant links or hold locks in it.
+    public init(for path: String, waiting: ((String) -> Void)? = nil) throws(FileError) {
         let lockPath = FileLock.lockFile(for: path)
         let dir = FileStore.directory(of: lockPath)
         mkdir(dir, 0o700)
-        let fd = open(lockPath, O_RDWR | O_CREAT, 0o600)
+        if let problem = Self.unsafeFolderProblem(dir) {
+            throw FileError(path: path, message: "refusing the lock folder \(dir): \(problem) (remove it, or set XDG_RUNTIME_DIR to a private folder)")
+        }
+        let fd = open(lockPath, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw FileError(path: path, message: "cannot create lock file \(lockPath): \(FileStore.errnoText())") }
+        if flock(fd, LOCK_EX | LOCK_NB) == 0 {
+            self.fd = fd
+            FileStore.removeStaleTemporaries(of: path)
+            return
+        }
+        if errno == EWOULDBLOCK { waiting?(lockPath) }
         while flock(fd, LOCK_EX) != 0 {
             if errno == EINTR { continue }
             let m = FileStore.errnoText()
@@ -302,6 +350,19 @@ public final class FileLock {
     deinit {
         flock(fd, LOCK_UN)
         close(fd)
+    }
+
+    /// Why the lock folder `dir` cannot be trusted, or nil: it must be a folder itself (not a
+    /// link to one), owned by this process's user, and not writable by group or others.
+    static func unsafeFolderProblem(_ dir: String) -> String? {
+        var st = stat()
+        guard lstat(dir, &st) == 0 else { return "cannot create it: \(FileStore.errnoText())" }
+        guard (st.st_mode & S_IFMT) == S_IFDIR else {
+            return (st.st_mode & S_IFMT) == S_IFLNK ? "it is a symbolic link" : "it is not a folder"
+        }
+        guard st.st_uid == geteuid() else { return "it belongs to user \(st.st_uid), not to user \(geteuid())" }
+        guard st.st_mode & 0o022 == 0 else { return "others can write to it (mode \(String(st.st_mode & 0o777, radix: 8)))" }
+        return nil
     }
 
     /// Where the lock for `path` is kept.

@@ -1,0 +1,111 @@
+import Foundation
+import PeerNote
+import Testing
+
+/// The lock folder and lock files, seen through the built `peernote`: a folder another user
+/// could have planted is refused, lock files are never followed through links, a writer that
+/// waits for another says so, and option values may begin with a dash.
+@Suite("Lock safety and dash values (end to end)")
+struct LockSafetyTests {
+    /// A private runtime folder for `XDG_RUNTIME_DIR` (its `peernote-locks` made by `prepare`).
+    private func runtime(in dir: TempDir, _ prepare: (String) throws -> Void) throws -> [String: String] {
+        let run = dir.file("run")
+        try FileManager.default.createDirectory(atPath: run, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        try prepare(run + "/peernote-locks")
+        return ["XDG_RUNTIME_DIR": run]
+    }
+
+    @Test("A lock folder others can write to, or a link in its place, is refused: exit 74, the file unchanged")
+    func unsafeLockFolder() throws {
+        let dir = try TempDir()
+        #expect(try Binary.run(["new", "n.peernote", "--title", "T"], in: dir).status == 0)
+        let before = try dir.bytes("n.peernote")
+
+        let open = try runtime(in: dir) { locks in
+            try FileManager.default.createDirectory(atPath: locks, withIntermediateDirectories: false)
+            #expect(chmod(locks, 0o777) == 0)
+        }
+        let r = try Binary.run(["add", "n.peernote", "--title", "x"], in: dir, env: open)
+        #expect(r.status == 74, "\(r.stderr)")
+        #expect(r.stderr.contains("refusing the lock folder") && r.stderr.contains("others can write to it (mode 777)"), "\(r.stderr)")
+        #expect(try dir.bytes("n.peernote") == before)
+
+        let elsewhere = try TempDir(), other = try TempDir()
+        let linked = try runtime(in: other) { locks in
+            try FileManager.default.createSymbolicLink(atPath: locks, withDestinationPath: elsewhere.path)
+        }
+        let l = try Binary.run(["add", "n.peernote", "--title", "x"], in: dir, env: linked)
+        #expect(l.status == 74, "\(l.stderr)")
+        #expect(l.stderr.contains("it is a symbolic link"), "\(l.stderr)")
+        #expect(try elsewhere.entries().isEmpty, "nothing is created through the link")
+        #expect(try dir.bytes("n.peernote") == before)
+    }
+
+    @Test("A lock file replaced by a symbolic link is not followed: nothing is created where it points")
+    func lockFileLink() throws {
+        let dir = try TempDir()
+        let env = try runtime(in: dir) { _ in }
+        #expect(try Binary.run(["new", "n.peernote", "--title", "T"], in: dir, env: env).status == 0)
+        let locks = dir.file("run/peernote-locks")
+        let lockFiles = try FileManager.default.contentsOfDirectory(atPath: locks).filter { $0.hasSuffix(".lock") }
+        try #require(lockFiles.count == 1, "\(lockFiles)")
+        let lockFile = locks + "/" + lockFiles[0]
+        try FileManager.default.removeItem(atPath: lockFile)
+        let planted = dir.file("planted")
+        try FileManager.default.createSymbolicLink(atPath: lockFile, withDestinationPath: planted)
+        let before = try dir.bytes("n.peernote")
+
+        let r = try Binary.run(["add", "n.peernote", "--title", "x"], in: dir, env: env)
+        #expect(r.status == 74, "\(r.stderr)")
+        #expect(r.stderr.contains("cannot create lock file"), "\(r.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: planted))
+        #expect(try dir.bytes("n.peernote") == before)
+    }
+
+    @Test("A writer that finds the document locked says it waits, then writes once the lock is free")
+    func waitingIsSaid() throws {
+        let dir = try TempDir()
+        let env = try runtime(in: dir) { _ in }
+        #expect(try Binary.run(["new", "n.peernote", "--title", "T"], in: dir, env: env).status == 0)
+        // Hold the document's lock the way another peernote would: flock on its lock file.
+        let locks = dir.file("run/peernote-locks")
+        let lockFile = locks + "/" + (try #require(try FileManager.default.contentsOfDirectory(atPath: locks).first { $0.hasSuffix(".lock") }))
+        let fd = open(lockFile, O_RDWR)
+        try #require(fd >= 0)
+        defer { close(fd) }
+        #expect(flock(fd, LOCK_EX) == 0)
+
+        let running = try Binary.start(["add", "n.peernote", "--title", "Later"], in: dir, env: env)
+        var said = ""
+        for _ in 0 ..< 3_000 where !said.contains("waiting") {
+            said = String(decoding: (try? Data(contentsOf: URL(fileURLWithPath: running.errPath))) ?? Data(), as: UTF8.self)
+            if !said.contains("waiting") { usleep(10_000) }
+        }
+        #expect(said.contains("n.peernote: waiting for another peernote or pnmerge to finish writing it"), "\(said)")
+        #expect(running.process.isRunning, "it waits while the lock is held")
+        #expect(flock(fd, LOCK_UN) == 0)
+        let r = try running.finish()
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(try Document.load(Array(dir.bytes("n.peernote"))).notes.map(\.title) == ["Later"])
+    }
+
+    @Test("Option values may begin with a dash: a body that is a list, a title, a tag; a negative index is out of range")
+    func dashValues() throws {
+        let dir = try TempDir()
+        #expect(try Binary.run(["new", "d.peernote", "--title", "-n-"], in: dir).status == 0)
+        let add = try Binary.run(["add", "d.peernote", "--title", "-draft-", "--body", "- milk\n- eggs", "--tag", "-x", "-m", "-m"], in: dir)
+        #expect(add.status == 0, "\(add.stderr)")
+        let d = try Document.load(Array(dir.bytes("d.peernote")))
+        #expect(d.title == "-n-")
+        #expect(d.notes.map(\.title) == ["-draft-"])
+        #expect(d.notes.first?.body == "- milk\n- eggs")
+        #expect(d.notes.first?.tags == ["-x"])
+        // A note named with a leading dash comes after `--` (it is an argument, not an option value).
+        let edit = try Binary.run(["edit", "d.peernote", "--body", "-1 degrees", "--add-tag", "-y", "--", "-draft-"], in: dir)
+        #expect(edit.status == 0, "\(edit.stderr)")
+        #expect(try Document.load(Array(dir.bytes("d.peernote"))).notes.first?.body == "-1 degrees")
+        let move = try Binary.run(["move", "d.peernote", "--to", "-1", "--", "-draft-"], in: dir)
+        #expect(move.status == 64)
+        #expect(move.stderr.contains("--to must be 0 or more"), "\(move.stderr)")
+    }
+}
