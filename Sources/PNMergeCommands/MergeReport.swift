@@ -47,7 +47,11 @@ struct MergeReport {
         if upToDate {
             lines.append("Already up to date: \(mineName) has every change in \(inputs.map { Inputs.displayName($0.file) }.joined(separator: ", ")).")
         } else {
-            lines.append(style.paint("Merged into \(mineName):", .bold))
+            // In place, MINE receives the changes; with -o, MINE is left alone and OUT gets the result.
+            let inPlace = output == mine && mine != "-"
+            let header = dryRun ? (inPlace ? "Would merge into \(mineName):" : "Would merge \(mineName) with:")
+                                : (inPlace ? "Merged into \(mineName):" : "Merged \(mineName) with:")
+            lines.append(style.paint(header, .bold))
             for input in inputs {
                 let brought = input.changes == 0 ? "nothing new" : "\(Text.count(input.changes, "change")) (\(Text.authors(input.changesByAuthor)))"
                 lines.append("  \(Inputs.displayName(input.file)): \(brought)")

@@ -90,7 +90,9 @@ struct MergeCommandTests {
         let piped = pnmerge(["merge", dir.path("alice.peernote"), dir.path("bob.peernote"), "-o", "-"])
         #expect(piped.status == 0)
         #expect(piped.outBytes == out)
-        #expect(piped.err.contains("Merged into"))
+        // MINE is left alone: the report does not say it was merged into.
+        #expect(piped.err.contains("Merged \(dir.path("alice.peernote")) with:"))
+        #expect(!piped.err.contains("Merged into"))
 
         // Up to date but with an explicit OUT: OUT still receives the document.
         let upToDate = pnmerge(["merge", dir.path("out.peernote"), dir.path("bob.peernote"), "-o", dir.path("copy.peernote")])
@@ -248,6 +250,6 @@ struct MergeCommandTests {
         let r = pnmerge(["merge", "-", dir.path("bob.peernote"), "-o", "-"], input: try dir.bytes("alice.peernote"))
         #expect(r.status == 0, "\(r.err)")
         #expect(try Document.load(r.outBytes).notebook == s.merged().notebook)
-        #expect(r.err.contains("Merged into <stdin>"))
+        #expect(r.err.contains("Merged <stdin> with:"))
     }
 }
