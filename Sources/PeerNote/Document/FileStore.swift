@@ -89,8 +89,11 @@ public enum FileStore {
             case S_IFREG:
                 // Replacing the file by renaming would ignore its mode: a file made read-only
                 // (for everyone, or for this user) is left alone, as an editor would.
-                if st.st_mode & 0o222 == 0 || access(path, W_OK) != 0 {
+                if st.st_mode & 0o222 == 0 {
                     throw FileError(path: path, message: "is read-only; not changed (chmod u+w makes it writable)")
+                }
+                if access(path, W_OK) != 0 {
+                    throw FileError(path: path, message: "cannot be written: \(errnoText()); not changed")
                 }
             case S_IFCHR, S_IFIFO: return try writeInto(bytes, special: path)
             case S_IFDIR: throw FileError(path: path, message: "is a directory")
