@@ -26,8 +26,8 @@ extension PeerNoteCLI {
         /// The listing's lines, columns padded to the widest cell.
         static func render(_ notes: [Note], indexed: Bool, color: Bool) -> String {
             let rows = notes.enumerated().map { i, note in
-                [indexed ? String(i) : "-", note.id.short, Display.inline(note.title),
-                 note.tags.isEmpty ? "-" : note.tags.map(Display.inline).joined(separator: ", "), note.priority.rawValue]
+                [indexed ? String(i) : "-", note.id.short, DisplayText.oneLine(note.title),
+                 note.tags.isEmpty ? "-" : note.tags.map(DisplayText.oneLine).joined(separator: ", "), note.priority.rawValue]
             }
             var widths = [Int](repeating: 0, count: 5)
             for row in rows { for (c, cell) in row.enumerated() { widths[c] = max(widths[c], cell.count) } }

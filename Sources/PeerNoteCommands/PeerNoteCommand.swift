@@ -51,28 +51,6 @@ extension PeerNoteSubcommand {
 /// Writing the one stderr line a failure gets.
 enum Failure {
     static func report(_ message: String) {
-        Terminal.error("peernote: " + Display.inline(message))
-    }
-}
-
-/// Showing user text on one line.
-enum Display {
-    /// `text` with line breaks and other control characters made visible (`\n`, `\t`, `\u{1b}`…).
-    static func inline(_ text: String) -> String {
-        var out = String.UnicodeScalarView()
-        for s in text.unicodeScalars {
-            switch s {
-            case "\n": out.append(contentsOf: "\\n".unicodeScalars)
-            case "\r": out.append(contentsOf: "\\r".unicodeScalars)
-            case "\t": out.append(contentsOf: "\\t".unicodeScalars)
-            default:
-                if s.value < 0x20 || s.value == 0x7F || (0x80 ..< 0xA0).contains(s.value) {
-                    out.append(contentsOf: "\\u{\(String(s.value, radix: 16))}".unicodeScalars)
-                } else {
-                    out.append(s)
-                }
-            }
-        }
-        return String(out)
+        Terminal.error("peernote: " + DisplayText.oneLine(message))
     }
 }
