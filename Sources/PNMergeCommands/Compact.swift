@@ -34,7 +34,7 @@ extension PNMerge {
             for file in files {
                 let result: CompactOperation.Result
                 do { result = try CompactOperation.perform(file) } catch {
-                    Console.current.writeError("pnmerge: \(error.message)\n")
+                    Console.current.writeError(errorLine(error.message))
                     failures.append(error)
                     continue
                 }

@@ -96,8 +96,9 @@ struct HistoryView {
             lines.append("Author: \(Text.author(e.author))")
             lines.append("Date:   \(style.fullDateTime(e.time))")
             lines.append("")
-            if !e.message.isEmpty { lines.append("    " + e.message) }
-            if !e.summary.isEmpty && e.summary != e.message { lines.append("    " + style.paint(e.summary, .dim)) }
+            // As git log: every line of the message indented; an empty line stays empty.
+            lines += DisplayText.lines(e.message).map { $0.isEmpty ? "" : "    " + $0 }
+            if !e.summary.isEmpty && e.summary != e.message { lines.append("    " + style.paint(DisplayText.oneLine(e.summary), .dim)) }
             if e.message.isEmpty && e.summary.isEmpty { lines.append("    (\(Text.count(e.operationCount, "operation")))") }
             lines.append("")
         }
@@ -105,16 +106,19 @@ struct HistoryView {
     }
 
     /// One line per change (plus its summary when it has a message), with the graph beside it.
+    /// Further lines of a multi-line message follow the first, indented by four spaces, each
+    /// beside the graph's lanes.
     func graphText(style: RenderStyle) -> String {
         let g = graph
         let lines = g.render(order: g.topoOrder(rank: rank)) { i in
             let e = entries[i]
-            let headline = e.message.isEmpty ? e.summary : e.message
+            let headline = e.message.isEmpty ? [DisplayText.oneLine(e.summary)] : DisplayText.lines(e.message)
             var first = style.paint(e.id.description, .yellow) + " " + style.dateTime(e.time) + " " + Text.author(e.author)
             if heads.contains(e.id) { first += " " + style.paint("(head)", .cyan) }
-            if !headline.isEmpty { first += ": " + headline }
-            let detail = !e.message.isEmpty && !e.summary.isEmpty && e.summary != e.message ? [style.paint(e.summary, .dim)] : []
-            return [first] + detail
+            if let line = headline.first, !line.isEmpty { first += ": " + line }
+            let more = headline.dropFirst().map { $0.isEmpty ? "" : "    " + $0 }
+            let detail = !e.message.isEmpty && !e.summary.isEmpty && e.summary != e.message ? [style.paint(DisplayText.oneLine(e.summary), .dim)] : []
+            return [first] + more + detail
         }
         return lines.joined(separator: "\n") + "\n"
     }

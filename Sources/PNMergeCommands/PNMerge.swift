@@ -45,7 +45,8 @@ public struct PNMerge: ParsableCommand {
     public init() {}
 
     /// Parses `arguments` (without the program name), runs the command with its output going to `output`,
-    /// and returns the exit status. Errors are written to `output`'s error stream as one line.
+    /// and returns the exit status. Errors are written to `output`'s error stream as one line (control
+    /// characters in it, say from a file name or a document, made visible: `DisplayText.oneLine`).
     public static func execute(_ arguments: [String], output: any OutputSink = StandardStreams()) -> Int32 {
         Console.$current.withValue(output) {
             do {
@@ -53,17 +54,17 @@ public struct PNMerge: ParsableCommand {
                 try command.run()
                 return ExitStatus.success.rawValue
             } catch let failure as CLIFailure {
-                output.writeError("pnmerge: \(failure.message)\n")
+                output.writeError(errorLine(failure.message))
                 return failure.status.rawValue
             } catch let error as DocumentFileError {
                 let failure = CLIFailure(error)
-                output.writeError("pnmerge: \(failure.message)\n")
+                output.writeError(errorLine(failure.message))
                 return failure.status.rawValue
             } catch let error as FileError {
-                output.writeError("pnmerge: \(error)\n")
+                output.writeError(errorLine("\(error)"))
                 return ExitStatus.ioError.rawValue
             } catch let error as PeerNoteError {
-                output.writeError("pnmerge: \(error)\n")
+                output.writeError(errorLine("\(error)"))
                 return ExitStatus.invalidInput.rawValue
             } catch {
                 // ArgumentParser's own outcomes: help, version, completion scripts, usage errors, ExitCode.
@@ -80,6 +81,11 @@ public struct PNMerge: ParsableCommand {
             }
         }
     }
+}
+
+/// `pnmerge: MESSAGE` and a line break, the message kept on one line with its control characters made visible.
+func errorLine(_ message: String) -> String {
+    "pnmerge: " + DisplayText.oneLine(message) + "\n"
 }
 
 /// `--json`: print the result as JSON on standard output instead of text.

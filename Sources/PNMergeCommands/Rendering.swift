@@ -40,23 +40,24 @@ public struct RenderStyle: Sendable {
 
 /// Text helpers shared by the renderers.
 enum Text {
-    /// A value in double quotes, with quotes, backslashes and line breaks escaped so it stays on one line.
+    /// A value in double quotes, with quotes and backslashes escaped, and line breaks and every other
+    /// control character made visible (`DisplayText`), so it stays on one line and the terminal
+    /// acts on none of it.
     static func quoted(_ s: String) -> String {
         var out = "\""
         for c in s.unicodeScalars {
             switch c {
             case "\"": out += "\\\""
             case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            default: out.unicodeScalars.append(c)
+            default:
+                if DisplayText.isControl(c) { out += DisplayText.escape(c) } else { out.unicodeScalars.append(c) }
             }
         }
         return out + "\""
     }
 
-    static func author(_ name: String) -> String { name.isEmpty ? "(no author)" : name }
+    /// An author's name for one line (control characters made visible), `(no author)` when empty.
+    static func author(_ name: String) -> String { name.isEmpty ? "(no author)" : DisplayText.oneLine(name) }
 
     /// `1 change`, `3 changes`.
     static func count(_ n: Int, _ singular: String, _ plural: String? = nil) -> String {

@@ -62,21 +62,22 @@ extension PNMerge {
     }
 }
 
-/// A notebook as text, Markdown and JSON, for `show`.
+/// A notebook as text, Markdown and JSON, for `show`. In text and Markdown, titles and tags are shown
+/// on one line and bodies as lines, with control characters made visible (`DisplayText`).
 enum NotebookRendering {
     static func text(_ notebook: Notebook, style: RenderStyle) -> String {
-        let title = notebook.title.isEmpty ? "(untitled notebook)" : notebook.title
+        let title = notebook.title.isEmpty ? "(untitled notebook)" : DisplayText.oneLine(notebook.title)
         var lines = [style.paint(title, .bold), String(repeating: "=", count: max(title.count, 3))]
         if notebook.notes.isEmpty { lines += ["", "(no notes)"] }
         for note in notebook.notes {
             lines.append("")
-            lines.append(style.paint(note.title.isEmpty ? "(untitled)" : note.title, .bold))
+            lines.append(style.paint(note.title.isEmpty ? "(untitled)" : DisplayText.oneLine(note.title), .bold))
             var facts = ["priority \(note.priority.rawValue)"]
-            if !note.tags.isEmpty { facts.append("tags " + note.tags.joined(separator: ", ")) }
+            if !note.tags.isEmpty { facts.append("tags " + note.tags.map(DisplayText.oneLine).joined(separator: ", ")) }
             facts.append("created " + style.dateTime(note.created))
             lines.append("  " + style.paint(facts.joined(separator: " · "), .dim))
             if !note.body.isEmpty {
-                lines += note.body.split(separator: "\n", omittingEmptySubsequences: false).map { "  " + $0 }
+                lines += DisplayText.multiline(note.body).split(separator: "\n", omittingEmptySubsequences: false).map { "  " + $0 }
             }
         }
         if !notebook.conflicts.isEmpty {
@@ -87,14 +88,14 @@ enum NotebookRendering {
     }
 
     static func markdown(_ notebook: Notebook, style: RenderStyle) -> String {
-        var lines = ["# " + (notebook.title.isEmpty ? "(untitled notebook)" : notebook.title)]
+        var lines = ["# " + (notebook.title.isEmpty ? "(untitled notebook)" : DisplayText.oneLine(notebook.title))]
         for note in notebook.notes {
-            lines += ["", "## " + (note.title.isEmpty ? "(untitled)" : note.title), ""]
+            lines += ["", "## " + (note.title.isEmpty ? "(untitled)" : DisplayText.oneLine(note.title)), ""]
             var facts = ["Priority: \(note.priority.rawValue)"]
-            if !note.tags.isEmpty { facts.append("Tags: " + note.tags.joined(separator: ", ")) }
+            if !note.tags.isEmpty { facts.append("Tags: " + note.tags.map(DisplayText.oneLine).joined(separator: ", ")) }
             facts.append("Created: " + style.dateTime(note.created))
             lines.append(facts.joined(separator: " · "))
-            if !note.body.isEmpty { lines += ["", note.body] }
+            if !note.body.isEmpty { lines += ["", DisplayText.multiline(note.body)] }
         }
         if !notebook.conflicts.isEmpty {
             lines += ["", "---", "", "**Conflicts**", ""]

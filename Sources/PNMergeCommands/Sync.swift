@@ -55,7 +55,7 @@ extension PNMerge {
             let report = try SyncOperation.perform(roots: dirs, dryRun: dryRun, keep: keep, progress: progress)
             progress?.finish()
             let console = Console.current
-            for problem in report.problems { console.writeError("pnmerge: \(problem.message)\n") }
+            for problem in report.problems { console.writeError(errorLine(problem.message)) }
             try console.emit(report.text(style: .current))
             let status = report.exitStatus
             if status != .success { throw status.exitCode }
@@ -144,11 +144,11 @@ struct SyncReport {
             if notebook.conflictCopies > 0 { head += " and \(Text.count(notebook.conflictCopies, "conflict copy", "conflict copies"))" }
             if notebook.conflicts > 0 { head += "; \(Text.count(notebook.conflicts, "conflict")) kept in the notebook (pnmerge show lists them)" }
             lines.append(style.paint(head, .bold))
-            lines += notebook.actions.map { "  " + $0 }
+            lines += notebook.actions.map { "  " + DisplayText.oneLine($0) }
         }
         if !skipped.isEmpty {
             lines.append(style.paint("Skipped:", .bold))
-            lines += skipped.map { "  \($0.path): \($0.reason)" }
+            lines += skipped.map { "  " + DisplayText.oneLine("\($0.path): \($0.reason)") }
         }
         let verb = dryRun ? "would be " : ""
         var summary = "\(Text.count(notebooks.count, "notebook")) in \(Text.count(filesFound, "file")): "

@@ -37,8 +37,8 @@ extension PNMerge {
             let document: Document
             do { document = try Document.load(bytes) } catch {
                 let line = "\(Inputs.displayName(file)): \(error)"
-                Console.current.writeError("pnmerge: \(line)\n")
-                try Console.current.emit("(not a valid .peernote document: \(error))\n")
+                Console.current.writeError(errorLine(line))
+                try Console.current.emit("(not a valid .peernote document: \(DisplayText.oneLine("\(error)")))\n")
                 return
             }
             try Console.current.emit(TextconvRendering.text(document.notebook))
@@ -59,7 +59,7 @@ enum TextconvRendering {
             if !note.tags.isEmpty { header += " tags: " + note.tags.map(oneLine).joined(separator: ", ") }
             lines.append(header)
             if !note.body.isEmpty {
-                lines += note.body.split(separator: "\n", omittingEmptySubsequences: false).map { "    " + $0 }
+                lines += DisplayText.multiline(note.body).split(separator: "\n", omittingEmptySubsequences: false).map { "    " + $0 }
             }
         }
         if !notebook.conflicts.isEmpty {
@@ -69,18 +69,7 @@ enum TextconvRendering {
         return lines.joined(separator: "\n") + "\n"
     }
 
-    /// A title or tag on one line: line breaks become `\n`, so every note keeps one header line.
-    static func oneLine(_ s: String) -> String {
-        guard s.unicodeScalars.contains(where: { $0 == "\n" || $0 == "\r" }) else { return s }
-        // By scalars: "\r\n" is one Character, which a Character-wise replace would not see.
-        var out = ""
-        for u in s.unicodeScalars {
-            switch u {
-            case "\r": out += "\\r"
-            case "\n": out += "\\n"
-            default: out.unicodeScalars.append(u)
-            }
-        }
-        return out
-    }
+    /// A title or tag on one line: line breaks become `\n` (so every note keeps one header line),
+    /// and every other control character is made visible too (`DisplayText.oneLine`).
+    static func oneLine(_ s: String) -> String { DisplayText.oneLine(s) }
 }

@@ -34,7 +34,7 @@ extension PNMerge {
             try Inputs.checkStandardInputUsedOnce(files)
             let results = files.map(FileCheck.check)
             let console = Console.current
-            for r in results { if let line = r.errorLine { console.writeError(line + "\n") } }
+            for r in results { if let line = r.errorLine { console.writeError(DisplayText.oneLine(line) + "\n") } }
             if format.json {
                 try console.emit(JSONValue.array(results.map(\.json)).rendered)
             } else {
