@@ -1,0 +1,273 @@
+import Foundation
+import PeerNote
+import PeerNoteCLISupport
+import Testing
+@testable import PNMergeCommands
+
+/// Document text is other people's: control characters in it (terminal escape sequences, BEL,
+/// `\r`, C1 controls, DEL, line breaks in one-line places) must reach people's terminals as
+/// visible escapes, never raw.
+@Suite("Control characters in document text")
+struct ControlCharacterTests {
+    // Each holds ESC sequences, BEL, \r, \n, U+009B (C1 CSI) and DEL.
+    static let notebookTitle = "Book\u{1B}]0;pwned\u{07}\r\nsecond\u{9B}2J\u{7F}"
+    static let noteTitle = "T\u{1B}]0;pwned\u{07}\n# line\r\u{9B}31m\u{7F}"
+    static let body = "clear\u{1B}[2Jscreen\r\n\tindented\u{07}\u{9B}1m\u{7F}end\nlast"
+    static let tag = "tag\u{1B}[31m\u{07}\r\n\u{9B}\u{7F}"
+    static let author = "mal\u{1B}[2Jlory\u{07}\r\n\u{9B}\u{7F}"
+    static let message = "first\u{1B}]0;pwned\u{07}\nsecond\r\u{9B}\u{7F}line\n\nthird"
+
+    /// A notebook whose every field is hostile, and two copies that edited it concurrently
+    /// (both retitle the note, which is a conflict; THEIRS also edits the body and adds a note).
+    struct Copies {
+        let mine: Document
+        let theirs: Document
+
+        init() throws {
+            let base = Document(title: "", author: ControlCharacterTests.author,
+                                id: UUID(uuidString: "5E1F0C3A-7B2D-4E6F-9A8B-1C2D3E4F5A6B") ?? UUID(),
+                                replica: ReplicaID(high: 0xBAD0_0000_0000_0000, low: 1), time: at(9, 0))
+            base.clock = { at(9, 30) }
+            let note = base.transaction(message: ControlCharacterTests.message) {
+                base.setTitle(ControlCharacterTests.notebookTitle)
+                return base.addNote(title: ControlCharacterTests.noteTitle, body: ControlCharacterTests.body,
+                                    tags: [ControlCharacterTests.tag])
+            }
+            let mine = base.fork(author: "alice\u{1B}[0m")
+            mine.clock = { at(10, 0) }
+            try mine.transaction(message: "mine\u{1B}[1m\nmore of mine\u{07}") {
+                try mine.setNoteTitle(note, ControlCharacterTests.noteTitle + " mine")
+            }
+            let theirs = base.fork(author: ControlCharacterTests.author)
+            theirs.clock = { at(10, 5) }
+            try theirs.transaction(message: ControlCharacterTests.message) {
+                try theirs.setNoteTitle(note, ControlCharacterTests.noteTitle + " theirs")
+                try theirs.insertText(note, at: 0, "\u{1B}[2J")
+                theirs.addNote(title: "new\u{1B}]0;x\u{07}\nnote")
+            }
+            self.mine = mine
+            self.theirs = theirs
+        }
+
+        func merged() throws -> Document {
+            let m = mine.fork()
+            try m.merge(theirs)
+            return m
+        }
+    }
+
+    /// Every control character in `text` other than `\n` (and `\t` when `tabs`).
+    static func rawControls(_ text: String, tabs: Bool = false) -> [String] {
+        text.unicodeScalars.filter { s in
+            s != "\n" && !(tabs && s == "\t") && (s.value < 0x20 || (0x7F ... 0x9F).contains(s.value))
+        }.map { String(format: "U+%04X", $0.value) }
+    }
+
+    /// The one-line form of `text`, spelled out here rather than computed by the code under test.
+    static func visible(_ text: String) -> String {
+        var out = ""
+        for s in text.unicodeScalars {
+            switch s.value {
+            case 0x0A: out += "\\n"
+            case 0x0D: out += "\\r"
+            case 0x09: out += "\\t"
+            case 0 ..< 0x20, 0x7F ... 0x9F: out += "\\u{" + String(s.value, radix: 16) + "}"
+            default: out.unicodeScalars.append(s)
+            }
+        }
+        return out
+    }
+
+    // MARK: The shared function
+
+    @Test("DisplayText: one-line and multi-line escaping, in peernote list's notation")
+    func displayText() {
+        #expect(DisplayText.oneLine("plain \\ text · ünïcode") == "plain \\ text · ünïcode")
+        #expect(DisplayText.oneLine("a\r\nb\tc\u{1B}[2J\u{07}\u{0}\u{7F}\u{80}\u{9B}\u{9F}\u{A0}")
+                == "a\\r\\nb\\tc\\u{1b}[2J\\u{7}\\u{0}\\u{7f}\\u{80}\\u{9b}\\u{9f}\u{A0}")
+        #expect(DisplayText.multiline("a\r\nb\tc\u{1B}x\n") == "a\\r\nb\tc\\u{1b}x\n")
+        #expect(DisplayText.lines("one\u{07}\n\ntwo\tx\n\n") == ["one\\u{7}", "", "two\\tx"])
+        #expect(DisplayText.lines("\n\n") == ["\\n\\n"])
+        #expect(DisplayText.lines("") == [])
+        #expect(Self.visible(Self.noteTitle) == DisplayText.oneLine(Self.noteTitle))
+    }
+
+    // MARK: show
+
+    @Test("show: titles and tags on one line, the body's lines with their tabs, nothing raw")
+    func show() throws {
+        let doc = try Copies().mine
+        let r = pnmerge(["show", "-"], input: doc.save())
+        #expect(r.status == 0)
+        #expect(Self.rawControls(r.out, tabs: true) == [])
+        #expect(!r.out.contains("\r"))
+        let lines = r.out.components(separatedBy: "\n")
+        #expect(lines.first == Self.visible(Self.notebookTitle))
+        #expect(lines.contains(Self.visible(Self.noteTitle + " mine")))
+        #expect(r.out.contains("tags " + Self.visible(Self.tag) + " · "))
+        #expect(r.out.contains("\n  clear\\u{1b}[2Jscreen\\r\n  \tindented\\u{7}\\u{9b}1m\\u{7f}end\n  last\n"))
+        // The underline is as long as the title shown.
+        #expect(lines.dropFirst().first == String(repeating: "=", count: Self.visible(Self.notebookTitle).count))
+    }
+
+    @Test("show --format markdown: a heading stays one line, the body keeps its line breaks only")
+    func showMarkdown() throws {
+        let doc = try Copies().mine
+        let r = pnmerge(["show", "--format", "markdown", "-"], input: doc.save())
+        #expect(r.status == 0)
+        #expect(Self.rawControls(r.out, tabs: true) == [])
+        let lines = r.out.components(separatedBy: "\n")
+        #expect(lines.first == "# " + Self.visible(Self.notebookTitle))
+        #expect(lines.contains("## " + Self.visible(Self.noteTitle + " mine")))
+        // Only the two headings start with '#'.
+        #expect(lines.filter { $0.hasPrefix("#") }.count == 2)
+        #expect(r.out.contains("Tags: " + Self.visible(Self.tag) + " · "))
+        #expect(r.out.contains("\nclear\\u{1b}[2Jscreen\\r\n\tindented\\u{7}\\u{9b}1m\\u{7f}end\nlast\n"))
+    }
+
+    // MARK: log
+
+    @Test("log: author, message lines and summary escaped; every message line indented")
+    func log() throws {
+        let doc = try Copies().merged()
+        let r = pnmerge(["log", "-"], input: doc.save())
+        #expect(r.status == 0)
+        #expect(Self.rawControls(r.out) == [])
+        #expect(r.out.contains("Author: " + Self.visible(Self.author) + "\n"))
+        #expect(r.out.contains("Author: alice\\u{1b}[0m\n"))
+        #expect(r.out.contains("\n    first\\u{1b}]0;pwned\\u{7}\n    second\\r\\u{9b}\\u{7f}line\n\n    third\n"))
+        #expect(r.out.contains("\n    mine\\u{1b}[1m\n    more of mine\\u{7}\n"))
+        // The summary names the note by its title, on one line.
+        #expect(r.out.contains("added \"" + Self.visible(Self.noteTitle) + "\""))
+        // Apart from the change headers, the Author/Date/Merge lines and blank lines, everything is indented.
+        let body = r.out.components(separatedBy: "\n").filter {
+            !$0.isEmpty && !$0.hasPrefix("change ") && !$0.hasPrefix("Author: ") && !$0.hasPrefix("Date: ") && !$0.hasPrefix("Merge: ")
+        }
+        #expect(!body.isEmpty)
+        #expect(body.allSatisfy { $0.hasPrefix("    ") })
+    }
+
+    @Test("log --graph: a message's further lines stay beside the lanes, indented under its first")
+    func logGraph() throws {
+        let doc = try Copies().merged()
+        let r = pnmerge(["log", "--graph", "-"], input: doc.save())
+        #expect(r.status == 0)
+        #expect(Self.rawControls(r.out) == [])
+        let lines = r.out.components(separatedBy: "\n").dropLast().map { $0 }
+        /// The `n` lines after line `i` (fewer at the end).
+        func after(_ i: Int, _ n: Int) -> [String] { Array(lines.dropFirst(i + 1).prefix(n)) }
+        // Every line starts with the graph (a lane, a node, or the indent under the last lane).
+        #expect(lines.allSatisfy { $0.hasPrefix("*") || $0.hasPrefix("|") || $0.hasPrefix(" ") })
+        // THEIRS's change (the newest) comes first, with one lane open beside it; MINE's is drawn
+        // in the second lane: the further lines of each message keep every lane open beside it.
+        let theirs = try #require(lines.firstIndex { $0.hasPrefix("* ") && $0.contains(Self.visible(Self.author) + " (head)") })
+        #expect(lines[theirs].hasSuffix(": first\\u{1b}]0;pwned\\u{7}"))
+        #expect(after(theirs, 3) == ["|     second\\r\\u{9b}\\u{7f}line", "|", "|     third"])
+        let mine = try #require(lines.firstIndex { $0.hasPrefix("| * ") && $0.contains("alice\\u{1b}[0m (head)") })
+        #expect(lines[mine].hasSuffix(": mine\\u{1b}[1m"))
+        #expect(after(mine, 1) == ["| |     more of mine\\u{7}"])
+        #expect(after(mine, 2).last?.hasPrefix("| | retitled \"" + Self.visible(Self.noteTitle) + " mine\"") == true)
+        // The change both grew from, after the lanes joined.
+        let base = try #require(lines.firstIndex { $0.hasPrefix("* 2@bad00000 ") })
+        #expect(after(base - 2, 1) == ["|/"])
+        #expect(after(base, 3) == ["|     second\\r\\u{9b}\\u{7f}line", "|", "|     third"])
+    }
+
+    // MARK: textconv and inspect
+
+    @Test("textconv: one header line per note, body lines keep their tabs, nothing raw")
+    func textconv() throws {
+        let doc = try Copies().mine
+        let dir = try TempDir()
+        let file = try dir.write(doc.save(), "n.peernote")
+        let r = pnmerge(["textconv", file])
+        #expect(r.status == 0)
+        #expect(Self.rawControls(r.out, tabs: true) == [])
+        let lines = r.out.components(separatedBy: "\n")
+        #expect(lines.first == "# " + Self.visible(Self.notebookTitle))
+        let header = try #require(lines.first { $0.hasPrefix("## ") })
+        #expect(header.hasPrefix("## " + Self.visible(Self.noteTitle + " mine") + "  ["))
+        #expect(header.hasSuffix(" tags: " + Self.visible(Self.tag)))
+        #expect(r.out.contains("\n    clear\\u{1b}[2Jscreen\\r\n    \tindented\\u{7}\\u{9b}1m\\u{7f}end\n    last\n"))
+    }
+
+    @Test("inspect: the title and the authors escaped")
+    func inspect() throws {
+        let doc = try Copies().merged()
+        let r = pnmerge(["inspect", "-"], input: doc.save())
+        #expect(r.status == 0)
+        #expect(Self.rawControls(r.out) == [])
+        #expect(r.out.contains("title      \"" + Self.visible(Self.notebookTitle) + "\"\n"))
+        #expect(r.out.contains(Self.visible(Self.author)))
+        #expect(r.out.contains("alice\\u{1b}[0m"))
+    }
+
+    // MARK: Reports
+
+    @Test("diff and merge: note titles, authors and conflict values escaped in the reports")
+    func diffAndMerge() throws {
+        let s = try Copies()
+        let dir = try TempDir()
+        let mine = try dir.write(s.mine.save(), "mine.peernote")
+        let theirs = try dir.write(s.theirs.save(), "theirs.peernote")
+        let mineTitle = Self.visible(Self.noteTitle + " mine"), theirsTitle = Self.visible(Self.noteTitle + " theirs")
+
+        let d = pnmerge(["diff", mine, theirs])
+        #expect(d.status == 0)
+        #expect(Self.rawControls(d.out) == [])
+        #expect(d.out.contains("lacks 1 change from \(theirs) (\(Self.visible(Self.author)) 1):"))
+        #expect(d.out.contains("added    \"new\\u{1b}]0;x\\u{7}\\nnote\""))
+        #expect(d.out.contains("title \"\(mineTitle)\" (alice\\u{1b}[0m, 10:00) vs \"\(theirsTitle)\" (\(Self.visible(Self.author)), 10:05)"))
+
+        let m = pnmerge(["merge", mine, theirs, "-o", dir.path("out.peernote")])
+        #expect(m.status == 0)
+        #expect(Self.rawControls(m.out) == [])
+        #expect(m.out.contains("  \(theirs): 1 change (\(Self.visible(Self.author)) 1)\n"))
+        #expect(m.out.contains("added    \"new\\u{1b}]0;x\\u{7}\\nnote\"\n"))
+        // Which title the conflict shows depends on the copies' random replica ids.
+        let merged = try s.merged()
+        let shown = Self.visible(try #require(merged.notebook.notes.first).title)
+        #expect(shown == mineTitle || shown == theirsTitle)
+        let edited = shown == mineTitle ? "\"\(mineTitle)\": body" : "\"\(theirsTitle)\" (was \"\(mineTitle)\"): title, body"
+        #expect(m.out.contains("\n  edited   \(edited)\n"))
+        #expect(m.out.contains("\n  note \"\(shown)\": title \"\(mineTitle)\" (alice\\u{1b}[0m, 10:00) vs \"\(theirsTitle)\" ("
+                               + Self.visible(Self.author) + ", 10:05), showing \"\(shown)\"\n"))
+    }
+
+    @Test("git-driver, sync and salvage: the reports on standard output and error are escaped")
+    func otherReports() throws {
+        let s = try Copies()
+        let dir = try TempDir()
+        let ours = try dir.write(s.mine.save(), "ours.peernote")
+        let theirs = try dir.write(s.theirs.save(), "theirs.peernote")
+        let g = pnmerge(["git-driver", "", ours, theirs, "notes.peernote"])
+        #expect(g.status == 0)
+        #expect(Self.rawControls(g.out + g.err) == [])
+        #expect(g.err.contains("title \"\(Self.visible(Self.noteTitle + " mine"))\" (alice\\u{1b}[0m, 10:00)"))
+
+        let folder = try TempDir()
+        _ = try folder.write(s.mine.save(), "a.peernote")
+        _ = try folder.write(s.theirs.save(), "a.sync-conflict-20240301-100500-ABCDEFG.peernote")
+        let y = pnmerge(["sync", folder.url.path])
+        #expect(y.status == 0)
+        #expect(Self.rawControls(y.out + y.err) == [])
+        #expect(y.out.contains("\"" + Self.visible(Self.notebookTitle) + "\" (5e1f0c3a): 1 copy"))
+        #expect(y.out.contains("(\(Self.visible(Self.author)) 1)"))
+
+        let v = pnmerge(["salvage", ours, "-o", dir.path("copy.peernote")])
+        #expect(v.status == 0)
+        #expect(Self.rawControls(v.out + v.err) == [])
+        #expect(v.out.contains("notebook \"" + Self.visible(Self.notebookTitle) + "\": 2 notes"))
+    }
+
+    @Test("error lines: a file name with control characters is shown escaped, on one line")
+    func errorLine() throws {
+        let dir = try TempDir()
+        let name = dir.path("evil\u{1B}]0;pwned\u{07}\n\u{9B}.peernote")
+        let r = pnmerge(["show", name])
+        #expect(r.status == ExitStatus.noInput.rawValue)
+        #expect(Self.rawControls(r.err) == [])
+        #expect(r.err.hasPrefix("pnmerge: " + Self.visible(name) + ": "))
+        #expect(r.err.filter { $0 == "\n" }.count == 1)
+    }
+}
