@@ -69,7 +69,7 @@ enum Inputs {
     /// pnmerge or peernote holds it (the wait then lasts until that one finishes).
     static func lock(_ path: String) throws(FileError) -> FileLock {
         try FileLock(for: path) { lockFile in
-            Console.current.writeError("pnmerge: \(path): waiting for another pnmerge or peernote to finish writing it (lock \(lockFile))\n")
+            Console.current.writeError(DisplayText.oneLine("pnmerge: \(path): waiting for another pnmerge or peernote to finish writing it (lock \(lockFile))") + "\n")
         }
     }
 

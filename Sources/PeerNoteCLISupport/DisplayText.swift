@@ -55,3 +55,18 @@ public enum DisplayText {
         return String(out)
     }
 }
+
+/// Quoting for the commands that messages suggest, so that they can be pasted into a shell.
+public enum ShellQuote {
+    /// `word` as it is when it needs no quoting (letters, digits and `_@%+=:,./-`), else in
+    /// single quotes (a single quote inside becomes `'\''`).
+    public static func word(_ word: String) -> String {
+        let safe = !word.isEmpty && word.unicodeScalars.allSatisfy { s in
+            s.isASCII && (s.properties.isAlphabetic || ("0" ... "9").contains(s) || "_@%+=:,./-".unicodeScalars.contains(s))
+        }
+        if safe { return word }
+        var quoted = "'"
+        for c in word { quoted += c == "'" ? "'\\''" : String(c) }
+        return quoted + "'"
+    }
+}

@@ -24,7 +24,7 @@ enum DocumentFile {
     /// holds it (the wait then lasts until that one finishes).
     static func lock(_ path: String) throws(FileError) -> FileLock {
         try FileLock(for: path) { lockFile in
-            Terminal.error("peernote: \(path): waiting for another peernote or pnmerge to finish writing it (lock \(lockFile))")
+            Terminal.error(DisplayText.oneLine("peernote: \(path): waiting for another peernote or pnmerge to finish writing it (lock \(lockFile))"))
         }
     }
 
@@ -128,7 +128,7 @@ enum NoteLookup {
         do { found = try document.findNote(query) } catch {
             if case .noSuchNote = error {
                 if let deleted = try? document.findNote(query, includeDeleted: true), deleted.isDeleted {
-                    throw CLIFailure(.usage, "\(path): note \(deleted.id.short) \"\(deleted.title)\" is deleted; bring it back with: peernote restore \(path) \(deleted.id.short)")
+                    throw CLIFailure(.usage, "\(path): note \(deleted.id.short) \"\(deleted.title)\" is deleted; bring it back with: peernote restore \(ShellQuote.word(path)) \(deleted.id.short)")
                 }
                 throw CLIFailure(.usage, "\(path): \(error)\(candidates(document.notes))")
             }

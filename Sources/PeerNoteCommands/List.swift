@@ -8,7 +8,7 @@ extension PeerNoteCLI {
         static let configuration = CommandConfiguration(
             commandName: "list",
             abstract: "List the notes: index, short id, title, tags and priority.",
-            discussion: "One note a line, in aligned columns; '-' stands for no tags. Line breaks in titles show as \\n."
+            discussion: "One note a line, in aligned columns; '-' stands for no tags. Line breaks, tabs and other control characters in titles and tags show as \\n, \\t and \\u{1b}."
         )
 
         @Argument(help: ArgumentHelp("The .peernote file (- for standard input).", valueName: "FILE"), completion: .file(extensions: ["peernote"]))

@@ -20,7 +20,7 @@ struct GitCommandTests {
             let r = pnmerge(["git-driver", base, ours, dir.path("bob.peernote"), "notes.peernote"])
             #expect(r.status == 0, "\(r.err)")
             #expect(r.out.isEmpty)
-            #expect(r.err.hasPrefix("pnmerge: notes.peernote: merged; 2 conflicts kept in the notebook (see 'pnmerge show notes.peernote'):\n"), "\(r.err)")
+            #expect(r.err.hasPrefix("pnmerge: notes.peernote: merged; 2 conflicts kept in the notebook (see: pnmerge show notes.peernote):\n"), "\(r.err)")
             let after = try dir.bytes("ours")
             #expect(Array(after.prefix(before.count)) == before, "appended, not rewritten")
             #expect(try Document.load(after).notebook == s.merged().notebook)

@@ -86,6 +86,24 @@ struct OutputSafetyTests {
         #expect(inPlace.out.hasPrefix("Merged into \(mine):\n"), "\(inPlace.out)")
     }
 
+    @Test("Suggested commands quote their paths: a shell given the quoted word gets the path back as it was")
+    func shellQuoting() throws {
+        #expect(ShellQuote.word("notes.peernote") == "notes.peernote")
+        #expect(ShellQuote.word("dir/a-b_c@1%2+3=4:5,6.peernote") == "dir/a-b_c@1%2+3=4:5,6.peernote")
+        #expect(ShellQuote.word("my notes.peernote") == "'my notes.peernote'")
+        for word in ["my notes.peernote", "it's.peernote", "$(rm -rf x)", "a\"b`c`", "", "-x", "tab\there", "ünï code", "a'b'c"] {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/bin/sh")
+            process.arguments = ["-c", "printf %s " + ShellQuote.word(word)]
+            let pipe = Pipe()
+            process.standardOutput = pipe
+            try process.run()
+            let out = pipe.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            #expect(String(decoding: out, as: UTF8.self) == word, "\(ShellQuote.word(word))")
+        }
+    }
+
     @Test("-o - refuses to write a binary document to a terminal (run under script(1), which gives it one)")
     func terminalOutput() throws {
         let script = "/usr/bin/script"
