@@ -15,6 +15,27 @@ struct LockSafetyTests {
         return ["XDG_RUNTIME_DIR": run]
     }
 
+    /// Where peernote, run with `runtime(in: dir)`, keeps the lock of `document` (the file's
+    /// name is the same whatever the folder: a hash of the document's real path).
+    private static func lockFile(of document: String, in dir: TempDir) throws -> String {
+        let name = try #require(FileLock.lockFile(for: document).split(separator: "/").last)
+        return dir.file("run/peernote-locks/\(name)")
+    }
+
+    @Test("Lock files do not pile up: the holder removes its lock file when it lets go")
+    func lockFilesRemoved() throws {
+        let dir = try TempDir()
+        let env = try runtime(in: dir) { _ in }
+        #expect(try Binary.run(["new", "n.peernote", "--title", "T"], in: dir, env: env).status == 0)
+        #expect(try Binary.run(["add", "n.peernote", "--title", "a"], in: dir, env: env).status == 0)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.file("run/peernote-locks")).isEmpty)
+        // Writers that meet, each waiting for the one before: all land, and no lock file is left.
+        let runs = try (0 ..< 6).map { try Binary.start(["add", "n.peernote", "--title", "t\($0)"], in: dir, env: env) }
+        for r in runs { #expect(try r.finish().status == 0) }
+        #expect(try Document.load(Array(dir.bytes("n.peernote"))).notes.count == 7)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.file("run/peernote-locks")).isEmpty)
+    }
+
     @Test("A lock folder others can write to, or a link in its place, is refused: exit 74, the file unchanged")
     func unsafeLockFolder() throws {
         let dir = try TempDir()
@@ -46,11 +67,7 @@ struct LockSafetyTests {
         let dir = try TempDir()
         let env = try runtime(in: dir) { _ in }
         #expect(try Binary.run(["new", "n.peernote", "--title", "T"], in: dir, env: env).status == 0)
-        let locks = dir.file("run/peernote-locks")
-        let lockFiles = try FileManager.default.contentsOfDirectory(atPath: locks).filter { $0.hasSuffix(".lock") }
-        try #require(lockFiles.count == 1, "\(lockFiles)")
-        let lockFile = locks + "/" + lockFiles[0]
-        try FileManager.default.removeItem(atPath: lockFile)
+        let lockFile = try Self.lockFile(of: dir.file("n.peernote"), in: dir)
         let planted = dir.file("planted")
         try FileManager.default.createSymbolicLink(atPath: lockFile, withDestinationPath: planted)
         let before = try dir.bytes("n.peernote")
@@ -68,9 +85,8 @@ struct LockSafetyTests {
         let env = try runtime(in: dir) { _ in }
         #expect(try Binary.run(["new", "n.peernote", "--title", "T"], in: dir, env: env).status == 0)
         // Hold the document's lock the way another peernote would: flock on its lock file.
-        let locks = dir.file("run/peernote-locks")
-        let lockFile = locks + "/" + (try #require(try FileManager.default.contentsOfDirectory(atPath: locks).first { $0.hasSuffix(".lock") }))
-        let fd = open(lockFile, O_RDWR)
+        let lockFile = try Self.lockFile(of: dir.file("n.peernote"), in: dir)
+        let fd = open(lockFile, O_RDWR | O_CREAT, 0o600)
         try #require(fd >= 0)
         defer { close(fd) }
         #expect(flock(fd, LOCK_EX) == 0)

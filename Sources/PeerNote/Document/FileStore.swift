@@ -316,8 +316,14 @@ public enum FileStore {
 /// it): in `$XDG_RUNTIME_DIR/peernote-locks`, else `/tmp/peernote-locks-UID`,
 /// named by a hash of the document's real path. Once the lock is held, stale
 /// temporary files of the document are removed (`FileStore.removeStaleTemporaries`).
+///
+/// The holder removes the lock file when it lets go (so they do not pile up, one per
+/// document ever written). Whoever then gets the `flock` of the removed file finds that
+/// the name no longer leads to it, and starts again on the file now at that name: the lock
+/// is only held on the file the name leads to, and only its holder removes it.
 public final class FileLock {
     private let fd: Int32
+    private let lockPath: String
 
     /// Blocks until the lock on `path` is held. When another process holds it, `waiting` is
     /// called once (with the lock file's path) before blocking, so that a tool can say why it waits.
@@ -332,25 +338,34 @@ public final class FileLock {
         if let problem = Self.unsafeFolderProblem(dir) {
             throw FileError(path: path, message: "refusing the lock folder \(dir): \(problem) (remove it, or set XDG_RUNTIME_DIR to a private folder)")
         }
-        let fd = open(lockPath, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw FileError(path: path, message: "cannot create lock file \(lockPath): \(FileStore.errnoText())") }
-        if flock(fd, LOCK_EX | LOCK_NB) == 0 {
-            self.fd = fd
-            FileStore.removeStaleTemporaries(of: path)
-            return
-        }
-        if errno == EWOULDBLOCK { waiting?(lockPath) }
-        while flock(fd, LOCK_EX) != 0 {
-            if errno == EINTR { continue }
-            let m = FileStore.errnoText()
+        var said = false
+        while true {
+            let fd = open(lockPath, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
+            guard fd >= 0 else { throw FileError(path: path, message: "cannot create lock file \(lockPath): \(FileStore.errnoText())") }
+            if flock(fd, LOCK_EX | LOCK_NB) != 0 {
+                if errno == EWOULDBLOCK && !said { said = true; waiting?(lockPath) }
+                while flock(fd, LOCK_EX) != 0 {
+                    if errno == EINTR { continue }
+                    let m = FileStore.errnoText()
+                    close(fd)
+                    throw FileError(path: path, message: "cannot lock: \(m)")
+                }
+            }
+            // The previous holder may have removed the file while this one waited for it.
+            var held = stat(), named = stat()
+            if fstat(fd, &held) == 0, lstat(lockPath, &named) == 0, held.st_dev == named.st_dev, held.st_ino == named.st_ino {
+                self.fd = fd
+                self.lockPath = lockPath
+                break
+            }
             close(fd)
-            throw FileError(path: path, message: "cannot lock: \(m)")
         }
-        self.fd = fd
         FileStore.removeStaleTemporaries(of: path)
     }
 
     deinit {
+        // Removed while still held: a waiter that gets this file's lock next sees it is gone.
+        unlink(lockPath)
         flock(fd, LOCK_UN)
         close(fd)
     }
