@@ -7,7 +7,11 @@ extension PeerNoteCLI {
         static let configuration = CommandConfiguration(
             commandName: "rm",
             abstract: "Delete a note.",
-            discussion: "The note and its history stay in the document; 'peernote restore' brings it back."
+            discussion: """
+                The note and its history stay in the document; 'peernote restore' brings it back. \
+                For a note deleted on one copy while edited on another (a conflict 'pnmerge show' \
+                lists), rm accepts the deletion: the conflict closes and the edits stay in the history.
+                """
         )
 
         @Argument(help: ArgumentHelp("The .peernote file.", valueName: "FILE"), completion: .file(extensions: ["peernote"]))
@@ -21,6 +25,14 @@ extension PeerNoteCLI {
 
         func execute() throws {
             try DocumentFile.update(file, author: author.resolved()) { document in
+                // A note deleted on one copy while edited on another: rm accepts the deletion.
+                if let deleted = try? document.findNote(note, includeDeleted: true), deleted.isDeleted,
+                   document.conflicts.contains(where: { if case .deletedWhileEdited(let id, _, _, _) = $0 { id == deleted.id } else { false } }) {
+                    try document.transaction(message: message.or("Delete note \"\(deleted.title)\" (accepting the deletion)")) {
+                        try document.deleteNote(deleted.id)
+                    }
+                    return
+                }
                 let target = try NoteLookup.find(note, in: document, path: file)
                 try document.transaction(message: message.or("Delete note \"\(target.title)\"")) {
                     try document.deleteNote(target.id)

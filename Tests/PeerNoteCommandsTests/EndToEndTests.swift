@@ -358,4 +358,26 @@ struct EndToEndTests {
         try ok(["title", "n.peernote", "T", "--author", "wins"], in: dir, env: ["PEERNOTE_AUTHOR": "from-env"])
         #expect(try Document.open(dir.file("n.peernote")).history.map(\.author) == ["explicit", "from-env", "wins"])
     }
+
+    @Test("rm on a note deleted on one copy while edited on another accepts the deletion; on a plain deleted note it points to restore")
+    func removeAcceptsDeletion() throws {
+        let dir = try TempDir()
+        let a = Document(title: "T", author: "alice")
+        let n = a.addNote(title: "Doomed", body: "abc")
+        let b = a.fork(author: "bob")
+        try a.deleteNote(n)
+        try b.insertText(n, at: 3, "def")
+        try a.merge(b)
+        try FileStore.writeAtomically(a.save(), to: dir.file("m.peernote"))
+        #expect(a.conflicts.count == 1)
+
+        let r = try Binary.run(["rm", "m.peernote", "Doomed", "--author", "carol"], in: dir)
+        #expect(r.status == 0, "\(r.stderr)")
+        let after = try Document.open(dir.file("m.peernote"))
+        #expect(after.conflicts.isEmpty)
+        #expect(after.history.last?.message.contains("accepting the deletion") == true)
+        let again = try Binary.run(["rm", "m.peernote", "Doomed"], in: dir)
+        #expect(again.status == 64)
+        #expect(again.stderr.contains("is deleted; bring it back with: peernote restore m.peernote"), "\(again.stderr)")
+    }
 }

@@ -149,6 +149,33 @@ struct MergeRuleTests {
         #expect(a.conflicts.isEmpty)
     }
 
+    @Test("Rule 5: deleting the note again accepts the deletion: the conflict closes on every copy, the edits stay in the history")
+    func acceptDeletion() throws {
+        var id: NoteID?
+        let (a, b) = pair { id = $0.addNote(title: "Doomed", body: "abc") }
+        let n = try #require(id)
+        try a.deleteNote(n)
+        try b.insertText(n, at: 3, "def")
+        try a.merge(b)
+        #expect(a.conflicts.count == 1)
+        // A deleted note with no such conflict: deleting it again records nothing.
+        let other = a.addNote(title: "Other")
+        try a.deleteNote(other)
+        let before = a.changeCount
+        try a.deleteNote(other)
+        #expect(a.changeCount == before)
+
+        try a.deleteNote(n)
+        #expect(a.changeCount == before + 1)
+        #expect(a.conflicts.isEmpty)
+        #expect(a.notes.isEmpty)
+        // Another copy that takes the acceptance agrees; restoring still brings the edits back.
+        try b.merge(a)
+        #expect(b.conflicts.isEmpty && b.notebook == a.notebook)
+        try b.restoreNote(n)
+        #expect(b.notes.first { $0.id == n }?.body == "abcdef")
+    }
+
     @Test("Rule 6: merging is commutative, associative and idempotent")
     func algebra() throws {
         var id: NoteID?

@@ -225,9 +225,15 @@ public final class Document {
         }
     }
 
+    /// Deletes a note. For a note already deleted, nothing, unless it was deleted on one copy
+    /// while edited on another (a `Conflict.deletedWhileEdited`): deleting it again accepts the
+    /// deletion, after those edits, which closes the conflict (the edits stay in the history).
     public func deleteNote(_ id: NoteID) throws(PeerNoteError) {
         let n = try noteState(id)
-        guard !n.isDeleted else { return }
+        if n.isDeleted {
+            let edited = conflicts.contains { if case .deletedWhileEdited(let note, _, _, _) = $0 { note == id } else { false } }
+            guard edited else { return }
+        }
         appendLocal(.deleteNote(note: n.id, preds: n.deleted.ids), length: 1)
     }
 
