@@ -35,7 +35,9 @@ extension PeerNoteCLI {
         @OptionGroup var message: MessageOptions
 
         func execute() throws {
-            if output != "-" && DocumentFile.exists(output) {
+            // Refused before reading SOURCE, so that no warning about it is printed for an import that cannot happen.
+            if output == "-" { throw CLIFailure(.usage, "the output must be a file, not - (standard output)") }
+            if DocumentFile.exists(output) {
                 throw CLIFailure(.cannotCreate, "\(output): already exists; refusing to overwrite it")
             }
             let bytes = try TextFile.bytes(source)

@@ -97,6 +97,26 @@ public enum NotebookJSON {
         return NotebookContent(title: value.title ?? "", notes: notes)
     }
 
+    /// What the value at `keys` must be, in words ("a list of strings"), from the type the
+    /// decoder expected there and the field's name.
+    private static func expected(_ type: Any.Type, at keys: [any CodingKey]) -> String {
+        let name = "\(type)"
+        let field = keys.last(where: { $0.intValue == nil })?.stringValue
+        let inList = keys.last?.intValue != nil
+        if name.hasPrefix("Dictionary") {
+            return keys.isEmpty ? "an object: {\"title\": ..., \"notes\": [...]}" : inList && field == "notes" ? "an object (a note)" : "an object"
+        }
+        if name.hasPrefix("Array") {
+            switch field {
+            case "notes": return "a list of notes"
+            case "tags": return "a list of strings"
+            default: return "a list"
+            }
+        }
+        if type == String.self { return field == "priority" ? "a string: low, normal or high" : "a string" }
+        return "a \(name)"
+    }
+
     private static func describe(_ error: DecodingError) -> String {
         func path(_ keys: [any CodingKey]) -> String {
             var out = ""
@@ -111,8 +131,8 @@ public enum NotebookJSON {
             return "not valid JSON" + (detail.map { ": \($0)" } ?? (c.debugDescription.isEmpty ? "" : ": \(c.debugDescription)"))
         case .keyNotFound(let key, let c):
             return "\(path(c.codingPath + [key])) is missing"
-        case .typeMismatch(_, let c), .valueNotFound(_, let c):
-            return "\(path(c.codingPath)) has the wrong type: \(c.debugDescription)"
+        case .typeMismatch(let type, let c), .valueNotFound(let type, let c):
+            return "\(path(c.codingPath)) must be \(expected(type, at: c.codingPath))"
         @unknown default:
             return "not a notebook: \(error)"
         }

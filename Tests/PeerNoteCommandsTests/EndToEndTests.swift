@@ -380,4 +380,20 @@ struct EndToEndTests {
         #expect(again.status == 64)
         #expect(again.stderr.contains("is deleted; bring it back with: peernote restore m.peernote"), "\(again.stderr)")
     }
+
+    @Test("import to - or onto an existing file is refused before SOURCE is read: the refusal is the only line")
+    func importRefusedFirst() throws {
+        let dir = try TempDir()
+        _ = try dir.write("g.md", "text before any heading\n# A\nbody\n")
+        _ = try dir.write("existing", "x")
+        let toStdout = try Binary.run(["import", "g.md", "-o", "-"], in: dir)
+        #expect(toStdout.status == 64)
+        #expect(toStdout.stderr == "peernote: the output must be a file, not - (standard output)\n", "\(toStdout.stderr)")
+        let onto = try Binary.run(["import", "g.md", "-o", "existing"], in: dir)
+        #expect(onto.status == 73)
+        #expect(onto.stderr == "peernote: existing: already exists; refusing to overwrite it\n", "\(onto.stderr)")
+        // Imported for real, the warning is given.
+        let ok = try Binary.run(["import", "g.md", "-o", "g.peernote"], in: dir)
+        #expect(ok.status == 0 && ok.stderr.contains("warning: text before the first heading"), "\(ok.stderr)")
+    }
 }

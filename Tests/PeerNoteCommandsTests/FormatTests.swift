@@ -193,6 +193,19 @@ struct FormatTests {
     func jsonErrors() {
         #expect(throws: ImportError.self) { try NotebookJSON.parse(Array("{".utf8)) }
         #expect(throws: ImportError("notes is missing")) { try NotebookJSON.parse(Array("{\"title\": \"x\"}".utf8)) }
+        // A value of the wrong kind is named with what it must be, in words.
+        let wrongKinds: [(String, String)] = [
+            ("[]", "the top level must be an object: {\"title\": ..., \"notes\": [...]}"),
+            ("{\"notes\": {}}", "notes must be a list of notes"),
+            ("{\"notes\": [\"x\"]}", "notes[0] must be an object (a note)"),
+            ("{\"notes\": [{\"title\": 5}]}", "notes[0].title must be a string"),
+            ("{\"notes\": [{\"title\": \"x\", \"tags\": \"a\"}]}", "notes[0].tags must be a list of strings"),
+            ("{\"notes\": [{\"title\": \"x\", \"tags\": [\"a\", 3]}]}", "notes[0].tags[1] must be a string"),
+            ("{\"notes\": [{\"title\": \"x\", \"priority\": 2}]}", "notes[0].priority must be a string: low, normal or high"),
+        ]
+        for (json, message) in wrongKinds {
+            #expect(throws: ImportError(message)) { try NotebookJSON.parse(Array(json.utf8)) }
+        }
         #expect(throws: ImportError("notes[0].priority: \"urgent\" is not one of low, normal, high")) {
             try NotebookJSON.parse(Array("{\"notes\": [{\"title\": \"a\", \"priority\": \"urgent\"}]}".utf8))
         }
