@@ -67,7 +67,7 @@ extension PNMerge {
 enum NotebookRendering {
     static func text(_ notebook: Notebook, style: RenderStyle) -> String {
         let title = notebook.title.isEmpty ? "(untitled notebook)" : DisplayText.oneLine(notebook.title)
-        var lines = [style.paint(title, .bold), String(repeating: "=", count: max(title.count, 3))]
+        var lines = [style.paint(title, .bold), String(repeating: "=", count: max(DisplayText.columns(title), 3))]
         if notebook.notes.isEmpty { lines += ["", "(no notes)"] }
         for note in notebook.notes {
             lines.append("")

@@ -70,3 +70,34 @@ public enum ShellQuote {
         return quoted + "'"
     }
 }
+
+extension DisplayText {
+    /// How many terminal columns `text` takes: 2 for an East Asian wide or fullwidth character
+    /// or an emoji shown as one, 0 for a combining mark or a zero-width format character, else
+    /// 1, counted per grapheme (a character and its marks, an emoji sequence) by its first scalar.
+    /// For aligning columns; control characters should be escaped first (`oneLine`).
+    public static func columns(_ text: String) -> Int {
+        var total = 0
+        for character in text {
+            guard let first = character.unicodeScalars.first else { continue }
+            total += columns(first, presentsAsEmoji: character.unicodeScalars.count > 1 && character.unicodeScalars.contains("\u{FE0F}"))
+        }
+        return total
+    }
+
+    private static func columns(_ s: Unicode.Scalar, presentsAsEmoji: Bool) -> Int {
+        switch s.properties.generalCategory {
+        case .nonspacingMark, .enclosingMark, .format: return 0
+        default: break
+        }
+        if s.properties.isEmojiPresentation || (presentsAsEmoji && s.properties.isEmoji) { return 2 }
+        let v = s.value
+        let wide: [ClosedRange<UInt32>] = [
+            0x1100 ... 0x115F, 0x2E80 ... 0x303E, 0x3041 ... 0x33FF, 0x3400 ... 0x4DBF, 0x4E00 ... 0x9FFF,
+            0xA000 ... 0xA4CF, 0xA960 ... 0xA97F, 0xAC00 ... 0xD7A3, 0xF900 ... 0xFAFF, 0xFE10 ... 0xFE19,
+            0xFE30 ... 0xFE6F, 0xFF00 ... 0xFF60, 0xFFE0 ... 0xFFE6, 0x1B000 ... 0x1B2FF, 0x20000 ... 0x2FFFD,
+            0x30000 ... 0x3FFFD,
+        ]
+        return wide.contains { $0.contains(v) } ? 2 : 1
+    }
+}

@@ -30,11 +30,12 @@ extension PeerNoteCLI {
                  note.tags.isEmpty ? "-" : note.tags.map(DisplayText.oneLine).joined(separator: ", "), note.priority.rawValue]
             }
             var widths = [Int](repeating: 0, count: 5)
-            for row in rows { for (c, cell) in row.enumerated() { widths[c] = max(widths[c], cell.count) } }
+            // Padded by terminal columns (a CJK character or an emoji takes two), not by characters.
+            for row in rows { for (c, cell) in row.enumerated() { widths[c] = max(widths[c], DisplayText.columns(cell)) } }
             var out = ""
             for (r, row) in rows.enumerated() {
                 let cells = row.enumerated().map { c, cell in
-                    let pad = String(repeating: " ", count: widths[c] - cell.count)
+                    let pad = String(repeating: " ", count: widths[c] - DisplayText.columns(cell))
                     let painted = paint(cell, column: c, note: notes[r], color: color)
                     return c == 0 ? pad + painted : c == row.count - 1 ? painted : painted + pad
                 }

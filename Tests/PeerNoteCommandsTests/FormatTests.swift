@@ -1,5 +1,6 @@
 import Foundation
 import PeerNote
+import PeerNoteCLISupport
 import Testing
 @testable import PeerNoteCommands
 
@@ -210,5 +211,41 @@ struct FormatTests {
             try NotebookJSON.parse(Array("{\"notes\": [{\"title\": \"a\", \"priority\": \"urgent\"}]}".utf8))
         }
         #expect(throws: ImportError("notes[0].title is missing")) { try NotebookJSON.parse(Array("{\"notes\": [{}]}".utf8)) }
+    }
+}
+
+@Suite("Terminal columns")
+struct ColumnWidthTests {
+    @Test("Display width: CJK and emoji take two columns, combining marks none, per grapheme")
+    func widths() {
+        #expect(DisplayText.columns("abc") == 3)
+        #expect(DisplayText.columns("日本語のメモ") == 12)
+        #expect(DisplayText.columns("買い物") == 6)
+        #expect(DisplayText.columns("한국어") == 6)
+        #expect(DisplayText.columns("ＡＢ") == 4)
+        #expect(DisplayText.columns("📓") == 2)
+        #expect(DisplayText.columns("👍🏽") == 2)
+        #expect(DisplayText.columns("👩‍👩‍👧") == 2)
+        #expect(DisplayText.columns("e\u{301}") == 1)
+        #expect(DisplayText.columns("\u{200B}") == 0)
+        #expect(DisplayText.columns("©") == 1)
+        #expect(DisplayText.columns("Ünïcode 📓") == 10)
+    }
+
+    @Test("peernote list aligns columns by display width")
+    func listAligned() throws {
+        let d = Document(title: "T", author: "a")
+        d.addNote(title: "日本語のメモ", tags: ["買い物"])
+        d.addNote(title: "abcdefghijkl", tags: ["abcdef"])
+        d.addNote(title: "👍🏽 ok", tags: ["x"])
+        let lines = PeerNoteCLI.List.render(d.notes, indexed: true, color: false).split(separator: "\n").map(String.init)
+        #expect(lines.count == 3)
+        // Every row's priority starts in the same terminal column.
+        let starts = lines.map { line -> Int in
+            guard let r = line.range(of: "normal") else { return -1 }
+            return DisplayText.columns(String(line[..<r.lowerBound]))
+        }
+        #expect(!starts.contains(-1))
+        #expect(Set(starts).count == 1, "\(lines)")
     }
 }
