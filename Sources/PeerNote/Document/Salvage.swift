@@ -514,8 +514,9 @@ private struct Salvager {
             // every change of its block is back: without them, which character is which is lost.
             if let snapshot = block.state {
                 let first = ChangeKey(block: bi, index: 0)
-                guard block.changes.indices.allSatisfy({ fates[ChangeKey(block: bi, index: $0)] == .kept }) else {
-                    return .failure(ReplayFailure(key: first, message: "its block stores its text in document order, which needs every change of the block"))
+                if let bad = block.changes.indices.first(where: { fates[ChangeKey(block: bi, index: $0)] != .kept }) {
+                    let why = fates[ChangeKey(block: bi, index: bad)]?.reason ?? "it is missing"
+                    return .failure(ReplayFailure(key: first, message: "its block stores its text in document order, which needs every change of the block, and the change at row \(block.firstRow + bad) cannot be used: \(why)"))
                 }
                 // The log and state are moved out of the document (two accesses to it at once would conflict).
                 var log = OpLog(), state = DocState()
