@@ -48,11 +48,13 @@ struct OpLog: Sendable {
     /// Makes room for `changes` more changes, so that a load grows its per-change arrays once
     /// instead of doubling them (and briefly holding both copies).
     /// Makes room for `more` changes, `moreOps` op rows and `moreText` inserted characters
-    /// (growing the arrays by doubling copied each several times over a load).
+    /// (growing the arrays by doubling copied each several times over a load). Ops and text
+    /// get an eighth more: a document is loaded to be edited or merged, and an exact capacity
+    /// would double (and copy) at the first keystroke.
     mutating func reserve(changes more: Int, ops moreOps: Int = 0, text moreText: Int = 0) {
         changes.reserveCapacity(changes.count + more)
-        if moreOps > 0 { ops.reserveCapacity(ops.count + moreOps) }
-        if moreText > 0 { text.reserveCapacity(text.count + moreText) }
+        if moreOps > 0 { ops.reserveCapacity(ops.count + moreOps + moreOps / 8) }
+        if moreText > 0 { text.reserveCapacity(text.count + moreText + moreText / 8) }
     }
 
     mutating func agent(for replica: ReplicaID) -> UInt32 {
