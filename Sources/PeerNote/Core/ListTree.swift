@@ -49,7 +49,7 @@ struct ListIndexEntry: Sendable {
 /// ever moves to a leaf further right; the id index relies on this and, when a
 /// lookup has to walk right, records the newer leaf.
 struct ListTree<Element: Sendable>: Sendable {
-    static var leafCapacity: Int { 32 }
+    static var leafCapacity: Int { 64 }
     static var fanout: Int { 32 }
 
     private(set) var leaves: [ListLeaf] = [ListLeaf()]
