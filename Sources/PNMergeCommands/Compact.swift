@@ -59,8 +59,8 @@ enum CompactOperation {
         var line: String {
             let blocks = Text.count(blocksBefore, "block")
             return written
-                ? "\(file): \(Text.count(before, "byte")) (\(blocks)) → \(Text.count(after, "byte")) (1 block)"
-                : "\(file): already compact (\(Text.count(before, "byte")))"
+                ? "\(Inputs.displayName(file)): \(Text.count(before, "byte")) (\(blocks)) → \(Text.count(after, "byte")) (1 block)"
+                : "\(Inputs.displayName(file)): already compact (\(Text.count(before, "byte")))"
         }
     }
 

@@ -52,7 +52,7 @@ extension PNMerge {
                 let conflicts = report.conflicts
                 if !report.upToDate && !conflicts.isEmpty {
                     let style = RenderStyle(color: false, timeZone: console.timeZone)
-                    var lines = ["pnmerge: \(name): merged; \(Text.count(conflicts.count, "conflict")) kept in the notebook (see: pnmerge show \(ShellQuote.word(name))):"]
+                    var lines = ["pnmerge: \(Inputs.displayName(name)): merged; \(Text.count(conflicts.count, "conflict")) kept in the notebook (see: pnmerge show \(DisplayText.oneLine(ShellQuote.word(name)))):"]
                     lines += conflicts.map { "  " + ConflictRendering.line($0, in: report.notebook, style: style) }
                     console.writeError(lines.joined(separator: "\n") + "\n")
                 }

@@ -27,7 +27,9 @@ struct LoadedDocument {
 /// Reading input documents, with one-line errors that name the file.
 enum Inputs {
     /// `<stdin>` for `-`, otherwise the path as given.
-    static func displayName(_ path: String) -> String { path == "-" ? "<stdin>" : path }
+    /// How a file is named in reports and errors: `<stdin>` for `-`, control characters in a
+    /// path shown escaped like document text (a file name can hold ESC sequences too).
+    static func displayName(_ path: String) -> String { path == "-" ? "<stdin>" : DisplayText.oneLine(path) }
 
     /// The file's bytes, or a `noInput` (66) failure naming it.
     static func readBytes(_ path: String) throws(CLIFailure) -> [UInt8] {

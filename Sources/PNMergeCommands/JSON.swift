@@ -78,7 +78,8 @@ public indirect enum JSONValue: Equatable, Sendable {
             case "\n": out += "\\n"
             case "\r": out += "\\r"
             case "\t": out += "\\t"
-            case let c where c.value < 0x20 || c.value == 0x7F || c.value == 0x2028 || c.value == 0x2029:
+            // C1 controls too (U+0080–U+009F): valid raw in JSON, but a terminal acts on them.
+            case let c where c.value < 0x20 || c.value == 0x7F || (0x80 ... 0x9F).contains(c.value) || c.value == 0x2028 || c.value == 0x2029:
                 out += JSONText.unicodeEscape(c.value)
             default: out.unicodeScalars.append(scalar)
             }

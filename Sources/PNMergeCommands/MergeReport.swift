@@ -42,7 +42,7 @@ struct MergeReport {
 
     func text(style: RenderStyle) -> String {
         let mineName = Inputs.displayName(mine)
-        let outName = output == "-" ? "standard output" : output
+        let outName = output == "-" ? "standard output" : Inputs.displayName(output)
         var lines: [String] = []
         if upToDate {
             lines.append("Already up to date: \(mineName) has every change in \(inputs.map { Inputs.displayName($0.file) }.joined(separator: ", ")).")

@@ -165,7 +165,7 @@ struct SalvageReport {
     func text(style: RenderStyle) -> String {
         let r = result
         let name = Inputs.displayName(file)
-        let target = output == "-" ? "standard output" : output
+        let target = output == "-" ? "standard output" : Inputs.displayName(output)
         let notebook = r.document.notebook
         let summary = "\(Text.quoted(notebook.title)): \(Text.count(notebook.notes.count, "note")) (\(r.document.deletedNotes.count) deleted), \(Text.count(notebook.conflicts.count, "conflict"))"
         if r.isIntact {

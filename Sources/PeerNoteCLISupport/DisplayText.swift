@@ -36,11 +36,16 @@ public enum DisplayText {
     }
 
     /// The lines of a multi-line message (a change message), each for a one-line context: split at
-    /// line breaks, each line's other control characters (tabs and `\r` included) made visible,
+    /// line breaks (a `\r\n` line end is one break), each line's other control characters (tabs
+    /// and a lone `\r` included) made visible,
     /// trailing empty lines left out. A message that is nothing but line breaks is one line
     /// showing them (`\n\n`), so a message never disappears.
     public static func lines(_ text: String) -> [String] {
-        var lines = text.split(separator: "\n", omittingEmptySubsequences: false).map { oneLine(String($0)) }
+        // By scalars, and a "\r\n" line end taken as one break: "\r\n" is a single Character,
+        // which splitting the String at "\n" would not find.
+        var lines = text.unicodeScalars.split(separator: "\n", omittingEmptySubsequences: false).map { line in
+            oneLine(String(String.UnicodeScalarView(line.last == "\r" ? line.dropLast() : line[...])))
+        }
         while lines.last?.isEmpty == true { lines.removeLast() }
         return lines.isEmpty && !text.isEmpty ? [oneLine(text)] : lines
     }

@@ -51,7 +51,8 @@ public enum NotebookJSON {
             case "\r": out.append(contentsOf: "\\r".unicodeScalars)
             case "\t": out.append(contentsOf: "\\t".unicodeScalars)
             default:
-                if c.value < 0x20 || c.value == 0x7F {
+                // C1 controls too: valid raw in JSON, but a terminal acts on them.
+                if c.value < 0x20 || c.value == 0x7F || (0x80 ... 0x9F).contains(c.value) {
                     out.append(contentsOf: JSONText.unicodeEscape(c.value).unicodeScalars)
                 } else {
                     out.append(c)

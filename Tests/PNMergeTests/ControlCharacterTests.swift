@@ -270,4 +270,44 @@ struct ControlCharacterTests {
         #expect(r.err.hasPrefix("pnmerge: " + Self.visible(name) + ": "))
         #expect(r.err.filter { $0 == "\n" }.count == 1)
     }
+
+    @Test("report lines: a file name with control characters is shown escaped in validate, inspect, merge, compact and the git driver")
+    func fileNamesInReports() throws {
+        let dir = try TempDir()
+        let c = try Copies()
+        let evil = "evil\u{1B}]0;pwned\u{07}\u{9B}"
+        let mine = try dir.write(c.mine.save(), evil + "mine.peernote")
+        let theirs = try dir.write(c.theirs.save(), evil + "theirs.peernote")
+        let out = dir.path(evil + "out.peernote")
+        var outputs: [(String, RunResult)] = []
+        outputs.append(("validate", pnmerge(["validate", mine])))
+        outputs.append(("inspect", pnmerge(["inspect", mine])))
+        outputs.append(("merge -o", pnmerge(["merge", mine, theirs, "-o", out])))
+        outputs.append(("merge --dry-run", pnmerge(["merge", "--dry-run", mine, theirs])))
+        outputs.append(("compact", pnmerge(["compact", mine])))
+        let ours = try dir.write(c.mine.save(), "ours")
+        let theirsCopy = try dir.write(c.theirs.save(), "theirs")
+        let base = try dir.write(c.mine.save(), "base")
+        outputs.append(("git-driver", pnmerge(["git-driver", base, ours, theirsCopy, evil + "notes.peernote"])))
+        for (what, r) in outputs {
+            #expect(Self.rawControls(r.out + r.err) == [], "\(what): \(r.out + r.err)")
+            #expect((r.out + r.err).contains(Self.visible(evil)), "\(what): \(r.out + r.err)")
+        }
+    }
+
+    @Test("JSON output escapes C1 controls as well as C0 and DEL")
+    func jsonEscapesC1() throws {
+        let dir = try TempDir()
+        let file = try dir.write(try Copies().merged().save(), "m.peernote")
+        let r = pnmerge(["show", "--format", "json", file])
+        #expect(r.status == 0)
+        #expect(Self.rawControls(r.out) == [], "\(r.out)")
+        #expect(r.out.contains("\\u009b") || r.out.contains("\\u009B"), "\(r.out)")
+    }
+
+    @Test("A message's CRLF line ends are line breaks, not escaped \\r at the end of one long line")
+    func crlfMessageLines() {
+        #expect(DisplayText.lines("Subject\r\n\r\nBody\r\n") == ["Subject", "", "Body"])
+        #expect(DisplayText.lines("a\rb\nc") == ["a\\rb", "c"])
+    }
 }

@@ -62,6 +62,20 @@ struct LockSafetyTests {
         #expect(try dir.bytes("n.peernote") == before)
     }
 
+    @Test("A lock folder that cannot be created is named with the system's reason; a relative XDG_RUNTIME_DIR is not used")
+    func lockFolderCannotBeCreated() throws {
+        let dir = try TempDir()
+        let missing = dir.file("no/such/run")
+        let r = try Binary.run(["new", "n.peernote", "--title", "T"], in: dir, env: ["XDG_RUNTIME_DIR": missing])
+        #expect(r.status == 74)
+        #expect(r.stderr == "peernote: n.peernote: cannot create the lock folder \(missing)/peernote-locks: No such file or directory\n", "\(r.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: dir.file("n.peernote")))
+        // A relative one would give writers in different folders different locks: the fallback is used.
+        let relative = try Binary.run(["new", "r.peernote", "--title", "T"], in: dir, env: ["XDG_RUNTIME_DIR": "run-relative"])
+        #expect(relative.status == 0, "\(relative.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: dir.file("run-relative")))
+    }
+
     @Test("A lock file replaced by a symbolic link is not followed: nothing is created where it points")
     func lockFileLink() throws {
         let dir = try TempDir()

@@ -334,7 +334,9 @@ public final class FileLock {
     public init(for path: String, waiting: ((String) -> Void)? = nil) throws(FileError) {
         let lockPath = FileLock.lockFile(for: path)
         let dir = FileStore.directory(of: lockPath)
-        mkdir(dir, 0o700)
+        if mkdir(dir, 0o700) != 0 && errno != EEXIST {
+            throw FileError(path: path, message: "cannot create the lock folder \(dir): \(FileStore.errnoText())")
+        }
         if let problem = Self.unsafeFolderProblem(dir) {
             throw FileError(path: path, message: "refusing the lock folder \(dir): \(problem) (remove it, or set XDG_RUNTIME_DIR to a private folder)")
         }
@@ -374,7 +376,7 @@ public final class FileLock {
     /// link to one), owned by this process's user, and not writable by group or others.
     static func unsafeFolderProblem(_ dir: String) -> String? {
         var st = stat()
-        guard lstat(dir, &st) == 0 else { return "cannot create it: \(FileStore.errnoText())" }
+        guard lstat(dir, &st) == 0 else { return "cannot read it: \(FileStore.errnoText())" }
         guard (st.st_mode & S_IFMT) == S_IFDIR else {
             return (st.st_mode & S_IFMT) == S_IFLNK ? "it is a symbolic link" : "it is not a folder"
         }
@@ -395,7 +397,9 @@ public final class FileLock {
         }
         let env = ProcessInfo.processInfo.environment
         let base: String
-        if let run = env["XDG_RUNTIME_DIR"], !run.isEmpty { base = run + "/peernote-locks" } else { base = "/tmp/peernote-locks-\(getuid())" }
+        // XDG_RUNTIME_DIR must be absolute (the base directory spec ignores a relative one): two
+        // writers in different folders would otherwise use different locks for one document.
+        if let run = env["XDG_RUNTIME_DIR"], run.hasPrefix("/") { base = run + "/peernote-locks" } else { base = "/tmp/peernote-locks-\(getuid())" }
         return base + "/" + LockName.hash(absolute) + ".lock"
     }
 }
