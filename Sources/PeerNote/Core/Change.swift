@@ -134,6 +134,7 @@ struct ChangeTable: RandomAccessCollection, Sendable {
     @inline(__always) func agent(_ i: Int) -> UInt32 { runs[Int(runOf[i])].agent }
     @inline(__always) func seq(_ i: Int) -> UInt32 { let r = Int(runOf[i]); return runs[r].seqStart + UInt32(i - runs[r].firstIndex) }
     @inline(__always) func counterStart(_ i: Int) -> UInt32 { runs[Int(runOf[i])].counterStart + unitOffset[i] }
+    @inline(__always) func time(_ i: Int) -> Int64 { runs[Int(runOf[i])].time }
     @inline(__always) func lamport(_ i: Int) -> UInt64 { runs[Int(runOf[i])].lamport + UInt64(unitOffset[i]) }
     @inline(__always) func lvStart(_ i: Int) -> Int { runs[Int(runOf[i])].lvStart + Int(unitOffset[i]) }
     @inline(__always) func length(_ i: Int) -> Int { unitEnd(i) - Int(unitOffset[i]) }
@@ -268,7 +269,8 @@ struct ChangeTable: RandomAccessCollection, Sendable {
         guard runs[l].length + total <= Int(UInt32.max) else { return false }
         var offset = runs[l].length
         runOf.append(contentsOf: repeatElement(UInt32(l), count: lengths.count))
-        unitOffset.reserveCapacity(unitOffset.count + lengths.count)
+        // (No `reserveCapacity` here: an exact one, called burst after burst, would copy the
+        // whole array every time instead of growing it geometrically.)
         for x in lengths {
             unitOffset.append(UInt32(offset))
             offset += Int(x)

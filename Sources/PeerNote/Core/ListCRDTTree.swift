@@ -106,6 +106,12 @@ struct ListCRDT<Element: Sendable>: Sendable {
         return tree.extendTypingRun(atVisible: index, id: id, elements: elements)
     }
 
+    /// What `continueTyping(atVisible: index, id: id, ...)` would return, changing nothing.
+    func typingContinuation(atVisible index: Int, id: LocalID) -> LocalID? {
+        guard index > 0 else { return nil }
+        return tree.typingRunRightOrigin(atVisible: index, id: id)
+    }
+
     private var originsAtStart: (left: LocalID, right: LocalID) {
         let s = tree.startCursor
         return (.none, tree.isEnd(s) ? .none : tree.id(at: s))

@@ -194,6 +194,18 @@ struct ListTree<Element: Sendable>: Sendable {
     /// between the origins, so it goes right after the run and continues it. (Integrating would
     /// start a new run in the next leaf when this run ends its leaf; the elements are the same.)
     mutating func extendTypingRun(atVisible v: Int, id: LocalID, elements: some Collection<Element>) -> LocalID? {
+        guard let next = typingRunRightOrigin(atVisible: v, id: id) else { return nil }
+        let leaf = finger.leaf, i = finger.run
+        let n = elements.count
+        leaves[leaf].runs[i].length += n
+        if n == 1, let e = elements.first { content.append(e) } else { content.append(contentsOf: elements) }
+        addCounts(from: leaf, visible: n, total: n)
+        return next
+    }
+
+    /// What `extendTypingRun(atVisible: v, id: id, ...)` would return, changing nothing: the
+    /// right origin of an insert there that continues the run typed last, or nil.
+    func typingRunRightOrigin(atVisible v: Int, id: LocalID) -> LocalID? {
         let leaf = finger.leaf, i = finger.run
         guard leaf >= 0, i >= 0, hint.leaf == leaf, hint.run == i, i < leaves[leaf].runs.count else { return nil }
         let r = leaves[leaf].runs[i]
@@ -202,12 +214,7 @@ struct ListTree<Element: Sendable>: Sendable {
               r.contentStart + r.length == content.count else { return nil }
         let after = nextRun(ListCursor(leaf: leaf, run: i, offset: 0))
         let next = isEnd(after) ? LocalID.none : self.id(at: after)
-        guard next == r.originRight else { return nil }
-        let n = elements.count
-        leaves[leaf].runs[i].length += n
-        if n == 1, let e = elements.first { content.append(e) } else { content.append(contentsOf: elements) }
-        addCounts(from: leaf, visible: n, total: n)
-        return next
+        return next == r.originRight ? next : nil
     }
 
     /// Where the element `id` is. Records a newer leaf in the index when it had to walk far.

@@ -454,6 +454,88 @@ struct OpLog: Sendable {
         return true
     }
 
+    /// Appends changes as `appendTypingChanges` does, whose units delete the elements of
+    /// `note`'s body in `spans` (runs of contiguous ids, in list order; as many units as
+    /// `lengths` gives): in list order, or `backwards` from the last (each run counting down).
+    /// Each run's op is merged into the op before it where `appendOp` would merge it, one
+    /// keystroke's delete after another. Keystrokes deleting, applied at once (see
+    /// `DocumentCore.Burst`). Returns false, changing nothing, when the changes do not join the
+    /// last change's run.
+    mutating func appendDeleteBurst<L: Collection>(agent: UInt32, time: Int64, meta: ChangeTable.Meta, lengths: L,
+                                                  note: LocalID, spans: [(LocalID, Int)], backwards: Bool) -> Bool where L.Element: BinaryInteger {
+        let index = changes.count
+        let total = spans.reduce(0) { $0 + $1.1 }
+        let first = nextID
+        guard total > 0, index > 0, changes.agent(index - 1) == agent, meta.extra == 0,
+              changes.counterEnd(index - 1) + total < Int(UInt32.max),
+              changes.appendContinuing(agent: agent, meta: meta, time: time, lengths: lengths) else { return false }
+        assert(changes.lvEnd == lvCount && lengths.reduce(0, { $0 + Int($1) }) == total)
+        replaceHead(index - 1, with: changes.count - 1)
+        var lv = changes.lvEnd - total
+        var id = first
+        for k in spans.indices {
+            // Backwards, a run's keystrokes delete its ids counting down: as one op, merged
+            // keystroke by keystroke, from its last id, reversed (one keystroke: not reversed).
+            let (start, length) = spans[backwards ? spans.count - 1 - k : k]
+            let body = backwards ? OpBody.deleteText(note: note, target: start.advanced(by: length - 1), reversed: length > 1)
+                                 : OpBody.deleteText(note: note, target: start, reversed: false)
+            let last = ops.count - 1
+            if !(last >= 0 && ops[last].lv + ops[last].length == lv && Self.extend(&ops[last], firstID: lastOpFirstID, with: body, length: length, firstID: id)) {
+                ops.append(Op(lv: lv, length: length, body: body))
+                lastOpFirstID = id
+                lastOpTextStart = -1
+            }
+            lv += length
+            id = id.advanced(by: length)
+        }
+        return true
+    }
+
+    /// Appends changes as `appendTypingChanges` does, whose units insert `scalars` into `note`'s
+    /// body as one insert with the given origins, merged into the last op where `appendOp`
+    /// would merge it (typing on). Keystrokes typing, applied at once (see
+    /// `DocumentCore.Burst`). Returns false, changing nothing, when the changes do not join the
+    /// last change's run.
+    mutating func appendInsertBurst<L: Collection>(agent: UInt32, time: Int64, meta: ChangeTable.Meta, lengths: L, note: LocalID,
+                                                  originLeft: LocalID, originRight: LocalID, scalars: ArraySlice<Unicode.Scalar>) -> Bool where L.Element: BinaryInteger {
+        let index = changes.count
+        let total = scalars.count
+        let first = nextID
+        guard total > 0, index > 0, changes.agent(index - 1) == agent, meta.extra == 0,
+              changes.counterEnd(index - 1) + total < Int(UInt32.max),
+              changes.appendContinuing(agent: agent, meta: meta, time: time, lengths: lengths) else { return false }
+        replaceHead(index - 1, with: changes.count - 1)
+        let lv = changes.lvEnd - total
+        let body = OpBody.insertText(note: note, originLeft: originLeft, originRight: originRight, contentStart: text.count)
+        text.append(contentsOf: scalars)
+        let last = ops.count - 1
+        if !(last >= 0 && ops[last].lv + ops[last].length == lv && Self.extend(&ops[last], firstID: lastOpFirstID, with: body, length: total, firstID: first)) {
+            ops.append(Op(lv: lv, length: total, body: body))
+            lastOpFirstID = first
+            lastOpTextStart = text.count - total
+        }
+        return true
+    }
+
+    /// The last change's author, message and extra indices when a change by `agent` at `time`,
+    /// with `author` and `message` and no extra fields, on top of the heads joins its run (as
+    /// `beginChange` joins typing): the only head is the last change, by `agent`, at `time`,
+    /// with that author and message. Nil otherwise.
+    func continuingMeta(agent: UInt32, time: Int64, author: String, message: String) -> ChangeTable.Meta? {
+        guard heads.count == 1, let last = changes.lastMeta, last.extra == 0 else { return nil }
+        let i = heads[0]
+        guard i == changes.count - 1, changes.agent(i) == agent, changes.time(i) == time,
+              strings[Int(last.author)] == author, strings[Int(last.message)] == message else { return nil }
+        return last
+    }
+
+    /// Whether units typed into `note`, with right origin `originRight`, right after the log's
+    /// last unit continue the last op (as `appendTypingInsert` extends it).
+    func lastOpContinuesTyping(note: LocalID, originRight: LocalID) -> Bool {
+        guard canExtendLastInsert, case .insertText(let n, _, let r, _) = ops[ops.count - 1].body else { return false }
+        return n == note && r == originRight
+    }
+
     /// Change `new` takes the place of `old` among the heads (it has `old` as its only dependency).
     private mutating func replaceHead(_ old: Int, with new: Int) {
         if heads.count == 1 && heads[0] == old {

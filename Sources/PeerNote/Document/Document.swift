@@ -26,7 +26,11 @@ public final class Document {
     /// The name recorded as author of changes made through this instance.
     public var author: String {
         get { core.author }
-        set { core.author = newValue }
+        set {
+            // A burst's changes keep the author they were typed under.
+            core.flushBurst()
+            core.author = newValue
+        }
     }
     /// The clock that stamps changes (injectable for reproducible fixtures and tests). By
     /// default the system clock, which a change reads in whole seconds without making a `Date`.
@@ -44,13 +48,26 @@ public final class Document {
     #else
     @exclusivity(unchecked) var core: DocumentCore
     #endif
+    /// The op log and the state, with the keystrokes of a burst applied first (see `DocumentCore.Burst`).
     var log: OpLog {
-        _read { yield core.log }
-        _modify { yield &core.log }
+        _read {
+            if !core.burst.isEmpty { core.flushBurst() }
+            yield core.log
+        }
+        _modify {
+            if !core.burst.isEmpty { core.flushBurst() }
+            yield &core.log
+        }
     }
     var state: DocState {
-        _read { yield core.state }
-        _modify { yield &core.state }
+        _read {
+            if !core.burst.isEmpty { core.flushBurst() }
+            yield core.state
+        }
+        _modify {
+            if !core.burst.isEmpty { core.flushBurst() }
+            yield &core.state
+        }
     }
     /// Block fields this version does not know, kept verbatim (raw CBOR key and value) and written back on save.
     var unknownFields: [[UInt8]] = []
