@@ -257,6 +257,12 @@ struct ChangeTable: RandomAccessCollection, Sendable {
         return true
     }
 
+    /// Whether changes by `agent` with `meta` at `time` join the last run (see `appendContinuing`).
+    func continuesLastRun(agent: UInt32, meta: Meta, time: Int64) -> Bool {
+        let l = runs.count - 1
+        return l >= 0 && meta == lastMeta && runs[l].agent == agent && runs[l].time == time
+    }
+
     /// Appends `lengths.count` changes, holding `lengths` op units each, as `appendContinuing`
     /// would one by one (each on top of the one before, the first on top of the last change),
     /// with their units. False, changing nothing, when they do not join the last run.

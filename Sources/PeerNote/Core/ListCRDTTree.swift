@@ -135,6 +135,27 @@ struct ListCRDT<Element: Sendable>: Sendable {
         return (after, tree.isEnd(next) ? .none : tree.id(at: next))
     }
 
+    /// Marks the visible elements in `range` deleted, as local deletes do (from the leaf the
+    /// last local edit found), and returns their ids as maximal runs of contiguous ids, in list
+    /// order (what `visibleIDSpans(range)` gave before). `range` must be visible.
+    mutating func deleteVisible(_ range: Range<Int>) -> [(LocalID, Int)] {
+        var spans: [(LocalID, Int)] = []
+        var remaining = range.count
+        // Each piece deleted, the next visible element is at `range.lowerBound` again.
+        while remaining > 0, let c = tree.editCursor(visible: range.lowerBound) {
+            let r = tree.run(at: c)
+            let start = r.id.advanced(by: c.offset)
+            let covered = tree.markDeleted(at: c, length: min(r.length - c.offset, remaining)).covered
+            if let last = spans.last, last.0.agent == start.agent, Int(last.0.counter) + last.1 == Int(start.counter) {
+                spans[spans.count - 1].1 += covered
+            } else {
+                spans.append((start, covered))
+            }
+            remaining -= covered
+        }
+        return spans
+    }
+
     /// The ids of the visible elements in `range`, as maximal runs of contiguous ids.
     func visibleIDSpans(_ range: Range<Int>) -> [(LocalID, Int)] {
         guard !range.isEmpty, var c = tree.cursor(visible: range.lowerBound) else { return [] }

@@ -466,10 +466,9 @@ struct OpLog: Sendable {
         let index = changes.count
         let total = spans.reduce(0) { $0 + $1.1 }
         let first = nextID
-        guard total > 0, index > 0, changes.agent(index - 1) == agent, meta.extra == 0,
-              changes.counterEnd(index - 1) + total < Int(UInt32.max),
+        guard burstJoinsLastRun(agent: agent, time: time, meta: meta, total: total),
               changes.appendContinuing(agent: agent, meta: meta, time: time, lengths: lengths) else { return false }
-        assert(changes.lvEnd == lvCount && lengths.reduce(0, { $0 + Int($1) }) == total)
+        assert(lengths.reduce(0, { $0 + Int($1) }) == total)
         replaceHead(index - 1, with: changes.count - 1)
         var lv = changes.lvEnd - total
         var id = first
@@ -501,8 +500,7 @@ struct OpLog: Sendable {
         let index = changes.count
         let total = scalars.count
         let first = nextID
-        guard total > 0, index > 0, changes.agent(index - 1) == agent, meta.extra == 0,
-              changes.counterEnd(index - 1) + total < Int(UInt32.max),
+        guard burstJoinsLastRun(agent: agent, time: time, meta: meta, total: total),
               changes.appendContinuing(agent: agent, meta: meta, time: time, lengths: lengths) else { return false }
         replaceHead(index - 1, with: changes.count - 1)
         let lv = changes.lvEnd - total
@@ -515,6 +513,14 @@ struct OpLog: Sendable {
             lastOpTextStart = text.count - total
         }
         return true
+    }
+
+    /// Whether `total` units in changes by `agent` with `meta` at `time` join the last change's
+    /// run (`appendInsertBurst` and `appendDeleteBurst` then succeed).
+    func burstJoinsLastRun(agent: UInt32, time: Int64, meta: ChangeTable.Meta, total: Int) -> Bool {
+        let index = changes.count
+        return total > 0 && index > 0 && changes.agent(index - 1) == agent && meta.extra == 0
+            && changes.counterEnd(index - 1) + total < Int(UInt32.max) && changes.continuesLastRun(agent: agent, meta: meta, time: time)
     }
 
     /// The last change's author, message and extra indices when a change by `agent` at `time`,

@@ -414,21 +414,18 @@ struct DocumentCore: Sendable {
     }
 
     private mutating func applyDeleting(_ b: Burst) {
-        let range = b.direction < 0 ? b.start - b.total + 1 ..< b.start + 1 : b.start ..< b.start + b.total
-        let spans = state.visibleIDSpans(slot: b.target.slot, range)
-        assert(spans.reduce(0, { $0 + $1.1 }) == b.total, "a deleting burst's range is not visible")
-        guard spans.reduce(0, { $0 + $1.1 }) == b.total,
-              log.appendDeleteBurst(agent: agent, time: b.time, meta: b.meta, lengths: b.lengths,
-                                    note: b.target.note, spans: spans, backwards: b.direction < 0) else {
+        guard log.burstJoinsLastRun(agent: agent, time: b.time, meta: b.meta, total: b.total) else {
             replayOneByOne(b)
             return
         }
-        for (id, length) in spans {
-            do {
-                try state.deleteText(slot: b.target.slot, from: id, length: length)
-            } catch {
-                preconditionFailure("a deleting burst's visible ids are missing from the list: \(error)")
-            }
+        // The list first: deleting the range gives the ids, in list order.
+        let range = b.direction < 0 ? b.start - b.total + 1 ..< b.start + 1 : b.start ..< b.start + b.total
+        let spans = state.deleteVisible(slot: b.target.slot, range)
+        // Every keystroke was checked to delete a visible element, so both hold.
+        guard spans.reduce(0, { $0 + $1.1 }) == b.total,
+              log.appendDeleteBurst(agent: agent, time: b.time, meta: b.meta, lengths: b.lengths,
+                                    note: b.target.note, spans: spans, backwards: b.direction < 0) else {
+            preconditionFailure("a deleting burst's keystrokes no longer match the list")
         }
     }
 

@@ -142,15 +142,10 @@ struct DocState: Sendable {
         noteStates[slot].body.typingContinuation(atVisible: index, id: id)
     }
 
-    /// The ids of the visible elements in `range` of the body of the note in `slot`, as maximal
-    /// runs of contiguous ids in list order (see `ListCRDT.visibleIDSpans`).
-    func visibleIDSpans(slot: Int, _ range: Range<Int>) -> [(LocalID, Int)] {
-        noteStates[slot].body.visibleIDSpans(range)
-    }
-
-    /// Marks the `length` elements from id `start` on deleted in the body of the note in `slot`.
-    mutating func deleteText(slot: Int, from start: LocalID, length: Int) throws(ListError) {
-        _ = try noteStates[slot].body.delete(target: start, length: length, reversed: false)
+    /// Marks the visible elements in `range` of the body of the note in `slot` deleted and
+    /// returns their ids, as maximal runs of contiguous ids in list order (see `ListCRDT.deleteVisible`).
+    mutating func deleteVisible(slot: Int, _ range: Range<Int>) -> [(LocalID, Int)] {
+        noteStates[slot].body.deleteVisible(range)
     }
 
     /// The first run of contiguous ids a local delete from visible `index` of the body of the
