@@ -275,11 +275,17 @@ struct ChangeTable: RandomAccessCollection, Sendable {
         guard runs[l].length + total <= Int(UInt32.max) else { return false }
         var offset = runs[l].length
         runOf.append(contentsOf: repeatElement(UInt32(l), count: lengths.count))
-        // (No `reserveCapacity` here: an exact one, called burst after burst, would copy the
-        // whole array every time instead of growing it geometrically.)
-        for x in lengths {
-            unitOffset.append(UInt32(offset))
-            offset += Int(x)
+        // Room for the offsets in one append (it grows the array geometrically: an exact
+        // `reserveCapacity`, called burst after burst, would copy it every time), then filled in.
+        let base = unitOffset.count
+        unitOffset.append(contentsOf: repeatElement(0, count: lengths.count))
+        unitOffset.withUnsafeMutableBufferPointer { offsets in
+            var k = base
+            for x in lengths {
+                offsets[k] = UInt32(offset)
+                offset += Int(x)
+                k += 1
+            }
         }
         runs[l].count += UInt32(lengths.count)
         runs[l].length = offset

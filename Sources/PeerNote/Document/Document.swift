@@ -17,6 +17,11 @@ import Darwin
 /// each. Reading properties (`notebook`, `notes`, `title`, `conflicts`)
 /// return plain values.
 ///
+/// Keystrokes that continue one another (typing on, backspacing, deleting forwards, one change
+/// each) are recorded and applied to the history together when the document is next read or
+/// edited otherwise: every read sees every edit, and the history is exactly what applying them
+/// one by one gives; it only costs less.
+///
 /// Not thread-safe: use one `Document` from one isolation domain.
 public final class Document {
     /// The document's identity, shared by every copy.
