@@ -169,6 +169,8 @@ struct KeystrokeBurstTests {
         // rest wait in the burst.
         #expect(pair.buffered.core.burst.kind == .typing)
         #expect(pair.buffered.core.burst.total >= text.unicodeScalars.count - 2)
+        // Reads that look only at the state (the notes), not at the log, see every keystroke too.
+        #expect(pair.buffered.notes.first(where: { $0.id == note })?.body == text)
         #expect(pair.buffered.note(note)?.body == text)
         #expect(pair.buffered.core.burst.isEmpty)
         for d in [pair.buffered, pair.plain] {
