@@ -211,4 +211,25 @@ struct KeystrokeBurstTests {
         pair.expectSame("breaking the burst")
         #expect(pair.buffered.note(note)?.body == ">>abcdef!!")
     }
+
+    @Test("A paste is applied at once, not gathered; a long burst's buffers are let go once it is applied")
+    func pastesAndLongBursts() throws {
+        let pair = Pair()
+        let note = pair.buffered.addNote(title: "n")
+        _ = pair.plain.addNote(title: "n")
+        let paste = String(repeating: "pasted text ", count: 20)
+        for d in [pair.buffered, pair.plain] {
+            try d.insertText(note, at: 0, "a")
+            try d.insertText(note, at: 1, "b")
+            try d.insertText(note, at: 2, paste)
+        }
+        #expect(pair.buffered.core.burst.isEmpty, "a paste of \(paste.utf8.count) bytes was gathered")
+        for d in [pair.buffered, pair.plain] {
+            for k in 0 ..< 20_000 { try d.insertText(note, at: 2 + paste.utf8.count + k, "x") }
+        }
+        #expect(pair.buffered.core.burst.total >= 19_999)
+        pair.expectSame("paste, then a long burst")
+        #expect(pair.buffered.core.burst.scalars.capacity <= DocumentCore.Burst.keptCapacity)
+        #expect(pair.buffered.core.burst.lengths.capacity <= DocumentCore.Burst.keptCapacity)
+    }
 }

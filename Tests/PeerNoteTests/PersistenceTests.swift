@@ -73,6 +73,34 @@ struct PersistenceTests {
         #expect(g.save(.compact).count < twice.count)
     }
 
+    @Test("An incremental save inside a transaction that goes on editing: the next incremental save holds every edit and loads")
+    func incrementalSaveInsideTransaction() throws {
+        for trailing in [true, false] {
+            for buffers in [true, false] {
+                let d = Document(title: "t", author: "a", replica: ReplicaID(high: 1, low: 1), time: Date(timeIntervalSince1970: 1_700_000_000))
+                d.core.buffersKeystrokes = buffers
+                d.clock = { Date(timeIntervalSince1970: 1_700_000_000) }
+                let n = d.addNote(title: "n")
+                _ = d.save(.compact)
+                try d.transaction {
+                    try d.insertText(n, at: 0, "a")
+                    _ = d.save(.incremental)          // the transaction's change is still open
+                    try d.insertText(n, at: 1, "b")   // and takes more units
+                }
+                if trailing { try d.insertText(n, at: 2, "c") }
+                let saved = d.save(.incremental)
+                let loaded = try Document.load(saved)
+                #expect(loaded.note(n)?.body == (trailing ? "abc" : "ab"), "trailing edit \(trailing), bursts \(buffers)")
+                #expect(loaded.changeCount == d.changeCount)
+                // Once saved whole, the next incremental save appends to it again.
+                try d.insertText(n, at: d.note(n)?.body.unicodeScalars.count ?? 0, "!")
+                let appended = d.save(.incremental)
+                #expect(appended.starts(with: saved) && appended.count > saved.count)
+                #expect(try Document.load(appended).note(n)?.body == d.note(n)?.body)
+            }
+        }
+    }
+
     @Test("Unknown op kinds and unknown block fields survive load, merge and save")
     func forwardCompatibility() throws {
         let d = try sampleDocument()

@@ -243,7 +243,8 @@ public final class Document {
             let at = min(max(index ?? live.count, 0), live.count)
             let after = at == 0 ? LocalID.none : (live[at - 1].position.value ?? .none)
             let (left, right) = state.order.originsForInsert(after: after)
-            let created = Int64(clock().timeIntervalSince1970.rounded(.down))
+            // From the clock that stamps changes, so that a note is not created after its change.
+            let created = core.customClock.map { Int64($0().timeIntervalSince1970.rounded(.down)) } ?? Self.systemSeconds()
             appendLocal(.createNote(originLeft: left, originRight: right, created: created), length: 1)
             let note = log.nextID.advanced(by: -1)
             appendLocal(.setNoteTitle(note: note, title, preds: []), length: 1)

@@ -92,6 +92,12 @@ struct DocumentCore: Sendable {
 
         var isEmpty: Bool { kind == .none }
 
+        /// The longest text (in UTF-8 bytes) a burst takes: keystrokes, not pastes, which are
+        /// applied at once (buffering them would only copy them once more).
+        static let longestText = 64
+        /// The buffers' capacity kept between bursts; a longer burst's is let go once applied.
+        static let keptCapacity = 1 << 14
+
         /// Where the next keystroke must go to continue the burst (typing, or deleting forwards).
         var typingEnd: Int { start + total }
     }
@@ -170,7 +176,8 @@ struct DocumentCore: Sendable {
 
     /// Inserts `text` into the body of note `id` at visible offset `offset` (both checked first).
     mutating func insertText(_ id: NoteID, at offset: Int, _ text: String, time: Int64) throws(PeerNoteError) {
-        if burst.kind == .typing, offset == burst.typingEnd, burst.target.id == id, let opens = burstTakes(time: time) {
+        if burst.kind == .typing, offset == burst.typingEnd, burst.target.id == id, text.utf8.count <= Burst.longestText,
+           let opens = burstTakes(time: time) {
             appendTyped(text, opensChange: opens)
             return
         }
@@ -180,7 +187,7 @@ struct DocumentCore: Sendable {
         guard offset >= 0 && offset <= count else {
             throw .invalidArgument("offset \(offset) is outside the body (0...\(count))")
         }
-        if startTypingBurst(t, at: offset, time: time, empty: text.isEmpty) {
+        if startTypingBurst(t, at: offset, time: time, empty: text.isEmpty, length: text.utf8.count) {
             appendTyped(text, opensChange: true)
             return
         }
@@ -321,8 +328,8 @@ struct DocumentCore: Sendable {
     /// Begins a typing burst with an insert into `t` at visible `offset` at `time` (`empty`: of no
     /// text) when it continues what the log and the list end with, as typing on does
     /// (`insertAppendedText`'s first branch, with the change joining the last one's run).
-    private mutating func startTypingBurst(_ t: TextTarget, at offset: Int, time: Int64, empty: Bool) -> Bool {
-        guard buffersKeystrokes, !empty, transactionDepth == 0 || openChange == nil,
+    private mutating func startTypingBurst(_ t: TextTarget, at offset: Int, time: Int64, empty: Bool, length: Int) -> Bool {
+        guard buffersKeystrokes, !empty, length <= Burst.longestText, transactionDepth == 0 || openChange == nil,
               let id = log.nextID(ifLastChangeBy: agent),
               let meta = log.continuingMeta(agent: agent, time: time, author: author, message: transactionDepth == 0 ? "" : transactionMessage)
         else { return false }
@@ -368,8 +375,8 @@ struct DocumentCore: Sendable {
         defer {
             // Keep the buffers' storage for the next burst.
             b.kind = .none
-            b.lengths.removeAll(keepingCapacity: true)
-            b.scalars.removeAll(keepingCapacity: true)
+            b.lengths.removeAll(keepingCapacity: b.lengths.capacity <= Burst.keptCapacity)
+            b.scalars.removeAll(keepingCapacity: b.scalars.capacity <= Burst.keptCapacity)
             swap(&b, &burst)
         }
         guard b.total > 0 else { return }

@@ -12,6 +12,10 @@ struct Persisted: Sendable {
     /// Op rows and predecessors of all the file's blocks (they share the reader's row budget).
     var opRows: Int
     var predecessors: Int
+    /// The op units the file holds (the log's `lvCount` when it was written or read): a change
+    /// the file holds that has grown since (an incremental save made inside a transaction, whose
+    /// change then took more edits) is not in the file as it is now.
+    var units: Int
 }
 
 /// How to write a document.
@@ -21,7 +25,8 @@ public enum SaveMode: Sendable {
     case compact
     /// The bytes the document was loaded from (or last saved as), with one block appended
     /// holding only the new changes, so that sync tools move little. Falls back to compact
-    /// when there is no earlier file.
+    /// when there is no earlier file, or when the last change it holds has grown since (it was
+    /// saved inside a transaction that went on editing).
     case incremental
 }
 
@@ -30,7 +35,10 @@ extension Document {
 
     /// The document as bytes. Saving records the result, so a later incremental save appends to it.
     public func save(_ mode: SaveMode = .compact) -> [UInt8] {
-        if mode == .incremental, let p = persisted {
+        // Appending is possible only when the file's last change is in it whole: a save made
+        // inside a transaction holds its change as it stood then (else: a compact save).
+        if mode == .incremental, let p = persisted, p.rowOfChange.count <= log.changes.count,
+           p.rowOfChange.count == 0 || log.changes.lvEnd(p.rowOfChange.count - 1) == p.units {
             if p.rowOfChange.count == log.changes.count { return p.bytes }
             // New changes take the rows after the file's, in the log's order.
             let newChanges = p.rowOfChange.count ..< log.changes.count
@@ -40,7 +48,7 @@ extension Document {
             block.previousCRC = CRC32.checksum(p.bytes)
             let opRows = p.opRows + block.ops.count, predecessors = p.predecessors + block.predecessorCount
             let bytes = p.bytes + Self.encodeLoadable(&block, fileBefore: p.bytes.count, changes: rowOf.count, opRows: opRows, predecessors: predecessors)
-            persisted = Persisted(bytes: bytes, rowOfChange: rowOf, opRows: opRows, predecessors: predecessors)
+            persisted = Persisted(bytes: bytes, rowOfChange: rowOf, opRows: opRows, predecessors: predecessors, units: log.lvCount)
             return bytes
         }
         let canonical: (Int, Int) -> Bool = { [log] x, y in
@@ -63,7 +71,7 @@ extension Document {
         block.unknownFields = unknownFields.sorted { $0.lexicographicallyPrecedes($1) }
         let predecessors = block.predecessorCount
         let bytes = Self.encodeLoadable(&block, fileBefore: 0, changes: rowOf.count, opRows: block.ops.count, predecessors: predecessors)
-        persisted = Persisted(bytes: bytes, rowOfChange: rowOf, opRows: block.ops.count, predecessors: predecessors)
+        persisted = Persisted(bytes: bytes, rowOfChange: rowOf, opRows: block.ops.count, predecessors: predecessors, units: log.lvCount)
         return bytes
     }
 
@@ -322,7 +330,7 @@ extension Document {
         }
         doc.unknownFields = unknownFields
         doc.persisted = Persisted(bytes: bytes, rowOfChange: ChangeIndices(0 ..< rows), opRows: blocks.reduce(0) { $0 + $1.ops.count },
-                                  predecessors: blocks.reduce(0) { $0 + $1.predecessorCount })
+                                  predecessors: blocks.reduce(0) { $0 + $1.predecessorCount }, units: doc.log.lvCount)
         return doc
     }
 
