@@ -292,6 +292,37 @@ struct ChangeTable: RandomAccessCollection, Sendable {
         return true
     }
 
+    /// Appends changes as the generic `appendContinuing(agent:meta:time:lengths:)` does, for
+    /// lengths held as `ChangeLengths`: its leading changes of one unit each take one fill of
+    /// each per-change array, with no per-change sums.
+    mutating func appendContinuing(agent: UInt32, meta: Meta, time: Int64, lengths: ChangeLengths) -> Bool {
+        let l = runs.count - 1
+        guard l >= 0, meta == lastMeta, runs[l].agent == agent, runs[l].time == time else { return false }
+        let ones = lengths.ones
+        var total = ones
+        for x in lengths.rest { total += Int(x) }
+        // Every change's first unit must have a 32-bit offset in the run.
+        guard runs[l].length + total <= Int(UInt32.max) else { return false }
+        var offset = runs[l].length
+        runOf.append(contentsOf: repeatElement(UInt32(l), count: lengths.count))
+        let base = unitOffset.count
+        unitOffset.append(contentsOf: repeatElement(0, count: lengths.count))
+        unitOffset.withUnsafeMutableBufferPointer { offsets in
+            let first = UInt32(offset)
+            for k in 0 ..< ones { offsets[base + k] = first &+ UInt32(k) }
+            offset += ones
+            var k = base + ones
+            for x in lengths.rest {
+                offsets[k] = UInt32(offset)
+                offset += Int(x)
+                k += 1
+            }
+        }
+        runs[l].count += UInt32(lengths.count)
+        runs[l].length = offset
+        return true
+    }
+
     /// Appends a change with no op units yet (it starts and ends at `lvEnd`) on top of `deps`
     /// (sorted, earlier changes). It joins the last run when it continues it.
     mutating func appendEmpty<D: Collection<Int>>(agent: UInt32, seq: UInt32, counterStart: UInt32, meta: Meta, deps: D, lamport: UInt64, time: Int64) {
@@ -330,4 +361,46 @@ struct ChangeTable: RandomAccessCollection, Sendable {
     mutating func extendLast(by length: Int) {
         runs[runs.count - 1].length += length
     }
+}
+
+/// The op units of each of a run of changes, as a burst of keystrokes gathers them: `ones`
+/// changes of one unit each (a keystroke each: nearly always all of them), then those in
+/// `rest`. A change of one unit adds to a count, where an array would grow by one element.
+struct ChangeLengths: RandomAccessCollection, Sendable {
+    /// The leading changes of one unit each.
+    private(set) var ones = 0
+    /// The changes after them (empty until a change holds other than one unit).
+    private(set) var rest: [UInt32] = []
+
+    init() {}
+
+    var startIndex: Int { 0 }
+    var endIndex: Int { ones + rest.count }
+    subscript(i: Int) -> UInt32 { i < ones ? 1 : rest[i - ones] }
+
+    /// Adds a change of `units` units.
+    @inline(__always)
+    mutating func append(_ units: UInt32) {
+        if units == 1 && rest.isEmpty { ones += 1 } else { rest.append(units) }
+    }
+
+    /// Adds `units` more to the last change (there must be one).
+    mutating func extendLast(by units: UInt32) {
+        if rest.isEmpty {
+            precondition(ones > 0, "no change to extend")
+            ones -= 1
+            rest.append(1 + units)
+        } else {
+            rest[rest.count - 1] += units
+        }
+    }
+
+    /// Empties it, keeping `rest`'s storage when `keepingCapacity`.
+    mutating func removeAll(keepingCapacity: Bool) {
+        ones = 0
+        rest.removeAll(keepingCapacity: keepingCapacity)
+    }
+
+    /// The capacity of `rest`'s storage.
+    var capacity: Int { rest.capacity }
 }

@@ -461,8 +461,8 @@ struct OpLog: Sendable {
     /// keystroke's delete after another. Keystrokes deleting, applied at once (see
     /// `DocumentCore.Burst`). Returns false, changing nothing, when the changes do not join the
     /// last change's run.
-    mutating func appendDeleteBurst<L: Collection>(agent: UInt32, time: Int64, meta: ChangeTable.Meta, lengths: L,
-                                                  note: LocalID, spans: [(LocalID, Int)], backwards: Bool) -> Bool where L.Element: BinaryInteger {
+    mutating func appendDeleteBurst(agent: UInt32, time: Int64, meta: ChangeTable.Meta, lengths: ChangeLengths,
+                                    note: LocalID, spans: [(LocalID, Int)], backwards: Bool) -> Bool {
         let index = changes.count
         let total = spans.reduce(0) { $0 + $1.1 }
         let first = nextID
@@ -495,8 +495,8 @@ struct OpLog: Sendable {
     /// would merge it (typing on). Keystrokes typing, applied at once (see
     /// `DocumentCore.Burst`). Returns false, changing nothing, when the changes do not join the
     /// last change's run.
-    mutating func appendInsertBurst<L: Collection>(agent: UInt32, time: Int64, meta: ChangeTable.Meta, lengths: L, note: LocalID,
-                                                  originLeft: LocalID, originRight: LocalID, scalars: ArraySlice<Unicode.Scalar>) -> Bool where L.Element: BinaryInteger {
+    mutating func appendInsertBurst(agent: UInt32, time: Int64, meta: ChangeTable.Meta, lengths: ChangeLengths, note: LocalID,
+                                    originLeft: LocalID, originRight: LocalID, scalars: ArraySlice<Unicode.Scalar>) -> Bool {
         let index = changes.count
         let total = scalars.count
         let first = nextID

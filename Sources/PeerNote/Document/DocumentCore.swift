@@ -76,7 +76,7 @@ struct DocumentCore: Sendable {
         /// The message of the burst's changes ("" outside a transaction).
         var message = ""
         /// Per change: how many units (scalars typed, or keystrokes deleting) it holds.
-        var lengths: [UInt32] = []
+        var lengths = ChangeLengths()
         /// All of them.
         var total = 0
         /// Typing: the scalars typed.
@@ -281,16 +281,16 @@ struct DocumentCore: Sendable {
             // Inside a transaction the change stays open for its further edits.
             if transactionDepth > 0 { openChange = log.changes.count + burst.lengths.count - 1 }
         } else {
-            burst.lengths[burst.lengths.count - 1] += UInt32(units)
+            burst.lengths.extendLast(by: UInt32(units))
         }
         burst.total += units
     }
 
     /// Adds `text`, typed at the burst's end, to it.
+    @inline(__always)
     private mutating func appendTyped(_ text: String, opensChange: Bool) {
         let units: Int
-        let utf8 = text.utf8
-        if utf8.count == 1, let b = utf8.first, b < 0x80 {
+        if let b = Self.singleASCII(text) {
             // One ASCII character: most keystrokes.
             burst.scalars.append(Unicode.Scalar(b))
             units = 1
@@ -303,6 +303,14 @@ struct DocumentCore: Sendable {
         // a burst already running.
         guard units > 0 else { return }
         recordBurstUnits(units, opensChange: opensChange)
+    }
+
+    /// The byte of `text` when it is one ASCII character.
+    @inline(__always)
+    private static func singleASCII(_ text: String) -> UInt8? {
+        var bytes = text.utf8.makeIterator()
+        guard let b = bytes.next(), b < 0x80, bytes.next() == nil else { return nil }
+        return b
     }
 
     /// Whether deleting the one visible scalar at `index` continues the deleting burst, forwards or backwards.
