@@ -61,6 +61,10 @@ struct ListTree<Element: Sendable>: Sendable {
     /// The run last inserted into or extended (typing continues there), or found by
     /// `editCursor`; checked before use.
     private var hint = ListCursor(leaf: 0, run: 0, offset: 0)
+    /// Where `locate` last found an element through the index: the next element looked up is
+    /// often in that run or one beside it (a run of deletes backwards, an insert's origin next
+    /// to the last delete). Checked before use, as `hint` is.
+    private var recent = ListCursor(leaf: 0, run: 0, offset: 0)
     /// Where `editCursor` last found an element (local edits mostly stay in one leaf, and
     /// typing in one run): see `Finger`.
     private var finger = Finger()
@@ -222,7 +226,12 @@ struct ListTree<Element: Sendable>: Sendable {
         if hint.leaf < leaves.count, hint.run < leaves[hint.leaf].runs.count, leaves[hint.leaf].runs[hint.run].contains(id) {
             return ListCursor(leaf: hint.leaf, run: hint.run, offset: Int(id.counter) - Int(leaves[hint.leaf].runs[hint.run].id.counter))
         }
+        if let c = near(recent, id) {
+            recent = c
+            return c
+        }
         guard let (c, hops, entry) = find(id) else { return nil }
+        recent = c
         if hops > 0 {
             // The entry the search started from lies in the run found: every id it covers is in
             // that leaf or to its right (an entry's ids up to the next entry are one run as first
@@ -237,6 +246,26 @@ struct ListTree<Element: Sendable>: Sendable {
             }
         }
         return c
+    }
+
+    /// Where `id` is when it is in the leaf of `c`, looking from the run before `c` on (the
+    /// element looked up is most often there or just after), then from the leaf's start. `c`
+    /// may be stale: each run is checked.
+    @inline(__always)
+    private func near(_ c: ListCursor, _ id: LocalID) -> ListCursor? {
+        guard c.leaf < leaves.count else { return nil }
+        return leaves[c.leaf].runs.withUnsafeBufferPointer { runs -> ListCursor? in
+            let from = min(max(c.run - 1, 0), runs.count)
+            for i in from ..< runs.count {
+                let offset = UInt32(truncatingIfNeeded: id.counter &- runs[i].id.counter)
+                if runs[i].id.agent == id.agent && Int(offset) < runs[i].length { return ListCursor(leaf: c.leaf, run: i, offset: Int(offset)) }
+            }
+            for i in 0 ..< from {
+                let offset = UInt32(truncatingIfNeeded: id.counter &- runs[i].id.counter)
+                if runs[i].id.agent == id.agent && Int(offset) < runs[i].length { return ListCursor(leaf: c.leaf, run: i, offset: Int(offset)) }
+            }
+            return nil
+        }
     }
 
     /// Where the element `id` is, how many leaves the walk from the index entry took, and that

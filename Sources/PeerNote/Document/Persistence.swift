@@ -140,7 +140,7 @@ extension Document {
             for op in log.ops { markReferences(op.body) }
         } else {
             var pieces = OpPieces(order, in: log)
-            while let (_, op) = pieces.next() { markReferences(op.body) }
+            while let piece = pieces.next() { markReferences(piece.op.body) }
         }
         let table = used.indices.filter { used[$0] }.map { UInt32($0) }.sorted { log.replicas[Int($0)] < log.replicas[Int($1)] }
         var agentIndex = [UInt32](repeating: .max, count: log.replicas.count)
@@ -179,10 +179,14 @@ extension Document {
         block.depRows = depRows
         block.extraBytes = extraBytes
         block.generatedChanges = GeneratedChanges(log: log, order: order, replicaIndex: index, stringIndex: blockString)
-        var pending: (op: Op, firstID: LocalID)?
+        // The op being gathered and its first unit's id (no optional tuple: that one was
+        // destroyed through the runtime's generic witnesses, op after op).
+        var pending: Op?
+        var pendingFirstID = LocalID.none
         var lv = 0
         var pieces = OpPieces(order, in: log)
-        while let (ci, op) = pieces.next() {
+        while let piece = pieces.next() {
+            let ci = piece.change, op = piece.op
             let body: OpBody
             switch op.body {
             case .insertText(let n, let l, let r, let s):
@@ -196,14 +200,15 @@ extension Document {
             let next = Op(lv: lv, length: op.length, body: body)
             let firstID = remap(log.localID(ofLV: op.lv, change: ci))
             lv += op.length
-            if let p = pending, let merged = OpLog.merge(p.op, firstID: p.firstID, next, firstID: firstID) {
-                pending = (merged, p.firstID)
+            if let p = pending, let merged = OpLog.merge(p, firstID: pendingFirstID, next, firstID: firstID) {
+                pending = merged
             } else {
-                if let p = pending { block.ops.append(p.op) }
-                pending = (next, firstID)
+                if let p = pending { block.ops.append(p) }
+                pending = next
+                pendingFirstID = firstID
             }
         }
-        if let p = pending { block.ops.append(p.op) }
+        if let p = pending { block.ops.append(p) }
         return block
     }
 
@@ -227,7 +232,14 @@ extension Document {
             self.log = log
         }
 
-        mutating func next() -> (change: Int, op: Op)? {
+        /// An op or a part of one, and the change holding its first unit. (A struct: an optional
+        /// tuple was copied and destroyed through the runtime's generic witnesses, piece after piece.)
+        struct Piece {
+            var change: Int
+            var op: Op
+        }
+
+        mutating func next() -> Piece? {
             while opIndex >= log.ops.count || log.ops[opIndex].lv >= end {
                 guard k < order.count else { return nil }
                 start = log.changes.lvStart(order[k])
@@ -251,7 +263,7 @@ extension Document {
             let from = max(start, op.lv), to = min(end, op.lv + op.length)
             if from != start { change = log.changeIndex(containingLV: from, from: change) }
             opIndex += 1
-            return (change, from == op.lv && to == op.lv + op.length ? op : log.slice(op, from: from, to: to, change: change))
+            return Piece(change: change, op: from == op.lv && to == op.lv + op.length ? op : log.slice(op, from: from, to: to, change: change))
         }
     }
 
@@ -454,11 +466,11 @@ struct BlockReplayer {
                     if used == op.length { opIndex += 1; used = 0 }
                     continue
                 }
-                let piece: (body: OpBody, scalars: ArraySlice<Unicode.Scalar>)
+                let piece: WireBlock.Piece
                 do { piece = try WireBlock.piece(of: op, text: blockText, used: used, take: take, firstID: opFirstID, mapAgent: mapAgent) } catch {
                     throw fail(row, error.message)
                 }
-                let (body, scalars) = piece
+                let body = piece.body, scalars = piece.scalars
                 if let bad = unorderedReference(in: body, length: take, log) {
                     throw fail(row, "change \(cid) refers to op \(bad)")
                 }

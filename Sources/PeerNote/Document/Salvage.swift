@@ -480,11 +480,11 @@ private struct Salvager {
                         return fail("an op runs on into it from another change")
                     }
                     let take = min(op.length - used, remaining)
-                    let piece: (body: OpBody, scalars: ArraySlice<Unicode.Scalar>)
+                    let piece: WireBlock.Piece
                     do { piece = try WireBlock.piece(of: op, text: blockText, used: used, take: take, firstID: opFirstID, mapAgent: mapAgent) } catch {
                         return fail(error.message)
                     }
-                    let (body, scalars) = piece
+                    let body = piece.body, scalars = piece.scalars
                     if case .createNote(_, _, let created) = body, guardTimes, created.magnitude > Self.maxTime {
                         return fail("a note's creation time \(created) s is out of range")
                     }

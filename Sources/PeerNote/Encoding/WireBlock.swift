@@ -181,13 +181,22 @@ extension WireBlock {
     /// Why a part of a stored op cannot be taken.
     struct PieceError: Error { var message: String }
 
+    /// Units of a stored op as `piece(of:...)` gives them: the body to append to an op log,
+    /// and the characters it inserts. (A struct, not a tuple: a tuple holding an `OpBody`,
+    /// returned through typed throws, was copied and destroyed through the runtime's generic
+    /// tuple witnesses, about 270 instructions an op on load.)
+    struct Piece: Sendable {
+        var body: OpBody
+        var scalars: ArraySlice<Unicode.Scalar>
+    }
+
     /// Units `used ..< used + take` of a block's op `op` (an op may run over several changes), as
     /// the body to append to an op log, with the characters it inserts (from the block's `text`).
     /// `firstID` is the log id of the op's first unit; `mapAgent` turns the block's replica indices
     /// into the log's. Loading and salvage both read ops through this, so they split them
     /// identically. Static, so that a caller passes the block's arrays, never a copy of the block.
     static func piece(of op: Op, text: [Unicode.Scalar], used: Int, take: Int, firstID: LocalID,
-                      mapAgent: (LocalID) -> LocalID) throws(PieceError) -> (body: OpBody, scalars: ArraySlice<Unicode.Scalar>) {
+                      mapAgent: (LocalID) -> LocalID) throws(PieceError) -> Piece {
         var body = op.body.mapIDs(mapAgent)
         var scalars: ArraySlice<Unicode.Scalar> = []
         switch body {
@@ -205,7 +214,7 @@ extension WireBlock {
         default:
             break
         }
-        return (body, scalars)
+        return Piece(body: body, scalars: scalars)
     }
 }
 
