@@ -128,8 +128,14 @@ struct ChangeIndices: RandomAccessCollection, Sendable {
     func consecutiveEnd(after i: Int, below limit: Int) -> Int {
         guard let table else { return Swift.min(count, i + Swift.max(1, limit - self[i])) }
         return table.withUnsafeBufferPointer { p in
+            // Counting up by one from `p[i]`, the indices stay below `limit` up to `stop`.
+            let stop = Swift.min(p.count, i + Swift.max(1, limit - Int(p[i])))
             var j = i + 1
-            while j < p.count && p[j] == p[j - 1] &+ 1 && Int(p[j]) < limit { j += 1 }
+            var expected = p[i] &+ 1
+            while j < stop && p[j] == expected {
+                j += 1
+                expected &+= 1
+            }
             return j
         }
     }
@@ -148,7 +154,17 @@ struct ChangeIndices: RandomAccessCollection, Sendable {
     func inverse() -> ChangeIndices {
         guard let table else { return self }
         var out = [UInt32](repeating: 0, count: table.count)
-        for (i, v) in table.enumerated() { out[Int(v)] = UInt32(i) }
+        let complete: Bool = out.withUnsafeMutableBufferPointer { o in
+            table.withUnsafeBufferPointer { t in
+                for i in t.indices {
+                    let v = Int(t[i])
+                    guard v < o.count else { return false }
+                    o[v] = UInt32(truncatingIfNeeded: i)
+                }
+                return true
+            }
+        }
+        precondition(complete, "inverse() of indices that are not a permutation")
         return ChangeIndices(out)
     }
 }
