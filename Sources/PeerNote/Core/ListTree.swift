@@ -248,21 +248,19 @@ struct ListTree<Element: Sendable>: Sendable {
         return c
     }
 
-    /// Where `id` is when it is in the leaf of `c`, looking from the run before `c` on (the
-    /// element looked up is most often there or just after), then from the leaf's start. `c`
-    /// may be stale: each run is checked.
+    /// Where `id` is when it is in the run at `c` or in one of the runs beside it in the same
+    /// leaf (`c` may be stale: each run is checked).
     @inline(__always)
     private func near(_ c: ListCursor, _ id: LocalID) -> ListCursor? {
         guard c.leaf < leaves.count else { return nil }
         return leaves[c.leaf].runs.withUnsafeBufferPointer { runs -> ListCursor? in
-            let from = min(max(c.run - 1, 0), runs.count)
-            for i in from ..< runs.count {
+            let lo = max(c.run - 1, 0), hi = min(c.run + 2, runs.count)
+            guard lo < hi else { return nil }
+            for i in lo ..< hi {
                 let offset = UInt32(truncatingIfNeeded: id.counter &- runs[i].id.counter)
-                if runs[i].id.agent == id.agent && Int(offset) < runs[i].length { return ListCursor(leaf: c.leaf, run: i, offset: Int(offset)) }
-            }
-            for i in 0 ..< from {
-                let offset = UInt32(truncatingIfNeeded: id.counter &- runs[i].id.counter)
-                if runs[i].id.agent == id.agent && Int(offset) < runs[i].length { return ListCursor(leaf: c.leaf, run: i, offset: Int(offset)) }
+                if runs[i].id.agent == id.agent && Int(offset) < runs[i].length {
+                    return ListCursor(leaf: c.leaf, run: i, offset: Int(offset))
+                }
             }
             return nil
         }
