@@ -267,58 +267,42 @@ struct ChangeTable: RandomAccessCollection, Sendable {
     /// would one by one (each on top of the one before, the first on top of the last change),
     /// with their units. False, changing nothing, when they do not join the last run.
     mutating func appendContinuing<L: Collection>(agent: UInt32, meta: Meta, time: Int64, lengths: L) -> Bool where L.Element: BinaryInteger {
+        appendContinuing(agent: agent, meta: meta, time: time, ones: 0, then: lengths)
+    }
+
+    /// The same for lengths held as `ChangeLengths`: its leading changes of one unit each take
+    /// one fill of each per-change array, with no per-change sums.
+    mutating func appendContinuing(agent: UInt32, meta: Meta, time: Int64, lengths: ChangeLengths) -> Bool {
+        appendContinuing(agent: agent, meta: meta, time: time, ones: lengths.ones, then: lengths.rest)
+    }
+
+    /// Appends `ones` changes of one unit each, then a change for each of `rest`.
+    private mutating func appendContinuing<L: Collection>(agent: UInt32, meta: Meta, time: Int64, ones: Int, then rest: L) -> Bool where L.Element: BinaryInteger {
         let l = runs.count - 1
         guard l >= 0, meta == lastMeta, runs[l].agent == agent, runs[l].time == time else { return false }
-        var total = 0
-        for x in lengths { total += Int(x) }
+        var total = ones
+        for x in rest { total += Int(x) }
         // Every change's first unit must have a 32-bit offset in the run.
         guard runs[l].length + total <= Int(UInt32.max) else { return false }
+        let count = ones + rest.count
         var offset = runs[l].length
-        runOf.append(contentsOf: repeatElement(UInt32(l), count: lengths.count))
+        runOf.append(contentsOf: repeatElement(UInt32(l), count: count))
         // Room for the offsets in one append (it grows the array geometrically: an exact
         // `reserveCapacity`, called burst after burst, would copy it every time), then filled in.
         let base = unitOffset.count
-        unitOffset.append(contentsOf: repeatElement(0, count: lengths.count))
-        unitOffset.withUnsafeMutableBufferPointer { offsets in
-            var k = base
-            for x in lengths {
-                offsets[k] = UInt32(offset)
-                offset += Int(x)
-                k += 1
-            }
-        }
-        runs[l].count += UInt32(lengths.count)
-        runs[l].length = offset
-        return true
-    }
-
-    /// Appends changes as the generic `appendContinuing(agent:meta:time:lengths:)` does, for
-    /// lengths held as `ChangeLengths`: its leading changes of one unit each take one fill of
-    /// each per-change array, with no per-change sums.
-    mutating func appendContinuing(agent: UInt32, meta: Meta, time: Int64, lengths: ChangeLengths) -> Bool {
-        let l = runs.count - 1
-        guard l >= 0, meta == lastMeta, runs[l].agent == agent, runs[l].time == time else { return false }
-        let ones = lengths.ones
-        var total = ones
-        for x in lengths.rest { total += Int(x) }
-        // Every change's first unit must have a 32-bit offset in the run.
-        guard runs[l].length + total <= Int(UInt32.max) else { return false }
-        var offset = runs[l].length
-        runOf.append(contentsOf: repeatElement(UInt32(l), count: lengths.count))
-        let base = unitOffset.count
-        unitOffset.append(contentsOf: repeatElement(0, count: lengths.count))
+        unitOffset.append(contentsOf: repeatElement(0, count: count))
         unitOffset.withUnsafeMutableBufferPointer { offsets in
             let first = UInt32(offset)
             for k in 0 ..< ones { offsets[base + k] = first &+ UInt32(k) }
             offset += ones
             var k = base + ones
-            for x in lengths.rest {
+            for x in rest {
                 offsets[k] = UInt32(offset)
                 offset += Int(x)
                 k += 1
             }
         }
-        runs[l].count += UInt32(lengths.count)
+        runs[l].count += UInt32(count)
         runs[l].length = offset
         return true
     }
