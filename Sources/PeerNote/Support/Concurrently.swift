@@ -1,0 +1,49 @@
+import Dispatch
+
+/// Two pieces of work run at once: one on the calling thread, the other on a thread of
+/// Dispatch's global queue. Saving and merging have independent halves (a block's state
+/// section and its columns each deflated; two copies of a document each read), and a machine
+/// with a second core does them in about the time of the longer one.
+///
+/// The call returns only when both are done, so nothing the second closure touches outlives
+/// the call, and its result is handed over after Dispatch's group wait (which orders the
+/// worker's writes before the caller's reads). The second closure must not touch anything the
+/// first one uses; it is `@Sendable`, so the compiler checks what it captures.
+enum Concurrently {
+    /// Runs `first` here and `second` on another thread, and returns both results.
+    static func run<A, B>(_ first: () -> A, alongside second: @escaping @Sendable () -> B) -> (A, B) {
+        let handoff = Handoff<B>()
+        let group = DispatchGroup()
+        DispatchQueue.global(qos: .userInitiated).async(group: group) { handoff.value = second() }
+        let a = first()
+        group.wait()
+        guard let b = handoff.value else { preconditionFailure("the concurrent half finished without a result") }
+        return (a, b)
+    }
+
+    /// Runs `work` for every element at once (the first on the calling thread) and returns the
+    /// results in the elements' order.
+    static func map<T: Sendable, R>(_ elements: [T], _ work: @escaping @Sendable (T) -> R) -> [R] {
+        guard elements.count > 1 else { return elements.map(work) }
+        let handoffs = elements.dropFirst().map { _ in Handoff<R>() }
+        let group = DispatchGroup()
+        for (element, handoff) in zip(elements.dropFirst(), handoffs) {
+            DispatchQueue.global(qos: .userInitiated).async(group: group) { handoff.value = work(element) }
+        }
+        let first = work(elements[0])
+        group.wait()
+        return [first] + handoffs.map { h in
+            guard let r = h.value else { preconditionFailure("a concurrent task finished without a result") }
+            return r
+        }
+    }
+}
+
+/// A result passed from a worker thread to the thread that waits for it. `@unchecked`: it is
+/// written once, by the worker, before the worker leaves its Dispatch group, and read only after
+/// the group's wait; the group's wait is the synchronisation. The value need not be `Sendable`
+/// because the worker keeps no reference to it (a document loaded on the worker is from then on
+/// the caller's alone).
+private final class Handoff<T>: @unchecked Sendable {
+    var value: T?
+}
