@@ -57,8 +57,8 @@ struct DiffReport {
 
     static func compare(_ pathA: String, _ pathB: String) throws(CLIFailure) -> DiffReport {
         try Inputs.checkStandardInputUsedOnce([pathA, pathB])
-        let a = try Inputs.load(pathA)
-        let b = try Inputs.load(pathB)
+        let loaded = try Inputs.loadAll([pathA, pathB])
+        let a = loaded[0], b = loaded[1]
         try Inputs.requireShared(a, b, action: "compare \(a.name) with \(b.name)", nothingWritten: false)
         let mergedFromA = a.document.fork()
         let mergedFromB = b.document.fork()

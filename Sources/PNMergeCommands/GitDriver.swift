@@ -68,8 +68,8 @@ enum GitMergeDriver {
     /// Merges THEIRS into OURS and writes OURS (atomically, appended) unless it already has every change.
     /// Any failure leaves OURS untouched.
     static func merge(ours: String, theirs: String, name: String) throws(CLIFailure) -> MergeReport {
-        let mine = try load(ours, label: "\(name) (ours)")
-        let other = try load(theirs, label: "\(name) (theirs)")
+        let loaded = try Inputs.loadAll([ours, theirs], labels: ["\(name) (ours)", "\(name) (theirs)"])
+        let mine = loaded[0], other = loaded[1]
         // The merge checks the shared history (once) and refuses unrelated copies (the driver
         // then exits 1, for git to mark the path as conflicted).
         var report = try MergeOperation.combine(mine, [other], output: ours, dryRun: false, nothingWrittenNote: false)
@@ -79,18 +79,5 @@ enum GitMergeDriver {
         do { try FileStore.writeAtomically(bytes, to: ours) } catch { throw CLIFailure(writing: error) }
         report.bytesWritten = bytes.count
         return report
-    }
-
-    /// Reads and verifies one side; errors name it by `label` (the tracked path), not by git's temporary file.
-    private static func load(_ path: String, label: String) throws(CLIFailure) -> LoadedDocument {
-        let bytes: [UInt8]
-        do { bytes = try FileStore.read(path) } catch {
-            throw CLIFailure(.noInput, "\(label): \(error.message)")
-        }
-        do {
-            return LoadedDocument(path: path, bytes: bytes, document: try Document.load(bytes), label: label)
-        } catch {
-            throw CLIFailure(.invalidInput, "\(label): \(error)")
-        }
     }
 }

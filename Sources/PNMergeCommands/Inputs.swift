@@ -31,11 +31,11 @@ enum Inputs {
     /// path shown escaped like document text (a file name can hold ESC sequences too).
     static func displayName(_ path: String) -> String { path == "-" ? "<stdin>" : DisplayText.oneLine(path) }
 
-    /// The file's bytes, or a `noInput` (66) failure naming it.
-    static func readBytes(_ path: String) throws(CLIFailure) -> [UInt8] {
+    /// The file's bytes, or a `noInput` (66) failure naming it (by `label` when given).
+    static func readBytes(_ path: String, label: String? = nil) throws(CLIFailure) -> [UInt8] {
         if path == "-" { return try Console.current.readInput() }
         do { return try FileStore.read(path) } catch {
-            throw CLIFailure(.noInput, "\(displayName(path)): \(error.message)")
+            throw CLIFailure(.noInput, "\(label ?? displayName(path)): \(error.message)")
         }
     }
 
@@ -50,6 +50,35 @@ enum Inputs {
     static func load(_ path: String) throws(CLIFailure) -> LoadedDocument {
         let bytes = try readBytes(path)
         return LoadedDocument(path: path, bytes: bytes, document: try parse(bytes, from: path))
+    }
+
+    /// Reads every input, then verifies them all at once (`Document.loadAll`: a second core reads
+    /// the second copy). `labels` name the inputs in messages where given (else the path does).
+    /// Fails as reading them one after another would: with the first input, in order, that
+    /// cannot be read (66) or verified (65).
+    static func loadAll(_ paths: [String], labels: [String?]? = nil) throws(CLIFailure) -> [LoadedDocument] {
+        let names = labels ?? paths.map { _ in nil }
+        precondition(names.count == paths.count, "one label per input")
+        var read: [Result<[UInt8], CLIFailure>] = []
+        for (path, label) in zip(paths, names) {
+            do throws(CLIFailure) { read.append(.success(try readBytes(path, label: label))) } catch { read.append(.failure(error)) }
+        }
+        let readable = read.compactMap { try? $0.get() }
+        var parsed = Document.loadAll(readable).makeIterator()
+        var loaded: [LoadedDocument] = []
+        for ((path, label), bytes) in zip(zip(paths, names), read) {
+            switch bytes {
+            case .failure(let failure): throw failure
+            case .success(let bytes):
+                guard let result = parsed.next() else { preconditionFailure("one result per readable input") }
+                do throws(PeerNoteError) {
+                    loaded.append(LoadedDocument(path: path, bytes: bytes, document: try result.get(), label: label))
+                } catch {
+                    throw CLIFailure(.invalidInput, "\(label ?? displayName(path)): \(error)")
+                }
+            }
+        }
+        return loaded
     }
 
     /// Standard input can be read once: `-` may name at most one input.

@@ -67,9 +67,9 @@ enum MergeOperation {
         // change) checked, before anything is locked or written. The comparison of the changes
         // both copies hold is the merge's own (once per pair); a copy that fails it is refused
         // before anything is written.
-        var others: [LoadedDocument] = []
-        for path in theirs { others.append(try Inputs.load(path)) }
-        var base = try Inputs.load(mine)
+        // (All at once: a second core reads the second copy.)
+        var others = try Inputs.loadAll(theirs + [mine])
+        var base = others.removeLast()
         for other in others {
             let identity = base.document.identityRelation(to: other.document)
             guard identity == .shared else {

@@ -229,6 +229,29 @@ struct MergeCommandTests {
         #expect(try dir.bytes("alice.peernote") == before)
     }
 
+    @Test("Inputs are read at once but fail in order: the first bad one, THEIRS before MINE, is the one named")
+    func badInputsInOrder() throws {
+        let dir = try TempDir()
+        try Diverged().write(to: dir)
+        let damaged = try dir.write(Array(try dir.bytes("bob.peernote").dropLast(2)), "damaged.peernote")
+        let garbage = try dir.write(Array("not a notebook".utf8), "garbage.peernote")
+        let before = try dir.bytes("alice.peernote")
+
+        let a = pnmerge(["merge", dir.path("nope.peernote"), damaged])
+        #expect(a.status == ExitStatus.invalidInput.rawValue, "\(a.err)")
+        #expect(a.err.hasPrefix("pnmerge: \(damaged): offset "), "\(a.err)")
+        let b = pnmerge(["merge", dir.path("alice.peernote"), garbage, damaged])
+        #expect(b.status == ExitStatus.invalidInput.rawValue)
+        #expect(b.err.hasPrefix("pnmerge: \(garbage): offset 0: "), "\(b.err)")
+        let c = pnmerge(["merge", dir.path("alice.peernote"), dir.path("bob.peernote"), dir.path("gone.peernote"), garbage])
+        #expect(c.status == ExitStatus.noInput.rawValue)
+        #expect(c.err == "pnmerge: \(dir.path("gone.peernote")): No such file or directory\n")
+        let d = pnmerge(["merge", garbage, dir.path("bob.peernote")])
+        #expect(d.status == ExitStatus.invalidInput.rawValue)
+        #expect(d.err.hasPrefix("pnmerge: \(garbage): offset 0: "), "\(d.err)")
+        #expect(try dir.bytes("alice.peernote") == before)
+    }
+
     @Test("Merging into a symbolic link updates the file it points to and keeps the link")
     func symlink() throws {
         let dir = try TempDir()

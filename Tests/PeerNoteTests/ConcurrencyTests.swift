@@ -1,0 +1,54 @@
+import Dispatch
+import Foundation
+import Testing
+@testable import PeerNote
+
+/// (That a save, which deflates its state section on a second thread, writes the bytes it wrote
+/// before doing so is `FixtureTests`' check that every committed fixture re-saves identically.)
+@Suite("Work done on two threads")
+struct ConcurrencyTests {
+    @Test("Concurrently.run runs its halves at the same time: each waits for the other to start")
+    func runsAtOnce() {
+        // Run one after the other, each half would wait its full timeout for the other.
+        let firstStarted = DispatchSemaphore(value: 0), secondStarted = DispatchSemaphore(value: 0)
+        let (a, b) = Concurrently.run({ () -> Bool in
+            firstStarted.signal()
+            return secondStarted.wait(timeout: .now() + 20) == .success
+        }, alongside: { () -> Bool in
+            secondStarted.signal()
+            return firstStarted.wait(timeout: .now() + 20) == .success
+        })
+        #expect(a && b)
+    }
+
+    @Test("Concurrently.map gives every result in its element's order")
+    func mapKeepsOrder() {
+        let elements = Array(0 ..< 24)
+        #expect(Concurrently.map(elements) { n in (0 ... n).reduce(0, +) } == elements.map { n in n * (n + 1) / 2 })
+        #expect(Concurrently.map([7]) { $0 * 2 } == [14])
+        #expect(Concurrently.map([Int]()) { $0 }.isEmpty)
+    }
+
+    @Test("loadAll gives what load gives, in order, and a damaged input fails alone")
+    func loadAll() throws {
+        let one = try sampleDocument().save()
+        let other = try sampleDocument(replica: ReplicaID(high: 3, low: 4))
+        other.addNote(title: "Second", body: "from another replica")
+        let two = other.save()
+        let damaged = Array(one.dropLast(2))
+        let expectedError: PeerNoteError
+        do { _ = try Document.load(damaged); Issue.record("a truncated file loaded"); return } catch { expectedError = error }
+
+        let results = Document.loadAll([one, damaged, two, one])
+        try #require(results.count == 4)
+        for (result, bytes) in [(results[0], one), (results[2], two), (results[3], one)] {
+            let loaded = try result.get()
+            let alone = try Document.load(bytes)
+            #expect(loaded.notebook == alone.notebook)
+            #expect(loaded.changeCount == alone.changeCount)
+            #expect(loaded.save() == bytes, "the same canonical bytes again")
+        }
+        #expect(throws: expectedError) { try results[1].get() }
+        #expect(Document.loadAll([]).isEmpty)
+    }
+}
