@@ -25,6 +25,9 @@ struct ConcurrencyTests {
     func mapKeepsOrder() {
         let elements = Array(0 ..< 24)
         #expect(Concurrently.map(elements) { n in (0 ... n).reduce(0, +) } == elements.map { n in n * (n + 1) / 2 })
+        for here in [0, 5, 23] {
+            #expect(Concurrently.map(elements, here: here) { n in n * 3 } == elements.map { $0 * 3 })
+        }
         #expect(Concurrently.map([7]) { $0 * 2 } == [14])
         #expect(Concurrently.map([Int]()) { $0 }.isEmpty)
     }

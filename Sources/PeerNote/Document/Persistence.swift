@@ -296,7 +296,11 @@ extension Document {
     /// a merge reads two copies, which a machine with a second core reads in about the time
     /// of the larger. The results are in the order of `files`; each fails or not on its own.
     public static func loadAll(_ files: [[UInt8]]) -> [Result<Document, PeerNoteError>] {
-        Concurrently.map(files) { bytes in Result { () throws(PeerNoteError) in try load(bytes) } }
+        // The largest file is read on the calling thread, which is running already (a new
+        // thread takes a moment to start) and whose malloc arena then holds the document that
+        // is usually merged into and saved; the others' arenas keep only smaller ones.
+        let largest = files.indices.max { files[$0].count < files[$1].count } ?? 0
+        return Concurrently.map(files, here: largest) { bytes in Result { () throws(PeerNoteError) in try load(bytes) } }
     }
 
     /// Reads and verifies a document: checksums, structure, causal integrity (dependencies
@@ -378,7 +382,9 @@ struct BlockReplayer {
         let agents = block.replicas.map { log.agent(for: $0) }
         let mapAgent: (LocalID) -> LocalID = { id in id.isNone ? id : LocalID(agent: agents[Int(id.agent)], counter: id.counter) }
         let startLV = log.lvCount
-        log.reserve(changes: block.changes.count, ops: block.ops.count, text: block.text.count)
+        // Every inserted character takes a place in the log's text: with a state section, the
+        // block's text is only the deleted ones (the visible ones are the state's bodies).
+        log.reserve(changes: block.changes.count, ops: block.ops.count, text: block.text.count + (block.state?.liveScalarCount ?? 0))
         // The block's authors and messages, interned once (changes then refer to them by index).
         let stringMap = block.strings.map { log.internString($0) }
         let firstChange = log.changes.count

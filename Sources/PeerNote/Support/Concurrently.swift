@@ -21,18 +21,20 @@ enum Concurrently {
         return (a, b)
     }
 
-    /// Runs `work` for every element at once (the first on the calling thread) and returns the
-    /// results in the elements' order.
-    static func map<T: Sendable, R>(_ elements: [T], _ work: @escaping @Sendable (T) -> R) -> [R] {
+    /// Runs `work` for every element at once and returns the results in the elements' order.
+    /// Element `here` is done on the calling thread, the others on Dispatch's threads.
+    static func map<T: Sendable, R>(_ elements: [T], here: Int = 0, _ work: @escaping @Sendable (T) -> R) -> [R] {
         guard elements.count > 1 else { return elements.map(work) }
-        let handoffs = elements.dropFirst().map { _ in Handoff<R>() }
+        precondition(elements.indices.contains(here), "the element to do here is one of them")
+        let handoffs = elements.indices.map { _ in Handoff<R>() }
         let group = DispatchGroup()
-        for (element, handoff) in zip(elements.dropFirst(), handoffs) {
+        for (i, element) in elements.enumerated() where i != here {
+            let handoff = handoffs[i]
             DispatchQueue.global(qos: .userInitiated).async(group: group) { handoff.value = work(element) }
         }
-        let first = work(elements[0])
+        handoffs[here].value = work(elements[here])
         group.wait()
-        return [first] + handoffs.map { h in
+        return handoffs.map { h in
             guard let r = h.value else { preconditionFailure("a concurrent task finished without a result") }
             return r
         }
