@@ -382,9 +382,7 @@ struct BlockReplayer {
         let agents = block.replicas.map { log.agent(for: $0) }
         let mapAgent: (LocalID) -> LocalID = { id in id.isNone ? id : LocalID(agent: agents[Int(id.agent)], counter: id.counter) }
         let startLV = log.lvCount
-        // Every inserted character takes a place in the log's text: with a state section, the
-        // block's text is only the deleted ones (the visible ones are the state's bodies).
-        log.reserve(changes: block.changes.count, ops: block.ops.count, text: block.text.count + (block.state?.liveScalarCount ?? 0))
+        log.reserve(changes: block.changes.count, ops: block.ops.count, text: block.text.count)
         // The block's authors and messages, interned once (changes then refer to them by index).
         let stringMap = block.strings.map { log.internString($0) }
         let firstChange = log.changes.count
