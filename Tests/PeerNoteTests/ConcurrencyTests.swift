@@ -3,8 +3,8 @@ import Foundation
 import Testing
 @testable import PeerNote
 
-/// (That a save, which deflates its state section on a second thread, writes the bytes it wrote
-/// before doing so is `FixtureTests`' check that every committed fixture re-saves identically.)
+/// (That a save writes the bytes it wrote before it took a second thread is also `FixtureTests`'
+/// check that every committed fixture re-saves identically.)
 @Suite("Work done on two threads")
 struct ConcurrencyTests {
     @Test("Concurrently.run runs its halves at the same time: each waits for the other to start")
@@ -53,5 +53,32 @@ struct ConcurrencyTests {
         }
         #expect(throws: expectedError) { try results[1].get() }
         #expect(Document.loadAll([]).isEmpty)
+    }
+
+    @Test("A block's payload is the same encoded on one thread or two (change columns and state section beside the op columns)")
+    func payloadOnTwoThreads() throws {
+        // A long history (typing, backspacing, two notes, a deletion), and the fixtures' small ones.
+        let doc = try sampleDocument()
+        let a = doc.addNote(title: "Long", body: "")
+        let b = doc.addNote(title: "Other", body: "x")
+        for i in 0 ..< 6_000 {
+            let note = i % 7 == 0 ? b : a
+            try doc.insertText(note, at: 0, "w\(i % 10) ")
+            if i % 5 == 0 { try doc.deleteText(note, range: 0 ..< 1) }
+        }
+        try doc.deleteNote(b)
+        var files = [doc.save()]
+        for name in ["meeting.peernote", "meeting-appended.peernote", "hi.peernote"] { files.append(try FixtureCatalog.bytes(name)) }
+        var sawLarge = false
+        for bytes in files {
+            let blocks = try WireCodec.decodePayloads(BlockCodec.decode(bytes), fileSize: bytes.count)
+            for block in blocks {
+                let one = WireCodec.encodePayload(block, concurrentFrom: .max)
+                let two = WireCodec.encodePayload(block, concurrentFrom: 0)
+                #expect(one == two)
+                sawLarge = sawLarge || block.changeCount + block.ops.count + block.text.count >= WireCodec.concurrentEncodingThreshold
+            }
+        }
+        #expect(sawLarge, "one block is large enough for a save to take two threads")
     }
 }

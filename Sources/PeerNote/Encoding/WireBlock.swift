@@ -222,19 +222,26 @@ extension WireBlock {
 enum WireCodec {
     // MARK: Encoding
 
-    static func encodePayload(_ block: WireBlock) -> [UInt8] {
-        // A state section is encoded and deflated on another thread while this one encodes and
-        // deflates the columns: the two take about as long (a save's deflating is about half of it).
-        let columns: (raw: Int, deflated: [UInt8]), strings: [String], state: (raw: Int, deflated: [UInt8])?
-        if let section = block.state {
-            ((columns, strings), state) = Concurrently.run({ encodeColumns(block) }, alongside: {
-                let bytes = StateCodec.encode(section)
-                return (bytes.count, Deflate.compress(bytes))
-            })
-        } else {
-            (columns, strings) = encodeColumns(block)
-            state = nil
+    /// The block's payload bytes. A block of `concurrentFrom` changes, ops and units or more is
+    /// encoded on two threads (tests set it to compare the two ways).
+    static func encodePayload(_ block: WireBlock, concurrentFrom: Int = concurrentEncodingThreshold) -> [UInt8] {
+        // On two threads: the change columns beside the op columns, then the state section
+        // beside the column set, each deflated. (A small block is done on this one: a thread
+        // costs more than it would save.)
+        let concurrent = block.changeCount + block.ops.count + block.text.count >= concurrentFrom
+        func both<A, B>(_ first: () -> A, _ second: @escaping @Sendable () -> B) -> (A, B) {
+            concurrent ? Concurrently.run(first, alongside: second) : (first(), second())
         }
+        let (opColumns, (changeColumns, strings)) = both({ encodeOpColumns(block) }, { encodeChangeColumns(block) })
+        var raw: [UInt64: [UInt8]] = [:]
+        for (k, v) in changeColumns.merging(opColumns, uniquingKeysWith: { a, _ in a }) where !v.isEmpty { raw[k.rawValue] = v }
+        let columnBytes = ColumnSet.encode(raw)
+        let section = block.state
+        let (columns, state) = both({ (raw: columnBytes.count, deflated: Deflate.compress(columnBytes)) }, { () -> (raw: Int, deflated: [UInt8])? in
+            guard let section else { return nil }
+            let bytes = StateCodec.encode(section)
+            return (bytes.count, Deflate.compress(bytes))
+        })
 
         var e = CBOREncoder()
         var count = 7 + block.unknownFields.count
@@ -273,8 +280,11 @@ enum WireCodec {
         return e.bytes
     }
 
-    /// The block's column set, its size before and after deflating, and the block's string table.
-    private static func encodeColumns(_ block: WireBlock) -> ((raw: Int, deflated: [UInt8]), [String]) {
+    /// Changes, ops and units from which a save encodes its columns on two threads.
+    static let concurrentEncodingThreshold = 1 << 14
+
+    /// The block's change columns and its string table (authors and messages).
+    private static func encodeChangeColumns(_ block: WireBlock) -> ([ColumnID: [UInt8]], [String]) {
         // The string table lists the strings in order of first use (authors and non-empty messages).
         // Two local indices may hold one string (blocks built by hand): one wire entry each string.
         var strings: [String] = []
@@ -341,7 +351,13 @@ enum WireCodec {
         cols[.changeDepCount] = cDepCount.finish(); cols[.changeDepDistance] = cDepDist.finish(); cols[.changeTime] = cTime.finish()
         cols[.changeAuthor] = cAuthor.finish(); cols[.changeMessage] = cMessage.finish(); cols[.changeExtraLength] = cExtraLen.finish()
         cols[.changeExtra] = extra
-        // Ops.
+        return (cols, strings)
+    }
+
+    /// The block's op columns (with the text column: all inserted text, or with a state section
+    /// the deleted text).
+    private static func encodeOpColumns(_ block: WireBlock) -> [ColumnID: [UInt8]] {
+        var cols: [ColumnID: [UInt8]] = [:]
         var kind = UIntColumnEncoder(), length = UIntColumnEncoder()
         var noteR = UIntColumnEncoder(), noteC = DeltaColumnEncoder()
         var r1R = UIntColumnEncoder(), r1C = DeltaColumnEncoder(), r2R = UIntColumnEncoder(), r2C = DeltaColumnEncoder()
@@ -390,11 +406,7 @@ enum WireCodec {
             for scalar in block.deadText { UTF8.encode(scalar) { text.append($0) } }
             cols[.opText] = text
         }
-
-        var raw: [UInt64: [UInt8]] = [:]
-        for (k, v) in cols where !v.isEmpty { raw[k.rawValue] = v }
-        let columnBytes = ColumnSet.encode(raw)
-        return ((columnBytes.count, Deflate.compress(columnBytes)), strings)
+        return cols
     }
 
     /// Gives block string `local` its index in the wire string table (appending it when new).
