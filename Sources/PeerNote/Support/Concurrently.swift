@@ -1,4 +1,7 @@
 import Dispatch
+#if canImport(Darwin)
+import Darwin
+#endif
 
 /// Two pieces of work run at once: one on the calling thread, the other on a thread of
 /// Dispatch's global queue. Saving and merging have independent halves (a block's state
@@ -14,7 +17,7 @@ enum Concurrently {
     static func run<A, B>(_ first: () -> A, alongside second: @escaping @Sendable () -> B) -> (A, B) {
         let handoff = Handoff<B>()
         let group = DispatchGroup()
-        DispatchQueue.global(qos: .userInitiated).async(group: group) { handoff.value = second() }
+        queue.async(group: group) { handoff.value = second() }
         let a = first()
         group.wait()
         guard let b = handoff.value else { preconditionFailure("the concurrent half finished without a result") }
@@ -30,7 +33,7 @@ enum Concurrently {
         let group = DispatchGroup()
         for (i, element) in elements.enumerated() where i != here {
             let handoff = handoffs[i]
-            DispatchQueue.global(qos: .userInitiated).async(group: group) { handoff.value = work(element) }
+            queue.async(group: group) { handoff.value = work(element) }
         }
         handoffs[here].value = work(elements[here])
         group.wait()
@@ -38,6 +41,20 @@ enum Concurrently {
             guard let r = h.value else { preconditionFailure("a concurrent task finished without a result") }
             return r
         }
+    }
+}
+
+extension Concurrently {
+    /// The queue for the other half: at the calling thread's quality of service where the platform
+    /// has one (on Apple platforms a thread that waits for work of a lower class is a priority
+    /// inversion), else `userInitiated`.
+    fileprivate static var queue: DispatchQueue {
+        #if canImport(Darwin)
+        let caller = DispatchQoS.QoSClass(rawValue: qos_class_self()) ?? .unspecified
+        return DispatchQueue.global(qos: caller == .unspecified ? .userInitiated : caller)
+        #else
+        return DispatchQueue.global(qos: .userInitiated)
+        #endif
     }
 }
 
