@@ -41,9 +41,12 @@ enum Inputs {
 
     /// Parses and verifies `bytes` read from `path`, or an `invalidInput` (65) failure naming it.
     static func parse(_ bytes: [UInt8], from path: String) throws(CLIFailure) -> Document {
-        do { return try Document.load(bytes) } catch {
-            throw CLIFailure(.invalidInput, "\(displayName(path)): \(error)")
-        }
+        do { return try Document.load(bytes) } catch { throw invalid(error, path: path) }
+    }
+
+    /// The `invalidInput` (65) failure for a document that `path` (named by `label` when given) holds.
+    private static func invalid(_ error: PeerNoteError, path: String, label: String? = nil) -> CLIFailure {
+        CLIFailure(.invalidInput, "\(label ?? displayName(path)): \(error)")
     }
 
     /// Reads and verifies a document.
@@ -73,9 +76,7 @@ enum Inputs {
                 guard let result = parsed.next() else { preconditionFailure("one result per readable input") }
                 do throws(PeerNoteError) {
                     loaded.append(LoadedDocument(path: path, bytes: bytes, document: try result.get(), label: label))
-                } catch {
-                    throw CLIFailure(.invalidInput, "\(label ?? displayName(path)): \(error)")
-                }
+                } catch { throw invalid(error, path: path, label: label) }
             }
         }
         return loaded
