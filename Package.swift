@@ -24,6 +24,8 @@ let package = Package(
             pkgConfig: "zlib",
             providers: [.apt(["zlib1g-dev"]), .brew(["zlib"])]
         ),
+        // Allocator settings for the command-line tools' processes (not for the library).
+        .target(name: "CAllocator"),
         .target(
             name: "PeerNote",
             dependencies: [
@@ -40,13 +42,13 @@ let package = Package(
             name: "PNMergeCommands",
             dependencies: ["PeerNote", "PeerNoteCLISupport", .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
-        .executableTarget(name: "pnmerge", dependencies: ["PNMergeCommands"]),
+        .executableTarget(name: "pnmerge", dependencies: ["PNMergeCommands", "CAllocator"]),
         .testTarget(name: "PNMergeTests", dependencies: ["PNMergeCommands", "PeerNote", "PeerNoteCLISupport"]),
         .target(
             name: "PeerNoteCommands",
             dependencies: ["PeerNote", "PeerNoteCLISupport", .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
-        .executableTarget(name: "peernote", dependencies: ["PeerNoteCommands"]),
+        .executableTarget(name: "peernote", dependencies: ["PeerNoteCommands", "CAllocator"]),
         .testTarget(name: "PeerNoteCommandsTests", dependencies: ["PeerNoteCommands", "PeerNote"]),
     ],
     swiftLanguageModes: [.v6]
