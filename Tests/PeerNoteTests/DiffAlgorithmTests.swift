@@ -1,0 +1,136 @@
+import Testing
+@testable import PeerNote
+
+/// The two diffs behind recorded edits and reports: `TextDiff` (a new body as character
+/// inserts and deletes) and `NotebookDiff.lcs` (which notes a report calls moved). Both are
+/// checked against the textbook quadratic algorithms on small random inputs.
+@Suite struct DiffAlgorithmTests {
+    /// The length of a longest common subsequence, by the O(nm) table.
+    static func lcsLength<E: Equatable>(_ x: [E], _ y: [E]) -> Int {
+        guard !x.isEmpty, !y.isEmpty else { return 0 }
+        var previous = [Int](repeating: 0, count: y.count + 1)
+        for i in x.indices {
+            var row = [Int](repeating: 0, count: y.count + 1)
+            for j in y.indices { row[j + 1] = x[i] == y[j] ? previous[j] + 1 : max(previous[j + 1], row[j]) }
+            previous = row
+        }
+        return previous[y.count]
+    }
+
+    /// Applies edits (sorted, non-overlapping offsets into `a`) and checks their shape.
+    static func apply<E: Equatable>(_ edits: [TextDiff.Edit<E>], to a: [E]) -> [E]? {
+        var out: [E] = []
+        var at = 0
+        for e in edits {
+            guard e.offset >= at, e.offset + e.deleteCount <= a.count, e.deleteCount > 0 || !e.insert.isEmpty else { return nil }
+            out += a[at ..< e.offset]
+            out += e.insert
+            at = e.offset + e.deleteCount
+        }
+        return out + a[at...]
+    }
+
+    /// A random sequence over a small alphabet, and a copy edited in a few places.
+    static func pair(_ rng: inout SeededRandom, alphabet: Int, length: Int, edits: Int) -> ([Character], [Character]) {
+        let letters = Array("abcdefghijklmnopqrstuvwxyz".prefix(alphabet))
+        let a = (0 ..< length).map { _ in letters.randomElement(using: &rng) ?? "a" }
+        var b = a
+        for _ in 0 ..< edits {
+            let at = Int.random(in: 0 ... b.count, using: &rng)
+            if Bool.random(using: &rng), at < b.count {
+                b.removeSubrange(at ..< min(b.count, at + Int.random(in: 1 ... 4, using: &rng)))
+            } else {
+                b.insert(contentsOf: (0 ..< Int.random(in: 1 ... 4, using: &rng)).map { _ in letters.randomElement(using: &rng) ?? "a" }, at: at)
+            }
+        }
+        return (a, b)
+    }
+
+    @Test func textEditsAreMinimalAndTurnOneIntoTheOther() {
+        var rng = SeededRandom(state: 0x7E57)
+        for round in 0 ..< 600 {
+            // Unrelated texts, texts edited in a few places, and everything between.
+            let (a, b): ([Character], [Character])
+            if round % 3 == 0 {
+                a = Self.pair(&rng, alphabet: 1 + round % 5, length: Int.random(in: 0 ... 40, using: &rng), edits: 0).0
+                b = Self.pair(&rng, alphabet: 1 + round % 5, length: Int.random(in: 0 ... 40, using: &rng), edits: 0).0
+            } else {
+                (a, b) = Self.pair(&rng, alphabet: 2 + round % 20, length: Int.random(in: 0 ... 120, using: &rng), edits: Int.random(in: 0 ... 12, using: &rng))
+            }
+            let edits = TextDiff.edits(from: a, to: b)
+            #expect(Self.apply(edits, to: a) == b, "round \(round): \(String(a)) -> \(String(b))")
+            let changed = edits.reduce(0) { $0 + $1.deleteCount + $1.insert.count }
+            #expect(changed == a.count + b.count - 2 * Self.lcsLength(a, b), "round \(round): not minimal")
+            // Grouped: no edit begins where the one before it ends.
+            #expect(zip(edits, edits.dropFirst()).allSatisfy { $0.offset + $0.deleteCount < $1.offset })
+        }
+    }
+
+    @Test func unrelatedLongTextsAreReplacedWholesale() {
+        var rng = SeededRandom(state: 42)
+        let letters: [Character] = Array("abcdefghij \n")
+        let a: [Character] = (0 ..< 30_000).map { _ in letters.randomElement(using: &rng) ?? "a" }
+        let b: [Character] = (0 ..< 30_000).map { _ in letters.randomElement(using: &rng) ?? "a" }
+        let edits = TextDiff.edits(from: a, to: b)
+        #expect(Self.apply(edits, to: a) == b)
+        // More than maxDifferences apart: one edit over the differing middle.
+        #expect(edits.count == 1)
+    }
+
+    @Test func aLongTextEditedInPlacesGivesThosePlaces() {
+        var rng = SeededRandom(state: 7)
+        let letters: [Character] = Array("abcdefghijklmnopqrstuvwxyz ")
+        let a: [Character] = (0 ..< 50_000).map { _ in letters.randomElement(using: &rng) ?? "a" }
+        var b = a
+        b.replaceSubrange(40_000 ..< 40_010, with: Array("0123456789AB"))
+        b.removeSubrange(20_000 ..< 20_500)
+        b.insert(contentsOf: Array("inserted"), at: 100)
+        let edits = TextDiff.edits(from: a, to: b)
+        #expect(Self.apply(edits, to: a) == b)
+        let changed = edits.reduce(0) { $0 + $1.deleteCount + $1.insert.count }
+        #expect(changed <= 10 + 12 + 500 + 8)
+    }
+
+    static func ids(_ numbers: [Int]) -> [NoteID] { numbers.map { NoteID(replica: ReplicaID(high: 9, low: 9), counter: UInt32($0)) } }
+
+    @Test func notesThatStayAreALongestCommonOrder() {
+        var rng = SeededRandom(state: 0x0DE5)
+        for round in 0 ..< 400 {
+            let n = Int.random(in: 0 ... 30, using: &rng)
+            let x = Array(0 ..< n)
+            var y = x.shuffled(using: &rng)
+            // Mostly small moves: take a few notes out and put them back elsewhere.
+            if round % 2 == 0 {
+                y = x
+                for _ in 0 ..< Int.random(in: 0 ... 3, using: &rng) where !y.isEmpty {
+                    let v = y.remove(at: Int.random(in: 0 ..< y.count, using: &rng))
+                    y.insert(v, at: Int.random(in: 0 ... y.count, using: &rng))
+                }
+            }
+            let stay = NotebookDiff.lcs(Self.ids(x), Self.ids(y))
+            let longest: Int = Self.lcsLength(x, y)
+            #expect(stay.count == longest, "round \(round)")
+            // A subsequence of both orders.
+            func isSubsequence(_ s: [NoteID], of t: [NoteID]) -> Bool {
+                var it = t.makeIterator()
+                return s.allSatisfy { e in while let v = it.next() { if v == e { return true } }; return false }
+            }
+            #expect(isSubsequence(stay, of: Self.ids(x)) && isSubsequence(stay, of: Self.ids(y)), "round \(round)")
+        }
+    }
+
+    @Test func aSwapReportsTheNoteThatWentFirstAsStaying() {
+        // Of [a, b] -> [b, a], b stays and a is the one reported moved (as before this algorithm).
+        #expect(NotebookDiff.lcs(Self.ids([1, 2]), Self.ids([2, 1])) == Self.ids([2]))
+        // One note taken to the front: the others stay.
+        #expect(NotebookDiff.lcs(Self.ids([1, 2, 3, 4]), Self.ids([4, 1, 2, 3])) == Self.ids([1, 2, 3]))
+    }
+
+    @Test func manyNotesMoved() {
+        // 20,000 notes, the last thousand moved to the front (the quadratic table had 4·10^8 entries).
+        let x = Array(0 ..< 20_000)
+        let y = Array(19_000 ..< 20_000) + Array(0 ..< 19_000)
+        let stay = NotebookDiff.lcs(Self.ids(x), Self.ids(y))
+        #expect(stay == Self.ids(Array(0 ..< 19_000)))
+    }
+}
