@@ -43,7 +43,7 @@ let package = Package(
             dependencies: ["PeerNote", "PeerNoteCLISupport", .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
         .executableTarget(name: "pnmerge", dependencies: ["PNMergeCommands", "CAllocator"]),
-        .testTarget(name: "PNMergeTests", dependencies: ["PNMergeCommands", "PeerNote", "PeerNoteCLISupport"]),
+        .testTarget(name: "PNMergeTests", dependencies: ["PNMergeCommands", "PeerNote", "PeerNoteCLISupport", "CAllocator"]),
         .target(
             name: "PeerNoteCommands",
             dependencies: ["PeerNote", "PeerNoteCLISupport", .product(name: "ArgumentParser", package: "swift-argument-parser")]

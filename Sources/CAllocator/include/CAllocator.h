@@ -16,4 +16,8 @@
 /// Returns 1 when it changed a setting, 0 when it left them all alone.
 int pn_tune_allocator_for_command(void);
 
+/// `pn_tune_allocator_for_command` with the user's settings read from `environment`
+/// ("NAME=value" strings, NULL-terminated) instead of the process's (for tests).
+int pn_tune_allocator_for_environment(const char *const *environment);
+
 #endif
