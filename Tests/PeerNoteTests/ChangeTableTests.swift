@@ -210,7 +210,7 @@ extension ChangeTableTests {
         skipped.changes[k].seq += 1
         refused(skipped, "sequence number \(block.changes[k].seq + 1), expected \(block.changes[k].seq)")
         var twoBack = block
-        twoBack.depRows[twoBack.changes[k].depStart] = k - 2
+        twoBack.depRows[twoBack.changes[k].depStart] = Int32(k - 2)
         refused(twoBack, "does not follow its replica's previous change")
         // The block as saved loads (so the two above fail for their one change).
         #expect(try Document.load(StateSectionTests.file(block)).notebook == d.notebook)

@@ -47,8 +47,8 @@ struct WireChangesTests {
     }
 
     /// Whether `c` continues `p` (row `row - 1`) by the run rule, computed from the plain array.
-    static func continues(_ c: WireChange, _ p: WireChange, row: Int, _ depRows: [Int]) -> Bool {
-        c.replica == p.replica && c.seq == p.seq + 1 && c.depCount == 1 && depRows[c.depStart] == row - 1
+    static func continues(_ c: WireChange, _ p: WireChange, row: Int, _ depRows: [Int32]) -> Bool {
+        c.replica == p.replica && c.seq == p.seq + 1 && c.depCount == 1 && Int(depRows[c.depStart]) == row - 1
             && c.time == p.time && c.author == p.author && c.message == p.message && c.extraCount == 0
     }
 

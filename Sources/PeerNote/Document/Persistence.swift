@@ -154,7 +154,7 @@ extension Document {
         block.firstRow = firstRow
         // Dependencies and extra fields are gathered here; the changes themselves are made one
         // at a time as the encoder reads them (a `WireChange` per change would be 48 bytes each).
-        var depRows: [Int] = [], extraBytes: [UInt8] = []
+        var depRows: [Int32] = [], extraBytes: [UInt8] = []
         depRows.reserveCapacity(order.count)
         // The log's interned strings, interned in the block once each (-1: not yet).
         var blockString = [Int](repeating: -1, count: log.strings.count)
@@ -164,7 +164,7 @@ extension Document {
             let c = log.changes[ci]
             if blockString[Int(c.author)] < 0 { blockString[Int(c.author)] = block.intern(log.strings[Int(c.author)]) }
             if blockString[Int(c.message)] < 0 { blockString[Int(c.message)] = block.intern(log.strings[Int(c.message)]) }
-            for d in log.deps(of: ci) { depRows.append(rowOf[d]) }
+            for d in log.deps(of: ci) { depRows.append(Int32(rowOf[d])) }
             if c.extra != 0 { extraBytes.append(contentsOf: log.extras[Int(c.extra)]) }
             k += 1
             // The changes of its log run that come right after it in the order share its author,
@@ -173,7 +173,7 @@ extension Document {
             guard c.extra == 0 else { continue }
             assert(rowOf[ci] == firstRow + k - 1)
             let j = order.consecutiveEnd(after: k - 1, below: log.changes.runEnd(of: ci))
-            depRows.append(contentsOf: firstRow + k - 1 ..< firstRow + j - 1)
+            depRows.append(contentsOf: Int32(firstRow + k - 1) ..< Int32(firstRow + j - 1))
             k = j
         }
         block.depRows = depRows
@@ -452,7 +452,7 @@ struct BlockReplayer {
             let previous = lastOfAgent?.lamportEnd
             let extra = c.extraCount == 0 ? [] : Array(block.extra(of: i))
             let ci = c.depCount == 1
-                ? log.beginChange(agent: agent, deps: CollectionOfOne(block.depRows[c.depStart]), time: c.time,
+                ? log.beginChange(agent: agent, deps: CollectionOfOne(Int(block.depRows[c.depStart])), time: c.time,
                                   author: stringMap[c.author], message: stringMap[c.message], extra: extra)
                 : log.beginChange(agent: agent, deps: block.deps(of: i), time: c.time,
                                   author: stringMap[c.author], message: stringMap[c.message], extra: extra)

@@ -67,8 +67,9 @@ struct WireBlock: Sendable {
     /// change). Their dependencies and extra fields are `depRows` and `extraBytes` back to back
     /// (their `depStart` and `extraStart` are not used).
     var generatedChanges: GeneratedChanges?
-    /// The dependency rows of every change, back to back.
-    var depRows: [Int] = []
+    /// The dependency rows of every change, back to back. 32 bits each (a long history holds
+    /// one per change): the reader refuses a block whose rows pass `WireBlock.maxRow`.
+    var depRows: [Int32] = []
     /// Authors and messages the changes name; index 0 is the empty string.
     var strings: [String] = [""]
     private var stringIndex: [String: Int] = ["": 0]
@@ -147,7 +148,13 @@ extension WireBlock {
     /// How many changes the block holds.
     var changeCount: Int { generatedChanges?.count ?? changes.count }
 
-    func deps(of i: Int) -> ArraySlice<Int> { depRows[changes[i].depStart ..< changes[i].depStart + changes[i].depCount] }
+    /// The largest row a block's change may be on (rows are stored in 32 bits).
+    static let maxRow = Int(Int32.max)
+
+    /// Change `i`'s dependencies: their rows.
+    func deps(of i: Int) -> LazyMapCollection<ArraySlice<Int32>, Int> {
+        depRows[changes[i].depStart ..< changes[i].depStart + changes[i].depCount].lazy.map { Int($0) }
+    }
     func author(of i: Int) -> String { strings[changes[i].author] }
     func message(of i: Int) -> String { strings[changes[i].message] }
     func extra(of i: Int) -> ArraySlice<UInt8> { extraBytes[changes[i].extraStart ..< changes[i].extraStart + changes[i].extraCount] }
@@ -171,7 +178,7 @@ extension WireBlock {
         let a = intern(author), m = intern(message)
         let change = WireChange(replica: replica, seq: seq, length: length, time: time, depStart: depRows.count, depCount: deps.count,
                                 author: a, message: m, extraStart: extraBytes.count, extraCount: extra.count)
-        depRows.append(contentsOf: deps)
+        for d in deps { depRows.append(Int32(d)) }
         extraBytes.append(contentsOf: extra)
         changes.append(change, continuesPrevious: deps.count == 1 && deps.first == firstRow + changes.count - 1)
     }
@@ -312,9 +319,9 @@ enum WireCodec {
             cLen.append(UInt64(c.length))
             cDepCount.append(UInt64(c.depCount))
             if c.depCount == 1 {
-                cDepDist.append(UInt64(row - block.depRows[depStart]))
+                cDepDist.append(UInt64(row - Int(block.depRows[depStart])))
             } else if c.depCount > 1 {
-                for d in block.depRows[depStart ..< depStart + c.depCount].sorted(by: >) { cDepDist.append(UInt64(row - d)) }
+                for d in block.depRows[depStart ..< depStart + c.depCount].sorted(by: >) { cDepDist.append(UInt64(row - Int(d))) }
             }
             cTime.append(c.time)
             // The author, then a non-empty message, take wire indices in order of first use.

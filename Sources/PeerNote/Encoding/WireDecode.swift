@@ -362,8 +362,10 @@ extension WireCodec {
             guard units == unitCount else { throw ColumnReadError(message: "changes cover \(units) op units, block says \(unitCount)") }
             builder.setLengths(lengths)
         }
-        var depRows: [Int] = []
+        var depRows: [Int32] = []
         do {
+            // Rows are kept in 32 bits; a file this large could not be loaded anyway.
+            guard firstRow + n - 1 <= WireBlock.maxRow else { throw ColumnReadError(message: "the block is too large (a row passes 2^31)") }
             let depCountRuns = try uintRuns(.changeDepCount, n)
             let depTotal = try sum(depCountRuns, "dependency counts", limit: maxRows)
             let distRuns = try uintRuns(.changeDepDistance, depTotal)
@@ -380,7 +382,7 @@ extension WireCodec {
                         let row = firstRow + i
                         // Rows grow along the chunk: its first row bounds the distance.
                         guard d >= 1 && d <= UInt64(row) else { throw ColumnReadError(message: "change at row \(row): dependency \(d) rows back lies before the start of the file (missing dependency)") }
-                        depRows.append(contentsOf: row - Int(d) ..< row - Int(d) + m)
+                        depRows.append(contentsOf: Int32(row - Int(d)) ..< Int32(row - Int(d) + m))
                         if d != 1 { breakEach(i, i + m) }
                         i += m
                         left -= m
@@ -394,7 +396,7 @@ extension WireCodec {
                     for _ in 0 ..< r.value {
                         let d = dist.take(atMost: 1).value
                         guard d >= 1 && d <= UInt64(row) else { throw ColumnReadError(message: "change at row \(row): dependency \(d) rows back lies before the start of the file (missing dependency)") }
-                        depRows.append(row - Int(d))
+                        depRows.append(Int32(row - Int(d)))
                     }
                     // A few changes (merges) have a handful of dependencies, checked pairwise.
                     if r.value > 1 {
