@@ -138,6 +138,21 @@ struct ChangeTable: RandomAccessCollection, Sendable {
     @inline(__always) func lamport(_ i: Int) -> UInt64 { runs[Int(runOf[i])].lamport + UInt64(unitOffset[i]) }
     @inline(__always) func lvStart(_ i: Int) -> Int { runs[Int(runOf[i])].lvStart + Int(unitOffset[i]) }
     @inline(__always) func length(_ i: Int) -> Int { unitEnd(i) - Int(unitOffset[i]) }
+    /// The lengths of changes `range`, in order: `length(i)` for each, read straight from the
+    /// table's storage (a save of a long history takes every change's length).
+    @inline(__always) func forEachLength(_ range: Range<Int>, _ body: (Int) -> Void) {
+        guard !range.isEmpty else { return }
+        precondition(range.lowerBound >= 0 && range.upperBound <= runOf.count)
+        runOf.withUnsafeBufferPointer { runOf in
+            unitOffset.withUnsafeBufferPointer { offset in
+                for i in range {
+                    let r = runOf[i]
+                    let end = i + 1 < runOf.count && runOf[i + 1] == r ? Int(offset[i + 1]) : runs[Int(r)].length
+                    body(end - Int(offset[i]))
+                }
+            }
+        }
+    }
     @inline(__always) func lvEnd(_ i: Int) -> Int { runs[Int(runOf[i])].lvStart + unitEnd(i) }
     @inline(__always) func lamportEnd(_ i: Int) -> UInt64 { runs[Int(runOf[i])].lamport + UInt64(unitEnd(i)) - 1 }
     /// The op counter after change `i`'s last unit.

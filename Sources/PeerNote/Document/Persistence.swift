@@ -173,7 +173,7 @@ extension Document {
             guard c.extra == 0 else { continue }
             assert(rowOf[ci] == firstRow + k - 1)
             let j = order.consecutiveEnd(after: k - 1, below: log.changes.runEnd(of: ci))
-            depRows.append(contentsOf: Int32(firstRow + k - 1) ..< Int32(firstRow + j - 1))
+            depRows.appendRows(firstRow + k - 1 ..< firstRow + j - 1)
             k = j
         }
         block.depRows = depRows

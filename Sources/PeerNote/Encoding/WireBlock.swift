@@ -109,6 +109,25 @@ struct WireBlock: Sendable {
     }
 }
 
+extension Array where Element == Int32 {
+    /// Appends the rows `rows` (those a run of changes, each on the row before, depends on).
+    /// Grown once and filled through a pointer: `append(contentsOf:)` of a range went through
+    /// the generic sequence copy, about 30 instructions a row, and a long history has one per change.
+    mutating func appendRows(_ rows: Range<Int>) {
+        guard let first = rows.first, let last = rows.last else { return }
+        precondition(first >= 0 && last <= Int(Int32.max))
+        let start = count
+        append(contentsOf: repeatElement(0, count: rows.count))
+        withUnsafeMutableBufferPointer { p in
+            var v = Int32(first)
+            for i in start ..< p.count {
+                p[i] = v
+                v &+= 1
+            }
+        }
+    }
+}
+
 /// A block's changes made on demand from an op log (see `WireBlock.generatedChanges`): the
 /// log's changes `order`, with the block's replica and string indices.
 struct GeneratedChanges: Sendable {
@@ -129,9 +148,18 @@ struct GeneratedChanges: Sendable {
                           extraStart: 0, extraCount: c.extra == 0 ? 0 : log.extras[Int(c.extra)].count)
     }
 
+    /// The op units changes `range` hold in all; `range` as for `forEachLength(of:_:)`.
+    @inline(__always) func units(of range: ClosedRange<Int>) -> Int {
+        let first = order[range.lowerBound]
+        return log.changes.lvEnd(first + range.count - 1) - log.changes.lvStart(first)
+    }
+
     /// The lengths of changes `range`, in order (without making their records).
+    /// `range` must be changes that follow each other in the log too (as `continuing(after:)` gives).
     @inline(__always) func forEachLength(of range: ClosedRange<Int>, _ body: (Int) -> Void) {
-        for i in range { body(log.changes.length(order[i])) }
+        let first = order[range.lowerBound]
+        assert(order[range.upperBound] == first + range.count - 1)
+        log.changes.forEachLength(first ..< first + range.count, body)
     }
 
     /// How many changes after change `i` each continue the one before as `WireChanges` stores
@@ -342,7 +370,12 @@ enum WireCodec {
             if k > 0 {
                 cReplica.append(UInt64(c.replica), count: k)
                 cSeq.append(steps: 1, count: k)
-                generated?.forEachLength(of: i + 1 ... i + k) { cLen.append(UInt64($0)) }
+                // As many units as changes: every one is a single keystroke (each has at least one).
+                if let g = generated, g.units(of: i + 1 ... i + k) == k {
+                    cLen.append(1, count: k)
+                } else {
+                    generated?.forEachLength(of: i + 1 ... i + k) { cLen.append(UInt64($0)) }
+                }
                 cDepCount.append(1, count: k)
                 cDepDist.append(1, count: k)
                 cTime.append(steps: 0, count: k)

@@ -382,7 +382,7 @@ extension WireCodec {
                         let row = firstRow + i
                         // Rows grow along the chunk: its first row bounds the distance.
                         guard d >= 1 && d <= UInt64(row) else { throw ColumnReadError(message: "change at row \(row): dependency \(d) rows back lies before the start of the file (missing dependency)") }
-                        depRows.append(contentsOf: Int32(row - Int(d)) ..< Int32(row - Int(d) + m))
+                        depRows.appendRows(row - Int(d) ..< row - Int(d) + m)
                         if d != 1 { breakEach(i, i + m) }
                         i += m
                         left -= m
