@@ -134,3 +134,82 @@ import Testing
         #expect(stay == Self.ids(Array(0 ..< 19_000)))
     }
 }
+
+/// `TextDiff.bodyEdits`, the diff that records a new body: correct on any input, and shaped for
+/// people and merging (whole words, boundaries, lines kept by a large edit).
+@Suite struct BodyDiffTests {
+    static func scalars(_ s: String) -> [Unicode.Scalar] { Array(s.unicodeScalars) }
+    static func text(_ s: [Unicode.Scalar]) -> String { String(String.UnicodeScalarView(s)) }
+
+    @Test func bodyEditsTurnOneBodyIntoTheOther() {
+        var rng = SeededRandom(state: 0xB0D7)
+        let words = ["the", "cat", "sat", "on", "a", "mat", "bread", "cheese", "\n", "\n\n", ".", ",", "é", "🙂", "  "]
+        func body(_ n: Int) -> [Unicode.Scalar] {
+            Self.scalars((0 ..< n).map { _ in words.randomElement(using: &rng) ?? "a" }.joined(separator: " "))
+        }
+        for round in 0 ..< 500 {
+            let a = body(Int.random(in: 0 ... 60, using: &rng))
+            var b = a
+            if round % 4 == 0 {
+                b = body(Int.random(in: 0 ... 60, using: &rng))
+            } else {
+                for _ in 0 ..< Int.random(in: 0 ... 6, using: &rng) {
+                    let at = Int.random(in: 0 ... b.count, using: &rng)
+                    if Bool.random(using: &rng), at < b.count {
+                        b.removeSubrange(at ..< min(b.count, at + Int.random(in: 1 ... 8, using: &rng)))
+                    } else {
+                        b.insert(contentsOf: body(Int.random(in: 1 ... 3, using: &rng)), at: at)
+                    }
+                }
+            }
+            let edits = TextDiff.bodyEdits(from: a, to: b)
+            #expect(DiffAlgorithmTests.apply(edits, to: a) == b, "round \(round): \(Self.text(a)) -> \(Self.text(b))")
+            #expect(zip(edits, edits.dropFirst()).allSatisfy { $0.offset + $0.deleteCount < $1.offset }, "round \(round): not grouped")
+            if a == b { #expect(edits.isEmpty) }
+        }
+    }
+
+    @Test func aWordChangedIntoAnotherIsReplacedWhole() {
+        // A minimal diff keeps the "e" of "bread" in "cheese".
+        let edits = TextDiff.bodyEdits(from: Self.scalars("Bring: bread"), to: Self.scalars("Bring: cheese"))
+        #expect(edits == [TextDiff.Edit(offset: 7, deleteCount: 5, insert: Self.scalars("cheese"))])
+        let t = TextDiff.bodyEdits(from: Self.scalars("passport\ntoothbrush"), to: Self.scalars("passport\nsunscreen"))
+        #expect(t == [TextDiff.Edit(offset: 9, deleteCount: 10, insert: Self.scalars("sunscreen"))])
+    }
+
+    @Test func aSpellingFixStaysSmall() {
+        let edits = TextDiff.bodyEdits(from: Self.scalars("the quikc brown fox"), to: Self.scalars("the quick brown fox"))
+        #expect(edits.reduce(0) { $0 + $1.deleteCount + $1.insert.count } <= 4)
+        #expect(edits.allSatisfy { $0.offset >= 4 && $0.offset + $0.deleteCount <= 9 })
+    }
+
+    @Test func anInsertIsSlidToAWordBoundary() {
+        // The common prefix "The c" would put the insert inside the word: "The c[at c]ame".
+        let edits = TextDiff.bodyEdits(from: Self.scalars("The came."), to: Self.scalars("The cat came."))
+        #expect(edits == [TextDiff.Edit(offset: 4, deleteCount: 0, insert: Self.scalars("cat "))])
+        let lines = TextDiff.bodyEdits(from: Self.scalars("a\nb\n"), to: Self.scalars("a\nx\nb\n"))
+        #expect(lines == [TextDiff.Edit(offset: 2, deleteCount: 0, insert: Self.scalars("x\n"))])
+    }
+
+    @Test func aLargeEditOfEveryLineKeepsEachLineItsOwn() {
+        // 800 lines, each with two words upper-cased: 12,800 characters differ, more than a
+        // character diff will look for; by lines, each line is compared with its new self.
+        let lines = (1 ... 800).map { String(format: "line %04d some text here", $0) }
+        let a = Self.scalars(lines.joined(separator: "\n"))
+        let b = Self.scalars(lines.map { $0.replacingOccurrences(of: "some", with: "SOME").replacingOccurrences(of: "here", with: "HERE") }.joined(separator: "\n"))
+        let edits = TextDiff.bodyEdits(from: a, to: b)
+        #expect(DiffAlgorithmTests.apply(edits, to: a) == b)
+        #expect(edits.count == 1_600)
+        #expect(edits.allSatisfy { $0.deleteCount == 4 && $0.insert.count == 4 && !$0.insert.contains("\n") })
+    }
+
+    @Test func unrelatedLongBodiesAreStillReplacedWholesale() {
+        var rng = SeededRandom(state: 99)
+        let letters = Self.scalars("abcdefghij ")
+        let a = (0 ..< 30_000).map { _ in letters.randomElement(using: &rng) ?? "a" }
+        let b = (0 ..< 30_000).map { _ in letters.randomElement(using: &rng) ?? "a" }
+        let edits = TextDiff.bodyEdits(from: a, to: b)
+        #expect(DiffAlgorithmTests.apply(edits, to: a) == b)
+        #expect(edits.count == 1)
+    }
+}

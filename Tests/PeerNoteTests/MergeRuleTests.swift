@@ -32,6 +32,39 @@ struct MergeRuleTests {
         #expect(merged.notes.first?.body == "The quick brown fox")
     }
 
+    @Test("Rule 1: a word replaced on one copy and a word typed before it on another stay whole")
+    func wordReplacedWhileAnotherIsTyped() throws {
+        var id: NoteID?
+        let (a, b) = pair { id = $0.addNote(title: "List", body: "Bring: bread\npassport\ntoothbrush") }
+        let n = try #require(id)
+        try a.setBody(n, "Bring: fresh bread\npassport\n- toothbrush")
+        try b.setBody(n, "Bring: cheese\npassport\nsunscreen")
+        let body = try #require(try converge(a, b).notes.first?.body)
+        // A minimal diff kept a letter of each old word and gave "cheesfresh e" and "s- unscreen".
+        // The words typed at one place on the two copies come in the order of their replica
+        // ids ("fresh cheese" or "cheesefresh "), but each stays whole.
+        let lines = body.components(separatedBy: "\n")
+        #expect(lines.count == 3 && lines[1] == "passport", "\(body)")
+        #expect(["Bring: fresh cheese", "Bring: cheesefresh "].contains(lines.first ?? ""), "\(body)")
+        #expect(["- sunscreen", "sunscreen- "].contains(lines.last ?? ""), "\(body)")
+    }
+
+    @Test("Rule 1: a large edit of every line does not move an edit made meanwhile to another line")
+    func largeEditKeepsOtherCopysLine() throws {
+        let lines = (1 ... 800).map { String(format: "line %04d some text here", $0) }
+        var id: NoteID?
+        let (a, b) = pair { id = $0.addNote(title: "Long", body: lines.joined(separator: "\n")) }
+        let n = try #require(id)
+        try a.setBody(n, lines.map { $0.replacingOccurrences(of: "some", with: "SOME").replacingOccurrences(of: "here", with: "HERE") }.joined(separator: "\n"))
+        var bLines = lines
+        bLines[399] += " (B was here)"
+        try b.setBody(n, bLines.joined(separator: "\n"))
+        let merged = try #require(try converge(a, b).notes.first?.body).components(separatedBy: "\n")
+        #expect(merged.count == 800)
+        #expect(merged[399] == "line 0400 SOME text HERE (B was here)")
+        #expect(merged.filter { $0.contains("B was here") }.count == 1)
+    }
+
     @Test("Rule 1: concurrent inserts at one place never interleave, typed forwards")
     func noInterleavingForward() throws {
         var id: NoteID?

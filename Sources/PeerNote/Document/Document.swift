@@ -330,13 +330,14 @@ public final class Document {
 
     /// Replaces a note's body with `text`, recorded as the character inserts and deletes
     /// that turn the old body into the new one (never a wholesale replacement), so that
-    /// edits made meanwhile on other copies still merge.
+    /// edits made meanwhile on other copies still merge: words replaced whole, changes at word
+    /// and line boundaries (`TextDiff.bodyEdits`).
     public func setBody(_ id: NoteID, _ text: String) throws(PeerNoteError) {
         let t = try textTarget(id)
         let old = state.noteStates[t.slot].body.visibleElements
         let noteTitle = state.noteStates[t.slot].title.value ?? ""
         let new = Array(text.unicodeScalars)
-        let edits = TextDiff.edits(from: old, to: new)
+        let edits = TextDiff.bodyEdits(from: old, to: new)
         guard !edits.isEmpty else { return }
         transaction(message: transactionMessage(or: "Edit \"\(noteTitle)\"")) {
             // Apply from the end so earlier offsets stay valid.
