@@ -37,7 +37,8 @@ extension PNMerge {
 
             Exit status: 0 when everything synced; 74 when a copy could not be written; \
             else 65 when a damaged file was left alone; else 66 when a file could not be \
-            read; else 2 when copies that share no history were left alone.
+            read (or a .peernote file or folder was skipped because its name is not valid \
+            UTF-8: rename it); else 2 when copies that share no history were left alone.
             """
         )
 
@@ -181,7 +182,11 @@ enum SyncOperation {
         try scanner.scan(roots)
         var report = SyncReport(roots: roots, dryRun: dryRun)
         report.skipped = scanner.skipped
-        report.filesFound = scanner.files.count
+        report.filesFound = scanner.files.count + scanner.notebooksNamedNotUTF8
+        // A name that is not UTF-8 cannot be opened by its String path: like an unreadable file.
+        for entry in scanner.namesNotUTF8 {
+            report.problems.append(.init(kind: .unreadable, message: "\(entry.path): \(entry.reason); left alone"))
+        }
 
         // 1. Read and verify every file.
         var copies: [SyncCopy] = []

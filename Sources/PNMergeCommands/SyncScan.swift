@@ -100,6 +100,10 @@ struct SkippedEntry {
 struct SyncScanner {
     var files: [FoundFile] = []
     var skipped: [SkippedEntry] = []
+    /// Folders and .peernote files passed over because their names are not valid UTF-8 (also in `skipped`).
+    var namesNotUTF8: [SkippedEntry] = []
+    /// How many of `namesNotUTF8` are .peernote files (the rest are folders).
+    var notebooksNamedNotUTF8 = 0
     private var seen = Set<FileIdentity>()
     private var visited = Set<FileIdentity>()
     private var progress: SyncProgress?
@@ -123,14 +127,18 @@ struct SyncScanner {
         // A folder reached twice (a DIR inside another, or given twice) is searched once.
         var st = stat()
         guard stat(dir, &st) == 0, visited.insert(FileIdentity(device: UInt64(st.st_dev), inode: UInt64(st.st_ino))).inserted else { return }
-        let names: [String]
-        switch PathText.contentsOfDirectory(dir) {
-        case .success(let list): names = list.sorted()
+        let entries: [PathText.DirectoryEntry]
+        switch PathText.entriesOfDirectory(dir) {
+        case .success(let list): entries = list.map { ($0.sortKey, $0) }.sorted { $0.0 < $1.0 }.map(\.1)
         case .failure(let why):
             skipped.append(SkippedEntry(path: dir, reason: "cannot read the folder (\(why))"))
             return
         }
-        for name in names where !name.hasPrefix(".") {
+        for entry in entries where !entry.isHidden {
+            guard let name = entry.name else {
+                notUTF8(entry, in: dir)
+                continue
+            }
             let rel = relative.isEmpty ? name : relative + "/" + name
             let path = join(root, rel)
             var st = stat()
@@ -158,7 +166,37 @@ struct SyncScanner {
         }
     }
 
+    /// An entry of `dir` whose name is not valid UTF-8: a path made from it would name another
+    /// file, so it cannot be synced. A .peernote file (by its name's ending) or a folder, which
+    /// may hold some, is skipped and reported; a symbolic link is never followed anyway; other
+    /// files are not sync's business.
+    private mutating func notUTF8(_ entry: PathText.DirectoryEntry, in dir: String) {
+        var st = stat()
+        guard lstat(entry.path(in: dir), &st) == 0 else { return }
+        let type = st.st_mode & S_IFMT
+        let shownPath = join(dir, entry.shown)
+        let looksLikeNotebook = SyncName.classify(String(decoding: entry.bytes, as: UTF8.self)) != nil
+        if type == S_IFLNK {
+            var target = stat()
+            let pointsToDirectory = stat(entry.path(in: dir), &target) == 0 && (target.st_mode & S_IFMT) == S_IFDIR
+            if looksLikeNotebook || pointsToDirectory {
+                skipped.append(SkippedEntry(path: shownPath, reason: pointsToDirectory ? "symbolic link to a folder, not followed" : "symbolic link, not followed"))
+            }
+        } else if type == S_IFDIR || looksLikeNotebook {
+            let what = type == S_IFDIR ? "folder" : "file"
+            let entry = SkippedEntry(path: shownPath, reason: "name is not valid UTF-8 (bytes shown as \\xNN); rename the \(what) to a UTF-8 name to sync \(type == S_IFDIR ? "the notebooks in it" : "it")")
+            skipped.append(entry)
+            namesNotUTF8.append(entry)
+            if type != S_IFDIR { notebooksNamedNotUTF8 += 1 }
+        }
+    }
+
     private func join(_ root: String, _ rel: String) -> String { root.hasSuffix("/") ? root + rel : root + "/" + rel }
+}
+
+extension PathText.DirectoryEntry {
+    /// The order entries are searched and listed in: by name (a name that is not UTF-8 as it would decode).
+    fileprivate var sortKey: String { name ?? String(decoding: bytes, as: UTF8.self) }
 }
 
 /// A progress line on standard error, only when it is a terminal and only once work has taken a moment.

@@ -77,18 +77,41 @@ public enum PathText {
         return POSIXText.lastError()
     }
 
-    /// The names in a directory (without `.` and `..`), or why it cannot be read.
-    public static func contentsOfDirectory(_ path: String) -> Result<[String], DirectoryError> {
+    /// One name in a directory, as the bytes the directory holds.
+    public struct DirectoryEntry: Equatable, Sendable {
+        /// The name's bytes.
+        public var bytes: [UInt8]
+
+        public init(bytes: [UInt8]) { self.bytes = bytes }
+
+        /// The name, or nil when its bytes are not valid UTF-8: a `String` made from them would
+        /// hold U+FFFD instead and so name another file, which does not exist.
+        public var name: String? { UTF8Bytes.isValid(bytes) ? String(decoding: bytes, as: UTF8.self) : nil }
+
+        /// The name for a one-line message, bytes that are not UTF-8 shown as `\xFF`.
+        public var shown: String { UTF8Bytes.shown(bytes) }
+
+        /// A hidden entry: its name starts with a dot.
+        public var isHidden: Bool { bytes.first == UInt8(ascii: ".") }
+
+        /// `dir/NAME` as a C path (NUL-terminated), for `lstat` and `stat` on any name.
+        public func path(in dir: String) -> [CChar] {
+            var path = Array(dir.utf8)
+            if !path.isEmpty && path.last != UInt8(ascii: "/") { path.append(UInt8(ascii: "/")) }
+            return (path + bytes).map { CChar(bitPattern: $0) } + [0]
+        }
+    }
+
+    /// The entries of a directory (without `.` and `..`), names as bytes, or why it cannot be read.
+    public static func entriesOfDirectory(_ path: String) -> Result<[DirectoryEntry], DirectoryError> {
         guard let dir = opendir(path) else { return .failure(DirectoryError(description: POSIXText.lastError())) }
         defer { closedir(dir) }
-        var names: [String] = []
+        var entries: [DirectoryEntry] = []
         while let entry = readdir(dir) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
-            }
-            if name != "." && name != ".." { names.append(name) }
+            let bytes = withUnsafeBytes(of: entry.pointee.d_name) { raw in Array(raw.prefix { $0 != 0 }) }
+            if bytes != [0x2E] && bytes != [0x2E, 0x2E] { entries.append(DirectoryEntry(bytes: bytes)) }
         }
-        return .success(names)
+        return .success(entries)
     }
 
     /// Why a directory could not be listed (`strerror`'s text).

@@ -188,6 +188,49 @@ struct SyncTests {
         #expect(r.out.contains("pipe.peernote: not a regular file"), "\(r.out)")
     }
 
+    @Test("A .peernote file or folder whose name is not UTF-8 is listed as skipped, reported on stderr, and the run exits 66")
+    func namesNotUTF8() throws {
+        let a = try TempDir(), b = try TempDir()
+        let s = try Diverged()
+        let notes = try a.write(s.alice.save(), "notes.peernote")
+        let notesBytes = try FileStore.read(notes)
+        // The diverged copy, under a Latin-1 name: "notes\xFF.peernote".
+        let name: [UInt8] = Array("notes".utf8) + [0xFF] + Array(".peernote".utf8)
+        let bobBytes = s.bob.save()
+        let bob = try createFile(named: name, in: b.url.path, contents: bobBytes)
+        // A folder with such a name (holding a notebook), and a file that is not a notebook, which sync ignores.
+        #expect(mkdir((Array(b.url.path.utf8) + Array("/caf".utf8) + [0xE9, 0]).map { CChar(bitPattern: $0) }, 0o755) == 0)
+        let inFolder = try createFile(named: Array("caf".utf8) + [0xE9] + Array("/inside.peernote".utf8), in: b.url.path, contents: bobBytes)
+        try createFile(named: [0x70, 0x68, 0x6F, 0x74, 0x6F, 0xE9, 0x2E, 0x6A, 0x70, 0x67], in: b.url.path)
+
+        let dry = pnmerge(["sync", "--dry-run", a.url.path, b.url.path])
+        #expect(dry.status == ExitStatus.noInput.rawValue, "\(dry.err)")
+        #expect(!dry.out.contains("No .peernote files found"), "\(dry.out)")
+        #expect(dry.out.contains("in 2 files"), "\(dry.out)")
+
+        let r = pnmerge(["sync", a.url.path, b.url.path])
+        #expect(r.status == ExitStatus.noInput.rawValue, "\(r.err)")
+        let fileLine = "\(b.url.path)/notes\\xFF.peernote: name is not valid UTF-8 (bytes shown as \\xNN); rename the file to a UTF-8 name to sync it"
+        let folderLine = "\(b.url.path)/caf\\xE9: name is not valid UTF-8 (bytes shown as \\xNN); rename the folder to a UTF-8 name to sync the notebooks in it"
+        #expect(r.out.contains("Skipped:\n  \(folderLine)\n  \(fileLine)\n"), "\(r.out)")
+        #expect(r.err == "pnmerge: \(folderLine); left alone\npnmerge: \(fileLine); left alone\n", "\(r.err)")
+        #expect(r.out.contains("1 notebook in 2 files: 0 written, 1 already up to date"), "\(r.out)")
+        #expect(r.out.contains("; 2 problems (on standard error)"), "\(r.out)")
+        #expect(!r.out.contains("photo"), "a file that is no notebook is not sync's business: \(r.out)")
+        // Nothing was written: the skipped copies are as they were, and the other copy did not change.
+        #expect(try readFile(at: bob) == bobBytes)
+        #expect(try readFile(at: inFolder) == bobBytes)
+        #expect(try FileStore.read(notes) == notesBytes)
+
+        // Renamed, it syncs.
+        #expect(rename(bob, b.path("notes.peernote")) == 0)
+        #expect(rename((Array(b.url.path.utf8) + Array("/caf".utf8) + [0xE9, 0]).map { CChar(bitPattern: $0) }, b.path("cafe")) == 0)
+        let renamed = pnmerge(["sync", a.url.path, b.url.path])
+        #expect(renamed.status == 0, "\(renamed.err)")
+        #expect(try canonical(a.path("notes.peernote")) == canonical(b.path("notes.peernote")))
+        #expect(try canonical(b.path("cafe/inside.peernote")) == canonical(b.path("notes.peernote")))
+    }
+
     @Test("--dry-run reports what would happen and changes nothing, byte for byte (no lock files either)")
     func dryRun() throws {
         let a = try TempDir(), b = try TempDir()
@@ -324,6 +367,19 @@ struct SyncTests {
 
 @Suite("sync with the built binary")
 struct SyncBinaryTests {
+    @Test("The binary reports a notebook whose name is not UTF-8 as skipped and exits 66 (it was 0, the copy never merged)")
+    func binaryNameNotUTF8() throws {
+        let bin = try Binary.require()
+        let a = try TempDir(), b = try TempDir()
+        let s = try Diverged()
+        _ = try a.write(s.alice.save(), "notes.peernote")
+        try createFile(named: Array("notes".utf8) + [0xFF] + Array(".peernote".utf8), in: b.url.path, contents: s.bob.save())
+        let r = try bin.run(["sync", a.url.path, b.url.path])
+        #expect(r.status == ExitStatus.noInput.rawValue, "\(r.err)")
+        #expect(r.err == "pnmerge: \(b.url.path)/notes\\xFF.peernote: name is not valid UTF-8 (bytes shown as \\xNN); rename the file to a UTF-8 name to sync it; left alone\n")
+        #expect(r.out.contains("Skipped:\n  \(b.url.path)/notes\\xFF.peernote: name is not valid UTF-8"), "\(r.out)")
+    }
+
     @Test("The binary syncs a Syncthing folder: conflict copy folded in and removed, summary on stdout, no progress line off a terminal")
     func binarySync() throws {
         let bin = try Binary.require()

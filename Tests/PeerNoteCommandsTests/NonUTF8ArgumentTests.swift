@@ -1,0 +1,66 @@
+import Foundation
+import PeerNote
+import Testing
+
+/// Runs `peernote` from a shell script in `dir` (`$0` is the binary): Process takes Strings, which
+/// cannot hold bytes that are not UTF-8, so the script makes them with printf.
+func peernoteScript(_ script: String, in dir: TempDir) throws -> RunResult {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/bin/sh")
+    process.arguments = ["-c", script, try Binary.require()]
+    process.currentDirectoryURL = URL(fileURLWithPath: dir.path)
+    process.environment = Binary.environment([:])
+    let out = Pipe(), err = Pipe()
+    process.standardOutput = out
+    process.standardError = err
+    process.standardInput = FileHandle.nullDevice
+    try process.run()
+    // Small outputs (one line): reading after the exit cannot block on a full pipe.
+    process.waitUntilExit()
+    let stdout = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    let stderr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    return RunResult(status: process.terminationStatus, stdout: stdout, stderr: stderr)
+}
+
+@Suite("peernote: arguments that are not UTF-8")
+struct NonUTF8ArgumentTests {
+    @Test("--title and --body bytes that are not UTF-8 are refused (exit 64, one line), not stored as U+FFFD; the file is unchanged")
+    func textOptions() throws {
+        let dir = try TempDir()
+        let new = try Binary.run(["new", "u1.peernote", "--title", "Book"], in: dir)
+        #expect(new.status == 0, "\(new.stderr)")
+        let before = try dir.bytes("u1.peernote")
+
+        let title = try peernoteScript(#"exec "$0" add u1.peernote --title "$(printf '\377\376')""#, in: dir)
+        #expect(title.status == 64, "\(title.stderr)")
+        #expect(title.stderr == "peernote: argument 4 (after --title) is not valid UTF-8: \\xFF\\xFE (bytes that are not UTF-8 shown as \\xNN); "
+            + "give it as UTF-8 text (for a file whose name is not UTF-8, rename the file first)\n")
+        #expect(title.stdout.isEmpty)
+
+        let body = try peernoteScript(#"exec "$0" add u1.peernote --title Caf --body "$(printf 'caf\351 au lait')""#, in: dir)
+        #expect(body.status == 64, "\(body.stderr)")
+        #expect(body.stderr.hasPrefix("peernote: argument 6 (after --body) is not valid UTF-8: caf\\xE9 au lait ("), "\(body.stderr)")
+        #expect(body.stderr.split(separator: "\n").count == 1)
+
+        #expect(try dir.bytes("u1.peernote") == before, "nothing was recorded")
+        #expect(try Document.open(dir.file("u1.peernote")).notes.isEmpty)
+        // The same text in UTF-8 is stored as it is.
+        let utf8 = try peernoteScript(#"exec "$0" add u1.peernote --title "$(printf 'caf\303\251')""#, in: dir)
+        #expect(utf8.status == 0, "\(utf8.stderr)")
+        #expect(try Document.open(dir.file("u1.peernote")).notes.map(\.title) == ["café"])
+    }
+
+    @Test("A file named with bytes that are not UTF-8 is refused by name, with what to do (rename it), not reported missing")
+    func fileName() throws {
+        let dir = try TempDir()
+        #expect(try Binary.run(["new", "u1.peernote"], in: dir).status == 0)
+        let r = try peernoteScript(#"cp u1.peernote "$(printf 'nonutf\377.peernote')" && exec "$0" list "$(printf 'nonutf\377.peernote')""#, in: dir)
+        #expect(r.status == 64, "\(r.stderr)")
+        #expect(r.stderr == "peernote: argument 2 is not valid UTF-8: nonutf\\xFF.peernote (bytes that are not UTF-8 shown as \\xNN); "
+            + "it names a file: rename the file to a UTF-8 name (for example with mv) and give that name\n")
+        // A new file under such a name is not created either (it would be created under another name).
+        let created = try peernoteScript(#""$0" new "$(printf 'other\377.peernote')"; status=$?; ls -A | wc -l; exit $status"#, in: dir)
+        #expect(created.status == 64)
+        #expect(created.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "2", "u1.peernote and its copy, nothing else")
+    }
+}
