@@ -6,7 +6,10 @@
 #endif
 #if defined(__GLIBC__)
 #include <malloc.h>
+#include <stdint.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 /// The value of `name` in `environment` ("NAME=value" strings, NULL-terminated), if set.
 static const char *lookup(const char *const *environment, const char *name) {
@@ -17,14 +20,52 @@ static const char *lookup(const char *const *environment, const char *name) {
     return NULL;
 }
 
-/// Whether the user chose `variable` or the tunable named `tunable` themselves.
-static int user_chose(const char *const *environment, const char *variable, const char *tunable) {
-    if (lookup(environment, variable) != NULL) return 1;
+/// Whether the user set the tunable named `tunable` in GLIBC_TUNABLES.
+static int tunable_chosen(const char *const *environment, const char *tunable) {
     const char *tunables = lookup(environment, "GLIBC_TUNABLES");
     return tunables != NULL && strstr(tunables, tunable) != NULL;
 }
 
+/// Whether the user chose `variable` or the tunable named `tunable` themselves.
+static int user_chose(const char *const *environment, const char *variable, const char *tunable) {
+    return lookup(environment, variable) != NULL || tunable_chosen(environment, tunable);
+}
+
 extern char **environ;
+
+/// Gives the heap room to grow (64 MB of address space at a time, not of memory) and asks the
+/// kernel to back that room with 2 MB pages where it can (transparent huge pages, in their
+/// "madvise" mode as on Debian): one fault then brings in 2 MB instead of 4 KB. A fresh
+/// `pnmerge merge` touches about 20 MB of heap; page by page that was 3,500 faults, about
+/// 20 ms of kernel time on this project's machines. What glibc's own
+/// `glibc.malloc.hugetlb=1` tunable does, which a process cannot set for itself.
+/// The heap must be glibc's single main arena and large blocks must come from it (the
+/// settings above), else the pages it touches are elsewhere and this changes nothing that
+/// matters. Returns 1 when it changed the setting.
+static int prefer_huge_pages(void) {
+#if defined(MADV_HUGEPAGE)
+    const uintptr_t huge = 2 * 1024 * 1024;
+    const size_t room = 64 * 1024 * 1024;
+    if (mallopt(M_TOP_PAD, (int)room) != 1) return 0;
+    // Make the heap grow now (a block larger than its free end, below the mmap threshold),
+    // so that the room exists to be advised; freeing the block keeps the room (the pad).
+    // (volatile: a compiler may otherwise drop a block that is allocated and freed unused.)
+    char *before = sbrk(0);
+    void *volatile probe = malloc(4 * 1024 * 1024);
+    char *after = sbrk(0);
+    free(probe);
+    if (probe == NULL || before == (char *)-1 || after == (char *)-1 || after <= before) return 1;
+    uintptr_t start = ((uintptr_t)before + huge - 1) & ~(huge - 1);
+    uintptr_t end = (uintptr_t)before + room;
+    if ((uintptr_t)after < end) end = (uintptr_t)after;
+    end &= ~(huge - 1);
+    // Advice only: a kernel without transparent huge pages says EINVAL, and 4 KB pages remain.
+    if (end > start) (void)madvise((void *)start, end - start, MADV_HUGEPAGE);
+    return 1;
+#else
+    return 0;
+#endif
+}
 #endif
 
 int pn_tune_allocator_for_command(void) {
@@ -48,6 +89,9 @@ int pn_tune_allocator_for_environment(const char *const *environment) {
     // allocate at once, mostly large arrays; small blocks come from per-thread caches.
     if (!user_chose(environment, "MALLOC_ARENA_MAX", "glibc.malloc.arena_max")
         && mallopt(M_ARENA_MAX, 1) == 1) changed = 1;
+    if (!user_chose(environment, "MALLOC_TOP_PAD_", "glibc.malloc.top_pad")
+        && !tunable_chosen(environment, "glibc.malloc.hugetlb")
+        && prefer_huge_pages() == 1) changed = 1;
     return changed;
 #else
     return 0;

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import CAllocator
+import Foundation
 import Testing
 
 /// The tools' allocator settings (`pn_tune_allocator_for_command`, pnmerge(1) ENVIRONMENT): a
@@ -20,9 +21,10 @@ import Testing
 
     @Test func settingsTheUserMadeAreLeftAlone() {
         // All three chosen, by variable or by tunable: nothing is changed.
-        #expect(Self.tune(["PATH=/usr/bin", "MALLOC_MMAP_THRESHOLD_=131072", "MALLOC_TRIM_THRESHOLD_=131072", "MALLOC_ARENA_MAX=8"]) == 0)
-        #expect(Self.tune(["GLIBC_TUNABLES=glibc.malloc.mmap_threshold=131072:glibc.malloc.trim_threshold=131072:glibc.malloc.arena_max=8"]) == 0)
-        #expect(Self.tune(["MALLOC_ARENA_MAX=8", "GLIBC_TUNABLES=glibc.malloc.mmap_threshold=131072:glibc.malloc.trim_threshold=131072"]) == 0)
+        #expect(Self.tune(["PATH=/usr/bin", "MALLOC_MMAP_THRESHOLD_=131072", "MALLOC_TRIM_THRESHOLD_=131072", "MALLOC_ARENA_MAX=8",
+                           "MALLOC_TOP_PAD_=131072"]) == 0)
+        #expect(Self.tune(["GLIBC_TUNABLES=glibc.malloc.mmap_threshold=131072:glibc.malloc.trim_threshold=131072:glibc.malloc.arena_max=8:glibc.malloc.top_pad=0"]) == 0)
+        #expect(Self.tune(["MALLOC_ARENA_MAX=8", "GLIBC_TUNABLES=glibc.malloc.mmap_threshold=131072:glibc.malloc.trim_threshold=131072:glibc.malloc.hugetlb=0"]) == 0)
     }
 
     @Test func theSettingsNotChosenAreStillTuned() {
@@ -31,8 +33,67 @@ import Testing
         #expect(Self.tune(["MALLOC_MMAP_THRESHOLD_=131072", "GLIBC_TUNABLES=glibc.malloc.arena_max=8"]) == 1)
         #expect(Self.tune(["GLIBC_TUNABLES=glibc.malloc.mmap_threshold=131072:glibc.malloc.trim_threshold=131072"]) == 1)
         // A variable is matched by its whole name.
-        #expect(Self.tune(["MALLOC_MMAP_THRESHOLD_X=1", "MALLOC_TRIM_THRESHOLD_=131072", "MALLOC_ARENA_MAX=8"]) == 1)
+        #expect(Self.tune(["MALLOC_MMAP_THRESHOLD_X=1", "MALLOC_TRIM_THRESHOLD_=131072", "MALLOC_ARENA_MAX=8", "MALLOC_TOP_PAD_=0"]) == 1)
+        // Only the heap's room and its huge pages are left to tune.
+        #expect(Self.tune(["MALLOC_MMAP_THRESHOLD_=131072", "MALLOC_TRIM_THRESHOLD_=131072", "MALLOC_ARENA_MAX=8"]) == 1)
         #expect(Self.tune([]) == 1)
+    }
+
+    static let transparentHugePages = FileManager.default.fileExists(atPath: "/sys/kernel/mm/transparent_hugepage/enabled")
+
+    /// A running `pnmerge` has asked for huge pages for its heap: its `[heap]` mapping has the
+    /// `hg` flag (MADV_HUGEPAGE) in /proc/PID/smaps. The process waits on its standard input
+    /// (`validate -`) while the test looks.
+    @Test(.enabled(if: transparentHugePages, "this kernel has no transparent huge pages (/sys/kernel/mm/transparent_hugepage)"))
+    func theToolsHeapAsksForHugePages() throws {
+        _ = try Binary.require()
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Binary.path)
+        process.arguments = ["validate", "-"]
+        var environment = ProcessInfo.processInfo.environment
+        environment["GLIBC_TUNABLES"] = nil
+        environment["MALLOC_TOP_PAD_"] = nil
+        process.environment = environment
+        let input = Pipe()
+        process.standardInput = input
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        defer {
+            try? input.fileHandleForWriting.close()
+            process.waitUntilExit()
+        }
+        // The tools tune the allocator first thing; look until it shows (or the process is
+        // long past that point: it then waits for input).
+        var heapFlags: [String] = []
+        for _ in 0..<200 {
+            heapFlags = Self.heapFlags(of: process.processIdentifier)
+            if heapFlags.contains(where: { $0.split(separator: " ").contains("hg") }) { break }
+            usleep(50_000)
+        }
+        #expect(heapFlags.contains(where: { $0.split(separator: " ").contains("hg") }),
+                "no [heap] mapping of pnmerge has the hg flag; its heap's VmFlags: \(heapFlags)")
+    }
+
+    /// The VmFlags of each `[heap]` mapping of process `pid`.
+    static func heapFlags(of pid: Int32) -> [String] {
+        // Read to the end: a file in /proc has no size, and a single read returns one page of it.
+        guard let handle = FileHandle(forReadingAtPath: "/proc/\(pid)/smaps"),
+              let data = try? handle.readToEnd() else { return [] }
+        try? handle.close()
+        let smaps = String(decoding: data, as: UTF8.self)
+        var flags: [String] = []
+        var inHeap = false
+        for line in smaps.split(separator: "\n") {
+            // A mapping's first line starts with its address range ("55c1...-55c1... rw-p ...").
+            if let range = line.split(separator: " ").first, range.contains("-"),
+               range.allSatisfy({ $0.isHexDigit || $0 == "-" }) {
+                inHeap = line.hasSuffix("[heap]")
+            } else if inHeap, line.hasPrefix("VmFlags:") {
+                flags.append(String(line.dropFirst("VmFlags:".count)))
+            }
+        }
+        return flags
     }
     #else
     @Test func elsewhereNothingIsChanged() {

@@ -9,8 +9,11 @@
 /// A command that loads, merges and saves a document allocates and frees arrays of a few
 /// megabytes many times over; by default each one is a new mapping whose pages the kernel
 /// faults in one at a time (a third of a fresh `pnmerge merge`'s CPU time went to the
-/// kernel). A setting the user made (MALLOC_MMAP_THRESHOLD_, MALLOC_TRIM_THRESHOLD_,
-/// MALLOC_ARENA_MAX or GLIBC_TUNABLES) is left alone. Elsewhere (musl, Apple platforms) it does nothing.
+/// kernel). The heap also gets 64 MB of room to grow into, advised for transparent huge
+/// pages (MADV_HUGEPAGE), so that its pages come 2 MB at a fault.
+/// A setting the user made (MALLOC_MMAP_THRESHOLD_, MALLOC_TRIM_THRESHOLD_,
+/// MALLOC_ARENA_MAX, MALLOC_TOP_PAD_, or those or glibc.malloc.hugetlb in GLIBC_TUNABLES)
+/// is left alone. Elsewhere (musl, Apple platforms) it does nothing.
 ///
 /// Not for the library: an app that keeps running should give memory back.
 /// Returns 1 when it changed a setting, 0 when it left them all alone.
