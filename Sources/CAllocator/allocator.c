@@ -47,15 +47,25 @@ static int prefer_huge_pages(void) {
     const uintptr_t huge = 2 * 1024 * 1024;
     const size_t room = 64 * 1024 * 1024;
     if (mallopt(M_TOP_PAD, (int)room) != 1) return 0;
-    // Make the heap grow now (a block larger than its free end, below the mmap threshold),
-    // so that the room exists to be advised; freeing the block keeps the room (the pad).
+    // Make the heap grow now, so that the room exists to be advised: a block just larger than
+    // the heap's free end (below the mmap threshold); freeing it keeps the room (the pad).
+    // malloc writes the free end's header just past the block, before the advice: a 2 MB
+    // stretch with a 4 KB page in it keeps 4 KB pages, so the advice starts past that header,
+    // and the block is small for the same reason (freed, it is the first memory handed out).
     // (volatile: a compiler may otherwise drop a block that is allocated and freed unused.)
+#if __GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 33)
+    size_t size = mallinfo2().keepcost + 64 * 1024;
+#else
+    size_t size = 1024 * 1024;
+#endif
     char *before = sbrk(0);
-    void *volatile probe = malloc(4 * 1024 * 1024);
+    void *volatile probe = malloc(size);
     char *after = sbrk(0);
+    uintptr_t touched = (uintptr_t)probe + size + 64;
     free(probe);
     if (probe == NULL || before == (char *)-1 || after == (char *)-1 || after <= before) return 1;
-    uintptr_t start = ((uintptr_t)before + huge - 1) & ~(huge - 1);
+    if (touched < (uintptr_t)before) touched = (uintptr_t)before;
+    uintptr_t start = (touched + huge - 1) & ~(huge - 1);
     uintptr_t end = (uintptr_t)before + room;
     if ((uintptr_t)after < end) end = (uintptr_t)after;
     end &= ~(huge - 1);
