@@ -40,9 +40,9 @@ public struct RenderStyle: Sendable {
 
 /// Text helpers shared by the renderers.
 enum Text {
-    /// A value in double quotes, with quotes and backslashes escaped, and line breaks and every other
-    /// control character made visible (`DisplayText`), so it stays on one line and the terminal
-    /// acts on none of it.
+    /// A value in double quotes, with quotes and backslashes escaped, and line breaks, every other
+    /// control character and the directional formatting characters made visible (`DisplayText`),
+    /// so it stays on one line, the terminal acts on none of it, and it cannot reorder the line.
     static func quoted(_ s: String) -> String {
         var out = "\""
         for c in s.unicodeScalars {
@@ -50,7 +50,7 @@ enum Text {
             case "\"": out += "\\\""
             case "\\": out += "\\\\"
             default:
-                if DisplayText.isControl(c) { out += DisplayText.escape(c) } else { out.unicodeScalars.append(c) }
+                if DisplayText.needsEscapeOnOneLine(c) { out += DisplayText.escape(c) } else { out.unicodeScalars.append(c) }
             }
         }
         return out + "\""

@@ -5,6 +5,11 @@
 ///
 /// The notation is `\n`, `\r`, `\t`, and `\u{1b}` (lowercase hex, no leading zeros) for every
 /// other C0 control (U+0000–U+001F), DEL (U+007F) and every C1 control (U+0080–U+009F).
+/// In one-line contexts the bidirectional embeddings, overrides and isolates (U+202A–U+202E,
+/// U+2066–U+2069) are shown the same way: one left open in a title reorders the rest of the
+/// report line it is printed in (`edited "abc\u{202e}gpj.exe"` would read as ending in
+/// `exe.jpg"`), the "Trojan Source" trick. Bodies printed as lines keep them (right-to-left
+/// text uses them, and a line break ends their reach).
 /// A backslash is left as it is. Text without control characters is returned unchanged.
 /// JSON output has its own escaping and does not use this.
 public enum DisplayText {
@@ -13,7 +18,19 @@ public enum DisplayText {
         scalar.value < 0x20 || (0x7F ... 0x9F).contains(scalar.value)
     }
 
-    /// The visible form of a control character: `\n`, `\r`, `\t`, or `\u{HEX}`.
+    /// Whether `scalar` opens or closes a bidirectional embedding, override or isolate
+    /// (LRE, RLE, PDF, LRO, RLO: U+202A–U+202E; LRI, RLI, FSI, PDI: U+2066–U+2069), which
+    /// reorders the text after it up to the end of the line.
+    public static func isDirectionalFormatting(_ scalar: Unicode.Scalar) -> Bool {
+        (0x202A ... 0x202E).contains(scalar.value) || (0x2066 ... 0x2069).contains(scalar.value)
+    }
+
+    /// What a one-line context shows escaped: a control character or a directional formatting character.
+    public static func needsEscapeOnOneLine(_ scalar: Unicode.Scalar) -> Bool {
+        isControl(scalar) || isDirectionalFormatting(scalar)
+    }
+
+    /// The visible form of a control (or directional formatting) character: `\n`, `\r`, `\t`, or `\u{HEX}`.
     public static func escape(_ scalar: Unicode.Scalar) -> String {
         switch scalar {
         case "\n": "\\n"
@@ -24,9 +41,10 @@ public enum DisplayText {
     }
 
     /// `text` for a one-line context (a title, tag, author, heading, list row, or a value inside a
-    /// report line): every control character, line breaks and tabs included, made visible.
+    /// report line): every control character, line breaks and tabs included, and every
+    /// directional formatting character made visible.
     public static func oneLine(_ text: String) -> String {
-        escaping(text) { isControl($0) }
+        escaping(text) { needsEscapeOnOneLine($0) }
     }
 
     /// `text` for a multi-line context (a note body printed as lines): line breaks and tabs kept,

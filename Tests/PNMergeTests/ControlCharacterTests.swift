@@ -92,6 +92,41 @@ struct ControlCharacterTests {
         #expect(Self.visible(Self.noteTitle) == DisplayText.oneLine(Self.noteTitle))
     }
 
+    @Test("DisplayText: bidirectional overrides and isolates are escaped on one line, kept in bodies")
+    func directionalFormatting() {
+        // RLO, LRE, RLE, PDF, LRO, then LRI, RLI, FSI, PDI; the marks (LRM U+200E, RLM U+200F,
+        // ALM U+061C) change no order beyond their neighbours and are left alone.
+        let text = "invoice\u{202E}fdp.exe \u{202A}\u{202B}\u{202C}\u{202D}\u{2066}\u{2067}\u{2068}\u{2069} \u{200E}\u{200F}\u{061C}"
+        #expect(DisplayText.oneLine(text)
+                == "invoice\\u{202e}fdp.exe \\u{202a}\\u{202b}\\u{202c}\\u{202d}\\u{2066}\\u{2067}\\u{2068}\\u{2069} \u{200E}\u{200F}\u{061C}")
+        #expect(DisplayText.lines("one\u{202E}x\ntwo") == ["one\\u{202e}x", "two"])
+        #expect(DisplayText.multiline("\u{05D0}\u{2067}abc\u{2069}\n") == "\u{05D0}\u{2067}abc\u{2069}\n")
+        #expect(DisplayText.oneLine("\u{2065}\u{206A}\u{2029}") == "\u{2065}\u{206A}\u{2029}")
+    }
+
+    @Test("show and merge: a title with a right-to-left override cannot reorder the report line")
+    func directionalFormattingInReports() throws {
+        let base = Document(title: "Book\u{2067}", author: "mal\u{202E}lory", time: at(9, 0))
+        let note = base.addNote(title: "invoice\u{202E}fdp.exe", body: "\u{05E9}\u{202B}body\u{202C}", tags: ["t\u{2066}"])
+        let theirs = base.fork(author: "bob")
+        try theirs.setNoteTitle(note, "again\u{202D}")
+        let dir = try TempDir()
+        let mine = try dir.write(base.save(), "mine.peernote")
+        let other = try dir.write(theirs.save(), "theirs.peernote")
+
+        let shown = pnmerge(["show", mine])
+        #expect(shown.status == 0)
+        #expect(shown.out.hasPrefix("Book\\u{2067}\n"))
+        #expect(shown.out.contains("invoice\\u{202e}fdp.exe"))
+        #expect(shown.out.contains("t\\u{2066}"))
+        #expect(shown.out.contains("\u{05E9}\u{202B}body\u{202C}"))   // the body, as lines, keeps them
+
+        let merged = pnmerge(["merge", mine, other, "-o", dir.path("out.peernote")])
+        #expect(merged.status == 0)
+        #expect(merged.out.contains("\"again\\u{202d}\" (was \"invoice\\u{202e}fdp.exe\"): title"))
+        #expect(!merged.out.unicodeScalars.contains { DisplayText.isDirectionalFormatting($0) })
+    }
+
     // MARK: show
 
     @Test("show: titles and tags on one line, the body's lines with their tabs, nothing raw")
