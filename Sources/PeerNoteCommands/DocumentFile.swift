@@ -86,9 +86,10 @@ enum DocumentFile {
 
 /// Reading text inputs: body files, import sources.
 enum TextFile {
-    /// The bytes of `path` (`-` is standard input); a missing or unreadable file is exit 66.
+    /// The bytes of `path` (`-` is standard input; a pipe, as from `<(command)`, is read to its
+    /// end); a missing or unreadable file is exit 66.
     static func bytes(_ path: String) throws(CLIFailure) -> [UInt8] {
-        do { return path == "-" ? try FileStore.readStandardInput() : try FileStore.read(path) } catch {
+        do { return path == "-" ? try FileStore.readStandardInput() : try FileStore.read(path, pipes: true) } catch {
             throw CLIFailure(.noInput, error.description)
         }
     }

@@ -96,6 +96,39 @@ struct EndToEndTests {
         #expect(id.hasSuffix("\n"))
     }
 
+    @Test("--body-file and import read a pipe (a shell's <(command)) to its end; a device or a folder is refused")
+    func bodyFromPipe() throws {
+        let dir = try TempDir()
+        _ = try makeNotebook(dir)
+        let bash = "/bin/bash"
+        try #require(FileManager.default.isExecutableFile(atPath: bash), "process substitution needs \(bash)")
+        // Through bash, as people type it: <(…) names /dev/fd/N, a pipe.
+        let peernote = try Binary.require()
+        let script = "'\(peernote)' edit n.peernote Beta --body-file <(printf 'from a pipe\\nsecond line\\n') && "
+            + "'\(peernote)' import <(printf '# Piped notebook\\n\\n## One\\n\\nbody\\n') -o piped.peernote"
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: bash)
+        process.arguments = ["-c", script]
+        process.currentDirectoryURL = URL(fileURLWithPath: dir.path)
+        process.environment = Binary.environment([:])
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+        #expect(try Document.open(dir.file("n.peernote")).notes[1].body == "from a pipe\nsecond line\n")
+        let imported = try Document.open(dir.file("piped.peernote"))
+        #expect(imported.notebook.title == "Piped notebook")
+        #expect(imported.notes.map(\.title) == ["One"])
+
+        // Not every file that is not a regular one: a device and a folder are still refused.
+        let device = try Binary.run(["edit", "n.peernote", "Alpha", "--body-file", "/dev/null"], in: dir)
+        #expect(device.status == 66 && device.stderr.contains("/dev/null: is not a regular file or a pipe"))
+        try FileManager.default.createDirectory(atPath: dir.file("folder"), withIntermediateDirectories: false)
+        let folder = try Binary.run(["edit", "n.peernote", "Alpha", "--body-file", "folder"], in: dir)
+        #expect(folder.status == 66 && folder.stderr.contains("folder: is a directory"))
+    }
+
     @Test("edit --editor runs a fake $EDITOR script and records what it changed")
     func fakeEditor() throws {
         let dir = try TempDir()

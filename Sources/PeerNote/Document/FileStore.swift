@@ -39,14 +39,31 @@ public enum FileStore {
     /// The largest file this library reads (a bound on memory for hostile input).
     public static let maxFileSize = 1 << 30
 
-    public static func read(_ path: String) throws(FileError) -> [UInt8] {
+    /// The bytes of the regular file at `path`. With `pipes`, a FIFO is read too (to its end):
+    /// a shell's process substitution (`--body-file <(command)`) or a named pipe, for inputs
+    /// that are read once. Anything else that is not a regular file (a folder, a device, a
+    /// socket) is refused.
+    public static func read(_ path: String, pipes: Bool = false) throws(FileError) -> [UInt8] {
         var st = stat()
         guard stat(path, &st) == 0 else { throw FileError(path: path, message: errnoText()) }
-        if (st.st_mode & S_IFMT) == S_IFDIR { throw FileError(path: path, message: "is a directory") }
-        guard (st.st_mode & S_IFMT) == S_IFREG else { throw FileError(path: path, message: "is not a regular file") }
+        let kind = st.st_mode & S_IFMT
+        if kind == S_IFDIR { throw FileError(path: path, message: "is a directory") }
+        guard kind == S_IFREG || (pipes && kind == S_IFIFO) else {
+            throw FileError(path: path, message: pipes ? "is not a regular file or a pipe" : "is not a regular file")
+        }
         let fd = open(path, O_RDONLY)
         guard fd >= 0 else { throw FileError(path: path, message: errnoText()) }
         defer { close(fd) }
+        return try readToEnd(fd, path: path)
+    }
+
+    /// Reads all of standard input.
+    public static func readStandardInput() throws(FileError) -> [UInt8] {
+        try readToEnd(0, path: "-")
+    }
+
+    /// Everything left to read from `fd`, at most `maxFileSize` bytes.
+    private static func readToEnd(_ fd: Int32, path: String) throws(FileError) -> [UInt8] {
         var out: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 1 << 16)
         while true {
@@ -57,21 +74,9 @@ public enum FileStore {
             }
             if n == 0 { break }
             out.append(contentsOf: chunk[0 ..< n])
-            if out.count > maxFileSize { throw FileError(path: path, message: "is larger than \(maxFileSize) bytes") }
-        }
-        return out
-    }
-
-    /// Reads all of standard input.
-    public static func readStandardInput() throws(FileError) -> [UInt8] {
-        var out: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 1 << 16)
-        while true {
-            let n = chunk.withUnsafeMutableBytes { sysRead(0, $0.baseAddress, $0.count) }
-            if n < 0 { if errno == EINTR { continue }; throw FileError(path: "-", message: errnoText()) }
-            if n == 0 { break }
-            out.append(contentsOf: chunk[0 ..< n])
-            if out.count > maxFileSize { throw FileError(path: "-", message: "input is larger than \(maxFileSize) bytes") }
+            if out.count > maxFileSize {
+                throw FileError(path: path, message: path == "-" ? "input is larger than \(maxFileSize) bytes" : "is larger than \(maxFileSize) bytes")
+            }
         }
         return out
     }
