@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 /// The value of `name` in `environment` ("NAME=value" strings, NULL-terminated), if set.
@@ -46,6 +47,12 @@ static int prefer_huge_pages(void) {
 #if defined(MADV_HUGEPAGE)
     const uintptr_t huge = 2 * 1024 * 1024;
     const size_t room = 64 * 1024 * 1024;
+    // Under a limit on data or address space (ulimit -d, ulimit -v) the room itself counts
+    // against it, untouched or not, and every later growth of the heap would ask for it again
+    // and fail: leave the heap as glibc makes it.
+    struct rlimit limit;
+    if (getrlimit(RLIMIT_DATA, &limit) != 0 || limit.rlim_cur != RLIM_INFINITY) return 0;
+    if (getrlimit(RLIMIT_AS, &limit) != 0 || limit.rlim_cur != RLIM_INFINITY) return 0;
     if (mallopt(M_TOP_PAD, (int)room) != 1) return 0;
     // Make the heap grow now, so that the room exists to be advised: a block just larger than
     // the heap's free end (below the mmap threshold); freeing it keeps the room (the pad).
@@ -63,7 +70,12 @@ static int prefer_huge_pages(void) {
     char *after = sbrk(0);
     uintptr_t touched = (uintptr_t)probe + size + 64;
     free(probe);
-    if (probe == NULL || before == (char *)-1 || after == (char *)-1 || after <= before) return 1;
+    if (probe == NULL || before == (char *)-1 || after == (char *)-1 || after <= before) {
+        // The heap could not grow by the room (or is not where sbrk says): back to glibc's
+        // default pad (128 KB), so that later growth asks for no more than it needs.
+        mallopt(M_TOP_PAD, 128 * 1024);
+        return 0;
+    }
     if (touched < (uintptr_t)before) touched = (uintptr_t)before;
     uintptr_t start = (touched + huge - 1) & ~(huge - 1);
     uintptr_t end = (uintptr_t)before + room;

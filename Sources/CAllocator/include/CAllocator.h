@@ -10,7 +10,8 @@
 /// megabytes many times over; by default each one is a new mapping whose pages the kernel
 /// faults in one at a time (a third of a fresh `pnmerge merge`'s CPU time went to the
 /// kernel). The heap also gets 64 MB of room to grow into, advised for transparent huge
-/// pages (MADV_HUGEPAGE), so that its pages come 2 MB at a fault.
+/// pages (MADV_HUGEPAGE), so that its pages come 2 MB at a fault; not under a limit on data
+/// or address space (ulimit -d, -v), which the room would count against.
 /// A setting the user made (MALLOC_MMAP_THRESHOLD_, MALLOC_TRIM_THRESHOLD_,
 /// MALLOC_ARENA_MAX, MALLOC_TOP_PAD_, or those or glibc.malloc.hugetlb in GLIBC_TUNABLES)
 /// is left alone. Elsewhere (musl, Apple platforms) it does nothing.
