@@ -47,17 +47,9 @@ import Testing
     @Test(.enabled(if: transparentHugePages, "this kernel has no transparent huge pages (/sys/kernel/mm/transparent_hugepage)"))
     func theToolsHeapAsksForHugePages() throws {
         _ = try Binary.require()
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: Binary.path)
-        process.arguments = ["validate", "-"]
-        var environment = ProcessInfo.processInfo.environment
-        environment["GLIBC_TUNABLES"] = nil
-        environment["MALLOC_TOP_PAD_"] = nil
-        process.environment = environment
+        let process = Self.untunedProcess(Binary.path, ["validate", "-"])
         let input = Pipe()
         process.standardInput = input
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
         try process.run()
         defer {
             try? input.fileHandleForWriting.close()
@@ -83,18 +75,25 @@ import Testing
         let bash = "/bin/bash"
         try #require(FileManager.default.isExecutableFile(atPath: bash), "ulimit needs \(bash)")
         let fixture = Binary.packageRoot.appendingPathComponent("Fixtures/meeting.peernote").path
+        let process = Self.untunedProcess(bash, ["-c", "ulimit -d 40000 && exec \"$0\" validate \"$1\"", Binary.path, fixture])
+        try process.run()
+        process.waitUntilExit()
+        #expect(process.terminationReason == .exit && process.terminationStatus == 0)
+    }
+
+    /// `executable ARGUMENTS`, not started, output discarded, in this environment without the
+    /// user's settings that would turn the heap's room off (`GLIBC_TUNABLES`, `MALLOC_TOP_PAD_`).
+    static func untunedProcess(_ executable: String, _ arguments: [String]) -> Process {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: bash)
-        process.arguments = ["-c", "ulimit -d 40000 && exec \"$0\" validate \"$1\"", Binary.path, fixture]
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
         var environment = ProcessInfo.processInfo.environment
         environment["GLIBC_TUNABLES"] = nil
         environment["MALLOC_TOP_PAD_"] = nil
         process.environment = environment
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
-        try process.run()
-        process.waitUntilExit()
-        #expect(process.terminationReason == .exit && process.terminationStatus == 0)
+        return process
     }
 
     /// The VmFlags of each `[heap]` mapping of process `pid`.
