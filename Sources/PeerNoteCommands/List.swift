@@ -23,7 +23,13 @@ extension PeerNoteCLI {
             try StandardOutput.write(Self.render(notes, indexed: !deleted, color: Terminal.colorEnabled()))
         }
 
-        /// The listing's lines, columns padded to the widest cell.
+        /// The widest the title and tags columns are padded to: a longer cell runs on into the
+        /// columns after it on its own line only, so that one long title does not push every
+        /// other row's tags and priority far to the right.
+        static let widestPadded = 48
+
+        /// The listing's lines, columns padded to the widest cell (titles and tags to at most
+        /// `widestPadded` terminal columns).
         static func render(_ notes: [Note], indexed: Bool, color: Bool) -> String {
             let rows = notes.enumerated().map { i, note in
                 [indexed ? String(i) : "-", note.id.short, DisplayText.oneLine(note.title),
@@ -32,10 +38,12 @@ extension PeerNoteCLI {
             var widths = [Int](repeating: 0, count: 5)
             // Padded by terminal columns (a CJK character or an emoji takes two), not by characters.
             for row in rows { for (c, cell) in row.enumerated() { widths[c] = max(widths[c], DisplayText.columns(cell)) } }
+            widths[2] = min(widths[2], widestPadded)
+            widths[3] = min(widths[3], widestPadded)
             var out = ""
             for (r, row) in rows.enumerated() {
                 let cells = row.enumerated().map { c, cell in
-                    let pad = String(repeating: " ", count: widths[c] - DisplayText.columns(cell))
+                    let pad = String(repeating: " ", count: max(0, widths[c] - DisplayText.columns(cell)))
                     let painted = paint(cell, column: c, note: notes[r], color: color)
                     return c == 0 ? pad + painted : c == row.count - 1 ? painted : painted + pad
                 }

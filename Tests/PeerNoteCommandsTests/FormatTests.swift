@@ -248,4 +248,21 @@ struct ColumnWidthTests {
         #expect(!starts.contains(-1))
         #expect(Set(starts).count == 1, "\(lines)")
     }
+
+    @Test("One long title runs on in its own line; the other rows stay narrow")
+    func listLongTitle() throws {
+        let d = Document(title: "T", author: "a")
+        let long = String(repeating: "x", count: 300)
+        let a = d.addNote(title: long, tags: [String(repeating: "t", count: 100)])
+        let b = d.addNote(title: "short", tags: ["x"])
+        let c = d.addNote(title: "a title of exactly forty-eight columns, padded!!", tags: ["y"])
+        #expect(DisplayText.columns(d.notes[2].title) == PeerNoteCLI.List.widestPadded)
+        let lines = PeerNoteCLI.List.render(d.notes, indexed: true, color: false).split(separator: "\n").map(String.init)
+        let pad = { (s: String) in s + String(repeating: " ", count: PeerNoteCLI.List.widestPadded - s.count) }
+        #expect(lines == [
+            "0  \(a.short)  \(long)  \(String(repeating: "t", count: 100))  normal",
+            "1  \(b.short)  \(pad("short"))  \(pad("x"))  normal",
+            "2  \(c.short)  \(d.notes[2].title)  \(pad("y"))  normal",
+        ])
+    }
 }
