@@ -80,6 +80,9 @@ public enum NotebookJSON {
         do {
             value = try JSONDecoder().decode(NotebookValue.self, from: Data(bytes))
         } catch let error as DecodingError {
+            if case .dataCorrupted(let c) = error, c.codingPath.isEmpty, let problem = JSONSyntax.firstProblem(in: bytes) {
+                throw ImportError("offset \(problem.offset): not valid JSON: \(problem.message)")
+            }
             throw ImportError(describe(error))
         } catch {
             throw ImportError("not valid JSON: \(error)")

@@ -212,6 +212,46 @@ struct FormatTests {
         }
         #expect(throws: ImportError("notes[0].title is missing")) { try NotebookJSON.parse(Array("{\"notes\": [{}]}".utf8)) }
     }
+
+    @Test("A JSON syntax error is named with its byte offset")
+    func jsonSyntaxErrors() {
+        let exported = "{\n  \"title\": \"Ünï\",\n  \"notes\": [\n    {\"title\": \"a\", \"body\": \"some text\"}\n  ]\n}\n"
+        let cut = String(exported.utf8.prefix(50))!
+        let cases: [(String, String)] = [
+            // A file cut short (the commonest damage): the offset is its end.
+            (cut, "offset 50: not valid JSON: the text ends inside the string that starts at offset 49"),
+            ("{\"notes\": [", "offset 11: not valid JSON: the text ends where a value should be"),
+            ("{\"notes\": [{\"title\": \"a\"}", "offset 25: not valid JSON: the text ends where ',' or ']' should be"),
+            ("{\"title\": \"b\\q\", \"notes\": []}", "offset 12: not valid JSON: an unknown escape: in JSON a backslash comes before one of \" \\ / b f n r t u"),
+            ("{\"notes\": []} junk", "offset 14: not valid JSON: 'j' after the end of the JSON value"),
+            ("{\"notes\": [] \"title\": \"x\"}", "offset 13: not valid JSON: expected ',' or '}', found '\"'"),
+            ("{notes: []}", "offset 1: not valid JSON: expected a key (a string in double quotes), found 'n'"),
+            ("{\"notes\" []}", "offset 9: not valid JSON: expected ':' after the key, found '['"),
+            ("{\"title\": \"a\tb\", \"notes\": []}", "offset 12: not valid JSON: a control character (U+0009) inside a string: write it as \\u0009"),
+            ("{\"notes\": [], \"x\": tru}", "offset 19: not valid JSON: expected a value (true, false, null, a number, a string, an array or an object), found 't'"),
+            ("{\"notes\": [], \"x\": 'a'}", "offset 19: not valid JSON: expected a value, found '''"),
+            ("", "offset 0: not valid JSON: the text ends where a value should be"),
+            ("{\"title\": \"\\u12G4\", \"notes\": []}", "offset 15: not valid JSON: expected a hex digit of a \\u escape, found 'G'"),
+        ]
+        // (Some texts the grammar forbids, JSONDecoder takes: a trailing comma, and a number or
+        // escape it skips unread under a key it does not know. Those import as it reads them.)
+        for (json, message) in cases {
+            #expect(throws: ImportError(message), "\(json)") { try NotebookJSON.parse(Array(json.utf8)) }
+        }
+        // Not UTF-8: the first bad byte.
+        #expect(throws: ImportError("offset 12: not valid JSON: not valid UTF-8")) {
+            try NotebookJSON.parse(Array("{\"title\": \"a".utf8) + [0xFF] + Array("\", \"notes\": []}".utf8))
+        }
+        // Too deep for the decoder: named with where the walk gave up.
+        let deep = "{\"notes\": [], \"x\": " + String(repeating: "[", count: 600) + String(repeating: "]", count: 600) + "}"
+        #expect(throws: ImportError.self) { try NotebookJSON.parse(Array(deep.utf8)) }
+        // What the walk does not check (a lone surrogate escape) keeps the decoder's words.
+        do {
+            _ = try NotebookJSON.parse(Array("{\"title\": \"\\ud800\", \"notes\": []}".utf8))
+        } catch {
+            #expect(error.message.hasPrefix("not valid JSON"), "\(error)")
+        }
+    }
 }
 
 @Suite("Terminal columns")
