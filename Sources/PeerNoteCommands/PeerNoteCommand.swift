@@ -25,6 +25,46 @@ public struct PeerNoteCLI: ParsableCommand {
     )
 
     public init() {}
+
+    /// The options whose value is taken as it is, even when it starts with a dash (`--body -5`,
+    /// `--title --draft--`); `-m` is `--message`.
+    static let verbatimValueOptions: Set<String> = [
+        "--author", "--message", "--body", "--title", "--tag", "--at", "--to", "--add-tag", "--remove-tag",
+    ]
+
+    /// `arguments` (without the program name) as ArgumentParser reads them right: each
+    /// `--title VALUE` of a verbatim-value option joined into `--title=VALUE`, and `--title=` (an
+    /// empty value) split into `--title ""`. ArgumentParser (1.6) otherwise takes `--title=`
+    /// as a missing value and the next argument as the title, so `--title= --priority=high`
+    /// retitled the note "--priority=high"; and it refuses `---` and `--` as values given
+    /// apart (`--body ---` is "Invalid option"). Stops at a `--` that is not a value.
+    public static func normalizedArguments(_ arguments: [String]) -> [String] {
+        var out: [String] = []
+        out.reserveCapacity(arguments.count)
+        var i = 0
+        while i < arguments.count {
+            let arg = arguments[i]
+            if arg == "--" {
+                out.append(contentsOf: arguments[i...])
+                break
+            }
+            let name = arg == "-m" ? "--message" : arg
+            if verbatimValueOptions.contains(name), i + 1 < arguments.count {
+                let value = arguments[i + 1]
+                if value.isEmpty { out += [name, value] } else { out.append(name + "=" + value) }
+                i += 2
+                continue
+            }
+            if arg.hasSuffix("="), verbatimValueOptions.contains(String(arg.dropLast())) {
+                out += [String(arg.dropLast()), ""]
+                i += 1
+                continue
+            }
+            out.append(arg)
+            i += 1
+        }
+        return out
+    }
 }
 
 /// A peernote subcommand: `execute()` does the work; a failure becomes one line on stderr

@@ -4,4 +4,4 @@ import PeerNoteCommands
 
 _ = pn_tune_allocator_for_command()
 RawArguments.requireUTF8(tool: "peernote")
-PeerNoteCLI.main()
+PeerNoteCLI.main(PeerNoteCLI.normalizedArguments(Array(CommandLine.arguments.dropFirst())))

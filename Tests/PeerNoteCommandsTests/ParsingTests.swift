@@ -40,6 +40,40 @@ struct ParsingTests {
         #expect(command.message.message == "msg")
     }
 
+    /// `args` parsed as the peernote executable parses them (`normalizedArguments` first).
+    func parsed(_ args: [String]) throws -> any ParsableCommand {
+        try PeerNoteCLI.parseAsRoot(PeerNoteCLI.normalizedArguments(args))
+    }
+
+    @Test("Option values are taken as given: empty with '=', or '--', '---' and '-x' apart")
+    func verbatimValues() throws {
+        // `--title=` is an empty title; it used to take the next argument as the title.
+        let edit = try #require(try parsed(["edit", "n.peernote", "A", "--title=", "--priority=high"]) as? PeerNoteCLI.Edit)
+        #expect(edit.title == "")
+        #expect(edit.priority == .high)
+        let add = try #require(try parsed(["add", "n.peernote", "--title=", "--tag=urgent", "--body="]) as? PeerNoteCLI.Add)
+        #expect(add.title == "")
+        #expect(add.tags == ["urgent"])
+        #expect(add.body.body == "")
+        // Values that look like options or like the end of options.
+        let dashes = try #require(try parsed(["add", "n.peernote", "--title", "--", "--body", "---", "-m", "--x", "--author", "-"]) as? PeerNoteCLI.Add)
+        #expect(dashes.title == "--")
+        #expect(dashes.body.body == "---")
+        #expect(dashes.message.message == "--x")
+        #expect(dashes.author.author == "-")
+        let tags = try #require(try parsed(["edit", "n.peernote", "A", "--add-tag", "--", "--remove-tag", "a=b", "--title", "", "--body", "x"]) as? PeerNoteCLI.Edit)
+        #expect(tags.addTags == ["--"])
+        #expect(tags.removeTags == ["a=b"])
+        #expect(tags.title == "")
+        #expect(tags.body.body == "x")
+        // After a `--` that is not a value, arguments are left alone.
+        let title = try #require(try parsed(["title", "n.peernote", "--", "--title"]) as? PeerNoteCLI.Title)
+        #expect(title.title == "--title")
+        #expect(PeerNoteCLI.normalizedArguments(["title", "n.peernote", "--", "--body", "x"]) == ["title", "n.peernote", "--", "--body", "x"])
+        // A value option last, with nothing after it, is still a missing value.
+        #expect(throws: (any Error).self) { try parsed(["add", "n.peernote", "--title"]) }
+    }
+
     @Test("add: --title is required; --body and --body-file exclude each other; priority and index are checked")
     func addErrors() {
         #expect(status(["add", "n.peernote"]) == 64)
