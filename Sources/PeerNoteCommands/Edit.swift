@@ -87,8 +87,13 @@ extension PeerNoteCLI {
             let target = try NoteLookup.find(note, in: snapshot, path: file)
             let session = try EditorSession(text: target.body)
             do { try session.run() } catch {
-                session.remove()
-                throw error
+                // Text typed before the editor failed (vim exits 1 after :wq when a command
+                // failed) is kept; an untouched file is not.
+                guard session.wasChanged else {
+                    session.remove()
+                    throw error
+                }
+                throw CLIFailure(error.status, error.message + " (the edited text is kept in \(session.file))")
             }
             var edited: String
             do { edited = try session.read() } catch {
@@ -96,10 +101,7 @@ extension PeerNoteCLI {
                 let kept = DocumentFile.exists(session.file) ? " (the edited text is kept in \(session.file))" : ""
                 throw CLIFailure(error.status, error.message + kept)
             }
-            // Editors add a final newline; drop it when the body had none.
-            if target.body.unicodeScalars.last != "\n" && edited.unicodeScalars.last == "\n" {
-                edited.unicodeScalars.removeLast()
-            }
+            edited = Self.droppingAddedLineBreak(edited, original: target.body)
             let before = snapshot.changeCount
             do {
                 try apply(to: snapshot, target, body: edited)
@@ -112,12 +114,46 @@ extension PeerNoteCLI {
                 Failure.report("no changes; nothing recorded")
                 return
             }
+            var notices: [String] = []
             do {
-                try DocumentFile.update(file, author: author) { current in try current.merge(snapshot) }
+                try DocumentFile.update(file, author: author) { current in
+                    let bodyMeanwhile = current.note(target.id)?.body
+                    try current.merge(snapshot)
+                    notices = Self.notices(after: current, target: target, bodyMeanwhile: bodyMeanwhile, editedBody: edited)
+                }
             } catch let failure as CLIFailure {
                 throw CLIFailure(failure.status, "\(failure.message) (the edited body is kept in \(session.file))")
             }
             session.remove()
+            for line in notices { Failure.report(line) }
+        }
+
+        /// What the user should know once an editor's edit is merged into the file as it is now:
+        /// the note was deleted meanwhile (the edit is kept with it), or its body was changed
+        /// meanwhile (both edits are kept, merged character by character: a fix made twice is
+        /// then in the body twice).
+        static func notices(after current: Document, target: Note, bodyMeanwhile: String?, editedBody: String) -> [String] {
+            guard let now = current.note(target.id) else { return [] }
+            if now.isDeleted {
+                return ["note \"\(DisplayText.oneLine(now.title))\" was deleted while the editor was open; the edit is kept with it ('peernote restore' brings both back)"]
+            }
+            if let meanwhile = bodyMeanwhile, meanwhile != target.body, now.body != editedBody {
+                return ["note \"\(DisplayText.oneLine(now.title))\": its body was changed while the editor was open; both edits are kept, merged: check that it reads as meant"]
+            }
+            return []
+        }
+
+        /// `edited` without the final line break an editor added to a body that had none: `\n`,
+        /// or `\r\n` when the body's lines end in `\r\n` (vim keeps a file's DOS line ends, and
+        /// ends its last line so too).
+        static func droppingAddedLineBreak(_ edited: String, original: String) -> String {
+            let body = original.unicodeScalars
+            guard body.last != "\n" else { return edited }
+            var scalars = edited.unicodeScalars
+            guard scalars.last == "\n" else { return edited }
+            scalars.removeLast()
+            if scalars.last == "\r", body.last != "\r", original.contains("\r\n") { scalars.removeLast() }
+            return String(scalars)
         }
     }
 }

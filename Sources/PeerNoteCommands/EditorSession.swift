@@ -3,6 +3,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import PeerNote
 import PeerNoteCLISupport
 #if canImport(Glibc)
 import Glibc
@@ -21,6 +22,8 @@ struct EditorSession {
     let file: String
     let editor: String
     private let environment: [String: String]
+    /// The bytes the file started with.
+    private let original: [UInt8]
 
     /// The editor command the environment asks for.
     static func command(environment: [String: String]) -> String {
@@ -41,6 +44,7 @@ struct EditorSession {
         guard fd >= 0 else { throw CLIFailure(.ioError, "cannot create a temporary file in \(dir): \(String(cString: strerror(errno)))") }
         file = String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
         let bytes = Array(text.utf8)
+        original = bytes
         var written = 0
         while written < bytes.count {
             let n = bytes.withUnsafeBytes { buf in sysWrite(fd, buf.baseAddress.map { $0 + written }, bytes.count - written) }
@@ -68,6 +72,14 @@ struct EditorSession {
     /// The file's text (UTF-8, else exit 65).
     func read() throws(CLIFailure) -> String {
         try TextFile.read(file)
+    }
+
+    /// Whether the file is there and holds other bytes than it started with (or cannot be read:
+    /// then it is not deleted either).
+    var wasChanged: Bool {
+        guard DocumentFile.exists(file) else { return false }
+        guard let now = try? FileStore.read(file) else { return true }
+        return now != original
     }
 
     /// Deletes the temporary file.

@@ -160,6 +160,17 @@ struct EndToEndTests {
         #expect(r.status == 66)
         #expect(r.stderr.contains("exited with status 3") && r.stderr.contains("nothing was recorded"))
         #expect(try dir.bytes("n.peernote") == before)
+        // What the user typed before the editor failed is kept for them (vim exits 1 after :wq
+        // when a command failed); an editor that changed nothing leaves nothing behind.
+        #expect(r.stderr.contains("(the edited text is kept in \(tmp.path)/peernote-"))
+        let kept = try tmp.entries()
+        #expect(kept.count == 1)
+        if let name = kept.first {
+            #expect(try String(contentsOfFile: tmp.path + "/" + name, encoding: .utf8) == "The quick red fox jumps over the lazy dog.")
+            try FileManager.default.removeItem(atPath: tmp.path + "/" + name)
+        }
+        let untouched = try Binary.run(["edit", "n.peernote", "Alpha", "--editor"], in: dir, env: ["EDITOR": "false", "TMPDIR": tmp.path])
+        #expect(untouched.status == 66 && !untouched.stderr.contains("kept"))
         #expect(try tmp.entries().isEmpty)
 
         // Text that is not UTF-8 is refused, and kept for the user rather than thrown away.
@@ -188,11 +199,33 @@ struct EndToEndTests {
             sed -i 's/^The/A/' "$1"
 
             """, executable: true)
-        try ok(["edit", "n.peernote", "Alpha", "--editor"], in: dir, env: ["EDITOR": script])
+        let r = try Binary.run(["edit", "n.peernote", "Alpha", "--editor"], in: dir, env: ["EDITOR": script])
+        #expect(r.status == 0)
         let document = try Document.open(dir.file("n.peernote"))
         #expect(document.notes.map(\.title) == ["Alpha", "Beta", "Meanwhile"])
         #expect(document.notes[0].body == "A quick brown fox jumps over the lazy dog. Twice.")
+        // Both edits are kept, merged; the user is told to look (a fix made twice would be there twice).
+        #expect(r.stderr.contains("note \"Alpha\": its body was changed while the editor was open; both edits are kept, merged"))
     }
+
+    @Test("An edit made in the editor to a note deleted meanwhile is kept, and the user is told")
+    func editorOnNoteDeletedMeanwhile() throws {
+        let dir = try TempDir()
+        _ = try makeNotebook(dir)
+        let binary = try Binary.require()
+        let script = try dir.write("rm.sh", """
+            #!/bin/sh
+            "\(binary)" rm "\(dir.file("n.peernote"))" Alpha || exit 9
+            sed -i 's/brown/red/' "$1"
+
+            """, executable: true)
+        let r = try Binary.run(["edit", "n.peernote", "Alpha", "--editor"], in: dir, env: ["EDITOR": script])
+        #expect(r.status == 0)
+        #expect(r.stderr.contains("note \"Alpha\" was deleted while the editor was open; the edit is kept with it ('peernote restore' brings both back)"))
+        try ok(["restore", "n.peernote", "Alpha"], in: dir)
+        #expect(try Document.open(dir.file("n.peernote")).notes[0].body == "The quick red fox jumps over the lazy dog.")
+    }
+
 
     @Test("rm, list --deleted, restore, move, title")
     func removeRestoreMoveTitle() throws {

@@ -277,6 +277,19 @@ struct InProcessTests {
         }
     }
 
+    @Test("The line break an editor adds to a body without one is dropped, \\r\\n included for CRLF text")
+    func editorAddedLineBreak() {
+        let drop = PeerNoteCLI.Edit.droppingAddedLineBreak
+        #expect(drop("abc\n", "abc") == "abc")
+        #expect(drop("abc\n", "abc\n") == "abc\n")
+        #expect(drop("line1\r\nline2\r\n", "line1\r\nline2") == "line1\r\nline2")
+        #expect(drop("line1\r\nline2\r\n", "line1\r\nline2\r\n") == "line1\r\nline2\r\n")
+        // A body with LF lines whose editor wrote a CR of its own keeps it; so does one ending in a lone CR.
+        #expect(drop("abc\r\n", "abc") == "abc\r")
+        #expect(drop("a\r\nb\r\r\n", "a\r\nb\r") == "a\r\nb\r\r")
+        #expect(drop("abc", "abc") == "abc")
+    }
+
     @Test("The editor command: $VISUAL, else $EDITOR, else vi")
     func editorCommand() {
         #expect(EditorSession.command(environment: ["VISUAL": "code -w", "EDITOR": "nano"]) == "code -w")
