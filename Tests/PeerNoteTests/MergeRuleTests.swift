@@ -123,6 +123,35 @@ struct MergeRuleTests {
         #expect(a.notes[0].title == "Food")
     }
 
+    @Test("Rule 2: copies that set the same value agree: no conflict, and the file still saves and loads")
+    func sameValueIsNoConflict() throws {
+        var id: NoteID?
+        let (a, b) = pair { id = $0.addNote(title: "Groceries", body: "milk") }
+        let n = try #require(id)
+        for d in [a, b] {
+            try d.setNoteTitle(n, "Shopping")
+            try d.setPriority(n, .high)
+            d.setTitle("Home")
+        }
+        try b.setBody(n, "milk, eggs")
+        let merged = try converge(a, b)
+        #expect(merged.conflicts.isEmpty, "\(merged.conflicts)")
+        #expect(merged.title == "Home" && merged.notes[0].title == "Shopping" && merged.notes[0].priority == .high)
+        // The registers still hold two entries each: the compact file shows them from the history
+        // (no state section), and it loads back to the same notebook.
+        try a.merge(b)
+        #expect(a.concurrentValues.count == 3)
+        let loaded = try Document.load(a.save(.compact))
+        #expect(loaded.notebook == a.notebook)
+        #expect(try Document.readNotebook(a.save(.compact)) == a.notebook)
+        // One different value among equal ones is a conflict again.
+        let c = a.fork(author: "chen")
+        try c.setPriority(n, .low)
+        try a.setPriority(n, .high)
+        try a.merge(c)
+        #expect(a.conflicts.count == 1)
+    }
+
     @Test("Rule 3: tags are add-wins")
     func addWinsTags() throws {
         var id: NoteID?

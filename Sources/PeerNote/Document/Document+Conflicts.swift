@@ -5,9 +5,15 @@ import Foundation
 #endif
 
 extension Document {
-    /// Every open conflict: concurrent register writes, concurrent moves, and
-    /// notes deleted on one copy while edited on another.
-    public var conflicts: [Conflict] {
+    /// Every open conflict: concurrent writes of different values, concurrent moves, and notes
+    /// deleted on one copy while edited on another. Two copies that set the same value (both
+    /// retitled a note "Groceries") agree, and that is not a conflict here.
+    public var conflicts: [Conflict] { concurrentValues.filter(\.isDisagreement) }
+
+    /// Every register that holds concurrent values, whether or not they differ, plus concurrent
+    /// moves and notes deleted while edited. The file format's state section is written and
+    /// checked against this (a register holding two entries is shown from the history).
+    var concurrentValues: [Conflict] {
         var out: [Conflict] = []
         if state.title.isConflicted {
             out.append(.notebookTitle(values: values(state.title) { $0 }, showing: title))

@@ -63,6 +63,15 @@ public enum Conflict: Equatable, Hashable, Sendable {
     /// the edits are kept and come back with `Document.restoreNote`.
     case deletedWhileEdited(note: NoteID, noteTitle: String, deletedBy: [Attribution], editedBy: [Attribution])
 
+    /// Whether the copies disagree: false for concurrent writes that all set one value.
+    public var isDisagreement: Bool {
+        switch self {
+        case .notebookTitle(let values, _), .noteTitle(_, let values, _), .priority(_, _, let values, _):
+            Set(values.map(\.value)).count > 1
+        case .position, .deletedWhileEdited: true
+        }
+    }
+
     public var note: NoteID? {
         switch self {
         case .notebookTitle: nil

@@ -95,7 +95,7 @@ extension Document {
     /// `WireState`); nil when the document has no text, or has conflicts (a state section
     /// shows exactly what `notebook` shows, and conflicts need the history to be shown).
     private func stateSection(replicaTable: [ReplicaID]) -> (WireState, [Unicode.Scalar])? {
-        guard !log.text.isEmpty, conflicts.isEmpty else { return nil }
+        guard !log.text.isEmpty, concurrentValues.isEmpty else { return nil }
         let all = state.allNotesInOrder
         guard all.count == state.noteStates.count else { return nil }
         var index: [ReplicaID: Int] = [:]
@@ -348,7 +348,7 @@ extension Document {
         let doc = Document(id: docID, genesis: genesis, log: replayer.log, state: replayer.state, replica: .random(), author: "")
         // A state section is written only without conflicts (`readNotebook` shows none); the
         // registers were checked with the text, which leaves notes deleted while edited.
-        if blocks.count == 1, first.state != nil, !doc.conflicts.isEmpty {
+        if blocks.count == 1, first.state != nil, !doc.concurrentValues.isEmpty {
             throw .invalidDocument(offset: first.offset, message: "the state section does not match the history: the history has conflicts")
         }
         doc.unknownFields = unknownFields
