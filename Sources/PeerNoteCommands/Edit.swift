@@ -49,7 +49,8 @@ extension PeerNoteCLI {
             if title == nil && body.body == nil && body.bodyFile == nil && !editor && addTags.isEmpty && removeTags.isEmpty && priority == nil {
                 throw ValidationError("Nothing to change: give --title, --body, --body-file, --editor, --add-tag, --remove-tag or --priority.")
             }
-            if (addTags + removeTags).contains(where: \.isEmpty) { throw ValidationError("A tag cannot be empty.") }
+            // An empty tag cannot be added here; one that an import brought in can be removed.
+            if addTags.contains(where: \.isEmpty) { throw ValidationError("A tag cannot be empty.") }
             if let both = addTags.first(where: removeTags.contains) {
                 throw ValidationError("Tag '\(both)' is both added and removed.")
             }

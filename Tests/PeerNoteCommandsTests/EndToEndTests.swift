@@ -227,6 +227,16 @@ struct EndToEndTests {
     }
 
 
+    @Test("An empty tag an import brought in can be removed")
+    func removeEmptyTag() throws {
+        let dir = try TempDir()
+        _ = try dir.write("t.json", #"{"notes": [{"title": "t", "tags": ["a", ""]}]}"#)
+        try ok(["import", "t.json", "-o", "n.peernote"], in: dir)
+        #expect(try Document.open(dir.file("n.peernote")).notes[0].tags == ["", "a"])
+        try ok(["edit", "n.peernote", "t", "--remove-tag", ""], in: dir)
+        #expect(try Document.open(dir.file("n.peernote")).notes[0].tags == ["a"])
+    }
+
     @Test("rm, list --deleted, restore, move, title")
     func removeRestoreMoveTitle() throws {
         let dir = try TempDir()

@@ -81,6 +81,9 @@ struct ParsingTests {
         #expect(status(["add", "n.peernote", "--title", "T", "--priority", "urgent"]) == 64)
         #expect(status(["add", "n.peernote", "--title", "T", "--at", "-1"]) == 64)
         #expect(status(["add", "n.peernote", "--title", "T", "--tag", ""]) == 64)
+        #expect(status(["edit", "n.peernote", "T", "--add-tag", ""]) == 64)
+        // An empty tag an import brought in can be removed.
+        #expect(status(["edit", "n.peernote", "T", "--remove-tag", ""]) == nil)
         #expect(status(["add", "n.peernote", "--title", "T"]) == nil)
     }
 
