@@ -56,6 +56,11 @@ extension PNMerge {
                     lines += conflicts.map { "  " + ConflictRendering.line($0, in: report.notebook, style: style) }
                     console.writeError(lines.joined(separator: "\n") + "\n")
                 }
+                if !report.upToDate && !report.overlaps.isEmpty {
+                    var lines = ["pnmerge: \(Inputs.displayName(name)): both sides edited \(Text.count(report.overlaps.count, "place")) in note bodies; every edit is kept, check that they read as meant:"]
+                    lines += report.overlaps.map { "  " + MergeReport.line($0) }
+                    console.writeError(lines.joined(separator: "\n") + "\n")
+                }
             } catch {
                 throw CLIFailure(.conflict, "\(error.message); left our version of \(name) as it was, for git to mark as a conflict")
             }

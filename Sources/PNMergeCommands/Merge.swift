@@ -115,6 +115,7 @@ enum MergeOperation {
         let document = base.document
         let before = document.notebook
         var inputs: [MergeReport.Input] = []
+        var overlaps: [TextOverlap] = []
         for other in others {
             let summary: MergeSummary
             do { summary = try document.merge(other.document) } catch {
@@ -125,9 +126,11 @@ enum MergeOperation {
                 throw CLIFailure(.invalidInput, "\(other.name): \(error)")
             }
             inputs.append(.init(file: other.path, changesByAuthor: summary.changesByAuthor))
+            overlaps += document.textOverlaps(of: summary)
         }
         let after = document.notebook
         return MergeReport(documentID: document.id, mine: base.path, output: output, dryRun: dryRun, inputs: inputs,
-                           diff: NotebookDiff(from: before, to: after), notebook: after, conflicts: document.conflicts)
+                           diff: NotebookDiff(from: before, to: after), notebook: after, conflicts: document.conflicts,
+                           overlaps: overlaps)
     }
 }

@@ -28,6 +28,8 @@ struct MergeReport {
     var notebook: Notebook
     /// Every open conflict of the merged document, deleted-while-edited notes included.
     var conflicts: [Conflict]
+    /// Places in note bodies where this merge met both sides' text edits (worth a look).
+    var overlaps: [TextOverlap] = []
     /// Bytes written, when something was written.
     var bytesWritten: Int?
 
@@ -64,6 +66,10 @@ struct MergeReport {
                 lines += noteLines.map { "  " + $0 }
             }
         }
+        if !overlaps.isEmpty {
+            lines.append(style.paint("Check (\(overlaps.count)): both sides edited these places; every edit is kept", .bold))
+            lines += overlaps.map { "  " + style.paint(Self.line($0), .yellow) }
+        }
         let regular = registerConflicts, deleted = deletedWhileEdited
         if !regular.isEmpty {
             lines.append(style.paint("Conflicts (\(regular.count)):", .bold))
@@ -79,6 +85,15 @@ struct MergeReport {
             lines.append("Dry run: nothing written" + (upToDate && output == mine ? "." : " (would write \(outName))."))
         }
         return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// One place both sides edited, in words.
+    static func line(_ o: TextOverlap) -> String {
+        let what = switch o.kind {
+        case .sameText: "both sides replaced the same text: both replacements are kept, side by side"
+        case .insideDeleted: "text added on one side lies in text the other deleted: it is kept, without that text"
+        }
+        return "note \(Text.quoted(o.noteTitle)), line \(o.line): \(what)"
     }
 
     // MARK: JSON
@@ -101,6 +116,10 @@ struct MergeReport {
             ("notebookTitle", DiffRendering.titleJSON(diff)),
             ("notes", .array(diff.changes.map(DiffRendering.json))),
             ("conflicts", .array(conflicts.map { ConflictRendering.json($0, in: notebook, style: style) })),
+            ("overlaps", .array(overlaps.map { o in
+                .object([("note", .string(o.note.description)), ("title", .string(o.noteTitle)),
+                         ("line", .int(o.line)), ("kind", .string(o.kind.rawValue))])
+            })),
         ])
     }
 }

@@ -149,6 +149,37 @@ struct MergeCommandTests {
         #expect(second["bytesWritten"] is NSNull)
     }
 
+    @Test("Places where both sides edited one passage of a body are listed to check, in text and JSON")
+    func overlapsReported() throws {
+        let dir = try TempDir()
+        let base = Document(title: "T", author: "alice")
+        let note = base.addNote(title: "N", body: "I saw teh cat.\n\nKeep this.\n\nDrop this paragraph.\n\nEnd.")
+        let bob = base.fork(author: "bob"), chen = base.fork(author: "chen")
+        try base.setBody(note, "I saw the cat.\n\nKeep this.\n\nEnd.")
+        try bob.setBody(note, "I saw the cat.\n\nKeep this.\n\nDrop this paragraph, bob added a clause.\n\nEnd.")
+        // Chen's edit is next to the deleted paragraph, not in it.
+        try chen.setBody(note, "I saw teh cat.\n\nKeep this.\n\nDrop this paragraph.\n\nThe end.")
+        let mine = try dir.write(base.save(.compact), "mine.peernote")
+        let theirs = try dir.write(bob.save(.compact), "theirs.peernote")
+        let r = pnmerge(["merge", "--dry-run", mine, theirs])
+        #expect(r.status == 0)
+        #expect(r.out.contains("""
+            Check (2): both sides edited these places; every edit is kept
+              note "N", line 1: both sides replaced the same text: both replacements are kept, side by side
+              note "N", line 5: text added on one side lies in text the other deleted: it is kept, without that text
+            """), "\(r.out)")
+        let json = pnmerge(["merge", "--dry-run", "--json", mine, theirs])
+        let object = try #require(try parseJSON(json.out) as? [String: Any])
+        let overlaps = try #require(object["overlaps"] as? [[String: Any]])
+        #expect(overlaps.map { $0["kind"] as? String } == ["sameText", "insideDeleted"])
+        #expect(overlaps.map { $0["line"] as? Int } == [1, 5])
+        #expect(overlaps.first?["note"] as? String == note.description && overlaps.first?["title"] as? String == "N")
+        // Edits apart, or side by side, are not listed.
+        let next = try dir.write(chen.save(.compact), "next.peernote")
+        let quiet = pnmerge(["merge", "--dry-run", mine, next])
+        #expect(quiet.status == 0 && quiet.out.contains("edited   \"N\": body") && !quiet.out.contains("Check"), "\(quiet.out)")
+    }
+
     @Test("Unrelated copies are refused with exit 2, both ids named, nothing written")
     func unrelated() throws {
         let dir = try TempDir()

@@ -152,6 +152,45 @@ struct MergeRuleTests {
         #expect(a.conflicts.count == 1)
     }
 
+    @Test("A merge names the places where both copies' text edits met")
+    func textOverlaps() throws {
+        /// Merges b into a copy of a and of a into b; both must name the same places.
+        func overlaps(_ body: String, _ editA: (Document, NoteID) throws -> Void, _ editB: (Document, NoteID) throws -> Void)
+            throws -> [TextOverlap] {
+            var id: NoteID?
+            let (a, b) = pair { id = $0.addNote(title: "N", body: body) }
+            let n = try #require(id)
+            try editA(a, n)
+            try editB(b, n)
+            let ab = a.fork(), ba = b.fork()
+            let one = ab.textOverlaps(of: try ab.merge(b))
+            let other = ba.textOverlaps(of: try ba.merge(a))
+            #expect(one == other)
+            #expect(ab.notebook == ba.notebook)
+            return one
+        }
+        // The same typo fixed on both copies: both fixes are kept, "thehe".
+        let fixed = try overlaps("I saw teh cat.", { try $0.setBody($1, "I saw the cat.") }, { try $0.setBody($1, "I saw the cat.") })
+        #expect(fixed.map(\.kind) == [.sameText] && fixed.first?.line == 1 && fixed.first?.noteTitle == "N")
+        // A clause added inside a paragraph the other copy deleted.
+        let para = "Keep this.\n\nDrop this paragraph.\n\nEnd."
+        let inside = try overlaps(para, { try $0.setBody($1, "Keep this.\n\nEnd.") },
+                                  { try $0.setBody($1, "Keep this.\n\nDrop this paragraph, bob added a clause.\n\nEnd.") })
+        #expect(inside.map(\.kind) == [.insideDeleted] && inside.first?.line == 3)
+        // Not reported: two fixes in one word, two appends at the end, a word deleted on both
+        // copies and retyped on one, and edits far apart.
+        #expect(try overlaps("acommodaton", { try $0.setBody($1, "accommodaton") }, { try $0.setBody($1, "acommodation") }).isEmpty)
+        #expect(try overlaps("list\n", { try $0.insertText($1, at: 5, "milk\n") }, { try $0.insertText($1, at: 5, "eggs\n") }).isEmpty)
+        #expect(try overlaps("a foo b", { try $0.setBody($1, "a  b") }, { try $0.setBody($1, "a bar b") }).isEmpty)
+        #expect(try overlaps("one two three", { try $0.setBody($1, "one 2 three") }, { try $0.setBody($1, "one two 3") }).isEmpty)
+        // A merge that brings nothing, or only one side's edits, has none.
+        let (c, _) = pair { _ = $0.addNote(title: "N", body: "x") }
+        let d = c.fork()
+        try d.setBody(d.notes[0].id, "xy")
+        #expect(c.textOverlaps(of: try c.merge(d)).isEmpty)
+        #expect(c.textOverlaps(of: try c.merge(d)).isEmpty)
+    }
+
     @Test("Rule 3: tags are add-wins")
     func addWinsTags() throws {
         var id: NoteID?

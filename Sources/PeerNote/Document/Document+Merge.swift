@@ -110,7 +110,9 @@ extension Document {
             if let i = byAuthor.firstIndex(where: { $0.author == author }) { byAuthor[i].count += 1 } else { byAuthor.append((author, 1)) }
         }
         unknownFields += other.unknownFields.filter { !unknownFields.contains($0) }
-        return MergeSummary(changesByAuthor: byAuthor)
+        let mine = AgentCounts(counts: (0 ..< savedLog.replicas.count).map { savedLog.changeCount(of: UInt32($0)) })
+        let theirs = AgentCounts(counts: log.replicas.map { r in source.existingAgent(for: r).map { source.changeCount(of: $0) } ?? 0 })
+        return MergeSummary(changesByAuthor: byAuthor, sides: MergeSides(mine: mine, theirs: theirs))
     }
 }
 

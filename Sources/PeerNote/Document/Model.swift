@@ -107,6 +107,8 @@ public enum HistoryRelation: Equatable, Sendable {
 public struct MergeSummary: Equatable, Sendable {
     /// Changes added, per author (authors in first-seen order).
     public var changesByAuthor: [(author: String, count: Int)]
+    /// What each copy held before the merge (for `Document.textOverlaps(of:)`).
+    var sides: MergeSides?
     public var changeCount: Int { changesByAuthor.reduce(0) { $0 + $1.count } }
     public var isUpToDate: Bool { changeCount == 0 }
 
