@@ -93,7 +93,7 @@ struct EndToEndTests {
         var lock: FileLock? = try FileLock(for: target)
         let merge = try bin.start(["merge", target, dir.path("bob.peernote")])
         // The merge has the lock file open (compared by device and inode: the path may be spelled
-        // differently, through a symbolic link or with a trailing slash in XDG_RUNTIME_DIR).
+        // differently, through a symbolic link or with a trailing slash in PEERNOTE_LOCK_DIR).
         let lockPath = FileLock.lockFile(for: target)
         var lockFile = stat()
         try #require(stat(lockPath, &lockFile) == 0, "no lock file at \(lockPath)")

@@ -7,12 +7,12 @@ import Testing
 /// waits for another says so, and option values may begin with a dash.
 @Suite("Lock safety and dash values (end to end)")
 struct LockSafetyTests {
-    /// A private runtime folder for `XDG_RUNTIME_DIR` (its `peernote-locks` made by `prepare`).
+    /// A private lock folder `run/peernote-locks` for `PEERNOTE_LOCK_DIR` (made, or not, by `prepare`).
     private func runtime(in dir: TempDir, _ prepare: (String) throws -> Void) throws -> [String: String] {
         let run = dir.file("run")
         try FileManager.default.createDirectory(atPath: run, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         try prepare(run + "/peernote-locks")
-        return ["XDG_RUNTIME_DIR": run]
+        return ["PEERNOTE_LOCK_DIR": run + "/peernote-locks"]
     }
 
     /// Where peernote, run with `runtime(in: dir)`, keeps the lock of `document` (the file's
@@ -62,16 +62,16 @@ struct LockSafetyTests {
         #expect(try dir.bytes("n.peernote") == before)
     }
 
-    @Test("A lock folder that cannot be created is named with the system's reason; a relative XDG_RUNTIME_DIR is not used")
+    @Test("A lock folder that cannot be created is named with the system's reason; a relative PEERNOTE_LOCK_DIR is not used")
     func lockFolderCannotBeCreated() throws {
         let dir = try TempDir()
         let missing = dir.file("no/such/run")
-        let r = try Binary.run(["new", "n.peernote", "--title", "T"], in: dir, env: ["XDG_RUNTIME_DIR": missing])
+        let r = try Binary.run(["new", "n.peernote", "--title", "T"], in: dir, env: ["PEERNOTE_LOCK_DIR": missing + "/peernote-locks/"])
         #expect(r.status == 74)
         #expect(r.stderr == "peernote: n.peernote: cannot create the lock folder \(missing)/peernote-locks: No such file or directory\n", "\(r.stderr)")
         #expect(!FileManager.default.fileExists(atPath: dir.file("n.peernote")))
         // A relative one would give writers in different folders different locks: the fallback is used.
-        let relative = try Binary.run(["new", "r.peernote", "--title", "T"], in: dir, env: ["XDG_RUNTIME_DIR": "run-relative"])
+        let relative = try Binary.run(["new", "r.peernote", "--title", "T"], in: dir, env: ["PEERNOTE_LOCK_DIR": "run-relative"])
         #expect(relative.status == 0, "\(relative.stderr)")
         #expect(!FileManager.default.fileExists(atPath: dir.file("run-relative")))
     }
@@ -117,6 +117,29 @@ struct LockSafetyTests {
         let r = try running.finish()
         #expect(r.status == 0, "\(r.stderr)")
         #expect(try Document.load(Array(dir.bytes("n.peernote"))).notes.map(\.title) == ["Later"])
+    }
+
+    @Test("XDG_RUNTIME_DIR does not move the lock: a cron job or sudo -u run waits for the desktop session's")
+    func lockIgnoresRuntimeDir() throws {
+        let dir = try TempDir()
+        #expect(try Binary.run(["new", "n.peernote", "--title", "T"], in: dir).status == 0)
+        // This process holds the lock as a run without XDG_RUNTIME_DIR would.
+        var lock: FileLock? = try FileLock(for: dir.file("n.peernote"))
+        let run = dir.file("xdg")
+        try FileManager.default.createDirectory(atPath: run, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        let running = try Binary.start(["add", "n.peernote", "--title", "Later"], in: dir, env: ["XDG_RUNTIME_DIR": run])
+        var said = ""
+        for _ in 0 ..< 3_000 where !said.contains("waiting") {
+            said = String(decoding: (try? Data(contentsOf: URL(fileURLWithPath: running.errPath))) ?? Data(), as: UTF8.self)
+            if !said.contains("waiting") { usleep(10_000) }
+        }
+        #expect(said.contains("waiting for another peernote or pnmerge"), "\(said)")
+        #expect(running.process.isRunning, "it waits while the lock is held")
+        lock = nil
+        _ = lock
+        let r = try running.finish()
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: run).isEmpty, "nothing is made in XDG_RUNTIME_DIR")
     }
 
     @Test("Option values may begin with a dash: a body that is a list, a title, a tag; a negative index is out of range")

@@ -318,8 +318,10 @@ public enum FileStore {
 /// so that two processes editing one document never lose a change.
 ///
 /// The lock file lives outside the document's folder (so sync tools never see
-/// it): in `$XDG_RUNTIME_DIR/peernote-locks`, else `/tmp/peernote-locks-UID`,
-/// named by a hash of the document's real path. Once the lock is held, stale
+/// it): in `/tmp/peernote-locks-UID` (or `$PEERNOTE_LOCK_DIR`), named by a hash of
+/// the document's real path. Not in `$XDG_RUNTIME_DIR`: a login session sets it and
+/// cron, `sudo -u` or ssh commands often do not, and runs of one user that took their
+/// locks in different folders would not keep each other out. Once the lock is held, stale
 /// temporary files of the document are removed (`FileStore.removeStaleTemporaries`).
 ///
 /// The holder removes the lock file when it lets go (so they do not pile up, one per
@@ -343,7 +345,7 @@ public final class FileLock {
             throw FileError(path: path, message: "cannot create the lock folder \(dir): \(FileStore.errnoText())")
         }
         if let problem = Self.unsafeFolderProblem(dir) {
-            throw FileError(path: path, message: "refusing the lock folder \(dir): \(problem) (remove it, or set XDG_RUNTIME_DIR to a private folder)")
+            throw FileError(path: path, message: "refusing the lock folder \(dir): \(problem) (remove it, or set PEERNOTE_LOCK_DIR to a private folder for every run)")
         }
         var said = false
         while true {
@@ -401,10 +403,13 @@ public final class FileLock {
             absolute = FileManager.default.currentDirectoryPath + "/" + target
         }
         let env = ProcessInfo.processInfo.environment
-        let base: String
-        // XDG_RUNTIME_DIR must be absolute (the base directory spec ignores a relative one): two
-        // writers in different folders would otherwise use different locks for one document.
-        if let run = env["XDG_RUNTIME_DIR"], run.hasPrefix("/") { base = run + "/peernote-locks" } else { base = "/tmp/peernote-locks-\(getuid())" }
+        var base = "/tmp/peernote-locks-\(getuid())"
+        // PEERNOTE_LOCK_DIR must be absolute: writers in different folders would otherwise use
+        // different locks for one document.
+        if let dir = env["PEERNOTE_LOCK_DIR"], dir.hasPrefix("/") {
+            base = dir
+            while base.count > 1 && base.hasSuffix("/") { base.removeLast() }
+        }
         return base + "/" + LockName.hash(absolute) + ".lock"
     }
 }
