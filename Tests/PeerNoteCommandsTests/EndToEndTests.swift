@@ -227,6 +227,25 @@ struct EndToEndTests {
     }
 
 
+    @Test("A rewritten document keeps its owner and group (when this user may give them)")
+    func ownerKept() throws {
+        let dir = try TempDir()
+        _ = try makeNotebook(dir)
+        let path = dir.file("n.peernote")
+        guard chown(path, 4321, 4322) == 0 else {
+            // Only root may give a file away: the behaviour is not observable here.
+            print("ownerKept: skipped, chown needs root (running as uid \(getuid()))")
+            return
+        }
+        #expect(chmod(path, 0o660) == 0)
+        try ok(["edit", "n.peernote", "Alpha", "--add-tag", "kept"], in: dir)
+        var st = stat()
+        #expect(stat(path, &st) == 0)
+        #expect(st.st_uid == 4321 && st.st_gid == 4322)
+        #expect(st.st_mode & 0o7777 == 0o660)
+        #expect(try Document.open(path).notes[0].tags == ["kept"])
+    }
+
     @Test("An empty tag an import brought in can be removed")
     func removeEmptyTag() throws {
         let dir = try TempDir()

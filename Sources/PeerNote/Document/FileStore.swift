@@ -173,7 +173,14 @@ public enum FileStore {
             return FileError(path: shown, message: "\(what) failed: \(m)")
         }
         var st = stat()
-        let mode: mode_t = stat(path, &st) == 0 ? st.st_mode & 0o7777 : 0o644 & ~currentUmask()
+        let replacing = stat(path, &st) == 0
+        if replacing && (st.st_uid != geteuid() || st.st_gid != getegid()) {
+            // The file keeps its owner and group where this user may give them (root, or a group
+            // the user is in): a shared notebook stays the group's, root's edit stays the user's.
+            if fchown(fd, st.st_uid, st.st_gid) != 0 { _ = fchown(fd, uid_t.max, st.st_gid) }
+        }
+        // After fchown, which may clear the set-id bits. A new file gets 0666 less the umask.
+        let mode: mode_t = replacing ? st.st_mode & 0o7777 : 0o666 & ~currentUmask()
         fchmod(fd, mode)
         var written = 0
         while written < bytes.count {
