@@ -111,7 +111,7 @@ struct ParsingTests {
         #expect(status(["edit", "n.peernote", "x", "--editor", "--body-file", "f"]) == 64)
         #expect(status(["edit", "n.peernote", "x", "--body", "b", "--body-file", "f"]) == 64)
         #expect(status(["edit", "n.peernote", "x", "--add-tag", "t", "--remove-tag", "t"]) == 64)
-        #expect(status(["edit", "n.peernote", "x", "--remove-tag", ""]) == 64)
+        #expect(status(["edit", "n.peernote", "x", "--add-tag", ""]) == 64)
         #expect(status(["edit", "n.peernote"]) == 64)
     }
 
