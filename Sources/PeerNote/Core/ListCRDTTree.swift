@@ -55,6 +55,12 @@ struct ListCRDT<Element: Sendable>: Sendable {
         }
     }
 
+    /// Every run of the list in list order: its first id, length, whether deleted, and elements.
+    func forEachRun(_ body: (LocalID, Int, Bool, ArraySlice<Element>) -> Void) {
+        let content = tree.content
+        tree.forEachRun { r in body(r.id, r.length, r.deleted, content[r.contentStart ..< r.contentStart + r.length]) }
+    }
+
     func forEachElement(_ body: (LocalID, Element, Bool) -> Void) {
         let content = tree.content
         tree.forEachRun { r in

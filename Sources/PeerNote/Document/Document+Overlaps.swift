@@ -25,7 +25,12 @@ extension Document {
     /// the edits this copy had made with those the merge brought in, on the body as it now is.
     public func textOverlaps(of summary: MergeSummary) -> [TextOverlap] {
         guard let sides = summary.sides, !sides.mine.isEmpty, !sides.theirs.isEmpty else { return [] }
+        // Read through a local: each access to `self.log` copies the op log's references.
+        let log = self.log
         var edits: [LocalID: NoteEdits] = [:]
+        // The edits of the note the last ops edited, kept out of the dictionary while ops go on
+        // editing it (each op of a long history would otherwise look it up and copy it).
+        var current = (note: LocalID.none, edits: NoteEdits())
         var hint = 0
         for op in log.ops {
             let note: LocalID
@@ -33,30 +38,40 @@ extension Document {
             case .insertText(let n, _, _, _), .deleteText(let n, _, _): note = n
             default: continue
             }
-            // Each unit of the op may lie in a different change: take them a change at a time.
-            var lv = op.lv
-            while lv < op.lv + op.length {
-                let ci = log.changeIndex(containingLV: lv, from: hint)
-                hint = ci
-                let end = min(log.changes.lvEnd(ci), op.lv + op.length)
-                let agent = Int(log.changes.agent(ci)), seq = Int(log.changes.seq(ci))
-                let mine = sides.mine.count(of: agent) >= seq, theirs = sides.theirs.count(of: agent) >= seq
-                if mine != theirs {
-                    let k = lv - op.lv, n = end - lv
-                    switch op.body {
-                    case .insertText:
-                        let first = log.localID(ofLV: lv, change: ci)
-                        edits[note, default: NoteEdits()].add(.init(first: first, count: n), inserted: true, mine: mine)
-                    case .deleteText(_, let target, let reversed):
-                        let first = reversed ? LocalID(agent: target.agent, counter: target.counter - UInt32(k + n - 1))
-                            : target.advanced(by: k)
-                        edits[note, default: NoteEdits()].add(.init(first: first, count: n), inserted: false, mine: mine)
-                    default: break
-                    }
-                }
-                lv = end
+            // An op's units are consecutive changes of one agent. Those that one copy held and
+            // the other did not are the changes numbered past the smaller count, up to the larger.
+            let ci = log.changeIndex(containingLV: op.lv, from: hint)
+            hint = ci
+            let agent = Int(log.changes.agent(ci))
+            let m = sides.mine.count(of: agent), t = sides.theirs.count(of: agent)
+            guard m != t else { continue }
+            let low = min(m, t), high = max(m, t)
+            let s1 = Int(log.changes.seq(ci))
+            let last = log.changeIndex(containingLV: op.lv + op.length - 1, from: ci)
+            let s2 = Int(log.changes.seq(last))
+            let lo = max(s1, low + 1), hi = min(s2, high)
+            guard lo <= hi else { continue }
+            var from = op.lv, to = op.lv + op.length
+            if lo > s1, let c = log.changeIndex(agent: UInt32(agent), seq: UInt32(lo)) { from = log.changes.lvStart(c) }
+            if hi < s2, let c = log.changeIndex(agent: UInt32(agent), seq: UInt32(hi)) { to = log.changes.lvEnd(c) }
+            let k = from - op.lv, n = to - from
+            guard n > 0 else { continue }
+            if note != current.note {
+                if !current.note.isNone { edits[current.note] = current.edits }
+                current = (note, edits.removeValue(forKey: note) ?? NoteEdits())
+            }
+            let mine = m > t
+            switch op.body {
+            case .insertText:
+                let first = log.localID(ofLV: from, change: log.changeIndex(containingLV: from, from: ci))
+                current.edits.add(.init(first: first, count: n), inserted: true, mine: mine)
+            case .deleteText(_, let target, let reversed):
+                let first = reversed ? LocalID(agent: target.agent, counter: target.counter - UInt32(k + n - 1)) : target.advanced(by: k)
+                current.edits.add(.init(first: first, count: n), inserted: false, mine: mine)
+            default: break
             }
         }
+        if !current.note.isNone { edits[current.note] = current.edits }
         var out: [TextOverlap] = []
         for n in state.allNotesInOrder {
             guard var e = edits[n.id], e.bothSides else { continue }
@@ -136,6 +151,29 @@ private struct NoteEdits {
         return r.first.agent == id.agent && Int(id.counter) < Int(r.first.counter) + r.count
     }
 
+    /// Adds to `cuts` the offsets in the id run `id ..< id + length` where `list` (sorted, joined)
+    /// starts or stops holding its ids.
+    static func addCuts(_ list: [IDRun], _ id: LocalID, _ length: Int, to cuts: inout [Int]) {
+        let start = Int(id.counter), end = start + length
+        // The first run of `list` that may reach into [start, end): the last one starting at or before `start`.
+        var lo = 0, hi = list.count
+        while lo < hi {
+            let mid = (lo + hi) / 2
+            if (list[mid].first.agent, list[mid].first.counter) <= (id.agent, id.counter) { lo = mid + 1 } else { hi = mid }
+        }
+        var i = max(lo - 1, 0)
+        while i < list.count {
+            let r = list[i]
+            i += 1
+            if r.first.agent < id.agent { continue }
+            if r.first.agent > id.agent || Int(r.first.counter) >= end { break }
+            let a = Int(r.first.counter), b = a + r.count
+            if b <= start { continue }
+            if a > start { cuts.append(a - start) }
+            if b < end { cuts.append(b - start) }
+        }
+    }
+
     /// Walks `body` in order: a place is a stretch of elements either side inserted or deleted,
     /// old tombstones (deleted before either side's edits) passed over, ended by a visible
     /// element neither side touched.
@@ -143,7 +181,7 @@ private struct NoteEdits {
         var found: [(TextOverlap.Kind, Int)] = []
         var line = 1, placeLine = 1
         var open = false
-        var mineIns = false, theirsIns = false, mineDel = false, theirsDel = false
+        var anyMineIns = false, anyTheirsIns = false, anyMineDel = false, anyTheirsDel = false
         // Inside: one side's insert with text only the other side deleted before it and after it
         // in the place (an insert next to a deletion, as at the start of the paragraph after a
         // deleted one, is not inside it).
@@ -152,44 +190,64 @@ private struct NoteEdits {
         var inside = false
         func close() {
             if open {
-                if mineIns && theirsIns && (mineDel || theirsDel) {
+                if anyMineIns && anyTheirsIns && (anyMineDel || anyTheirsDel) {
                     found.append((.sameText, placeLine))
                 } else if inside {
                     found.append((.insideDeleted, placeLine))
                 }
             }
             open = false
-            mineIns = false; theirsIns = false; mineDel = false; theirsDel = false
+            anyMineIns = false; anyTheirsIns = false; anyMineDel = false; anyTheirsDel = false
             onlyMineDeletedSeen = false; onlyTheirsDeletedSeen = false
             theirsInsAfterMineDel = false; mineInsAfterTheirsDel = false
             inside = false
         }
-        body.forEachElement { id, scalar, deleted in
-            let mi = Self.contains(runs[0][0], id), ti = Self.contains(runs[1][0], id)
-            let md = Self.contains(runs[0][1], id), td = Self.contains(runs[1][1], id)
-            if mi || ti || md || td {
-                if !open {
-                    open = true
-                    placeLine = line
+        let mineIns = runs[0][0], theirsIns = runs[1][0], mineDel = runs[0][1], theirsDel = runs[1][1]
+        var cuts: [Int] = []
+        body.forEachRun { id, length, deleted, content in
+            // The run cut where any side's membership changes; each piece is one kind throughout.
+            cuts.removeAll(keepingCapacity: true)
+            cuts.append(0)
+            cuts.append(length)
+            Self.addCuts(mineIns, id, length, to: &cuts)
+            Self.addCuts(theirsIns, id, length, to: &cuts)
+            Self.addCuts(mineDel, id, length, to: &cuts)
+            Self.addCuts(theirsDel, id, length, to: &cuts)
+            if cuts.count > 2 { cuts.sort() }
+            var p = 0
+            while p + 1 < cuts.count {
+                let start = cuts[p], end = cuts[p + 1]
+                p += 1
+                guard end > start else { continue }
+                let first = id.advanced(by: start)
+                let mi = Self.contains(mineIns, first), ti = Self.contains(theirsIns, first)
+                let md = Self.contains(mineDel, first), td = Self.contains(theirsDel, first)
+                if mi || ti || md || td {
+                    if !open {
+                        open = true
+                        placeLine = line
+                    }
+                    anyMineIns = anyMineIns || mi
+                    anyTheirsIns = anyTheirsIns || ti
+                    anyMineDel = anyMineDel || md
+                    anyTheirsDel = anyTheirsDel || td
+                    if ti && onlyMineDeletedSeen { theirsInsAfterMineDel = true }
+                    if mi && onlyTheirsDeletedSeen { mineInsAfterTheirsDel = true }
+                    if md && !td {
+                        if theirsInsAfterMineDel { inside = true }
+                        onlyMineDeletedSeen = true
+                    }
+                    if td && !md {
+                        if mineInsAfterTheirsDel { inside = true }
+                        onlyTheirsDeletedSeen = true
+                    }
+                } else if !deleted {
+                    close()
                 }
-                mineIns = mineIns || mi
-                theirsIns = theirsIns || ti
-                mineDel = mineDel || md
-                theirsDel = theirsDel || td
-                if ti && onlyMineDeletedSeen { theirsInsAfterMineDel = true }
-                if mi && onlyTheirsDeletedSeen { mineInsAfterTheirsDel = true }
-                if md && !td {
-                    if theirsInsAfterMineDel { inside = true }
-                    onlyMineDeletedSeen = true
+                if !deleted {
+                    for scalar in content[content.startIndex + start ..< content.startIndex + end] where scalar == "\n" { line += 1 }
                 }
-                if td && !md {
-                    if mineInsAfterTheirsDel { inside = true }
-                    onlyTheirsDeletedSeen = true
-                }
-            } else if !deleted {
-                close()
             }
-            if !deleted && scalar == "\n" { line += 1 }
         }
         close()
         return found
