@@ -22,6 +22,16 @@ struct LockSafetyTests {
         return dir.file("run/peernote-locks/\(name)")
     }
 
+    /// What `running` has written on standard error once it says it waits (or after 30 seconds).
+    private static func stderrOnceWaiting(_ running: Binary.Running) -> String {
+        var said = ""
+        for _ in 0 ..< 3_000 where !said.contains("waiting") {
+            said = String(decoding: (try? Data(contentsOf: URL(fileURLWithPath: running.errPath))) ?? Data(), as: UTF8.self)
+            if !said.contains("waiting") { usleep(10_000) }
+        }
+        return said
+    }
+
     @Test("Lock files do not pile up: the holder removes its lock file when it lets go")
     func lockFilesRemoved() throws {
         let dir = try TempDir()
@@ -106,11 +116,7 @@ struct LockSafetyTests {
         #expect(flock(fd, LOCK_EX) == 0)
 
         let running = try Binary.start(["add", "n.peernote", "--title", "Later"], in: dir, env: env)
-        var said = ""
-        for _ in 0 ..< 3_000 where !said.contains("waiting") {
-            said = String(decoding: (try? Data(contentsOf: URL(fileURLWithPath: running.errPath))) ?? Data(), as: UTF8.self)
-            if !said.contains("waiting") { usleep(10_000) }
-        }
+        let said = Self.stderrOnceWaiting(running)
         #expect(said.contains("n.peernote: waiting for another peernote or pnmerge to finish writing it"), "\(said)")
         #expect(running.process.isRunning, "it waits while the lock is held")
         #expect(flock(fd, LOCK_UN) == 0)
@@ -128,11 +134,7 @@ struct LockSafetyTests {
         let run = dir.file("xdg")
         try FileManager.default.createDirectory(atPath: run, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         let running = try Binary.start(["add", "n.peernote", "--title", "Later"], in: dir, env: ["XDG_RUNTIME_DIR": run])
-        var said = ""
-        for _ in 0 ..< 3_000 where !said.contains("waiting") {
-            said = String(decoding: (try? Data(contentsOf: URL(fileURLWithPath: running.errPath))) ?? Data(), as: UTF8.self)
-            if !said.contains("waiting") { usleep(10_000) }
-        }
+        let said = Self.stderrOnceWaiting(running)
         #expect(said.contains("waiting for another peernote or pnmerge"), "\(said)")
         #expect(running.process.isRunning, "it waits while the lock is held")
         lock = nil
