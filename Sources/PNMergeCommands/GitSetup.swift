@@ -19,7 +19,7 @@ extension PNMerge {
             commandName: "git-setup",
             abstract: "Set up git to merge and diff .peernote files with pnmerge.",
             discussion: """
-            Adds the line '*.peernote merge=peernote diff=peernote' to the repository's \
+            Adds the line '*.peernote merge=peernote diff=peernote -text' to the repository's \
             .gitattributes (with --global: to the file named by 'git config --global \
             core.attributesFile', which is set to ~/.config/git/attributes when unset) and \
             sets merge.peernote.name, merge.peernote.driver ('pnmerge git-driver %O %A %B %P') \
@@ -56,8 +56,12 @@ extension PNMerge {
 
 /// What `git-setup` does, apart from argument parsing: attributes, config and the hook.
 struct GitSetupOperation {
-    /// The attributes line that routes `.peernote` files to the driver and textconv.
-    static let attributesLine = "*.peernote merge=peernote diff=peernote"
+    /// The attributes line that routes `.peernote` files to the driver and textconv. `-text`:
+    /// a document is binary, and a `* text` or `eol=crlf` rule elsewhere in the file would
+    /// otherwise have git rewrite its line endings, damaging it.
+    static let attributesLine = "*.peernote merge=peernote diff=peernote -text"
+    /// Lines earlier versions wrote, replaced where they stand by `attributesLine`.
+    static let olderAttributesLines = ["*.peernote merge=peernote diff=peernote"]
     static let hookBegin = "# >>> pnmerge pre-commit check (installed by pnmerge git-setup --hooks) >>>"
     static let hookEnd = "# <<< pnmerge pre-commit check <<<"
 
@@ -100,7 +104,7 @@ struct GitSetupOperation {
         } else {
             attributes = (repositoryRoot ?? directory) + "/.gitattributes"
         }
-        let (line, added) = try Self.ensureLine(Self.attributesLine, in: attributes)
+        let (line, added) = try Self.ensureLine(Self.attributesLine, in: attributes, replacing: Self.olderAttributesLines)
         outcome.lines.append(line)
         outcome.changed = outcome.changed || added
 
@@ -171,17 +175,28 @@ struct GitSetupOperation {
         return path.hasPrefix("/") ? path : PathText.appending(path, to: directory)
     }
 
-    /// Appends `line` to the file at `path` unless a line with the same fields is there; says which, and whether it wrote.
-    static func ensureLine(_ line: String, in path: String) throws(CLIFailure) -> (String, Bool) {
+    /// Appends `line` to the file at `path` unless a line with the same fields is there, or puts it
+    /// in place of the first line with the fields of one of `older`; says which, and whether it wrote.
+    static func ensureLine(_ line: String, in path: String, replacing older: [String] = []) throws(CLIFailure) -> (String, Bool) {
         var text = ""
         if FileManager.default.fileExists(atPath: path) {
             do { text = String(decoding: try FileStore.read(path), as: UTF8.self) } catch {
                 throw CLIFailure(.noInput, error.description)
             }
         }
-        let fields = line.split(separator: " ")
-        if text.split(whereSeparator: \.isNewline).contains(where: { $0.split(whereSeparator: \.isWhitespace) == fields }) {
+        func fields(_ s: Substring) -> [Substring] { s.split(whereSeparator: \.isWhitespace) }
+        let want = fields(Substring(line))
+        var lines = text.split(separator: "\n", omittingEmptySubsequences: false)
+        if lines.contains(where: { fields($0) == want }) {
             return ("\(path) already has \(quoted(line))", false)
+        }
+        let olderFields = older.map { fields(Substring($0)) }
+        if let i = lines.firstIndex(where: { olderFields.contains(fields($0)) }) {
+            let was = String(lines[i])
+            lines[i] = Substring(line)
+            text = lines.joined(separator: "\n")
+            do { try FileStore.writeAtomically(Array(text.utf8), to: path) } catch { throw CLIFailure(writing: error) }
+            return ("\(path): replaced \(quoted(fields(Substring(was)).joined(separator: " "))) by \(quoted(line))", true)
         }
         if !text.isEmpty && !text.hasSuffix("\n") { text += "\n" }
         text += line + "\n"

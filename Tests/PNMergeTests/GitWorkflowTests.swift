@@ -214,11 +214,11 @@ struct GitWorkflowTests {
         try Data("*.txt text".utf8).write(to: URL(fileURLWithPath: repo.path(".gitattributes")))
         let first = try repo.pnmerge(["git-setup", "--hooks"])
         #expect(first.status == 0, "\(first.err)")
-        #expect(first.out.contains(".gitattributes: added '*.peernote merge=peernote diff=peernote'"), "\(first.out)")
+        #expect(first.out.contains(".gitattributes: added '*.peernote merge=peernote diff=peernote -text'"), "\(first.out)")
         #expect(first.out.contains("merge.peernote.driver set to 'pnmerge git-driver %O %A %B %P'"), "\(first.out)")
         #expect(first.out.contains("diff.peernote.textconv set to 'pnmerge textconv'"))
         #expect(first.out.contains("pre-commit: installed"))
-        #expect(try String(decoding: repo.bytes(".gitattributes"), as: UTF8.self) == "*.txt text\n*.peernote merge=peernote diff=peernote\n")
+        #expect(try String(decoding: repo.bytes(".gitattributes"), as: UTF8.self) == "*.txt text\n*.peernote merge=peernote diff=peernote -text\n")
         let attributes = try repo.bytes(".gitattributes")
         let hook = try repo.bytes(".git/hooks/pre-commit")
         let config = try repo.git("config", "--local", "--list").out
@@ -232,6 +232,45 @@ struct GitWorkflowTests {
         #expect(try repo.bytes(".gitattributes") == attributes)
         #expect(try repo.bytes(".git/hooks/pre-commit") == hook)
         #expect(try repo.git("config", "--local", "--list").out == config)
+    }
+
+    @Test("With git-setup's line, a rule that converts line endings (* text eol=crlf) leaves documents byte for byte")
+    func documentsAreNotText() throws {
+        let repo = try GitRepo()
+        try Data("* text eol=crlf\n".utf8).write(to: URL(fileURLWithPath: repo.path(".gitattributes")))
+        let setup = try repo.pnmerge(["git-setup"])
+        #expect(setup.status == 0, "\(setup.err)")
+        #expect(try repo.git("check-attr", "text", "--", "n.peernote").out == "n.peernote: text: unset\n")
+
+        // A document with line feeds in its bytes: git would turn each into CR LF on checkout.
+        let doc = Document(title: "Lines", author: "alice")
+        var body = "line\n"
+        var bytes: [UInt8] = []
+        for i in 0 ..< 64 {
+            body += "line \(i)\n"
+            doc.addNote(title: "Note \(i)", body: body)
+            bytes = doc.save(.compact)
+            if bytes.contains(0x0A) { break }
+        }
+        try #require(bytes.contains(0x0A), "no document of this test holds a line feed byte")
+        try FileStore.writeAtomically(bytes, to: repo.path("n.peernote"))
+        try repo.git("add", ".gitattributes", "n.peernote")
+        try repo.git("commit", "-q", "-m", "add")
+        try FileManager.default.removeItem(atPath: repo.path("n.peernote"))
+        try repo.git("checkout", "--", "n.peernote")
+        #expect(try repo.bytes("n.peernote") == bytes, "checked out unchanged")
+    }
+
+    @Test("git-setup replaces the line earlier versions wrote (without -text) where it stands")
+    func setupUpgradesOldLine() throws {
+        let repo = try GitRepo()
+        try Data("*.txt text\n*.peernote merge=peernote diff=peernote\n*.md text\n".utf8)
+            .write(to: URL(fileURLWithPath: repo.path(".gitattributes")))
+        let r = try repo.pnmerge(["git-setup"])
+        #expect(r.status == 0, "\(r.err)")
+        #expect(r.out.contains("replaced '*.peernote merge=peernote diff=peernote' by '*.peernote merge=peernote diff=peernote -text'"), "\(r.out)")
+        #expect(try String(decoding: repo.bytes(".gitattributes"), as: UTF8.self)
+                == "*.txt text\n*.peernote merge=peernote diff=peernote -text\n*.md text\n")
     }
 
     @Test("git-setup never overwrites a pre-commit hook it did not write (exit 73), and updates its own block in place")
@@ -271,7 +310,7 @@ struct GitWorkflowTests {
         #expect(first.status == 0, "\(first.err)")
         #expect(first.out.contains("core.attributesFile set to '~/.config/git/attributes'"), "\(first.out)")
         let attributesPath = repo.home.path(".config/git/attributes")
-        #expect(try String(contentsOfFile: attributesPath, encoding: .utf8) == "*.peernote merge=peernote diff=peernote\n")
+        #expect(try String(contentsOfFile: attributesPath, encoding: .utf8) == "*.peernote merge=peernote diff=peernote -text\n")
         #expect(try repo.git("config", "--global", "--get", "merge.peernote.driver").out == "pnmerge git-driver %O %A %B %P\n")
         #expect(try repo.git("config", "--global", "--get", "diff.peernote.textconv").out == "pnmerge textconv\n")
         #expect(try repo.tryGit(["config", "--local", "--get", "merge.peernote.driver"]).status != 0, "nothing local")
@@ -280,7 +319,7 @@ struct GitWorkflowTests {
         let second = try repo.pnmerge(["git-setup", "--global"], in: outside.url.path)
         #expect(second.status == 0)
         #expect(second.out.contains("Nothing to change"), "\(second.out)")
-        #expect(try String(contentsOfFile: attributesPath, encoding: .utf8) == "*.peernote merge=peernote diff=peernote\n")
+        #expect(try String(contentsOfFile: attributesPath, encoding: .utf8) == "*.peernote merge=peernote diff=peernote -text\n")
 
         // Without --global, outside a repository: a usage error that says what to do.
         let local = try repo.pnmerge(["git-setup"], in: outside.url.path)
