@@ -26,10 +26,12 @@ let package = Package(
         ),
         // Allocator settings for the command-line tools' processes (not for the library).
         .target(name: "CAllocator"),
+        // The one file-system call Swift's Glibc module does not offer (an atomic exchange).
+        .target(name: "CFileSystem"),
         .target(
             name: "PeerNote",
             dependencies: [
-                "CLibCBOR", "CZlib",
+                "CLibCBOR", "CZlib", "CFileSystem",
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
@@ -37,7 +39,7 @@ let package = Package(
             name: "PeerNoteCLISupport",
             dependencies: ["PeerNote", .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
-        .testTarget(name: "PeerNoteTests", dependencies: ["PeerNote"]),
+        .testTarget(name: "PeerNoteTests", dependencies: ["PeerNote", "CFileSystem"]),
         .target(
             name: "PNMergeCommands",
             dependencies: ["PeerNote", "PeerNoteCLISupport", .product(name: "ArgumentParser", package: "swift-argument-parser")]

@@ -80,16 +80,20 @@ enum CompactOperation {
                 compact = input.document.save(.compact)
                 if compact == now { return try result(file, now, compact, written: false) }
             }
-            do throws(FileError) { try FileStore.writeAtomically(compact, to: target) } catch { throw CLIFailure(writing: error) }
-            return try result(file, input.bytes, compact, written: true)
+            // A sync client that replaced the file meanwhile is not overwritten: its copy is merged in.
+            let outcome: WriteOutcome
+            do throws(FileError) { outcome = try input.document.write(over: target, loaded: input.bytes, mode: .compact) } catch {
+                throw CLIFailure(writing: error)
+            }
+            return try result(file, input.bytes, compact, written: true, size: outcome.byteCount)
         }
     }
 
-    private static func result(_ file: String, _ before: [UInt8], _ after: [UInt8], written: Bool) throws(CLIFailure) -> Result {
+    private static func result(_ file: String, _ before: [UInt8], _ after: [UInt8], written: Bool, size: Int? = nil) throws(CLIFailure) -> Result {
         let blocks: Int
         do { blocks = try Document.storageReport(before).blockCount } catch {
             throw CLIFailure(.invalidInput, "\(file): \(error)")
         }
-        return Result(file: file, before: before.count, blocksBefore: blocks, after: after.count, written: written)
+        return Result(file: file, before: before.count, blocksBefore: blocks, after: size ?? after.count, written: written)
     }
 }

@@ -96,11 +96,24 @@ enum MergeOperation {
 
         // Already up to date: MINE stays untouched; an explicit OUT still receives the document.
         guard !dryRun, !(report.upToDate && inPlace) else { return report }
-        let bytes = base.document.save(inPlace ? .incremental : .compact)
+        if inPlace {
+            // A sync client that replaced MINE while this ran is not overwritten: what it wrote
+            // is merged in too (and the report says so).
+            do throws(FileError) {
+                let outcome = try base.document.write(over: writePath, loaded: base.bytes, mode: .incremental)
+                report.bytesWritten = outcome.byteCount
+                report.mineChangedMeanwhile = outcome.mergedMeanwhile > 0
+            } catch { throw CLIFailure(writing: error) }
+            return report
+        }
+        let bytes = base.document.save(.compact)
         if target == "-" {
             try Console.current.writeBytes(bytes)
         } else {
-            do { try FileStore.writeAtomically(bytes, to: writePath) } catch { throw CLIFailure(writing: error) }
+            // A new OUT is no more readable than MINE (a private notebook's merge stays private).
+            do { try FileStore.writeAtomically(bytes, to: writePath, permissionsLike: mine == "-" ? nil : mine) } catch {
+                throw CLIFailure(writing: error)
+            }
         }
         report.bytesWritten = bytes.count
         return report

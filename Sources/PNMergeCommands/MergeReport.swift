@@ -32,6 +32,9 @@ struct MergeReport {
     var overlaps: [TextOverlap] = []
     /// Bytes written, when something was written.
     var bytesWritten: Int?
+    /// Whether MINE changed (another program wrote it) while the merge ran; what it then held was
+    /// merged in before writing, so the file holds more than this report lists.
+    var mineChangedMeanwhile = false
 
     var changes: Int { inputs.reduce(0) { $0 + $1.changes } }
     var upToDate: Bool { changes == 0 }
@@ -80,6 +83,9 @@ struct MergeReport {
             lines += deleted.map { "  " + style.paint(ConflictRendering.line($0, in: notebook, style: style), .yellow) }
         }
         if let n = bytesWritten {
+            if mineChangedMeanwhile {
+                lines.append("\(mineName) changed while this merge ran (another program wrote it); what it held then was merged in too.")
+            }
             lines.append("Wrote \(outName) (\(Text.count(n, "byte"))).")
         } else if dryRun {
             lines.append("Dry run: nothing written" + (upToDate && output == mine ? "." : " (would write \(outName))."))
@@ -108,6 +114,7 @@ struct MergeReport {
             ("upToDate", .bool(upToDate)),
             ("written", .bool(written)),
             ("bytesWritten", .optional(bytesWritten)),
+            ("mineChangedMeanwhile", .bool(mineChangedMeanwhile)),
             ("changes", .int(changes)),
             ("inputs", .array(inputs.map { input in
                 .object([("file", .string(input.file)), ("changes", .int(input.changes)),

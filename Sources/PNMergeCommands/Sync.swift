@@ -368,25 +368,34 @@ enum SyncOperation {
         return withExtendedLifetime(lock) { () -> Result<(Int, String?), SyncReport.Problem> in
             var output = bytes
             var note: String?
-            let now: [UInt8]
-            do throws(FileError) { now = try FileStore.read(path) } catch {
-                return .failure(.init(kind: .unreadable, message: "\(error.description); not written"))
-            }
-            if now != copy.bytes {
-                let fresh: Document
-                do throws(PeerNoteError) { fresh = try Document.load(now) } catch {
-                    return .failure(.init(kind: .damaged, message: "\(path): changed while syncing and is now damaged (\(error)); left alone"))
+            var expected = copy.bytes
+            // The lock keeps other pnmerge and peernote runs out, not sync clients: whenever the
+            // file turns out to have changed (now, or at the moment of the write), the fresh file
+            // gets everything instead, so nothing that arrived meanwhile is lost.
+            for _ in 0 ..< 8 {
+                let now: [UInt8]
+                do throws(FileError) { now = try FileStore.read(path) } catch {
+                    return .failure(.init(kind: .unreadable, message: "\(error.description); not written"))
                 }
-                guard fresh.relation(to: all) == .shared, (try? fresh.merge(all)) != nil else {
-                    return .failure(.init(kind: .unrelated, message: "\(path): replaced by another notebook while syncing; left alone"))
+                if now != expected {
+                    let fresh: Document
+                    do throws(PeerNoteError) { fresh = try Document.load(now) } catch {
+                        return .failure(.init(kind: .damaged, message: "\(path): changed while syncing and is now damaged (\(error)); left alone"))
+                    }
+                    guard fresh.relation(to: all) == .shared, (try? fresh.merge(all)) != nil else {
+                        return .failure(.init(kind: .unrelated, message: "\(path): replaced by another notebook while syncing; left alone"))
+                    }
+                    output = fresh.save(.incremental)
+                    expected = now
+                    note = "it changed while syncing; run sync again to take its new changes to the other copies"
                 }
-                output = fresh.save(.incremental)
-                note = "it changed while syncing; run sync again to take its new changes to the other copies"
+                do throws(FileError) {
+                    if try FileStore.replace(output, at: path, expecting: expected) == .replaced { return .success((output.count, note)) }
+                } catch {
+                    return .failure(.init(kind: .writeFailed, message: "\(error.description); not written"))
+                }
             }
-            do throws(FileError) { try FileStore.writeAtomically(output, to: path) } catch {
-                return .failure(.init(kind: .writeFailed, message: "\(error.description); not written"))
-            }
-            return .success((output.count, note))
+            return .failure(.init(kind: .writeFailed, message: "\(path): keeps being changed by another program while syncing; not written"))
         }
     }
 }

@@ -36,12 +36,20 @@ enum DocumentFile {
         let lock: FileLock
         do { lock = try Self.lock(target) } catch { throw CLIFailure(writing: error) }
         return try withExtendedLifetime(lock) { () throws -> Bool in
-            let document = try open(target)
+            let loaded: [UInt8]
+            do throws(FileError) { loaded = try FileStore.read(target) } catch { throw CLIFailure(DocumentFileError.file(error)) }
+            let document: Document
+            do throws(PeerNoteError) { document = try Document.load(loaded) } catch { throw CLIFailure(DocumentFileError.document(path: target, error)) }
             document.author = author
             let before = document.changeCount
             do { try edit(document) } catch let error as PeerNoteError { throw CLIFailure(error, path: path) }
             guard document.changeCount != before else { return false }
-            do throws(FileError) { try document.write(to: target, mode: .incremental) } catch { throw CLIFailure(writing: error) }
+            // A sync client that replaced the file meanwhile is not overwritten (its copy is merged in).
+            let outcome: WriteOutcome
+            do throws(FileError) { outcome = try document.write(over: target, loaded: loaded, mode: .incremental) } catch { throw CLIFailure(writing: error) }
+            if outcome.mergedMeanwhile > 0 {
+                Terminal.error(DisplayText.oneLine("peernote: \(path): another program changed it while this ran; its changes were kept too"))
+            }
             return true
         }
     }

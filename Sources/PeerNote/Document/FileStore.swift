@@ -8,6 +8,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import CFileSystem
 
 private func sysRead(_ fd: Int32, _ buf: UnsafeMutableRawPointer?, _ n: Int) -> Int { read(fd, buf, n) }
 private func sysWrite(_ fd: Int32, _ buf: UnsafeRawPointer?, _ n: Int) -> Int { write(fd, buf, n) }
@@ -87,26 +88,13 @@ public enum FileStore {
     /// A read-only file is refused. A character device or a FIFO (`/dev/null`, a named pipe) is
     /// written into, not replaced: renaming a regular file over it would destroy it. Any other
     /// file that is not a regular file (a folder, a socket, a block device) is refused.
-    public static func writeAtomically(_ bytes: [UInt8], to path: String) throws(FileError) {
-        var st = stat()
-        if stat(path, &st) == 0 {
-            switch st.st_mode & S_IFMT {
-            case S_IFREG:
-                // Replacing the file by renaming would ignore its mode: a file made read-only
-                // (for everyone, or for this user) is left alone, as an editor would.
-                if st.st_mode & 0o222 == 0 {
-                    throw FileError(path: path, message: "is read-only; not changed (chmod u+w makes it writable)")
-                }
-                if access(path, W_OK) != 0 {
-                    throw FileError(path: path, message: "cannot be written: \(errnoText()); not changed")
-                }
-            case S_IFCHR, S_IFIFO: return try writeInto(bytes, special: path)
-            case S_IFDIR: throw FileError(path: path, message: "is a directory")
-            default: throw FileError(path: path, message: "is not a regular file; refusing to replace it")
-            }
-        }
+    ///
+    /// A new file gets 0666 less the umask, or with `permissionsLike`, the permission bits of that
+    /// file less the umask (as `cp` gives them): a merge of a private notebook stays private.
+    public static func writeAtomically(_ bytes: [UInt8], to path: String, permissionsLike source: String? = nil) throws(FileError) {
+        if try isSpecial(path) { return try writeInto(bytes, special: path) }
         let target = resolvingSymlink(path)
-        let tmp = try writeTemporary(bytes, beside: target, reportingAs: path)
+        let tmp = try writeTemporary(bytes, beside: target, reportingAs: path, permissionsLike: source)
         defer { close(tmp.lock) }
         guard rename(tmp.path, target) == 0 else {
             let m = errnoText()
@@ -114,6 +102,112 @@ public enum FileStore {
             throw FileError(path: path, message: "rename failed: \(m)")
         }
         syncDirectory(of: target)
+    }
+
+    /// Whether `path` is a character device or a FIFO (written into, not replaced); throws when it
+    /// is a file that must not be replaced: read-only, not writable by this user, a folder, or
+    /// neither a regular file nor one of those. A missing file is fine (it will be created).
+    private static func isSpecial(_ path: String) throws(FileError) -> Bool {
+        var st = stat()
+        guard stat(path, &st) == 0 else { return false }
+        switch st.st_mode & S_IFMT {
+        case S_IFREG:
+            // Replacing the file by renaming would ignore its mode: a file made read-only
+            // (for everyone, or for this user) is left alone, as an editor would.
+            if st.st_mode & 0o222 == 0 {
+                throw FileError(path: path, message: "is read-only; not changed (chmod u+w makes it writable)")
+            }
+            if access(path, W_OK) != 0 {
+                throw FileError(path: path, message: "cannot be written: \(errnoText()); not changed")
+            }
+            return false
+        case S_IFCHR, S_IFIFO: return true
+        case S_IFDIR: throw FileError(path: path, message: "is a directory")
+        default: throw FileError(path: path, message: "is not a regular file; refusing to replace it")
+        }
+    }
+
+    /// How `replace(_:at:expecting:)` ended.
+    public enum ReplaceOutcome: Equatable, Sendable {
+        /// The file now holds the new bytes.
+        case replaced
+        /// The file no longer held the bytes the caller had read from it (another program, such
+        /// as a sync client, wrote it in the meantime). It was left as it is; it holds `current`.
+        case changed(current: [UInt8])
+    }
+
+    /// Replaces `path` with `bytes` as `writeAtomically` does, but only while it still holds
+    /// `expected` (what the caller read from it): a read-modify-write that a program not
+    /// taking `FileLock` (a sync client) raced is told so instead of overwriting that
+    /// program's file. A missing file is created.
+    ///
+    /// Where the system can exchange two files atomically (Linux's `renameat2`, Apple's
+    /// `renamex_np`), the new file is swapped in and the file it displaced compared with
+    /// `expected`; if they differ, the two are swapped back, so no moment exists in which a
+    /// write by another program can be lost. Elsewhere the file is compared just before the
+    /// rename (`exchange: false` forces this), which leaves a window of a few microseconds.
+    public static func replace(_ bytes: [UInt8], at path: String, expecting expected: [UInt8],
+                               exchange: Bool = true) throws(FileError) -> ReplaceOutcome {
+        if try isSpecial(path) {
+            try writeInto(bytes, special: path)
+            return .replaced
+        }
+        let target = resolvingSymlink(path)
+        let tmp = try writeTemporary(bytes, beside: target, reportingAs: path)
+        defer { close(tmp.lock) }
+        if exchange && peernote_exchange_files(tmp.path, target) == 0 {
+            // The temporary name now leads to what `target` held.
+            let displaced: [UInt8]? = try? read(tmp.path)
+            if let displaced, displaced == expected {
+                unlink(tmp.path)
+                syncDirectory(of: target)
+                return .replaced
+            }
+            // Another program wrote the file meanwhile (or it cannot be read back): put it back.
+            guard peernote_exchange_files(tmp.path, target) == 0 else {
+                let m = errnoText()
+                let kept = keep(tmp.path, beside: target)
+                throw FileError(path: path, message: "changed while being written, and could not be put back (\(m)); its other version is kept as \(kept)")
+            }
+            syncDirectory(of: target)
+            var ours = stat(), there = stat()
+            guard fstat(tmp.lock, &ours) == 0, lstat(tmp.path, &there) == 0,
+                  ours.st_dev == there.st_dev, ours.st_ino == there.st_ino else {
+                // Replaced a second time between the two exchanges: that version came back here.
+                let kept = keep(tmp.path, beside: target)
+                throw FileError(path: path, message: "changed twice while being written; not written (a version written meanwhile is kept as \(kept))")
+            }
+            unlink(tmp.path)
+            guard let displaced else { throw FileError(path: path, message: "changed while being written and cannot be read: \(errnoText()); not written") }
+            return .changed(current: displaced)
+        }
+        // No atomic exchange here (or no file to exchange with): compare, then rename.
+        var st = stat()
+        if lstat(target, &st) == 0 {
+            let now: [UInt8]
+            do { now = try read(target) } catch {
+                unlink(tmp.path)
+                throw error
+            }
+            if now != expected {
+                unlink(tmp.path)
+                return .changed(current: now)
+            }
+        }
+        guard rename(tmp.path, target) == 0 else {
+            let m = errnoText()
+            unlink(tmp.path)
+            throw FileError(path: path, message: "rename failed: \(m)")
+        }
+        syncDirectory(of: target)
+        return .replaced
+    }
+
+    /// Renames the file at `path` to `TARGET.kept-XXXXXX` (a name cleanup leaves alone) and
+    /// returns the new name; `path` itself when even that fails.
+    private static func keep(_ path: String, beside target: String) -> String {
+        let kept = target + ".kept-" + String(path.suffix(6))
+        return rename(path, kept) == 0 ? kept : path
     }
 
     /// Writes `bytes` into the character device or FIFO at `path` (opened as it is, never created).
@@ -133,11 +227,12 @@ public enum FileStore {
     }
 
     /// Creates `path` with `bytes`, refusing if anything (even a dangling link) is there.
-    /// Atomic: the complete file appears under its name at once, via link(2).
-    public static func create(_ bytes: [UInt8], at path: String) throws(FileError) {
+    /// Atomic: the complete file appears under its name at once, via link(2). Its permissions
+    /// are as `writeAtomically` gives a new file.
+    public static func create(_ bytes: [UInt8], at path: String, permissionsLike source: String? = nil) throws(FileError) {
         var st = stat()
         if lstat(path, &st) == 0 { throw FileError(path: path, message: "already exists; refusing to overwrite it") }
-        let tmp = try writeTemporary(bytes, beside: path, reportingAs: path)
+        let tmp = try writeTemporary(bytes, beside: path, reportingAs: path, permissionsLike: source)
         defer { close(tmp.lock) }
         defer { unlink(tmp.path) }
         guard link(tmp.path, path) == 0 else {
@@ -155,7 +250,8 @@ public enum FileStore {
     }
 
     /// Writes a complete, fsynced temporary file in `path`'s directory, locked (see `Temporary`).
-    private static func writeTemporary(_ bytes: [UInt8], beside path: String, reportingAs shown: String) throws(FileError) -> Temporary {
+    private static func writeTemporary(_ bytes: [UInt8], beside path: String, reportingAs shown: String,
+                                       permissionsLike source: String? = nil) throws(FileError) -> Temporary {
         let dir = directory(of: path)
         let name = lastComponent(of: path)
         var template = Array("\(dir)/.\(name)\(temporaryInfix)XXXXXX".utf8CString)
@@ -179,8 +275,11 @@ public enum FileStore {
             // the user is in): a shared notebook stays the group's, root's edit stays the user's.
             if fchown(fd, st.st_uid, st.st_gid) != 0 { _ = fchown(fd, uid_t.max, st.st_gid) }
         }
-        // After fchown, which may clear the set-id bits. A new file gets 0666 less the umask.
-        let mode: mode_t = replacing ? st.st_mode & 0o7777 : 0o666 & ~currentUmask()
+        // After fchown, which may clear the set-id bits. A new file gets 0666 (or the source's
+        // permission bits) less the umask.
+        var like = stat()
+        let newMode: mode_t = source.flatMap { stat($0, &like) == 0 && (like.st_mode & S_IFMT) == S_IFREG ? like.st_mode & 0o666 : nil } ?? 0o666
+        let mode: mode_t = replacing ? st.st_mode & 0o7777 : newMode & ~currentUmask()
         fchmod(fd, mode)
         var written = 0
         while written < bytes.count {
@@ -433,6 +532,46 @@ extension Document {
     public func write(to path: String, mode: SaveMode = .incremental) throws(FileError) {
         try FileStore.writeAtomically(save(mode), to: path)
     }
+
+    /// Writes the document over `path`, which held `loaded` when the document was read from it,
+    /// without losing what another program wrote there in the meantime: a program that does
+    /// not take `FileLock`, such as a sync client bringing another device's copy. If the file
+    /// changed, the notebook it now holds is merged into this document and the write is tried
+    /// again (see `FileStore.replace(_:at:expecting:)`). Throws, writing nothing, when the file
+    /// now holds something that is not a copy of this notebook, or keeps changing.
+    @discardableResult
+    public func write(over path: String, loaded: [UInt8], mode: SaveMode = .incremental) throws(FileError) -> WriteOutcome {
+        var expected = loaded
+        for merges in 0 ..< 8 {
+            let bytes = save(mode)
+            switch try FileStore.replace(bytes, at: path, expecting: expected) {
+            case .replaced:
+                return WriteOutcome(byteCount: bytes.count, mergedMeanwhile: merges)
+            case .changed(let current):
+                do throws(PeerNoteError) {
+                    _ = try merge(Document.load(current))
+                } catch {
+                    let what: String
+                    switch error {
+                    case .unrelated: what = "another notebook"
+                    default: what = "a file that cannot be merged (\(error))"
+                    }
+                    throw FileError(path: path, message: "was replaced by \(what) while this was being written; not written")
+                }
+                expected = current
+            }
+        }
+        throw FileError(path: path, message: "keeps being changed by another program while this is being written; not written")
+    }
+}
+
+/// What `Document.write(over:loaded:mode:)` did.
+public struct WriteOutcome: Equatable, Sendable {
+    /// The size of the file written.
+    public var byteCount: Int
+    /// How many times the file had changed since it was read (another program wrote it), so
+    /// that what it then held was merged in before writing; almost always 0.
+    public var mergedMeanwhile: Int
 }
 
 /// A failure to open a document file: the file itself, or its contents.
