@@ -67,7 +67,7 @@ enum SalvageOperation {
         if output == "-" {
             try Console.current.writeBytes(result.bytes)
         } else {
-            try createExclusively(result.bytes, at: output)
+            try createExclusively(result.bytes, at: output, permissionsLike: input == "-" ? nil : input)
         }
         return SalvageReport(file: input, output: output, fileSize: bytes.count, result: result)
     }
@@ -82,8 +82,8 @@ enum SalvageOperation {
     /// temporary name, then hard-linked into place, which fails if anything appeared at `path`
     /// meanwhile, so no race can make salvage replace a file; a temporary left by a killed run
     /// is one `FileStore` cleans up).
-    static func createExclusively(_ bytes: [UInt8], at path: String) throws(CLIFailure) {
-        do { try FileStore.create(bytes, at: path) } catch {
+    static func createExclusively(_ bytes: [UInt8], at path: String, permissionsLike source: String? = nil) throws(CLIFailure) {
+        do { try FileStore.create(bytes, at: path, permissionsLike: source) } catch {
             if exists(path) { throw CLIFailure(.cannotCreate, "\(path): already exists; salvage writes a new file and never replaces one") }
             throw CLIFailure(.ioError, "\(path): \(error.message)")
         }

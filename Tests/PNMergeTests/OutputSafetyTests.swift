@@ -71,6 +71,39 @@ struct OutputSafetyTests {
         #expect(pnmerge(["merge", mine, dir.path("bob.peernote")]).status == 0)
     }
 
+    @Test("A new OUT of merge -o or salvage -o gets the input's permission bits (less the umask): a private notebook stays private")
+    func newOutputKeepsPrivacy() throws {
+        let dir = try TempDir()
+        try Diverged().write(to: dir)
+        let mine = dir.path("alice.peernote")
+        try #require(chmod(mine, 0o600) == 0)
+        let mask = umask(0)
+        umask(mask)
+        func mode(_ path: String) -> mode_t {
+            var st = stat()
+            return stat(path, &st) == 0 ? st.st_mode & 0o777 : 0
+        }
+        let out = dir.path("merged.peernote")
+        let r = pnmerge(["merge", mine, dir.path("bob.peernote"), "-o", out])
+        #expect(r.status == 0, "\(r.err)")
+        #expect(mode(out) == 0o600 & ~mask)
+
+        // An existing OUT keeps its own bits.
+        try #require(chmod(out, 0o644) == 0)
+        #expect(pnmerge(["merge", mine, dir.path("bob.peernote"), "-o", out]).status == 0)
+        #expect(mode(out) == 0o644)
+
+        // Merged in place (an appended block), then cut short inside that block.
+        let appended = try dir.write(try dir.bytes("alice.peernote"), "appended.peernote")
+        #expect(pnmerge(["merge", appended, dir.path("bob.peernote")]).status == 0)
+        let damaged = try dir.write(Array(try dir.bytes("appended.peernote").dropLast(7)), "damaged.peernote")
+        try #require(chmod(damaged, 0o640) == 0)
+        let saved = dir.path("saved.peernote")
+        let s = pnmerge(["salvage", damaged, "-o", saved])
+        #expect(s.status == 0, "\(s.err)")
+        #expect(mode(saved) == 0o640 & ~mask)
+    }
+
     @Test("The report names what happened to MINE: merged into it in place, merged with THEIRS for -o, would merge for a dry run")
     func reportHeader() throws {
         let dir = try TempDir()
