@@ -108,6 +108,25 @@ struct FileStoreTests {
         #expect(FileManager.default.fileExists(atPath: besideLink), "the link's folder holds no temporary of the real file")
     }
 
+    @Test("A file whose name is 244 to 255 bytes long can be written and created; its stale temporary files are still found",
+          arguments: [String(repeating: "n", count: 246), String(repeating: "é", count: 123), String(repeating: "n", count: 235), String(repeating: "n", count: 233)])
+    func longNames(stem: String) throws {
+        let folder = try Folder()
+        let name = stem + ".peernote"
+        let doc = folder.path + "/" + name
+        try FileStore.writeAtomically(Array("one".utf8), to: doc)
+        try FileStore.writeAtomically(Array("two".utf8), to: doc)
+        #expect(try FileStore.replace(Array("three".utf8), at: doc, expecting: Array("two".utf8)) == .replaced)
+        #expect(try FileStore.read(doc) == Array("three".utf8))
+        try FileStore.create(Array("new".utf8), at: folder.path + "/" + stem + ".other")
+        let prefix = FileStore.temporaryPrefix(forName: name)
+        #expect(prefix.utf8.count + 6 <= 255)
+        #expect(name.hasPrefix(prefix.dropFirst().dropLast(FileStore.temporaryInfix.count)))
+        let stale = try folder.file(prefix + "abc123")
+        #expect(FileStore.removeStaleTemporaries(of: doc) == [stale])
+        #expect(folder.names == [name, stem + ".other"])
+    }
+
     @Test("Writers leave neither a temporary file nor an open descriptor behind (the lock on the temporary file is released)")
     func writersLeaveNothing() throws {
         let folder = try Folder()

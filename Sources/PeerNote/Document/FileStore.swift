@@ -254,7 +254,7 @@ public enum FileStore {
                                        permissionsLike source: String? = nil) throws(FileError) -> Temporary {
         let dir = directory(of: path)
         let name = lastComponent(of: path)
-        var template = Array("\(dir)/.\(name)\(temporaryInfix)XXXXXX".utf8CString)
+        var template = Array("\(dir)/\(temporaryPrefix(forName: name))XXXXXX".utf8CString)
         let fd = template.withUnsafeMutableBufferPointer { buf in buf.baseAddress.map { mkstemp($0) } ?? -1 }
         guard fd >= 0 else { throw FileError(path: shown, message: "cannot create a temporary file in \(dir): \(errnoText())") }
         let tmpPath = String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
@@ -318,6 +318,17 @@ public enum FileStore {
     /// Temporary files are named `.NAME` + this + 6 characters of `mkstemp`.
     static let temporaryInfix = ".tmp-"
 
+    /// `.NAME.tmp-`, the start of the temporary files' names for the file NAME. A name too long
+    /// for that to fit in a file name (255 bytes with mkstemp's six characters) is cut to its
+    /// first 243 bytes (at a character boundary), so that a file with a name of up to 255 bytes
+    /// can still be written.
+    static func temporaryPrefix(forName name: String) -> String {
+        let room = 255 - 1 - temporaryInfix.utf8.count - 6
+        var kept = Substring(name)
+        while kept.utf8.count > room { kept = kept.dropLast() }
+        return "." + kept + temporaryInfix
+    }
+
     /// Removes the temporary files that writers of `path` (of the file it points to, when it is a
     /// symbolic link) left behind when they were killed mid-write: `.NAME.tmp-XXXXXX` beside it,
     /// regular files of this user, unmodified for `minimumAge` seconds, on which no process holds
@@ -328,7 +339,7 @@ public enum FileStore {
     public static func removeStaleTemporaries(of path: String, minimumAge: TimeInterval = 10) -> [String] {
         let target = resolvingSymlink(path)
         let dir = directory(of: target)
-        let prefix = "." + lastComponent(of: target) + temporaryInfix
+        let prefix = temporaryPrefix(forName: lastComponent(of: target))
         var removed: [String] = []
         for name in namesInDirectory(dir, withPrefix: prefix) {
             let suffix = name.utf8.dropFirst(prefix.utf8.count)
