@@ -102,6 +102,25 @@ public enum MarkdownFormat {
         let lines = split(scalars)
         let headings = lines.indices.filter { marker(lines[$0]).map { $0.backslashes == 0 } ?? false }
         var warnings: [String] = []
+        // A heading inside a fenced code block still starts a note (the format has no code
+        // blocks), which a shell comment in a pasted script would do by surprise: say so.
+        // (Only between an opening fence and its closing one: a body with a lone fence, which
+        // export writes as it is, does not make the next notes' headings suspect.)
+        var open: (line: Int, fence: Unicode.Scalar)?
+        var nextHeading = 0
+        for (n, line) in lines.enumerated() {
+            guard let f = fenceMarker(line) else { continue }
+            guard let o = open else { open = (n, f); continue }
+            guard o.fence == f else { continue }
+            while nextHeading < headings.count && headings[nextHeading] < n {
+                let h = headings[nextHeading]
+                if h > o.line {
+                    warnings.append("line \(h + 1) is inside a code block but starts with '#', so it starts a new note; write '\\#' to keep it in the note's text")
+                }
+                nextHeading += 1
+            }
+            open = nil
+        }
 
         /// The text between the end of line `start - 1` and the start of line `end`.
         func text(from start: Int, to end: Int) -> Line {
@@ -154,6 +173,18 @@ public enum MarkdownFormat {
             return l
         }
         return (string(join(lines)), meta)
+    }
+
+    /// `` ` `` or `~` when `line` opens or closes a fenced code block (up to three spaces, then at
+    /// least three backticks or tildes), else nil.
+    static func fenceMarker(_ line: Line) -> Unicode.Scalar? {
+        var i = 0
+        while i < line.count && i < 3 && line[i] == " " { i += 1 }
+        guard i < line.count, line[i] == "`" || line[i] == "~" else { return nil }
+        let c = line[i]
+        var n = 0
+        while i < line.count && line[i] == c { i += 1; n += 1 }
+        return n >= 3 ? c : nil
     }
 
     /// A heading marker: up to three spaces, backslashes, then `#` or `##` and a space, tab or the end of the line.
