@@ -445,18 +445,9 @@ public enum FileStore {
 /// document ever written). Whoever then gets the `flock` of the removed file finds that
 /// the name no longer leads to it, and starts again on the file now at that name: the lock
 /// is only held on the file the name leads to, and only its holder removes it.
-///
-/// Lock files are per user. A shared document (one that others may write: its owner is
-/// another user, or its group or others have write permission) is also `flock`ed itself,
-/// after the lock file, so that runs of two users on one notebook keep each other out too;
-/// a writer that waited for it checks, as above, that the name still leads to the file it
-/// locked (a write replaces it with a new file). A private document is not: whoever may read
-/// it could otherwise hold that lock and make its owner's every write wait.
 public final class FileLock {
     private let fd: Int32
     private let lockPath: String
-    /// The document's own descriptor, holding its `flock`, when it is shared; else -1.
-    private let documentFD: Int32
 
     /// Blocks until the lock on `path` is held. When another process holds it, `waiting` is
     /// called once (with the lock file's path) before blocking, so that a tool can say why it waits.
@@ -495,53 +486,14 @@ public final class FileLock {
             }
             close(fd)
         }
-        do { documentFD = try Self.lockShared(path, waiting: said ? nil : waiting) } catch {
-            unlink(lockPath)
-            close(fd)
-            throw error
-        }
         FileStore.removeStaleTemporaries(of: path)
     }
 
     deinit {
-        if documentFD >= 0 { close(documentFD) }
         // Removed while still held: a waiter that gets this file's lock next sees it is gone.
         unlink(lockPath)
         flock(fd, LOCK_UN)
         close(fd)
-    }
-
-    /// Locks the document at `path` itself when it is shared (see the type's documentation);
-    /// returns the descriptor holding the lock, or -1 when it is private, missing or not a
-    /// regular file.
-    private static func lockShared(_ path: String, waiting: ((String) -> Void)?) throws(FileError) -> Int32 {
-        let target = FileStore.resolvingSymlink(path)
-        var said = false
-        while true {
-            let fd = open(target, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
-            guard fd >= 0 else { return -1 }
-            var held = stat()
-            guard fstat(fd, &held) == 0, (held.st_mode & S_IFMT) == S_IFREG,
-                  held.st_uid != geteuid() || held.st_mode & 0o022 != 0 else {
-                close(fd)
-                return -1
-            }
-            if flock(fd, LOCK_EX | LOCK_NB) != 0 {
-                if errno == EWOULDBLOCK && !said { said = true; waiting?(target) }
-                while flock(fd, LOCK_EX) != 0 {
-                    if errno == EINTR { continue }
-                    let m = FileStore.errnoText()
-                    close(fd)
-                    throw FileError(path: path, message: "cannot lock: \(m)")
-                }
-            }
-            var named = stat()
-            let exists = stat(target, &named) == 0
-            if exists && held.st_dev == named.st_dev && held.st_ino == named.st_ino { return fd }
-            // Replaced (or removed) while this waited: lock the file now at that name, if any.
-            close(fd)
-            if !exists { return -1 }
-        }
     }
 
     /// Why the lock folder `dir` cannot be trusted, or nil: it must be a folder itself (not a
