@@ -184,22 +184,26 @@ struct GitSetupOperation {
                 throw CLIFailure(.noInput, error.description)
             }
         }
+        // Lines split at LF bytes (a CRLF file, which git checks out under `eol=crlf`, keeps its CR
+        // on each line, where it counts as white space); lines written take the file's ending.
         func fields(_ s: Substring) -> [Substring] { s.split(whereSeparator: \.isWhitespace) }
         let want = fields(Substring(line))
-        var lines = text.split(separator: "\n", omittingEmptySubsequences: false)
+        var lines = text.unicodeScalars.split(separator: "\n", omittingEmptySubsequences: false).map { Substring(String($0)) }
         if lines.contains(where: { fields($0) == want }) {
             return ("\(path) already has \(quoted(line))", false)
         }
+        let crlf = text.unicodeScalars.split(separator: "\n", omittingEmptySubsequences: false).dropLast().contains { $0.last == "\r" }
         let olderFields = older.map { fields(Substring($0)) }
         if let i = lines.firstIndex(where: { olderFields.contains(fields($0)) }) {
             let was = String(lines[i])
-            lines[i] = Substring(line)
+            lines[i] = Substring(line + (was.unicodeScalars.last == "\r" ? "\r" : ""))
             text = lines.joined(separator: "\n")
             do { try FileStore.writeAtomically(Array(text.utf8), to: path) } catch { throw CLIFailure(writing: error) }
             return ("\(path): replaced \(quoted(fields(Substring(was)).joined(separator: " "))) by \(quoted(line))", true)
         }
-        if !text.isEmpty && !text.hasSuffix("\n") { text += "\n" }
-        text += line + "\n"
+        let ending = crlf ? "\r\n" : "\n"
+        if !text.isEmpty && text.unicodeScalars.last != "\n" { text += ending }
+        text += line + ending
         try createParent(of: path)
         do { try FileStore.writeAtomically(Array(text.utf8), to: path) } catch { throw CLIFailure(writing: error) }
         return ("\(path): added \(quoted(line))", true)

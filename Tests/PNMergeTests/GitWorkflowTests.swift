@@ -273,6 +273,25 @@ struct GitWorkflowTests {
                 == "*.txt text\n*.peernote merge=peernote diff=peernote -text\n*.md text\n")
     }
 
+    @Test("A .gitattributes with CRLF line endings (as git checks it out under eol=crlf) is read line by line and keeps its endings")
+    func setupCRLFAttributes() throws {
+        let repo = try GitRepo()
+        let file = URL(fileURLWithPath: repo.path(".gitattributes"))
+        try Data("* text eol=crlf\r\n*.peernote   merge=peernote diff=peernote\r\n*.png binary\r\n".utf8).write(to: file)
+        let r = try repo.pnmerge(["git-setup"])
+        #expect(r.status == 0, "\(r.err)")
+        #expect(r.out.contains("replaced '*.peernote merge=peernote diff=peernote'"), "\(r.out)")
+        #expect(try String(decoding: repo.bytes(".gitattributes"), as: UTF8.self)
+                == "* text eol=crlf\r\n*.peernote merge=peernote diff=peernote -text\r\n*.png binary\r\n")
+        let again = try repo.pnmerge(["git-setup"])
+        #expect(again.out.contains("Nothing to change"), "\(again.out)")
+
+        try Data("* text eol=crlf\r\n".utf8).write(to: file)
+        #expect(try repo.pnmerge(["git-setup"]).status == 0)
+        #expect(try String(decoding: repo.bytes(".gitattributes"), as: UTF8.self) == "* text eol=crlf\r\n*.peernote merge=peernote diff=peernote -text\r\n")
+        #expect(try repo.pnmerge(["git-setup"]).out.contains("Nothing to change"))
+    }
+
     @Test("git-setup never overwrites a pre-commit hook it did not write (exit 73), and updates its own block in place")
     func foreignHook() throws {
         let repo = try GitRepo()
