@@ -55,11 +55,15 @@ enum CompactOperation {
         var blocksBefore: Int
         var after: Int
         var written: Bool
+        /// Whether another program (a sync client) wrote the file while this ran; what it then
+        /// held was merged in before writing.
+        var changedMeanwhile = false
 
         var line: String {
             let blocks = Text.count(blocksBefore, "block")
+            let meanwhile = changedMeanwhile ? "; it changed while this ran (another program wrote it), and what it held then was merged in too" : ""
             return written
-                ? "\(Inputs.displayName(file)): \(Text.count(before, "byte")) (\(blocks)) → \(Text.count(after, "byte")) (1 block)"
+                ? "\(Inputs.displayName(file)): \(Text.count(before, "byte")) (\(blocks)) → \(Text.count(after, "byte")) (1 block)" + meanwhile
                 : "\(Inputs.displayName(file)): already compact (\(Text.count(before, "byte")))"
         }
     }
@@ -82,10 +86,14 @@ enum CompactOperation {
             }
             // A sync client that replaced the file meanwhile is not overwritten: its copy is merged in.
             let outcome: WriteOutcome
-            do throws(FileError) { outcome = try input.document.write(over: target, loaded: input.bytes, mode: .compact) } catch {
+            do throws(FileError) {
+                outcome = try input.document.write(over: target, loaded: input.bytes, mode: .compact, saved: compact)
+            } catch {
                 throw CLIFailure(writing: error)
             }
-            return try result(file, input.bytes, compact, written: true, size: outcome.byteCount)
+            var r = try result(file, input.bytes, compact, written: true, size: outcome.byteCount)
+            r.changedMeanwhile = outcome.mergedMeanwhile > 0
+            return r
         }
     }
 

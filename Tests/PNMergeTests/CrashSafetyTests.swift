@@ -45,9 +45,10 @@ struct CrashSafetyTests {
         return (mine, theirs)
     }
 
-    /// Entries of `dir` that a killed writer may leave: its temporary file `.NAME.tmp-XXXXXX`.
+    /// Entries of `dir` that a killed writer may leave: its temporary file `.NAME.tmp-XXXXXX`, or
+    /// `.NAME.swap-XXXXXX` (its result, or the version it replaced, when killed mid-exchange).
     static func staleTemporaries(_ dir: TempDir, of name: String) throws -> [String] {
-        try FileManager.default.contentsOfDirectory(atPath: dir.url.path).filter { $0.hasPrefix(".\(name).tmp-") }
+        try FileManager.default.contentsOfDirectory(atPath: dir.url.path).filter { $0.hasPrefix(".\(name).tmp-") || $0.hasPrefix(".\(name).swap-") }
     }
 
     /// When to kill a run.

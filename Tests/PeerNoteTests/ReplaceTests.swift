@@ -111,4 +111,48 @@ struct ReplaceTests {
         #expect(try Self.bytes(path) == Array("not a notebook".utf8))
         #expect(folder.names == ["notes.peernote"])
     }
+
+    @Test("What a writer that died mid-exchange left under .NAME.swap-XXXXXX goes only when the document has all of it; a sync client's copy becomes a conflict copy")
+    func leftoverSwapFiles() throws {
+        let folder = try FileStoreTests.Folder()
+        let path = folder.path + "/notes.peernote"
+        let base = Document(title: "Notes", author: "laptop")
+        let note = base.addNote(title: "Milk", body: "2 litres")
+        let old = base.save(.compact)
+        let merged = try Document.load(old)
+        try merged.insertText(note, at: 0, "Oat ")
+        try FileStore.writeAtomically(merged.save(.compact), to: path)
+        let phone = try Document.load(old)
+        phone.author = "phone"
+        _ = phone.addNote(title: "From the phone")
+        let ahead = try Document.load(merged.save(.compact))
+        _ = ahead.addNote(title: "Unfinished")
+
+        // The version the writer replaced (the document has all of it), and the writer's own
+        // result that never got into place (it has all of the document): both go.
+        let replaced = try folder.file(".notes.peernote.swap-aaaaaa", "")
+        try FileStore.writeAtomically(old, to: replaced)
+        let unfinished = try folder.file(".notes.peernote.swap-bbbbbb", "")
+        try FileStore.writeAtomically(ahead.save(.compact), to: unfinished)
+        // A sync client's copy with a change the document lacks, and something unreadable: kept.
+        let foreign = try folder.file(".notes.peernote.swap-cccccc", "")
+        try FileStore.writeAtomically(phone.save(.compact), to: foreign)
+        // A young one may belong to a live writer: left alone.
+        let young = try folder.file(".notes.peernote.swap-dddddd", "", age: 0)
+        try FileStore.writeAtomically(old, to: young)
+        for p in [replaced, unfinished, foreign] { try folder.backdate(p, by: 3_600) }
+
+        let removed = FileStore.removeStaleTemporaries(of: path)
+        #expect(Set(removed) == [replaced, unfinished])
+        let names = folder.names
+        #expect(names.contains(".notes.peernote.swap-dddddd"))
+        let conflictCopies = names.filter { $0.hasPrefix("notes.sync-conflict-") && $0.hasSuffix("-peernote.peernote") }
+        #expect(conflictCopies.count == 1, "\(names)")
+        if let copy = conflictCopies.first {
+            let kept = try Document.load(FileStore.read(folder.path + "/" + copy))
+            #expect(kept.notebook.notes.map(\.title) == ["Milk", "From the phone"])
+        }
+        #expect(names.count == 3, "\(names)")
+        #expect(try Document.load(FileStore.read(path)).notebook.notes.map(\.body) == ["Oat 2 litres"], "the document itself is not touched")
+    }
 }

@@ -155,59 +155,84 @@ public enum FileStore {
         let target = resolvingSymlink(path)
         let tmp = try writeTemporary(bytes, beside: target, reportingAs: path)
         defer { close(tmp.lock) }
-        if exchange && peernote_exchange_files(tmp.path, target) == 0 {
-            // The temporary name now leads to what `target` held.
-            let displaced: [UInt8]? = try? read(tmp.path)
-            if let displaced, displaced == expected {
-                unlink(tmp.path)
+        // The new file is exchanged from a `.NAME.swap-XXXXXX` name: if this process dies between
+        // the exchange and the end, what the file held (perhaps a sync client's copy) is left
+        // under that name, which cleanup only removes once the document has all of it
+        // (see removeStaleTemporaries), never under the temporary name, which it removes unread.
+        var source = tmp.path
+        let swap = directory(of: target) + "/" + temporaryPrefix(forName: lastComponent(of: target), infix: swapInfix) + String(tmp.path.suffix(6))
+        if exchange && rename(tmp.path, swap) == 0 {
+            source = swap
+            if peernote_exchange_files(swap, target) == 0 {
+                // `swap` now leads to what `target` held.
+                let displaced: Result<[UInt8], FileError>
+                do { displaced = .success(try read(swap)) } catch { displaced = .failure(error) }
+                if case .success(let held) = displaced, held == expected {
+                    unlink(swap)
+                    syncDirectory(of: target)
+                    return .replaced
+                }
+                // Another program wrote the file meanwhile (or it cannot be read back): put it back.
+                guard peernote_exchange_files(swap, target) == 0 else {
+                    let m = errnoText()
+                    let kept = keep(swap, beside: target)
+                    throw FileError(path: path, message: "changed while being written, and could not be put back (\(m)); the version written meanwhile is kept as \(kept)")
+                }
                 syncDirectory(of: target)
-                return .replaced
+                var ours = stat(), there = stat()
+                guard fstat(tmp.lock, &ours) == 0, lstat(swap, &there) == 0,
+                      ours.st_dev == there.st_dev, ours.st_ino == there.st_ino else {
+                    // Replaced a second time between the two exchanges: that version came back here.
+                    let kept = keep(swap, beside: target)
+                    throw FileError(path: path, message: "changed twice while being written; not written (a version written meanwhile is kept as \(kept))")
+                }
+                unlink(swap)
+                switch displaced {
+                case .success(let held): return .changed(current: held)
+                case .failure(let error): throw FileError(path: path, message: "changed while being written, and \(error.message); not written")
+                }
             }
-            // Another program wrote the file meanwhile (or it cannot be read back): put it back.
-            guard peernote_exchange_files(tmp.path, target) == 0 else {
-                let m = errnoText()
-                let kept = keep(tmp.path, beside: target)
-                throw FileError(path: path, message: "changed while being written, and could not be put back (\(m)); its other version is kept as \(kept)")
-            }
-            syncDirectory(of: target)
-            var ours = stat(), there = stat()
-            guard fstat(tmp.lock, &ours) == 0, lstat(tmp.path, &there) == 0,
-                  ours.st_dev == there.st_dev, ours.st_ino == there.st_ino else {
-                // Replaced a second time between the two exchanges: that version came back here.
-                let kept = keep(tmp.path, beside: target)
-                throw FileError(path: path, message: "changed twice while being written; not written (a version written meanwhile is kept as \(kept))")
-            }
-            unlink(tmp.path)
-            guard let displaced else { throw FileError(path: path, message: "changed while being written and cannot be read: \(errnoText()); not written") }
-            return .changed(current: displaced)
         }
         // No atomic exchange here (or no file to exchange with): compare, then rename.
         var st = stat()
         if lstat(target, &st) == 0 {
             let now: [UInt8]
             do { now = try read(target) } catch {
-                unlink(tmp.path)
+                unlink(source)
                 throw error
             }
             if now != expected {
-                unlink(tmp.path)
+                unlink(source)
                 return .changed(current: now)
             }
         }
-        guard rename(tmp.path, target) == 0 else {
+        guard rename(source, target) == 0 else {
             let m = errnoText()
-            unlink(tmp.path)
+            unlink(source)
             throw FileError(path: path, message: "rename failed: \(m)")
         }
         syncDirectory(of: target)
         return .replaced
     }
 
-    /// Renames the file at `path` to `TARGET.kept-XXXXXX` (a name cleanup leaves alone) and
-    /// returns the new name; `path` itself when even that fails.
-    private static func keep(_ path: String, beside target: String) -> String {
-        let kept = target + ".kept-" + String(path.suffix(6))
-        return rename(path, kept) == 0 ? kept : path
+    /// Renames the file at `path` (a version of `target` another program wrote) to a conflict
+    /// copy beside `target`, `NAME.sync-conflict-YYYYMMDD-HHMMSS-peernote.EXT`, which the user
+    /// sees and `pnmerge sync` merges back in; returns the new name, or `path` itself when that
+    /// fails (a name too long), where cleanup keeps it until the document has all of it.
+    static func keep(_ path: String, beside target: String) -> String {
+        let name = lastComponent(of: target)
+        let dot = name.lastIndex(of: ".").flatMap { $0 == name.startIndex ? nil : $0 }
+        let stem = dot.map { String(name[..<$0]) } ?? name
+        let ext = dot.map { String(name[$0...]) } ?? ""
+        var t = time_t(time(nil))
+        var parts = tm()
+        gmtime_r(&t, &parts)
+        func two(_ n: Int32) -> String { n < 10 ? "0\(n)" : "\(n)" }
+        let stamp = "\(parts.tm_year + 1900)\(two(parts.tm_mon + 1))\(two(parts.tm_mday))-\(two(parts.tm_hour))\(two(parts.tm_min))\(two(parts.tm_sec))"
+        let kept = directory(of: target) + "/" + stem + ".sync-conflict-" + stamp + "-peernote" + ext
+        var st = stat()
+        guard lstat(kept, &st) != 0, rename(path, kept) == 0 else { return path }
+        return kept
     }
 
     /// Writes `bytes` into the character device or FIFO at `path` (opened as it is, never created).
@@ -322,44 +347,77 @@ public enum FileStore {
     /// for that to fit in a file name (255 bytes with mkstemp's six characters) is cut to its
     /// first 243 bytes (at a character boundary), so that a file with a name of up to 255 bytes
     /// can still be written.
-    static func temporaryPrefix(forName name: String) -> String {
-        let room = 255 - 1 - temporaryInfix.utf8.count - 6
+    static func temporaryPrefix(forName name: String, infix: String = temporaryInfix) -> String {
+        let room = 255 - 1 - infix.utf8.count - 6
         var kept = Substring(name)
         while kept.utf8.count > room { kept = kept.dropLast() }
-        return "." + kept + temporaryInfix
+        return "." + kept + infix
     }
+
+    /// What a temporary file is renamed to just before it is exchanged with the file it replaces
+    /// (see `replace(_:at:expecting:)`): `.NAME.swap-XXXXXX`.
+    static let swapInfix = ".swap-"
 
     /// Removes the temporary files that writers of `path` (of the file it points to, when it is a
     /// symbolic link) left behind when they were killed mid-write: `.NAME.tmp-XXXXXX` beside it,
     /// regular files of this user, unmodified for `minimumAge` seconds, on which no process holds
     /// a lock (a live writer holds one on its temporary file until it is renamed into place; the
     /// age rule also covers the moment between its creation and its lock, and writers that do not
-    /// lock). Anything else is left alone. Returns the paths removed. Called by `FileLock`.
+    /// lock). The same goes for `.NAME.swap-XXXXXX`, what a writer killed in the middle of
+    /// `replace(_:at:expecting:)` left, but only when the document holds every change it holds
+    /// or it holds every change of the document (see `isLeftoverSwapSafeToRemove`); otherwise it
+    /// is another program's version, and it is renamed to a conflict copy beside the document
+    /// (`NAME.sync-conflict-…-peernote.EXT`, which `pnmerge sync` merges). Anything else is left
+    /// alone. Returns the paths removed. Called by `FileLock`.
     @discardableResult
     public static func removeStaleTemporaries(of path: String, minimumAge: TimeInterval = 10) -> [String] {
         let target = resolvingSymlink(path)
         let dir = directory(of: target)
-        let prefix = temporaryPrefix(forName: lastComponent(of: target))
+        let name = lastComponent(of: target)
         var removed: [String] = []
-        for name in namesInDirectory(dir, withPrefix: prefix) {
-            let suffix = name.utf8.dropFirst(prefix.utf8.count)
-            // mkstemp's six letters and digits, nothing more (`.NAME.tmp-abcdef.keep` is not ours).
-            guard suffix.count == 6, suffix.allSatisfy(isASCIIAlphanumeric) else { continue }
-            let candidate = dir + "/" + name
-            var st = stat()
-            guard lstat(candidate, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG, st.st_uid == geteuid(),
-                  Date().timeIntervalSince1970 - Double(modificationSeconds(st)) >= minimumAge else { continue }
-            let fd = open(candidate, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
-            guard fd >= 0 else { continue }
-            defer { close(fd) }
-            var held = stat(), now = stat()
-            // Ours alone (no writer holds it), and still the file at that name.
-            guard fstat(fd, &held) == 0, held.st_dev == st.st_dev, held.st_ino == st.st_ino,
-                  flock(fd, LOCK_EX | LOCK_NB) == 0,
-                  lstat(candidate, &now) == 0, now.st_dev == st.st_dev, now.st_ino == st.st_ino else { continue }
-            if unlink(candidate) == 0 { removed.append(candidate) }
+        for infix in [temporaryInfix, swapInfix] {
+            let prefix = temporaryPrefix(forName: name, infix: infix)
+            for entry in namesInDirectory(dir, withPrefix: prefix) {
+                let suffix = entry.utf8.dropFirst(prefix.utf8.count)
+                // mkstemp's six letters and digits, nothing more (`.NAME.tmp-abcdef.keep` is not ours).
+                guard suffix.count == 6, suffix.allSatisfy(isASCIIAlphanumeric) else { continue }
+                let candidate = dir + "/" + entry
+                var st = stat()
+                guard lstat(candidate, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG, st.st_uid == geteuid(),
+                      Date().timeIntervalSince1970 - Double(modificationSeconds(st)) >= minimumAge else { continue }
+                let fd = open(candidate, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+                guard fd >= 0 else { continue }
+                defer { close(fd) }
+                var held = stat(), now = stat()
+                // Ours alone (no writer holds it), and still the file at that name.
+                guard fstat(fd, &held) == 0, held.st_dev == st.st_dev, held.st_ino == st.st_ino,
+                      flock(fd, LOCK_EX | LOCK_NB) == 0,
+                      lstat(candidate, &now) == 0, now.st_dev == st.st_dev, now.st_ino == st.st_ino else { continue }
+                if infix == swapInfix && !isLeftoverSwapSafeToRemove(candidate, document: target) {
+                    // What the document held when a writer died mid-exchange, with changes the
+                    // document lacks (a sync client's copy): kept where the user and sync see it.
+                    _ = keep(candidate, beside: target)
+                    continue
+                }
+                if unlink(candidate) == 0 { removed.append(candidate) }
+            }
         }
         return removed
+    }
+
+    /// Whether a `.NAME.swap-XXXXXX` file a dead writer left (see `replace(_:at:expecting:)`) can go
+    /// without losing anything: the document at `document` holds every change it holds (it is
+    /// what the document held before that writer's write, now merged), or it holds every change
+    /// of the document (it is that writer's own result, which never got into place: its command
+    /// failed, and the file is as it was). Anything else (another program's version, or
+    /// something that does not load) is not.
+    static func isLeftoverSwapSafeToRemove(_ swap: String, document: String) -> Bool {
+        guard let swapBytes = try? read(swap), let documentBytes = try? read(document),
+              let left = try? Document.load(swapBytes), let current = try? Document.load(documentBytes),
+              let documentHasAll = try? current.merge(left).isUpToDate else { return false }
+        if documentHasAll { return true }
+        guard let again = try? Document.load(documentBytes), let swapHasAll = try? left.merge(again).isUpToDate else { return false }
+        return swapHasAll
     }
 
     /// The names in `dir` that start with `prefix` (byte for byte), read with `readdir`: a
@@ -549,12 +607,14 @@ extension Document {
     /// not take `FileLock`, such as a sync client bringing another device's copy. If the file
     /// changed, the notebook it now holds is merged into this document and the write is tried
     /// again (see `FileStore.replace(_:at:expecting:)`). Throws, writing nothing, when the file
-    /// now holds something that is not a copy of this notebook, or keeps changing.
+    /// now holds something that is not a copy of this notebook, or keeps changing. `saved`, when
+    /// given, is what `save(mode)` returns now (so that a caller that already made it does not save twice).
     @discardableResult
-    public func write(over path: String, loaded: [UInt8], mode: SaveMode = .incremental) throws(FileError) -> WriteOutcome {
+    public func write(over path: String, loaded: [UInt8], mode: SaveMode = .incremental,
+                      saved: [UInt8]? = nil) throws(FileError) -> WriteOutcome {
         var expected = loaded
         for merges in 0 ..< 8 {
-            let bytes = save(mode)
+            let bytes = merges == 0 ? saved ?? save(mode) : save(mode)
             switch try FileStore.replace(bytes, at: path, expecting: expected) {
             case .replaced:
                 return WriteOutcome(byteCount: bytes.count, mergedMeanwhile: merges)
