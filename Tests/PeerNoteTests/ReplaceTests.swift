@@ -9,6 +9,17 @@ import Testing
 struct ReplaceTests {
     static func bytes(_ path: String) throws -> [UInt8] { try FileStore.read(path) }
 
+    /// `notes.peernote` in `folder`, holding notes Milk ("2 litres") and Bread ("rye"): its path,
+    /// its bytes as read, and the two notes' ids.
+    static func notebook(in folder: FileStoreTests.Folder) throws -> (path: String, loaded: [UInt8], milk: NoteID, bread: NoteID) {
+        let path = folder.path + "/notes.peernote"
+        let original = Document(title: "Notes", author: "laptop")
+        let milk = original.addNote(title: "Milk", body: "2 litres")
+        let bread = original.addNote(title: "Bread", body: "rye")
+        try original.write(to: path, mode: .compact)
+        return (path, try bytes(path), milk, bread)
+    }
+
     @Test("The exchange the library relies on works on this file system: each name then leads to the other file")
     func exchangeWorks() throws {
         let folder = try FileStoreTests.Folder()
@@ -55,12 +66,7 @@ struct ReplaceTests {
     @Test("A copy written by a sync client while a write was prepared is merged in, not overwritten")
     func syncClientRace() throws {
         let folder = try FileStoreTests.Folder()
-        let path = folder.path + "/notes.peernote"
-        let original = Document(title: "Notes", author: "laptop")
-        let milk = original.addNote(title: "Milk", body: "2 litres")
-        let bread = original.addNote(title: "Bread", body: "rye")
-        try original.write(to: path, mode: .compact)
-        let loaded = try Self.bytes(path)
+        let (path, loaded, milk, bread) = try Self.notebook(in: folder)
 
         // This process loads the file and edits it...
         let mine = try Document.load(loaded)
@@ -89,13 +95,9 @@ struct ReplaceTests {
     @Test("A file replaced meanwhile by another notebook, or by something unreadable, is left alone")
     func replacedByOther() throws {
         let folder = try FileStoreTests.Folder()
-        let path = folder.path + "/notes.peernote"
-        let original = Document(title: "Notes", author: "laptop")
-        let note = original.addNote(title: "Milk", body: "2 litres")
-        try original.write(to: path, mode: .compact)
-        let loaded = try Self.bytes(path)
+        let (path, loaded, milk, _) = try Self.notebook(in: folder)
         let mine = try Document.load(loaded)
-        try mine.insertText(note, at: 0, "Oat ")
+        try mine.insertText(milk, at: 0, "Oat ")
 
         let other = Document(title: "Other", author: "someone").save(.compact)
         try FileStore.writeAtomically(other, to: path)
