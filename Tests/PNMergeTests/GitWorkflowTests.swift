@@ -117,6 +117,26 @@ struct GitWorkflowTests {
         #expect(try s.repo.git("rev-list", "--count", "\(s.mainHead)..HEAD").out == "2\n")
     }
 
+    @Test("A notebook carries its history (as the docs say): cherry-picking feature's last commit brings its first one too, reverting an older notebook commit changes nothing, and reverting the last one restores the file")
+    func historyOnlyGrows() throws {
+        let s = try BranchScenario()
+        // Only "feature: add a note" is picked, but that version of the file holds bob's first commit's edits as well.
+        let pick = try s.repo.tryGit(["cherry-pick", "feature"])
+        #expect(pick.status == 0, "\(pick.out)\(pick.err)")
+        try s.expectEveryEdit("cherry-pick of feature's last commit")
+        let picked = try s.repo.bytes("notes.peernote")
+
+        // Reverting main's own edit (an older commit): the driver merges, keeps every edit, and git finds nothing to commit.
+        let older = try s.repo.tryGit(["revert", "--no-edit", s.mainHead])
+        #expect(older.status != 0 && (older.out + older.err).contains("nothing to commit"), "\(older.out)\(older.err)")
+        #expect(try s.repo.bytes("notes.peernote") == picked, "the file is unchanged")
+        _ = try s.repo.tryGit(["revert", "--abort"])
+
+        // Reverting the last notebook commit: git needs no merge (our side is that commit's own version).
+        try s.repo.git("revert", "--no-edit", "HEAD")
+        #expect(try s.repo.bytes("notes.peernote") == s.mainBytes, "main's file is back")
+    }
+
     @Test("git diff and git log -p show note changes as text (textconv)")
     func diffShowsText() throws {
         let s = try BranchScenario()
@@ -206,6 +226,12 @@ struct GitWorkflowTests {
         // Deleting a damaged file is not refused (only added, copied or modified files are checked).
         try repo.git("rm", "-q", "--cached", "my notes.peernote")
         #expect(try repo.tryGit(["commit", "-q", "-m", "remove"]).status == 0)
+
+        // A symbolic link named *.peernote is not a document (its blob is the target's path): not refused.
+        try FileManager.default.createSymbolicLink(atPath: repo.path("latest.peernote"), withDestinationPath: "good.peernote")
+        try repo.git("add", "latest.peernote")
+        let link = try repo.tryGit(["commit", "-q", "-m", "link"])
+        #expect(link.status == 0, "\(link.err)")
     }
 
     @Test("git-setup is idempotent: the second run changes nothing and says so")
