@@ -236,7 +236,9 @@ struct GitSetupOperation {
     }
 
     /// The shell lines of the check: every staged (added, copied, modified) .peernote file is read from
-    /// the index and validated; any damaged one stops the commit. `program` is one shell word.
+    /// the index and validated; any damaged one stops the commit. A symbolic link (mode 120000, whose
+    /// blob is the link's target) or a submodule named *.peernote is not a document and is skipped.
+    /// `program` is one shell word.
     static func hookBlock(program: String) -> String {
         """
         \(hookBegin)
@@ -245,6 +247,7 @@ struct GitSetupOperation {
         xargs -0 sh -c '
         status=0
         for f do
+            case $(git ls-files --stage -- ":(literal)$f") in 120000*|160000*) continue ;; esac
             if ! problem=$(git cat-file blob ":0:$f" | "$0" validate - 2>&1 >/dev/null); then
                 printf "pre-commit: %s: %s\\n" "$f" "${problem#<stdin>: }" >&2
                 status=1
