@@ -87,7 +87,8 @@ extension PeerNoteCLI {
             snapshot.author = author
             let target = try NoteLookup.find(note, in: snapshot, path: file)
             let session = try EditorSession(text: target.body)
-            do { try session.run() } catch {
+            let ran: Duration
+            do { ran = try session.run() } catch {
                 // Text typed before the editor failed (vim exits 1 after :wq when a command
                 // failed) is kept; an untouched file is not.
                 guard session.wasChanged else {
@@ -111,8 +112,10 @@ extension PeerNoteCLI {
                 throw CLIFailure(error, path: file)
             }
             guard snapshot.changeCount != before else {
+                let untouched = !session.wasChanged
                 session.remove()
                 Failure.report("no changes; nothing recorded")
+                if untouched && ran < EditorSession.returnedAtOnce { Failure.report(session.returnedAtOnceHint) }
                 return
             }
             var notices: [String] = []

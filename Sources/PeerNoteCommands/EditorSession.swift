@@ -60,13 +60,25 @@ struct EditorSession {
         close(fd)
     }
 
-    /// Runs the editor to its end. A failing editor is an error (exit 66).
-    func run() throws(CLIFailure) {
+    /// Runs the editor to its end and returns how long it ran. A failing editor is an error (exit 66).
+    @discardableResult
+    func run() throws(CLIFailure) -> Duration {
+        let start = ContinuousClock.now
         let status = try spawnAndWait()
         guard status == 0 else {
             let how = status < 0 ? "was killed by signal \(-status)" : "exited with status \(status)"
             throw CLIFailure(.noInput, "the editor (\(editor)) \(how); nothing was recorded")
         }
+        return ContinuousClock.now - start
+    }
+
+    /// An editor that returns in less than this without changing the file most likely opened a
+    /// window and did not wait for it (`code`, `subl`, `gedit` without their wait flag).
+    static let returnedAtOnce: Duration = .seconds(1)
+
+    /// The hint for an editor that returned at once and changed nothing.
+    var returnedAtOnceHint: String {
+        "the editor (\(editor)) returned at once; if it opens a window, make it wait until the window is closed (for example EDITOR=\"code --wait\" or \"subl -w\")"
     }
 
     /// The file's text (UTF-8, else exit 65).

@@ -181,10 +181,15 @@ struct EndToEndTests {
         #expect(try tmp.entries().count == 1)
         #expect(try dir.bytes("n.peernote") == before)
 
+        // An editor that returns at once without a change (a GUI editor not told to wait) gets a hint.
         let same = try Binary.run(["edit", "n.peernote", "Alpha", "--editor"], in: dir, env: ["EDITOR": "true"])
         #expect(same.status == 0)
         #expect(same.stderr.contains("no changes"))
+        #expect(same.stderr.contains("the editor (true) returned at once; if it opens a window, make it wait"), "\(same.stderr)")
         #expect(try dir.bytes("n.peernote") == before)
+        // One that took its time (a person who looked and changed nothing) gets none.
+        let slow = try Binary.run(["edit", "n.peernote", "Alpha", "--editor"], in: dir, env: ["EDITOR": "sleep 1.2; true"])
+        #expect(slow.status == 0 && slow.stderr.contains("no changes") && !slow.stderr.contains("returned at once"), "\(slow.stderr)")
     }
 
     @Test("The file is not locked while the editor runs: a change made meanwhile is kept")
