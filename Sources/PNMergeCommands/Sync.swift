@@ -243,18 +243,29 @@ enum SyncOperation {
             if let beside, beside.outcome == .written || beside.outcome == .upToDate {
                 if keep { keptReason = "kept (--keep)" }
             } else if let other = groupOf[place], other != key {
-                report.problems.append(.init(kind: .unrelated, message: "\(copy.file.path): a \(tool) of \(originalPath), but a different notebook (\(copy.document.id.uuidString.lowercased()) vs \(other.id.uuidString.lowercased())\(other.id == key.id ? ", no shared history" : "")); left alone"))
+                report.problems.append(.init(kind: .unrelated, message: "\(copy.file.path): \(tool.hasPrefix("rsync") ? "an" : "a") \(tool) of \(originalPath), but a different notebook (\(copy.document.id.uuidString.lowercased()) vs \(other.id.uuidString.lowercased())\(other.id == key.id ? ", no shared history" : "")); left alone"))
                 keptReason = "kept: \(original) beside it is a different notebook"
             } else if failedLocations.contains(place) {
                 keptReason = "kept: \(original) beside it could not be read or is damaged"
             } else if let beside, beside.outcome == .leftAlone {
                 keptReason = "kept: \(original) beside it was left alone"
-            } else {
+            } else if let link = scanner.linksPassedOver[copy.file.root + "/" + (parent.isEmpty ? original : parent + "/" + original)] {
+                keptReason = "kept: \(original) beside it is a \(link), not followed"
+            } else if (groups[key] ?? []).contains(where: { !$0.isConflictCopy }) {
                 keptReason = "kept: there is no \(original) beside it (its changes went to the other copies)"
+            } else {
+                keptReason = "kept: there is no \(original) beside it, and no other copy of this notebook (its changes are only in this file)"
             }
             if let keptReason {
                 report.kept += 1
                 report.notebooks[index].actions.append("\(keptReason): \(copy.file.path)")
+                continue
+            }
+            // A read-only file is left alone, as every write leaves it (its changes are merged).
+            var st = stat()
+            if lstat(copy.file.path, &st) == 0, st.st_mode & 0o222 == 0 {
+                report.kept += 1
+                report.notebooks[index].actions.append("kept: read-only (its changes are merged; remove it yourself): \(copy.file.path)")
                 continue
             }
             if dryRun {
@@ -357,13 +368,18 @@ enum SyncOperation {
         return notebook
     }
 
+    /// `description` with "; not written" added, unless it already says the file was not changed.
+    private static func notWritten(_ description: String) -> String {
+        description.contains("not changed") ? description : description + "; not written"
+    }
+
     /// Writes `bytes` over the copy under its lock, unless the file changed since it was read:
     /// then the fresh file gets everything instead (nothing that arrived meanwhile is lost).
     private static func write(_ copy: SyncCopy, bytes: [UInt8], all: Document) -> Result<(Int, String?), SyncReport.Problem> {
         let path = copy.file.path
         let lock: FileLock
         do { lock = try Inputs.lock(path) } catch {
-            return .failure(.init(kind: .writeFailed, message: "\(error.description); not written"))
+            return .failure(.init(kind: .writeFailed, message: notWritten(error.description)))
         }
         return withExtendedLifetime(lock) { () -> Result<(Int, String?), SyncReport.Problem> in
             var output = bytes
@@ -375,7 +391,7 @@ enum SyncOperation {
             for _ in 0 ..< 8 {
                 let now: [UInt8]
                 do throws(FileError) { now = try FileStore.read(path) } catch {
-                    return .failure(.init(kind: .unreadable, message: "\(error.description); not written"))
+                    return .failure(.init(kind: .unreadable, message: notWritten(error.description)))
                 }
                 if now != expected {
                     let fresh: Document
@@ -392,7 +408,7 @@ enum SyncOperation {
                 do throws(FileError) {
                     if try FileStore.replace(output, at: path, expecting: expected) == .replaced { return .success((output.count, note)) }
                 } catch {
-                    return .failure(.init(kind: .writeFailed, message: "\(error.description); not written"))
+                    return .failure(.init(kind: .writeFailed, message: notWritten(error.description)))
                 }
             }
             return .failure(.init(kind: .writeFailed, message: "\(path): keeps being changed by another program while syncing; not written"))

@@ -33,7 +33,10 @@ enum SyncName: Equatable {
         guard name.hasSuffix(ext), name.count > ext.count else { return nil }
         let stem = String(name.dropLast(ext.count))
         if let base = match(stem, #/(.+)\.sync-conflict-[0-9]{8}-[0-9]{6}-[A-Za-z0-9]+/#) {
-            return .conflictCopy(original: base + ext, tool: "Syncthing conflict copy")
+            // pnmerge and peernote name a version they found mid-write and kept aside (see
+            // FileStore.removeStaleTemporaries) with Syncthing's pattern and device "peernote".
+            let keptAside = stem.hasSuffix("-peernote")
+            return .conflictCopy(original: base + ext, tool: keptAside ? "copy kept aside by an interrupted write" : "Syncthing conflict copy")
         }
         if let base = match(stem, #/(.+)_conflict-[0-9]{8}-[0-9]{6}/#) {
             return .conflictCopy(original: base + ext, tool: "Nextcloud conflict copy")
@@ -102,6 +105,9 @@ struct SyncScanner {
     var skipped: [SkippedEntry] = []
     /// Folders and .peernote files passed over because their names are not valid UTF-8 (also in `skipped`).
     var namesNotUTF8: [SkippedEntry] = []
+    /// The .peernote names that are symbolic links (by `root + "/" + relative`), with what they link
+    /// to: a conflict copy beside one says why it was kept.
+    var linksPassedOver: [String: String] = [:]
     /// How many of `namesNotUTF8` are .peernote files (the rest are folders).
     var notebooksNamedNotUTF8 = 0
     private var seen = Set<FileIdentity>()
@@ -153,6 +159,7 @@ struct SyncScanner {
                 if kind != nil || pointsToDirectory {
                     skipped.append(SkippedEntry(path: path, reason: pointsToDirectory ? "symbolic link to a folder, not followed" : "symbolic link, not followed"))
                 }
+                if kind == .notebook { linksPassedOver[root + "/" + rel] = pointsToDirectory ? "symbolic link to a folder" : "symbolic link" }
             } else if let kind {
                 guard type == S_IFREG else {
                     skipped.append(SkippedEntry(path: path, reason: "not a regular file"))

@@ -112,6 +112,48 @@ struct SyncTests {
         #expect(try FileStore.read(damaged) == damagedBytes)
     }
 
+    @Test("A kept conflict copy says why: no other copy at all, a symbolic link beside it, or read-only; a copy an interrupted write kept aside is named so, and an rsync backup gets its article")
+    func keptCopyReasons() throws {
+        let s = try Diverged()
+        // Alone: its changes are in no other file, and sync must not say they went elsewhere.
+        let lone = try TempDir()
+        let loneCopy = try lone.write(s.bob.save(), "notes.sync-conflict-20240301-101530-ABCDEF7.peernote")
+        let l = pnmerge(["sync", lone.url.path])
+        #expect(l.status == 0, "\(l.err)")
+        #expect(l.out.contains("kept: there is no notes.peernote beside it, and no other copy of this notebook (its changes are only in this file): \(loneCopy)"), "\(l.out)")
+        #expect(FileManager.default.fileExists(atPath: loneCopy))
+
+        // Beside a symbolic link (not followed), with another copy of the notebook elsewhere in the folder.
+        let linked = try TempDir(), outside = try TempDir()
+        let target = try outside.write(s.alice.save(), "notes.peernote")
+        try FileManager.default.createDirectory(atPath: linked.path("sub"), withIntermediateDirectories: true)
+        _ = try linked.write(s.alice.save(), "sub/other.peernote")
+        try FileManager.default.createSymbolicLink(atPath: linked.path("notes.peernote"), withDestinationPath: target)
+        let linkedCopy = try linked.write(s.bob.save(), "notes.sync-conflict-20240301-101530-ABCDEF7.peernote")
+        let k = pnmerge(["sync", linked.url.path])
+        #expect(k.status == 0, "\(k.err)")
+        #expect(k.out.contains("kept: notes.peernote beside it is a symbolic link, not followed: \(linkedCopy)"), "\(k.out)")
+
+        // Read-only: merged, then left alone as every write leaves a read-only file.
+        let ro = try TempDir()
+        let notes = try ro.write(s.alice.save(), "notes.peernote")
+        let roCopy = try ro.write(s.bob.save(), "notes (conflicted copy 2024-03-01 101530).peernote")
+        #expect(chmod(roCopy, 0o444) == 0)
+        let r = pnmerge(["sync", ro.url.path])
+        #expect(r.status == 0, "\(r.err)")
+        #expect(r.out.contains("kept: read-only (its changes are merged; remove it yourself): \(roCopy)"), "\(r.out)")
+        #expect(FileManager.default.fileExists(atPath: roCopy))
+        #expect(try Document.load(FileStore.read(notes)).notebook == s.merged().notebook)
+
+        // The name FileStore gives a version it kept aside, and rsync's backup of a different notebook.
+        #expect(SyncName.classify("notes.sync-conflict-20261123-101530-peernote.peernote") == .conflictCopy(original: "notes.peernote", tool: "copy kept aside by an interrupted write"))
+        let other = try TempDir()
+        let mine = try other.write(s.alice.save(), "notes.peernote")
+        let backup = try other.write(unrelatedDocument().save(), "notes.peernote~")
+        let u = pnmerge(["sync", other.url.path])
+        #expect(u.err.contains("\(backup): an rsync backup of \(mine), but a different notebook"), "\(u.err)")
+    }
+
     @Test("Copies are grouped by document id, not name; unrelated notebooks at the same place are reported and left alone")
     func groupingAndUnrelated() throws {
         let laptop = try TempDir(), usb = try TempDir()
