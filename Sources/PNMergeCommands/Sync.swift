@@ -275,6 +275,12 @@ enum SyncOperation {
             }
             // It must still be the file that was merged.
             guard (try? FileStore.read(copy.file.path)) == copy.bytes else {
+                var st = stat()
+                if lstat(copy.file.path, &st) != 0 && errno == ENOENT {
+                    // Another run (a second sync) merged and removed it meanwhile.
+                    report.notebooks[index].actions.append("gone: removed meanwhile by another program (its changes are merged): \(copy.file.path)")
+                    continue
+                }
                 report.kept += 1
                 report.notebooks[index].actions.append("kept: changed while syncing (run sync again): \(copy.file.path)")
                 continue
