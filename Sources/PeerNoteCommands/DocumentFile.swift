@@ -17,7 +17,12 @@ import Darwin
 enum DocumentFile {
     /// Loads a document (`-` is standard input).
     static func open(_ path: String) throws(CLIFailure) -> Document {
-        do { return try Document.open(path) } catch { throw CLIFailure(error) }
+        guard path == "-" else {
+            do { return try Document.open(path) } catch { throw CLIFailure(error) }
+        }
+        let bytes: [UInt8]
+        do { bytes = try FileStore.readStandardInput() } catch { throw CLIFailure(DocumentFileError.file(error)) }
+        do { return try Document.load(bytes) } catch { throw CLIFailure(DocumentFileError.document(path: path, error)) }
     }
 
     /// Takes the lock on `path`, saying on standard error when another peernote or pnmerge

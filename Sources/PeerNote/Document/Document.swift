@@ -108,7 +108,8 @@ public final class Document {
     }
 
     /// An independent copy with the same history and a new replica id, as if the file were copied to another device.
-    public func fork(author: String? = nil) -> Document {
+    /// It shares nothing mutable with this document, so it may be sent to another isolation domain (an actor, a task).
+    public func fork(author: String? = nil) -> sending Document {
         let d = Document(id: id, genesis: genesis, log: log, state: state, replica: .random(), author: author ?? self.author)
         d.unknownFields = unknownFields
         d.core.customClock = core.customClock
@@ -186,9 +187,11 @@ public final class Document {
 
     // MARK: Editing
 
-    /// Groups the edits made in `body` into one change with `message`.
+    /// Groups the edits made in `body` into one change with `message`. Throws what `body` throws
+    /// (typed: a body of editing calls throws `PeerNoteError`); the edits made before the error
+    /// stay recorded.
     @discardableResult
-    public func transaction<T>(message: String = "", _ body: () throws -> T) rethrows -> T {
+    public func transaction<T, E: Error>(message: String = "", _ body: () throws(E) -> T) throws(E) -> T {
         core.beginTransaction(message: message)
         defer { core.endTransaction() }
         return try body()

@@ -590,16 +590,46 @@ public final class FileLock {
 }
 
 extension Document {
-    /// Loads a document from a file; errors name the file.
+    /// Loads a document from a file; errors name the file. (`path` is always a file name: `-`
+    /// is the file named `-`, not standard input.)
     public static func open(_ path: String) throws(DocumentFileError) -> Document {
         let bytes: [UInt8]
-        do { bytes = path == "-" ? try FileStore.readStandardInput() : try FileStore.read(path) } catch { throw .file(error) }
+        do { bytes = try FileStore.read(path) } catch { throw .file(error) }
         do { return try load(bytes) } catch { throw .document(path: path, error) }
     }
 
-    /// Writes the document to `path` atomically.
-    public func write(to path: String, mode: SaveMode = .incremental) throws(FileError) {
-        try FileStore.writeAtomically(save(mode), to: path)
+    /// Writes the document to `path` atomically, without losing what the file holds: when it
+    /// holds a copy of this notebook with changes this document lacks (another device's edits,
+    /// brought by a sync client since the document was read, or another program's), they are
+    /// merged into this document first, and written with it (`mergedMeanwhile` then counts the
+    /// merges; read the document again to show them). A file that holds something else (another
+    /// notebook, other data) is replaced, as "Save As" replaces it; a missing one is created.
+    ///
+    /// `.incremental` (the default) appends the changes since the file was read or last saved,
+    /// so sync tools move little; `Document.readNotebook`'s fast path needs a compact file
+    /// (`.compact`, or `pnmerge compact`).
+    @discardableResult
+    public func write(to path: String, mode: SaveMode = .incremental) throws(FileError) -> WriteOutcome {
+        guard let current = try? FileStore.read(path) else {
+            let bytes = save(mode)
+            try FileStore.writeAtomically(bytes, to: path)
+            return WriteOutcome(byteCount: bytes.count, mergedMeanwhile: 0)
+        }
+        var merged = 0
+        if current != persisted?.bytes, let other = try? Document.load(current), other.id == id {
+            do throws(PeerNoteError) {
+                if try !merge(other).isUpToDate { merged = 1 }
+            } catch {
+                // Another notebook that happens to share the id (no shared history) is replaced;
+                // anything else (a transaction is open) must not be overwritten.
+                if case .unrelated = error {} else {
+                    throw FileError(path: path, message: "holds changes of this notebook that cannot be merged now (\(error)); not written")
+                }
+            }
+        }
+        var outcome = try write(over: path, loaded: current, mode: mode)
+        outcome.mergedMeanwhile += merged
+        return outcome
     }
 
     /// Writes the document over `path`, which held `loaded` when the document was read from it,
@@ -643,6 +673,15 @@ public struct WriteOutcome: Equatable, Sendable {
     /// How many times the file had changed since it was read (another program wrote it), so
     /// that what it then held was merged in before writing; almost always 0.
     public var mergedMeanwhile: Int
+}
+
+// The errors' messages, for `localizedDescription` (what Foundation, SwiftUI and AppKit show).
+extension FileError: LocalizedError {
+    public var errorDescription: String? { description }
+}
+
+extension DocumentFileError: LocalizedError {
+    public var errorDescription: String? { description }
 }
 
 /// A failure to open a document file: the file itself, or its contents.

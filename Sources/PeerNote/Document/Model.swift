@@ -34,6 +34,14 @@ public struct Notebook: Equatable, Sendable {
     /// The live notes, in document order.
     public var notes: [Note]
     public var conflicts: [Conflict]
+
+    /// A notebook value made by hand (for previews and tests); documents make their own.
+    public init(id: UUID, title: String, notes: [Note], conflicts: [Conflict] = []) {
+        self.id = id
+        self.title = title
+        self.notes = notes
+        self.conflicts = conflicts
+    }
 }
 
 /// Who wrote something, and when.
@@ -201,4 +209,9 @@ extension String {
             return n
         }
     }
+}
+
+// The errors' messages, for `localizedDescription` (what Foundation, SwiftUI and AppKit show).
+extension PeerNoteError: LocalizedError {
+    public var errorDescription: String? { description }
 }

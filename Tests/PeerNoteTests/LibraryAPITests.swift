@@ -1,0 +1,124 @@
+import Foundation
+import Testing
+import PeerNote
+
+/// The library as an app uses it (review 19: an app developer's findings).
+@Suite("Library API: what an app relies on")
+struct LibraryAPITests {
+    @Test("write(to:) keeps what another program saved to the file since it was opened (a sync client's copy from the phone)")
+    func writeKeepsArrivedChanges() throws {
+        let folder = try FileStoreTests.Folder()
+        let path = folder.path + "/notes.peernote"
+        let laptop = Document(title: "Notes", author: "laptop")
+        laptop.addNote(title: "from laptop")
+        try laptop.write(to: path, mode: .compact)
+
+        let app = try Document.open(path)
+        let phone = try Document.open(path)
+        phone.author = "phone"
+        phone.addNote(title: "from phone")
+        try phone.write(to: path)
+
+        app.addNote(title: "typed in app")
+        let outcome = try app.write(to: path)
+        #expect(outcome.mergedMeanwhile == 1)
+        #expect(Set(app.notes.map(\.title)) == ["from laptop", "from phone", "typed in app"], "the document took the phone's note")
+        #expect(Set(try Document.open(path).notes.map(\.title)) == ["from laptop", "from phone", "typed in app"])
+
+        // Nothing arrived: a plain write, nothing merged.
+        app.addNote(title: "second")
+        #expect(try app.write(to: path).mergedMeanwhile == 0)
+
+        // Another notebook at the path is replaced ("Save As"), and a missing file is created.
+        let other = Document(title: "Other", author: "x")
+        other.addNote(title: "elsewhere")
+        #expect(try other.write(to: path).mergedMeanwhile == 0)
+        #expect(try Document.open(path).notes.map(\.title) == ["elsewhere"])
+        #expect(try other.write(to: folder.path + "/new.peernote").mergedMeanwhile == 0)
+    }
+
+    @Test("write(to:) inside a transaction does not overwrite changes it cannot merge then")
+    func writeInsideTransaction() throws {
+        let folder = try FileStoreTests.Folder()
+        let path = folder.path + "/notes.peernote"
+        let base = Document(title: "Notes", author: "laptop")
+        try base.write(to: path, mode: .compact)
+        let app = try Document.open(path)
+        let phone = try Document.open(path)
+        phone.addNote(title: "from phone")
+        try phone.write(to: path)
+        let before = try FileStore.read(path)
+        app.transaction {
+            app.addNote(title: "in a transaction")
+            #expect(throws: FileError.self) { try app.write(to: path) }
+        }
+        #expect(try FileStore.read(path) == before, "the phone's note is still there")
+    }
+
+    @Test("Document.open(\"-\") opens the file named -, never standard input")
+    func openDash() throws {
+        // The tests run in the package's folder, which holds no file named "-"; reading standard
+        // input instead (as the command-line tools do for "-") would give another error.
+        try #require(!FileManager.default.fileExists(atPath: "-"))
+        #expect {
+            _ = try Document.open("-")
+        } throws: { error in
+            guard let e = error as? DocumentFileError, case .file(let f) = e else { return false }
+            return f.path == "-" && f.message.contains("No such file")
+        }
+    }
+
+    @Test("Errors give their message as localizedDescription (what SwiftUI and AppKit alerts show)")
+    func localizedDescriptions() throws {
+        let a = Document(title: "A", author: "a"), b = Document(title: "B", author: "b")
+        do {
+            try a.merge(b)
+            Issue.record("unrelated documents merged")
+        } catch {
+            #expect(error.localizedDescription == error.description)
+            #expect(error.localizedDescription.contains("share no history"), "\(error.localizedDescription)")
+        }
+        let missing = "/nonexistent-\(UUID().uuidString)/n.peernote"
+        do {
+            _ = try Document.open(missing)
+            Issue.record("opened a missing file")
+        } catch {
+            #expect(error.localizedDescription == error.description)
+            #expect(error.localizedDescription.hasPrefix(missing), "\(error.localizedDescription)")
+            let any: any Error = error
+            #expect(any.localizedDescription == error.description, "through an existential, as an app's catch-all sees it")
+        }
+    }
+
+    @Test("transaction passes its body's typed error through (a switch over PeerNoteError compiles), keeping the edits before it")
+    func typedTransaction() {
+        let doc = Document(title: "T", author: "a")
+        let note = doc.addNote(title: "a")
+        let missing = NoteID(replica: .random(), counter: 7)
+        do {
+            try doc.transaction(message: "batch") { () throws(PeerNoteError) in
+                try doc.setNoteTitle(note, "b")
+                try doc.addTag(missing, "x")
+            }
+            Issue.record("the missing note was not reported")
+        } catch {
+            switch error {
+            case .noSuchNote: break
+            default: Issue.record("unexpected \(error)")
+            }
+        }
+        #expect(doc.notes.first?.title == "b")
+    }
+
+    @Test("A fork can leave its isolation domain (it is returned as `sending`), and a Notebook can be made by hand")
+    func forkAndNotebook() async {
+        let doc = Document(title: "Shared", author: "a")
+        doc.addNote(title: "one")
+        let copy = doc.fork(author: "b")
+        let title = await Task.detached { copy.addNote(title: "two"); return copy.notes.count }.value
+        #expect(title == 2)
+        #expect(doc.notes.count == 1)
+        let preview = Notebook(id: UUID(), title: "Preview", notes: [])
+        #expect(preview.conflicts.isEmpty && preview.title == "Preview")
+    }
+}
