@@ -138,7 +138,7 @@ enum MergeOperation {
                 }
                 throw CLIFailure(.invalidInput, "\(other.name): \(error)")
             }
-            inputs.append(.init(file: other.path, changesByAuthor: summary.changesByAuthor))
+            inputs.append(.init(file: other.path, changesByAuthor: summary.changesByAuthor, fieldsAdded: summary.fieldsAdded))
             overlaps += document.textOverlaps(of: summary)
         }
         let after = document.notebook

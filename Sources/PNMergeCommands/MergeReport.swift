@@ -12,6 +12,8 @@ struct MergeReport {
     struct Input {
         var file: String
         var changesByAuthor: [(author: String, count: Int)]
+        /// Payload fields a newer version wrote that it brought (see `MergeSummary.fieldsAdded`).
+        var fieldsAdded = 0
         var changes: Int { changesByAuthor.reduce(0) { $0 + $1.count } }
     }
 
@@ -37,7 +39,7 @@ struct MergeReport {
     var mineChangedMeanwhile = false
 
     var changes: Int { inputs.reduce(0) { $0 + $1.changes } }
-    var upToDate: Bool { changes == 0 }
+    var upToDate: Bool { changes == 0 && inputs.allSatisfy { $0.fieldsAdded == 0 } }
     var written: Bool { bytesWritten != nil }
 
     var registerConflicts: [Conflict] { conflicts.filter { if case .deletedWhileEdited = $0 { false } else { true } } }

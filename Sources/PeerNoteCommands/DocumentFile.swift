@@ -189,7 +189,7 @@ extension CLIFailure {
         switch error {
         case .noSuchNote, .ambiguousNote, .noSuchChange, .invalidArgument: self.init(.usage, "\(path): \(error)")
         case .unrelated: self.init(.unrelated, "\(path): \(error)")
-        case .invalidDocument, .unsupportedVersion: self.init(.invalidInput, "\(path): \(error)")
+        case .invalidDocument, .unsupportedVersion, .fieldConflict: self.init(.invalidInput, "\(path): \(error)")
         }
     }
 }

@@ -122,6 +122,37 @@ struct PersistenceTests {
         #expect(again.history.contains { $0.summary.contains("newer format") })
     }
 
+    @Test("Unknown block fields: a repeated key is refused; copies with different values for one key do not merge; a field the other copy brings makes the merge not up to date, and the save compact (review 19: merge wrote a map with key 20 twice)")
+    func unknownFieldKeys() throws {
+        let d = try sampleDocument()
+        let a = d.fork(), b = d.fork()
+        a.unknownFields = [[0x14, 0x61, 0x61]]   // 20: "a"
+        b.unknownFields = [[0x14, 0x61, 0x62]]   // 20: "b"
+        #expect(throws: PeerNoteError.fieldConflict(key: 20)) { try a.merge(b) }
+        #expect(a.unknownFields == [[0x14, 0x61, 0x61]], "nothing changed")
+
+        // Repeated in one payload map: refused, naming the field.
+        var (_, block) = try StateSectionTests.onlyBlock(try Document.load(a.save()).save())
+        block.unknownFields = [[0x14, 0x61, 0x61], [0x14, 0x61, 0x62]]
+        let twice = BlockCodec.encode(payload: WireCodec.encodePayload(block), version: Format.version(hasState: block.state != nil))
+        #expect {
+            try Document.load(twice)
+        } throws: { error in
+            guard case .invalidDocument(_, let message) = error as? PeerNoteError else { return false }
+            return message == "block field 20 appears twice"
+        }
+
+        // A field only the other copy has: kept, reported, and saved (an append block cannot carry it).
+        let c = try Document.load(d.save())
+        let e = d.fork()
+        e.unknownFields = [[0x15, 0x61, 0x63]]   // 21: "c"
+        let summary = try c.merge(e)
+        #expect(summary.changeCount == 0 && summary.fieldsAdded == 1 && !summary.isUpToDate)
+        let saved = try Document.load(c.save(.incremental))
+        #expect(saved.unknownFields == [[0x15, 0x61, 0x63]])
+        #expect(try c.merge(e).isUpToDate, "a second merge brings nothing")
+    }
+
     @Test("Every truncation is rejected with an error, never a crash")
     func truncations() throws {
         let bytes = try sampleDocument().save()

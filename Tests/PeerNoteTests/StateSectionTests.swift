@@ -234,6 +234,20 @@ struct MalformedStateSectionTests {
         return BlockCodec.encode(payload: WireCodec.encodePayload(block), version: 2)
     }
 
+    @Test("A version-1 block with a state section is refused (a version-1 reader would misread its text column)")
+    func versionOneWithState() throws {
+        let (_, block) = try StateSectionTests.onlyBlock(try sampleDocument().save())
+        try #require(block.state != nil)
+        let v1 = BlockCodec.encode(payload: WireCodec.encodePayload(block), version: 1)
+        #expect {
+            try Document.load(v1)
+        } throws: { error in
+            guard case .invalidDocument(_, let message) = error as? PeerNoteError else { return false }
+            return message.contains("a version-1 block has a state section")
+        }
+        #expect(throws: PeerNoteError.self) { try Document.readNotebook(v1) }
+    }
+
     static func field(_ key: UInt64, bytes: [UInt8]) -> [UInt8] {
         var e = CBOREncoder()
         e.unsigned(key)

@@ -67,6 +67,11 @@ extension Document {
         }
         let relation = relation(to: other)
         guard relation == .shared else { throw .unrelated(relation) }
+        // A field a newer version wrote, with another value here: which to keep is that version's call.
+        let keys = Set(unknownFields.compactMap(WireCodec.unknownFieldKey))
+        for f in other.unknownFields where !unknownFields.contains(f) {
+            if let k = WireCodec.unknownFieldKey(f), keys.contains(k) { throw .fieldConflict(key: k) }
+        }
         // Read through a local: each access to `other.log` would copy the whole op log.
         let source = other.log
         let (savedLog, savedState) = (log, state)
@@ -109,10 +114,11 @@ extension Document {
             let author = source.author(of: ci)
             if let i = byAuthor.firstIndex(where: { $0.author == author }) { byAuthor[i].count += 1 } else { byAuthor.append((author, 1)) }
         }
-        unknownFields += other.unknownFields.filter { !unknownFields.contains($0) }
+        let addedFields = other.unknownFields.filter { !unknownFields.contains($0) }
+        unknownFields += addedFields
         let mine = AgentCounts(counts: (0 ..< savedLog.replicas.count).map { savedLog.changeCount(of: UInt32($0)) })
         let theirs = AgentCounts(counts: log.replicas.map { r in source.existingAgent(for: r).map { source.changeCount(of: $0) } ?? 0 })
-        return MergeSummary(changesByAuthor: byAuthor, sides: MergeSides(mine: mine, theirs: theirs))
+        return MergeSummary(changesByAuthor: byAuthor, sides: MergeSides(mine: mine, theirs: theirs), fieldsAdded: addedFields.count)
     }
 }
 

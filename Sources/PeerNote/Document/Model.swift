@@ -117,8 +117,12 @@ public struct MergeSummary: Equatable, Sendable {
     public var changesByAuthor: [(author: String, count: Int)]
     /// What each copy held before the merge (for `Document.textOverlaps(of:)`).
     var sides: MergeSides?
+    /// Payload fields a newer version wrote that the other copy had and this one lacked (kept,
+    /// and written with the next save; see peernote(5), FORWARD COMPATIBILITY).
+    public var fieldsAdded: Int = 0
     public var changeCount: Int { changesByAuthor.reduce(0) { $0 + $1.count } }
-    public var isUpToDate: Bool { changeCount == 0 }
+    /// Whether the merge brought nothing: no change, and no field a newer version wrote.
+    public var isUpToDate: Bool { changeCount == 0 && fieldsAdded == 0 }
 
     public static func == (a: MergeSummary, b: MergeSummary) -> Bool {
         a.changesByAuthor.map(\.author) == b.changesByAuthor.map(\.author) && a.changesByAuthor.map(\.count) == b.changesByAuthor.map(\.count)
@@ -137,6 +141,9 @@ public enum PeerNoteError: Error, Equatable, Sendable, CustomStringConvertible {
     case ambiguousNote(String, candidates: [String])
     case noSuchChange(String)
     case invalidArgument(String)
+    /// Both copies carry a payload field a newer version wrote (`key`), with different values:
+    /// this version cannot know which to keep, so it does not merge them.
+    case fieldConflict(key: UInt64)
 
     public var description: String {
         switch self {
@@ -150,6 +157,7 @@ public enum PeerNoteError: Error, Equatable, Sendable, CustomStringConvertible {
             case .differentOrigin(let d, let a, let b): "same document id \(d.uuidString.lowercased()) but a different origin (first change \(a.fullDescription) vs \(b.fullDescription)); they share no history"
             case .conflictingChange(let c): "both copies hold change \(c.fullDescription) with different content; refusing to merge"
             }
+        case .fieldConflict(let k): "both copies carry field \(k), written by a newer version of PeerNote, with different values; this version cannot tell which to keep, so it does not merge them (a newer pnmerge can)"
         case .noSuchNote(let n): "no note matches \"\(n)\""
         case .ambiguousNote(let n, let c): "\"\(n)\" matches several notes: \(c.joined(separator: ", "))"
         case .noSuchChange(let c): "no change \(c) in this document"

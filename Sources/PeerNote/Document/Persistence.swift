@@ -16,6 +16,8 @@ struct Persisted: Sendable {
     /// the file holds that has grown since (an incremental save made inside a transaction, whose
     /// change then took more edits) is not in the file as it is now.
     var units: Int
+    /// The document's unknown payload fields the file holds.
+    var unknownFields: [[UInt8]] = []
 }
 
 /// How to write a document.
@@ -37,7 +39,9 @@ extension Document {
     public func save(_ mode: SaveMode = .compact) -> [UInt8] {
         // Appending is possible only when the file's last change is in it whole: a save made
         // inside a transaction holds its change as it stood then (else: a compact save).
-        if mode == .incremental, let p = persisted, p.rowOfChange.count <= log.changes.count,
+        // An appended block carries no payload fields a newer version wrote: when a merge brought
+        // some in, the save is compact.
+        if mode == .incremental, let p = persisted, p.unknownFields == unknownFields, p.rowOfChange.count <= log.changes.count,
            p.rowOfChange.count == 0 || log.changes.lvEnd(p.rowOfChange.count - 1) == p.units {
             if p.rowOfChange.count == log.changes.count { return p.bytes }
             // New changes take the rows after the file's, in the log's order.
@@ -48,7 +52,7 @@ extension Document {
             block.previousCRC = CRC32.checksum(p.bytes)
             let opRows = p.opRows + block.ops.count, predecessors = p.predecessors + block.predecessorCount
             let bytes = p.bytes + Self.encodeLoadable(&block, fileBefore: p.bytes.count, changes: rowOf.count, opRows: opRows, predecessors: predecessors)
-            persisted = Persisted(bytes: bytes, rowOfChange: rowOf, opRows: opRows, predecessors: predecessors, units: log.lvCount)
+            persisted = Persisted(bytes: bytes, rowOfChange: rowOf, opRows: opRows, predecessors: predecessors, units: log.lvCount, unknownFields: unknownFields)
             return bytes
         }
         let canonical: (Int, Int) -> Bool = { [log] x, y in
@@ -71,7 +75,7 @@ extension Document {
         block.unknownFields = unknownFields.sorted { $0.lexicographicallyPrecedes($1) }
         let predecessors = block.predecessorCount
         let bytes = Self.encodeLoadable(&block, fileBefore: 0, changes: rowOf.count, opRows: block.ops.count, predecessors: predecessors)
-        persisted = Persisted(bytes: bytes, rowOfChange: rowOf, opRows: block.ops.count, predecessors: predecessors, units: log.lvCount)
+        persisted = Persisted(bytes: bytes, rowOfChange: rowOf, opRows: block.ops.count, predecessors: predecessors, units: log.lvCount, unknownFields: unknownFields)
         return bytes
     }
 
@@ -338,7 +342,12 @@ extension Document {
                 guard block.firstRow == rows else {
                     throw .invalidDocument(offset: block.offset, message: "appended block starts at change \(block.firstRow), the file holds \(rows) before it")
                 }
-                for f in block.unknownFields where !unknownFields.contains(f) { unknownFields.append(f) }
+                // A later block's value for a key replaces an earlier one's (a newer writer updated it).
+                for f in block.unknownFields where !unknownFields.contains(f) {
+                    let key = WireCodec.unknownFieldKey(f)
+                    unknownFields.removeAll { WireCodec.unknownFieldKey($0) == key }
+                    unknownFields.append(f)
+                }
             }
             try replayer.replay(block)
             if let state = block.state { try replayer.fillText(state, dead: block.deadText, block: block) }
@@ -353,7 +362,7 @@ extension Document {
         }
         doc.unknownFields = unknownFields
         doc.persisted = Persisted(bytes: bytes, rowOfChange: ChangeIndices(0 ..< rows), opRows: blocks.reduce(0) { $0 + $1.ops.count },
-                                  predecessors: blocks.reduce(0) { $0 + $1.predecessorCount }, units: doc.log.lvCount)
+                                  predecessors: blocks.reduce(0) { $0 + $1.predecessorCount }, units: doc.log.lvCount, unknownFields: unknownFields)
         return doc
     }
 

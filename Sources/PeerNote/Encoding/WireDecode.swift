@@ -78,16 +78,30 @@ extension WireCodec {
         let base = raw.payloadOffset
         var fields: [BlockKey: CBORItem] = [:]
         var unknown: [[UInt8]] = []
+        var unknownKeys: [UInt64] = []
         for pair in map {
             guard let k = pair.key.uint else { throw FormatError(offset: base + pair.key.offset, message: "block field key is not an unsigned integer") }
             if let key = BlockKey(rawValue: k) {
                 guard fields[key] == nil else { throw FormatError(offset: base + pair.key.offset, message: "block field \(k) appears twice") }
                 fields[key] = pair.value
             } else {
+                guard !unknownKeys.contains(k) else { throw FormatError(offset: base + pair.key.offset, message: "block field \(k) appears twice") }
+                unknownKeys.append(k)
                 unknown.append(Array(raw.payload[pair.key.offset ..< pair.value.end]))
             }
         }
+        // A state section changes what the text column holds: a version-1 reader would misread
+        // the block, so only a version-2 block may have one.
+        if raw.version < 2, let item = fields[.state] ?? fields[.stateSize] {
+            throw FormatError(offset: base + item.offset, message: "a version-\(raw.version) block has a state section (fields 12 and 13 need format version 2)")
+        }
         return (fields, unknown)
+    }
+
+    /// The key of an unknown payload field kept as raw CBOR (its key's bytes, then its value's),
+    /// as `payloadFields` read it; nil for bytes that do not start with an unsigned integer.
+    static func unknownFieldKey(_ field: [UInt8]) -> UInt64? {
+        (try? CBORDecoder.decodeItem(field, at: 0, limits: CBORLimits(maxDepth: 1, maxItems: 1)))?.uint
     }
 
     static func documentID(_ idItem: CBORItem, base: Int) throws(FormatError) -> UUID {
