@@ -51,7 +51,10 @@ public struct PeerNoteCLI: ParsableCommand {
             let name = arg == "-m" ? "--message" : arg
             if verbatimValueOptions.contains(name), i + 1 < arguments.count {
                 let value = arguments[i + 1]
-                if value.isEmpty { out += [name, value] } else { out.append(name + "=" + value) }
+                // `--title=VALUE` keeps a VALUE that starts with "-" a value. ArgumentParser splits at
+                // the "=" character, so a VALUE whose first scalar joins the "=" into one character
+                // (a combining mark) stays a separate word (it cannot start with "-" then).
+                if value.isEmpty || ("=" + value).first != "=" { out += [name, value] } else { out.append(name + "=" + value) }
                 i += 2
                 continue
             }

@@ -70,6 +70,12 @@ struct ParsingTests {
         let title = try #require(try parsed(["title", "n.peernote", "--", "--title"]) as? PeerNoteCLI.Title)
         #expect(title.title == "--title")
         #expect(PeerNoteCLI.normalizedArguments(["title", "n.peernote", "--", "--body", "x"]) == ["title", "n.peernote", "--", "--body", "x"])
+        // A value that starts with a combining mark (it would join the "=" of `--title=VALUE` into
+        // one character, which ArgumentParser does not split at); review 19.
+        let mark = try #require(try parsed(["add", "n.peernote", "--title", "\u{301}abc", "--body", "\u{301}x", "--tag", "\u{20E3}"]) as? PeerNoteCLI.Add)
+        #expect(mark.title == "\u{301}abc")
+        #expect(mark.body.body == "\u{301}x")
+        #expect(mark.tags == ["\u{20E3}"])
         // A value option last, with nothing after it, is still a missing value.
         #expect(throws: (any Error).self) { try parsed(["add", "n.peernote", "--title"]) }
     }
