@@ -97,7 +97,7 @@ enum ConflictRendering {
             let moves = sorted(moves)
             let time = style.timeFormatter(for: moves.map(\.time))
             let who = moves.map { "\(Text.author($0.author)) (\(time($0.time)))" }.joined(separator: " and ")
-            let place = notebook.notes.firstIndex { $0.id == note }.map { "showing it at position \($0 + 1) of \(notebook.notes.count)" } ?? "it is not shown"
+            let place = notebook.notes.firstIndex { $0.id == note }.map { "showing it at position \($0 + 1) of \(notebook.notes.count) (index \($0) in peernote list)" } ?? "it is not shown"
             return "note \(Text.quoted(title)): moved concurrently by \(who), \(place)"
         case .deletedWhileEdited(_, let title, let deletedBy, let editedBy):
             let deleted = sorted(deletedBy), edited = sorted(editedBy)

@@ -296,7 +296,7 @@ struct CommandTests {
         #expect(r.status == 0)
         #expect(r.out.contains("notebook: title \"Home X\" (xavier, 2024-03-01 12:00) vs \"Home Y\" (yves, 2024-03-02 08:30), showing \"\(merged.title)\""), "\(r.out)")
         #expect(r.out.contains("note \"Ideas\": priority \"high\" (xavier, 2024-03-01 12:00) vs \"low\" (yves, 2024-03-02 08:30), showing \"\(merged.notes.first { $0.id == ideas }?.priority.rawValue ?? "?")\""))
-        #expect(r.out.contains("note \"Plan\": moved concurrently by xavier (2024-03-01 12:00) and yves (2024-03-02 08:30), showing it at position \(planIndex + 1) of 4"))
+        #expect(r.out.contains("note \"Plan\": moved concurrently by xavier (2024-03-01 12:00) and yves (2024-03-02 08:30), showing it at position \(planIndex + 1) of 4 (index \(planIndex) in peernote list)"))
         if planIndex != 0 { #expect(r.out.contains("moved    \"Plan\": position 1 → \(planIndex + 1)")) }
 
         let j = pnmerge(["show", "--format", "json", "-"], input: merged.save())
