@@ -151,6 +151,21 @@ struct PersistenceTests {
         let saved = try Document.load(c.save(.incremental))
         #expect(saved.unknownFields == [[0x15, 0x61, 0x63]])
         #expect(try c.merge(e).isUpToDate, "a second merge brings nothing")
+
+        // Within one file, an appended block's value for a key replaces the base block's.
+        let f = try sampleDocument()
+        f.unknownFields = [[0x14, 0x61, 0x61]]   // 20: "a"
+        let baseBytes = f.save()
+        try f.insertText(f.notes[0].id, at: 0, "x")
+        let appended = f.save(.incremental)
+        let raws = try BlockCodec.decode(appended)
+        try #require(raws.count == 2)
+        var tail = try WireCodec.decodePayload(raws[1], fileSize: appended.count)
+        tail.unknownFields = [[0x14, 0x61, 0x62]]   // 20: "b"
+        let file = baseBytes + BlockCodec.encode(payload: WireCodec.encodePayload(tail), version: raws[1].version)
+        let later = try Document.load(file)
+        #expect(later.unknownFields == [[0x14, 0x61, 0x62]])
+        #expect(try Document.load(later.save()).unknownFields == [[0x14, 0x61, 0x62]], "written back once, valid")
     }
 
     @Test("Every truncation is rejected with an error, never a crash")
