@@ -191,6 +191,53 @@ struct MergeRuleTests {
         #expect(c.textOverlaps(of: try c.merge(d)).isEmpty)
     }
 
+    @Test("The overlap check's id segments say, for every id, exactly which lists hold it")
+    func editSegments() {
+        var rng = SeededRandom(state: 20)
+        for round in 0 ..< 300 {
+            // Up to four lists of runs over two agents' ids 0..<40, overlapping and touching (in
+            // some rounds agent numbers past 2^31, which take the slower sort).
+            let agents: [UInt32] = round % 3 == 2 ? [0, 0x8000_0001, 2] : [0, 1, 2]
+            let lists: [[IDRun]] = (0 ..< Int.random(in: 1 ... 4, using: &rng)).map { _ in
+                (0 ..< Int.random(in: 0 ... 5, using: &rng)).map { _ in
+                    IDRun(first: LocalID(agent: agents[Int.random(in: 0 ... 1, using: &rng)], counter: UInt32.random(in: 0 ..< 40, using: &rng)),
+                          count: Int.random(in: 0 ... 8, using: &rng))
+                }
+            }
+            let segments = EditSegments(lists)
+            func expected(_ id: LocalID) -> UInt8 {
+                var mask: UInt8 = 0
+                for (k, list) in lists.enumerated() where list.contains(where: { $0.first.agent == id.agent
+                    && id.counter >= $0.first.counter && Int(id.counter) < Int($0.first.counter) + $0.count }) {
+                    mask |= 1 << UInt8(k)
+                }
+                return mask
+            }
+            var hint = -1
+            for agent in agents {
+                for counter in UInt32(0) ..< 50 {
+                    #expect(segments.mask(of: LocalID(agent: agent, counter: counter)) == expected(LocalID(agent: agent, counter: counter)))
+                }
+                // Pieces cover the run in order, each of one membership, cut only where it
+                // changes, whatever the hint the last call left.
+                for _ in 0 ..< 4 {
+                    let first = LocalID(agent: agent, counter: UInt32.random(in: 0 ..< 45, using: &rng))
+                    let length = Int.random(in: 1 ... 12, using: &rng)
+                    var next = 0
+                    var lastMask: UInt8?
+                    segments.forEachPiece(first, length, hint: &hint) { from, to, mask in
+                        #expect(from == next && to > from)
+                        #expect(mask != lastMask)
+                        for k in from ..< to { #expect(expected(first.advanced(by: k)) == mask) }
+                        next = to
+                        lastMask = mask
+                    }
+                    #expect(next == length)
+                }
+            }
+        }
+    }
+
     @Test("Rule 3: tags are add-wins")
     func addWinsTags() throws {
         var id: NoteID?

@@ -75,7 +75,7 @@ extension Document {
         var out: [TextOverlap] = []
         for n in state.allNotesInOrder {
             guard var e = edits[n.id], e.bothSides else { continue }
-            e.sort()
+            e.prepare()
             let title = n.title.value ?? ""
             for (kind, line) in e.overlaps(in: n.body) {
                 out.append(TextOverlap(note: noteID(n.id), noteTitle: title, kind: kind, line: line))
@@ -100,15 +100,17 @@ struct AgentCounts: Sendable, Equatable {
 }
 
 /// A run of op ids of one agent.
-private struct IDRun {
+struct IDRun: Sendable, Equatable {
     var first: LocalID
     var count: Int
 }
 
 /// The ids one note's body had inserted and deleted by each side of a merge.
 private struct NoteEdits {
-    /// Indexed [mine, theirs][inserted, deleted]: runs sorted by (agent, counter) once `sort()` ran.
+    /// Indexed [mine, theirs][inserted, deleted], in the order the ops came.
     var runs: [[[IDRun]]] = [[[], []], [[], []]]
+    /// The four lists as one partition of the id space, built by `prepare()`.
+    var segments = EditSegments([])
 
     var bothSides: Bool { !(runs[0][0].isEmpty && runs[0][1].isEmpty) && !(runs[1][0].isEmpty && runs[1][1].isEmpty) }
 
@@ -116,62 +118,10 @@ private struct NoteEdits {
         runs[mine ? 0 : 1][inserted ? 0 : 1].append(run)
     }
 
-    /// Sorts each list and joins runs that overlap or touch (one side may delete an element twice,
-    /// in changes of two of its replicas), so that `contains` can search it.
-    mutating func sort() {
-        for s in 0 ..< 2 {
-            for k in 0 ..< 2 {
-                let sorted = runs[s][k].sorted { ($0.first.agent, $0.first.counter) < ($1.first.agent, $1.first.counter) }
-                var joined: [IDRun] = []
-                joined.reserveCapacity(sorted.count)
-                for r in sorted {
-                    if let last = joined.last, last.first.agent == r.first.agent,
-                       Int(r.first.counter) <= Int(last.first.counter) + last.count {
-                        let end = max(Int(last.first.counter) + last.count, Int(r.first.counter) + r.count)
-                        joined[joined.count - 1].count = end - Int(last.first.counter)
-                    } else {
-                        joined.append(r)
-                    }
-                }
-                runs[s][k] = joined
-            }
-        }
-    }
-
-    /// Whether `id` lies in one of `runs` (sorted; runs of one side and kind do not overlap).
-    static func contains(_ runs: [IDRun], _ id: LocalID) -> Bool {
-        var lo = 0, hi = runs.count
-        while lo < hi {
-            let mid = (lo + hi) / 2
-            let r = runs[mid]
-            if (r.first.agent, r.first.counter) <= (id.agent, id.counter) { lo = mid + 1 } else { hi = mid }
-        }
-        guard lo > 0 else { return false }
-        let r = runs[lo - 1]
-        return r.first.agent == id.agent && Int(id.counter) < Int(r.first.counter) + r.count
-    }
-
-    /// Adds to `cuts` the offsets in the id run `id ..< id + length` where `list` (sorted, joined)
-    /// starts or stops holding its ids.
-    static func addCuts(_ list: [IDRun], _ id: LocalID, _ length: Int, to cuts: inout [Int]) {
-        let start = Int(id.counter), end = start + length
-        // The first run of `list` that may reach into [start, end): the last one starting at or before `start`.
-        var lo = 0, hi = list.count
-        while lo < hi {
-            let mid = (lo + hi) / 2
-            if (list[mid].first.agent, list[mid].first.counter) <= (id.agent, id.counter) { lo = mid + 1 } else { hi = mid }
-        }
-        var i = max(lo - 1, 0)
-        while i < list.count {
-            let r = list[i]
-            i += 1
-            if r.first.agent < id.agent { continue }
-            if r.first.agent > id.agent || Int(r.first.counter) >= end { break }
-            let a = Int(r.first.counter), b = a + r.count
-            if b <= start { continue }
-            if a > start { cuts.append(a - start) }
-            if b < end { cuts.append(b - start) }
-        }
+    /// Builds `segments` from the four lists (bit 0 mine inserted, 1 theirs inserted, 2 mine
+    /// deleted, 3 theirs deleted).
+    mutating func prepare() {
+        segments = EditSegments([runs[0][0], runs[1][0], runs[0][1], runs[1][1]])
     }
 
     /// Walks `body` in order: a place is a stretch of elements either side inserted or deleted,
@@ -202,27 +152,13 @@ private struct NoteEdits {
             theirsInsAfterMineDel = false; mineInsAfterTheirsDel = false
             inside = false
         }
-        let mineIns = runs[0][0], theirsIns = runs[1][0], mineDel = runs[0][1], theirsDel = runs[1][1]
-        var cuts: [Int] = []
+        let segments = self.segments
+        var hint = -1
         body.forEachRun { id, length, deleted, content in
-            // The run cut where any side's membership changes; each piece is one kind throughout.
-            cuts.removeAll(keepingCapacity: true)
-            cuts.append(0)
-            cuts.append(length)
-            Self.addCuts(mineIns, id, length, to: &cuts)
-            Self.addCuts(theirsIns, id, length, to: &cuts)
-            Self.addCuts(mineDel, id, length, to: &cuts)
-            Self.addCuts(theirsDel, id, length, to: &cuts)
-            if cuts.count > 2 { cuts.sort() }
-            var p = 0
-            while p + 1 < cuts.count {
-                let start = cuts[p], end = cuts[p + 1]
-                p += 1
-                guard end > start else { continue }
-                let first = id.advanced(by: start)
-                let mi = Self.contains(mineIns, first), ti = Self.contains(theirsIns, first)
-                let md = Self.contains(mineDel, first), td = Self.contains(theirsDel, first)
-                if mi || ti || md || td {
+            // The run is cut where any side's membership changes; each piece is one kind throughout.
+            segments.forEachPiece(id, length, hint: &hint) { start, end, mask in
+                let mi = mask & 1 != 0, ti = mask & 2 != 0, md = mask & 4 != 0, td = mask & 8 != 0
+                if mask != 0 {
                     if !open {
                         open = true
                         placeLine = line
@@ -251,5 +187,109 @@ private struct NoteEdits {
         }
         close()
         return found
+    }
+}
+
+/// Which of up to eight lists of id runs hold each id, as one partition of the id space into
+/// segments: a segment starts at an id and reaches to the next segment's start (within its
+/// agent; an agent's last segment holds no list and reaches to the end of its ids), and every
+/// id in it is held by exactly the lists of its mask (bit k for list k). Runs in a list may
+/// overlap or touch. Cutting a body's run into pieces of one membership then takes one search
+/// per run, and the pieces come already in order.
+///
+/// Invariant: segments sorted by (agent, start), starts distinct within an agent, neighbours
+/// of one agent with different masks.
+struct EditSegments: Sendable {
+    struct Segment: Sendable, Equatable {
+        var agent: UInt32
+        var start: Int
+        var mask: UInt8
+    }
+
+    private(set) var segments: [Segment] = []
+
+    init(_ lists: [[IDRun]]) {
+        precondition(lists.count <= 8, "at most eight lists")
+        // Each run gives two events: list k starts holding ids at one place and stops at another.
+        // The key packs (agent, place) into one integer that sorts as the pair does: an agent's
+        // places reach at most 2^32 (33 bits), and agent numbers index a log's replica table, so
+        // they stay far below 2^31 (the tuple comparison is the fallback).
+        var events: [(key: UInt64, agent: UInt32, list: Int, delta: Int)] = []
+        var packable = true
+        for (k, list) in lists.enumerated() {
+            for r in list where r.count > 0 {
+                packable = packable && r.first.agent < 1 << 31
+                let base = UInt64(r.first.agent & (1 << 31 - 1)) << 33
+                events.append((base | UInt64(r.first.counter), r.first.agent, k, 1))
+                events.append((base | UInt64(Int(r.first.counter) + r.count), r.first.agent, k, -1))
+            }
+        }
+        if packable {
+            events.sort { $0.key < $1.key }
+        } else {
+            events.sort { ($0.agent, $0.key & (1 << 33 - 1)) < ($1.agent, $1.key & (1 << 33 - 1)) }
+        }
+        var depth = [Int](repeating: 0, count: lists.count)
+        var i = 0
+        while i < events.count {
+            let key = events[i].key, agent = events[i].agent
+            while i < events.count && events[i].key == key && events[i].agent == agent {
+                depth[events[i].list] += events[i].delta
+                i += 1
+            }
+            var mask: UInt8 = 0
+            for k in depth.indices where depth[k] > 0 { mask |= 1 << UInt8(k) }
+            let position = Int(key & (1 << 33 - 1))
+            if let last = segments.last, last.agent == agent, last.mask == mask { continue }
+            segments.append(Segment(agent: agent, start: position, mask: mask))
+        }
+    }
+
+    /// The lists holding `id`, as a mask.
+    func mask(of id: LocalID) -> UInt8 {
+        let i = lastSegment(atOrBefore: id)
+        return i >= 0 && segments[i].agent == id.agent ? segments[i].mask : 0
+    }
+
+    /// Calls `body(from, to, mask)` for the pieces of the id run `first ..< first + length`, in
+    /// order: offsets from `first`, each piece as long as its ids' membership stays the same.
+    /// `hint` is where the last call ended; the search starts there (a body's runs often
+    /// continue one another's ids).
+    func forEachPiece(_ first: LocalID, _ length: Int, hint: inout Int, _ body: (Int, Int, UInt8) -> Void) {
+        let start = Int(first.counter), end = start + length
+        var i = covers(hint, first) ? hint : covers(hint + 1, first) ? hint + 1 : lastSegment(atOrBefore: first)
+        var p = start
+        while p < end {
+            let mask = i >= 0 && segments[i].agent == first.agent ? segments[i].mask : 0
+            var stop = end
+            let next = i + 1
+            if next < segments.count, segments[next].agent == first.agent, segments[next].start < end {
+                stop = segments[next].start
+            }
+            body(p - start, stop - start, mask)
+            p = stop
+            if p < end { i = next }
+        }
+        hint = i
+    }
+
+    /// Whether segment `i` is the last one starting at or before `id` (-1: none does).
+    private func covers(_ i: Int, _ id: LocalID) -> Bool {
+        guard i >= -1, i < segments.count else { return false }
+        let counter = Int(id.counter)
+        if i >= 0 && (segments[i].agent, segments[i].start) > (id.agent, counter) { return false }
+        return i + 1 == segments.count || (segments[i + 1].agent, segments[i + 1].start) > (id.agent, counter)
+    }
+
+    /// The index of the last segment starting at or before `id` (in (agent, counter) order), or -1.
+    private func lastSegment(atOrBefore id: LocalID) -> Int {
+        var lo = 0, hi = segments.count
+        let counter = Int(id.counter)
+        while lo < hi {
+            let mid = (lo + hi) / 2
+            let s = segments[mid]
+            if (s.agent, s.start) <= (id.agent, counter) { lo = mid + 1 } else { hi = mid }
+        }
+        return lo - 1
     }
 }
