@@ -3,7 +3,7 @@ SWIFT ?= swift
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 BIN := .build/release
 
-.PHONY: all deps build release test demo bench fuzz fuzz-build fuzz-ci clean fixtures
+.PHONY: all deps build release test spec-check demo bench fuzz fuzz-build fuzz-ci clean fixtures
 
 all: build
 
@@ -26,9 +26,16 @@ STATIC_STDLIB := $(if $(filter Linux,$(shell uname -s)),--static-swift-stdlib)
 release: deps
 	$(SWIFT) build -c release $(STATIC_STDLIB)
 
+# The Swift tests, then the spec check: pnread.py, a reader written from peernote(5) alone,
+# must read the fixtures, crafted files and random CLI sessions as the tools do
+# (Tests/SpecReader/README.md).
 test: deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
+	@sh Tests/SpecReader/check.sh .build/debug
+
+spec-check: build
+	@sh Tests/SpecReader/check.sh .build/debug
 
 demo: release
 	@sh scripts/demo.sh $(BIN)

@@ -1,0 +1,1135 @@
+#!/usr/bin/env python3
+"""Independent reader of the .peernote format, written from peernote(5) alone.
+
+Usage: pnread.py FILE            -> notebook as JSON on stdout
+       pnread.py --info FILE     -> also summary counts (changes, op units, conflicts)
+Exit 0 on success, 65 on a refused file (message on stderr: "offset N: ...").
+Standard library only.
+"""
+import sys, json, zlib, hashlib, datetime
+
+MAGIC = bytes.fromhex("D9D9F7DA706E6F74")
+SUPPORTED_VERSION = 2
+
+
+class PNError(Exception):
+    def __init__(self, offset, msg):
+        super().__init__(msg)
+        self.offset = offset
+        self.msg = msg
+
+    def __str__(self):
+        if self.offset is None:
+            return self.msg
+        return "offset %d: %s" % (self.offset, self.msg)
+
+
+# ---------------------------------------------------------------- CBOR
+
+class Tag:
+    def __init__(self, tag, value):
+        self.tag, self.value = tag, value
+
+
+class CBOR:
+    """Minimal strict CBOR decoder over buf[start:end]; offsets are absolute."""
+
+    def __init__(self, buf, end, maxdepth, maxitems=None):
+        self.buf, self.end, self.maxdepth = buf, end, maxdepth
+        self.items = 0
+        self.maxitems = maxitems
+
+    def head(self, pos):
+        if pos >= self.end:
+            raise PNError(pos, "file is truncated or damaged: CBOR item cut short")
+        ib = self.buf[pos]
+        mt, ai = ib >> 5, ib & 31
+        p = pos + 1
+        if ai < 24:
+            return mt, ai, ai, p
+        if ai in (24, 25, 26, 27):
+            n = 1 << (ai - 24)
+            if p + n > self.end:
+                raise PNError(pos, "file is truncated or damaged: CBOR head cut short")
+            return mt, ai, int.from_bytes(self.buf[p:p + n], "big"), p + n
+        if ai == 31:
+            raise PNError(pos, "indefinite-length item or break code")
+        raise PNError(pos, "reserved additional information %d" % ai)
+
+    def item(self, pos, depth=1):
+        # a "level" is a container (array, map, tag); scalars inside the deepest one do not count
+        if depth > self.maxdepth and pos < self.end and (self.buf[pos] >> 5) in (4, 5, 6):
+            raise PNError(pos, "nesting deeper than %d levels" % self.maxdepth)
+        self.items += 1
+        if self.maxitems is not None and self.items > self.maxitems:
+            raise PNError(pos, "too many data items")
+        mt, ai, val, p = self.head(pos)
+        if mt == 0:
+            return val, p
+        if mt == 1:
+            return -1 - val, p
+        if mt in (2, 3):
+            remain = self.end - p
+            if val > remain:
+                raise PNError(pos, "file is truncated or damaged: declared length %d exceeds the %d bytes that remain" % (val, remain))
+            data = bytes(self.buf[p:p + val])
+            if mt == 3:
+                try:
+                    data = data.decode("utf-8")
+                except UnicodeDecodeError:
+                    raise PNError(pos, "text string is not valid UTF-8")
+            return data, p + val
+        if mt == 4:
+            if val > self.end - p:
+                raise PNError(pos, "file is truncated or damaged: array count %d exceeds the bytes that remain" % val)
+            out = []
+            for _ in range(val):
+                v, p = self.item(p, depth + 1)
+                out.append(v)
+            return out, p
+        if mt == 5:
+            if 2 * val > self.end - p:
+                raise PNError(pos, "file is truncated or damaged: map count %d exceeds the bytes that remain" % val)
+            out = []
+            for _ in range(val):
+                ks = p
+                k, p = self.item(p, depth + 1)
+                vs = p
+                v, p = self.item(p, depth + 1)
+                out.append((k, v, ks, vs, p))
+            return out, p
+        if mt == 6:
+            v, p = self.item(p, depth + 1)
+            return Tag(val, v), p
+        # mt == 7
+        if ai == 20:
+            return False, p
+        if ai == 21:
+            return True, p
+        if ai == 22:
+            return None, p
+        if ai == 23:
+            return ("undefined",), p
+        if ai in (25, 26, 27):
+            import struct
+            raw = bytes(self.buf[pos + 1:p])
+            if ai == 25:
+                return struct.unpack(">e", raw)[0], p
+            return struct.unpack(">f" if ai == 26 else ">d", raw)[0], p
+        if ai == 24 and val < 32:
+            raise PNError(pos, "simple value %d must use the one-byte form" % val)
+        return ("simple", val), p
+
+
+# ---------------------------------------------------------------- columns
+
+class ColErr(Exception):
+    pass
+
+
+class Reader:
+    def __init__(self, data, name):
+        self.d, self.p, self.name = data, 0, name
+
+    def done(self):
+        return self.p >= len(self.d)
+
+    def uleb(self):
+        d, p = self.d, self.p
+        v, shift, n = 0, 0, 0
+        while True:
+            if p >= len(d):
+                raise ColErr("column %s: varint cut short" % self.name)
+            b = d[p]; p += 1; n += 1
+            if n > 10:
+                raise ColErr("column %s: varint longer than 10 bytes" % self.name)
+            v |= (b & 0x7F) << shift
+            shift += 7
+            if not b & 0x80:
+                break
+        if n > 1 and d[p - 1] == 0:
+            raise ColErr("column %s: non-minimal uleb128" % self.name)
+        if v >= 1 << 64:
+            raise ColErr("column %s: uleb128 does not fit in 64 bits" % self.name)
+        self.p = p
+        return v
+
+    def sleb(self):
+        d, p = self.d, self.p
+        v, shift, n = 0, 0, 0
+        while True:
+            if p >= len(d):
+                raise ColErr("column %s: varint cut short" % self.name)
+            b = d[p]; p += 1; n += 1
+            if n > 10:
+                raise ColErr("column %s: varint longer than 10 bytes" % self.name)
+            v |= (b & 0x7F) << shift
+            shift += 7
+            if not b & 0x80:
+                break
+        if b & 0x40:
+            v -= 1 << shift
+        if n > 1:
+            last, prev = d[p - 1], d[p - 2]
+            if (last == 0x00 and not prev & 0x40) or (last == 0x7F and prev & 0x40):
+                raise ColErr("column %s: non-minimal sleb128" % self.name)
+        if not -(1 << 63) <= v < (1 << 63):
+            raise ColErr("column %s: sleb128 does not fit in 64 bits" % self.name)
+        self.p = p
+        return v
+
+
+def rle_decode(data, count, name, signed=False):
+    r = Reader(data, name)
+    out = []
+    while len(out) < count:
+        if r.done():
+            raise ColErr("column %s: holds %d values, expected %d" % (name, len(out), count))
+        n = r.sleb()
+        if n == 0:
+            raise ColErr("column %s: run of length 0" % name)
+        if n > 0:
+            if len(out) + n > count:
+                raise ColErr("column %s: run goes past the expected %d values" % (name, count))
+            v = r.sleb() if signed else r.uleb()
+            out.extend([v] * n)
+        else:
+            if len(out) - n > count:
+                raise ColErr("column %s: run goes past the expected %d values" % (name, count))
+            for _ in range(-n):
+                out.append(r.sleb() if signed else r.uleb())
+    if not r.done():
+        raise ColErr("column %s: bytes left after %d values" % (name, count))
+    return out
+
+
+def rle_count(data, name, signed=False):
+    """Count values of an RLE column without knowing the count (column 30)."""
+    r = Reader(data, name)
+    total = 0
+    while not r.done():
+        n = r.sleb()
+        if n == 0:
+            raise ColErr("column %s: run of length 0" % name)
+        if n > 0:
+            (r.sleb if signed else r.uleb)()
+            total += n
+        else:
+            for _ in range(-n):
+                (r.sleb if signed else r.uleb)()
+            total += -n
+    return total
+
+
+def delta_decode(data, count, name):
+    diffs = rle_decode(data, count, name, signed=True)
+    out, v = [], 0
+    for x in diffs:
+        v += x
+        if not -(1 << 63) <= v < (1 << 63):
+            raise ColErr("column %s: running sum outside 64-bit range" % name)
+        out.append(v)
+    return out
+
+
+def bool_decode(data, count, name):
+    r = Reader(data, name)
+    out, val, first = [], False, True
+    while len(out) < count:
+        if r.done():
+            raise ColErr("column %s: holds %d values, expected %d" % (name, len(out), count))
+        n = r.uleb()
+        if n == 0 and not first:
+            raise ColErr("column %s: empty run after the first" % name)
+        if len(out) + n > count:
+            raise ColErr("column %s: runs exceed %d values" % (name, count))
+        out.extend([val] * n)
+        val = not val
+        first = False
+    if not r.done():
+        raise ColErr("column %s: bytes left" % name)
+    return out
+
+
+KNOWN_COLS = set(range(10, 20)) | set(range(30, 49))
+
+
+def parse_column_set(data):
+    r = Reader(data, "set")
+    cols, last = {}, -1
+    while not r.done():
+        cid = r.uleb()
+        ln = r.uleb()
+        if cid not in KNOWN_COLS:
+            raise ColErr("unknown column id %d" % cid)
+        if cid <= last:
+            raise ColErr("column ids not strictly ascending (%d after %d)" % (cid, last))
+        if ln < 1:
+            raise ColErr("column %d has length 0" % cid)
+        if r.p + ln > len(data):
+            raise ColErr("column %d runs past the end of the column set" % cid)
+        cols[cid] = bytes(data[r.p:r.p + ln])
+        r.p += ln
+        last = cid
+    return cols
+
+
+def take_scalars(s, n):
+    # Python str is a sequence of Unicode scalar values (code points)
+    return s[:n], s[n:]
+
+
+# ---------------------------------------------------------------- blocks
+
+def crc32(b):
+    return zlib.crc32(b) & 0xFFFFFFFF
+
+
+def inflate_exact(comp, size, offset, what):
+    d = zlib.decompressobj(-15)
+    try:
+        out = d.decompress(comp, size + 1)
+    except zlib.error as e:
+        raise PNError(offset, "%s: invalid DEFLATE data (%s)" % (what, e))
+    if len(out) > size:
+        raise PNError(offset, "%s: inflates to more than the declared %d bytes" % (what, size))
+    if d.unconsumed_tail:
+        # more input while output already == size+? -> more output would come
+        try:
+            more = d.decompress(d.unconsumed_tail, 1)
+        except zlib.error as e:
+            raise PNError(offset, "%s: invalid DEFLATE data (%s)" % (what, e))
+        if more:
+            raise PNError(offset, "%s: inflates to more than the declared %d bytes" % (what, size))
+    if not d.eof:
+        raise PNError(offset, "%s: DEFLATE stream does not end" % what)
+    if d.unused_data:
+        raise PNError(offset, "%s: bytes after the end of the DEFLATE stream" % what)
+    if len(out) != size:
+        raise PNError(offset, "%s: inflates to %d bytes, declared %d" % (what, len(out), size))
+    return out
+
+
+class Block:
+    pass
+
+
+def parse_blocks(data):
+    S = len(data)
+    if S == 0:
+        raise PNError(0, "file is empty")
+    blocks = []
+    pos = 0
+    while pos < S:
+        start = pos
+        if data[pos:pos + 8] != MAGIC:
+            raise PNError(pos, "not a .peernote file (wrong magic bytes)")
+        cb = CBOR(data, S, 8)
+        p = pos + 8
+        mt, ai, n, p2 = cb.head(p)
+        if mt != 4 or n != 3:
+            raise PNError(p, "block is not an array of 3")
+        p = p2
+        vpos = p
+        mt, ai, version, p = cb.head(p)
+        if mt != 0:
+            raise PNError(vpos, "version is not an unsigned integer")
+        ppos = p
+        mt, ai, plen, p = cb.head(p)
+        if mt != 2:
+            raise PNError(ppos, "payload is not a byte string")
+        if plen > S - p:
+            raise PNError(ppos, "file is truncated or damaged: declared length %d exceeds the %d bytes that remain" % (plen, S - p))
+        pstart, pend = p, p + plen
+        p = pend
+        cpos = p
+        mt, ai, crc, p = cb.head(p)
+        if mt != 0:
+            raise PNError(cpos, "crc32 is not an unsigned integer")
+        if version == 0:
+            raise PNError(vpos, "format version 0 is invalid")
+        if version > SUPPORTED_VERSION:
+            raise PNError(None, "format version %d is newer than this reader understands (it reads version %d)" % (version, SUPPORTED_VERSION))
+        actual = crc32(data[pstart:pend])
+        if crc != actual:
+            raise PNError(ppos, "checksum mismatch: block says %08x, contents give %08x (the file is damaged)" % (crc, actual))
+        b = Block()
+        b.start, b.end, b.version = start, p, version
+        b.pstart, b.pend = pstart, pend
+        b.prev_crc_actual = crc32(data[:start])
+        # payload map
+        pc = CBOR(data, pend, 16, maxitems=plen + 16)
+        m, q = pc.item(pstart)
+        if q != pend:
+            raise PNError(q, "payload holds more than one CBOR item")
+        if not isinstance(m, list) or (m and not isinstance(m[0], tuple)) or (pc.buf[pstart] >> 5) != 5:
+            raise PNError(pstart, "payload is not a map")
+        fields, unknown = {}, []
+        for k, v, ks, vs, ve in m:
+            if not isinstance(k, int) or isinstance(k, bool) or k < 0:
+                raise PNError(ks, "payload key is not an unsigned integer")
+            if k in fields or any(u[0] == k for u in unknown):
+                raise PNError(ks, "payload key %d appears twice" % k)
+            if k <= 13:
+                fields[k] = (v, vs)
+            else:
+                unknown.append((k, bytes(data[ks:ve])))
+        b.fields, b.unknown = fields, unknown
+        interpret_payload(b, data, pos == 0)
+        blocks.append(b)
+        pos = p
+    return blocks
+
+
+def want_uint(b, key, name, required=True):
+    if key not in b.fields:
+        if required:
+            raise PNError(b.pstart, "required field %d (%s) missing" % (key, name))
+        return None
+    v, off = b.fields[key]
+    if not isinstance(v, int) or isinstance(v, bool) or v < 0:
+        raise PNError(off, "field %d (%s) is not an unsigned integer" % (key, name))
+    return v
+
+
+def want_bytes(b, key, name, required=True):
+    if key not in b.fields:
+        if required:
+            raise PNError(b.pstart, "required field %d (%s) missing" % (key, name))
+        return None
+    v, off = b.fields[key]
+    if not isinstance(v, bytes):
+        raise PNError(off, "field %d (%s) is not a byte string" % (key, name))
+    return v
+
+
+def interpret_payload(b, data, first):
+    kind = want_uint(b, 0, "kind")
+    if kind not in (0, 1):
+        raise PNError(b.fields[0][1], "kind %d is neither base (0) nor append (1)" % kind)
+    if first and kind != 0:
+        raise PNError(b.fields[0][1], "first block is not a base block")
+    if not first and kind != 1:
+        raise PNError(b.fields[0][1], "a later block is not an append block")
+    b.kind = kind
+    if kind == 0:
+        if 1 not in b.fields:
+            raise PNError(b.pstart, "base block without documentID")
+        v, off = b.fields[1]
+        if not (isinstance(v, Tag) and v.tag == 37 and isinstance(v.value, bytes) and len(v.value) == 16):
+            raise PNError(off, "documentID is not tag 37 around 16 bytes")
+        b.uuid = v.value
+        if 2 not in b.fields:
+            raise PNError(b.pstart, "base block without genesis")
+        v, off = b.fields[2]
+        if not (isinstance(v, list) and len(v) == 2 and isinstance(v[0], bytes) and len(v[0]) == 16
+                and isinstance(v[1], int) and not isinstance(v[1], bool) and v[1] >= 0):
+            raise PNError(off, "genesis is not [bytes(16), uint]")
+        if v[1] != 1:
+            raise PNError(off, "genesis sequence number is %d, must be 1" % v[1])
+        b.genesis = (v[0], v[1])
+    else:
+        b.previousCRC = want_uint(b, 9, "previousCRC")
+        if b.previousCRC > 0xFFFFFFFF:
+            raise PNError(b.fields[9][1], "previousCRC larger than 2^32-1")
+        b.firstRow = want_uint(b, 10, "firstRow")
+    if 3 not in b.fields:
+        raise PNError(b.pstart, "required field 3 (replicas) missing")
+    v, off = b.fields[3]
+    if not isinstance(v, list) or not all(isinstance(x, bytes) and len(x) == 16 for x in v):
+        raise PNError(off, "replicas is not an array of 16-byte byte strings")
+    if len(set(v)) != len(v):
+        raise PNError(off, "replica id listed twice")
+    b.replicas = v
+    if 4 not in b.fields:
+        raise PNError(b.pstart, "required field 4 (strings) missing")
+    v, off = b.fields[4]
+    if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
+        raise PNError(off, "strings is not an array of text strings")
+    b.strings = v
+    b.changeCount = want_uint(b, 5, "changeCount")
+    b.opUnitCount = want_uint(b, 6, "opUnitCount")
+    comp = want_bytes(b, 7, "columns")
+    b.columnsSize = want_uint(b, 8, "columnsSize")
+    want_bytes(b, 11, "padding", required=False)
+    state = want_bytes(b, 12, "state", required=False)
+    stateSize = want_uint(b, 13, "stateSize", required=False)
+    if state is not None and kind == 1:
+        raise PNError(b.fields[12][1], "append block with a state section")
+    if (state is None) != (stateSize is None):
+        raise PNError(b.pstart, "state and stateSize must appear together")
+    if state is not None and b.version < 2:
+        # spec: version 2 adds the state section; a v1 block with one is not described
+        raise PNError(b.fields[12][1], "state section in a version 1 block")
+    S = len(data)
+    C = len(comp)
+    if b.columnsSize > 1100 * C + 65536:
+        raise PNError(b.fields[8][1], "columnsSize too large for the compressed columns")
+    coloff = b.fields[7][1]
+    # offset of the first byte of the compressed columns: after the bstr head
+    cb = CBOR(data, len(data), 1)
+    _, _, _, b.colbytes_off = cb.head(coloff)
+    b.columns_raw = inflate_exact(comp, b.columnsSize, b.colbytes_off, "columns")
+    b.state = None
+    if state is not None:
+        soff = CBOR(data, len(data), 1).head(b.fields[12][1])[3]
+        raw = inflate_exact(state, stateSize, soff, "state section")
+        sc = CBOR(raw, len(raw), 16, maxitems=len(raw) + 16)
+        try:
+            st, q = sc.item(0)
+        except PNError as e:
+            raise PNError(soff, "state section: " + e.msg)
+        if q != len(raw):
+            raise PNError(soff, "state section: bytes after the array")
+        b.state = parse_state(st, soff)
+        b.state_off = soff
+
+
+def parse_state(st, off):
+    def bad(msg):
+        raise PNError(off, "state section: " + msg)
+    def isuint(x):
+        return isinstance(x, int) and not isinstance(x, bool) and x >= 0
+    if not (isinstance(st, list) and len(st) == 2 and isinstance(st[0], str) and isinstance(st[1], list)):
+        bad("not [title, notes]")
+    notes = []
+    for n in st[1]:
+        if not (isinstance(n, list) and len(n) == 8):
+            bad("note is not an array of 8")
+        rep, ctr, title, tags, prio, created, deleted, body = n
+        if not (isuint(rep) and isuint(ctr) and isinstance(title, str) and isinstance(tags, list)
+                and all(isinstance(t, str) for t in tags) and isuint(prio) and prio <= 2
+                and isinstance(created, int) and not isinstance(created, bool)
+                and isinstance(deleted, bool) and isinstance(body, str)):
+            bad("note fields have wrong types")
+        notes.append(dict(rep=rep, ctr=ctr, title=title, tags=tags, prio=prio,
+                          created=created, deleted=deleted, body=body))
+    return dict(title=st[0], notes=notes)
+
+
+# ---------------------------------------------------------------- ops
+
+# columns each kind uses, in OP KINDS order
+KIND_COLS = {
+    1: ["value", "preds"],
+    2: ["ref1", "ref2", "created"],
+    3: ["note", "value", "preds"],
+    4: ["note", "ref1", "ref2", "text"],
+    5: ["note", "ref1", "reversed"],
+    6: ["note", "value"],
+    7: ["note", "value", "preds"],
+    8: ["note", "priority", "preds"],
+    9: ["note", "preds"],
+    10: ["note", "preds"],
+    11: ["note", "ref1", "ref2", "preds"],
+}
+
+
+def decode_columns(b):
+    try:
+        cols = parse_column_set(b.columns_raw)
+        col = lambda i: cols.get(i, b"")
+        n = b.changeCount
+        if n > 8 * b.file_size + 65536:
+            raise ColErr("too many changes")
+        ch = {}
+        ch["replica"] = rle_decode(col(10), n, "10 changeReplica")
+        ch["seq"] = delta_decode(col(11), n, "11 changeSeq")
+        ch["length"] = rle_decode(col(12), n, "12 changeLength")
+        ch["depcount"] = rle_decode(col(13), n, "13 changeDepCount")
+        nd = sum(ch["depcount"])
+        if nd > 8 * b.file_size + 65536:
+            raise ColErr("too many dependencies")
+        ch["depdist"] = rle_decode(col(14), nd, "14 changeDepDistance")
+        ch["time"] = delta_decode(col(15), n, "15 changeTime")
+        ch["author"] = rle_decode(col(16), n, "16 changeAuthor")
+        ch["message"] = rle_decode(col(17), n, "17 changeMessage")
+        ch["extralen"] = rle_decode(col(18), n, "18 changeExtraLength")
+        ext = col(19)
+        if sum(ch["extralen"]) != len(ext):
+            raise ColErr("column 19 changeExtra: length %d, lengths add up to %d" % (len(ext), sum(ch["extralen"])))
+        R = rle_count(col(30), "30 opKind")
+        if R > b.opUnitCount:
+            raise ColErr("more op rows than op units")
+        kinds = rle_decode(col(30), R, "30 opKind")
+        lengths = rle_decode(col(31), R, "31 opLength")
+        cnt = dict(note=0, ref1=0, ref2=0, reversed=0, value=0, preds=0, priority=0, created=0, unknown=0)
+        for k in kinds:
+            for c in KIND_COLS.get(k, ["unknown"]):
+                if c != "text":
+                    cnt[c] += 1
+        noteRep = rle_decode(col(32), cnt["note"], "32 opNoteReplica")
+        noteCtr = delta_decode(col(33), cnt["note"], "33 opNoteCounter")
+        r1r = rle_decode(col(34), cnt["ref1"], "34 opRef1Replica")
+        r1c = delta_decode(col(35), sum(1 for x in r1r if x), "35 opRef1Counter")
+        r2r = rle_decode(col(36), cnt["ref2"], "36 opRef2Replica")
+        r2c = delta_decode(col(37), sum(1 for x in r2r if x), "37 opRef2Counter")
+        rev = bool_decode(col(38), cnt["reversed"], "38 opReversed")
+        vlen = rle_decode(col(39), cnt["value"], "39 opValueLength")
+        vraw = col(40)
+        if sum(vlen) != len(vraw):
+            raise ColErr("column 40 opValue: length %d, lengths add up to %d" % (len(vraw), sum(vlen)))
+        if sum(vlen) + sum(ch["extralen"]) > b.columnsSize:
+            raise ColErr("lengths exceed columns size")
+        pc = rle_decode(col(41), cnt["preds"], "41 opPredCount")
+        npred = sum(pc)
+        if npred > 8 * b.file_size + 65536:
+            raise ColErr("too many predecessors")
+        prr = rle_decode(col(42), npred, "42 opPredReplica")
+        prc = delta_decode(col(43), npred, "43 opPredCounter")
+        prio = rle_decode(col(44), cnt["priority"], "44 opPriority")
+        created = delta_decode(col(45), cnt["created"], "45 opCreated")
+        try:
+            text = col(46).decode("utf-8")
+        except UnicodeDecodeError:
+            raise ColErr("column 46 opText is not valid UTF-8")
+        plen = rle_decode(col(47), cnt["unknown"], "47 opPayloadLength")
+        praw = col(48)
+        if sum(plen) != len(praw):
+            raise ColErr("column 48 opPayload: length mismatch")
+    except ColErr as e:
+        raise PNError(b.colbytes_off, str(e))
+
+    # walk the ops with a cursor per column
+    cur = dict(note=0, ref1=0, r1c=0, ref2=0, r2c=0, reversed=0, value=0, vbyte=0,
+               preds=0, pred=0, priority=0, created=0, unknown=0, pbyte=0)
+    ops = []
+    textpos = 0
+    nrep = len(b.replicas)
+
+    def rep_index(i, what):
+        if i >= nrep:
+            raise PNError(b.colbytes_off, "%s: replica index %d outside the replica table" % (what, i))
+        return i
+
+    for i, (k, ln) in enumerate(zip(kinds, lengths)):
+        if ln < 1:
+            raise PNError(b.colbytes_off, "op row %d has length 0" % i)
+        if k in KIND_COLS and k not in (4, 5) and ln != 1:
+            raise PNError(b.colbytes_off, "op row %d of kind %d has length %d" % (i, k, ln))
+        op = dict(kind=k, length=ln)
+        for c in KIND_COLS.get(k, ["unknown"]):
+            if c == "note":
+                j = cur["note"]; cur["note"] += 1
+                op["note"] = (rep_index(noteRep[j], "note"), noteCtr[j])
+            elif c in ("ref1", "ref2"):
+                j = cur[c]; cur[c] += 1
+                rr = r1r if c == "ref1" else r2r
+                rc = r1c if c == "ref1" else r2c
+                ck = "r1c" if c == "ref1" else "r2c"
+                if rr[j] == 0:
+                    op[c] = None
+                else:
+                    m = cur[ck]; cur[ck] += 1
+                    op[c] = (rep_index(rr[j] - 1, c), rc[m])
+            elif c == "created":
+                op["created"] = created[cur["created"]]; cur["created"] += 1
+            elif c == "reversed":
+                op["reversed"] = rev[cur["reversed"]]; cur["reversed"] += 1
+            elif c == "value":
+                j = cur["value"]; cur["value"] += 1
+                raw = vraw[cur["vbyte"]:cur["vbyte"] + vlen[j]]
+                cur["vbyte"] += vlen[j]
+                try:
+                    op["value"] = raw.decode("utf-8")
+                except UnicodeDecodeError:
+                    raise PNError(b.colbytes_off, "opValue is not valid UTF-8")
+            elif c == "preds":
+                j = cur["preds"]; cur["preds"] += 1
+                ps = []
+                for _ in range(pc[j]):
+                    m = cur["pred"]; cur["pred"] += 1
+                    ps.append((rep_index(prr[m], "pred"), prc[m]))
+                op["preds"] = ps
+            elif c == "priority":
+                v = prio[cur["priority"]]; cur["priority"] += 1
+                if v > 2:
+                    raise PNError(b.colbytes_off, "priority %d out of range" % v)
+                op["priority"] = v
+            elif c == "text":
+                if b.state is None:
+                    s = text[textpos:textpos + ln]
+                    if len(s) != ln:
+                        raise PNError(b.colbytes_off, "opText holds fewer characters than the ops insert")
+                    textpos += ln
+                    op["text"] = s
+                else:
+                    op["text"] = None  # placeholders
+            elif c == "unknown":
+                j = cur["unknown"]; cur["unknown"] += 1
+                op["payload"] = praw[cur["pbyte"]:cur["pbyte"] + plen[j]]
+                cur["pbyte"] += plen[j]
+        if k == 5 and op["ref1"] is None:
+            raise PNError(b.colbytes_off, "deleteText without a target")
+        ops.append(op)
+    if b.state is None and textpos != len(text):
+        raise PNError(b.colbytes_off, "opText holds characters no op inserts")
+    if sum(lengths) != b.opUnitCount:
+        raise PNError(b.colbytes_off, "op lengths add up to %d, opUnitCount is %d" % (sum(lengths), b.opUnitCount))
+    if sum(ch["length"]) != b.opUnitCount:
+        raise PNError(b.colbytes_off, "change lengths add up to %d, opUnitCount is %d" % (sum(ch["length"]), b.opUnitCount))
+    b.ch, b.ops, b.deleted_text = ch, ops, (text if b.state is not None else None)
+    # string indices
+    for j in range(n):
+        if ch["author"][j] >= len(b.strings) or ch["message"][j] > len(b.strings):
+            raise PNError(b.colbytes_off, "string index outside the string table")
+        if ch["replica"][j] >= nrep:
+            raise PNError(b.colbytes_off, "change replica index outside the replica table")
+        if not 1 <= ch["seq"][j] <= 0xFFFFFFFF:
+            raise PNError(b.colbytes_off, "seq out of range")
+        if not 1 <= ch["length"][j] <= b.opUnitCount:
+            raise PNError(b.colbytes_off, "change length out of range")
+
+
+# ---------------------------------------------------------------- CRDT state
+
+class Elem:
+    __slots__ = ("id", "left", "right", "deleted", "value", "replica")
+
+    def __init__(self, id, left, right, value):
+        self.id, self.left, self.right, self.value = id, left, right, value
+        self.deleted = False
+        self.replica = id[0]
+
+
+class Seq:
+    """FugueMax/YjsMod list exactly as in MERGE SEMANTICS."""
+
+    def __init__(self):
+        self.S = []
+        self.byid = {}
+
+    def pos(self, eid):
+        return self.S.index(self.byid[eid])
+
+    def integrate_run(self, xs):
+        """Unit k>0 of an insertText op has unit k-1 as left origin: it lands directly after it
+        (nothing else can name unit k-1 yet), so the run is placed where unit 0 goes."""
+        dest = self.integrate(xs[0])
+        self.S[dest + 1:dest + 1] = xs[1:]
+        for x in xs[1:]:
+            self.byid[x.id] = x
+
+    def integrate(self, x):
+        S = self.S
+        left = self.pos(x.left) if x.left is not None else -1
+        right = self.pos(x.right) if x.right is not None else len(S)
+        dest = left + 1
+        scanning = False
+        i = left + 1
+        while True:
+            if not scanning:
+                dest = i
+            if i == len(S) or i == right:
+                break
+            O = S[i]
+            oleft = self.pos(O.left) if O.left is not None else -1
+            oright = self.pos(O.right) if O.right is not None else len(S)
+            if oleft < left:
+                break
+            if oleft == left:
+                if oright < right:
+                    scanning = True
+                elif oright == right:
+                    if x.replica < O.replica:
+                        break
+                    scanning = False
+                else:
+                    scanning = False
+            i += 1
+        S.insert(dest, x)
+        self.byid[x.id] = x
+        return dest
+
+
+class Register:
+    def __init__(self):
+        self.entries = {}  # id -> (lamport, replica, value)
+
+    def write(self, oid, lamport, value, preds):
+        for p in preds:
+            self.entries.pop(p, None)
+        self.entries[oid] = (lamport, oid[0], value)
+
+    def value(self, default=None):
+        if not self.entries:
+            return default
+        return max(self.entries.values(), key=lambda e: (e[0], e[1]))[2]
+
+    def conflict(self):
+        return len(self.entries) > 1
+
+    def visible_conflict(self):
+        return len(set(v[2] for v in self.entries.values())) > 1
+
+
+class Note:
+    def __init__(self, nid, created):
+        self.id = nid
+        self.created = created
+        self.title = Register()
+        self.priority = Register()
+        self.deleted = Register()
+        self.position = Register()
+        self.tags = {}
+        self.body = Seq()
+        self.edit_rows = set()
+
+
+def note_hex(nid):
+    rep, ctr = nid
+    return hashlib.sha256(rep + ctr.to_bytes(4, "big")).hexdigest()[:16]
+
+
+class Doc:
+    def __init__(self):
+        self.title = Register()
+        self.notes = {}
+        self.order = Seq()
+        self.ops_by_id = {}  # op unit id -> lamport (for reference checks)
+        self.row_of_op = {}
+
+
+def load(path):
+    data = open(path, "rb").read()
+    blocks = parse_blocks(data)
+    doc = Doc()
+    changes = []  # per row: dict(replica, seq, lamport, length, deps)
+    by_change_id = {}
+    next_seq = {}
+    next_ctr = {}
+    base = blocks[0]
+    doc.uuid = base.uuid
+    for bi, b in enumerate(blocks):
+        b.file_size = len(data)
+        if b.kind == 1:
+            if b.previousCRC != b.prev_crc_actual:
+                raise PNError(b.start, "append block's previousCRC %08x does not match the bytes before it (%08x)" % (b.previousCRC, b.prev_crc_actual))
+            if b.firstRow != len(changes):
+                raise PNError(b.start, "append block's firstRow %d, but %d changes precede it" % (b.firstRow, len(changes)))
+        decode_columns(b)
+        ch = b.ch
+        # build changes and units
+        units = []  # (replica id, counter, lamport, row)
+        dpos = 0
+        for j in range(b.changeCount):
+            row = len(changes)
+            rep = b.replicas[ch["replica"][j]]
+            seq = ch["seq"][j]
+            deps = []
+            for _ in range(ch["depcount"][j]):
+                dist = ch["depdist"][dpos]; dpos += 1
+                if dist < 1 or dist > row:
+                    raise PNError(b.start, "change at row %d: dependency %d rows back lies before the start of the file (missing dependency)" % (row, dist))
+                deps.append(row - dist)
+            if len(set(deps)) != len(deps):
+                raise PNError(b.start, "change at row %d: dependency listed twice" % row)
+            if row == 0:
+                if deps:
+                    raise PNError(b.start, "change at row 0 (genesis) has dependencies")
+                if (rep, seq) != base.genesis:
+                    raise PNError(b.start, "change at row 0 is not the genesis change")
+            elif not deps:
+                raise PNError(b.start, "change at row %d has no dependencies" % row)
+            if seq != next_seq.get(rep, 1):
+                raise PNError(b.start, "change at row %d: seq %d of replica %s, expected %d" % (row, seq, rep.hex()[:8], next_seq.get(rep, 1)))
+            next_seq[rep] = seq + 1
+            lam = 1 + max((changes[d]["lamport"] + changes[d]["length"] - 1 for d in deps), default=0)
+            ln = ch["length"][j]
+            ctr0 = next_ctr.get(rep, 0)
+            if ctr0 + ln - 1 > 0xFFFFFFFE:
+                raise PNError(b.start, "counter overflow")
+            prevlast = by_change_id.get((rep, seq - 1))
+            if prevlast is not None and lam <= prevlast["lamport"] + prevlast["length"] - 1:
+                raise PNError(b.start, "change at row %d: Lamport timestamp not above the replica's previous change" % row)
+            next_ctr[rep] = ctr0 + ln
+            c = dict(replica=rep, seq=seq, lamport=lam, length=ln, deps=deps, ctr0=ctr0, row=row,
+                     time=ch["time"][j], author=b.strings[ch["author"][j]],
+                     message=(b.strings[ch["message"][j] - 1] if ch["message"][j] else None))
+            changes.append(c)
+            by_change_id[(rep, seq)] = c
+            for k in range(ln):
+                units.append((rep, ctr0 + k, lam + k, row))
+        # op rows tile units
+        u = 0
+        for i, op in enumerate(b.ops):
+            seg = units[u:u + op["length"]]
+            if len(seg) != op["length"]:
+                raise PNError(b.start, "op rows cover more units than the changes")
+            rep0, c0 = seg[0][0], seg[0][1]
+            for k, (r, c, l, row) in enumerate(seg):
+                if r != rep0 or c != c0 + k:
+                    raise PNError(b.start, "change at row %d: op row %d covers units of two replicas or non-continuing counters" % (row, i))
+            op["units"] = seg
+            u += op["length"]
+            apply_op(doc, b, op)
+        if u != len(units):
+            raise PNError(b.start, "op rows do not cover all op units")
+        if b.state is not None:
+            resolve_state(doc, b)
+    doc.changes = changes
+    doc.blocks = blocks
+    doc.data = data
+    return doc
+
+
+def resolve_state(doc, b):
+    """Fill placeholder characters from the state section (visible) and opText (deleted)."""
+    st = b.state
+    deleted_text = b.deleted_text
+    dpos = 0
+    listed = set()
+    for sn in st["notes"]:
+        if sn["rep"] >= len(b.replicas):
+            raise PNError(b.state_off, "state section: replica index outside the table")
+        nid = (b.replicas[sn["rep"]], sn["ctr"])
+        if nid not in doc.notes:
+            raise PNError(b.state_off, "state section lists a note the history does not create")
+        if nid in listed:
+            raise PNError(b.state_off, "state section lists a note twice")
+        listed.add(nid)
+        note = doc.notes[nid]
+        vis = sn["body"]
+        vpos = 0
+        for e in note.body.S:
+            if e.deleted:
+                if dpos >= len(deleted_text):
+                    raise PNError(b.state_off, "state section: text column holds too few deleted characters")
+                e.value = deleted_text[dpos]; dpos += 1
+            else:
+                if vpos >= len(vis):
+                    raise PNError(b.state_off, "state section: body of note %s too short" % note_hex(nid))
+                e.value = vis[vpos]; vpos += 1
+        if vpos != len(vis):
+            raise PNError(b.state_off, "state section: body of note %s too long" % note_hex(nid))
+    if dpos != len(deleted_text):
+        raise PNError(b.state_off, "state section: text column holds more deleted characters than the history")
+    if listed != set(doc.notes):
+        raise PNError(b.state_off, "state section does not list every note")
+    # cross-check the rest against the replayed history
+    nb = notebook(doc)
+    if nb["title"] != st["title"]:
+        raise PNError(b.state_off, "state section: notebook title disagrees with the history")
+    order = [(b.replicas[sn["rep"]], sn["ctr"]) for sn in st["notes"]]
+    hist_order = nb["_order"]
+    if order != hist_order:
+        raise PNError(b.state_off, "state section: notes not in the history's order")
+    for sn, hn in zip(st["notes"], nb["notes"]):
+        if (sn["title"], sorted(sn["tags"]), sn["prio"], sn["created"], sn["deleted"]) != \
+           (hn["title"], hn["tags"], ["low", "normal", "high"].index(hn["priority"]), hn["_created"], hn["deleted"]):
+            raise PNError(b.state_off, "state section: note %s disagrees with the history" % hn["id"])
+
+
+def apply_op(doc, b, op):
+    k = op["kind"]
+    seg = op["units"]
+    rep, c0, lam0, row = seg[0]
+    oid = (rep, c0)
+    R = b.replicas
+
+    def rid(x):
+        return (R[x[0]], x[1]) if x is not None else None
+
+    def known(x, what):
+        # reference check: exists earlier in the file with a smaller Lamport timestamp
+        if x is None:
+            return
+        l = doc.ops_by_id.get(x)
+        if l is None or l >= lam0:
+            raise PNError(b.start, "change at row %d: refers to op %d@%s (%s), which does not exist" % (row, x[1], x[0].hex()[:8], what))
+
+    def getnote(x):
+        nid = rid(x)
+        known(nid, "note")
+        n = doc.notes.get(nid)
+        if n is None:
+            raise PNError(b.start, "change at row %d: refers to op %d@%s, which is not a note" % (row, nid[1], nid[0].hex()[:8]))
+        return n
+
+    preds = [rid(p) for p in op.get("preds", [])]
+    for p in preds:
+        known(p, "pred")
+    if k == 1:
+        doc.title.write(oid, lam0, op["value"], preds)
+    elif k == 2:
+        if oid in doc.notes:
+            raise PNError(b.start, "change at row %d: note created twice" % row)
+        l, r = rid(op["ref1"]), rid(op["ref2"])
+        for x in (l, r):
+            known(x, "origin")
+            if x is not None and x not in doc.order.byid:
+                raise PNError(b.start, "change at row %d: origin is not a slot" % row)
+        n = Note(oid, op["created"])
+        doc.notes[oid] = n
+        doc.order.integrate(Elem(oid, l, r, oid))
+        n.position.write(oid, lam0, oid, [])
+    elif k == 3:
+        getnote(op["note"]).title.write(oid, lam0, op["value"], preds)
+    elif k == 4:
+        n = getnote(op["note"])
+        l, r = rid(op["ref1"]), rid(op["ref2"])
+        for x in (l, r):
+            known(x, "origin")
+            if x is not None and x not in n.body.byid:
+                raise PNError(b.start, "change at row %d: insert origin is not in the note's body" % row)
+        txt = op["text"]
+        run = []
+        for kk, (ur, uc, ul, urow) in enumerate(seg):
+            run.append(Elem((ur, uc), l, r, txt[kk] if txt is not None else None))
+            l = (ur, uc)
+        n.body.integrate_run(run)
+    elif k == 5:
+        n = getnote(op["note"])
+        t = rid(op["ref1"])
+        for kk in range(op["length"]):
+            c = t[1] - kk if op["reversed"] else t[1] + kk
+            if c < 0:
+                raise PNError(b.start, "change at row %d: reversed delete below counter 0" % row)
+            tid = (t[0], c)
+            known(tid, "delete target")
+            e = n.body.byid.get(tid)
+            if e is None:
+                raise PNError(b.start, "change at row %d: delete target is not in the note's body" % row)
+            e.deleted = True
+    elif k == 6:
+        n = getnote(op["note"])
+        n.tags.setdefault(op["value"], set()).add(oid)
+    elif k == 7:
+        n = getnote(op["note"])
+        s = n.tags.setdefault(op["value"], set())
+        for p in preds:
+            s.discard(p)
+    elif k == 8:
+        getnote(op["note"]).priority.write(oid, lam0, op["priority"], preds)
+    elif k == 9:
+        getnote(op["note"]).deleted.write(oid, lam0, True, preds)
+    elif k == 10:
+        getnote(op["note"]).deleted.write(oid, lam0, False, preds)
+    elif k == 11:
+        n = getnote(op["note"])
+        l, r = rid(op["ref1"]), rid(op["ref2"])
+        for x in (l, r):
+            known(x, "origin")
+            if x is not None and x not in doc.order.byid:
+                raise PNError(b.start, "change at row %d: origin is not a slot" % row)
+        doc.order.integrate(Elem(oid, l, r, n.id))
+        n.position.write(oid, lam0, oid, preds)
+    if k in (3, 4, 5, 6, 7, 8, 11):
+        doc.notes[rid(op["note"])].edit_rows.add(row)
+    # unknown kinds: no effect
+    for (ur, uc, ul, urow) in seg:
+        doc.row_of_op[(ur, uc)] = urow
+        doc.ops_by_id[(ur, uc)] = ul
+
+
+PRIO = ["low", "normal", "high"]
+
+
+def notebook(doc):
+    live, dead = [], []
+    for e in doc.order.S:
+        n = doc.notes[e.value]
+        if n.position.value() != e.id:
+            continue
+        deleted = any(v[2] for v in n.deleted.entries.values())
+        (dead if deleted else live).append(n)
+    out = []
+    for n in live + dead:
+        deleted = any(v[2] for v in n.deleted.entries.values())
+        body = "".join(e.value if e.value is not None else "\ufffd" for e in n.body.S if not e.deleted)
+        out.append({
+            "id": note_hex(n.id),
+            "title": n.title.value(""),
+            "body": body,
+            "tags": sorted(t for t, s in n.tags.items() if s),
+            "priority": PRIO[n.priority.value(1)],
+            "created": datetime.datetime.fromtimestamp(n.created, datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "_created": n.created,
+            "deleted": deleted,
+        })
+    u = doc.uuid.hex()
+    uuid = "%s-%s-%s-%s-%s" % (u[:8], u[8:12], u[12:16], u[16:20], u[20:])
+    return {"id": uuid, "title": doc.title.value(""), "notes": out,
+            "_order": [n.id for n in live + dead]}
+
+
+def conflicts(doc):
+    """Count visible conflicts: registers with >1 distinct value, position conflicts, delete/edit."""
+    c = []
+    if doc.title.visible_conflict():
+        c.append("notebook title")
+    for nid, n in doc.notes.items():
+        if n.title.visible_conflict():
+            c.append("title " + note_hex(nid))
+        if n.priority.visible_conflict():
+            c.append("priority " + note_hex(nid))
+        if n.position.conflict():
+            c.append("position " + note_hex(nid))
+        dels = [oid for oid, e in n.deleted.entries.items() if e[2]]
+        if dels:
+            unseen = set()
+            for oid in dels:
+                past = ancestors(doc, doc.row_of_op[oid])
+                unseen |= {r for r in n.edit_rows if r not in past}
+            if unseen:
+                c.append("delete/edit " + note_hex(nid))
+    return c
+
+
+def ancestors(doc, row):
+    cache = doc.__dict__.setdefault("_anc", {})
+    if row in cache:
+        return cache[row]
+    out = {row}
+    stack = [row]
+    while stack:
+        r = stack.pop()
+        for d in doc.changes[r]["deps"]:
+            if d not in out:
+                out.add(d)
+                stack.append(d)
+    cache[row] = out
+    return out
+
+
+def main(argv):
+    info = False
+    if argv and argv[0] == "--info":
+        info = True
+        argv = argv[1:]
+    if len(argv) != 1:
+        print(__doc__, file=sys.stderr)
+        return 64
+    try:
+        doc = load(argv[0])
+    except PNError as e:
+        print("%s: %s" % (argv[0], e), file=sys.stderr)
+        return 65
+    except (OSError) as e:
+        print("%s: %s" % (argv[0], e), file=sys.stderr)
+        return 66
+    nb = notebook(doc)
+    del nb["_order"]
+    for n in nb["notes"]:
+        del n["_created"]
+    if info:
+        heads = set(range(len(doc.changes)))
+        for c in doc.changes:
+            for d in c["deps"]:
+                heads.discard(d)
+        nb["_info"] = {
+            "blocks": len(doc.blocks),
+            "versions": [b.version for b in doc.blocks],
+            "changes": len(doc.changes),
+            "opUnits": sum(b.opUnitCount for b in doc.blocks),
+            "heads": sorted("%d@%s" % (doc.changes[h]["seq"], doc.changes[h]["replica"].hex()) for h in heads),
+            "conflicts": conflicts(doc),
+            "stateSection": [b.state is not None for b in doc.blocks],
+        }
+    json.dump(nb, sys.stdout, ensure_ascii=False, indent=2)
+    print()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
