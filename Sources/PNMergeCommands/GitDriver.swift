@@ -77,9 +77,12 @@ enum GitMergeDriver {
         let mine = loaded[0], other = loaded[1]
         // The merge checks the shared history (once) and refuses unrelated copies (the driver
         // then exits 1, for git to mark the path as conflicted).
-        var report = try MergeOperation.combine(mine, [other], output: ours, dryRun: false, nothingWrittenNote: false)
-        guard !report.upToDate else { return report }
-        let bytes = mine.document.save(.incremental)
+        // (The places where both sides edited one passage are found while the result is saved.)
+        var merged = try MergeOperation.combine(mine, [other], output: ours, dryRun: false, nothingWrittenNote: false,
+                                                deferringLastSearch: true)
+        guard !merged.report.upToDate else { return merged.finished() }
+        let bytes = merged.finishing { mine.document.save(.incremental) }
+        var report = merged.report
         // No FileLock here: git owns OURS (a temporary file in the work tree) and runs one driver per path.
         do { try FileStore.writeAtomically(bytes, to: ours) } catch { throw CLIFailure(writing: error) }
         report.bytesWritten = bytes.count

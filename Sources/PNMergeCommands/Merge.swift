@@ -92,21 +92,24 @@ enum MergeOperation {
         }
         defer { withExtendedLifetime(lock) {} }
 
-        var report = try combine(base, others, output: target, dryRun: dryRun)
+        var merged = try combine(base, others, output: target, dryRun: dryRun, deferringLastSearch: true)
 
         // Already up to date: MINE stays untouched; an explicit OUT still receives the document.
-        guard !dryRun, !(report.upToDate && inPlace) else { return report }
+        guard !dryRun, !(merged.report.upToDate && inPlace) else { return merged.finished() }
         if inPlace {
             // A sync client that replaced MINE while this ran is not overwritten: what it wrote
             // is merged in too (and the report says so).
             do throws(FileError) {
-                let outcome = try base.document.write(over: writePath, loaded: base.bytes, mode: .incremental)
-                report.bytesWritten = outcome.byteCount
-                report.mineChangedMeanwhile = outcome.mergedMeanwhile > 0
+                let outcome = try merged.finishing { () throws(FileError) in
+                    try base.document.write(over: writePath, loaded: base.bytes, mode: .incremental)
+                }
+                merged.report.bytesWritten = outcome.byteCount
+                merged.report.mineChangedMeanwhile = outcome.mergedMeanwhile > 0
             } catch { throw CLIFailure(writing: error) }
-            return report
+            return merged.report
         }
-        let bytes = base.document.save(.compact)
+        let bytes = merged.finishing { base.document.save(.compact) }
+        var report = merged.report
         if target == "-" {
             try Console.current.writeBytes(bytes)
         } else {
@@ -119,17 +122,50 @@ enum MergeOperation {
         return report
     }
 
+    /// A merge's report, and the search for the places the last merge met both sides' text
+    /// edits when the caller runs it later (`combine(..., deferringLastSearch: true)`).
+    struct Combined {
+        var report: MergeReport
+        var pendingSearch: OverlapSearch?
+
+        /// The report with the pending search's places.
+        consuming func finished() -> MergeReport {
+            if let search = pendingSearch { report.overlaps += search.run() }
+            pendingSearch = nil
+            return report
+        }
+
+        /// Runs `work` (the save) here while the pending search runs on another core, adds the
+        /// places to the report (whether or not `work` throws), and returns what `work` returned.
+        mutating func finishing<T, E: Error>(_ work: () throws(E) -> T) throws(E) -> T {
+            guard let search = pendingSearch else { return try work() }
+            pendingSearch = nil
+            let (result, places) = Concurrently.run({ Result { () throws(E) in try work() } }, alongside: { search.run() })
+            report.overlaps += places
+            return try result.get()
+        }
+    }
+
     /// Merges every change of `others` that `base` lacks into `base.document` (in memory; nothing is
     /// written) and describes the result. `output` is where the caller will write it (MINE, OUT or `-`).
     /// Unrelated copies are refused with exit 2 (the message ends "nothing was written" when
     /// `nothingWrittenNote`), a change that cannot be applied with exit 65.
     static func combine(_ base: LoadedDocument, _ others: [LoadedDocument], output: String, dryRun: Bool,
                         nothingWrittenNote: Bool = true) throws(CLIFailure) -> MergeReport {
+        try combine(base, others, output: output, dryRun: dryRun, nothingWrittenNote: nothingWrittenNote,
+                    deferringLastSearch: false).finished()
+    }
+
+    /// `combine`, leaving the last merge's overlap search to the caller (`Combined.finishing`), so
+    /// that it can run beside the save: it reads the merged document, the save only writes bytes.
+    static func combine(_ base: LoadedDocument, _ others: [LoadedDocument], output: String, dryRun: Bool,
+                        nothingWrittenNote: Bool = true, deferringLastSearch: Bool) throws(CLIFailure) -> Combined {
         let document = base.document
         let before = document.notebook
         var inputs: [MergeReport.Input] = []
         var overlaps: [TextOverlap] = []
-        for other in others {
+        var pending: OverlapSearch?
+        for (i, other) in others.enumerated() {
             let summary: MergeSummary
             do { summary = try document.merge(other.document) } catch {
                 if case .unrelated(let relation) = error {
@@ -139,11 +175,16 @@ enum MergeOperation {
                 throw CLIFailure(.invalidInput, "\(other.name): \(error)")
             }
             inputs.append(.init(file: other.path, changesByAuthor: summary.changesByAuthor, fieldsAdded: summary.fieldsAdded))
-            overlaps += document.textOverlaps(of: summary)
+            if deferringLastSearch && i == others.count - 1 {
+                pending = document.overlapSearch(of: summary)
+            } else {
+                overlaps += document.textOverlaps(of: summary)
+            }
         }
         let after = document.notebook
-        return MergeReport(documentID: document.id, mine: base.path, output: output, dryRun: dryRun, inputs: inputs,
-                           diff: NotebookDiff(from: before, to: after), notebook: after, conflicts: document.conflicts,
-                           overlaps: overlaps)
+        let report = MergeReport(documentID: document.id, mine: base.path, output: output, dryRun: dryRun, inputs: inputs,
+                                 diff: NotebookDiff(from: before, to: after), notebook: after, conflicts: document.conflicts,
+                                 overlaps: overlaps)
+        return Combined(report: report, pendingSearch: pending)
     }
 }

@@ -178,6 +178,28 @@ struct MergeCommandTests {
         let next = try dir.write(chen.save(.compact), "next.peernote")
         let quiet = pnmerge(["merge", "--dry-run", mine, next])
         #expect(quiet.status == 0 && quiet.out.contains("edited   \"N\": body") && !quiet.out.contains("Check"), "\(quiet.out)")
+        // A merge that writes finds the last copy's places while it saves: the same places with
+        // -o, in place, and after another copy merged first (whose places are found before).
+        let places = """
+            Check (2): both sides edited these places; every edit is kept
+              note "N", line 1: both sides replaced the same text: both replacements are kept, side by side
+              note "N", line 5: text added on one side lies in text the other deleted: it is kept, without that text
+            """
+        let out = pnmerge(["merge", mine, theirs, "-o", dir.path("out.peernote")])
+        #expect(out.status == 0 && out.out.contains(places), "\(out.out)")
+        let copy = try dir.write(base.save(.compact), "copy.peernote")
+        let inPlace = pnmerge(["merge", copy, theirs])
+        #expect(inPlace.status == 0 && inPlace.out.contains(places), "\(inPlace.out)")
+        #expect(try Document.load(dir.bytes("copy.peernote")).notebook == Document.load(dir.bytes("out.peernote")).notebook)
+        // Two copies: each one's places are found on the notebook its merge made, so the order
+        // of the copies matters; writing or not, the report is the same.
+        func checkLines(_ text: String) -> [String] { text.split(separator: "\n").map(String.init).filter { $0.contains("note \"N\", line") } }
+        for order in [[next, theirs], [theirs, next]] {
+            let written = pnmerge(["merge", mine] + order + ["-o", dir.path("both.peernote")])
+            let dry = pnmerge(["merge", "--dry-run", mine] + order)
+            #expect(written.status == 0 && dry.status == 0)
+            #expect(checkLines(written.out).count >= 2 && checkLines(written.out) == checkLines(dry.out), "\(written.out)\n\(dry.out)")
+        }
     }
 
     @Test("Unrelated copies are refused with exit 2, both ids named, nothing written")

@@ -24,8 +24,27 @@ extension Document {
     /// `TextOverlap`), in note order, then body order. Call it right after that merge: it compares
     /// the edits this copy had made with those the merge brought in, on the body as it now is.
     public func textOverlaps(of summary: MergeSummary) -> [TextOverlap] {
-        guard let sides = summary.sides, !sides.mine.isEmpty, !sides.theirs.isEmpty else { return [] }
-        // Read through a local: each access to `self.log` copies the op log's references.
+        overlapSearch(of: summary).run()
+    }
+
+    /// `textOverlaps(of:)`, to run later or on another thread (while the document is saved, say):
+    /// the search holds the document's history and state as they are now (shared, not copied,
+    /// until the document changes). Take it right after the merge that returned `summary`.
+    public func overlapSearch(of summary: MergeSummary) -> OverlapSearch {
+        OverlapSearch(log: log, state: state, sides: summary.sides)
+    }
+}
+
+/// The search of `Document.textOverlaps(of:)`, taken from a document right after a merge and
+/// independent of it from then on: `run()` gives the same places on any thread.
+public struct OverlapSearch: Sendable {
+    let log: OpLog
+    let state: DocState
+    let sides: MergeSides?
+
+    /// The places, in note order, then body order.
+    public func run() -> [TextOverlap] {
+        guard let sides, !sides.mine.isEmpty, !sides.theirs.isEmpty else { return [] }
         let log = self.log
         var edits: [LocalID: NoteEdits] = [:]
         // The edits of the note the last ops edited, kept out of the dictionary while ops go on
@@ -78,7 +97,7 @@ extension Document {
             e.prepare()
             let title = n.title.value ?? ""
             for (kind, line) in e.overlaps(in: n.body) {
-                out.append(TextOverlap(note: noteID(n.id), noteTitle: title, kind: kind, line: line))
+                out.append(TextOverlap(note: NoteID(replica: log.replicas[Int(n.id.agent)], counter: n.id.counter), noteTitle: title, kind: kind, line: line))
             }
         }
         return out

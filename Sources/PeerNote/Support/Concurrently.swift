@@ -12,9 +12,9 @@ import Darwin
 /// the call, and its result is handed over after Dispatch's group wait (which orders the
 /// worker's writes before the caller's reads). The second closure must not touch anything the
 /// first one uses; it is `@Sendable`, so the compiler checks what it captures.
-enum Concurrently {
+package enum Concurrently {
     /// Runs `first` here and `second` on another thread, and returns both results.
-    static func run<A, B>(_ first: () -> A, alongside second: @escaping @Sendable () -> B) -> (A, B) {
+    package static func run<A, B>(_ first: () -> A, alongside second: @escaping @Sendable () -> B) -> (A, B) {
         let handoff = Handoff<B>()
         let group = DispatchGroup()
         queue.async(group: group) { handoff.value = second() }
