@@ -134,7 +134,9 @@ class Reader:
     def done(self):
         return self.p >= len(self.d)
 
-    def uleb(self):
+    def _varint(self):
+        """The LEB128 groups at the read position: (value as unsigned, bits read, bytes read,
+        last byte, position after)."""
         d, p = self.d, self.p
         v, shift, n = 0, 0, 0
         while True:
@@ -146,7 +148,11 @@ class Reader:
             v |= (b & 0x7F) << shift
             shift += 7
             if not b & 0x80:
-                break
+                return v, shift, n, b, p
+
+    def uleb(self):
+        d = self.d
+        v, shift, n, b, p = self._varint()
         if n > 1 and d[p - 1] == 0:
             raise ColErr("column %s: non-minimal uleb128" % self.name)
         if v >= 1 << 64:
@@ -155,18 +161,8 @@ class Reader:
         return v
 
     def sleb(self):
-        d, p = self.d, self.p
-        v, shift, n = 0, 0, 0
-        while True:
-            if p >= len(d):
-                raise ColErr("column %s: varint cut short" % self.name)
-            b = d[p]; p += 1; n += 1
-            if n > 10:
-                raise ColErr("column %s: varint longer than 10 bytes" % self.name)
-            v |= (b & 0x7F) << shift
-            shift += 7
-            if not b & 0x80:
-                break
+        d = self.d
+        v, shift, n, b, p = self._varint()
         if b & 0x40:
             v -= 1 << shift
         if n > 1:
