@@ -377,26 +377,25 @@ def parse_blocks(data):
     return blocks
 
 
-def want_uint(b, key, name, required=True):
+def want(b, key, name, fits, what, required=True):
+    """Payload field `key` of block `b` when `fits(value)`; None when it is absent and optional."""
     if key not in b.fields:
         if required:
             raise PNError(b.pstart, "required field %d (%s) missing" % (key, name))
         return None
     v, off = b.fields[key]
-    if not isinstance(v, int) or isinstance(v, bool) or v < 0:
-        raise PNError(off, "field %d (%s) is not an unsigned integer" % (key, name))
+    if not fits(v):
+        raise PNError(off, "field %d (%s) is not %s" % (key, name, what))
     return v
+
+
+def want_uint(b, key, name, required=True):
+    return want(b, key, name, lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 0,
+                "an unsigned integer", required)
 
 
 def want_bytes(b, key, name, required=True):
-    if key not in b.fields:
-        if required:
-            raise PNError(b.pstart, "required field %d (%s) missing" % (key, name))
-        return None
-    v, off = b.fields[key]
-    if not isinstance(v, bytes):
-        raise PNError(off, "field %d (%s) is not a byte string" % (key, name))
-    return v
+    return want(b, key, name, lambda v: isinstance(v, bytes), "a byte string", required)
 
 
 def interpret_payload(b, data, first):
