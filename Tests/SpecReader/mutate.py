@@ -299,6 +299,8 @@ def more():
     run_both("append-last-padding", rebuild(ap, 2, lambda e: e + [(11, enc(b"\0" * 5))]))
     run_both("append-last-prevcrc-big", rebuild(ap, 2, lambda e: [(k, enc(1 << 33) if k == 9 else v) for k, v in e]))
     run_both("append-last-kind-missing", rebuild(ap, 2, lambda e: [(k, v) for k, v in e if k != 0]))
+    # version 2 without a state section: valid, read as version 1 (peernote(5), FILE STRUCTURE)
+    run_both("append-last-as-v2", rebuild(ap, 2, lambda e: e, version=2))
     bs = pnread.parse_blocks(ap)
     run_both("two-blocks-only", ap[:bs[1].end])
     run_both("blocks-0-2", ap[:bs[1].start] + ap[bs[2].start:])
