@@ -941,6 +941,15 @@ def apply_op(doc, b, op):
             raise PNError(b.start, "change at row %d: refers to op %d@%s, which is not a note" % (row, nid[1], nid[0].hex()[:8]))
         return n
 
+    def origins(seq, what):
+        """The op's two origins (ref1, ref2), each absent or an element of `seq`."""
+        l, r = rid(op["ref1"]), rid(op["ref2"])
+        for x in (l, r):
+            known(x, "origin")
+            if x is not None and x not in seq.byid:
+                raise PNError(b.start, "change at row %d: %s" % (row, what))
+        return l, r
+
     preds = [rid(p) for p in op.get("preds", [])]
     for p in preds:
         known(p, "pred")
@@ -949,11 +958,7 @@ def apply_op(doc, b, op):
     elif k == 2:
         if oid in doc.notes:
             raise PNError(b.start, "change at row %d: note created twice" % row)
-        l, r = rid(op["ref1"]), rid(op["ref2"])
-        for x in (l, r):
-            known(x, "origin")
-            if x is not None and x not in doc.order.byid:
-                raise PNError(b.start, "change at row %d: origin is not a slot" % row)
+        l, r = origins(doc.order, "origin is not a slot")
         n = Note(oid, op["created"])
         doc.notes[oid] = n
         doc.order.integrate(Elem(oid, l, r, oid))
@@ -962,11 +967,7 @@ def apply_op(doc, b, op):
         getnote(op["note"]).title.write(oid, lam0, op["value"], preds)
     elif k == 4:
         n = getnote(op["note"])
-        l, r = rid(op["ref1"]), rid(op["ref2"])
-        for x in (l, r):
-            known(x, "origin")
-            if x is not None and x not in n.body.byid:
-                raise PNError(b.start, "change at row %d: insert origin is not in the note's body" % row)
+        l, r = origins(n.body, "insert origin is not in the note's body")
         txt = op["text"]
         run = []
         for kk, (ur, uc, ul, urow) in enumerate(seg):
@@ -1002,11 +1003,7 @@ def apply_op(doc, b, op):
         getnote(op["note"]).deleted.write(oid, lam0, False, preds)
     elif k == 11:
         n = getnote(op["note"])
-        l, r = rid(op["ref1"]), rid(op["ref2"])
-        for x in (l, r):
-            known(x, "origin")
-            if x is not None and x not in doc.order.byid:
-                raise PNError(b.start, "change at row %d: origin is not a slot" % row)
+        l, r = origins(doc.order, "origin is not a slot")
         doc.order.integrate(Elem(oid, l, r, n.id))
         n.position.write(oid, lam0, oid, preds)
     if k in (3, 4, 5, 6, 7, 8, 11):
