@@ -78,8 +78,7 @@ enum GitMergeDriver {
         // The merge checks the shared history (once) and refuses unrelated copies (the driver
         // then exits 1, for git to mark the path as conflicted).
         // (The places where both sides edited one passage are found while the result is saved.)
-        var merged = try MergeOperation.combine(mine, [other], output: ours, dryRun: false, nothingWrittenNote: false,
-                                                deferringLastSearch: true)
+        var merged = try MergeOperation.combine(mine, [other], output: ours, dryRun: false, nothingWrittenNote: false)
         guard !merged.report.upToDate else { return merged.finished() }
         let bytes = merged.finishing { mine.document.save(.incremental) }
         var report = merged.report

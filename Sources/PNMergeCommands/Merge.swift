@@ -92,7 +92,7 @@ enum MergeOperation {
         }
         defer { withExtendedLifetime(lock) {} }
 
-        var merged = try combine(base, others, output: target, dryRun: dryRun, deferringLastSearch: true)
+        var merged = try combine(base, others, output: target, dryRun: dryRun)
 
         // Already up to date: MINE stays untouched; an explicit OUT still receives the document.
         guard !dryRun, !(merged.report.upToDate && inPlace) else { return merged.finished() }
@@ -122,8 +122,8 @@ enum MergeOperation {
         return report
     }
 
-    /// A merge's report, and the search for the places the last merge met both sides' text
-    /// edits when the caller runs it later (`combine(..., deferringLastSearch: true)`).
+    /// A merge's report, and the search for the places where the last merge met both sides' text
+    /// edits, which the caller runs: beside the save (`finishing`), or at once (`finished`).
     struct Combined {
         var report: MergeReport
         var pendingSearch: OverlapSearch?
@@ -148,18 +148,12 @@ enum MergeOperation {
 
     /// Merges every change of `others` that `base` lacks into `base.document` (in memory; nothing is
     /// written) and describes the result. `output` is where the caller will write it (MINE, OUT or `-`).
+    /// The last merge's overlap search is left to the caller (`Combined`), so that it can run beside
+    /// the save: it reads the merged document, the save only writes bytes.
     /// Unrelated copies are refused with exit 2 (the message ends "nothing was written" when
     /// `nothingWrittenNote`), a change that cannot be applied with exit 65.
     static func combine(_ base: LoadedDocument, _ others: [LoadedDocument], output: String, dryRun: Bool,
-                        nothingWrittenNote: Bool = true) throws(CLIFailure) -> MergeReport {
-        try combine(base, others, output: output, dryRun: dryRun, nothingWrittenNote: nothingWrittenNote,
-                    deferringLastSearch: false).finished()
-    }
-
-    /// `combine`, leaving the last merge's overlap search to the caller (`Combined.finishing`), so
-    /// that it can run beside the save: it reads the merged document, the save only writes bytes.
-    static func combine(_ base: LoadedDocument, _ others: [LoadedDocument], output: String, dryRun: Bool,
-                        nothingWrittenNote: Bool = true, deferringLastSearch: Bool) throws(CLIFailure) -> Combined {
+                        nothingWrittenNote: Bool = true) throws(CLIFailure) -> Combined {
         let document = base.document
         let before = document.notebook
         var inputs: [MergeReport.Input] = []
@@ -175,7 +169,7 @@ enum MergeOperation {
                 throw CLIFailure(.invalidInput, "\(other.name): \(error)")
             }
             inputs.append(.init(file: other.path, changesByAuthor: summary.changesByAuthor, fieldsAdded: summary.fieldsAdded))
-            if deferringLastSearch && i == others.count - 1 {
+            if i == others.count - 1 {
                 pending = document.overlapSearch(of: summary)
             } else {
                 overlaps += document.textOverlaps(of: summary)
