@@ -92,7 +92,10 @@ enum MergeOperation {
         }
         defer { withExtendedLifetime(lock) {} }
 
-        var merged = try combine(base, others, output: target, dryRun: dryRun)
+        // Unless the result replaces MINE (as an appended block, after MINE's own bytes), it is
+        // built from whichever copy has the longer history: the merge's work grows with the
+        // changes taken in, and a compact save does not depend on the order they came in.
+        var merged = try combine(base, others, output: target, dryRun: dryRun, keepMine: dryRun || !inPlace)
 
         // Already up to date: MINE stays untouched; an explicit OUT still receives the document.
         guard !dryRun, !(merged.report.upToDate && inPlace) else { return merged.finished() }
@@ -108,7 +111,8 @@ enum MergeOperation {
             } catch { throw CLIFailure(writing: error) }
             return merged.report
         }
-        let bytes = merged.finishing { base.document.save(.compact) }
+        let document = merged.document
+        let bytes = merged.finishing { document.save(.compact) }
         var report = merged.report
         if target == "-" {
             try Console.current.writeBytes(bytes)
@@ -125,6 +129,8 @@ enum MergeOperation {
     /// A merge's report, and the search for the places where the last merge met both sides' text
     /// edits, which the caller runs: beside the save (`finishing`), or at once (`finished`).
     struct Combined {
+        /// The merged document: MINE's, or a new one when MINE was kept (`combine(keepMine:)`).
+        let document: Document
         var report: MergeReport
         var pendingSearch: OverlapSearch?
 
@@ -146,22 +152,30 @@ enum MergeOperation {
         }
     }
 
-    /// Merges every change of `others` that `base` lacks into `base.document` (in memory; nothing is
-    /// written) and describes the result. `output` is where the caller will write it (MINE, OUT or `-`).
+    /// Merges every change of `others` that `base` lacks into `base.document`, or with `keepMine`
+    /// into a new document that `base.document` and the first of `others` are left as they were
+    /// (`Document.merged(with:)`; in memory, nothing is written), and describes the result.
+    /// `output` is where the caller will write it (MINE, OUT or `-`).
     /// The last merge's overlap search is left to the caller (`Combined`), so that it can run beside
     /// the save: it reads the merged document, the save only writes bytes.
     /// Unrelated copies are refused with exit 2 (the message ends "nothing was written" when
     /// `nothingWrittenNote`), a change that cannot be applied with exit 65.
     static func combine(_ base: LoadedDocument, _ others: [LoadedDocument], output: String, dryRun: Bool,
-                        nothingWrittenNote: Bool = true) throws(CLIFailure) -> Combined {
-        let document = base.document
+                        keepMine: Bool = false, nothingWrittenNote: Bool = true) throws(CLIFailure) -> Combined {
+        var document = base.document
         let before = document.notebook
         var inputs: [MergeReport.Input] = []
         var overlaps: [TextOverlap] = []
         var pending: OverlapSearch?
         for (i, other) in others.enumerated() {
             let summary: MergeSummary
-            do { summary = try document.merge(other.document) } catch {
+            do throws(PeerNoteError) {
+                if keepMine && i == 0 {
+                    (document, summary) = try document.merged(with: other.document)
+                } else {
+                    summary = try document.merge(other.document)
+                }
+            } catch {
                 if case .unrelated(let relation) = error {
                     throw CLIFailure(.unrelated, Inputs.unrelatedReason(base, other, relation: relation,
                                                                         action: "merge \(other.name) into \(base.name)", nothingWritten: nothingWrittenNote))
@@ -179,6 +193,6 @@ enum MergeOperation {
         let report = MergeReport(documentID: document.id, mine: base.path, output: output, dryRun: dryRun, inputs: inputs,
                                  diff: NotebookDiff(from: before, to: after), notebook: after, conflicts: document.conflicts,
                                  overlaps: overlaps)
-        return Combined(report: report, pendingSearch: pending)
+        return Combined(document: document, report: report, pendingSearch: pending)
     }
 }

@@ -202,6 +202,36 @@ struct MergeCommandTests {
         }
     }
 
+    /// With -o (and --dry-run) the merge is built from the copy with the longer history, so a
+    /// stale MINE takes in nothing; in place it is built on MINE. Either way the same notebook,
+    /// the same report (bar the file it names) and, compacted, the same bytes.
+    @Test("A stale MINE merged with -o or --dry-run reports and writes what a merge in place does")
+    func staleMineWithOutput() throws {
+        let dir = try TempDir()
+        let base = Document(title: "T", author: "alice")
+        let note = base.addNote(title: "N", body: "I saw teh cat.\n\nDrop this paragraph.\n\nEnd.")
+        let stale = base.fork(author: "sam"), fresh = base.fork(author: "fay")
+        try stale.setNoteTitle(note, "Stale")
+        try stale.setBody(note, "I saw the cat.\n\nDrop this paragraph, with a clause.\n\nEnd.")
+        try fresh.setNoteTitle(note, "Fresh")
+        try fresh.setBody(note, "I saw thee cat.\n\nEnd.")
+        for k in 0 ..< 40 { fresh.addNote(title: "more \(k)", body: String(repeating: "x", count: k)) }
+        let mine = try dir.write(stale.save(), "stale.peernote"), theirs = try dir.write(fresh.save(), "fresh.peernote")
+        let (mineBytes, theirsBytes) = (try dir.bytes("stale.peernote"), try dir.bytes("fresh.peernote"))
+        let out = pnmerge(["merge", mine, theirs, "-o", dir.path("out.peernote")])
+        let dry = pnmerge(["merge", "--dry-run", mine, theirs])
+        #expect(try dir.bytes("stale.peernote") == mineBytes && dir.bytes("fresh.peernote") == theirsBytes)
+        let inPlace = pnmerge(["merge", mine, theirs])
+        #expect(out.status == 0 && dry.status == 0 && inPlace.status == 0, "\(out.err)\(dry.err)\(inPlace.err)")
+        // The first line names the action and the last what was written; the rest is the same.
+        func body(_ text: String) -> [String] { Array(text.split(separator: "\n").map(String.init).dropFirst().dropLast()) }
+        #expect(body(out.out) == body(inPlace.out), "\(out.out)\n\(inPlace.out)")
+        #expect(body(dry.out) == body(inPlace.out), "\(dry.out)\n\(inPlace.out)")
+        #expect(out.out.contains("fresh.peernote: 42 changes (fay 42)") && out.out.contains("Conflicts (1)") && out.out.contains("Check (2)"), "\(out.out)")
+        let merged = try Document.load(dir.bytes("stale.peernote"))
+        #expect(try dir.bytes("out.peernote") == merged.save(.compact))
+    }
+
     @Test("Unrelated copies are refused with exit 2, both ids named, nothing written")
     func unrelated() throws {
         let dir = try TempDir()

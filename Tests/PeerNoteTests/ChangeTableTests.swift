@@ -70,7 +70,17 @@ struct ChangeTableTests {
             #expect(table.lastIndex(agent: UInt32(a)) == (lastOf[a] >= 0 ? lastOf[a] : nil))
             #expect(table.index(agent: UInt32(a), seq: seqs[a] + 1) == nil)
             #expect(table.index(agent: UInt32(a), counter: counters[a]) == nil)
+            // An agent's changes past a seq, a run at a time, are those found seq by seq.
+            for after in [0, 1, Int(seqs[a]) / 3, Int(seqs[a]) - 1, Int(seqs[a]), Int(seqs[a]) + 5] {
+                var found: [Int] = []
+                table.appendIndices(agent: UInt32(a), after: after, to: &found)
+                let expected = after >= Int(seqs[a]) ? [] : (after + 1 ... Int(seqs[a])).compactMap { table.index(agent: UInt32(a), seq: UInt32($0)) }
+                #expect(found == expected, "agent \(a), after seq \(after)")
+            }
         }
+        var none: [Int] = []
+        table.appendIndices(agent: 7, after: 0, to: &none)
+        #expect(none.isEmpty)
         #expect(table.index(agent: 0, seq: 0) == nil && table.index(agent: 7, seq: 1) == nil)
     }
 

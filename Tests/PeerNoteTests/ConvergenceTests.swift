@@ -283,6 +283,56 @@ struct ConvergenceTests {
         #expect(try Document.load(bytes).notebook == reference)
     }
 
+    /// `merged(with:)` builds its result from the copy with the longer history, which is either
+    /// copy; whichever it takes, it gives what forking the first copy and merging the second into
+    /// it gives (notebook, conflicts, compact bytes, summary, places both sides edited), and
+    /// leaves both copies as they were.
+    @Test("merged(with:) gives what merge gives, built from either copy, and changes neither", arguments: [41, 42, 43])
+    func mergedWithMatchesMerge(seed: UInt64) throws {
+        var rng = SeededRandom(state: seed)
+        let origin = Document(title: "Shared", author: "r0")
+        let replicas = (0 ..< 3).map { origin.fork(author: "r\($0)") }
+        var built = (fromMine: 0, fromTheirs: 0), overlapsFound = 0
+        for round in 0 ..< 10 {
+            for doc in replicas {
+                for _ in 0 ..< Int.random(in: 1 ... 8, using: &rng) { try randomEdit(doc, &rng) }
+            }
+            // Fields a newer version wrote, on one copy or the other.
+            if round == 3 { replicas[1].unknownFields = [[0x15, 0x61, 0x63]] }
+            if round == 6 { replicas[2].unknownFields = [[0x16, 0x61, 0x64]] }
+            for _ in 0 ..< 3 {
+                let mine = replicas[Int.random(in: 0 ..< replicas.count, using: &rng)]
+                let theirs = replicas[Int.random(in: 0 ..< replicas.count, using: &rng)]
+                let (mineBytes, theirsBytes) = (mine.save(), theirs.save())
+                let (mineUnits, theirsUnits) = (mine.log.lvCount, theirs.log.lvCount)
+                let (result, summary) = try mine.merged(with: theirs)
+                let reference = mine.fork()
+                let expected = try reference.merge(theirs)
+                if theirsUnits > mineUnits { built.fromTheirs += 1 } else { built.fromMine += 1 }
+                #expect(result.notebook == reference.notebook, "round \(round)")
+                #expect(result.conflicts == reference.conflicts)
+                #expect(result.save() == reference.save())
+                #expect(result.unknownFields == reference.unknownFields)
+                #expect(summary == expected && summary.fieldsAdded == expected.fieldsAdded)
+                #expect(summary.changesByAuthor.map(\.author) == expected.changesByAuthor.map(\.author))
+                let overlaps = result.textOverlaps(of: summary)
+                #expect(overlaps == reference.textOverlaps(of: expected))
+                overlapsFound += overlaps.count
+                #expect(result.author == mine.author && result.replica != mine.replica && result.replica != theirs.replica)
+                #expect(mine.save() == mineBytes && theirs.save() == theirsBytes, "neither copy changed")
+                // The result goes on like any copy: an edit on it merges back into both.
+                if let note = result.notes.first {
+                    try result.insertText(note.id, at: 0, "m")
+                    try mine.merge(result)
+                    try theirs.merge(result)
+                    #expect(mine.notebook == result.notebook && theirs.notebook == result.notebook)
+                }
+            }
+        }
+        #expect(built.fromMine > 0 && built.fromTheirs > 0, "both ways taken: \(built)")
+        #expect(overlapsFound > 0, "places both sides edited were compared")
+    }
+
     /// Save encodes a run of changes that continue each other (one per keystroke) a run at a
     /// time; a block decoded from the file is encoded one change at a time. Both must give the
     /// same bytes, for compact saves of merged replicas (changes in an order that interleaves

@@ -135,6 +135,7 @@ struct ChangeTable: RandomAccessCollection, Sendable {
     @inline(__always) func seq(_ i: Int) -> UInt32 { let r = Int(runOf[i]); return runs[r].seqStart + UInt32(i - runs[r].firstIndex) }
     @inline(__always) func counterStart(_ i: Int) -> UInt32 { runs[Int(runOf[i])].counterStart + unitOffset[i] }
     @inline(__always) func time(_ i: Int) -> Int64 { runs[Int(runOf[i])].time }
+    @inline(__always) func author(_ i: Int) -> UInt32 { metas[Int(runs[Int(runOf[i])].meta)].author }
     @inline(__always) func lamport(_ i: Int) -> UInt64 { runs[Int(runOf[i])].lamport + UInt64(unitOffset[i]) }
     @inline(__always) func lvStart(_ i: Int) -> Int { runs[Int(runOf[i])].lvStart + Int(unitOffset[i]) }
     @inline(__always) func length(_ i: Int) -> Int { unitEnd(i) - Int(unitOffset[i]) }
@@ -207,6 +208,19 @@ struct ChangeTable: RandomAccessCollection, Sendable {
     func changeCount(agent: UInt32) -> Int {
         guard Int(agent) < agentRuns.count, let last = agentRuns[Int(agent)].last else { return 0 }
         return Int(runs[Int(last)].seqStart) + Int(runs[Int(last)].count) - 1
+    }
+
+    /// Appends the indices of `agent`'s changes numbered past `seq` to `out`, in seq order (a
+    /// run at a time: each run's changes are consecutive indices).
+    func appendIndices(agent: UInt32, after seq: Int, to out: inout [Int]) {
+        guard Int(agent) < agentRuns.count else { return }
+        for r in agentRuns[Int(agent)] {
+            let run = runs[Int(r)]
+            let first = Int(run.seqStart), end = first + Int(run.count)
+            guard end > seq + 1 else { continue }
+            let from = Swift.max(first, seq + 1)
+            out.append(contentsOf: run.firstIndex + (from - first) ..< run.firstIndex + Int(run.count))
+        }
     }
 
     /// The change of `agent` numbered `seq`, if there is one.

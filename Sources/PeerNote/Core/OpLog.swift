@@ -76,7 +76,7 @@ struct OpLog: Sendable {
 
     @inline(__always) func lamport(ofChange ci: Int) -> UInt64 { changes.lamport(ci) }
 
-    func author(of ci: Int) -> String { strings[Int(changes[ci].author)] }
+    func author(of ci: Int) -> String { strings[Int(changes.author(ci))] }
     func message(of ci: Int) -> String { strings[Int(changes[ci].message)] }
     func extra(of ci: Int) -> [UInt8] { extras[Int(changes[ci].extra)] }
 

@@ -62,6 +62,40 @@ extension Document {
     /// it would end up different in the two copies, which would then never merge again).
     @discardableResult
     public func merge(_ other: Document) throws(PeerNoteError) -> MergeSummary {
+        try checkMergeable(with: other)
+        return try absorb(other)
+    }
+
+    /// A new document holding the changes of this copy and of `other`, and the summary that
+    /// `merge(other)` would return (what `other` brings to this copy); neither copy changes.
+    /// The result is what `fork()` of this copy, merged with `other`, would hold and show (same
+    /// author, a new replica id), but it is built from whichever copy has the longer history,
+    /// taking in the other's changes: the work grows with the changes taken in, so merging a
+    /// stale copy with a fresh one costs no more than the other way round. Throws as `merge(_:)`.
+    public func merged(with other: Document) throws(PeerNoteError) -> (document: Document, summary: MergeSummary) {
+        try checkMergeable(with: other)
+        guard other.log.lvCount > log.lvCount else {
+            let result = fork()
+            return (result, try result.absorb(other))
+        }
+        let result = other.fork(author: author)
+        result.core.customClock = core.customClock
+        // What `other` brings: its changes this copy lacks, in its order (as `absorb` counts them).
+        let brought = log.missingChanges(from: other.log)
+        let fieldsAdded = other.unknownFields.filter { !unknownFields.contains($0) }
+        try result.absorb(self)
+        result.unknownFields = unknownFields + fieldsAdded
+        let counts = { (copy: OpLog) in
+            AgentCounts(counts: result.log.replicas.map { r in copy.existingAgent(for: r).map { copy.changeCount(of: $0) } ?? 0 })
+        }
+        let summary = MergeSummary(changesByAuthor: other.log.authorCounts(of: brought),
+                                   sides: MergeSides(mine: counts(log), theirs: counts(other.log)), fieldsAdded: fieldsAdded.count)
+        return (result, summary)
+    }
+
+    /// Throws what `merge(_:)` throws before it changes anything: an open transaction on either
+    /// copy, copies that do not share history, or a payload field both carry with other values.
+    private func checkMergeable(with other: Document) throws(PeerNoteError) {
         guard core.transactionDepth == 0 && other.core.transactionDepth == 0 else {
             throw .invalidArgument("cannot merge while a transaction is open on \(core.transactionDepth > 0 ? "this copy" : "the other copy"); merge before or after it")
         }
@@ -72,22 +106,17 @@ extension Document {
         for f in other.unknownFields where !unknownFields.contains(f) {
             if let k = WireCodec.unknownFieldKey(f), keys.contains(k) { throw .fieldConflict(key: k) }
         }
+    }
+
+    /// Takes in every change of `other` that this copy lacks (the copies are known to share
+    /// history); changes nothing when one cannot be applied.
+    @discardableResult
+    private func absorb(_ other: Document) throws(PeerNoteError) -> MergeSummary {
         // Read through a local: each access to `other.log` would copy the whole op log.
         let source = other.log
         let (savedLog, savedState) = (log, state)
-        // The changes we lack: per replica, those past the ones we have; in their causal order.
-        var missing: [Int] = []
-        for (a, replica) in source.replicas.enumerated() {
-            let have = log.existingAgent(for: replica).map { log.changeCount(of: $0) } ?? 0
-            let count = source.changeCount(of: UInt32(a))
-            // The replica's changes past the ones we have, found by seq (a binary search over its runs).
-            if count > have {
-                for seq in have + 1 ... count {
-                    if let ci = source.changeIndex(agent: UInt32(a), seq: UInt32(seq)) { missing.append(ci) }
-                }
-            }
-        }
-        missing.sort()
+        // The changes we lack, in their causal order.
+        let missing = log.missingChanges(from: source)
         // Grow the log's per-change arrays once, to what they will hold (they are shared with the
         // saved copy, so the first append copies them anyway: without this, into twice the room).
         log.reserve(changes: missing.count)
@@ -109,16 +138,48 @@ extension Document {
             (log, state) = (savedLog, savedState)
             throw .invalidDocument(offset: nil, message: "change \(failed.fullDescription) could not be applied: \(error.error)")
         }
-        var byAuthor: [(author: String, count: Int)] = []
-        for ci in missing {
-            let author = source.author(of: ci)
-            if let i = byAuthor.firstIndex(where: { $0.author == author }) { byAuthor[i].count += 1 } else { byAuthor.append((author, 1)) }
-        }
         let addedFields = other.unknownFields.filter { !unknownFields.contains($0) }
         unknownFields += addedFields
         let mine = AgentCounts(counts: (0 ..< savedLog.replicas.count).map { savedLog.changeCount(of: UInt32($0)) })
         let theirs = AgentCounts(counts: log.replicas.map { r in source.existingAgent(for: r).map { source.changeCount(of: $0) } ?? 0 })
-        return MergeSummary(changesByAuthor: byAuthor, sides: MergeSides(mine: mine, theirs: theirs), fieldsAdded: addedFields.count)
+        return MergeSummary(changesByAuthor: source.authorCounts(of: missing), sides: MergeSides(mine: mine, theirs: theirs), fieldsAdded: addedFields.count)
+    }
+}
+
+extension OpLog {
+    /// The changes of `source` this log lacks (per replica, those past the ones it has), as
+    /// indices into `source`, in `source`'s order (a causal order).
+    func missingChanges(from source: OpLog) -> [Int] {
+        var missing: [Int] = []
+        var agents = 0
+        for (a, replica) in source.replicas.enumerated() {
+            let have = existingAgent(for: replica).map { changeCount(of: $0) } ?? 0
+            guard source.changeCount(of: UInt32(a)) > have else { continue }
+            source.changes.appendIndices(agent: UInt32(a), after: have, to: &missing)
+            agents += 1
+        }
+        // Each agent's changes are in order already.
+        if agents > 1 { missing.sort() }
+        return missing
+    }
+
+    /// How many of `changes` each author made, authors in order of first appearance.
+    func authorCounts(of changes: [Int]) -> [(author: String, count: Int)] {
+        // Counted by the log's string index; `order` lists the indices as first met.
+        var counts = [Int](repeating: 0, count: strings.count)
+        var order: [Int] = []
+        for ci in changes {
+            let s = Int(self.changes.author(ci))
+            if counts[s] == 0 { order.append(s) }
+            counts[s] += 1
+        }
+        // Two indices may hold one string (a log built by hand): one entry each author.
+        var byAuthor: [(author: String, count: Int)] = []
+        for s in order {
+            let author = strings[s]
+            if let i = byAuthor.firstIndex(where: { $0.author == author }) { byAuthor[i].count += counts[s] } else { byAuthor.append((author, counts[s])) }
+        }
+        return byAuthor
     }
 }
 
