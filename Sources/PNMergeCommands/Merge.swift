@@ -95,7 +95,14 @@ enum MergeOperation {
         // Unless the result replaces MINE (as an appended block, after MINE's own bytes), it is
         // built from whichever copy has the longer history: the merge's work grows with the
         // changes taken in, and a compact save does not depend on the order they came in.
-        var merged = try combine(base, others, output: target, dryRun: dryRun, keepMine: dryRun || !inPlace)
+        let keepMine = dryRun || !inPlace
+        var merged = try combine(base, others, output: target, dryRun: dryRun, keepMine: keepMine)
+        if keepMine {
+            // The copies as read are not needed any more: let their histories go before the save
+            // (the merged one was copied from one of them).
+            others.removeAll()
+            base = LoadedDocument(path: base.path, bytes: [], document: merged.document, label: base.label)
+        }
 
         // Already up to date: MINE stays untouched; an explicit OUT still receives the document.
         guard !dryRun, !(merged.report.upToDate && inPlace) else { return merged.finished() }
