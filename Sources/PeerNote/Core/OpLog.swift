@@ -371,6 +371,7 @@ struct OpLog: Sendable {
     /// Appends an op to the last change, merging it into the previous op when it continues it.
     /// An `insertText` op's units must already be in `text` from its `contentStart`.
     mutating func appendOp(_ body: OpBody, length: Int) {
+        let body = withPredecessorsInOrder(body)
         let lv = lvCount
         changes.extendLast(by: length)
         dropFingerprintOfLastChange()
@@ -382,6 +383,33 @@ struct OpLog: Sendable {
         ops.append(Op(lv: lv, length: length, body: body))
         lastOpFirstID = bID
         if case .insertText(_, _, _, let start) = body { lastOpTextStart = start } else { lastOpTextStart = -1 }
+    }
+
+    /// `body` with its predecessors (or, for removeTag, the tag adds it removes) sorted by replica
+    /// id, then counter: the order files list them in (peernote(5), Op columns). An op made here
+    /// lists them in the order its register held them; sorted, one op reads alike in every copy,
+    /// made here, loaded or merged in (the shared-history check compares ops, and fingerprints
+    /// hash them, in order).
+    private func withPredecessorsInOrder(_ body: OpBody) -> OpBody {
+        func sorted(_ ids: [LocalID]) -> [LocalID] {
+            let replicas = self.replicas
+            func less(_ a: LocalID, _ b: LocalID) -> Bool {
+                guard a.agent != b.agent else { return a.counter < b.counter }
+                guard Int(a.agent) < replicas.count, Int(b.agent) < replicas.count else { return a.agent < b.agent }
+                return replicas[Int(a.agent)] < replicas[Int(b.agent)]
+            }
+            return ids.sorted(by: less)
+        }
+        switch body {
+        case .setNotebookTitle(let v, let p) where p.count > 1: return .setNotebookTitle(v, preds: sorted(p))
+        case .setNoteTitle(let n, let v, let p) where p.count > 1: return .setNoteTitle(note: n, v, preds: sorted(p))
+        case .removeTag(let n, let t, let r) where r.count > 1: return .removeTag(note: n, t, removes: sorted(r))
+        case .setPriority(let n, let v, let p) where p.count > 1: return .setPriority(note: n, v, preds: sorted(p))
+        case .deleteNote(let n, let p) where p.count > 1: return .deleteNote(note: n, preds: sorted(p))
+        case .restoreNote(let n, let p) where p.count > 1: return .restoreNote(note: n, preds: sorted(p))
+        case .moveNote(let n, let l, let r, let p) where p.count > 1: return .moveNote(note: n, originLeft: l, originRight: r, preds: sorted(p))
+        default: return body
+        }
     }
 
     /// Extends `a` by the op `body` of `length` units whose first unit is `bID` when it
