@@ -78,9 +78,11 @@ enum GitMergeDriver {
         // The merge checks the shared history (once) and refuses unrelated copies (the driver
         // then exits 1, for git to mark the path as conflicted).
         // (The places where both sides edited one passage are found while the result is saved.)
+        // Built from the copy with the longer history; saved as OURS followed by the block OURS lacks.
         var merged = try MergeOperation.combine(mine, [other], output: ours, dryRun: false, nothingWrittenNote: false)
         guard !merged.report.upToDate else { return merged.finished() }
-        let bytes = merged.finishing { mine.document.save(.incremental) }
+        let document = merged.document
+        let bytes = merged.finishing { document.save(.incremental) }
         var report = merged.report
         // No FileLock here: git owns OURS (a temporary file in the work tree) and runs one driver per path.
         do { try FileStore.writeAtomically(bytes, to: ours) } catch { throw CLIFailure(writing: error) }

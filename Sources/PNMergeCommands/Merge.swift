@@ -92,17 +92,16 @@ enum MergeOperation {
         }
         defer { withExtendedLifetime(lock) {} }
 
-        // Unless the result replaces MINE (as an appended block, after MINE's own bytes), it is
-        // built from whichever copy has the longer history: the merge's work grows with the
-        // changes taken in, and a compact save does not depend on the order they came in.
-        let keepMine = dryRun || !inPlace
-        var merged = try combine(base, others, output: target, dryRun: dryRun, keepMine: keepMine)
-        if keepMine {
-            // The copies as read are not needed any more: let their histories go before the save
-            // (the merged one was copied from one of them).
-            others.removeAll()
-            base = LoadedDocument(path: base.path, bytes: [], document: merged.document, label: base.label)
-        }
+        // The result is built from whichever copy has the longer history (the merge's work grows
+        // with the changes taken in); a compact save does not depend on the order they came in,
+        // and an incremental one appends to MINE's bytes the block MINE lacks.
+        var merged = try combine(base, others, output: target, dryRun: dryRun)
+        let document = merged.document
+        // The copies as read are not needed any more: let their histories go before the save
+        // (the merged one was copied from one of them).
+        let loaded = base.bytes
+        others.removeAll()
+        base = LoadedDocument(path: base.path, bytes: [], document: document)
 
         // Already up to date: MINE stays untouched; an explicit OUT still receives the document.
         guard !dryRun, !(merged.report.upToDate && inPlace) else { return merged.finished() }
@@ -111,14 +110,13 @@ enum MergeOperation {
             // is merged in too (and the report says so).
             do throws(FileError) {
                 let outcome = try merged.finishing { () throws(FileError) in
-                    try base.document.write(over: writePath, loaded: base.bytes, mode: .incremental)
+                    try document.write(over: writePath, loaded: loaded, mode: .incremental)
                 }
                 merged.report.bytesWritten = outcome.byteCount
                 merged.report.mineChangedMeanwhile = outcome.mergedMeanwhile > 0
             } catch { throw CLIFailure(writing: error) }
             return merged.report
         }
-        let document = merged.document
         let bytes = merged.finishing { document.save(.compact) }
         var report = merged.report
         if target == "-" {
@@ -136,7 +134,7 @@ enum MergeOperation {
     /// A merge's report, and the search for the places where the last merge met both sides' text
     /// edits, which the caller runs: beside the save (`finishing`), or at once (`finished`).
     struct Combined {
-        /// The merged document: MINE's, or a new one when MINE was kept (`combine(keepMine:)`).
+        /// The merged document (a new one: MINE's stays as it was read).
         let document: Document
         var report: MergeReport
         var pendingSearch: OverlapSearch?
@@ -159,16 +157,17 @@ enum MergeOperation {
         }
     }
 
-    /// Merges every change of `others` that `base` lacks into `base.document`, or with `keepMine`
-    /// into a new document that `base.document` and the first of `others` are left as they were
-    /// (`Document.merged(with:)`; in memory, nothing is written), and describes the result.
-    /// `output` is where the caller will write it (MINE, OUT or `-`).
+    /// Merges `base.document` and every change of `others` it lacks into a new document, built from
+    /// whichever of MINE and the first of `others` has the longer history (`Document.merged(with:)`:
+    /// both are left as they were; in memory, nothing is written), and describes the result.
+    /// Its incremental save appends to MINE's bytes. `output` is where the caller will write it
+    /// (MINE, OUT or `-`).
     /// The last merge's overlap search is left to the caller (`Combined`), so that it can run beside
     /// the save: it reads the merged document, the save only writes bytes.
     /// Unrelated copies are refused with exit 2 (the message ends "nothing was written" when
     /// `nothingWrittenNote`), a change that cannot be applied with exit 65.
     static func combine(_ base: LoadedDocument, _ others: [LoadedDocument], output: String, dryRun: Bool,
-                        keepMine: Bool = false, nothingWrittenNote: Bool = true) throws(CLIFailure) -> Combined {
+                        nothingWrittenNote: Bool = true) throws(CLIFailure) -> Combined {
         var document = base.document
         let before = document.notebook
         var inputs: [MergeReport.Input] = []
@@ -177,7 +176,7 @@ enum MergeOperation {
         for (i, other) in others.enumerated() {
             let summary: MergeSummary
             do throws(PeerNoteError) {
-                if keepMine && i == 0 {
+                if i == 0 {
                     (document, summary) = try document.merged(with: other.document)
                 } else {
                     summary = try document.merge(other.document)

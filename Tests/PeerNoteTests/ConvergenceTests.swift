@@ -308,6 +308,12 @@ struct ConvergenceTests {
                 let (result, summary) = try mine.merged(with: theirs)
                 let reference = mine.fork()
                 let expected = try reference.merge(theirs)
+                // Its incremental save appends to MINE's file what MINE's own would after a merge.
+                let loaded = try Document.load(mineBytes)
+                try loaded.merge(theirs)
+                let appended = result.save(.incremental)
+                #expect(appended == loaded.save(.incremental), "round \(round)")
+                #expect(try Document.load(appended).notebook == reference.notebook)
                 if theirsUnits > mineUnits { built.fromTheirs += 1 } else { built.fromMine += 1 }
                 #expect(result.notebook == reference.notebook, "round \(round)")
                 #expect(result.conflicts == reference.conflicts)
@@ -330,6 +336,24 @@ struct ConvergenceTests {
             }
         }
         #expect(built.fromMine > 0 && built.fromTheirs > 0, "both ways taken: \(built)")
+        // A copy with edits its file does not hold yet, merged with a longer one: the result's
+        // incremental save appends those edits too, and a later one only what came after.
+        let (short, long) = (replicas[0].fork(author: "s"), replicas[1].fork(author: "l"))
+        for _ in 0 ..< 30 { try randomEdit(long, &rng) }
+        let shortFile = short.save()
+        short.setTitle("unsaved")
+        let (result, _) = try short.merged(with: long)
+        let everything = short.fork()
+        try everything.merge(long)
+        #expect(result.changeCount == everything.changeCount && result.notebook == everything.notebook)
+        let once = result.save(.incremental)
+        #expect(Array(once.prefix(shortFile.count)) == shortFile)
+        let reloaded = try Document.load(once)
+        #expect(reloaded.notebook == result.notebook && reloaded.changeCount == result.changeCount)
+        if let note = result.notes.first { try result.insertText(note.id, at: 0, "later") }
+        let twice = result.save(.incremental)
+        #expect(Array(twice.prefix(once.count)) == once)
+        #expect(try Document.load(twice).notebook == result.notebook)
         #expect(overlapsFound > 0, "places both sides edited were compared")
     }
 

@@ -210,6 +210,29 @@ struct ChangeTable: RandomAccessCollection, Sendable {
         return Int(runs[Int(last)].seqStart) + Int(runs[Int(last)].count) - 1
     }
 
+    /// Calls `body(firstIndex, agent, seqStart, count)` for each run of changes (one agent's,
+    /// numbered on from `seqStart`, at consecutive indices from `firstIndex`), in index order.
+    func forEachRun(_ body: (Int, UInt32, UInt32, Int) -> Void) {
+        for r in runs.indices { body(runs[r].firstIndex, runs[r].agent, runs[r].seqStart, Int(runs[r].count)) }
+    }
+
+    /// The index of `agent`'s change `seq`, and how many changes from it on its run holds
+    /// (changes `seq ..< seq + n` are at `index ..< index + n`); nil when there is no such change.
+    func indexAndRest(agent: UInt32, seq: UInt32) -> (index: Int, rest: Int)? {
+        guard Int(agent) < agentRuns.count, seq >= 1 else { return nil }
+        let list = agentRuns[Int(agent)]
+        var lo = 0, hi = list.count - 1
+        while lo <= hi {
+            let mid = (lo + hi) / 2
+            let r = runs[Int(list[mid])]
+            if seq < r.seqStart { hi = mid - 1 } else if Int(seq) >= Int(r.seqStart) + Int(r.count) { lo = mid + 1 } else {
+                let k = Int(seq - r.seqStart)
+                return (r.firstIndex + k, Int(r.count) - k)
+            }
+        }
+        return nil
+    }
+
     /// Appends the indices of `agent`'s changes numbered past `seq` to `out`, in seq order (a
     /// run at a time: each run's changes are consecutive indices).
     func appendIndices(agent: UInt32, after seq: Int, to out: inout [Int]) {

@@ -146,7 +146,7 @@ struct ChangeIndices: RandomAccessCollection, Sendable {
     /// The indices followed by `more`; stays a range when both continue each other.
     func appending(_ more: Range<Int>) -> ChangeIndices {
         if table == nil && range.upperBound == more.lowerBound { return ChangeIndices(range.lowerBound ..< more.upperBound) }
-        return ChangeIndices(map { UInt32($0) } + more.map { UInt32($0) })
+        return ChangeIndices((table ?? map { UInt32($0) }) + more.map { UInt32($0) })
     }
 
     /// The inverse map (the position of each index) of a permutation of `0 ..< count`; the

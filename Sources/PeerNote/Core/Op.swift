@@ -50,6 +50,15 @@ enum OpBody: Sendable, Equatable {
     /// An op kind this version does not know: kept verbatim (its CBOR payload) and saved again unchanged.
     case unknown(kind: UInt64, payload: [UInt8])
 
+    /// Whether the op kind lists predecessors (or, for removeTag, tag adds): not typing,
+    /// deleting, creating a note, adding a tag, or an unknown kind.
+    @inline(__always) var mayListPredecessors: Bool {
+        switch self {
+        case .insertText, .deleteText, .createNote, .addTag, .unknown: false
+        case .setNotebookTitle, .setNoteTitle, .removeTag, .setPriority, .deleteNote, .restoreNote, .moveNote: true
+        }
+    }
+
     var kind: UInt64 {
         switch self {
         case .setNotebookTitle: OpKind.setNotebookTitle.rawValue

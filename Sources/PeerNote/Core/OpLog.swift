@@ -371,7 +371,14 @@ struct OpLog: Sendable {
     /// Appends an op to the last change, merging it into the previous op when it continues it.
     /// An `insertText` op's units must already be in `text` from its `contentStart`.
     mutating func appendOp(_ body: OpBody, length: Int) {
-        let body = withPredecessorsInOrder(body)
+        if body.mayListPredecessors {
+            appendOpAsIs(withPredecessorsInOrder(body), length: length)
+        } else {
+            appendOpAsIs(body, length: length)
+        }
+    }
+
+    private mutating func appendOpAsIs(_ body: OpBody, length: Int) {
         let lv = lvCount
         changes.extendLast(by: length)
         dropFingerprintOfLastChange()

@@ -72,10 +72,16 @@ extension Document {
     /// author, a new replica id), but it is built from whichever copy has the longer history,
     /// taking in the other's changes: the work grows with the changes taken in, so merging a
     /// stale copy with a fresh one costs no more than the other way round. Throws as `merge(_:)`.
+    ///
+    /// Its incremental save (and `write(over:loaded:)`) appends to the bytes this copy was loaded
+    /// from or last saved as, the block this copy's own would append after `merge(other)`.
     public func merged(with other: Document) throws(PeerNoteError) -> (document: Document, summary: MergeSummary) {
         try checkMergeable(with: other)
         guard other.log.lvCount > log.lvCount else {
             let result = fork()
+            // The fork's log is this one's (plus an agent without changes): the file's changes
+            // are its first ones, in the same rows.
+            result.persisted = persisted
             return (result, try result.absorb(other))
         }
         let result = other.fork(author: author)
@@ -85,12 +91,45 @@ extension Document {
         let fieldsAdded = other.unknownFields.filter { !unknownFields.contains($0) }
         try result.absorb(self)
         result.unknownFields = unknownFields + fieldsAdded
+        result.persisted = persisted.flatMap { persistedView($0, for: result.log) }
         let counts = { (copy: OpLog) in
             AgentCounts(counts: result.log.replicas.map { r in copy.existingAgent(for: r).map { copy.changeCount(of: $0) } ?? 0 })
         }
         let summary = MergeSummary(changesByAuthor: other.log.authorCounts(of: brought),
                                    sides: MergeSides(mine: counts(log), theirs: counts(other.log)), fieldsAdded: fieldsAdded.count)
         return (result, summary)
+    }
+
+    /// This copy's file `p` as seen from `other`, a log holding every change this one holds (in
+    /// another order, with other agent numbers): the row of each of its changes that the file
+    /// holds, and which it does not (each with the row an incremental save gives it). Nil when
+    /// this copy could not append to the file either (its last change there has grown since).
+    private func persistedView(_ p: Persisted, for other: OpLog) -> Persisted? {
+        let log = self.log
+        guard p.rowOfChange.count <= log.changes.count,
+              p.rowOfChange.count == 0 || log.changes.lvEnd(p.rowOfChange.count - 1) == p.units else { return nil }
+        let agents = other.replicas.map { log.existingAgent(for: $0) }
+        var rows = [UInt32](repeating: 0, count: other.changes.count), notInFile: [Int] = []
+        // A run of `other`'s changes (one agent's, numbered on) is found here a stretch at a time:
+        // the part this copy holds, in as many stretches as this copy's runs cut it into.
+        other.changes.forEachRun { first, agent, seqStart, count in
+            var k = 0
+            if let a = agents[Int(agent)] {
+                let held = Swift.min(count, Swift.max(0, log.changeCount(of: a) - Int(seqStart) + 1))
+                while k < held, let (index, rest) = log.changes.indexAndRest(agent: a, seq: seqStart + UInt32(k)) {
+                    for j in 0 ..< Swift.min(rest, held - k) {
+                        if p.holds(index + j) { rows[first + k + j] = UInt32(p.rowOfChange[index + j]) } else { notInFile.append(first + k + j) }
+                    }
+                    k += Swift.min(rest, held - k)
+                }
+            }
+            for j in k ..< count { notInFile.append(first + j) }
+        }
+        // (Ascending: runs come in index order, each one's changes in order.)
+        for (k, ci) in notInFile.enumerated() { rows[ci] = UInt32(p.fileChangeCount + k) }
+        var view = p
+        (view.rowOfChange, view.notInFile, view.units) = (ChangeIndices(rows), notInFile, other.lvCount)
+        return view
     }
 
     /// Throws what `merge(_:)` throws before it changes anything: an open transaction on either

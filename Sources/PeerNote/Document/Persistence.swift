@@ -7,8 +7,13 @@ import Foundation
 /// What a document's file holds: its bytes and where each persisted change sits.
 struct Persisted: Sendable {
     var bytes: [UInt8]
-    /// Row (position in the file) of each change `0 ..< rowOfChange.count` of the op log.
+    /// Row (position in the file) of each change `0 ..< rowOfChange.count` of the op log; for
+    /// those in `notInFile`, the row an incremental save gives them (after the file's, in order).
     var rowOfChange: ChangeIndices
+    /// The changes below `rowOfChange.count` that the file does not hold, ascending. Empty but
+    /// in a document that `merged(with:)` built from the other copy: its log interleaves the
+    /// other copy's changes with the file's.
+    var notInFile: [Int] = []
     /// Op rows and predecessors of all the file's blocks (they share the reader's row budget).
     var opRows: Int
     var predecessors: Int
@@ -18,6 +23,22 @@ struct Persisted: Sendable {
     var units: Int
     /// The document's unknown payload fields the file holds.
     var unknownFields: [[UInt8]] = []
+
+    /// How many changes the file holds.
+    var fileChangeCount: Int { rowOfChange.count - notInFile.count }
+
+    /// Whether the file holds change `ci` of the op log.
+    func holds(_ ci: Int) -> Bool {
+        guard ci < rowOfChange.count else { return false }
+        guard !notInFile.isEmpty else { return true }
+        // `notInFile` is ascending: the first entry at or past `ci` is `ci` when it is listed.
+        var lo = 0, hi = notInFile.count
+        while lo < hi {
+            let mid = (lo + hi) / 2
+            if notInFile[mid] < ci { lo = mid + 1 } else { hi = mid }
+        }
+        return lo == notInFile.count || notInFile[lo] != ci
+    }
 }
 
 /// How to write a document.
@@ -43,11 +64,14 @@ extension Document {
         // some in, the save is compact.
         if mode == .incremental, let p = persisted, p.unknownFields == unknownFields, p.rowOfChange.count <= log.changes.count,
            p.rowOfChange.count == 0 || log.changes.lvEnd(p.rowOfChange.count - 1) == p.units {
-            if p.rowOfChange.count == log.changes.count { return p.bytes }
+            if p.notInFile.isEmpty && p.rowOfChange.count == log.changes.count { return p.bytes }
             // New changes take the rows after the file's, in the log's order.
-            let newChanges = p.rowOfChange.count ..< log.changes.count
-            let rowOf = p.rowOfChange.appending(newChanges)
-            var block = makeBlock(changes: ChangeIndices(newChanges), rowOf: rowOf, firstRow: p.rowOfChange.count)
+            // (Those the file lacks among its own have theirs already, and the rest follow them:
+            // change `rowOfChange.count + k` takes the row as many changes after the file's.)
+            let tail = p.rowOfChange.count ..< log.changes.count
+            let newChanges = p.notInFile.isEmpty ? ChangeIndices(tail) : ChangeIndices(p.notInFile + tail)
+            let rowOf = p.rowOfChange.appending(tail)
+            var block = makeBlock(changes: newChanges, rowOf: rowOf, firstRow: p.fileChangeCount)
             block.kind = .append
             block.previousCRC = CRC32.checksum(p.bytes)
             let opRows = p.opRows + block.ops.count, predecessors = p.predecessors + block.predecessorCount
