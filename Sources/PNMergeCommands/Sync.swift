@@ -316,8 +316,8 @@ enum SyncOperation {
         guard let first = members.first else {
             return SyncReport.Notebook(id: UUID(), title: "", copies: 0, conflictCopies: 0, conflicts: 0)
         }
-        // Everything every copy has.
-        let all = first.document.fork()
+        // Everything every copy has (each merge built from the longer history: see merged(with:)).
+        var all = first.document.fork()
         var included = [first]
         for (i, copy) in members.enumerated().dropFirst() {
             progress("merging copy \(i + 1)/\(members.count)")
@@ -329,7 +329,7 @@ enum SyncOperation {
                 report.problems.append(.init(kind: .unrelated, message: Inputs.unrelatedReason(a, b, relation: relation, action: "sync \(b.name)", nothingWritten: false) + "; left alone"))
                 continue
             }
-            do { try all.merge(copy.document) } catch {
+            do { (all, _) = try all.merged(with: copy.document) } catch {
                 copy.outcome = .leftAlone
                 report.problems.append(.init(kind: .damaged, message: "\(copy.file.path): \(error); left alone"))
                 continue
@@ -342,8 +342,10 @@ enum SyncOperation {
         for (i, copy) in included.enumerated() {
             if copy.isConflictCopy { copy.outcome = .merged; continue }
             progress("updating copy \(i + 1)/\(included.count): \(copy.file.path)")
-            let summary: MergeSummary
-            do { summary = try copy.document.merge(all) } catch {
+            // A new document built from `all` that appends to the copy's file what it lacks (the
+            // copy's own merge would take all of it in first).
+            let summary: MergeSummary, updated: Document
+            do { (updated, summary) = try copy.document.merged(with: all) } catch {
                 copy.outcome = .leftAlone
                 report.problems.append(.init(kind: .damaged, message: "\(copy.file.path): \(error); left alone"))
                 continue
@@ -353,7 +355,7 @@ enum SyncOperation {
                 report.upToDate += 1
                 continue
             }
-            let bytes = copy.document.save(.incremental)
+            let bytes = updated.save(.incremental)
             let added = "+\(Text.count(summary.changeCount, "change")) (\(Text.authors(summary.changesByAuthor)))"
             if dryRun {
                 copy.outcome = .written

@@ -156,26 +156,29 @@ extension Document {
         let (savedLog, savedState) = (log, state)
         // The changes we lack, in their causal order.
         let missing = log.missingChanges(from: source)
-        // Grow the log's per-change arrays once, to what they will hold (they are shared with the
-        // saved copy, so the first append copies them anyway: without this, into twice the room).
-        log.reserve(changes: missing.count)
-        // The changes go into the log first (a run of typing joins one op there, as it does when
-        // loading), then their ops are applied to the state a stored op at a time.
-        let startLV = log.lvCount, firstChange = log.changes.count
-        var importer = ChangeImporter(source: source)
-        var k = 0
-        while k < missing.count {
-            do throws(ApplyError) {
-                k += try importer.appendNext(missing, at: k, to: &log)
-            } catch {
-                (log, state) = (savedLog, savedState)
-                throw .invalidDocument(offset: nil, message: "change \(source.changeID(missing[k]).fullDescription) could not be applied: \(error)")
+        // (Nothing to take in: the log and state stay shared with `other`'s, if this is a fork.)
+        if !missing.isEmpty {
+            // Grow the log's per-change arrays once, to what they will hold (they are shared with the
+            // saved copy, so the first append copies them anyway: without this, into twice the room).
+            log.reserve(changes: missing.count)
+            // The changes go into the log first (a run of typing joins one op there, as it does when
+            // loading), then their ops are applied to the state a stored op at a time.
+            let startLV = log.lvCount, firstChange = log.changes.count
+            var importer = ChangeImporter(source: source)
+            var k = 0
+            while k < missing.count {
+                do throws(ApplyError) {
+                    k += try importer.appendNext(missing, at: k, to: &log)
+                } catch {
+                    (log, state) = (savedLog, savedState)
+                    throw .invalidDocument(offset: nil, message: "change \(source.changeID(missing[k]).fullDescription) could not be applied: \(error)")
+                }
             }
-        }
-        do throws(ApplyFailure) { try state.applyOps(of: log, from: startLV, firstChange: firstChange) } catch {
-            let failed = log.changeID(error.change)
-            (log, state) = (savedLog, savedState)
-            throw .invalidDocument(offset: nil, message: "change \(failed.fullDescription) could not be applied: \(error.error)")
+            do throws(ApplyFailure) { try state.applyOps(of: log, from: startLV, firstChange: firstChange) } catch {
+                let failed = log.changeID(error.change)
+                (log, state) = (savedLog, savedState)
+                throw .invalidDocument(offset: nil, message: "change \(failed.fullDescription) could not be applied: \(error.error)")
+            }
         }
         let addedFields = other.unknownFields.filter { !unknownFields.contains($0) }
         unknownFields += addedFields
