@@ -12,7 +12,8 @@ os.wait4.
         --runs 25 --kinds AB,BA,IN,VAL,VER /tmp/pnmerge-old /tmp/pnmerge-new
 
 Kinds: AB = merge A B -o OUT; BA = merge B A -o OUT; IN = merge A B in place (on a fresh copy
-of A each run); VAL = validate A; VER = --version (startup alone).
+of A each run); INB = merge B A in place (the stale copy takes the other's changes, on a fresh
+copy of B each run); VAL = validate A; VER = --version (startup alone).
 """
 import argparse
 import os
@@ -35,11 +36,15 @@ def command(binary, kind, a, b, work):
         mine = os.path.join(work, "in-place.peernote")
         shutil.copyfile(a, mine)
         return [binary, "merge", mine, b]
+    if kind == "INB":
+        mine = os.path.join(work, "in-place-b.peernote")
+        shutil.copyfile(b, mine)
+        return [binary, "merge", mine, a]
     if kind == "VAL":
         return [binary, "validate", a]
     if kind == "VER":
         return [binary, "--version"]
-    raise SystemExit(f"unknown kind {kind!r} (AB, BA, IN, VAL, VER)")
+    raise SystemExit(f"unknown kind {kind!r} (AB, BA, IN, INB, VAL, VER)")
 
 
 def main():
