@@ -57,6 +57,28 @@ extension Binary {
         try process.run()
         return process
     }
+
+    #if os(Linux)
+    /// Waits (up to 30 s) until `process` has the lock file of `target` open: with the lock held
+    /// elsewhere, it is then waiting for it. (Compared by device and inode: the path may be
+    /// spelled differently, through a symbolic link or with a trailing slash in PEERNOTE_LOCK_DIR.)
+    func waitUntilWaiting(_ process: Process, forLockOf target: String) throws {
+        let lockPath = FileLock.lockFile(for: target)
+        var lockFile = stat()
+        try #require(stat(lockPath, &lockFile) == 0, "no lock file at \(lockPath)")
+        var waiting = false
+        for _ in 0 ..< 3_000 where !waiting {
+            let fdDir = "/proc/\(process.processIdentifier)/fd"
+            let fds = (try? FileManager.default.contentsOfDirectory(atPath: fdDir)) ?? []
+            waiting = fds.contains { fd in
+                var open = stat()
+                return stat(fdDir + "/" + fd, &open) == 0 && open.st_dev == lockFile.st_dev && open.st_ino == lockFile.st_ino
+            }
+            if !waiting { usleep(10_000) }
+        }
+        try #require(waiting, "\(process.arguments ?? []) never opened the lock file \(lockPath)")
+    }
+    #endif
 }
 
 @Suite("pnmerge binary, end to end")
@@ -92,22 +114,7 @@ struct EndToEndTests {
         // Another writer holds the lock: the merge reads and checks both files, then waits for it.
         var lock: FileLock? = try FileLock(for: target)
         let merge = try bin.start(["merge", target, dir.path("bob.peernote")])
-        // The merge has the lock file open (compared by device and inode: the path may be spelled
-        // differently, through a symbolic link or with a trailing slash in PEERNOTE_LOCK_DIR).
-        let lockPath = FileLock.lockFile(for: target)
-        var lockFile = stat()
-        try #require(stat(lockPath, &lockFile) == 0, "no lock file at \(lockPath)")
-        var waiting = false
-        for _ in 0 ..< 3_000 where !waiting {
-            let fdDir = "/proc/\(merge.processIdentifier)/fd"
-            let fds = (try? FileManager.default.contentsOfDirectory(atPath: fdDir)) ?? []
-            waiting = fds.contains { fd in
-                var open = stat()
-                return stat(fdDir + "/" + fd, &open) == 0 && open.st_dev == lockFile.st_dev && open.st_ino == lockFile.st_ino
-            }
-            if !waiting { usleep(10_000) }
-        }
-        try #require(waiting, "the merge never opened the lock file \(lockPath)")
+        try bin.waitUntilWaiting(merge, forLockOf: target)
         // While it waits, the other writer saves a new note into the target.
         let meanwhile = try Document.load(try dir.bytes("target.peernote"))
         meanwhile.clock = { at(11, 0) }
@@ -125,6 +132,34 @@ struct EndToEndTests {
         #expect(result.notebook == expected.notebook)
         #expect(result.notes.contains { $0.title == "Written meanwhile" })
         #expect(result.notes.contains { $0.title == "Boat" }, "bob's note")
+    }
+
+    @Test("A compact that waited for the lock reads the file again: what another writer saved meanwhile is kept")
+    func compactChangedWhileWaitingForLock() throws {
+        let bin = try Binary.require()
+        let dir = try TempDir()
+        let s = try Diverged()
+        // A file of two blocks, which compact rewrites.
+        let grown = try Document.load(s.alice.save())
+        grown.clock = { at(10, 30) }
+        grown.addNote(title: "Appended")
+        let target = try dir.write(grown.save(.incremental), "target.peernote")
+        var lock: FileLock? = try FileLock(for: target)
+        let compact = try bin.start(["compact", target])
+        try bin.waitUntilWaiting(compact, forLockOf: target)
+        // While it waits, another writer appends a note to the file.
+        let meanwhile = try Document.load(try dir.bytes("target.peernote"))
+        meanwhile.clock = { at(11, 0) }
+        meanwhile.addNote(title: "Written meanwhile", body: "keep me")
+        try FileStore.writeAtomically(meanwhile.save(.incremental), to: target)
+        #expect(lock != nil)
+        lock = nil    // released: the compact goes on
+        compact.waitUntilExit()
+        #expect(compact.terminationStatus == 0)
+        let bytes = try dir.bytes("target.peernote")
+        #expect(try Document.storageReport(bytes).blockCount == 1, "compacted")
+        #expect(try Document.load(bytes).notebook == meanwhile.notebook)
+        #expect(bytes == meanwhile.save(.compact), "the canonical form of what the file held once the lock was free")
     }
     #endif
 
