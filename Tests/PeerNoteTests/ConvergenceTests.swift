@@ -348,11 +348,35 @@ struct ConvergenceTests {
         #expect(result.changeCount == everything.changeCount && result.notebook == everything.notebook)
         let once = result.save(.incremental)
         #expect(Array(once.prefix(shortFile.count)) == shortFile)
+        // Byte for byte what the copy's own merge appends: its unsaved edit first, then the rest.
+        try short.merge(long)
+        #expect(short.save(.incremental) == once)
         let reloaded = try Document.load(once)
         #expect(reloaded.notebook == result.notebook && reloaded.changeCount == result.changeCount)
         if let note = result.notes.first { try result.insertText(note.id, at: 0, "later") }
         let twice = result.save(.incremental)
         #expect(Array(twice.prefix(once.count)) == once)
+        // Chained (as pnmerge merges several THEIRS): each result appends what merging each in
+        // turn into MINE would, whichever copy each step was built from.
+        for _ in 0 ..< 6 {
+            let others = replicas.shuffled(using: &rng)
+            let longer = others[0].fork(author: "f")
+            for _ in 0 ..< Int.random(in: 0 ... 40, using: &rng) { try randomEdit(longer, &rng) }
+            let file = others[1].save()
+            let mine = try Document.load(file)
+            if Bool.random(using: &rng) { try randomEdit(mine, &rng) }   // an edit its file lacks
+            let reference = mine.fork()
+            reference.persisted = mine.persisted
+            var chained = mine
+            for theirs in [others[2], longer].shuffled(using: &rng) {
+                (chained, _) = try chained.merged(with: theirs)
+                try reference.merge(theirs)
+            }
+            let bytes = chained.save(.incremental)
+            #expect(bytes == reference.save(.incremental))
+            #expect(Array(bytes.prefix(file.count)) == file)
+            #expect(try Document.load(bytes).notebook == reference.notebook)
+        }
         #expect(try Document.load(twice).notebook == result.notebook)
         #expect(overlapsFound > 0, "places both sides edited were compared")
     }

@@ -102,14 +102,21 @@ extension Document {
 
     /// This copy's file `p` as seen from `other`, a log holding every change this one holds (in
     /// another order, with other agent numbers): the row of each of its changes that the file
-    /// holds, and which it does not (each with the row an incremental save gives it). Nil when
-    /// this copy could not append to the file either (its last change there has grown since).
+    /// holds, and the others in the order this copy's own incremental save would append them
+    /// after `merge(_:)` (its changes the file lacks, in its order, then those it lacks, in
+    /// `other`'s), each with the row that gives it. Nil when this copy could not append to the
+    /// file either (its last change there has grown since).
     private func persistedView(_ p: Persisted, for other: OpLog) -> Persisted? {
         let log = self.log
         guard p.rowOfChange.count <= log.changes.count,
               p.rowOfChange.count == 0 || log.changes.lvEnd(p.rowOfChange.count - 1) == p.units else { return nil }
         let agents = other.replicas.map { log.existingAgent(for: $0) }
-        var rows = [UInt32](repeating: 0, count: other.changes.count), notInFile: [Int] = []
+        // This copy's changes the file lacks go in the order its own save would append them:
+        // those `notInFile` lists, in its order, then those past the file's rows.
+        let lacking: [Int: Int]? = p.notInFile.isEmpty ? nil : Dictionary(uniqueKeysWithValues: p.notInFile.enumerated().map { ($1, $0) })
+        func rank(_ mine: Int) -> Int { lacking?[mine] ?? p.notInFile.count + mine }
+        var rows = [UInt32](repeating: 0, count: other.changes.count)
+        var own: [(mine: Int, theirs: Int)] = [], brought: [Int] = []
         // A run of `other`'s changes (one agent's, numbered on) is found here a stretch at a time:
         // the part this copy holds, in as many stretches as this copy's runs cut it into.
         other.changes.forEachRun { first, agent, seqStart, count in
@@ -118,17 +125,23 @@ extension Document {
                 let held = Swift.min(count, Swift.max(0, log.changeCount(of: a) - Int(seqStart) + 1))
                 while k < held, let (index, rest) = log.changes.indexAndRest(agent: a, seq: seqStart + UInt32(k)) {
                     for j in 0 ..< Swift.min(rest, held - k) {
-                        if p.holds(index + j) { rows[first + k + j] = UInt32(p.rowOfChange[index + j]) } else { notInFile.append(first + k + j) }
+                        let mine = index + j
+                        if mine < p.rowOfChange.count && lacking?[mine] == nil {
+                            rows[first + k + j] = UInt32(p.rowOfChange[mine])
+                        } else {
+                            own.append((mine, first + k + j))
+                        }
                     }
                     k += Swift.min(rest, held - k)
                 }
             }
-            for j in k ..< count { notInFile.append(first + j) }
+            for j in k ..< count { brought.append(first + j) }
         }
-        // (Ascending: runs come in index order, each one's changes in order.)
-        for (k, ci) in notInFile.enumerated() { rows[ci] = UInt32(p.fileChangeCount + k) }
+        own.sort { rank($0.mine) < rank($1.mine) }
+        let order = own.map(\.theirs) + brought
+        for (k, ci) in order.enumerated() { rows[ci] = UInt32(p.fileChangeCount + k) }
         var view = p
-        (view.rowOfChange, view.notInFile, view.units) = (ChangeIndices(rows), notInFile, other.lvCount)
+        (view.rowOfChange, view.notInFile, view.units) = (ChangeIndices(rows), order, other.lvCount)
         return view
     }
 

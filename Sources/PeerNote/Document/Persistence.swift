@@ -10,9 +10,10 @@ struct Persisted: Sendable {
     /// Row (position in the file) of each change `0 ..< rowOfChange.count` of the op log; for
     /// those in `notInFile`, the row an incremental save gives them (after the file's, in order).
     var rowOfChange: ChangeIndices
-    /// The changes below `rowOfChange.count` that the file does not hold, ascending. Empty but
-    /// in a document that `merged(with:)` built from the other copy: its log interleaves the
-    /// other copy's changes with the file's.
+    /// The changes below `rowOfChange.count` that the file does not hold, in the order an
+    /// incremental save appends them (not necessarily ascending). Empty but in a document that
+    /// `merged(with:)` built from the other copy: its log interleaves the other copy's changes
+    /// with the file's.
     var notInFile: [Int] = []
     /// Op rows and predecessors of all the file's blocks (they share the reader's row budget).
     var opRows: Int
@@ -26,19 +27,6 @@ struct Persisted: Sendable {
 
     /// How many changes the file holds.
     var fileChangeCount: Int { rowOfChange.count - notInFile.count }
-
-    /// Whether the file holds change `ci` of the op log.
-    func holds(_ ci: Int) -> Bool {
-        guard ci < rowOfChange.count else { return false }
-        guard !notInFile.isEmpty else { return true }
-        // `notInFile` is ascending: the first entry at or past `ci` is `ci` when it is listed.
-        var lo = 0, hi = notInFile.count
-        while lo < hi {
-            let mid = (lo + hi) / 2
-            if notInFile[mid] < ci { lo = mid + 1 } else { hi = mid }
-        }
-        return lo == notInFile.count || notInFile[lo] != ci
-    }
 }
 
 /// How to write a document.
