@@ -79,7 +79,7 @@ enum GitMergeDriver {
         // then exits 1, for git to mark the path as conflicted).
         // (The places where both sides edited one passage are found while the result is saved.)
         // Built from the copy with the longer history; saved as OURS followed by the block OURS lacks.
-        var merged = try MergeOperation.combine(mine, [other], output: ours, dryRun: false, nothingWrittenNote: false)
+        var merged = try MergeOperation.combine(mine, [other], output: ours, dryRun: false, appendingToMine: true, nothingWrittenNote: false)
         guard !merged.report.upToDate else { return merged.finished() }
         let document = merged.document
         let bytes = merged.finishing { document.save(.incremental) }

@@ -95,7 +95,7 @@ enum MergeOperation {
         // The result is built from whichever copy has the longer history (the merge's work grows
         // with the changes taken in); a compact save does not depend on the order they came in,
         // and an incremental one appends to MINE's bytes the block MINE lacks.
-        var merged = try combine(base, others, output: target, dryRun: dryRun)
+        var merged = try combine(base, others, output: target, dryRun: dryRun, appendingToMine: inPlace && !dryRun)
         let document = merged.document
         // The copies as read are not needed any more: let their histories go before the save
         // (the merged one was copied from one of them).
@@ -160,14 +160,14 @@ enum MergeOperation {
     /// Merges `base.document` and every change of `others` it lacks into a new document, built from
     /// whichever of MINE and the first of `others` has the longer history (`Document.merged(with:)`:
     /// both are left as they were; in memory, nothing is written), and describes the result.
-    /// Its incremental save appends to MINE's bytes. `output` is where the caller will write it
-    /// (MINE, OUT or `-`).
+    /// With `appendingToMine`, its incremental save appends to MINE's bytes (else it is compact).
+    /// `output` is where the caller will write it (MINE, OUT or `-`).
     /// The last merge's overlap search is left to the caller (`Combined`), so that it can run beside
     /// the save: it reads the merged document, the save only writes bytes.
     /// Unrelated copies are refused with exit 2 (the message ends "nothing was written" when
     /// `nothingWrittenNote`), a change that cannot be applied with exit 65.
     static func combine(_ base: LoadedDocument, _ others: [LoadedDocument], output: String, dryRun: Bool,
-                        nothingWrittenNote: Bool = true) throws(CLIFailure) -> Combined {
+                        appendingToMine: Bool, nothingWrittenNote: Bool = true) throws(CLIFailure) -> Combined {
         var document = base.document
         let before = document.notebook
         var inputs: [MergeReport.Input] = []
@@ -177,7 +177,7 @@ enum MergeOperation {
             let summary: MergeSummary
             do throws(PeerNoteError) {
                 if i == 0 {
-                    (document, summary) = try document.merged(with: other.document)
+                    (document, summary) = try document.merged(with: other.document, keepingFile: appendingToMine)
                 } else {
                     summary = try document.merge(other.document)
                 }

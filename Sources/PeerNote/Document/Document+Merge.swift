@@ -76,12 +76,18 @@ extension Document {
     /// Its incremental save (and `write(over:loaded:)`) appends to the bytes this copy was loaded
     /// from or last saved as, the block this copy's own would append after `merge(other)`.
     public func merged(with other: Document) throws(PeerNoteError) -> (document: Document, summary: MergeSummary) {
+        try merged(with: other, keepingFile: true)
+    }
+
+    /// `merged(with:)`; without `keepingFile`, the result has no file (its incremental save is
+    /// compact), which spares working out where this copy's file has each change.
+    package func merged(with other: Document, keepingFile: Bool) throws(PeerNoteError) -> (document: Document, summary: MergeSummary) {
         try checkMergeable(with: other)
         guard other.log.lvCount > log.lvCount else {
             let result = fork()
             // The fork's log is this one's (plus an agent without changes): the file's changes
             // are its first ones, in the same rows.
-            result.persisted = persisted
+            if keepingFile { result.persisted = persisted }
             return (result, try result.absorb(other))
         }
         let result = other.fork(author: author)
@@ -91,7 +97,7 @@ extension Document {
         let fieldsAdded = other.unknownFields.filter { !unknownFields.contains($0) }
         try result.absorb(self)
         result.unknownFields = unknownFields + fieldsAdded
-        result.persisted = persisted.flatMap { persistedView($0, for: result.log) }
+        if keepingFile { result.persisted = persisted.flatMap { persistedView($0, for: result.log) } }
         let counts = { (copy: OpLog) in
             AgentCounts(counts: result.log.replicas.map { r in copy.existingAgent(for: r).map { copy.changeCount(of: $0) } ?? 0 })
         }
