@@ -116,10 +116,7 @@ struct EndToEndTests {
         let merge = try bin.start(["merge", target, dir.path("bob.peernote")])
         try bin.waitUntilWaiting(merge, forLockOf: target)
         // While it waits, the other writer saves a new note into the target.
-        let meanwhile = try Document.load(try dir.bytes("target.peernote"))
-        meanwhile.clock = { at(11, 0) }
-        meanwhile.addNote(title: "Written meanwhile", body: "keep me")
-        try FileStore.writeAtomically(meanwhile.save(.incremental), to: target)
+        let meanwhile = try Self.addNoteMeanwhile(to: target)
         #expect(lock != nil)
         lock = nil    // released: the merge goes on
         merge.waitUntilExit()
@@ -132,6 +129,16 @@ struct EndToEndTests {
         #expect(result.notebook == expected.notebook)
         #expect(result.notes.contains { $0.title == "Written meanwhile" })
         #expect(result.notes.contains { $0.title == "Boat" }, "bob's note")
+    }
+
+    /// What another writer does while a run waits for the lock: appends a note to `target`
+    /// (without the lock). Returns the document it wrote.
+    static func addNoteMeanwhile(to target: String) throws -> Document {
+        let meanwhile = try Document.load(try FileStore.read(target))
+        meanwhile.clock = { at(11, 0) }
+        meanwhile.addNote(title: "Written meanwhile", body: "keep me")
+        try FileStore.writeAtomically(meanwhile.save(.incremental), to: target)
+        return meanwhile
     }
 
     @Test("A compact that waited for the lock reads the file again: what another writer saved meanwhile is kept")
@@ -148,10 +155,7 @@ struct EndToEndTests {
         let compact = try bin.start(["compact", target])
         try bin.waitUntilWaiting(compact, forLockOf: target)
         // While it waits, another writer appends a note to the file.
-        let meanwhile = try Document.load(try dir.bytes("target.peernote"))
-        meanwhile.clock = { at(11, 0) }
-        meanwhile.addNote(title: "Written meanwhile", body: "keep me")
-        try FileStore.writeAtomically(meanwhile.save(.incremental), to: target)
+        let meanwhile = try Self.addNoteMeanwhile(to: target)
         #expect(lock != nil)
         lock = nil    // released: the compact goes on
         compact.waitUntilExit()

@@ -247,19 +247,7 @@ struct ChangeTable: RandomAccessCollection, Sendable {
     }
 
     /// The change of `agent` numbered `seq`, if there is one.
-    func index(agent: UInt32, seq: UInt32) -> Int? {
-        guard Int(agent) < agentRuns.count, seq >= 1 else { return nil }
-        let list = agentRuns[Int(agent)]
-        var lo = 0, hi = list.count - 1
-        while lo <= hi {
-            let mid = (lo + hi) / 2
-            let r = runs[Int(list[mid])]
-            if seq < r.seqStart { hi = mid - 1 } else if Int(seq) >= Int(r.seqStart) + Int(r.count) { lo = mid + 1 } else {
-                return r.firstIndex + Int(seq - r.seqStart)
-            }
-        }
-        return nil
-    }
+    @inline(__always) func index(agent: UInt32, seq: UInt32) -> Int? { indexAndRest(agent: agent, seq: seq)?.index }
 
     /// The change of `agent` holding its op unit `counter`, if there is one.
     func index(agent: UInt32, counter: UInt32) -> Int? {
