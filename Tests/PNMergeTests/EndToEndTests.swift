@@ -111,16 +111,9 @@ struct EndToEndTests {
         let s = try Diverged()
         try s.write(to: dir)
         let target = try dir.write(s.alice.save(), "target.peernote")
-        // Another writer holds the lock: the merge reads and checks both files, then waits for it.
-        var lock: FileLock? = try FileLock(for: target)
-        let merge = try bin.start(["merge", target, dir.path("bob.peernote")])
-        try bin.waitUntilWaiting(merge, forLockOf: target)
-        // While it waits, the other writer saves a new note into the target.
-        let meanwhile = try Self.addNoteMeanwhile(to: target)
-        #expect(lock != nil)
-        lock = nil    // released: the merge goes on
-        merge.waitUntilExit()
-        #expect(merge.terminationStatus == 0)
+        // The merge reads and checks both files, then waits for the lock another writer holds.
+        let (status, meanwhile) = try Self.runWhileLocked(bin, ["merge", target, dir.path("bob.peernote")], target: target)
+        #expect(status == 0)
 
         let expected = try Document.load(try dir.bytes("alice.peernote"))
         try expected.merge(meanwhile)
@@ -131,14 +124,21 @@ struct EndToEndTests {
         #expect(result.notes.contains { $0.title == "Boat" }, "bob's note")
     }
 
-    /// What another writer does while a run waits for the lock: appends a note to `target`
-    /// (without the lock). Returns the document it wrote.
-    static func addNoteMeanwhile(to target: String) throws -> Document {
+    /// Runs `pnmerge ARGS` while another writer holds `target`'s lock; once the run waits for
+    /// it, that writer appends a note to `target` (as a program without the lock would) and
+    /// lets the lock go. Returns the run's exit status and the document the writer saved.
+    static func runWhileLocked(_ bin: Binary, _ args: [String], target: String) throws -> (status: Int32, meanwhile: Document) {
+        var lock: FileLock? = try FileLock(for: target)
+        let run = try bin.start(args)
+        try bin.waitUntilWaiting(run, forLockOf: target)
         let meanwhile = try Document.load(try FileStore.read(target))
         meanwhile.clock = { at(11, 0) }
         meanwhile.addNote(title: "Written meanwhile", body: "keep me")
         try FileStore.writeAtomically(meanwhile.save(.incremental), to: target)
-        return meanwhile
+        #expect(lock != nil)
+        lock = nil    // released: the run goes on
+        run.waitUntilExit()
+        return (run.terminationStatus, meanwhile)
     }
 
     @Test("A compact that waited for the lock reads the file again: what another writer saved meanwhile is kept")
@@ -151,15 +151,8 @@ struct EndToEndTests {
         grown.clock = { at(10, 30) }
         grown.addNote(title: "Appended")
         let target = try dir.write(grown.save(.incremental), "target.peernote")
-        var lock: FileLock? = try FileLock(for: target)
-        let compact = try bin.start(["compact", target])
-        try bin.waitUntilWaiting(compact, forLockOf: target)
-        // While it waits, another writer appends a note to the file.
-        let meanwhile = try Self.addNoteMeanwhile(to: target)
-        #expect(lock != nil)
-        lock = nil    // released: the compact goes on
-        compact.waitUntilExit()
-        #expect(compact.terminationStatus == 0)
+        let (status, meanwhile) = try Self.runWhileLocked(bin, ["compact", target], target: target)
+        #expect(status == 0)
         let bytes = try dir.bytes("target.peernote")
         #expect(try Document.storageReport(bytes).blockCount == 1, "compacted")
         #expect(try Document.load(bytes).notebook == meanwhile.notebook)
