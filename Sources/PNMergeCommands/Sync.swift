@@ -383,7 +383,10 @@ enum SyncOperation {
 
     /// Writes `bytes` over the copy under its lock, unless the file changed since it was read:
     /// then the fresh file gets everything instead (nothing that arrived meanwhile is lost).
-    private static func write(_ copy: SyncCopy, bytes: [UInt8], all: Document) -> Result<(Int, String?), SyncReport.Problem> {
+    /// `replace` stands in for `FileStore.replace(_:at:expecting:)` (tests race writers through it).
+    static func write(_ copy: SyncCopy, bytes: [UInt8], all: Document,
+                      replace: ([UInt8], String, [UInt8]) throws(FileError) -> FileStore.ReplaceOutcome = { (b, p, e) throws(FileError) in try FileStore.replace(b, at: p, expecting: e) })
+        -> Result<(Int, String?), SyncReport.Problem> {
         let path = copy.file.path
         let lock: FileLock
         do { lock = try Inputs.lock(path) } catch {
@@ -393,33 +396,54 @@ enum SyncOperation {
             var output = bytes
             var note: String?
             var expected = copy.bytes
+            // Versions another writer put in place that the write took out again (see
+            // `FileStore.ReplaceOutcome.changedTwice`): merged into what is written, and their
+            // kept copies removed once it is written (made conflict copies if it is not).
+            var takenOut: [Document] = [], keptAside: [String] = []
+            func failure(_ kind: SyncReport.Problem.Kind, _ message: String) -> Result<(Int, String?), SyncReport.Problem> {
+                let kept = keptAside.map { FileStore.keepAsConflictCopy($0, of: path) }
+                return .failure(.init(kind: kind, message: message + (kept.isEmpty ? "" : " (a version written meanwhile is kept as \(kept.joined(separator: ", ")))")))
+            }
             // The lock keeps other pnmerge and peernote runs out, not sync clients: whenever the
             // file turns out to have changed (now, or at the moment of the write), the fresh file
             // gets everything instead, so nothing that arrived meanwhile is lost.
             for _ in 0 ..< 8 {
                 let now: [UInt8]
                 do throws(FileError) { now = try FileStore.read(path) } catch {
-                    return .failure(.init(kind: .unreadable, message: notWritten(error.description)))
+                    return failure(.unreadable, notWritten(error.description))
                 }
-                if now != expected {
+                if now != expected || takenOut.count > 0 {
                     let fresh: Document
                     do throws(PeerNoteError) { fresh = try Document.load(now) } catch {
-                        return .failure(.init(kind: .damaged, message: "\(path): changed while syncing and is now damaged (\(error)); left alone"))
+                        return failure(.damaged, "\(path): changed while syncing and is now damaged (\(error)); left alone")
                     }
-                    guard fresh.relation(to: all) == .shared, (try? fresh.merge(all)) != nil else {
-                        return .failure(.init(kind: .unrelated, message: "\(path): replaced by another notebook while syncing; left alone"))
+                    guard fresh.relation(to: all) == .shared, (try? fresh.merge(all)) != nil,
+                          takenOut.allSatisfy({ (try? fresh.merge($0)) != nil }) else {
+                        return failure(.unrelated, "\(path): replaced by another notebook while syncing; left alone")
                     }
                     output = fresh.save(.incremental)
                     expected = now
                     note = "it changed while syncing; run sync again to take its new changes to the other copies"
                 }
-                do throws(FileError) {
-                    if try FileStore.replace(output, at: path, expecting: expected) == .replaced { return .success((output.count, note)) }
-                } catch {
-                    return .failure(.init(kind: .writeFailed, message: notWritten(error.description)))
+                let outcome: FileStore.ReplaceOutcome
+                do throws(FileError) { outcome = try replace(output, path, expected) } catch {
+                    return failure(.writeFailed, notWritten(error.description))
+                }
+                switch outcome {
+                case .replaced:
+                    for kept in keptAside { unlink(kept) }
+                    return .success((output.count, note))
+                case .changed:
+                    continue
+                case .changedTwice(_, let displaced, let keptAt):
+                    keptAside.append(keptAt)
+                    guard let version = try? Document.load(displaced), version.relation(to: all) == .shared else {
+                        return failure(.unrelated, "\(path): replaced by another notebook while syncing; left alone")
+                    }
+                    takenOut.append(version)
                 }
             }
-            return .failure(.init(kind: .writeFailed, message: "\(path): keeps being changed by another program while syncing; not written"))
+            return failure(.writeFailed, "\(path): keeps being changed by another program while syncing; not written")
         }
     }
 }

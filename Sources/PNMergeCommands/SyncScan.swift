@@ -34,8 +34,9 @@ enum SyncName: Equatable {
         let stem = String(name.dropLast(ext.count))
         if let base = match(stem, #/(.+)\.sync-conflict-[0-9]{8}-[0-9]{6}-[A-Za-z0-9]+/#) {
             // pnmerge and peernote name a version they found mid-write and kept aside (see
-            // FileStore.removeStaleTemporaries) with Syncthing's pattern and device "peernote".
-            let keptAside = stem.hasSuffix("-peernote")
+            // FileStore.removeStaleTemporaries) with Syncthing's pattern and device "peernote"
+            // ("peernote2" and on for a second one in the same second).
+            let keptAside = stem.wholeMatch(of: #/.*-peernote[0-9]*/#) != nil
             return .conflictCopy(original: base + ext, tool: keptAside ? "copy kept aside by an interrupted write" : "Syncthing conflict copy")
         }
         if let base = match(stem, #/(.+)_conflict-[0-9]{8}-[0-9]{6}/#) {

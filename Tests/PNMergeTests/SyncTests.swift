@@ -1,5 +1,5 @@
 import Foundation
-import PeerNote
+@testable import PeerNote
 import PeerNoteCLISupport
 import Testing
 @testable import PNMergeCommands
@@ -147,6 +147,8 @@ struct SyncTests {
 
         // The name FileStore gives a version it kept aside, and rsync's backup of a different notebook.
         #expect(SyncName.classify("notes.sync-conflict-20261123-101530-peernote.peernote") == .conflictCopy(original: "notes.peernote", tool: "copy kept aside by an interrupted write"))
+        #expect(SyncName.classify("notes.sync-conflict-20261123-101530-peernote2.peernote") == .conflictCopy(original: "notes.peernote", tool: "copy kept aside by an interrupted write"), "a second one kept in the same second")
+        #expect(SyncName.classify("notes.sync-conflict-20261123-101530-peernoteX.peernote") == .conflictCopy(original: "notes.peernote", tool: "Syncthing conflict copy"))
         let other = try TempDir()
         let mine = try other.write(s.alice.save(), "notes.peernote")
         let backup = try other.write(unrelatedDocument().save(), "notes.peernote~")
@@ -434,5 +436,53 @@ struct SyncBinaryTests {
         #expect(r.err.isEmpty, "no progress line when standard error is not a terminal: \(r.err)")
         #expect(r.out.contains("1 conflict copy removed"))
         #expect(try Document.load(dir.bytes("notes.peernote")).notebook == s.merged().notebook)
+    }
+}
+
+extension SyncTests {
+    @Test("A version another writer put in place while sync was putting back what it displaced is merged into the copy written, and nothing is left beside it")
+    func writerTakenOut() throws {
+        let dir = try TempDir()
+        let original = Document(title: "Notes", author: "laptop")
+        let milk = original.addNote(title: "Milk", body: "2 litres")
+        let bread = original.addNote(title: "Bread", body: "rye")
+        let loaded = original.save(.compact)
+        let path = try dir.write(loaded, "notes.peernote")
+        let copy = SyncCopy(file: FoundFile(path: path, root: dir.url.path, relative: "notes.peernote", kind: .notebook,
+                                            identity: FileIdentity(device: 0, inode: 0)),
+                            bytes: loaded, document: try Document.load(loaded))
+        let all = try Document.load(loaded)
+        all.author = "laptop"
+        try all.insertText(milk, at: 0, "Oat ")
+        // A sync client brings the phone's copy just before sync writes, and another user's
+        // peernote writes the tablet's just as sync puts the phone's back.
+        let phone = try Document.load(loaded)
+        phone.author = "phone"
+        try phone.setBody(bread, "sourdough")
+        let phoneBytes = phone.save(.compact)
+        let tablet = try Document.load(loaded)
+        tablet.author = "tablet"
+        _ = tablet.addNote(title: "Eggs")
+        let tabletBytes = tablet.save(.compact)
+        var calls = 0
+        let result = SyncOperation.write(copy, bytes: all.save(.incremental), all: all) { (bytes, path, expected) throws(FileError) in
+            calls += 1
+            if calls == 1 { try FileStore.writeAtomically(phoneBytes, to: path) }
+            return try FileStore.replace(bytes, at: path, expecting: expected, exchange: true) {
+                if calls == 1 { try? FileStore.writeAtomically(tabletBytes, to: path) }
+            }
+        }
+        guard case .success(let (size, note)) = result else {
+            Issue.record("not written: \(result)")
+            return
+        }
+        #expect(calls == 2)
+        #expect(note?.contains("changed while syncing") == true)
+        let written = try FileStore.read(path)
+        #expect(size == written.count)
+        let notes = try Document.load(written).notebook.notes
+        #expect(notes.map(\.title) == ["Milk", "Bread", "Eggs"])
+        #expect(notes.map(\.body) == ["Oat 2 litres", "sourdough", ""], "all three writers' edits are in the file")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.url.path) == ["notes.peernote"])
     }
 }

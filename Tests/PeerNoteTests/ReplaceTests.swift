@@ -157,4 +157,96 @@ struct ReplaceTests {
         #expect(names.count == 3, "\(names)")
         #expect(try Document.load(FileStore.read(path)).notebook.notes.map(\.body) == ["Oat 2 litres"], "the document itself is not touched")
     }
+
+    @Test("A version another writer put in place while a write was putting back what it displaced is returned and kept, not lost")
+    func changedTwice() throws {
+        let folder = try FileStoreTests.Folder()
+        let doc = try folder.file("n.peernote", "another program's")
+        // The file no longer holds what was read; while the new file is being taken out again, a
+        // third writer puts its version in place.
+        let outcome = try FileStore.replace(Array("new".utf8), at: doc, expecting: Array("as read".utf8), exchange: true) {
+            try? FileStore.writeAtomically(Array("third".utf8), to: doc)
+        }
+        guard case .changedTwice(let current, let displaced, let keptAt) = outcome else {
+            Issue.record("expected changedTwice, got \(outcome)")
+            return
+        }
+        #expect(current == Array("another program's".utf8), "what was displaced first is back in place")
+        #expect(displaced == Array("third".utf8))
+        #expect(try Self.bytes(doc) == current)
+        #expect(try Self.bytes(keptAt) == displaced, "the third version is kept until the caller has it in a file")
+        #expect(keptAt.hasPrefix(folder.path + "/.n.peernote.swap-"))
+        #expect(folder.names.count == 2, "\(folder.names)")
+
+        // A caller that cannot write it makes it a conflict copy; a second one in the same second gets its own name.
+        let first = FileStore.keepAsConflictCopy(keptAt, of: doc)
+        let other = try folder.file(".n.peernote.swap-zzzzzz", "fourth")
+        let second = FileStore.keepAsConflictCopy(other, of: doc)
+        #expect(first != second)
+        for (name, content) in [(first, "third"), (second, "fourth")] {
+            let file = String(name.split(separator: "/").last ?? "")
+            #expect(file.wholeMatch(of: #/n\.sync-conflict-[0-9]{8}-[0-9]{6}-peernote[0-9]*\.peernote/#) != nil, "\(file)")
+            #expect(try Self.bytes(name) == Array(content.utf8))
+        }
+        #expect(folder.names.count == 3, "\(folder.names)")
+    }
+
+    @Test("Two writers without a common lock that take each other's file out: the version taken out is merged in and written, nothing is left beside the file")
+    func writersRace() throws {
+        let folder = try FileStoreTests.Folder()
+        let (path, loaded, milk, bread) = try Self.notebook(in: folder)
+        let mine = try Document.load(loaded)
+        mine.author = "laptop"
+        try mine.insertText(milk, at: 0, "Oat ")
+        // A sync client brought the phone's copy since this process read the file...
+        let phone = try Document.load(loaded)
+        phone.author = "phone"
+        try phone.setBody(bread, "sourdough")
+        try FileStore.writeAtomically(phone.save(.compact), to: path)
+        // ...and another user's peernote writes the tablet's copy just as this write puts the phone's back.
+        let tablet = try Document.load(loaded)
+        tablet.author = "tablet"
+        _ = tablet.addNote(title: "Eggs")
+        let tabletBytes = tablet.save(.compact)
+        var calls = 0
+        let outcome = try mine.write(over: path, loaded: loaded, mode: .incremental, saved: nil) { (bytes, expected) throws(FileError) in
+            calls += 1
+            return try FileStore.replace(bytes, at: path, expecting: expected, exchange: true) {
+                if calls == 1 { try? FileStore.writeAtomically(tabletBytes, to: path) }
+            }
+        }
+        #expect(calls == 2)
+        #expect(outcome.mergedMeanwhile == 1)
+        let result = try Document.load(Self.bytes(path))
+        #expect(result.notebook.notes.map(\.title) == ["Milk", "Bread", "Eggs"])
+        #expect(result.notebook.notes.map(\.body) == ["Oat 2 litres", "sourdough", ""], "all three writers' edits are in the file")
+        #expect(folder.names == ["notes.peernote"], "the version taken out is removed once the file has it")
+    }
+
+    @Test("A version taken out that cannot be merged (another notebook) is left as a conflict copy, named in the error")
+    func takenOutUnrelated() throws {
+        let folder = try FileStoreTests.Folder()
+        let (path, loaded, milk, _) = try Self.notebook(in: folder)
+        let mine = try Document.load(loaded)
+        try mine.insertText(milk, at: 0, "Oat ")
+        let phone = try Document.load(loaded)
+        _ = phone.addNote(title: "From the phone")
+        let phoneBytes = phone.save(.compact)
+        try FileStore.writeAtomically(phoneBytes, to: path)
+        let other = Document(title: "Other", author: "someone").save(.compact)
+        #expect {
+            try mine.write(over: path, loaded: loaded, mode: .incremental, saved: nil) { (bytes, expected) throws(FileError) in
+                try FileStore.replace(bytes, at: path, expecting: expected, exchange: true) {
+                    try? FileStore.writeAtomically(other, to: path)
+                }
+            }
+        } throws: { error in
+            let message = (error as? FileError)?.message ?? ""
+            return message.contains("was replaced by another notebook") && message.contains("kept as \(folder.path)/notes.sync-conflict-")
+        }
+        #expect(try Self.bytes(path) == phoneBytes, "the file is left as it was")
+        let copies = folder.names.filter { $0.hasPrefix("notes.sync-conflict-") }
+        #expect(copies.count == 1 && folder.names.count == 2, "\(folder.names)")
+        if let copy = copies.first { #expect(try Self.bytes(folder.path + "/" + copy) == other) }
+    }
 }

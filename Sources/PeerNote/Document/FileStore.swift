@@ -134,6 +134,14 @@ public enum FileStore {
         /// The file no longer held the bytes the caller had read from it (another program, such
         /// as a sync client, wrote it in the meantime). It was left as it is; it holds `current`.
         case changed(current: [UInt8])
+        /// As `changed`, and more: while the new file was being taken out again, yet another
+        /// version (`displaced`) had been put in place, and taking the new file out took that
+        /// version out too (two writers that share no lock wrote at once). It is kept, with
+        /// nothing lost, at `keptAt` (a `.NAME.swap-XXXXXX` file beside the document): write a
+        /// file that includes it, then remove `keptAt`, or, if that cannot be done, make it a
+        /// conflict copy the user and `pnmerge sync` see (`keepAsConflictCopy`). Left there, a
+        /// later writer's cleanup does the same once it is 10 seconds old.
+        case changedTwice(current: [UInt8], displaced: [UInt8], keptAt: String)
     }
 
     /// Replaces `path` with `bytes` as `writeAtomically` does, but only while it still holds
@@ -148,6 +156,13 @@ public enum FileStore {
     /// rename (`exchange: false` forces this), which leaves a window of a few microseconds.
     public static func replace(_ bytes: [UInt8], at path: String, expecting expected: [UInt8],
                                exchange: Bool = true) throws(FileError) -> ReplaceOutcome {
+        try replace(bytes, at: path, expecting: expected, exchange: exchange, beforePuttingBack: {})
+    }
+
+    /// `replace(_:at:expecting:exchange:)`; `beforePuttingBack` runs when the file turned out to
+    /// have changed, just before the new file is taken out again (tests use it to write meanwhile).
+    static func replace(_ bytes: [UInt8], at path: String, expecting expected: [UInt8], exchange: Bool,
+                        beforePuttingBack: () -> Void) throws(FileError) -> ReplaceOutcome {
         if try isSpecial(path) {
             try writeInto(bytes, special: path)
             return .replaced
@@ -173,6 +188,7 @@ public enum FileStore {
                     return .replaced
                 }
                 // Another program wrote the file meanwhile (or it cannot be read back): put it back.
+                beforePuttingBack()
                 guard peernote_exchange_files(swap, target) == 0 else {
                     let m = errnoText()
                     let kept = keep(swap, beside: target)
@@ -182,7 +198,12 @@ public enum FileStore {
                 var ours = stat(), there = stat()
                 guard fstat(tmp.lock, &ours) == 0, lstat(swap, &there) == 0,
                       ours.st_dev == there.st_dev, ours.st_ino == there.st_ino else {
-                    // Replaced a second time between the two exchanges: that version came back here.
+                    // Replaced a second time between the two exchanges (another writer's exchange,
+                    // or its own putting back): that version came back here, and stays here until
+                    // the caller has written a file that includes it.
+                    if case .success = displaced, let other = try? read(swap), let now = try? read(target) {
+                        return .changedTwice(current: now, displaced: other, keptAt: swap)
+                    }
                     let kept = keep(swap, beside: target)
                     throw FileError(path: path, message: "changed twice while being written; not written (a version written meanwhile is kept as \(kept))")
                 }
@@ -215,10 +236,17 @@ public enum FileStore {
         return .replaced
     }
 
+    /// Makes the version `replace` kept at `keptAt` (see `ReplaceOutcome.changedTwice`) a
+    /// conflict copy beside the document at `path`, and returns its name (see `keep`).
+    public static func keepAsConflictCopy(_ keptAt: String, of path: String) -> String {
+        keep(keptAt, beside: resolvingSymlink(path))
+    }
+
     /// Renames the file at `path` (a version of `target` another program wrote) to a conflict
-    /// copy beside `target`, `NAME.sync-conflict-YYYYMMDD-HHMMSS-peernote.EXT`, which the user
-    /// sees and `pnmerge sync` merges back in; returns the new name, or `path` itself when that
-    /// fails (a name too long), where cleanup keeps it until the document has all of it.
+    /// copy beside `target`, `NAME.sync-conflict-YYYYMMDD-HHMMSS-peernote.EXT` (`…-peernote2.EXT` and on
+    /// when that name is taken, as when two are kept in one second), which the user sees and
+    /// `pnmerge sync` merges back in; returns the new name, or `path` itself when that fails (a
+    /// name too long), where cleanup keeps it until the document has all of it.
     static func keep(_ path: String, beside target: String) -> String {
         let name = lastComponent(of: target)
         let dot = name.lastIndex(of: ".").flatMap { $0 == name.startIndex ? nil : $0 }
@@ -229,10 +257,20 @@ public enum FileStore {
         gmtime_r(&t, &parts)
         func two(_ n: Int32) -> String { n < 10 ? "0\(n)" : "\(n)" }
         let stamp = "\(parts.tm_year + 1900)\(two(parts.tm_mon + 1))\(two(parts.tm_mday))-\(two(parts.tm_hour))\(two(parts.tm_min))\(two(parts.tm_sec))"
-        let kept = directory(of: target) + "/" + stem + ".sync-conflict-" + stamp + "-peernote" + ext
-        var st = stat()
-        guard lstat(kept, &st) != 0, rename(path, kept) == 0 else { return path }
-        return kept
+        for n in 1 ... 20 {
+            let kept = directory(of: target) + "/" + stem + ".sync-conflict-" + stamp + "-peernote" + (n == 1 ? "" : "\(n)") + ext
+            // link(2), not rename(2): it never replaces a conflict copy another writer made meanwhile.
+            if link(path, kept) == 0 {
+                unlink(path)
+                return kept
+            }
+            if errno == EEXIST { continue }
+            // No hard links here (FAT, some network file systems): rename, if the name is free.
+            var st = stat()
+            if lstat(kept, &st) == 0 { continue }
+            return rename(path, kept) == 0 ? kept : path
+        }
+        return path
     }
 
     /// Writes `bytes` into the character device or FIFO at `path` (opened as it is, never created).
@@ -639,30 +677,66 @@ extension Document {
     /// again (see `FileStore.replace(_:at:expecting:)`). Throws, writing nothing, when the file
     /// now holds something that is not a copy of this notebook, or keeps changing. `saved`, when
     /// given, is what `save(mode)` returns now (so that a caller that already made it does not save twice).
+    ///
+    /// Two writers that share no lock (two users' runs on a shared folder) can take each other's
+    /// file out while each puts back what it displaced (`FileStore.ReplaceOutcome.changedTwice`);
+    /// the version taken out is merged in too, so that it is in the file written, and its kept
+    /// copy is removed then. If the write fails after all, it is left as a conflict copy beside
+    /// the file, named in the error.
     @discardableResult
     public func write(over path: String, loaded: [UInt8], mode: SaveMode = .incremental,
                       saved: [UInt8]? = nil) throws(FileError) -> WriteOutcome {
+        try write(over: path, loaded: loaded, mode: mode, saved: saved) { (bytes, expected) throws(FileError) in
+            try FileStore.replace(bytes, at: path, expecting: expected)
+        }
+    }
+
+    /// `write(over:loaded:mode:saved:)` with `replace` in place of `FileStore.replace` (tests
+    /// race writers through it).
+    func write(over path: String, loaded: [UInt8], mode: SaveMode, saved: [UInt8]?,
+               replace: ([UInt8], [UInt8]) throws(FileError) -> FileStore.ReplaceOutcome) throws(FileError) -> WriteOutcome {
         var expected = loaded
+        // Versions `replace` took out and kept aside, merged into this document: removed once it is written.
+        var keptAside: [String] = []
+        func fail(_ message: String) -> FileError {
+            let kept = keptAside.map { FileStore.keepAsConflictCopy($0, of: path) }
+            let also = kept.isEmpty ? "" : " (a version written meanwhile is kept as \(kept.joined(separator: ", ")))"
+            return FileError(path: path, message: message + also)
+        }
+        func mergeIn(_ bytes: [UInt8]) throws(FileError) {
+            do throws(PeerNoteError) {
+                _ = try merge(Document.load(bytes))
+            } catch {
+                let what: String
+                switch error {
+                case .unrelated: what = "another notebook"
+                default: what = "a file that cannot be merged (\(error))"
+                }
+                throw fail("was replaced by \(what) while this was being written; not written")
+            }
+        }
         for merges in 0 ..< 8 {
             let bytes = merges == 0 ? saved ?? save(mode) : save(mode)
-            switch try FileStore.replace(bytes, at: path, expecting: expected) {
+            let outcome: FileStore.ReplaceOutcome
+            do { outcome = try replace(bytes, expected) } catch {
+                if keptAside.isEmpty { throw error }
+                throw fail(error.message)
+            }
+            switch outcome {
             case .replaced:
+                for kept in keptAside { unlink(kept) }
                 return WriteOutcome(byteCount: bytes.count, mergedMeanwhile: merges)
             case .changed(let current):
-                do throws(PeerNoteError) {
-                    _ = try merge(Document.load(current))
-                } catch {
-                    let what: String
-                    switch error {
-                    case .unrelated: what = "another notebook"
-                    default: what = "a file that cannot be merged (\(error))"
-                    }
-                    throw FileError(path: path, message: "was replaced by \(what) while this was being written; not written")
-                }
+                try mergeIn(current)
+                expected = current
+            case .changedTwice(let current, let displaced, let keptAt):
+                keptAside.append(keptAt)
+                try mergeIn(displaced)
+                try mergeIn(current)
                 expected = current
             }
         }
-        throw FileError(path: path, message: "keeps being changed by another program while this is being written; not written")
+        throw fail("keeps being changed by another program while this is being written; not written")
     }
 }
 
