@@ -437,8 +437,12 @@ enum SyncOperation {
                     continue
                 case .changedTwice(_, let displaced, let keptAt):
                     keptAside.append(keptAt)
-                    guard let version = try? Document.load(displaced), version.relation(to: all) == .shared else {
-                        return failure(.unrelated, "\(path): replaced by another notebook while syncing; left alone")
+                    let version: Document
+                    do throws(PeerNoteError) { version = try Document.load(displaced) } catch {
+                        return failure(.damaged, "\(path): a damaged version was written meanwhile (\(error)); not written")
+                    }
+                    guard version.relation(to: all) == .shared else {
+                        return failure(.unrelated, "\(path): another notebook was written meanwhile; not written")
                     }
                     takenOut.append(version)
                 }

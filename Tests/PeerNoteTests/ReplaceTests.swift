@@ -175,12 +175,12 @@ struct ReplaceTests {
         #expect(displaced == Array("third".utf8))
         #expect(try Self.bytes(doc) == current)
         #expect(try Self.bytes(keptAt) == displaced, "the third version is kept until the caller has it in a file")
-        #expect(keptAt.hasPrefix(folder.path + "/.n.peernote.swap-"))
+        #expect(keptAt.hasPrefix(folder.path + "/.n.peernote.kept-"))
         #expect(folder.names.count == 2, "\(folder.names)")
 
         // A caller that cannot write it makes it a conflict copy; a second one in the same second gets its own name.
         let first = FileStore.keepAsConflictCopy(keptAt, of: doc)
-        let other = try folder.file(".n.peernote.swap-zzzzzz", "fourth")
+        let other = try folder.file(".n.peernote.kept-zzzzzz", "fourth")
         let second = FileStore.keepAsConflictCopy(other, of: doc)
         #expect(first != second)
         for (name, content) in [(first, "third"), (second, "fourth")] {
@@ -248,5 +248,28 @@ struct ReplaceTests {
         let copies = folder.names.filter { $0.hasPrefix("notes.sync-conflict-") }
         #expect(copies.count == 1 && folder.names.count == 2, "\(folder.names)")
         if let copy = copies.first { #expect(try Self.bytes(folder.path + "/" + copy) == other) }
+    }
+
+    @Test("A version a killed writer had taken out of place (.NAME.kept-XXXXXX) goes only when the document has all of it, even when it has more than the document")
+    func keptAfterKilledWriter() throws {
+        let folder = try FileStoreTests.Folder()
+        let (path, loaded, _, _) = try Self.notebook(in: folder)
+        // Another writer's version with one more note, which that writer was told is written: the
+        // writer that took it out of place was killed before it wrote a file including it.
+        let other = try Document.load(loaded)
+        _ = other.addNote(title: "Eggs")
+        let ahead = try folder.file(".notes.peernote.kept-aaaaaa", "")
+        try FileStore.writeAtomically(other.save(.compact), to: ahead)
+        // One the document has all of (it was written after all).
+        let merged = try folder.file(".notes.peernote.kept-bbbbbb", "")
+        try FileStore.writeAtomically(loaded, to: merged)
+        for p in [ahead, merged] { try folder.backdate(p, by: 3_600) }
+
+        #expect(FileStore.removeStaleTemporaries(of: path) == [merged])
+        let copies = folder.names.filter { $0.hasPrefix("notes.sync-conflict-") }
+        #expect(copies.count == 1 && folder.names.count == 2, "\(folder.names)")
+        if let copy = copies.first {
+            #expect(try Document.load(FileStore.read(folder.path + "/" + copy)).notebook.notes.map(\.title) == ["Milk", "Bread", "Eggs"])
+        }
     }
 }

@@ -137,10 +137,11 @@ public enum FileStore {
         /// As `changed`, and more: while the new file was being taken out again, yet another
         /// version (`displaced`) had been put in place, and taking the new file out took that
         /// version out too (two writers that share no lock wrote at once). It is kept, with
-        /// nothing lost, at `keptAt` (a `.NAME.swap-XXXXXX` file beside the document): write a
+        /// nothing lost, at `keptAt` (a `.NAME.kept-XXXXXX` file beside the document): write a
         /// file that includes it, then remove `keptAt`, or, if that cannot be done, make it a
-        /// conflict copy the user and `pnmerge sync` see (`keepAsConflictCopy`). Left there, a
-        /// later writer's cleanup does the same once it is 10 seconds old.
+        /// conflict copy the user and `pnmerge sync` see (`keepAsConflictCopy`). Left there (its
+        /// writer was killed), a later writer's cleanup removes it once it is 10 seconds old if
+        /// the document holds all of it, and otherwise makes it a conflict copy.
         case changedTwice(current: [UInt8], displaced: [UInt8], keptAt: String)
     }
 
@@ -199,10 +200,14 @@ public enum FileStore {
                 guard fstat(tmp.lock, &ours) == 0, lstat(swap, &there) == 0,
                       ours.st_dev == there.st_dev, ours.st_ino == there.st_ino else {
                     // Replaced a second time between the two exchanges (another writer's exchange,
-                    // or its own putting back): that version came back here, and stays here until
-                    // the caller has written a file that includes it.
-                    if case .success = displaced, let other = try? read(swap), let now = try? read(target) {
-                        return .changedTwice(current: now, displaced: other, keptAt: swap)
+                    // or its own putting back): that version came back here, and is kept until
+                    // the caller has written a file that includes it. Under a name of its own:
+                    // cleanup may remove a `.swap-` file that holds everything the document holds
+                    // (a dead writer's own result), which this version, another writer's, may
+                    // well do; a `.kept-` file goes only once the document holds all of it.
+                    let keptAt = directory(of: target) + "/" + temporaryPrefix(forName: lastComponent(of: target), infix: keptInfix) + String(tmp.path.suffix(6))
+                    if case .success = displaced, let other = try? read(swap), let now = try? read(target), rename(swap, keptAt) == 0 {
+                        return .changedTwice(current: now, displaced: other, keptAt: keptAt)
                     }
                     let kept = keep(swap, beside: target)
                     throw FileError(path: path, message: "changed twice while being written; not written (a version written meanwhile is kept as \(kept))")
@@ -396,6 +401,11 @@ public enum FileStore {
     /// (see `replace(_:at:expecting:)`): `.NAME.swap-XXXXXX`.
     static let swapInfix = ".swap-"
 
+    /// Where `replace(_:at:expecting:)` keeps another writer's version it took out of place
+    /// (`ReplaceOutcome.changedTwice`) until its caller has written a file that includes it:
+    /// `.NAME.kept-XXXXXX`.
+    static let keptInfix = ".kept-"
+
     /// Removes the temporary files that writers of `path` (of the file it points to, when it is a
     /// symbolic link) left behind when they were killed mid-write: `.NAME.tmp-XXXXXX` beside it,
     /// regular files of this user, unmodified for `minimumAge` seconds, on which no process holds
@@ -405,15 +415,18 @@ public enum FileStore {
     /// `replace(_:at:expecting:)` left, but only when the document holds every change it holds
     /// or it holds every change of the document (see `isLeftoverSwapSafeToRemove`); otherwise it
     /// is another program's version, and it is renamed to a conflict copy beside the document
-    /// (`NAME.sync-conflict-…-peernote.EXT`, which `pnmerge sync` merges). Anything else is left
-    /// alone. Returns the paths removed. Called by `FileLock`.
+    /// (`NAME.sync-conflict-…-peernote.EXT`, which `pnmerge sync` merges). And for
+    /// `.NAME.kept-XXXXXX`, another writer's version a killed writer had taken out of place
+    /// (`ReplaceOutcome.changedTwice`), only when the document holds every change it holds;
+    /// otherwise it becomes a conflict copy. Anything else is left alone. Returns the paths
+    /// removed. Called by `FileLock`.
     @discardableResult
     public static func removeStaleTemporaries(of path: String, minimumAge: TimeInterval = 10) -> [String] {
         let target = resolvingSymlink(path)
         let dir = directory(of: target)
         let name = lastComponent(of: target)
         var removed: [String] = []
-        for infix in [temporaryInfix, swapInfix] {
+        for infix in [temporaryInfix, swapInfix, keptInfix] {
             let prefix = temporaryPrefix(forName: name, infix: infix)
             for entry in namesInDirectory(dir, withPrefix: prefix) {
                 let suffix = entry.utf8.dropFirst(prefix.utf8.count)
@@ -431,6 +444,12 @@ public enum FileStore {
                 guard fstat(fd, &held) == 0, held.st_dev == st.st_dev, held.st_ino == st.st_ino,
                       flock(fd, LOCK_EX | LOCK_NB) == 0,
                       lstat(candidate, &now) == 0, now.st_dev == st.st_dev, now.st_ino == st.st_ino else { continue }
+                if infix == keptInfix && !documentHasAll(of: candidate, document: target) {
+                    // Another writer's version, which a writer that took it out of place did not
+                    // get into the document (it was killed): kept where the user and sync see it.
+                    _ = keep(candidate, beside: target)
+                    continue
+                }
                 if infix == swapInfix && !isLeftoverSwapSafeToRemove(candidate, document: target) {
                     // What the document held when a writer died mid-exchange, with changes the
                     // document lacks (a sync client's copy): kept where the user and sync see it.
@@ -449,6 +468,15 @@ public enum FileStore {
     /// of the document (it is that writer's own result, which never got into place: its command
     /// failed, and the file is as it was). Anything else (another program's version, or
     /// something that does not load) is not.
+    /// Whether the document at `document` holds every change the file at `path` holds (false
+    /// when either does not load).
+    static func documentHasAll(of path: String, document: String) -> Bool {
+        guard let bytes = try? read(path), let documentBytes = try? read(document),
+              let version = try? Document.load(bytes), let current = try? Document.load(documentBytes),
+              let hasAll = try? current.merge(version).isUpToDate else { return false }
+        return hasAll
+    }
+
     static func isLeftoverSwapSafeToRemove(_ swap: String, document: String) -> Bool {
         guard let swapBytes = try? read(swap), let documentBytes = try? read(document),
               let left = try? Document.load(swapBytes), let current = try? Document.load(documentBytes),
