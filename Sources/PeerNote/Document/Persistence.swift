@@ -322,6 +322,12 @@ extension Document {
     /// Reads and verifies a document: checksums, structure, causal integrity (dependencies
     /// present, sequence numbers contiguous) and references (every op names something that exists).
     public static func load(_ bytes: [UInt8]) throws(PeerNoteError) -> Document {
+        try load(bytes, concurrentFrom: WireCodec.concurrentEncodingThreshold)
+    }
+
+    /// `load(_:)`; a base block of `concurrentFrom` changes and ops or more is replayed on two
+    /// threads (see `BlockReplayer.replayBase`; tests set it to compare the two ways).
+    static func load(_ bytes: [UInt8], concurrentFrom: Int) throws(PeerNoteError) -> Document {
         let raws: [RawBlock]
         do { raws = try BlockCodec.decode(bytes) } catch {
             if let v = error.unsupportedVersion { throw .unsupportedVersion(v) }
@@ -361,7 +367,11 @@ extension Document {
                     unknownFields.append(f)
                 }
             }
-            try replayer.replay(block)
+            if block.offset == 0 && block.changes.count + block.ops.count >= concurrentFrom {
+                try replayer.replayBase(block)
+            } else {
+                try replayer.replay(block)
+            }
             if let state = block.state { try replayer.fillText(state, dead: block.deadText, block: block) }
             rows += block.changes.count
         }
@@ -399,7 +409,61 @@ struct BlockReplayer {
         try Self.replay(block, genesis: genesis, log: &log, state: &state)
     }
 
-    private static func replay(_ block: WireBlock, genesis: ChangeID, log: inout OpLog, state: inout DocState) throws(PeerNoteError) {
+    /// `replay(block)` for the file's base block, on two threads: another appends the changes
+    /// to the log and verifies them, while this one applies the block's ops to the state
+    /// (`DocState.applyBase`), which it can do from the block alone, since a base block's replica
+    /// indices are the log's agents and its ids follow from the changes' lengths. The result is
+    /// what `replay(block)` gives: the same ops applied in the same order (where the log joins two
+    /// stored ops into one, or parts them, applying them whole or in parts gives the same list).
+    /// The log's errors come first, as they would; then the state's, named as `replay` names them.
+    mutating func replayBase(_ block: WireBlock) throws(PeerNoteError) {
+        precondition(log.changes.count == 0 && block.offset == 0, "a base block is replayed into an empty log")
+        let budget = state.workBudget
+        let genesis = genesis
+        // The state here, the log on the other thread: the log is a few large arrays, the
+        // list many small blocks, which then stay in this thread's malloc arena.
+        let (applied, logged) = Concurrently.run({ () -> DocState.BaseApplication in
+            DocState.applyBase(block, workBudget: budget)
+        }, alongside: { () -> LogResult in
+            var log = OpLog(), state = DocState()
+            do throws(PeerNoteError) {
+                try Self.replay(block, genesis: genesis, log: &log, state: &state, applying: false)
+                return LogResult(log: log, error: nil)
+            } catch { return LogResult(log: log, error: error) }
+        })
+        let log = logged.log
+        self.log = log
+        if let error = logged.error { throw error }
+        switch applied {
+        case .applied(let state):
+            self.state = state
+        case .failed(let failure):
+            throw Self.applyError(failure, block: block, firstChange: 0, log: log)
+        case .inconsistent:
+            // The log accepted what the walk over the block could not follow (timestamps past 32
+            // bits; nothing else is expected, both read the same changes and ops): applied from
+            // the log instead, as `replay` does.
+            var state = DocState()
+            state.workBudget = budget
+            do throws(ApplyFailure) { try state.applyOps(of: log, from: 0, firstChange: 0) } catch {
+                throw Self.applyError(error, block: block, firstChange: 0, log: log)
+            }
+            self.state = state
+        }
+    }
+
+    /// The log `replayBase` built on the other thread, and the error that stopped it, if any.
+    private struct LogResult: Sendable {
+        var log: OpLog
+        var error: PeerNoteError?
+    }
+
+    private static func applyError(_ error: ApplyFailure, block: WireBlock, firstChange: Int, log: OpLog) -> PeerNoteError {
+        let row = block.firstRow + (error.change - firstChange)
+        return .invalidDocument(offset: block.offset, message: "change at row \(row): change \(log.changeID(error.change)): \(describe(error.error, log))")
+    }
+
+    private static func replay(_ block: WireBlock, genesis: ChangeID, log: inout OpLog, state: inout DocState, applying: Bool = true) throws(PeerNoteError) {
         let agents = block.replicas.map { log.agent(for: $0) }
         let mapAgent: (LocalID) -> LocalID = { id in id.isNone ? id : LocalID(agent: agents[Int(id.agent)], counter: id.counter) }
         let startLV = log.lvCount
@@ -513,11 +577,11 @@ struct BlockReplayer {
             }
         }
         guard opIndex == block.ops.count else { throw .invalidDocument(offset: block.offset, message: "ops are left over after the last change") }
+        guard applying else { return }
         // Apply the block's ops to the state, whole runs at a time (a run spans the changes
         // of one replica that continue each other), in causal order.
         do throws(ApplyFailure) { try state.applyOps(of: log, from: startLV, firstChange: firstChange) } catch {
-            let row = block.firstRow + (error.change - firstChange)
-            throw fail(row, "change \(log.changeID(error.change)): \(describe(error.error, log))")
+            throw applyError(error, block: block, firstChange: firstChange, log: log)
         }
     }
 

@@ -211,4 +211,97 @@ extension DocState {
             i += 1
         }
     }
+
+    /// What `applyBase` made of a block.
+    enum BaseApplication: Sendable {
+        case applied(DocState)
+        case failed(ApplyFailure)
+        /// The block's changes and ops do not fit together (the log's own checks say how), or its
+        /// timestamps do not fit in 32 bits (the log's replay then applies it).
+        case inconsistent
+    }
+
+    /// The state a file's base block gives, applied from the block alone (no op log): its ops in
+    /// order, each whole, at the id and Lamport timestamp of its first unit. In a base block
+    /// replica index `r` is the log's agent `r`, a change's first counter is the sum of the
+    /// lengths of its replica's earlier changes, and its Lamport timestamp is one more than the
+    /// largest last timestamp of its dependencies (one more than the change before's, for a
+    /// change stored as continuing it). Never traps on a block that does not add up: it says
+    /// `inconsistent`, and the log's checks, run on the same block, report it.
+    static func applyBase(_ block: WireBlock, workBudget: Int) -> BaseApplication {
+        let changes = block.changes, ops = block.ops, text = block.text, replicas = block.replicas, depRows = block.depRows
+        let n = changes.count
+        guard replicas.count > 0 else { return .inconsistent }
+        // Where a change starts: its replica (`agent`), the counter of its first unit, and its
+        // first unit's position in the block (`unit`). Continuing changes keep the replica.
+        var agent = 0, counter = 0, unit = 0
+        var counterNext = [Int](repeating: 0, count: replicas.count)
+        func start(_ i: Int, length: Int, continues: Bool) -> Bool {
+            if !continues {
+                let c = changes[i]
+                guard c.replica >= 0 && c.replica < replicas.count else { return false }
+                if i > 0 { counterNext[agent] = counter }
+                agent = c.replica
+                counter = counterNext[agent]
+            }
+            return length > 0 && counter + length < Int(UInt32.max)
+        }
+        // First pass: each change's Lamport timestamp (its first unit's), one more than the
+        // largest last timestamp of its dependencies (of the change before, for a continuing one).
+        // In 32 bits (4 bytes a change): a base block's are at most its unit count + 1.
+        var consistent = true
+        let lamports = [UInt32](unsafeUninitializedCapacity: n) { L, filled in
+            var last = (lamport: UInt32(0), length: 0), units = 0
+            consistent = changes.forEachLength { i, length, continues in
+                units += length
+                guard units < Int(UInt32.max) - 1 else { return false }
+                var lamport: UInt32 = 1
+                if continues {
+                    lamport = last.lamport &+ UInt32(truncatingIfNeeded: last.length)
+                } else {
+                    let c = changes[i]
+                    guard c.depStart >= 0, c.depStart + c.depCount <= depRows.count else { return false }
+                    for k in c.depStart ..< c.depStart + c.depCount {
+                        let d = Int(depRows[k])
+                        guard d >= 0 && d < i else { return false }
+                        lamport = Swift.max(lamport, L[d] &+ UInt32(truncatingIfNeeded: changes.length(d)))
+                    }
+                }
+                L[i] = lamport
+                last = (lamport, length)
+                return true
+            }
+            filled = consistent ? n : 0   // nothing is read when the walk stopped early
+        }
+        guard consistent else { return .inconsistent }
+        // Second pass: each op whole, at its first unit, in the change holding that unit.
+        var state = DocState()
+        state.workBudget = workBudget
+        var next = 0, nextUnit = 0   // the next op and its first unit's position
+        var failure: ApplyFailure?
+        consistent = changes.forEachLength { i, length, continues in
+            guard start(i, length: length, continues: continues) else { return false }
+            while next < ops.count && nextUnit < unit + length {
+                let op = ops[next]
+                guard op.length > 0, nextUnit >= unit else { return false }
+                if case .insertText(_, _, _, let s) = op.body, s < 0 || s + op.length > text.count { return false }
+                let offset = nextUnit - unit
+                do throws(ApplyError) {
+                    try state.apply(op, id: LocalID(agent: UInt32(agent), counter: UInt32(counter + offset)),
+                                    lamport: UInt64(lamports[i]) + UInt64(offset), replicas: replicas, text: text)
+                } catch {
+                    failure = ApplyFailure(error: error, change: i)
+                    return false
+                }
+                next += 1
+                nextUnit += op.length
+            }
+            counter += length
+            unit += length
+            return true
+        }
+        if let failure { return .failed(failure) }
+        guard consistent, next == ops.count else { return .inconsistent }
+        return .applied(state)
+    }
 }

@@ -52,6 +52,17 @@ struct WireChanges: RandomAccessCollection, Sendable, Equatable {
     /// The lengths of changes `range`.
     @inline(__always) func lengths(_ range: Range<Int>) -> ArraySlice<UInt32> { lengths[range] }
 
+    /// Calls `body(i, length, continues)` for each change `i` in order, read straight from the
+    /// table's storage (`continues`: `continuesPrevious(i)`); stops, returning false, when `body` does.
+    @inline(__always) func forEachLength(_ body: (Int, Int, Bool) -> Bool) -> Bool {
+        runOf.withUnsafeBufferPointer { run in
+            lengths.withUnsafeBufferPointer { len in
+                for i in 0 ..< len.count where !body(i, Int(len[i]), i > 0 && run[i] == run[i - 1]) { return false }
+                return true
+            }
+        }
+    }
+
     /// Whether change `i` (> 0) is stored as continuing change `i - 1` (see the type's rule).
     @inline(__always) func continuesPrevious(_ i: Int) -> Bool { runOf[i] == runOf[i - 1] }
 
