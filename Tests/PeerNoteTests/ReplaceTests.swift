@@ -20,6 +20,18 @@ struct ReplaceTests {
         return (path, try bytes(path), milk, bread)
     }
 
+    /// Two copies of `loaded`: this process's (laptop) with "Oat " typed before Milk's body,
+    /// and the phone's with Bread's body set to "sourdough".
+    static func laptopAndPhone(_ loaded: [UInt8], milk: NoteID, bread: NoteID) throws -> (mine: Document, phone: Document) {
+        let mine = try Document.load(loaded)
+        mine.author = "laptop"
+        try mine.insertText(milk, at: 0, "Oat ")
+        let phone = try Document.load(loaded)
+        phone.author = "phone"
+        try phone.setBody(bread, "sourdough")
+        return (mine, phone)
+    }
+
     @Test("The exchange the library relies on works on this file system: each name then leads to the other file")
     func exchangeWorks() throws {
         let folder = try FileStoreTests.Folder()
@@ -68,14 +80,8 @@ struct ReplaceTests {
         let folder = try FileStoreTests.Folder()
         let (path, loaded, milk, bread) = try Self.notebook(in: folder)
 
-        // This process loads the file and edits it...
-        let mine = try Document.load(loaded)
-        mine.author = "laptop"
-        try mine.insertText(milk, at: 0, "Oat ")
-        // ...while a sync client puts the phone's copy in its place.
-        let phone = try Document.load(loaded)
-        phone.author = "phone"
-        try phone.setBody(bread, "sourdough")
+        // This process loads the file and edits it, while a sync client puts the phone's copy in its place.
+        let (mine, phone) = try Self.laptopAndPhone(loaded, milk: milk, bread: bread)
         try FileStore.writeAtomically(phone.save(.compact), to: path)
 
         let outcome = try mine.write(over: path, loaded: loaded)
@@ -195,13 +201,8 @@ struct ReplaceTests {
     func writersRace() throws {
         let folder = try FileStoreTests.Folder()
         let (path, loaded, milk, bread) = try Self.notebook(in: folder)
-        let mine = try Document.load(loaded)
-        mine.author = "laptop"
-        try mine.insertText(milk, at: 0, "Oat ")
         // A sync client brought the phone's copy since this process read the file...
-        let phone = try Document.load(loaded)
-        phone.author = "phone"
-        try phone.setBody(bread, "sourdough")
+        let (mine, phone) = try Self.laptopAndPhone(loaded, milk: milk, bread: bread)
         try FileStore.writeAtomically(phone.save(.compact), to: path)
         // ...and another user's peernote writes the tablet's copy just as this write puts the phone's back.
         let tablet = try Document.load(loaded)
