@@ -413,8 +413,8 @@ struct BlockReplayer {
     /// to the log and verifies them, while this one applies the block's ops to the state
     /// (`DocState.applyBase`), which it can do from the block alone, since a base block's replica
     /// indices are the log's agents and its ids follow from the changes' lengths. The result is
-    /// what `replay(block)` gives: the same ops applied in the same order (where the log joins two
-    /// stored ops into one, or parts them, applying them whole or in parts gives the same list).
+    /// what `replay(block)` gives: the same ops applied in the same order, joined as the log
+    /// joins them (stored ops that continue each other), so with the same work and errors.
     /// The log's errors come first, as they would; then the state's, named as `replay` names them.
     mutating func replayBase(_ block: WireBlock) throws(PeerNoteError) {
         precondition(log.changes.count == 0 && block.offset == 0, "a base block is replayed into an empty log")

@@ -222,7 +222,8 @@ extension DocState {
     }
 
     /// The state a file's base block gives, applied from the block alone (no op log): its ops in
-    /// order, each whole, at the id and Lamport timestamp of its first unit. In a base block
+    /// order, each whole (joined as the log joins them), at the id and Lamport timestamp of its
+    /// first unit. In a base block
     /// replica index `r` is the log's agent `r`, a change's first counter is the sum of the
     /// lengths of its replica's earlier changes, and its Lamport timestamp is one more than the
     /// largest last timestamp of its dependencies (one more than the change before's, for a
@@ -274,11 +275,25 @@ extension DocState {
             filled = consistent ? n : 0   // nothing is read when the walk stopped early
         }
         guard consistent else { return .inconsistent }
-        // Second pass: each op whole, at its first unit, in the change holding that unit.
+        // Second pass: the ops in order, each at its first unit, in the change holding that unit.
+        // Consecutive ops that continue each other are applied as one, as the log joins them
+        // (`OpLog.merge`), so that the lists do the same work and meet the same errors.
         var state = DocState()
         state.workBudget = workBudget
         var next = 0, nextUnit = 0   // the next op and its first unit's position
         var failure: ApplyFailure?
+        var pending: (op: Op, change: Int, id: LocalID, lamport: UInt64)?
+        func applyPending() -> Bool {
+            guard let p = pending else { return true }
+            pending = nil
+            do throws(ApplyError) {
+                try state.apply(p.op, id: p.id, lamport: p.lamport, replicas: replicas, text: text)
+                return true
+            } catch {
+                failure = ApplyFailure(error: error, change: p.change)
+                return false
+            }
+        }
         consistent = changes.forEachLength { i, length, continues in
             guard start(i, length: length, continues: continues) else { return false }
             while next < ops.count && nextUnit < unit + length {
@@ -286,12 +301,12 @@ extension DocState {
                 guard op.length > 0, nextUnit >= unit else { return false }
                 if case .insertText(_, _, _, let s) = op.body, s < 0 || s + op.length > text.count { return false }
                 let offset = nextUnit - unit
-                do throws(ApplyError) {
-                    try state.apply(op, id: LocalID(agent: UInt32(agent), counter: UInt32(counter + offset)),
-                                    lamport: UInt64(lamports[i]) + UInt64(offset), replicas: replicas, text: text)
-                } catch {
-                    failure = ApplyFailure(error: error, change: i)
-                    return false
+                let id = LocalID(agent: UInt32(agent), counter: UInt32(counter + offset))
+                if let p = pending, let joined = OpLog.merge(p.op, firstID: p.id, op, firstID: id) {
+                    pending?.op = joined
+                } else {
+                    guard applyPending() else { return false }
+                    pending = (op, i, id, UInt64(lamports[i]) + UInt64(offset))
                 }
                 next += 1
                 nextUnit += op.length
@@ -300,6 +315,7 @@ extension DocState {
             unit += length
             return true
         }
+        if consistent { consistent = applyPending() }
         if let failure { return .failed(failure) }
         guard consistent, next == ops.count else { return .inconsistent }
         return .applied(state)

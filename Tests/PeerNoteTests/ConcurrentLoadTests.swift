@@ -1,0 +1,104 @@
+import Foundation
+import Testing
+@testable import PeerNote
+
+/// Crafted base blocks whose stored ops the op log joins (files written by other writers need
+/// not join ops that continue each other): loaded on two threads (`BlockReplayer.replayBase`)
+/// they must give what one thread gives, the same state or the same error, with the same work,
+/// since the work budget decides whether a hostile file is read at all.
+@Suite("Loading a base block on two threads: crafted blocks")
+struct ConcurrentLoadTests {
+    static let replicas = [ReplicaID(high: 0x1000_0000_0000_0000, low: 1), ReplicaID(high: 0xF000_0000_0000_0000, low: 2)]
+
+    struct Change { var replica: Int; var seq: UInt32; var length: Int; var deps: [Int] }
+
+    static func file(_ changes: [Change], _ ops: [(OpBody, Int)], text: String) -> [UInt8] {
+        var b = WireBlock()
+        b.kind = .base
+        b.documentID = UUID(uuid: (0xC0, 0xFF, 0xEE, 0, 0, 0, 0x40, 0, 0x80, 0, 0, 0, 0, 0, 0, 9))
+        b.genesis = ChangeID(replica: replicas[changes[0].replica], seq: 1)
+        b.replicas = replicas
+        for c in changes {
+            b.appendChange(replica: c.replica, seq: c.seq, length: c.length, deps: c.deps, time: 1_700_000_000, author: "", message: "")
+        }
+        var lv = 0
+        for (body, length) in ops {
+            b.ops.append(Op(lv: lv, length: length, body: body))
+            lv += length
+        }
+        b.text = Array(text.unicodeScalars)
+        return BlockCodec.encode(payload: WireCodec.encodePayload(b))
+    }
+
+    static func id(_ agent: UInt32, _ counter: UInt32) -> LocalID { LocalID(agent: agent, counter: counter) }
+
+    /// The integration work each way, with no budget: (one thread, two threads).
+    static func work(_ bytes: [UInt8]) throws -> (Int, Int) {
+        let block = try WireCodec.decodePayloads(BlockCodec.decode(bytes), fileSize: bytes.count)[0]
+        var replayer = BlockReplayer(genesis: try #require(block.genesis))
+        replayer.state.workBudget = .max
+        try replayer.replay(block)
+        guard case .applied(let state) = DocState.applyBase(block, workBudget: .max) else {
+            Issue.record("applyBase did not apply the block")
+            return (0, 0)
+        }
+        return (Int.max - replayer.state.workBudget, Int.max - state.workBudget)
+    }
+
+    @Test("Two deletes in two changes that the log joins, the second naming an element of another note: the same error")
+    func joinedDeletesAcrossChanges() throws {
+        let id = Self.id
+        let bytes = Self.file([Change(replica: 0, seq: 1, length: 2, deps: []), Change(replica: 0, seq: 2, length: 4, deps: [0]),
+                               Change(replica: 0, seq: 3, length: 1, deps: [1]), Change(replica: 0, seq: 4, length: 1, deps: [2])], [
+            (.createNote(originLeft: .none, originRight: .none, created: 0), 1),
+            (.createNote(originLeft: id(0, 0), originRight: .none, created: 0), 1),
+            (.insertText(note: id(0, 0), originLeft: .none, originRight: .none, contentStart: 0), 2),
+            (.insertText(note: id(0, 1), originLeft: .none, originRight: .none, contentStart: 2), 2),
+            (.deleteText(note: id(0, 0), target: id(0, 3), reversed: false), 1),
+            (.deleteText(note: id(0, 0), target: id(0, 4), reversed: false), 1),
+        ], text: "pqrs")
+        #expect(throws: PeerNoteError.self) { try Document.load(bytes, concurrentFrom: 0) }
+        ConvergenceTests.expectSameLoad(bytes, "joined deletes across changes")
+    }
+
+    @Test("Two reversed deletes in one change that the log joins, naming elements of another note: the same error")
+    func joinedReversedDeletes() throws {
+        let id = Self.id
+        let bytes = Self.file([Change(replica: 0, seq: 1, length: 2, deps: []), Change(replica: 0, seq: 2, length: 4, deps: [0]),
+                               Change(replica: 0, seq: 3, length: 4, deps: [1])], [
+            (.createNote(originLeft: .none, originRight: .none, created: 0), 1),
+            (.createNote(originLeft: id(0, 0), originRight: .none, created: 0), 1),
+            (.insertText(note: id(0, 1), originLeft: .none, originRight: .none, contentStart: 0), 4),
+            (.deleteText(note: id(0, 0), target: id(0, 5), reversed: true), 2),
+            (.deleteText(note: id(0, 0), target: id(0, 3), reversed: true), 2),
+        ], text: "wxyz")
+        #expect(throws: PeerNoteError.self) { try Document.load(bytes, concurrentFrom: 0) }
+        ConvergenceTests.expectSameLoad(bytes, "joined reversed deletes")
+    }
+
+    @Test("Inserts at one place stored as pairs the log joins (typing on): the same list and the same integration work")
+    func joinedInsertPairs() throws {
+        let id = Self.id
+        let k = 200
+        var ops: [(OpBody, Int)] = [
+            (.createNote(originLeft: .none, originRight: .none, created: 0), 1),
+            (.insertText(note: id(0, 0), originLeft: .none, originRight: .none, contentStart: 0), 2),
+            (.insertText(note: id(0, 0), originLeft: id(0, 1), originRight: id(0, 2), contentStart: 2), 1),
+        ]
+        var text = "xyS"
+        for j in 0 ..< k {
+            // Pair j: an insert between x and y, then one that continues it (its left origin is
+            // the first's unit, the same right origin): one op in the log, two in the file.
+            ops.append((.insertText(note: id(0, 0), originLeft: id(0, 1), originRight: id(0, 2), contentStart: text.unicodeScalars.count), 1))
+            text += "a"
+            ops.append((.insertText(note: id(0, 0), originLeft: id(0, UInt32(3 + 2 * j)), originRight: id(0, 2), contentStart: text.unicodeScalars.count), 1))
+            text += "b"
+        }
+        let bytes = Self.file([Change(replica: 0, seq: 1, length: 3, deps: []), Change(replica: 1, seq: 1, length: 1, deps: [0]),
+                               Change(replica: 0, seq: 2, length: 2 * k, deps: [1])], ops, text: text)
+        let (one, two) = try Self.work(bytes)
+        #expect(one == two, "integration work: \(one) on one thread, \(two) on two")
+        #expect(one > 0)
+        ConvergenceTests.expectSameLoad(bytes, "joined insert pairs")
+    }
+}
