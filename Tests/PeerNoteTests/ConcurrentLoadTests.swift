@@ -101,4 +101,30 @@ struct ConcurrentLoadTests {
         #expect(one > 0)
         ConvergenceTests.expectSameLoad(bytes, "joined insert pairs")
     }
+
+    @Test("The state's half gives up when told the log refused the file, and a refused file gives the log's error")
+    func stopsWhenRefused() throws {
+        let id = Self.id
+        var ops: [(OpBody, Int)] = [(.createNote(originLeft: .none, originRight: .none, created: 0), 1)]
+        for k in 0 ..< 300 { ops.append((.setNoteTitle(note: id(0, 0), "t\(k)", preds: k == 0 ? [] : [id(0, UInt32(k))]), 1)) }
+        var changes = [Change(replica: 0, seq: 1, length: 1, deps: [])]
+        for k in 1 ... 300 { changes.append(Change(replica: 0, seq: UInt32(k + 1), length: 1, deps: [k - 1])) }
+        let good = Self.file(changes, ops, text: "")
+        let block = try WireCodec.decodePayloads(BlockCodec.decode(good), fileSize: good.count)[0]
+        var asked = 0
+        guard case .inconsistent = DocState.applyBase(block, workBudget: .max, stop: { asked += 1; return asked > 2 }) else {
+            Issue.record("applyBase went on after being told to stop")
+            return
+        }
+        #expect(asked == 3, "asked every 64 ops until told to stop")
+        guard case .applied = DocState.applyBase(block, workBudget: .max) else {
+            Issue.record("applyBase did not apply the block")
+            return
+        }
+        // The last change's sequence number skips one: the log refuses the file.
+        changes[300].seq += 1
+        let bad = Self.file(changes, ops, text: "")
+        #expect(throws: PeerNoteError.self) { try Document.load(bad, concurrentFrom: 0) }
+        ConvergenceTests.expectSameLoad(bad, "a sequence number skipped")
+    }
 }

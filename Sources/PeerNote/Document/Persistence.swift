@@ -1,3 +1,4 @@
+import Dispatch
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -315,8 +316,11 @@ extension Document {
         // The largest file is read on the calling thread, which is running already (a new
         // thread takes a moment to start) and whose malloc arena then holds the document that
         // is usually merged into and saved; the others' arenas keep only smaller ones.
+        // Each is read on one thread: the files already keep the cores busy, and a load that
+        // waited for a thread of Dispatch's pool from a thread of that pool could starve it.
         let largest = files.indices.max { files[$0].count < files[$1].count } ?? 0
-        return Concurrently.map(files, here: largest) { bytes in Result { () throws(PeerNoteError) in try load(bytes) } }
+        let concurrentFrom = files.count > 1 ? Int.max : WireCodec.concurrentEncodingThreshold
+        return Concurrently.map(files, here: largest) { bytes in Result { () throws(PeerNoteError) in try load(bytes, concurrentFrom: concurrentFrom) } }
     }
 
     /// Reads and verifies a document: checksums, structure, causal integrity (dependencies
@@ -420,16 +424,22 @@ struct BlockReplayer {
         precondition(log.changes.count == 0 && block.offset == 0, "a base block is replayed into an empty log")
         let budget = state.workBudget
         let genesis = genesis
+        // A file the log refuses is refused at once: the state's half, which may take up to the
+        // whole work budget on a hostile file, stops when told so.
+        let refused = DispatchSemaphore(value: 0)
         // The state here, the log on the other thread: the log is a few large arrays, the
         // list many small blocks, which then stay in this thread's malloc arena.
         let (applied, logged) = Concurrently.run({ () -> DocState.BaseApplication in
-            DocState.applyBase(block, workBudget: budget)
+            DocState.applyBase(block, workBudget: budget, stop: { refused.wait(timeout: .now()) == .success })
         }, alongside: { () -> LogResult in
             var log = OpLog(), state = DocState()
             do throws(PeerNoteError) {
                 try Self.replay(block, genesis: genesis, log: &log, state: &state, applying: false)
                 return LogResult(log: log, error: nil)
-            } catch { return LogResult(log: log, error: error) }
+            } catch {
+                refused.signal()
+                return LogResult(log: log, error: error)
+            }
         })
         let log = logged.log
         self.log = log

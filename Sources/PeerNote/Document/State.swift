@@ -229,7 +229,9 @@ extension DocState {
     /// largest last timestamp of its dependencies (one more than the change before's, for a
     /// change stored as continuing it). Never traps on a block that does not add up: it says
     /// `inconsistent`, and the log's checks, run on the same block, report it.
-    static func applyBase(_ block: WireBlock, workBudget: Int) -> BaseApplication {
+    /// `stop` is asked now and then (it is true once the caller no longer needs the result):
+    /// then this gives up, saying `inconsistent`.
+    static func applyBase(_ block: WireBlock, workBudget: Int, stop: () -> Bool = { false }) -> BaseApplication {
         let changes = block.changes, ops = block.ops, text = block.text, replicas = block.replicas, depRows = block.depRows
         let n = changes.count
         guard replicas.count > 0 else { return .inconsistent }
@@ -297,6 +299,7 @@ extension DocState {
         consistent = changes.forEachLength { i, length, continues in
             guard start(i, length: length, continues: continues) else { return false }
             while next < ops.count && nextUnit < unit + length {
+                if next & 63 == 0 && stop() { return false }
                 let op = ops[next]
                 guard op.length > 0, nextUnit >= unit else { return false }
                 if case .insertText(_, _, _, let s) = op.body, s < 0 || s + op.length > text.count { return false }
