@@ -63,6 +63,19 @@ struct WireChanges: RandomAccessCollection, Sendable, Equatable {
         }
     }
 
+    /// Every change's length, in order (the table's own storage, not a copy).
+    var lengthColumn: [UInt32] { lengths }
+
+    /// Run `r`: its changes, and the record of its first change (with that change's length).
+    /// Runs are in order and cover the changes; a later change of a run continues the one
+    /// before it (`continuesPrevious`).
+    @inline(__always) func run(_ r: Int) -> (changes: Range<Int>, first: WireChange) {
+        let start = firsts[r]
+        var c = templates[r]
+        c.length = Int(lengths[start])
+        return (start ..< (r + 1 < firsts.count ? firsts[r + 1] : lengths.count), c)
+    }
+
     /// Whether change `i` (> 0) is stored as continuing change `i - 1` (see the type's rule).
     @inline(__always) func continuesPrevious(_ i: Int) -> Bool { runOf[i] == runOf[i - 1] }
 
