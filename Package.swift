@@ -28,10 +28,13 @@ let package = Package(
         .target(name: "CAllocator"),
         // The one file-system call Swift's Glibc module does not offer (an atomic exchange).
         .target(name: "CFileSystem"),
+        // Threads for the two halves of a load or a save, and a flag between them (C11 atomics;
+        // Swift's `Atomic` needs macOS 15).
+        .target(name: "CThreads"),
         .target(
             name: "PeerNote",
             dependencies: [
-                "CLibCBOR", "CZlib", "CFileSystem",
+                "CLibCBOR", "CZlib", "CFileSystem", "CThreads",
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),

@@ -21,6 +21,21 @@ struct ConcurrencyTests {
         #expect(a && b)
     }
 
+    @Test("A StopFlag raised on one thread is seen on the other")
+    func stopFlag() {
+        let flag = StopFlag()
+        #expect(!flag.isRaised)
+        let (seen, _) = Concurrently.run({ () -> Bool in
+            let deadline = ContinuousClock.now + .seconds(20)
+            while !flag.isRaised {
+                if ContinuousClock.now > deadline { return false }
+            }
+            return true
+        }, alongside: { flag.raise() })
+        #expect(seen)
+        #expect(flag.isRaised)
+    }
+
     @Test("Concurrently.map gives every result in its element's order")
     func mapKeepsOrder() {
         let elements = Array(0 ..< 24)

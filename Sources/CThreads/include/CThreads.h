@@ -1,0 +1,29 @@
+#ifndef PEERNOTE_CTHREADS_H
+#define PEERNOTE_CTHREADS_H
+
+#include <stdbool.h>
+
+/// A flag that one thread raises and others read, without locks or system calls (C11 atomics,
+/// release and acquire order). The caller owns the memory `flag` points to; it starts lowered
+/// (zero).
+void peernote_flag_raise(int *flag);
+bool peernote_flag_is_raised(const int *flag);
+
+/// A thread started by `peernote_thread_start`.
+typedef struct peernote_thread *peernote_thread_t;
+
+/// Starts a thread that runs `body(context)`, and returns it (NULL when no thread could be
+/// started: then `body` was not called, and the caller does the work itself).
+///
+/// On Linux the thread starts on another processor than the caller's, when the process may
+/// use more than one, and then may run on any of them again. Left to itself the scheduler
+/// puts a new thread on its creator's processor and moves it only at its next balancing, a
+/// few milliseconds later: on virtual machines, whose idle processors it takes for busy, the
+/// two halves of a short job then ran one after the other.
+peernote_thread_t peernote_thread_start(void (*body)(void *context), void *context);
+
+/// Waits for the thread to finish and releases it. Everything the thread wrote is visible to
+/// the caller afterwards.
+void peernote_thread_join(peernote_thread_t thread);
+
+#endif
