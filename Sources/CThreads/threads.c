@@ -4,6 +4,7 @@
 #include "CThreads.h"
 
 #include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #if defined(__linux__)
 #include <sched.h>
@@ -17,59 +18,157 @@ bool peernote_flag_is_raised(const int *flag) {
     return __atomic_load_n(flag, __ATOMIC_ACQUIRE) != 0;
 }
 
+// A job: what to run, and whether it has finished (guarded by `lock`).
 struct peernote_thread {
-    pthread_t thread;
     void (*body)(void *);
     void *context;
-#if defined(__linux__)
-    bool restore;
-    cpu_set_t allowed;
-#endif
+    bool done;
+    // Set when the job has a thread of its own (the helper was busy), which the join waits for.
+    bool own_thread;
+    pthread_t thread;
 };
 
-static void *peernote_thread_main(void *p) {
-    struct peernote_thread *t = p;
+// One helper thread, started on first use and kept: later jobs reuse it (a parked thread woken
+// again goes back to its own processor, which a new thread does not). A job that comes while
+// it is busy gets a thread of its own. All fields are guarded by `lock`.
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t job_posted = PTHREAD_COND_INITIALIZER;
+static pthread_cond_t job_done = PTHREAD_COND_INITIALIZER;
+static bool helper_started;
+static bool helper_busy;
+static struct peernote_thread *posted;
+static bool fork_handler_installed;
+
+// A child of fork has no helper thread; it starts its own when it needs one.
+static void after_fork_in_child(void) {
+    pthread_mutex_init(&lock, NULL);
+    pthread_cond_init(&job_posted, NULL);
+    pthread_cond_init(&job_done, NULL);
+    helper_started = false;
+    helper_busy = false;
+    posted = NULL;
+}
+
 #if defined(__linux__)
-    // Started away from the creator's processor; from now on the scheduler may move it
+// The processors the process may use, for a thread started elsewhere to go back to.
+struct start {
+    void *(*main)(void *);
+    void *argument;
+    cpu_set_t allowed;
+};
+
+static void *start_elsewhere_main(void *p) {
+    struct start s = *(struct start *)p;
+    free(p);
+    // Started away from its creator's processor; from now on the scheduler may move it
     // anywhere the process may run (it stays where it is unless there is a reason to move).
-    if (t->restore) {
-        (void)pthread_setaffinity_np(pthread_self(), sizeof t->allowed, &t->allowed);
-    }
+    (void)pthread_setaffinity_np(pthread_self(), sizeof s.allowed, &s.allowed);
+    return s.main(s.argument);
+}
 #endif
-    t->body(t->context);
+
+// pthread_create, but on Linux on another processor than the caller's when the process may
+// use more than one (see the header). Returns 0 or an error number.
+static int create_on_another_processor(pthread_t *thread, void *(*main)(void *), void *argument) {
+#if defined(__linux__)
+    struct start *s = malloc(sizeof *s);
+    if (s != NULL && sched_getaffinity(0, sizeof s->allowed, &s->allowed) == 0) {
+        cpu_set_t elsewhere = s->allowed;
+        int here = sched_getcpu();
+        if (here >= 0 && here < CPU_SETSIZE) CPU_CLR(here, &elsewhere);
+        pthread_attr_t attr;
+        if (CPU_COUNT(&elsewhere) > 0 && pthread_attr_init(&attr) == 0) {
+            int result = pthread_attr_setaffinity_np(&attr, sizeof elsewhere, &elsewhere);
+            if (result == 0) {
+                s->main = main;
+                s->argument = argument;
+                result = pthread_create(thread, &attr, start_elsewhere_main, s);
+            }
+            pthread_attr_destroy(&attr);
+            if (result == 0) return 0;
+        }
+    }
+    free(s);
+#endif
+    return pthread_create(thread, NULL, main, argument);
+}
+
+// The thread starts with every signal blocked (it inherits the caller's mask), so that signals
+// go to the program's own threads, as with Dispatch's.
+static int create_thread(pthread_t *thread, void *(*main)(void *), void *argument) {
+    sigset_t all, previous;
+    sigfillset(&all);
+    bool masked = pthread_sigmask(SIG_SETMASK, &all, &previous) == 0;
+    int result = create_on_another_processor(thread, main, argument);
+    if (masked) (void)pthread_sigmask(SIG_SETMASK, &previous, NULL);
+    return result;
+}
+
+static void *helper_main(void *unused) {
+    (void)unused;
+    pthread_mutex_lock(&lock);
+    for (;;) {
+        while (posted == NULL) pthread_cond_wait(&job_posted, &lock);
+        struct peernote_thread *job = posted;
+        posted = NULL;
+        pthread_mutex_unlock(&lock);
+        job->body(job->context);
+        pthread_mutex_lock(&lock);
+        // Free again in the same step as the job is done: a caller that starts its next job
+        // right after the join finds the helper free.
+        job->done = true;
+        helper_busy = false;
+        pthread_cond_broadcast(&job_done);
+    }
+    return NULL;
+}
+
+static void *own_thread_main(void *p) {
+    struct peernote_thread *job = p;
+    job->body(job->context);
+    pthread_mutex_lock(&lock);
+    job->done = true;
+    pthread_cond_broadcast(&job_done);
+    pthread_mutex_unlock(&lock);
     return NULL;
 }
 
 peernote_thread_t peernote_thread_start(void (*body)(void *context), void *context) {
-    struct peernote_thread *t = calloc(1, sizeof *t);
-    if (t == NULL) return NULL;
-    t->body = body;
-    t->context = context;
-    pthread_attr_t attr;
-    if (pthread_attr_init(&attr) != 0) {
-        free(t);
-        return NULL;
+    struct peernote_thread *job = calloc(1, sizeof *job);
+    if (job == NULL) return NULL;
+    job->body = body;
+    job->context = context;
+    pthread_mutex_lock(&lock);
+    if (!fork_handler_installed) {
+        fork_handler_installed = pthread_atfork(NULL, NULL, after_fork_in_child) == 0;
     }
-#if defined(__linux__)
-    if (sched_getaffinity(0, sizeof t->allowed, &t->allowed) == 0) {
-        cpu_set_t elsewhere = t->allowed;
-        int here = sched_getcpu();
-        if (here >= 0 && here < CPU_SETSIZE) CPU_CLR(here, &elsewhere);
-        if (CPU_COUNT(&elsewhere) > 0 && pthread_attr_setaffinity_np(&attr, sizeof elsewhere, &elsewhere) == 0) {
-            t->restore = true;
+    if (!helper_busy && !helper_started && fork_handler_installed) {
+        pthread_t helper;
+        if (create_thread(&helper, helper_main, NULL) == 0) {
+            pthread_detach(helper);
+            helper_started = true;
         }
     }
-#endif
-    int started = pthread_create(&t->thread, &attr, peernote_thread_main, t);
-    pthread_attr_destroy(&attr);
-    if (started != 0) {
-        free(t);
+    if (helper_started && !helper_busy) {
+        helper_busy = true;
+        posted = job;
+        pthread_cond_signal(&job_posted);
+        pthread_mutex_unlock(&lock);
+        return job;
+    }
+    pthread_mutex_unlock(&lock);
+    if (create_thread(&job->thread, own_thread_main, job) != 0) {
+        free(job);
         return NULL;
     }
-    return t;
+    job->own_thread = true;
+    return job;
 }
 
-void peernote_thread_join(peernote_thread_t t) {
-    (void)pthread_join(t->thread, NULL);
-    free(t);
+void peernote_thread_join(peernote_thread_t job) {
+    pthread_mutex_lock(&lock);
+    while (!job->done) pthread_cond_wait(&job_done, &lock);
+    pthread_mutex_unlock(&lock);
+    if (job->own_thread) (void)pthread_join(job->thread, NULL);
+    free(job);
 }

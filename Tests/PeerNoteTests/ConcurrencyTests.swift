@@ -21,6 +21,29 @@ struct ConcurrencyTests {
         #expect(a && b)
     }
 
+    @Test("Work started while the helper thread is busy, or from it, runs at once on a thread of its own")
+    func nestedAndBusy() {
+        // The outer second half holds the helper thread; the inner halves must still run at
+        // the same time (each waits for the other), and the outer first half meanwhile.
+        let (outer, inner) = Concurrently.run({ () -> Int in
+            Concurrently.map([1, 2, 3]) { $0 * 10 }.reduce(0, +)
+        }, alongside: { () -> Bool in
+            let left = DispatchSemaphore(value: 0), right = DispatchSemaphore(value: 0)
+            let (a, b) = Concurrently.run({ () -> Bool in
+                left.signal()
+                return right.wait(timeout: .now() + 20) == .success
+            }, alongside: { () -> Bool in
+                right.signal()
+                return left.wait(timeout: .now() + 20) == .success
+            })
+            return a && b
+        })
+        #expect(outer == 60)
+        #expect(inner)
+        // And the helper is free again for the next job.
+        #expect(Concurrently.run({ 1 }, alongside: { 2 }) == (1, 2))
+    }
+
     @Test("A StopFlag raised on one thread is seen on the other")
     func stopFlag() {
         let flag = StopFlag()

@@ -9,21 +9,24 @@
 void peernote_flag_raise(int *flag);
 bool peernote_flag_is_raised(const int *flag);
 
-/// A thread started by `peernote_thread_start`.
+/// Work started by `peernote_thread_start`.
 typedef struct peernote_thread *peernote_thread_t;
 
-/// Starts a thread that runs `body(context)`, and returns it (NULL when no thread could be
-/// started: then `body` was not called, and the caller does the work itself).
+/// Runs `body(context)` on another thread and returns the job, for `peernote_thread_join`
+/// (NULL when no thread could be had: then `body` was not called, and the caller does the
+/// work itself).
 ///
-/// On Linux the thread starts on another processor than the caller's, when the process may
-/// use more than one, and then may run on any of them again. Left to itself the scheduler
-/// puts a new thread on its creator's processor and moves it only at its next balancing, a
-/// few milliseconds later: on virtual machines, whose idle processors it takes for busy, the
-/// two halves of a short job then ran one after the other.
+/// The work goes to a helper thread, started on first use and kept for later jobs, or to a
+/// thread of its own when the helper is busy. On Linux a new thread starts on another
+/// processor than the caller's, when the process may use more than one, and then may run on
+/// any of them again. Left to itself the scheduler puts a new thread on its creator's
+/// processor and moves it only at its next balancing, a few milliseconds later: on virtual
+/// machines, whose idle processors it takes for busy, the two halves of a short job then ran
+/// one after the other. A child of `fork` starts a helper of its own.
 peernote_thread_t peernote_thread_start(void (*body)(void *context), void *context);
 
-/// Waits for the thread to finish and releases it. Everything the thread wrote is visible to
-/// the caller afterwards.
-void peernote_thread_join(peernote_thread_t thread);
+/// Waits for the job to finish and releases it. Everything the job wrote is visible to the
+/// caller afterwards.
+void peernote_thread_join(peernote_thread_t job);
 
 #endif

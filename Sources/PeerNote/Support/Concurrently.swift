@@ -9,13 +9,13 @@ import Darwin
 /// each deflated; two copies of a document each read; a base block's log and notebook), and a
 /// machine with a second core does them in about the time of the longer one.
 ///
-/// On Linux the other half gets a new thread, started on another processor than the caller's
-/// (`peernote_thread_start`): Linux puts a new thread, like a Dispatch worker woken for the
-/// first time, on its creator's processor, and moves it a few milliseconds later, which is the
-/// whole of a short job (two threads of 4 ms each took 7.6 ms on this project's virtual
-/// machines, and 4.2 ms started apart). Elsewhere it is Dispatch's global queue, at the
-/// caller's quality of service. Where no thread can be started, the other half runs on the
-/// calling thread first.
+/// On Linux the other half goes to a helper thread of `CThreads`, started on first use on
+/// another processor than the caller's and kept for later calls (a thread of its own when the
+/// helper is busy): Linux puts a new thread, like a Dispatch worker woken for the first time,
+/// on its creator's processor and moves it a few milliseconds later, which is the whole of a
+/// short job (two threads of 4 ms each took 7.6 ms on this project's virtual machines, and
+/// 4.2 ms started apart). Elsewhere it is Dispatch's global queue, at the caller's quality of
+/// service. Where no thread can be had, the other half runs on the calling thread first.
 ///
 /// The call returns only when both are done, so nothing the second closure touches outlives
 /// the call, and its result is handed over after the wait for the thread (a join, or
@@ -34,7 +34,7 @@ package enum Concurrently {
     }
 
     /// Runs `work` for every element at once and returns the results in the elements' order.
-    /// Element `here` is done on the calling thread, the others on threads of their own.
+    /// Element `here` is done on the calling thread, the others on other threads.
     static func map<T: Sendable, R>(_ elements: [T], here: Int = 0, _ work: @escaping @Sendable (T) -> R) -> [R] {
         guard elements.count > 1 else { return elements.map(work) }
         precondition(elements.indices.contains(here), "the element to do here is one of them")
