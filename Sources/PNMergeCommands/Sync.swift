@@ -177,7 +177,10 @@ enum SyncOperation {
         var relative: String
     }
 
-    static func perform(roots: [String], dryRun: Bool, keep: Bool, progress: SyncProgress?) throws(CLIFailure) -> SyncReport {
+    /// `beforeRemoving` is called with a merged conflict copy's path just before it is checked
+    /// and removed (tests change or remove the file there, as another program may).
+    static func perform(roots: [String], dryRun: Bool, keep: Bool, progress: SyncProgress?,
+                        beforeRemoving: (String) -> Void = { _ in }) throws(CLIFailure) -> SyncReport {
         var scanner = SyncScanner(progress: progress)
         try scanner.scan(roots)
         var report = SyncReport(roots: roots, dryRun: dryRun)
@@ -274,6 +277,7 @@ enum SyncOperation {
                 continue
             }
             // It must still be the file that was merged.
+            beforeRemoving(copy.file.path)
             guard (try? FileStore.read(copy.file.path)) == copy.bytes else {
                 var st = stat()
                 if lstat(copy.file.path, &st) != 0 && errno == ENOENT {

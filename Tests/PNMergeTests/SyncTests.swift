@@ -87,6 +87,40 @@ struct SyncTests {
         }
     }
 
+    @Test("A conflict copy another program removes or rewrites while sync runs: gone is reported as gone, a rewritten one is kept")
+    func conflictCopyChangedMeanwhile() throws {
+        for rewrite in [false, true] {
+            let dir = try TempDir()
+            let s = try Diverged()
+            let notes = try dir.write(s.alice.save(), "notes.peernote")
+            let copy = try dir.write(s.bob.save(), "notes.sync-conflict-20240301-101530-ABCDEF7.peernote")
+            // What a second sync (or the sync client) does between the merge and the removal.
+            let carol = try Document.load(s.bob.save())
+            carol.author = "carol"
+            _ = carol.addNote(title: "Late")
+            let rewritten = carol.save()
+            var seen: [String] = []
+            let report = try SyncOperation.perform(roots: [dir.url.path], dryRun: false, keep: false, progress: nil) { path in
+                seen.append(path)
+                if rewrite { try? FileStore.writeAtomically(rewritten, to: path) } else { _ = unlink(path) }
+            }
+            #expect(seen == [copy])
+            #expect(report.problems.isEmpty, "\(report.problems.map(\.message))")
+            #expect(report.removed == 0)
+            let actions = report.notebooks.flatMap(\.actions)
+            #expect(try Document.load(try FileStore.read(notes)).notebook == s.merged().notebook, "the notebook has the copy's changes")
+            if rewrite {
+                #expect(report.kept == 1)
+                #expect(actions.contains("kept: changed while syncing (run sync again): \(copy)"), "\(actions)")
+                #expect(try FileStore.read(copy) == rewritten, "the rewritten copy is left for the next sync")
+            } else {
+                #expect(report.kept == 0)
+                #expect(actions.contains("gone: removed meanwhile by another program (its changes are merged): \(copy)"), "\(actions)")
+                #expect(!FileManager.default.fileExists(atPath: copy))
+            }
+        }
+    }
+
     @Test("A conflict copy of a different notebook, or a damaged one, is reported and never removed")
     func badConflictCopies() throws {
         let dir = try TempDir()
