@@ -8,6 +8,9 @@
 #ifndef RENAME_EXCHANGE
 #define RENAME_EXCHANGE (1 << 1)
 #endif
+#ifndef RENAME_NOREPLACE
+#define RENAME_NOREPLACE (1 << 0)
+#endif
 #elif defined(__APPLE__)
 #include <stdio.h>
 #endif
@@ -19,6 +22,19 @@ int peernote_exchange_files(const char *a, const char *b) {
     return (int)syscall(SYS_renameat2, AT_FDCWD, a, AT_FDCWD, b, RENAME_EXCHANGE);
 #elif defined(__APPLE__)
     return renamex_np(a, b, RENAME_SWAP);
+#else
+    (void)a;
+    (void)b;
+    errno = ENOSYS;
+    return -1;
+#endif
+}
+
+int peernote_rename_noreplace(const char *a, const char *b) {
+#if defined(__linux__) && defined(SYS_renameat2)
+    return (int)syscall(SYS_renameat2, AT_FDCWD, a, AT_FDCWD, b, RENAME_NOREPLACE);
+#elif defined(__APPLE__)
+    return renamex_np(a, b, RENAME_EXCL);
 #else
     (void)a;
     (void)b;

@@ -137,4 +137,54 @@ struct FileStoreTests {
         #expect(Self.openFiles(under: folder.path) == [], "no descriptor is left open")
         #expect(folder.names == ["n.peernote", "created.peernote"])
     }
+
+    /// link(2) as a file system without hard links answers it (FAT and exFAT: EPERM), after
+    /// `meanwhile` (another program's write, just before).
+    static func noHardLinks(meanwhile: @escaping () -> Void = {}) -> (String, String) -> Int32 {
+        { _, _ in
+            meanwhile()
+            errno = EPERM
+            return -1
+        }
+    }
+
+    @Test("Without hard links (a USB stick's FAT): a new document is still created, and never over a file that appeared meanwhile")
+    func createWithoutHardLinks() throws {
+        let folder = try Folder()
+        let path = folder.path + "/new.peernote"
+        try FileStore.create(Array("new".utf8), at: path, link: Self.noHardLinks())
+        #expect(try FileStore.read(path) == Array("new".utf8))
+        // Another program creates the name between the check and the write: it is kept.
+        let raced = folder.path + "/raced.peernote"
+        #expect(throws: FileError.self) {
+            try FileStore.create(Array("ours".utf8), at: raced, link: Self.noHardLinks {
+                _ = FileManager.default.createFile(atPath: raced, contents: Data("theirs".utf8))
+            })
+        }
+        #expect(try FileStore.read(raced) == Array("theirs".utf8))
+        #expect(folder.names.sorted() == ["new.peernote", "raced.peernote"], "no temporary file is left")
+    }
+
+    @Test("Without hard links, a version kept aside never replaces a conflict copy made meanwhile: it takes the next name")
+    func keepWithoutHardLinks() throws {
+        let folder = try Folder()
+        let doc = try folder.file("notes.peernote", "document", age: 0)
+        let first = try folder.file(".notes.peernote.kept-aaaaaa", "first", age: 0)
+        let keptFirst = FileStore.keep(first, beside: doc, link: Self.noHardLinks())
+        #expect(keptFirst.hasSuffix("-peernote.peernote"), "\(keptFirst)")
+        #expect(try FileStore.read(keptFirst) == Array("first".utf8))
+        // The next one: another writer takes the second name just before this one's rename.
+        let second = try folder.file(".notes.peernote.kept-bbbbbb", "second", age: 0)
+        let secondName = keptFirst.replacingOccurrences(of: "-peernote.peernote", with: "-peernote2.peernote")
+        let keptSecond = FileStore.keep(second, beside: doc, link: Self.noHardLinks {
+            if !FileManager.default.fileExists(atPath: secondName) {
+                _ = FileManager.default.createFile(atPath: secondName, contents: Data("another writer's".utf8))
+            }
+        })
+        #expect(try FileStore.read(keptFirst) == Array("first".utf8))
+        #expect(try FileStore.read(secondName) == Array("another writer's".utf8))
+        #expect(keptSecond.hasSuffix("-peernote3.peernote"), "\(keptSecond)")
+        #expect(try FileStore.read(keptSecond) == Array("second".utf8))
+        #expect(!FileManager.default.fileExists(atPath: first) && !FileManager.default.fileExists(atPath: second))
+    }
 }

@@ -9,4 +9,12 @@
 /// EINVAL, ENOTSUP or EOPNOTSUPP, and nothing was changed.
 int peernote_exchange_files(const char *a, const char *b);
 
+/// Renames `a` to `b` unless something (even a dangling link) is at `b`: then -1 with errno
+/// EEXIST, and nothing was changed. Linux: renameat2 with RENAME_NOREPLACE; Apple platforms:
+/// renamex_np with RENAME_EXCL. For file systems without hard links (FAT and exFAT on a USB
+/// stick, some network file systems), where link(2) cannot put a file in place without
+/// replacing one. Where the system or the file system cannot do it, errno is ENOSYS, EINVAL,
+/// ENOTSUP or EOPNOTSUPP, and nothing was changed.
+int peernote_rename_noreplace(const char *a, const char *b);
+
 #endif

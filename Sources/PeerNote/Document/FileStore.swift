@@ -252,7 +252,7 @@ public enum FileStore {
     /// when that name is taken, as when two are kept in one second), which the user sees and
     /// `pnmerge sync` merges back in; returns the new name, or `path` itself when that fails (a
     /// name too long), where cleanup keeps it until the document has all of it.
-    static func keep(_ path: String, beside target: String) -> String {
+    static func keep(_ path: String, beside target: String, link: (String, String) -> Int32 = { link($0, $1) }) -> String {
         let name = lastComponent(of: target)
         let dot = name.lastIndex(of: ".").flatMap { $0 == name.startIndex ? nil : $0 }
         let stem = dot.map { String(name[..<$0]) } ?? name
@@ -264,18 +264,47 @@ public enum FileStore {
         let stamp = "\(parts.tm_year + 1900)\(two(parts.tm_mon + 1))\(two(parts.tm_mday))-\(two(parts.tm_hour))\(two(parts.tm_min))\(two(parts.tm_sec))"
         for n in 1 ... 20 {
             let kept = directory(of: target) + "/" + stem + ".sync-conflict-" + stamp + "-peernote" + (n == 1 ? "" : "\(n)") + ext
-            // link(2), not rename(2): it never replaces a conflict copy another writer made meanwhile.
-            if link(path, kept) == 0 {
-                unlink(path)
-                return kept
+            // Never replaces a conflict copy another writer made meanwhile.
+            switch place(path, at: kept, link: link) {
+            case .placed: return kept
+            case .exists: continue
+            case .failed: return path
             }
-            if errno == EEXIST { continue }
-            // No hard links here (FAT, some network file systems): rename, if the name is free.
-            var st = stat()
-            if lstat(kept, &st) == 0 { continue }
-            return rename(path, kept) == 0 ? kept : path
         }
         return path
+    }
+
+    /// What `place` did.
+    enum Placement: Equatable {
+        case placed
+        /// Something (even a dangling link) is at the destination; nothing was changed.
+        case exists
+        case failed(String)
+    }
+
+    /// Moves the file at `from` to `to` unless something (even a dangling link) is there, and
+    /// never replaces what is: link(2), then the old name removed; where the file system has no
+    /// hard links (FAT and exFAT on a USB stick, some network file systems), a rename that
+    /// refuses to replace (`peernote_rename_noreplace`); where the system has neither, a rename
+    /// once the name is seen free (a file another program puts there in between is replaced:
+    /// only there). `link` is link(2) (tests make it fail as such file systems do).
+    static func place(_ from: String, at to: String, link: (String, String) -> Int32) -> Placement {
+        if link(from, to) == 0 {
+            unlink(from)
+            return .placed
+        }
+        if errno == EEXIST { return .exists }
+        if peernote_rename_noreplace(from, to) == 0 { return .placed }
+        switch errno {
+        case EEXIST:
+            return .exists
+        case ENOSYS, EINVAL, ENOTSUP, EOPNOTSUPP:
+            var st = stat()
+            if lstat(to, &st) == 0 { return .exists }
+            return rename(from, to) == 0 ? .placed : .failed(errnoText())
+        default:
+            return .failed(errnoText())
+        }
     }
 
     /// Writes `bytes` into the character device or FIFO at `path` (opened as it is, never created).
@@ -298,16 +327,26 @@ public enum FileStore {
     /// Atomic: the complete file appears under its name at once, via link(2). Its permissions
     /// are as `writeAtomically` gives a new file.
     public static func create(_ bytes: [UInt8], at path: String, permissionsLike source: String? = nil) throws(FileError) {
+        try create(bytes, at: path, permissionsLike: source, link: { link($0, $1) })
+    }
+
+    /// `create`, with link(2) given (tests make it fail as on a file system without hard links).
+    static func create(_ bytes: [UInt8], at path: String, permissionsLike source: String? = nil,
+                       link: (String, String) -> Int32) throws(FileError) {
         var st = stat()
         if lstat(path, &st) == 0 { throw FileError(path: path, message: "already exists; refusing to overwrite it") }
         let tmp = try writeTemporary(bytes, beside: path, reportingAs: path, permissionsLike: source)
         defer { close(tmp.lock) }
-        defer { unlink(tmp.path) }
-        guard link(tmp.path, path) == 0 else {
-            if errno == EEXIST { throw FileError(path: path, message: "already exists; refusing to overwrite it") }
-            throw FileError(path: path, message: "cannot create: \(errnoText())")
+        switch place(tmp.path, at: path, link: link) {
+        case .placed:
+            syncDirectory(of: path)
+        case .exists:
+            unlink(tmp.path)
+            throw FileError(path: path, message: "already exists; refusing to overwrite it")
+        case .failed(let reason):
+            unlink(tmp.path)
+            throw FileError(path: path, message: "cannot create: \(reason)")
         }
-        syncDirectory(of: path)
     }
 
     /// A complete, fsynced temporary file, and a descriptor that holds its `flock` (close it
