@@ -42,7 +42,7 @@ let package = Package(
             name: "PeerNoteCLISupport",
             dependencies: ["PeerNote", .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
-        .testTarget(name: "PeerNoteTests", dependencies: ["PeerNote", "CFileSystem"]),
+        .testTarget(name: "PeerNoteTests", dependencies: ["PeerNote", "CFileSystem", "CThreads"]),
         .target(
             name: "PNMergeCommands",
             dependencies: ["PeerNote", "PeerNoteCLISupport", .product(name: "ArgumentParser", package: "swift-argument-parser")]

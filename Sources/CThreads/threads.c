@@ -6,8 +6,17 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <unistd.h>
 #if defined(__linux__)
 #include <sched.h>
+#endif
+
+// Starting a thread on another processor needs glibc's pthread_attr_setaffinity_np (musl and
+// bionic have no such call); elsewhere threads start where the scheduler puts them.
+#if defined(__linux__) && defined(__GLIBC__)
+#define PEERNOTE_START_ELSEWHERE 1
+#else
+#define PEERNOTE_START_ELSEWHERE 0
 #endif
 
 void peernote_flag_raise(int *flag) {
@@ -16,6 +25,22 @@ void peernote_flag_raise(int *flag) {
 
 bool peernote_flag_is_raised(const int *flag) {
     return __atomic_load_n(flag, __ATOMIC_ACQUIRE) != 0;
+}
+
+int peernote_counter_next(int *counter) {
+    return __atomic_fetch_add(counter, 1, __ATOMIC_RELAXED);
+}
+
+int peernote_processor_count(void) {
+#if PEERNOTE_START_ELSEWHERE
+    cpu_set_t allowed;
+    if (sched_getaffinity(0, sizeof allowed, &allowed) == 0) {
+        int n = CPU_COUNT(&allowed);
+        if (n > 0) return n;
+    }
+#endif
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (int)n : 1;
 }
 
 // A job: what to run, and whether it has finished (guarded by `lock`).
@@ -39,17 +64,27 @@ static bool helper_busy;
 static struct peernote_thread *posted;
 static bool fork_handler_installed;
 
-// A child of fork has no helper thread; it starts its own when it needs one.
+// fork: the forking thread holds `lock` across the fork, so that the child's copy is in a known
+// state; the child has no helper thread (it starts its own when it needs one).
+static void before_fork(void) {
+    pthread_mutex_lock(&lock);
+}
+
+static void after_fork_in_parent(void) {
+    pthread_mutex_unlock(&lock);
+}
+
 static void after_fork_in_child(void) {
-    pthread_mutex_init(&lock, NULL);
+    // No thread of the parent waits on these in the child: made anew.
     pthread_cond_init(&job_posted, NULL);
     pthread_cond_init(&job_done, NULL);
     helper_started = false;
     helper_busy = false;
     posted = NULL;
+    pthread_mutex_unlock(&lock);
 }
 
-#if defined(__linux__)
+#if PEERNOTE_START_ELSEWHERE
 // The processors the process may use, for a thread started elsewhere to go back to.
 struct start {
     void *(*main)(void *);
@@ -70,7 +105,7 @@ static void *start_elsewhere_main(void *p) {
 // pthread_create, but on Linux on another processor than the caller's when the process may
 // use more than one (see the header). Returns 0 or an error number.
 static int create_on_another_processor(pthread_t *thread, void *(*main)(void *), void *argument) {
-#if defined(__linux__)
+#if PEERNOTE_START_ELSEWHERE
     struct start *s = malloc(sizeof *s);
     if (s != NULL && sched_getaffinity(0, sizeof s->allowed, &s->allowed) == 0) {
         cpu_set_t elsewhere = s->allowed;
@@ -93,12 +128,17 @@ static int create_on_another_processor(pthread_t *thread, void *(*main)(void *),
     return pthread_create(thread, NULL, main, argument);
 }
 
-// The thread starts with every signal blocked (it inherits the caller's mask), so that signals
-// go to the program's own threads, as with Dispatch's.
+// The thread starts with the signals a program handles blocked (it inherits the caller's mask),
+// so that they go to the program's own threads, as Dispatch's workers do; the ones a fault
+// raises in the faulting thread stay open (blocked, the kernel would kill the process without
+// running the Swift runtime's backtrace or any crash handler), with SIGPIPE and SIGPROF, which
+// Dispatch also leaves open.
 static int create_thread(pthread_t *thread, void *(*main)(void *), void *argument) {
-    sigset_t all, previous;
-    sigfillset(&all);
-    bool masked = pthread_sigmask(SIG_SETMASK, &all, &previous) == 0;
+    static const int open_signals[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP, SIGSYS, SIGABRT, SIGPIPE, SIGPROF};
+    sigset_t mask, previous;
+    sigfillset(&mask);
+    for (size_t i = 0; i < sizeof open_signals / sizeof *open_signals; i++) sigdelset(&mask, open_signals[i]);
+    bool masked = pthread_sigmask(SIG_SETMASK, &mask, &previous) == 0;
     int result = create_on_another_processor(thread, main, argument);
     if (masked) (void)pthread_sigmask(SIG_SETMASK, &previous, NULL);
     return result;
@@ -106,6 +146,11 @@ static int create_thread(pthread_t *thread, void *(*main)(void *), void *argumen
 
 static void *helper_main(void *unused) {
     (void)unused;
+#if defined(__APPLE__)
+    pthread_setname_np("peernote helper");
+#elif defined(__GLIBC__)
+    pthread_setname_np(pthread_self(), "peernote helper");
+#endif
     pthread_mutex_lock(&lock);
     for (;;) {
         while (posted == NULL) pthread_cond_wait(&job_posted, &lock);
@@ -140,7 +185,7 @@ peernote_thread_t peernote_thread_start(void (*body)(void *context), void *conte
     job->context = context;
     pthread_mutex_lock(&lock);
     if (!fork_handler_installed) {
-        fork_handler_installed = pthread_atfork(NULL, NULL, after_fork_in_child) == 0;
+        fork_handler_installed = pthread_atfork(before_fork, after_fork_in_parent, after_fork_in_child) == 0;
     }
     if (!helper_busy && !helper_started && fork_handler_installed) {
         pthread_t helper;

@@ -1,3 +1,4 @@
+import CThreads
 import Dispatch
 import Foundation
 import Testing
@@ -43,6 +44,33 @@ struct ConcurrencyTests {
         // And the helper is free again for the next job.
         #expect(Concurrently.run({ 1 }, alongside: { 2 }) == (1, 2))
     }
+
+    #if os(Linux)
+    @Test("Concurrently.map uses at most one thread per processor, however many elements it has")
+    func mapCapsThreads() {
+        let threads = Concurrently.map(Array(0 ..< 40)) { _ -> UInt in
+            usleep(2_000)   // long enough that free threads would each take some
+            return UInt(pthread_self())
+        }
+        #expect(threads.count == 40)
+        #expect(Set(threads).count <= max(1, Int(peernote_processor_count())), "\(Set(threads).count) threads")
+    }
+
+    @Test("The other thread leaves the signals a fault raises open (a trap there still gets its backtrace), and blocks the rest")
+    func helperSignalMask() {
+        let (_, mask) = Concurrently.run({ 0 }, alongside: { () -> [Int32: Bool] in
+            var current = sigset_t()
+            pthread_sigmask(SIG_BLOCK, nil, &current)
+            var blocked: [Int32: Bool] = [:]
+            for signal in [SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP, SIGABRT, SIGINT, SIGTERM, SIGHUP] {
+                blocked[signal] = sigismember(&current, signal) == 1
+            }
+            return blocked
+        })
+        for signal in [SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP, SIGABRT] { #expect(mask[signal] == false, "signal \(signal)") }
+        for signal in [SIGINT, SIGTERM, SIGHUP] { #expect(mask[signal] == true, "signal \(signal)") }
+    }
+    #endif
 
     @Test("A StopFlag raised on one thread is seen on the other")
     func stopFlag() {

@@ -9,6 +9,12 @@
 void peernote_flag_raise(int *flag);
 bool peernote_flag_is_raised(const int *flag);
 
+/// Returns `*counter`, then adds one to it, atomically (relaxed order: for handing out indices).
+int peernote_counter_next(int *counter);
+
+/// How many processors the process may run on (its affinity where the system says; at least 1).
+int peernote_processor_count(void);
+
 /// Work started by `peernote_thread_start`.
 typedef struct peernote_thread *peernote_thread_t;
 
@@ -17,7 +23,7 @@ typedef struct peernote_thread *peernote_thread_t;
 /// work itself).
 ///
 /// The work goes to a helper thread, started on first use and kept for later jobs, or to a
-/// thread of its own when the helper is busy. On Linux a new thread starts on another
+/// thread of its own when the helper is busy. On Linux (glibc) a new thread starts on another
 /// processor than the caller's, when the process may use more than one, and then may run on
 /// any of them again. Left to itself the scheduler puts a new thread on its creator's
 /// processor and moves it only at its next balancing, a few milliseconds later: on virtual

@@ -308,9 +308,9 @@ extension Document {
         return Notebook(id: id, title: state.title, notes: notes, conflicts: [])
     }
 
-    /// Reads and verifies several documents at once, each as `load` does, on as many threads:
-    /// a merge reads two copies, which a machine with a second core reads in about the time
-    /// of the larger. The results are in the order of `files`; each fails or not on its own.
+    /// Reads and verifies several documents at once, each as `load` does, on up to one thread
+    /// per processor: a merge reads two copies, which a machine with a second core reads in
+    /// about the time of the larger. The results are in the order of `files`; each fails or not on its own.
     public static func loadAll(_ files: [[UInt8]]) -> [Result<Document, PeerNoteError>] {
         // The largest file is read on the calling thread, which is running already (a new
         // thread takes a moment to start) and whose malloc arena then holds the document that

@@ -14,8 +14,10 @@ import Darwin
 /// helper is busy): Linux puts a new thread, like a Dispatch worker woken for the first time,
 /// on its creator's processor and moves it a few milliseconds later, which is the whole of a
 /// short job (two threads of 4 ms each took 7.6 ms on this project's virtual machines, and
-/// 4.2 ms started apart). Elsewhere it is Dispatch's global queue, at the caller's quality of
-/// service. Where no thread can be had, the other half runs on the calling thread first.
+/// 4.2 ms started apart). Its threads block the signals a program handles, as Dispatch's
+/// workers do, and leave open those a fault raises. Elsewhere it is Dispatch's global queue,
+/// at the caller's quality of service. Where no thread can be had, the other half runs on the
+/// calling thread first.
 ///
 /// The call returns only when both are done, so nothing the second closure touches outlives
 /// the call, and its result is handed over after the wait for the thread (a join, or
@@ -33,18 +35,27 @@ package enum Concurrently {
         return (a, b)
     }
 
-    /// Runs `work` for every element at once and returns the results in the elements' order.
-    /// Element `here` is done on the calling thread, the others on other threads.
+    /// Runs `work` for every element and returns the results in the elements' order. Element
+    /// `here` is done on the calling thread first; the others are handed out one at a time to
+    /// the calling thread and to at most one other thread per further processor (so that many
+    /// elements do not start as many threads at once).
     static func map<T: Sendable, R>(_ elements: [T], here: Int = 0, _ work: @escaping @Sendable (T) -> R) -> [R] {
         guard elements.count > 1 else { return elements.map(work) }
         precondition(elements.indices.contains(here), "the element to do here is one of them")
         let handoffs = elements.indices.map { _ in Handoff<R>() }
-        var waits: [() -> Void] = []
-        for (i, element) in elements.enumerated() where i != here {
-            let handoff = handoffs[i]
-            waits.append(start { handoff.value = work(element) })
+        let others = elements.indices.filter { $0 != here }
+        let next = Counter()
+        let drain: @Sendable () -> Void = {
+            while true {
+                let k = next.take()
+                guard k < others.count else { return }
+                handoffs[others[k]].value = work(elements[others[k]])
+            }
         }
+        let helpers = max(0, min(others.count, Int(peernote_processor_count()) - 1))
+        let waits = (0 ..< helpers).map { _ in start(drain) }
         handoffs[here].value = work(elements[here])
+        drain()
         for wait in waits { wait() }
         return handoffs.map { h in
             guard let r = h.value else { preconditionFailure("a concurrent task finished without a result") }
@@ -102,6 +113,22 @@ private final class Job: Sendable {
 /// the caller's alone).
 private final class Handoff<T>: @unchecked Sendable {
     var value: T?
+}
+
+/// Hands out 0, 1, 2, ... to whichever threads ask, each number once. `@unchecked Sendable`: its
+/// one word is only touched through the atomic operation of `CThreads`.
+private final class Counter: @unchecked Sendable {
+    private let word: UnsafeMutablePointer<Int32>
+
+    init() {
+        word = .allocate(capacity: 1)
+        word.initialize(to: 0)
+    }
+
+    deinit { word.deallocate() }
+
+    /// The next number.
+    func take() -> Int { Int(peernote_counter_next(word)) }
 }
 
 /// A flag one thread raises (once) and another reads as often as it likes, cheaply: one atomic
