@@ -148,7 +148,7 @@ static void *helper_main(void *unused) {
     (void)unused;
 #if defined(__APPLE__)
     pthread_setname_np("peernote helper");
-#elif defined(__GLIBC__)
+#elif defined(__linux__) && defined(__GLIBC__)
     pthread_setname_np(pthread_self(), "peernote helper");
 #endif
     pthread_mutex_lock(&lock);

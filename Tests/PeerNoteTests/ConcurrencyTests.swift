@@ -8,9 +8,10 @@ import Testing
 /// check that every committed fixture re-saves identically.)
 @Suite("Work done on two threads")
 struct ConcurrencyTests {
-    @Test("Concurrently.run runs its halves at the same time: each waits for the other to start")
-    func runsAtOnce() {
-        // Run one after the other, each half would wait its full timeout for the other.
+    /// Runs two halves with `Concurrently.run`, each of which signals, then waits for the other:
+    /// true only when they ran at the same time (one after the other, each would wait its full
+    /// timeout for the other).
+    static func halvesMeet() -> Bool {
         let firstStarted = DispatchSemaphore(value: 0), secondStarted = DispatchSemaphore(value: 0)
         let (a, b) = Concurrently.run({ () -> Bool in
             firstStarted.signal()
@@ -19,7 +20,12 @@ struct ConcurrencyTests {
             secondStarted.signal()
             return firstStarted.wait(timeout: .now() + 20) == .success
         })
-        #expect(a && b)
+        return a && b
+    }
+
+    @Test("Concurrently.run runs its halves at the same time: each waits for the other to start")
+    func runsAtOnce() {
+        #expect(Self.halvesMeet())
     }
 
     @Test("Work started while the helper thread is busy, or from it, runs at once on a thread of its own")
@@ -28,17 +34,7 @@ struct ConcurrencyTests {
         // the same time (each waits for the other), and the outer first half meanwhile.
         let (outer, inner) = Concurrently.run({ () -> Int in
             Concurrently.map([1, 2, 3]) { $0 * 10 }.reduce(0, +)
-        }, alongside: { () -> Bool in
-            let left = DispatchSemaphore(value: 0), right = DispatchSemaphore(value: 0)
-            let (a, b) = Concurrently.run({ () -> Bool in
-                left.signal()
-                return right.wait(timeout: .now() + 20) == .success
-            }, alongside: { () -> Bool in
-                right.signal()
-                return left.wait(timeout: .now() + 20) == .success
-            })
-            return a && b
-        })
+        }, alongside: { Self.halvesMeet() })
         #expect(outer == 60)
         #expect(inner)
         // And the helper is free again for the next job.
