@@ -99,7 +99,7 @@ enum CompactOperation {
 
     private static func result(_ file: String, _ before: [UInt8], _ after: [UInt8], written: Bool, size: Int? = nil) throws(CLIFailure) -> Result {
         let blocks: Int
-        do { blocks = try Document.storageReport(before).blockCount } catch {
+        do { blocks = try Document.blockCount(before) } catch {
             throw CLIFailure(.invalidInput, "\(file): \(error)")
         }
         return Result(file: file, before: before.count, blocksBefore: blocks, after: size ?? after.count, written: written)

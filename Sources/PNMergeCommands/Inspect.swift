@@ -28,9 +28,9 @@ extension PNMerge {
 
         func run() throws {
             let input = try Inputs.load(file)
-            let storage: StorageReport
-            do { storage = try Document.storageReport(input.bytes) } catch {
-                throw CLIFailure(.invalidInput, "\(input.name): \(error)")
+            // The report reads the bytes the document was just loaded (and verified) from.
+            guard let storage = input.document.savedStorageReport else {
+                throw CLIFailure(.invalidInput, "\(input.name): its blocks cannot be read again")
             }
             let info = InspectReport(file: file, document: input.document, storage: storage)
             try Console.current.emit(format.json ? info.json.rendered : info.text(style: .current))

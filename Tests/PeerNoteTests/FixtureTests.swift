@@ -52,6 +52,27 @@ struct FixtureTests {
         #expect(try Document.storageReport(try FixtureCatalog.bytes("meeting.peernote")).blockCount == 1)
     }
 
+    @Test("The storage report of a loaded document's own bytes is the report of those bytes; the block count reads envelopes only")
+    func savedStorageReport() throws {
+        for name in ["meeting.peernote", "meeting-appended.peernote", "grocery-laptop.peernote", "hi.peernote"] {
+            let bytes = try FixtureCatalog.bytes(name)
+            let d = try Document.load(bytes)
+            let report = try Document.storageReport(bytes)
+            #expect(d.savedStorageReport == report, "\(name)")
+            #expect(try Document.blockCount(bytes) == report.blockCount, "\(name)")
+            #expect(report.historyBytes > 0 && report.metadataBytes > 0, "\(name)")
+            // After a save, the report is the saved bytes'.
+            d.setTitle("Renamed")
+            let saved = d.save(.incremental)
+            #expect(d.savedStorageReport == (try Document.storageReport(saved)), "\(name)")
+        }
+        #expect(Document(title: "new").savedStorageReport == nil)
+        // A flipped bit fails the block's CRC-32, which the block count checks.
+        var bytes = try FixtureCatalog.bytes("meeting.peernote")
+        bytes[bytes.count - 20] ^= 0x40
+        #expect(throws: PeerNoteError.self) { try Document.blockCount(bytes) }
+    }
+
     @Test("meeting-appended.peernote is meeting.peernote plus two appended blocks")
     func appended() throws {
         let base = try FixtureCatalog.bytes("meeting.peernote")

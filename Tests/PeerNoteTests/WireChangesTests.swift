@@ -69,6 +69,21 @@ struct WireChangesTests {
         #expect(decoded.changes == block.changes)
     }
 
+    @Test("A decoded block's changes encode a run at a time to the columns they were read from, and so does one cut into single changes",
+          arguments: [11, 12, 13] as [UInt64])
+    func encodeDecodedRuns(seed: UInt64) throws {
+        let (block, plain) = Self.randomBlock(seed: seed, count: 3_000)
+        let payload = WireCodec.encodePayload(block)
+        let decoded = try StateSectionTests.onlyBlock(StateSectionTests.file(block)).block
+        #expect(decoded.changes.runCount < plain.count / 3, "the decoded block has runs to take")
+        #expect(WireCodec.encodePayload(decoded) == payload)
+        // Every change made a run of its own (as a hand edit does): encoded a change at a time.
+        var single = decoded
+        for i in plain.indices { single.changes[i] = single.changes[i] }
+        #expect(single.changes.runCount == plain.count)
+        #expect(WireCodec.encodePayload(single) == payload)
+    }
+
     @Test("continuingStretch takes the continuing changes that fit the room, as a change-by-change walk does",
           arguments: [7, 8] as [UInt64])
     func continuingStretch(seed: UInt64) throws {

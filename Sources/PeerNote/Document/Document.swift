@@ -160,9 +160,10 @@ public final class Document {
     /// The replicas that made changes, with the authors they recorded.
     public var replicas: [(replica: ReplicaID, authors: [String])] {
         var authors = [[String]](repeating: [], count: log.replicas.count)
-        for (ci, c) in log.changes.enumerated() {
-            let author = log.author(of: ci)
-            if !authors[Int(c.agent)].contains(author) { authors[Int(c.agent)].append(author) }
+        // A run's changes share their author: one look a run, not a change.
+        log.changes.forEachRun { first, agent, _, _ in
+            let author = log.author(of: first)
+            if !authors[Int(agent)].contains(author) { authors[Int(agent)].append(author) }
         }
         return log.replicas.enumerated().compactMap { i, r in log.changeCount(of: UInt32(i)) == 0 ? nil : (r, authors[i]) }
     }

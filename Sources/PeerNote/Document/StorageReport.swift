@@ -17,44 +17,74 @@ public struct StorageReport: Equatable, Sendable {
 extension Document {
     /// Breaks a file's size down by part. Parts are compressed separately to
     /// measure them, so history + text + metadata is close to, not exactly, the file size.
+    /// The bytes are loaded (verified) first: a report is only given for a valid file.
     public static func storageReport(_ bytes: [UInt8]) throws(PeerNoteError) -> StorageReport {
-        _ = try load(bytes)   // the report is only given for valid files
-        let raws: [RawBlock]
-        do { raws = try BlockCodec.decode(bytes) } catch { throw .invalidDocument(offset: error.offset, message: error.message) }
+        let document = try load(bytes)
+        guard let report = document.savedStorageReport else {
+            throw .invalidDocument(offset: 0, message: "the file's blocks cannot be read again")
+        }
+        return report
+    }
+
+    /// `storageReport(_:)` of the bytes this document was loaded from or last saved as, without
+    /// loading them again (they were verified when read, or are this document's own save); nil
+    /// for a document that has neither. After a merge that keeps MINE's file, MINE's bytes.
+    public var savedStorageReport: StorageReport? {
+        guard let bytes = persisted?.bytes, let raws = try? BlockCodec.decode(bytes) else { return nil }
         var history = 0, text = 0
         for raw in raws {
-            guard let block = try? WireCodec.decodePayload(raw, fileSize: bytes.count) else { continue }
-            var t: [UInt8] = []
-            if let state = block.state {
-                // Text stored in document order: the visible text (in the state section) and the deleted text.
-                for n in state.notes { t += Array(n.body.utf8) }
-                for s in block.deadText { UTF8.encode(s) { t.append($0) } }
-            } else {
-                for s in block.text { UTF8.encode(s) { t.append($0) } }
-            }
-            text += t.isEmpty ? 0 : Deflate.compress(t).count
-            var stripped = block
-            stripped.text = []
-            stripped.state = nil
-            stripped.deadText = []
-            stripped.ops = block.ops.map { op in
-                var o = op
-                switch op.body {
-                case .insertText(let n, let l, let r, _): o.body = .insertText(note: n, originLeft: l, originRight: r, contentStart: 0); o.length = 0
-                case .setNoteTitle(let n, _, let p): o.body = .setNoteTitle(note: n, "", preds: p)
-                case .setNotebookTitle(_, let p): o.body = .setNotebookTitle("", preds: p)
-                case .addTag(let n, _): o.body = .addTag(note: n, "")
-                case .removeTag(let n, _, let r): o.body = .removeTag(note: n, "", removes: r)
-                default: break
-                }
-                return o
-            }
-            stripped.changes.setAuthorsAndMessages(to: 0)
-            history += historyColumnsSize(stripped)
+            guard let block = try? WireCodec.decodePayload(raw, fileSize: bytes.count) else { return nil }
+            // The text and the history are compressed apart, on two threads for a large block.
+            let large = block.changeCount + block.ops.count + block.text.count + block.deadText.count >= WireCodec.concurrentEncodingThreshold
+            let (t, h) = large ? Concurrently.run({ Self.textSize(block) }, alongside: { Self.historySize(block) })
+                               : (Self.textSize(block), Self.historySize(block))
+            text += t
+            history += h
         }
         let metadata = max(0, bytes.count - history - text)
         return StorageReport(fileSize: bytes.count, formatVersion: raws.map(\.version).max() ?? Format.version, blockCount: raws.count,
                              historyBytes: history, textBytes: text, metadataBytes: metadata)
+    }
+
+    /// How many blocks `bytes` hold (1 for a compact file), from their envelopes alone: each
+    /// block's magic, structure and CRC-32 are checked, its contents are not.
+    public static func blockCount(_ bytes: [UInt8]) throws(PeerNoteError) -> Int {
+        do { return try BlockCodec.decode(bytes).count } catch { throw .invalidDocument(offset: error.offset, message: error.message) }
+    }
+
+    /// The compressed size of a block's inserted text.
+    private static func textSize(_ block: WireBlock) -> Int {
+        var t: [UInt8] = []
+        if let state = block.state {
+            // Text stored in document order: the visible text (in the state section) and the deleted text.
+            for n in state.notes { t += Array(n.body.utf8) }
+            for s in block.deadText { UTF8.encode(s) { t.append($0) } }
+        } else {
+            for s in block.text { UTF8.encode(s) { t.append($0) } }
+        }
+        return t.isEmpty ? 0 : Deflate.compress(t).count
+    }
+
+    /// The compressed size of a block's history: its columns without text, titles, tags and strings.
+    private static func historySize(_ block: WireBlock) -> Int {
+        var stripped = block
+        stripped.text = []
+        stripped.state = nil
+        stripped.deadText = []
+        stripped.ops = block.ops.map { op in
+            var o = op
+            switch op.body {
+            case .insertText(let n, let l, let r, _): o.body = .insertText(note: n, originLeft: l, originRight: r, contentStart: 0); o.length = 0
+            case .setNoteTitle(let n, _, let p): o.body = .setNoteTitle(note: n, "", preds: p)
+            case .setNotebookTitle(_, let p): o.body = .setNotebookTitle("", preds: p)
+            case .addTag(let n, _): o.body = .addTag(note: n, "")
+            case .removeTag(let n, _, let r): o.body = .removeTag(note: n, "", removes: r)
+            default: break
+            }
+            return o
+        }
+        stripped.changes.setAuthorsAndMessages(to: 0)
+        return historyColumnsSize(stripped)
     }
 
     private static func historyColumnsSize(_ block: WireBlock) -> Int {

@@ -363,11 +363,26 @@ enum WireCodec {
             if c.extraCount > 0 { extra += block.extraBytes[extraStart ..< extraStart + c.extraCount] }
             // The changes that continue this one (a typing session: most of a long history) take
             // their columns' values as runs: the same replica, time, author and message, seq
-            // and row one more each, one dependency on the row before, no extra fields. Only
-            // for changes made from an op log: a block's own `changes` and `depRows` are
-            // encoded a change at a time, as they stand (tests edit them to make damaged files).
-            let k = generated?.continuing(after: i) ?? 0
-            if k > 0 {
+            // and row one more each, one dependency on the row before, no extra fields (changes
+            // made from an op log). A decoded block's changes keep the runs they were read as
+            // (`WireChanges`): there a run's later changes differ in seq, length and their one
+            // dependency, which may be any earlier row. (A change a test edits by hand is a run
+            // of its own, so damaged blocks are encoded as they stand.)
+            let k = generated?.continuing(after: i) ?? block.changes.continuingStretch(from: i + 1, room: .max).end - (i + 1)
+            if k > 0, generated == nil {
+                cReplica.append(UInt64(c.replica), count: k)
+                cSeq.append(steps: 1, count: k)
+                for length in block.changes.lengths(i + 1 ..< i + 1 + k) { cLen.append(UInt64(length)) }
+                cDepCount.append(1, count: k)
+                // Change i + j's one dependency is the (c.depCount + j - 1)-th entry after c's first.
+                let firstDep = c.depStart + c.depCount
+                for j in 0 ..< k { cDepDist.append(UInt64(row + 1 + j - Int(block.depRows[firstDep + j]))) }
+                cTime.append(steps: 0, count: k)
+                cAuthor.append(UInt64(wireIndex[c.author]), count: k)
+                cMessage.append(emptyMessage[c.message] ? 0 : UInt64(wireIndex[c.message]) + 1, count: k)
+                cExtraLen.append(0, count: k)
+                i += k
+            } else if k > 0 {
                 cReplica.append(UInt64(c.replica), count: k)
                 cSeq.append(steps: 1, count: k)
                 // As many units as changes: every one is a single keystroke (each has at least one).
