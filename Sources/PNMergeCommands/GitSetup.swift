@@ -235,7 +235,8 @@ struct GitSetupOperation {
         return .updated
     }
 
-    /// The shell lines of the check: every staged (added, copied, modified) .peernote file is read from
+    /// The shell lines of the check: every staged .peernote file that is added, copied, modified,
+    /// renamed (git lists a rename under its new name) or changed in type is read from
     /// the index and validated; any damaged one stops the commit. A symbolic link (mode 120000, whose
     /// blob is the link's target) or a submodule named *.peernote is not a document and is skipped.
     /// `program` is one shell word.
@@ -243,7 +244,7 @@ struct GitSetupOperation {
         """
         \(hookBegin)
         # Refuses the commit when a staged .peernote file is damaged (pnmerge validate).
-        git diff --cached --name-only --diff-filter=ACM -z -- '*.peernote' |
+        git diff --cached --name-only --diff-filter=ACMRT -z -- '*.peernote' |
         xargs -0 sh -c '
         status=0
         for f do

@@ -39,6 +39,29 @@ struct FixtureEndToEndTests {
         #expect(try dir.bytes("ab.peernote") == before)
     }
 
+    @Test("README.md's sample merge prints what the README shows, byte for byte")
+    func readmeSampleMerge() throws {
+        _ = try Binary.require()
+        let readme = try String(contentsOf: Binary.packageRoot.appendingPathComponent("README.md"), encoding: .utf8)
+        let command = "$ pnmerge merge Fixtures/meeting-alice.peernote Fixtures/meeting-bob.peernote -o meeting.peernote\n"
+        let start = try #require(readme.range(of: command), "README.md no longer shows the sample merge")
+        let end = try #require(readme[start.upperBound...].range(of: "```\n"))
+        let shown = String(readme[start.upperBound ..< end.lowerBound])
+        // The same command, in a folder laid out as the repository is (the originals are never written).
+        let dir = try TempDir()
+        try FileManager.default.createDirectory(atPath: dir.path("Fixtures"), withIntermediateDirectories: true)
+        for n in ["meeting-alice.peernote", "meeting-bob.peernote"] {
+            _ = try dir.write(Array(try Data(contentsOf: Self.fixtures.appendingPathComponent(n))), "Fixtures/" + n)
+        }
+        var env = ProcessInfo.processInfo.environment
+        env["TZ"] = "UTC"
+        env["NO_COLOR"] = "1"
+        let r = try Command.run(Binary.path, ["merge", "Fixtures/meeting-alice.peernote", "Fixtures/meeting-bob.peernote", "-o", "meeting.peernote"],
+                                in: dir.url.path, environment: env)
+        #expect(r.status == 0, "\(r.err)")
+        #expect(r.out == shown)
+    }
+
     @Test("The unrelated pair is refused with exit 2 and nothing written")
     func unrelatedPair() throws {
         let bin = try Binary.require()

@@ -117,7 +117,7 @@ struct GitWorkflowTests {
         #expect(try s.repo.git("rev-list", "--count", "\(s.mainHead)..HEAD").out == "2\n")
     }
 
-    @Test("A notebook carries its history (as the docs say): cherry-picking feature's last commit brings its first one too, reverting an older notebook commit changes nothing, and reverting the last one restores the file")
+    @Test("A notebook carries its history (as the docs say): cherry-picking feature's last commit brings its first one too, reverting an older notebook commit changes nothing, and reverting the last one restores the file (then the older one does too)")
     func historyOnlyGrows() throws {
         let s = try BranchScenario()
         // Only "feature: add a note" is picked, but that version of the file holds bob's first commit's edits as well.
@@ -135,6 +135,12 @@ struct GitWorkflowTests {
         // Reverting the last notebook commit: git needs no merge (our side is that commit's own version).
         try s.repo.git("revert", "--no-edit", "HEAD")
         #expect(try s.repo.bytes("notes.peernote") == s.mainBytes, "main's file is back")
+
+        // Now the file is as main's commit left it: reverting that older commit needs no merge
+        // either, and puts back the version before it (as the docs say).
+        let before = try s.repo.git("cat-file", "blob", "\(s.mainHead)~1:notes.peernote").outBytes
+        try s.repo.git("revert", "--no-edit", s.mainHead)
+        #expect(try s.repo.bytes("notes.peernote") == before, "the version before main's commit is back")
     }
 
     @Test("git diff and git log -p show note changes as text (textconv)")
@@ -232,6 +238,26 @@ struct GitWorkflowTests {
         try repo.git("add", "latest.peernote")
         let link = try repo.tryGit(["commit", "-q", "-m", "link"])
         #expect(link.status == 0, "\(link.err)")
+
+        // A file renamed and damaged in one commit is checked under its new name (git lists it as
+        // a rename, not as an added file).
+        let beforeRename = try repo.git("rev-parse", "HEAD").out
+        try repo.git("mv", "good.peernote", "renamed.peernote")
+        try Data(damaged).write(to: URL(fileURLWithPath: repo.path("renamed.peernote")))
+        try repo.git("add", "renamed.peernote")
+        let renamed = try repo.tryGit(["commit", "-q", "-m", "rename and damage"])
+        #expect(renamed.status != 0)
+        #expect(renamed.err.contains("pre-commit: renamed.peernote: offset "), "\(renamed.err)")
+        #expect(try repo.git("rev-parse", "HEAD").out == beforeRename)
+        try repo.git("reset", "-q", "--hard")
+
+        // The symbolic link replaced by a damaged file (a change of type) is checked too.
+        try FileManager.default.removeItem(atPath: repo.path("latest.peernote"))
+        try Data(damaged).write(to: URL(fileURLWithPath: repo.path("latest.peernote")))
+        try repo.git("add", "latest.peernote")
+        let retyped = try repo.tryGit(["commit", "-q", "-m", "link to damaged file"])
+        #expect(retyped.status != 0)
+        #expect(retyped.err.contains("pre-commit: latest.peernote: offset "), "\(retyped.err)")
     }
 
     @Test("git-setup is idempotent: the second run changes nothing and says so")

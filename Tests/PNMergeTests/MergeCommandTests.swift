@@ -25,6 +25,27 @@ struct MergeCommandTests {
         #expect(r.err.contains("theirs"))
     }
 
+    @Test("-o naming MINE by another path (a hard link, a symbolic link) is the merge in place: one block appended",
+          arguments: ["hard", "symbolic"])
+    func outputIsMine(link: String) throws {
+        let dir = try TempDir()
+        let s = try Diverged()
+        try s.write(to: dir)
+        let original = try dir.bytes("alice.peernote")
+        let other = dir.path("other-name.peernote")
+        if link == "hard" {
+            try FileManager.default.linkItem(atPath: dir.path("alice.peernote"), toPath: other)
+        } else {
+            try FileManager.default.createSymbolicLink(atPath: other, withDestinationPath: dir.path("alice.peernote"))
+        }
+        let r = pnmerge(["merge", dir.path("alice.peernote"), dir.path("bob.peernote"), "-o", other])
+        #expect(r.status == 0, "\(r.err)")
+        let after = try dir.bytes("alice.peernote")
+        #expect(Array(after.prefix(original.count)) == original)
+        #expect(try Document.blockCount(after) == 2)
+        #expect(try Document.load(after).notebook == (try s.merged()).notebook)
+    }
+
     @Test("Merging reports changes per file and author, note changes, conflicts and delete-vs-edit, and writes an appended block")
     func mergeInPlace() throws {
         let dir = try TempDir()
