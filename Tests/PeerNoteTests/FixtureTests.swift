@@ -52,6 +52,18 @@ struct FixtureTests {
         #expect(try Document.storageReport(try FixtureCatalog.bytes("meeting.peernote")).blockCount == 1)
     }
 
+    @Test("A change named by a replica prefix two replicas share is ambiguous, and the message lists both")
+    func ambiguousChangePrefix() throws {
+        let d = try Self.load("meeting-bob.peernote")
+        let bobs = d.replicas.map(\.replica).filter { $0.description.hasPrefix("b0b0") }
+        try #require(bobs.count == 2)
+        let both = bobs.map { ChangeID(replica: $0, seq: 1).fullDescription }.sorted()
+        #expect(throws: PeerNoteError.ambiguousChange("1@b0b0", candidates: both)) { try d.findChange("1@b0b0") }
+        #expect(try d.findChange("1@\(bobs[1].short)") == ChangeID(replica: bobs[1], seq: 1))
+        #expect(throws: PeerNoteError.noSuchChange("999@b0b0")) { try d.findChange("999@b0b0") }
+        #expect("\(PeerNoteError.ambiguousChange("1@b0b0", candidates: both))".hasPrefix("\"1@b0b0\" matches several changes: 1@b0b0"))
+    }
+
     @Test("The storage report of a loaded document's own bytes is the report of those bytes; the block count reads envelopes only")
     func savedStorageReport() throws {
         for name in ["meeting.peernote", "meeting-appended.peernote", "grocery-laptop.peernote", "hi.peernote"] {

@@ -93,6 +93,7 @@ extension Document {
         guard parts.count == 2, let seq = UInt32(parts[0]) else { throw .noSuchChange(text) }
         let matches = log.replicas.filter { $0.description.hasPrefix(parts[1]) }.map { ChangeID(replica: $0, seq: seq) }
             .filter { log.changeIndex(of: $0) != nil }
+        if matches.count > 1 { throw .ambiguousChange(text, candidates: matches.map(\.fullDescription).sorted()) }
         guard matches.count == 1 else { throw .noSuchChange(text) }
         return matches[0]
     }

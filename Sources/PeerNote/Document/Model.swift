@@ -140,6 +140,8 @@ public enum PeerNoteError: Error, Equatable, Sendable, CustomStringConvertible {
     case noSuchNote(String)
     case ambiguousNote(String, candidates: [String])
     case noSuchChange(String)
+    /// A change named by a replica prefix that more than one replica's change of that number matches.
+    case ambiguousChange(String, candidates: [String])
     case invalidArgument(String)
     /// Both copies carry a payload field a newer version wrote (`key`), with different values:
     /// this version cannot know which to keep, so it does not merge them.
@@ -161,6 +163,7 @@ public enum PeerNoteError: Error, Equatable, Sendable, CustomStringConvertible {
         case .noSuchNote(let n): "no note matches \"\(n)\""
         case .ambiguousNote(let n, let c): "\"\(n)\" matches several notes: \(c.joined(separator: ", "))"
         case .noSuchChange(let c): "no change \(c) in this document"
+        case .ambiguousChange(let c, let m): "\"\(c)\" matches several changes: \(m.joined(separator: ", ")); give more of the replica id"
         case .invalidArgument(let m): m
         }
     }
