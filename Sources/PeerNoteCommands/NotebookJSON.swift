@@ -76,13 +76,15 @@ public enum NotebookJSON {
     }
 
     public static func parse(_ bytes: [UInt8]) throws(ImportError) -> NotebookContent {
+        // The walk comes first: the decoder names no offset, takes a trailing comma, and keeps
+        // one value of a key an object repeats (dropping the other without a word).
+        if let problem = JSONSyntax.firstProblem(in: bytes) {
+            throw ImportError("offset \(problem.offset): \(problem.grammar ? "not valid JSON: " : "")\(problem.message)")
+        }
         let value: NotebookValue
         do {
             value = try JSONDecoder().decode(NotebookValue.self, from: Data(bytes))
         } catch let error as DecodingError {
-            if case .dataCorrupted(let c) = error, c.codingPath.isEmpty, let problem = JSONSyntax.firstProblem(in: bytes) {
-                throw ImportError("offset \(problem.offset): not valid JSON: \(problem.message)")
-            }
             throw ImportError(describe(error))
         } catch {
             throw ImportError("not valid JSON: \(error)")

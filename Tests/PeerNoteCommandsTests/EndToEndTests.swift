@@ -496,4 +496,27 @@ struct EndToEndTests {
         let ok = try Binary.run(["import", "g.md", "-o", "g.peernote"], in: dir)
         #expect(ok.status == 0 && ok.stderr.contains("warning: text before the first heading"), "\(ok.stderr)")
     }
+
+    @Test("import of JSON with a repeated key, a lone surrogate escape or a trailing comma: exit 65, one line with the offset, nothing created")
+    func importRefusesLossyJSON() throws {
+        let dir = try TempDir()
+        let cases: [(String, String)] = [
+            ("{\"notes\":[{\"title\":\"first\"}],\"notes\":[{\"title\":\"second\"},{\"title\":\"third\"}]}",
+             "peernote: in.json: offset 29: the key \"notes\" appears twice in one object (first at offset 1)"),
+            ("{\"notes\":[{\"title\":\"a\",\"title\":\"b\"}]}",
+             "peernote: in.json: offset 23: the key \"title\" appears twice in one object (first at offset 11)"),
+            ("{\"notes\":[{\"title\":\"a\",\"body\":\"x \\udc00 y\"}]}",
+             "peernote: in.json: offset 33: \\udc00 is a low surrogate"),
+            ("{\"notes\":[{\"title\":\"a\"},]}",
+             "peernote: in.json: offset 23: not valid JSON: a comma before ']'"),
+        ]
+        for (json, start) in cases {
+            _ = try dir.write("in.json", json)
+            let r = try Binary.run(["import", "in.json", "-o", "out.peernote"], in: dir)
+            #expect(r.status == 65, "\(json): \(r.stderr)")
+            #expect(r.stderr.hasPrefix(start), "\(r.stderr)")
+            #expect(r.stderr.filter { $0 == "\n" }.count == 1)
+            #expect(!FileManager.default.fileExists(atPath: dir.file("out.peernote")))
+        }
+    }
 }

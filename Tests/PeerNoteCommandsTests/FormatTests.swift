@@ -246,8 +246,6 @@ struct FormatTests {
             ("", "offset 0: not valid JSON: the text ends where a value should be"),
             ("{\"title\": \"\\u12G4\", \"notes\": []}", "offset 15: not valid JSON: expected a hex digit of a \\u escape, found 'G'"),
         ]
-        // (Some texts the grammar forbids, JSONDecoder takes: a trailing comma, and a number or
-        // escape it skips unread under a key it does not know. Those import as it reads them.)
         for (json, message) in cases {
             #expect(throws: ImportError(message), "\(json)") { try NotebookJSON.parse(Array(json.utf8)) }
         }
@@ -258,12 +256,64 @@ struct FormatTests {
         // Too deep for the decoder: named with where the walk gave up.
         let deep = "{\"notes\": [], \"x\": " + String(repeating: "[", count: 600) + String(repeating: "]", count: 600) + "}"
         #expect(throws: ImportError.self) { try NotebookJSON.parse(Array(deep.utf8)) }
-        // What the walk does not check (a lone surrogate escape) keeps the decoder's words.
-        do {
-            _ = try NotebookJSON.parse(Array("{\"title\": \"\\ud800\", \"notes\": []}".utf8))
-        } catch {
-            #expect(error.message.hasPrefix("not valid JSON"), "\(error)")
+    }
+
+    @Test("A trailing comma, which JSON does not allow (and JSONDecoder takes), is refused at the comma")
+    func jsonTrailingComma() {
+        let cases: [(String, String)] = [
+            ("{\"notes\":[{\"title\":\"a\"},]}", "offset 23: not valid JSON: a comma before ']': JSON allows no comma after the last item"),
+            ("{\"notes\":[{\"title\":\"a\" , }]}", "offset 23: not valid JSON: a comma before '}': JSON allows no comma after the last item"),
+            ("{\"notes\":[], \"x\": [1,\n]}", "offset 20: not valid JSON: a comma before ']': JSON allows no comma after the last item"),
+            ("{\"notes\":[],}", "offset 11: not valid JSON: a comma before '}': JSON allows no comma after the last item"),
+        ]
+        for (json, message) in cases {
+            #expect(throws: ImportError(message), "\(json)") { try NotebookJSON.parse(Array(json.utf8)) }
         }
+        #expect(throws: ImportError("offset 10: not valid JSON: expected a value, found ','")) { try NotebookJSON.parse(Array("{\"notes\":[,]}".utf8)) }
+    }
+
+    @Test("A key repeated in one object is refused with both offsets, not imported with one of its values dropped")
+    func jsonRepeatedKeys() throws {
+        let cases: [(String, String)] = [
+            ("{\"notes\":[{\"title\":\"first\"}],\"notes\":[{\"title\":\"second\"},{\"title\":\"third\"}]}",
+             "offset 29: the key \"notes\" appears twice in one object (first at offset 1); only one of its values would be imported: remove or rename one"),
+            ("{\"notes\":[{\"title\":\"a\",\"title\":\"b\"}]}",
+             "offset 23: the key \"title\" appears twice in one object (first at offset 11); only one of its values would be imported: remove or rename one"),
+            // The same key written with an escape is the same key to the decoder.
+            ("{\"notes\":[{\"title\":\"a\",\"ti\\u0074le\":\"b\"}]}",
+             "offset 23: the key \"title\" appears twice in one object (first at offset 11); only one of its values would be imported: remove or rename one"),
+            // Deeper, and under a key the import does not read.
+            ("{\"notes\":[], \"x\": {\"y\": [{\"k\": 1, \"k\": 2}]}}",
+             "offset 34: the key \"k\" appears twice in one object (first at offset 26); only one of its values would be imported: remove or rename one"),
+        ]
+        for (json, message) in cases {
+            #expect(throws: ImportError(message), "\(json)") { try NotebookJSON.parse(Array(json.utf8)) }
+        }
+        // The same key in different objects, and keys that differ only by case, are fine.
+        let fine = try NotebookJSON.parse(Array("{\"notes\":[{\"title\":\"a\",\"Title\":\"x\"},{\"title\":\"b\"}],\"Notes\":1}".utf8))
+        #expect(fine.notes.map(\.title) == ["a", "b"])
+    }
+
+    @Test("An escape that is half of a surrogate pair is refused with its offset; a whole pair is read")
+    func jsonSurrogates() throws {
+        let lone = "half of a UTF-16 pair, which is no character and cannot be imported"
+        let cases: [(String, String)] = [
+            ("{\"notes\":[{\"title\":\"a\",\"body\":\"x \\udc00 y\"}]}",
+             "offset 33: \\udc00 is a low surrogate with no high one (\\uD800 to \\uDBFF) before it: \(lone)"),
+            ("{\"notes\":[{\"title\":\"a\",\"body\":\"x \\uD800 y\"}]}",
+             "offset 33: \\uD800 is a high surrogate with no low one (\\uDC00 to \\uDFFF) after it: \(lone)"),
+            ("{\"notes\":[{\"title\":\"a\",\"body\":\"x \\ud800\\u0041\"}]}",
+             "offset 33: \\ud800 is a high surrogate with no low one (\\uDC00 to \\uDFFF) after it: \(lone)"),
+            ("{\"notes\":[{\"title\":\"a\",\"body\":\"\\ud800\\ud800\"}]}",
+             "offset 31: \\ud800 is a high surrogate with no low one (\\uDC00 to \\uDFFF) after it: \(lone)"),
+            ("{\"title\": \"\\ud800\", \"notes\": []}",
+             "offset 11: \\ud800 is a high surrogate with no low one (\\uDC00 to \\uDFFF) after it: \(lone)"),
+        ]
+        for (json, message) in cases {
+            #expect(throws: ImportError(message), "\(json)") { try NotebookJSON.parse(Array(json.utf8)) }
+        }
+        let pair = try NotebookJSON.parse(Array("{\"notes\":[{\"title\":\"\\ud83d\\ude00 \\u00e9\\u0041\"}]}".utf8))
+        #expect(pair.notes.map(\.title) == ["\u{1F600} \u{E9}A"])
     }
 }
 
