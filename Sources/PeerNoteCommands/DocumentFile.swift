@@ -141,14 +141,30 @@ enum NoteLookup {
         let found: Note
         do { found = try document.findNote(query) } catch {
             if case .noSuchNote = error {
-                if let deleted = try? document.findNote(query, includeDeleted: true), deleted.isDeleted {
-                    throw CLIFailure(.usage, "\(path): note \(deleted.id.short) \"\(deleted.title)\" is deleted; bring it back with: peernote restore \(ShellQuote.word(path)) \(deleted.id.short)")
+                // No live note matches: say so of the deleted notes that do, one or several.
+                let deleted = deletedMatches(query, in: document)
+                if deleted.count == 1, let only = deleted.first {
+                    throw CLIFailure(.usage, "\(path): note \(only.id.short) \"\(only.title)\" is deleted; bring it back with: peernote restore \(ShellQuote.word(path)) \(only.id.short)")
+                }
+                if deleted.count > 1 {
+                    let shown = deleted.prefix(10).map { "\($0.id.short) \"\($0.title)\"" }.joined(separator: ", ")
+                    let more = deleted.count > 10 ? ", … (\(deleted.count) in all; peernote list --deleted shows them)" : ""
+                    throw CLIFailure(.usage, "\(path): \"\(query)\" matches only deleted notes, \(deleted.count) of them: \(shown)\(more); bring one back by its id with: peernote restore \(ShellQuote.word(path)) ID")
                 }
                 throw CLIFailure(.usage, "\(path): \(error)\(candidates(document.notes))")
             }
             throw CLIFailure(error, path: path)
         }
         return try unambiguous(found, query, among: document.notes, path: path)
+    }
+
+    /// The deleted notes `query` would name if they were live: by id, id prefix or exact title
+    /// (as `Document.findNote` matches), in the order `list --deleted` shows them.
+    static func deletedMatches(_ query: String, in document: Document) -> [Note] {
+        let q = query.lowercased()
+        let deleted = document.deletedNotes
+        if let exact = deleted.first(where: { $0.id.description == q }) { return [exact] }
+        return deleted.filter { (!q.isEmpty && $0.id.description.hasPrefix(q)) || $0.title == query }
     }
 
     /// A note `query` names among live and deleted notes.

@@ -519,4 +519,22 @@ struct EndToEndTests {
             #expect(!FileManager.default.fileExists(atPath: dir.file("out.peernote")))
         }
     }
+
+    @Test("edit naming a title two deleted notes have lists both and says how to restore one by id (exit 64)")
+    func severalDeletedByTitle() throws {
+        let dir = try TempDir()
+        try ok(["new", "r.peernote"], in: dir)
+        var ids: [String] = []
+        for _ in 0 ..< 2 {
+            ids.append(try ok(["add", "r.peernote", "--title", "Same"], in: dir).trimmingCharacters(in: .newlines))
+            try ok(["rm", "r.peernote", "Same"], in: dir)
+        }
+        let r = try Binary.run(["edit", "r.peernote", "Same", "--body", "x"], in: dir)
+        #expect(r.status == 64)
+        #expect(r.stderr.hasPrefix("peernote: r.peernote: \"Same\" matches only deleted notes, 2 of them: "), "\(r.stderr)")
+        #expect(r.stderr.hasSuffix("; bring one back by its id with: peernote restore r.peernote ID\n"), "\(r.stderr)")
+        for id in ids { #expect(r.stderr.contains("\(id.prefix(8)) \"Same\""), "\(r.stderr)") }
+        try ok(["restore", "r.peernote", String(ids[1].prefix(8))], in: dir)
+        try ok(["edit", "r.peernote", "Same", "--body", "x"], in: dir)
+    }
 }

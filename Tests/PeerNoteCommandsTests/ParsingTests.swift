@@ -234,6 +234,38 @@ struct InProcessTests {
         #expect(try NoteLookup.find(String(b.description.prefix(6)), in: document, path: "f").id == b)
     }
 
+    @Test("A title only deleted notes have, two or more of them, is named as such: their ids and how to restore one")
+    func severalDeletedMatches() throws {
+        let document = Document(title: "T", author: "a")
+        let a = document.addNote(title: "Same")
+        try document.deleteNote(a)
+        let b = document.addNote(title: "Same")
+        try document.deleteNote(b)
+        let live = document.addNote(title: "Other")
+        do {
+            _ = try NoteLookup.find("Same", in: document, path: "my notes.peernote")
+            Issue.record("a title only deleted notes have was found")
+        } catch {
+            #expect(error.status == .usage)
+            // In the order `list --deleted` shows them.
+            let shown = document.deletedNotes.map { "\($0.id.short) \"Same\"" }.joined(separator: ", ")
+            #expect(Set(document.deletedNotes.map(\.id)) == [a, b])
+            #expect(error.message == "my notes.peernote: \"Same\" matches only deleted notes, 2 of them: \(shown); bring one back by its id with: peernote restore 'my notes.peernote' ID",
+                    "\(error.message)")
+            #expect(!error.message.contains(live.short))
+        }
+        // Named by its id, each is the one deleted note it names.
+        do {
+            _ = try NoteLookup.find(a.short, in: document, path: "f")
+            Issue.record("a deleted note was found")
+        } catch {
+            #expect(error.message == "f: note \(a.short) \"Same\" is deleted; bring it back with: peernote restore f \(a.short)")
+        }
+        #expect(NoteLookup.deletedMatches("Same", in: document).map(\.id) == document.deletedNotes.map(\.id))
+        #expect(NoteLookup.deletedMatches(b.description.uppercased(), in: document).map(\.id) == [b])
+        #expect(NoteLookup.deletedMatches("Other", in: document).isEmpty)
+    }
+
     @Test("A title that is also another note's id prefix is ambiguous, not a silent pick")
     func prefixVersusTitle() throws {
         let document = Document(title: "T", author: "a")
