@@ -57,7 +57,7 @@ extension PeerNoteCLI {
         }
 
         func execute() throws {
-            let author = author.resolved()
+            let author = try author.resolved()
             if editor { return try executeWithEditor(author: author) }
             let newBody = try body.text()
             let changed = try DocumentFile.update(file, author: author) { document in

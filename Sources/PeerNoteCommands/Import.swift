@@ -40,6 +40,7 @@ extension PeerNoteCLI {
             if DocumentFile.exists(output) {
                 throw CLIFailure(.cannotCreate, "\(output): already exists; refusing to overwrite it")
             }
+            let author = try author.resolved()
             let bytes = try TextFile.bytes(source)
             var content: NotebookContent
             switch format ?? Self.detect(source, bytes) {
@@ -53,7 +54,7 @@ extension PeerNoteCLI {
             if let title { content.title = title }
             let name = source == "-" ? "standard input" : source
             let count = content.notes.count
-            let document = content.makeDocument(author: author.resolved(),
+            let document = content.makeDocument(author: author,
                                                 message: message.or("Import \(count) note\(count == 1 ? "" : "s") from \(name)"))
             try DocumentFile.create(output, document)
         }

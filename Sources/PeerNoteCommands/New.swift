@@ -19,7 +19,7 @@ extension PeerNoteCLI {
         @OptionGroup var author: AuthorOptions
 
         func execute() throws {
-            let document = Document(title: title, author: author.resolved())
+            let document = Document(title: title, author: try author.resolved())
             try DocumentFile.create(file, document)
         }
     }

@@ -6,12 +6,13 @@ import PeerNoteCLISupport
 struct AuthorOptions: ParsableArguments {
     @Option(parsing: .unconditional,
             help: ArgumentHelp("Record NAME as the author of the change.",
-                               discussion: "Default: $PEERNOTE_AUTHOR, else git's user.name, else the login name.",
+                               discussion: "Not empty. Default: $PEERNOTE_AUTHOR, else git's user.name, else the login name (each must be UTF-8).",
                                valueName: "NAME"))
     var author: String?
 
-    /// The author to record, resolved as documented.
-    func resolved() -> String { AuthorResolver.resolve(explicit: author) }
+    /// The author to record, resolved as documented; an empty `--author`, or a name from the
+    /// environment, git or the system that is not UTF-8, is a usage error.
+    func resolved() throws(CLIFailure) -> String { try AuthorResolver.resolve(explicit: author) }
 }
 
 /// `-m`: the message recorded with the change.

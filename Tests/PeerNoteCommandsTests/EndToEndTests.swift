@@ -457,6 +457,15 @@ struct EndToEndTests {
         try ok(["add", "n.peernote", "--title", "x"], in: dir, env: ["PEERNOTE_AUTHOR": "from-env"])
         try ok(["title", "n.peernote", "T", "--author", "wins"], in: dir, env: ["PEERNOTE_AUTHOR": "from-env"])
         #expect(try Document.open(dir.file("n.peernote")).history.map(\.author) == ["explicit", "from-env", "wins"])
+        // An empty --author is not "no --author": refused, nothing recorded, nothing created.
+        let before = try dir.bytes("n.peernote")
+        for args in [["title", "n.peernote", "U", "--author", ""], ["title", "n.peernote", "U", "--author="], ["new", "m.peernote", "--author", ""]] {
+            let r = try Binary.run(args, in: dir, env: ["PEERNOTE_AUTHOR": "from-env"])
+            #expect(r.status == 64, "\(args): \(r.stderr)")
+            #expect(r.stderr == "peernote: --author is empty: give a name, or leave --author out to use $PEERNOTE_AUTHOR, git's user.name or the login name\n")
+        }
+        #expect(try dir.bytes("n.peernote") == before)
+        #expect(!FileManager.default.fileExists(atPath: dir.file("m.peernote")))
     }
 
     @Test("rm on a note deleted on one copy while edited on another accepts the deletion; on a plain deleted note it points to restore")

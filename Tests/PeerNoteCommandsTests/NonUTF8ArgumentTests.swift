@@ -63,4 +63,34 @@ struct NonUTF8ArgumentTests {
         #expect(created.status == 64)
         #expect(created.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "2", "u1.peernote and its copy, nothing else")
     }
+
+    @Test("An author that is not UTF-8, from PEERNOTE_AUTHOR, git's user.name or the login name, is refused (exit 64) naming where it came from; nothing is recorded")
+    func authorFromEnvironment() throws {
+        let dir = try TempDir()
+        #expect(try Binary.run(["new", "a.peernote"], in: dir).status == 0)
+        let before = try dir.bytes("a.peernote")
+        // git reads only this global file (no system one); the login name is $USER.
+        let git = #"GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL="$PWD/gitconfig"; export GIT_CONFIG_NOSYSTEM GIT_CONFIG_GLOBAL; "#
+
+        let env = try peernoteScript(#"PEERNOTE_AUTHOR="$(printf 'x\377')" exec "$0" title a.peernote T"#, in: dir)
+        #expect(env.status == 64, "\(env.stderr)")
+        #expect(env.stderr == "peernote: PEERNOTE_AUTHOR, the author to record, is not valid UTF-8: x\\xFF (bytes that are not UTF-8 shown as \\xNN); "
+            + "give it as UTF-8 text, or give --author NAME\n")
+
+        let fromGit = try peernoteScript(git + #"printf '[user]\n\tname = g\376\n' > gitconfig; unset PEERNOTE_AUTHOR; exec "$0" title a.peernote T"#, in: dir)
+        #expect(fromGit.status == 64, "\(fromGit.stderr)")
+        #expect(fromGit.stderr.hasPrefix("peernote: git's user.name, the author to record, is not valid UTF-8: g\\xFE ("), "\(fromGit.stderr)")
+        #expect(fromGit.stderr.split(separator: "\n").count == 1)
+
+        let login = try peernoteScript(git + #": > gitconfig; unset PEERNOTE_AUTHOR; USER="$(printf 'u\375')" exec "$0" title a.peernote T"#, in: dir)
+        #expect(login.status == 64, "\(login.stderr)")
+        #expect(login.stderr.hasPrefix("peernote: the login name (from $USER), the author to record, is not valid UTF-8: u\\xFD ("), "\(login.stderr)")
+
+        #expect(try dir.bytes("a.peernote") == before, "nothing was recorded")
+
+        // An empty PEERNOTE_AUTHOR counts as unset: git's user.name (UTF-8) is taken, as it is.
+        let ok = try peernoteScript(git + #"printf '[user]\n\tname = Zo\303\253\n' > gitconfig; PEERNOTE_AUTHOR= exec "$0" title a.peernote T"#, in: dir)
+        #expect(ok.status == 0, "\(ok.stderr)")
+        #expect(try Document.open(dir.file("a.peernote")).history.last?.author == "Zoë")
+    }
 }
