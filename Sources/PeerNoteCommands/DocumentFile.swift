@@ -17,6 +17,7 @@ import Darwin
 enum DocumentFile {
     /// Loads a document (`-` is standard input).
     static func open(_ path: String) throws(CLIFailure) -> Document {
+        try requireName(path)
         guard path == "-" else {
             do { return try Document.open(path) } catch { throw CLIFailure(error) }
         }
@@ -61,6 +62,7 @@ enum DocumentFile {
 
     /// Writes a new document to `path`, refusing (exit 73) when anything exists there.
     static func create(_ path: String, _ document: Document) throws(CLIFailure) {
+        try requireName(path)
         guard path != "-" else { throw CLIFailure(.usage, "the output must be a file, not - (standard output)") }
         let lock: FileLock
         do { lock = try Self.lock(path) } catch { throw CLIFailure(writing: error) }
@@ -75,6 +77,7 @@ enum DocumentFile {
     /// The path to lock and write for `path`: the file itself, or the file a symbolic link
     /// points to (so that writing keeps the link). Missing files and non-files are errors.
     static func editablePath(_ path: String) throws(CLIFailure) -> String {
+        try requireName(path)
         guard path != "-" else { throw CLIFailure(.usage, "cannot edit standard input; name a .peernote file") }
         var st = stat()
         guard lstat(path, &st) == 0 else { throw CLIFailure(.noInput, "\(path): \(String(cString: strerror(errno)))") }
@@ -90,6 +93,12 @@ enum DocumentFile {
         return target
     }
 
+    /// An empty FILE argument names no file: a usage error (64), not a file that cannot be
+    /// created (74) or is missing (66).
+    static func requireName(_ path: String) throws(CLIFailure) {
+        if path.isEmpty { throw CLIFailure(.usage, "the file name is empty: name a .peernote file") }
+    }
+
     /// Whether anything (even a dangling symbolic link) is at `path`.
     static func exists(_ path: String) -> Bool {
         var st = stat()
@@ -102,6 +111,7 @@ enum TextFile {
     /// The bytes of `path` (`-` is standard input; a pipe, as from `<(command)`, is read to its
     /// end); a missing or unreadable file is exit 66.
     static func bytes(_ path: String) throws(CLIFailure) -> [UInt8] {
+        if path.isEmpty { throw CLIFailure(.usage, "the file name is empty: name a file, or - for standard input") }
         do { return path == "-" ? try FileStore.readStandardInput() : try FileStore.read(path, pipes: true) } catch {
             throw CLIFailure(.noInput, error.description)
         }

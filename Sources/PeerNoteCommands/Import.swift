@@ -36,6 +36,7 @@ extension PeerNoteCLI {
 
         func execute() throws {
             // Refused before reading SOURCE, so that no warning about it is printed for an import that cannot happen.
+            try DocumentFile.requireName(output)
             if output == "-" { throw CLIFailure(.usage, "the output must be a file, not - (standard output)") }
             if DocumentFile.exists(output) {
                 throw CLIFailure(.cannotCreate, "\(output): already exists; refusing to overwrite it")

@@ -468,6 +468,25 @@ struct EndToEndTests {
         #expect(!FileManager.default.fileExists(atPath: dir.file("m.peernote")))
     }
 
+    @Test("An empty FILE is a usage error (exit 64), not a file that cannot be created (74) or is missing (66)")
+    func emptyFileName() throws {
+        let dir = try TempDir()
+        _ = try dir.write("in.md", "# A\n")
+        let cases: [([String], String)] = [
+            (["new", ""], "the file name is empty: name a .peernote file"),
+            (["import", "in.md", "-o", ""], "the file name is empty: name a .peernote file"),
+            (["add", "", "--title", "x"], "the file name is empty: name a .peernote file"),
+            (["list", ""], "the file name is empty: name a .peernote file"),
+            (["import", "", "-o", "x.peernote"], "the file name is empty: name a file, or - for standard input"),
+        ]
+        for (args, message) in cases {
+            let r = try Binary.run(args, in: dir)
+            #expect(r.status == 64, "\(args): \(r.stderr)")
+            #expect(r.stderr == "peernote: \(message)\n", "\(args)")
+        }
+        #expect(try dir.entries() == ["in.md"])
+    }
+
     @Test("rm on a note deleted on one copy while edited on another accepts the deletion; on a plain deleted note it points to restore")
     func removeAcceptsDeletion() throws {
         let dir = try TempDir()
