@@ -226,6 +226,56 @@ struct FormatTests {
         #expect(throws: ImportError("notes[0].title is missing")) { try NotebookJSON.parse(Array("{\"notes\": [{}]}".utf8)) }
     }
 
+    @Test("A large import keeps every note, in order, from Markdown and from JSON")
+    func largeImport() throws {
+        let count = 3000
+        let content = NotebookContent(title: "Big", notes: (0 ..< count).map {
+            NoteContent(title: "note \($0)", body: "body \($0)\n", tags: $0 % 7 == 0 ? ["seven"] : [], priority: $0 % 5 == 0 ? .high : .normal)
+        })
+        let (markdown, warnings) = MarkdownFormat.parse(MarkdownFormat.render(content))
+        #expect(warnings.isEmpty)
+        let json = try NotebookJSON.parse(Array(NotebookJSON.render(content.makeDocument(author: "t", message: "m").notebook).utf8))
+        for parsed in [markdown, json] {
+            let document = parsed.makeDocument(author: "t", message: "import")
+            #expect(document.notes.count == count)
+            #expect(identical(NotebookContent(document.notebook), content))
+        }
+    }
+
+    @Test("A note added at the end goes where adding it at the last index puts it, after deleted and moved notes too")
+    func appendMatchesLastIndex() throws {
+        /// Two copies of `document`; one appends, the other adds at the last index: the same list.
+        func check(_ document: Document, _ what: String) throws {
+            let other = document.fork()
+            document.addNote(title: "appended")
+            other.addNote(title: "appended", at: other.notes.count)
+            #expect(document.notes.map(\.title) == other.notes.map(\.title), "\(what)")
+            #expect(document.notes.last?.title == "appended", "\(what)")
+            // Merged, both new notes sit together at the end (their origins are the same).
+            try document.merge(other)
+            #expect(document.notes.suffix(2).map(\.title) == ["appended", "appended"], "\(what)")
+        }
+        /// A notebook with notes "n0", "n1", "n2"; their ids.
+        func three() -> (Document, [NoteID]) {
+            let document = Document(title: "T", author: "a")
+            return (document, (0 ..< 3).map { document.addNote(title: "n\($0)") })
+        }
+        try check(Document(title: "T", author: "a"), "empty")
+        let (deletedLast, d) = three()
+        try deletedLast.deleteNote(d[2])
+        try check(deletedLast, "last note deleted")
+        let (allDeleted, a) = three()
+        for id in a { try allDeleted.deleteNote(id) }
+        try check(allDeleted, "every note deleted")
+        let (movedFirst, f) = three()
+        try movedFirst.moveNote(f[2], to: 0)
+        try check(movedFirst, "last note moved to the start")
+        let (movedLast, l) = three()
+        try movedLast.moveNote(l[0], to: 2)
+        try movedLast.deleteNote(l[1])
+        try check(movedLast, "first note moved to the end, the middle one deleted")
+    }
+
     @Test("A JSON syntax error is named with its byte offset")
     func jsonSyntaxErrors() {
         let exported = "{\n  \"title\": \"Ünï\",\n  \"notes\": [\n    {\"title\": \"a\", \"body\": \"some text\"}\n  ]\n}\n"

@@ -68,6 +68,18 @@ struct ListCRDT<Element: Sendable>: Sendable {
         }
     }
 
+    /// The last element (its id and value), tombstones included, for which
+    /// `matches(id, element, deleted)` holds; the search starts at the end of the list.
+    func lastElement(where matches: (LocalID, Element, Bool) -> Bool) -> (id: LocalID, element: Element)? {
+        var found: (id: LocalID, element: Element)?
+        tree.forEachElementBackwards { id, element, deleted in
+            guard matches(id, element, deleted) else { return true }
+            found = (id, element)
+            return false
+        }
+        return found
+    }
+
     func contains(_ id: LocalID) -> Bool { tree.find(id) != nil }
 
     func isDeleted(_ id: LocalID) -> Bool? {

@@ -511,6 +511,27 @@ struct ListTree<Element: Sendable>: Sendable {
         }
     }
 
+    /// Visits elements from the last to the first (id, element, whether deleted) until `body`
+    /// returns false: from the rightmost leaf leftwards, so finding an element near the end
+    /// costs a walk down the tree, not a walk over the whole list.
+    func forEachElementBackwards(_ body: (LocalID, Element, Bool) -> Bool) {
+        _ = backwards(from: root, body)
+    }
+
+    /// `forEachElementBackwards` over the subtree at `node`; false when `body` stopped it.
+    private func backwards(from node: NodeRef, _ body: (LocalID, Element, Bool) -> Bool) -> Bool {
+        guard node.isLeaf else {
+            for child in inners[node.index].children.reversed() where !backwards(from: child, body) { return false }
+            return true
+        }
+        for r in leaves[node.index].runs.reversed() {
+            for k in stride(from: r.length - 1, through: 0, by: -1) where !body(r.id.advanced(by: k), content[r.contentStart + k], r.deleted) {
+                return false
+            }
+        }
+        return true
+    }
+
     /// Visits every run in order.
     func forEachRun(_ body: (ListRun) -> Void) {
         var leaf = firstLeaf

@@ -243,9 +243,16 @@ public final class Document {
     @discardableResult
     public func addNote(title: String, body: String = "", tags: [String] = [], priority: Priority = .normal, at index: Int? = nil) -> NoteID {
         transaction(message: transactionMessage(or: "Add note \"\(title)\"")) {
-            let live = state.orderedNotes
-            let at = min(max(index ?? live.count, 0), live.count)
-            let after = at == 0 ? LocalID.none : (live[at - 1].position.value ?? .none)
+            let after: LocalID
+            if let index {
+                let live = state.orderedNotes
+                let at = min(max(index, 0), live.count)
+                after = at == 0 ? .none : (live[at - 1].position.value ?? .none)
+            } else {
+                // At the end: only the last live note is needed. Listing every note for each note
+                // added made adding n notes (an import) take time in n².
+                after = state.lastLiveNote?.position.value ?? .none
+            }
             let (left, right) = state.order.originsForInsert(after: after)
             // From the clock that stamps changes, so that a note is not created after its change.
             let created = core.customClock.map { Int64($0().timeIntervalSince1970.rounded(.down)) } ?? Self.systemSeconds()

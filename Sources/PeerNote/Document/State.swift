@@ -176,6 +176,15 @@ struct DocState: Sendable {
         return out
     }
 
+    /// The last live note in document order (`orderedNotes.last`), found from the end of the
+    /// order rather than by listing every note.
+    var lastLiveNote: NoteState? {
+        order.lastElement { slot, noteID, _ in
+            guard let note = note(noteID) else { return false }
+            return !note.isDeleted && note.position.value == slot
+        }.flatMap { note($0.element) }
+    }
+
     /// Every note (deleted ones too) in document order of its current place.
     var allNotesInOrder: [NoteState] {
         var out: [NoteState] = []
