@@ -488,8 +488,8 @@ extension SyncTests {
         let all = try Document.load(loaded)
         all.author = "laptop"
         try all.insertText(milk, at: 0, "Oat ")
-        // A sync client brings the phone's copy just before sync writes, and another user's
-        // peernote writes the tablet's just as sync puts the phone's back.
+        // A sync client brings the phone's copy just as sync swaps its file in, and another
+        // user's peernote writes the tablet's just as sync puts the phone's back.
         let phone = try Document.load(loaded)
         phone.author = "phone"
         try phone.setBody(bread, "sourdough")
@@ -501,10 +501,11 @@ extension SyncTests {
         var calls = 0
         let result = SyncOperation.write(copy, bytes: all.save(.incremental), all: all) { (bytes, path, expected) throws(FileError) in
             calls += 1
-            if calls == 1 { try FileStore.writeAtomically(phoneBytes, to: path) }
-            return try FileStore.replace(bytes, at: path, expecting: expected, exchange: true) {
+            return try FileStore.replace(bytes, at: path, expecting: expected, exchange: true, beforeExchanging: {
+                if calls == 1 { try? FileStore.writeAtomically(phoneBytes, to: path) }
+            }, beforePuttingBack: {
                 if calls == 1 { try? FileStore.writeAtomically(tabletBytes, to: path) }
-            }
+            })
         }
         guard case .success(let (size, note)) = result else {
             Issue.record("not written: \(result)")

@@ -167,12 +167,14 @@ struct ReplaceTests {
     @Test("A version another writer put in place while a write was putting back what it displaced is returned and kept, not lost")
     func changedTwice() throws {
         let folder = try FileStoreTests.Folder()
-        let doc = try folder.file("n.peernote", "another program's")
-        // The file no longer holds what was read; while the new file is being taken out again, a
-        // third writer puts its version in place.
-        let outcome = try FileStore.replace(Array("new".utf8), at: doc, expecting: Array("as read".utf8), exchange: true) {
+        let doc = try folder.file("n.peernote", "as read")
+        // Another program writes the file just as the new file is swapped in (after the size was
+        // checked); while the new file is being taken out again, a third writer puts its version in place.
+        let outcome = try FileStore.replace(Array("new".utf8), at: doc, expecting: Array("as read".utf8), exchange: true, beforeExchanging: {
+            try? FileStore.writeAtomically(Array("another program's".utf8), to: doc)
+        }, beforePuttingBack: {
             try? FileStore.writeAtomically(Array("third".utf8), to: doc)
-        }
+        })
         guard case .changedTwice(let current, let displaced, let keptAt) = outcome else {
             Issue.record("expected changedTwice, got \(outcome)")
             return
@@ -201,9 +203,9 @@ struct ReplaceTests {
     func writersRace() throws {
         let folder = try FileStoreTests.Folder()
         let (path, loaded, milk, bread) = try Self.notebook(in: folder)
-        // A sync client brought the phone's copy since this process read the file...
+        // A sync client brings the phone's copy just as this process swaps its file in...
         let (mine, phone) = try Self.laptopAndPhone(loaded, milk: milk, bread: bread)
-        try FileStore.writeAtomically(phone.save(.compact), to: path)
+        let phoneBytes = phone.save(.compact)
         // ...and another user's peernote writes the tablet's copy just as this write puts the phone's back.
         let tablet = try Document.load(loaded)
         tablet.author = "tablet"
@@ -212,9 +214,11 @@ struct ReplaceTests {
         var calls = 0
         let outcome = try mine.write(over: path, loaded: loaded, mode: .incremental, saved: nil) { (bytes, expected) throws(FileError) in
             calls += 1
-            return try FileStore.replace(bytes, at: path, expecting: expected, exchange: true) {
+            return try FileStore.replace(bytes, at: path, expecting: expected, exchange: true, beforeExchanging: {
+                if calls == 1 { try? FileStore.writeAtomically(phoneBytes, to: path) }
+            }, beforePuttingBack: {
                 if calls == 1 { try? FileStore.writeAtomically(tabletBytes, to: path) }
-            }
+            })
         }
         #expect(calls == 2)
         #expect(outcome.mergedMeanwhile == 1)
@@ -233,13 +237,14 @@ struct ReplaceTests {
         let phone = try Document.load(loaded)
         _ = phone.addNote(title: "From the phone")
         let phoneBytes = phone.save(.compact)
-        try FileStore.writeAtomically(phoneBytes, to: path)
         let other = Document(title: "Other", author: "someone").save(.compact)
         #expect {
             try mine.write(over: path, loaded: loaded, mode: .incremental, saved: nil) { (bytes, expected) throws(FileError) in
-                try FileStore.replace(bytes, at: path, expecting: expected, exchange: true) {
+                try FileStore.replace(bytes, at: path, expecting: expected, exchange: true, beforeExchanging: {
+                    try? FileStore.writeAtomically(phoneBytes, to: path)
+                }, beforePuttingBack: {
                     try? FileStore.writeAtomically(other, to: path)
-                }
+                })
             }
         } throws: { error in
             let message = (error as? FileError)?.message ?? ""
@@ -272,5 +277,17 @@ struct ReplaceTests {
         if let copy = copies.first {
             #expect(try Document.load(FileStore.read(folder.path + "/" + copy)).notebook.notes.map(\.title) == ["Milk", "Bread", "Eggs"])
         }
+    }
+
+    @Test("A file whose size changed since it was read is left alone without swapping anything in")
+    func sizeChecked() throws {
+        let folder = try FileStoreTests.Folder()
+        let doc = try folder.file("n.peernote", "a longer file than was read")
+        var swapped = false
+        let outcome = try FileStore.replace(Array("new".utf8), at: doc, expecting: Array("as read".utf8), exchange: true,
+                                            beforeExchanging: { swapped = true }, beforePuttingBack: {})
+        #expect(outcome == .changed(current: Array("a longer file than was read".utf8)))
+        #expect(!swapped, "the new file was never in place")
+        #expect(folder.names == ["n.peernote"])
     }
 }

@@ -155,15 +155,22 @@ public enum FileStore {
     /// `expected`; if they differ, the two are swapped back, so no moment exists in which a
     /// write by another program can be lost. Elsewhere the file is compared just before the
     /// rename (`exchange: false` forces this), which leaves a window of a few microseconds.
+    ///
+    /// Either way, a file whose size is no longer `expected`'s once the new file is ready is
+    /// taken as changed at once (`.changed`, nothing swapped): one `stat` sees almost every race,
+    /// and the new file is then never in place, so no other writer can have read it or be
+    /// taken out of place by putting back what it displaced.
     public static func replace(_ bytes: [UInt8], at path: String, expecting expected: [UInt8],
                                exchange: Bool = true) throws(FileError) -> ReplaceOutcome {
         try replace(bytes, at: path, expecting: expected, exchange: exchange, beforePuttingBack: {})
     }
 
-    /// `replace(_:at:expecting:exchange:)`; `beforePuttingBack` runs when the file turned out to
-    /// have changed, just before the new file is taken out again (tests use it to write meanwhile).
+    /// `replace(_:at:expecting:exchange:)`; `beforeExchanging` runs once the file's size was
+    /// found unchanged, just before the new file is swapped in (or renamed), and
+    /// `beforePuttingBack` when the file turned out to have changed, just before the new file is
+    /// taken out again (tests use them to write meanwhile).
     static func replace(_ bytes: [UInt8], at path: String, expecting expected: [UInt8], exchange: Bool,
-                        beforePuttingBack: () -> Void) throws(FileError) -> ReplaceOutcome {
+                        beforeExchanging: () -> Void = {}, beforePuttingBack: () -> Void) throws(FileError) -> ReplaceOutcome {
         if try isSpecial(path) {
             try writeInto(bytes, special: path)
             return .replaced
@@ -176,6 +183,13 @@ public enum FileStore {
         // under that name, which cleanup only removes once the document has all of it
         // (see removeStaleTemporaries), never under the temporary name, which it removes unread.
         var source = tmp.path
+        var sized = stat()
+        if stat(target, &sized) == 0, (sized.st_mode & S_IFMT) == S_IFREG, Int(sized.st_size) != expected.count {
+            // Changed since it was read (a file that grew or shrank): nothing to swap.
+            unlink(tmp.path)
+            return .changed(current: try read(target))
+        }
+        beforeExchanging()
         let swap = directory(of: target) + "/" + temporaryPrefix(forName: lastComponent(of: target), infix: swapInfix) + String(tmp.path.suffix(6))
         if exchange && rename(tmp.path, swap) == 0 {
             source = swap
