@@ -387,8 +387,12 @@ enum SyncOperation {
 
     /// Writes `bytes` over the copy under its lock, unless the file changed since it was read:
     /// then the fresh file gets everything instead (nothing that arrived meanwhile is lost).
-    /// `replace` stands in for `FileStore.replace(_:at:expecting:)` (tests race writers through it).
-    static func write(_ copy: SyncCopy, bytes: [UInt8], all: Document,
+    /// While other writers keep changing the file, it merges and tries again for as long as
+    /// `FileStore.Contention` says (a version it took out of place is another writer's, which
+    /// that writer was told is written). `replace` stands in for
+    /// `FileStore.replace(_:at:expecting:)`, and `patience` for the contention's (tests race
+    /// writers through them).
+    static func write(_ copy: SyncCopy, bytes: [UInt8], all: Document, patience: Double = FileStore.Contention.patience,
                       replace: ([UInt8], String, [UInt8]) throws(FileError) -> FileStore.ReplaceOutcome = { (b, p, e) throws(FileError) in try FileStore.replace(b, at: p, expecting: e) })
         -> Result<(Int, String?), SyncReport.Problem> {
         let path = copy.file.path
@@ -411,7 +415,11 @@ enum SyncOperation {
             // The lock keeps other pnmerge and peernote runs out, not sync clients: whenever the
             // file turns out to have changed (now, or at the moment of the write), the fresh file
             // gets everything instead, so nothing that arrived meanwhile is lost.
-            for _ in 0 ..< 8 {
+            var contention = FileStore.Contention(patience: patience)
+            var tries = 0
+            while true {
+                if tries > 0 && !contention.wait() { break }
+                tries += 1
                 let now: [UInt8]
                 do throws(FileError) { now = try FileStore.read(path) } catch {
                     return failure(.unreadable, notWritten(error.description))
@@ -451,7 +459,7 @@ enum SyncOperation {
                     takenOut.append(version)
                 }
             }
-            return failure(.writeFailed, "\(path): keeps being changed by another program while syncing; not written")
+            return failure(.writeFailed, "\(path): other writers kept changing it for \(Int(patience)) s while syncing; not written")
         }
     }
 }

@@ -520,4 +520,46 @@ extension SyncTests {
         #expect(notes.map(\.body) == ["Oat 2 litres", "sourdough", ""], "all three writers' edits are in the file")
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir.url.path) == ["notes.peernote"])
     }
+
+    @Test("sync goes on while other writers keep changing a copy, however often: the version it took out of place is in the copy it writes")
+    func writerTakenOutThenManyChanges() throws {
+        let dir = try TempDir()
+        let original = Document(title: "Notes", author: "laptop")
+        _ = original.addNote(title: "Milk", body: "2 litres")
+        let loaded = original.save(.compact)
+        let path = try dir.write(loaded, "notes.peernote")
+        let copy = SyncCopy(file: FoundFile(path: path, root: dir.url.path, relative: "notes.peernote", kind: .notebook,
+                                            identity: FileIdentity(device: 0, inode: 0)),
+                            bytes: loaded, document: try Document.load(loaded))
+        let all = try Document.load(loaded)
+        all.author = "laptop"
+        _ = all.addNote(title: "From the other copy")
+        // A writer that brings the file as it is with one more note.
+        func adds(_ title: String, author: String) -> [UInt8]? {
+            guard let now = try? FileStore.read(path), let d = try? Document.load(now) else { return nil }
+            d.author = author
+            _ = d.addNote(title: title)
+            return d.save(.compact)
+        }
+        var calls = 0
+        let result = SyncOperation.write(copy, bytes: all.save(.incremental), all: all) { (bytes, path, expected) throws(FileError) in
+            calls += 1
+            let call = calls
+            return try FileStore.replace(bytes, at: path, expecting: expected, exchange: true, beforeExchanging: {
+                // The phone's copy arrives just as sync swaps its file in, twelve times in a row.
+                if call <= 12, let phone = adds("Phone \(call)", author: "phone") { try? FileStore.writeAtomically(phone, to: path) }
+            }, beforePuttingBack: {
+                // Another user's peernote writes the tablet's (it is told it is written) just as sync puts the phone's back.
+                if call == 1, let tablet = adds("Tablet", author: "tablet") { try? FileStore.writeAtomically(tablet, to: path) }
+            })
+        }
+        guard case .success = result else {
+            Issue.record("not written: \(result)")
+            return
+        }
+        #expect(calls == 13)
+        let titles = try Document.load(FileStore.read(path)).notebook.notes.map(\.title)
+        #expect(Set(titles) == Set(["Milk", "From the other copy", "Tablet"] + (1 ... 12).map { "Phone \($0)" }) && titles.count == 15, "\(titles)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.url.path) == ["notes.peernote"])
+    }
 }

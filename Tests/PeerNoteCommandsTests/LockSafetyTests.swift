@@ -144,6 +144,30 @@ struct LockSafetyTests {
         #expect(stat(doc, &st) == 0 && st.st_mode & 0o777 == 0o664, "the file stays group-writable")
     }
 
+    @Test("Many users' runs at once on one shared notebook: every run exits 0 with its note in the file, and nothing is left beside it")
+    func manyWritersWithoutACommonLock() throws {
+        let dir = try TempDir()
+        #expect(try Binary.run(["new", "n.peernote", "--title", "T"], in: dir).status == 0)
+        let writers = 16, rounds = 2
+        // Each run has a lock folder of its own, as runs of as many users would.
+        let env = try (0 ..< writers).map { i in
+            let locks = dir.file("locks/\(i)")
+            try FileManager.default.createDirectory(atPath: locks, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            return ["PEERNOTE_LOCK_DIR": locks]
+        }
+        for round in 0 ..< rounds {
+            let runs = try (0 ..< writers).map { try Binary.start(["add", "n.peernote", "--title", "r\(round)w\($0)"], in: dir, env: env[$0]) }
+            for r in runs {
+                let result = try r.finish()
+                #expect(result.status == 0, "\(result.stderr)")
+            }
+        }
+        let titles = try Document.load(Array(dir.bytes("n.peernote"))).notes.map(\.title)
+        let expected = (0 ..< rounds).flatMap { round in (0 ..< writers).map { "r\(round)w\($0)" } }
+        #expect(titles.count == expected.count && Set(titles) == Set(expected), "\(titles.sorted())")
+        #expect(try dir.entries() == ["locks", "n.peernote"], "no conflict copy, nothing kept aside")
+    }
+
     @Test("XDG_RUNTIME_DIR does not move the lock: a cron job or sudo -u run waits for the desktop session's")
     func lockIgnoresRuntimeDir() throws {
         let dir = try TempDir()

@@ -279,6 +279,24 @@ struct ReplaceTests {
         }
     }
 
+    /// A sync client bringing a copy from the phone: the file as it is now, with one more note
+    /// titled `title` (the phone had the latest version, and added a note).
+    static func phoneWrites(_ title: String, to path: String) {
+        guard let now = try? FileStore.read(path), let phone = try? Document.load(now) else { return }
+        phone.author = "phone"
+        _ = phone.addNote(title: title)
+        try? FileStore.writeAtomically(phone.save(.compact), to: path)
+    }
+
+    /// Another user's `peernote add` (no lock shared with this process): loads `bytes` (what it
+    /// read from `path`), adds a note titled `title`, and writes it over `path` as the command does.
+    static func otherWriter(adds title: String, to path: String, read bytes: [UInt8]) -> WriteOutcome? {
+        guard let tablet = try? Document.load(bytes) else { return nil }
+        tablet.author = "tablet"
+        _ = tablet.addNote(title: title)
+        return try? tablet.write(over: path, loaded: bytes)
+    }
+
     @Test("A file whose size changed since it was read is left alone without swapping anything in")
     func sizeChecked() throws {
         let folder = try FileStoreTests.Folder()
@@ -289,5 +307,98 @@ struct ReplaceTests {
         #expect(outcome == .changed(current: Array("a longer file than was read".utf8)))
         #expect(!swapped, "the new file was never in place")
         #expect(folder.names == ["n.peernote"])
+    }
+
+    @Test("A writer that took another writer's finished file out of place goes on until the file has it, however often the file changes meanwhile")
+    func takenOutVersionLands() throws {
+        let folder = try FileStoreTests.Folder()
+        let (path, loaded, _, _) = try Self.notebook(in: folder)
+        let mine = try Document.load(loaded)
+        mine.author = "laptop"
+        _ = mine.addNote(title: "Laptop")
+        var tablet: WriteOutcome?
+        var calls = 0
+        let outcome = try mine.write(over: path, loaded: loaded, mode: .incremental, saved: nil) { (bytes, expected) throws(FileError) in
+            calls += 1
+            let call = calls
+            return try FileStore.replace(bytes, at: path, expecting: expected, exchange: true, beforeExchanging: {
+                // The phone's copy arrives just as this write swaps its file in, twelve times in a row.
+                if call <= 12 { Self.phoneWrites("Phone \(call)", to: path) }
+            }, beforePuttingBack: {
+                // Another user's peernote reads the file (this write's new file) and writes its own
+                // over it, which it is told is written, before this write puts the phone's back.
+                if call == 1, let seen = try? FileStore.read(path) { tablet = Self.otherWriter(adds: "Tablet", to: path, read: seen) }
+            })
+        }
+        #expect(tablet != nil, "the other writer was told its note is written")
+        #expect(calls == 13)
+        #expect(outcome.mergedMeanwhile == 12)
+        let titles = try Document.load(Self.bytes(path)).notebook.notes.map(\.title)
+        #expect(Set(titles) == Set(["Milk", "Bread", "Laptop", "Tablet"] + (1 ... 12).map { "Phone \($0)" }) && titles.count == 16, "\(titles)")
+        #expect(folder.names == ["notes.peernote"], "no conflict copy, nothing kept aside")
+    }
+
+    @Test("A writer whose new file another writer read and built on goes on until it is written: it never says 'not written' of a change that is in the file")
+    func builtOnVersionLands() throws {
+        let folder = try FileStoreTests.Folder()
+        let (path, loaded, _, _) = try Self.notebook(in: folder)
+        let mine = try Document.load(loaded)
+        mine.author = "laptop"
+        _ = mine.addNote(title: "Laptop")
+        var seen: [UInt8]?
+        var tablet: WriteOutcome?
+        var calls = 0
+        let outcome = try mine.write(over: path, loaded: loaded, mode: .incremental, saved: nil) { (bytes, expected) throws(FileError) in
+            calls += 1
+            let call = calls
+            let result = try FileStore.replace(bytes, at: path, expecting: expected, exchange: true, beforeExchanging: {
+                if call <= 12 { Self.phoneWrites("Phone \(call)", to: path) }
+            }, beforePuttingBack: {
+                // Another user's peernote reads the file while this write's new file is in place...
+                if call == 1 { seen = try? FileStore.read(path) }
+            })
+            // ...and writes its note, on top of this write's, once it has been put back.
+            if call == 1, let seen { tablet = Self.otherWriter(adds: "Tablet", to: path, read: seen) }
+            return result
+        }
+        #expect(tablet?.mergedMeanwhile == 1, "the other writer found the phone's copy and merged it")
+        #expect(calls == 13)
+        #expect(outcome.mergedMeanwhile == 12)
+        let titles = try Document.load(Self.bytes(path)).notebook.notes.map(\.title)
+        #expect(titles.filter { $0 == "Laptop" }.count == 1 && titles.contains("Tablet") && titles.count == 16, "\(titles)")
+        #expect(folder.names == ["notes.peernote"])
+    }
+
+    @Test("A writer that gives up while the file keeps changing keeps its change, and the versions it took out, in a conflict copy it names")
+    func givesUpIntoConflictCopy() throws {
+        let folder = try FileStoreTests.Folder()
+        let (path, loaded, _, _) = try Self.notebook(in: folder)
+        let mine = try Document.load(loaded)
+        mine.author = "laptop"
+        _ = mine.addNote(title: "Laptop")
+        var calls = 0
+        var message = ""
+        do {
+            _ = try mine.write(over: path, loaded: loaded, mode: .incremental, saved: nil, patience: 0.3) { (bytes, expected) throws(FileError) in
+                calls += 1
+                let call = calls
+                return try FileStore.replace(bytes, at: path, expecting: expected, exchange: true, beforeExchanging: {
+                    Self.phoneWrites("Phone \(call)", to: path)
+                }, beforePuttingBack: {
+                    if call == 1, let seen = try? FileStore.read(path) { _ = Self.otherWriter(adds: "Tablet", to: path, read: seen) }
+                })
+            }
+            Issue.record("written although the file never stopped changing")
+        } catch { message = error.message }
+        #expect(calls > 1)
+        #expect(message.contains("other writers kept changing it for 300 ms") && message.contains("this change is kept in \(folder.path)/notes.sync-conflict-"), "\(message)")
+        #expect(!message.contains("not written"), "\(message)")
+        let copies = folder.names.filter { $0.hasPrefix("notes.sync-conflict-") }
+        #expect(copies.count == 1 && folder.names.count == 2, "only the conflict copy beside the file, nothing kept aside: \(folder.names)")
+        if let copy = copies.first {
+            let titles = try Document.load(Self.bytes(folder.path + "/" + copy)).notebook.notes.map(\.title)
+            #expect(titles.contains("Laptop") && titles.contains("Tablet"), "the change, and the version taken out: \(titles)")
+        }
+        #expect(try Document.load(Self.bytes(path)).notebook.notes.map(\.title).contains("Phone \(calls)"), "the file holds the last copy that arrived")
     }
 }

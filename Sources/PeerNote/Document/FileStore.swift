@@ -261,6 +261,61 @@ public enum FileStore {
         keep(keptAt, beside: resolvingSymlink(path))
     }
 
+    /// Writes `bytes` (complete and fsynced, with the document's permissions) as a new conflict
+    /// copy beside the document at `path` (see `keep`), and returns its name: where a write that
+    /// could not be put in place leaves what it would have written, for the user and `pnmerge
+    /// sync` to see. Throws, leaving nothing, when that cannot be done.
+    public static func keepAsConflictCopy(bytes: [UInt8], of path: String) throws(FileError) -> String {
+        let target = resolvingSymlink(path)
+        let tmp = try writeTemporary(bytes, beside: target, reportingAs: path)
+        defer { close(tmp.lock) }
+        let kept = keep(tmp.path, beside: target)
+        guard kept != tmp.path else {
+            unlink(tmp.path)
+            throw FileError(path: path, message: "cannot make a conflict copy beside it")
+        }
+        syncDirectory(of: target)
+        return kept
+    }
+
+    /// How a write that finds its file changed by writers that share no lock with it goes on
+    /// (`Document.write(over:loaded:)`, `pnmerge sync`): it merges what it found and tries again,
+    /// after a random wait that doubles with each try (up to 64 ms, so that writers that keep
+    /// meeting fall out of step), until it is written or `patience` seconds have passed.
+    ///
+    /// Giving up early would be wrong: a writer whose new file was in place for a moment (see
+    /// `replace(_:at:expecting:)`) may have been read, and built on, by another writer, and one
+    /// that took another writer's file out of place (`ReplaceOutcome.changedTwice`) holds a
+    /// version that writer was told is written. Only writing a file that includes them puts them
+    /// back; a writer that must stop leaves them as a conflict copy instead.
+    public struct Contention: Sendable {
+        /// Seconds a write goes on trying while other writers keep changing its file.
+        public static let patience: Double = 60
+
+        private let deadline: Double
+        private var tries = 0
+
+        public init(patience: Double = Contention.patience) {
+            deadline = Contention.now() + patience
+        }
+
+        /// Waits a random while, longer after each call (up to 64 ms); false, without
+        /// waiting, once the patience has run out.
+        public mutating func wait() -> Bool {
+            guard Contention.now() < deadline else { return false }
+            let cap = UInt32(1_000) << UInt32(min(tries, 6))
+            tries += 1
+            usleep(UInt32.random(in: cap / 4 ... cap))
+            return true
+        }
+
+        private static func now() -> Double {
+            var t = timespec()
+            clock_gettime(CLOCK_MONOTONIC, &t)
+            return Double(t.tv_sec) + Double(t.tv_nsec) / 1e9
+        }
+    }
+
     /// Renames the file at `path` (a version of `target` another program wrote) to a conflict
     /// copy beside `target`, `NAME.sync-conflict-YYYYMMDD-HHMMSS-peernote.EXT` (`…-peernote2.EXT` and on
     /// when that name is taken, as when two are kept in one second), which the user sees and
@@ -755,15 +810,22 @@ extension Document {
     /// without losing what another program wrote there in the meantime: a program that does
     /// not take `FileLock`, such as a sync client bringing another device's copy. If the file
     /// changed, the notebook it now holds is merged into this document and the write is tried
-    /// again (see `FileStore.replace(_:at:expecting:)`). Throws, writing nothing, when the file
-    /// now holds something that is not a copy of this notebook, or keeps changing. `saved`, when
-    /// given, is what `save(mode)` returns now (so that a caller that already made it does not save twice).
+    /// again (see `FileStore.replace(_:at:expecting:)`), after a short random wait, for as long
+    /// as other writers keep changing it, up to `FileStore.Contention.patience` seconds. Throws,
+    /// writing nothing, when the file now holds something that is not a copy of this notebook.
+    /// `saved`, when given, is what `save(mode)` returns now (so that a caller that already made
+    /// it does not save twice).
     ///
     /// Two writers that share no lock (two users' runs on a shared folder) can take each other's
     /// file out while each puts back what it displaced (`FileStore.ReplaceOutcome.changedTwice`);
     /// the version taken out is merged in too, so that it is in the file written, and its kept
-    /// copy is removed then. If the write fails after all, it is left as a conflict copy beside
-    /// the file, named in the error.
+    /// copy is removed then. Its writer was told it is written, and the new file of this one may
+    /// have been read and built on while it was in place: so this write does not give up while
+    /// other writers keep changing the file, but goes on until it is in place. If the file still
+    /// keeps changing after `patience` seconds, this document (this change, and every version
+    /// taken out, merged) is written as a conflict copy beside the file, and the error names it.
+    /// If the write fails otherwise, a version taken out is left as a conflict copy, named in the
+    /// error.
     @discardableResult
     public func write(over path: String, loaded: [UInt8], mode: SaveMode = .incremental,
                       saved: [UInt8]? = nil) throws(FileError) -> WriteOutcome {
@@ -772,9 +834,10 @@ extension Document {
         }
     }
 
-    /// `write(over:loaded:mode:saved:)` with `replace` in place of `FileStore.replace` (tests
-    /// race writers through it).
+    /// `write(over:loaded:mode:saved:)` with `replace` in place of `FileStore.replace` and a
+    /// `patience` of its own (tests race writers through them).
     func write(over path: String, loaded: [UInt8], mode: SaveMode, saved: [UInt8]?,
+               patience: Double = FileStore.Contention.patience,
                replace: ([UInt8], [UInt8]) throws(FileError) -> FileStore.ReplaceOutcome) throws(FileError) -> WriteOutcome {
         var expected = loaded
         // Versions `replace` took out and kept aside, merged into this document: removed once it is written.
@@ -796,7 +859,9 @@ extension Document {
                 throw fail("was replaced by \(what) while this was being written; not written")
             }
         }
-        for merges in 0 ..< 8 {
+        var contention = FileStore.Contention(patience: patience)
+        var merges = 0
+        while true {
             let bytes = merges == 0 ? saved ?? save(mode) : save(mode)
             let outcome: FileStore.ReplaceOutcome
             do { outcome = try replace(bytes, expected) } catch {
@@ -816,8 +881,31 @@ extension Document {
                 try mergeIn(current)
                 expected = current
             }
+            merges += 1
+            guard contention.wait() else { throw parked(at: path, after: patience, keptAside: keptAside, fail: fail) }
+            // The wait let other writers finish: start from what the file holds now.
+            if let now = try? FileStore.read(path), now != expected {
+                try mergeIn(now)
+                expected = now
+            }
         }
-        throw fail("keeps being changed by another program while this is being written; not written")
+    }
+
+    /// The error of a write that gave up after `patience` seconds of other
+    /// writers changing the file: this document, which holds this change and every version taken
+    /// out (`keptAside`, removed then), is kept as a conflict copy the error names. Its change may
+    /// be in the file too (the new file was in place at moments, and other writers may have built
+    /// on it), so the error says so instead of "not written".
+    private func parked(at path: String, after patience: Double, keptAside: [String], fail: (String) -> FileError) -> FileError {
+        let seconds = patience >= 1 ? "\(Int(patience)) s" : "\(Int(patience * 1_000)) ms"
+        let reason = "other writers kept changing it for \(seconds) while this was being written"
+        do throws(FileError) {
+            let copy = try FileStore.keepAsConflictCopy(bytes: save(.compact), of: path)
+            for kept in keptAside { unlink(kept) }
+            return FileError(path: path, message: "\(reason); this change is kept in \(copy) instead (pnmerge sync merges it in; it may be in the file already, so do not make it again)")
+        } catch {
+            return fail("\(reason), and it could not be kept aside (\(error.message)); it may be in the file or not")
+        }
     }
 }
 
