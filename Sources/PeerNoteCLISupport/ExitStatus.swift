@@ -12,7 +12,7 @@ import PeerNote
 /// | 65   | invalid or damaged input document |
 /// | 66   | an input file is missing, unreadable, or not a regular file |
 /// | 73   | an output file could not be created because it exists |
-/// | 74   | I/O error while writing |
+/// | 74   | I/O error while writing (or other writers kept changing the file for 60 s: the change is kept in a conflict copy the message names) |
 public enum ExitStatus: Int32, CaseIterable, Sendable {
     case success = 0
     case conflict = 1
