@@ -43,7 +43,8 @@ public enum FileStore {
     /// The bytes of the regular file at `path`. With `pipes`, a FIFO is read too (to its end):
     /// a shell's process substitution (`--body-file <(command)`) or a named pipe, for inputs
     /// that are read once. Anything else that is not a regular file (a folder, a device, a
-    /// socket) is refused.
+    /// socket) is refused. A file larger than `maxFileSize` is refused at once, from its size,
+    /// before anything is read (and one that grows past it while it is read, once it has).
     public static func read(_ path: String, pipes: Bool = false) throws(FileError) -> [UInt8] {
         var st = stat()
         guard stat(path, &st) == 0 else { throw FileError(path: path, message: errnoText()) }
@@ -58,26 +59,43 @@ public enum FileStore {
         return try readToEnd(fd, path: path)
     }
 
-    /// Reads all of standard input.
+    /// Reads all of standard input (at most `maxFileSize` bytes; a regular file redirected to it
+    /// that is larger is refused at once, from its size).
     public static func readStandardInput() throws(FileError) -> [UInt8] {
         try readToEnd(0, path: "-")
     }
 
-    /// Everything left to read from `fd`, at most `maxFileSize` bytes.
-    private static func readToEnd(_ fd: Int32, path: String) throws(FileError) -> [UInt8] {
+    /// Everything left to read from `fd`, at most `maxFileSize` bytes. When `fd` is a regular
+    /// file, what is left of it is known from `fstat`: more than `maxFileSize` is refused before
+    /// anything is read (a 3 GB file used to be read to its first gigabyte, and under a memory
+    /// limit the process died allocating it), and the bytes are read into one buffer of that
+    /// size. A pipe, or a file that grows while it is read, is refused once it has given more
+    /// than `maxFileSize` bytes.
+    static func readToEnd(_ fd: Int32, path: String) throws(FileError) -> [UInt8] {
+        func tooLarge() -> FileError {
+            FileError(path: path, message: path == "-" ? "input is larger than \(maxFileSize) bytes" : "is larger than \(maxFileSize) bytes")
+        }
         var out: [UInt8] = []
+        var st = stat()
+        if fstat(fd, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG {
+            let offset = lseek(fd, 0, SEEK_CUR)
+            let left = Int(st.st_size) - (offset > 0 ? Int(offset) : 0)
+            if left > maxFileSize { throw tooLarge() }
+            // One byte more, so that reading to the end of a file that did not grow allocates nothing further.
+            out.reserveCapacity(max(left, 0) + 1)
+        }
         var chunk = [UInt8](repeating: 0, count: 1 << 16)
         while true {
-            let n = chunk.withUnsafeMutableBytes { sysRead(fd, $0.baseAddress, $0.count) }
+            // Never more than one byte past the limit.
+            let want = min(chunk.count, maxFileSize + 1 - out.count)
+            let n = chunk.withUnsafeMutableBytes { sysRead(fd, $0.baseAddress, want) }
             if n < 0 {
                 if errno == EINTR { continue }
                 throw FileError(path: path, message: errnoText())
             }
             if n == 0 { break }
             out.append(contentsOf: chunk[0 ..< n])
-            if out.count > maxFileSize {
-                throw FileError(path: path, message: path == "-" ? "input is larger than \(maxFileSize) bytes" : "is larger than \(maxFileSize) bytes")
-            }
+            if out.count > maxFileSize { throw tooLarge() }
         }
         return out
     }

@@ -1,0 +1,90 @@
+import Foundation
+@testable import PeerNote
+import Testing
+
+/// A file over `FileStore.maxFileSize` (1 GiB) given to the tools: refused at once from its size,
+/// with one line naming it, even under a memory limit far below a gigabyte (the file used to be
+/// read up to its first gigabyte before being refused, and under `ulimit -v` the tool died with
+/// "failed to allocate", exit 134). The file is sparse: it costs no disk.
+@Suite("Inputs over the size limit")
+struct OversizedInputTests {
+    /// A sparse 3 GiB file, `big.peernote`, and a small valid notebook beside it, in a new folder.
+    static func folder() throws -> (dir: TempDir, big: String, small: String) {
+        let dir = try TempDir()
+        let big = dir.path("big.peernote")
+        let fd = open(big, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        try #require(fd >= 0)
+        defer { close(fd) }
+        try #require(ftruncate(fd, 3 << 30) == 0)
+        let small = try dir.write(Document(title: "Small", author: "a").save(.compact), "small.peernote")
+        return (dir, big, small)
+    }
+
+    /// Runs `tool ARGS` (with `< input` when given) under `ulimit -v 600000` (about 586 MB of
+    /// address space): its status and standard error.
+    static func runLimited(_ tool: String, _ args: [String], input: String? = nil) throws -> (status: Int32, err: String) {
+        let bash = "/bin/bash"
+        try #require(FileManager.default.isExecutableFile(atPath: bash), "ulimit needs \(bash)")
+        let executable = Binary.packageRoot.appendingPathComponent(".build/debug/\(tool)").path
+        try #require(FileManager.default.isExecutableFile(atPath: executable), "\(tool) is not built; run `swift build` first")
+        let script = "ulimit -v 600000 && exec \"$@\"" + (input == nil ? "" : " < \"$INPUT\"")
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: bash)
+        process.arguments = ["-c", script, "bash", executable] + args
+        var env = ProcessInfo.processInfo.environment
+        env["INPUT"] = input
+        env["PEERNOTE_AUTHOR"] = "tester"
+        process.environment = env
+        let errFile = try TempDir()
+        let errPath = errFile.path("stderr")
+        _ = FileManager.default.createFile(atPath: errPath, contents: nil)
+        let err = try FileHandle(forWritingTo: URL(fileURLWithPath: errPath))
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = err
+        try process.run()
+        process.waitUntilExit()
+        try err.close()
+        let status = process.terminationReason == .exit ? process.terminationStatus : 128 + process.terminationStatus
+        return (status, String(decoding: try errFile.bytes("stderr"), as: UTF8.self))
+    }
+
+    static let tooLarge = "is larger than \(FileStore.maxFileSize) bytes"
+
+    @Test("The library refuses a file over the limit from its size, having read nothing")
+    func refusedFromSize() throws {
+        let (dir, big, _) = try Self.folder()
+        defer { withExtendedLifetime(dir) {} }
+        #expect(throws: FileError(path: big, message: Self.tooLarge)) { try FileStore.read(big) }
+        // What is left from the offset counts: this is how standard input redirected from a file is read.
+        let fd = open(big, O_RDONLY)
+        try #require(fd >= 0)
+        defer { close(fd) }
+        #expect(throws: FileError(path: "-", message: "input " + Self.tooLarge)) { try FileStore.readToEnd(fd, path: "-") }
+        #expect(lseek(fd, 0, SEEK_CUR) == 0, "nothing was read")
+    }
+
+    @Test("pnmerge validate, merge, git-driver and peernote list and add refuse it under a 600 MB limit: one line, exit 66 (the git driver's 1)")
+    func toolsUnderMemoryLimit() throws {
+        let (dir, big, small) = try Self.folder()
+        for (tool, args, input, status) in [("pnmerge", ["validate", big], nil, 66), ("pnmerge", ["validate", "-"], big, 66),
+                                            ("pnmerge", ["merge", small, big, "-o", dir.path("out.peernote")], nil, 66),
+                                            ("pnmerge", ["git-driver", small, small, big, "notes.peernote"], nil, 1),
+                                            ("peernote", ["list", big], nil, 66), ("peernote", ["list", "-"], big, 66),
+                                            ("peernote", ["add", small, "--title", "T", "--body-file", big], nil, 66)] as [(String, [String], String?, Int32)] {
+            let r = try Self.runLimited(tool, args, input: input)
+            let what = "\(tool) \(args.joined(separator: " "))\(input == nil ? "" : " < big")"
+            #expect(r.status == status, "\(what): \(r.err)")
+            #expect(r.err.contains(Self.tooLarge) && r.err.split(separator: "\n").count == 1, "\(what): \(r.err)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: dir.path("out.peernote")))
+        #expect(try Document.load(dir.bytes("small.peernote")).notebook.notes.isEmpty, "nothing was added")
+    }
+
+    @Test("pnmerge sync reports it and leaves it alone: one line, exit 66")
+    func syncSkipsIt() throws {
+        let (dir, _, _) = try Self.folder()
+        let r = try Self.runLimited("pnmerge", ["sync", dir.url.path])
+        #expect(r.err.contains("big.peernote: " + Self.tooLarge + "; left alone"), "\(r.err)")
+        #expect(r.status == 66, "\(r.err)")
+    }
+}
