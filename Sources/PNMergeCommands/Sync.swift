@@ -459,7 +459,8 @@ enum SyncOperation {
                     takenOut.append(version)
                 }
             }
-            return failure(.writeFailed, "\(path): other writers kept changing it for \(Int(patience)) s while syncing; not written")
+            // Not "not written": what sync wrote was in place at moments, and other writers may have built on it.
+            return failure(.writeFailed, "\(path): other writers kept changing it for \(Int(patience)) s while syncing; it may or may not hold what sync wrote (run sync again)")
         }
     }
 }
