@@ -19,6 +19,28 @@ private func converge(_ a: Document, _ b: Document) throws -> Notebook {
     return a2.notebook
 }
 
+/// Merges b into a copy of a and of a into b, a and b being copies of one note with `body`
+/// edited by `editA` and `editB`; both must name the same places, which are returned.
+private func overlaps(_ body: String, _ editA: (Document, NoteID) throws -> Void, _ editB: (Document, NoteID) throws -> Void,
+                      sourceLocation: SourceLocation = #_sourceLocation) throws -> [TextOverlap] {
+    var id: NoteID?
+    let (a, b) = pair { id = $0.addNote(title: "N", body: body) }
+    let n = try #require(id, sourceLocation: sourceLocation)
+    try editA(a, n)
+    try editB(b, n)
+    let ab = a.fork(), ba = b.fork()
+    let one = ab.textOverlaps(of: try ab.merge(b))
+    let other = ba.textOverlaps(of: try ba.merge(a))
+    #expect(one == other, sourceLocation: sourceLocation)
+    #expect(ab.notebook == ba.notebook, sourceLocation: sourceLocation)
+    return one
+}
+
+/// `overlaps` with both copies' bodies set whole (as `peernote edit --body` does).
+private func overlaps(_ body: String, a: String, b: String, sourceLocation: SourceLocation = #_sourceLocation) throws -> [TextOverlap] {
+    try overlaps(body, { try $0.setBody($1, a) }, { try $0.setBody($1, b) }, sourceLocation: sourceLocation)
+}
+
 @Suite("Merge rules (man/peernote.5)")
 struct MergeRuleTests {
     @Test("Rule 1: two spelling fixes to one body both survive")
@@ -154,21 +176,6 @@ struct MergeRuleTests {
 
     @Test("A merge names the places where both copies' text edits met")
     func textOverlaps() throws {
-        /// Merges b into a copy of a and of a into b; both must name the same places.
-        func overlaps(_ body: String, _ editA: (Document, NoteID) throws -> Void, _ editB: (Document, NoteID) throws -> Void)
-            throws -> [TextOverlap] {
-            var id: NoteID?
-            let (a, b) = pair { id = $0.addNote(title: "N", body: body) }
-            let n = try #require(id)
-            try editA(a, n)
-            try editB(b, n)
-            let ab = a.fork(), ba = b.fork()
-            let one = ab.textOverlaps(of: try ab.merge(b))
-            let other = ba.textOverlaps(of: try ba.merge(a))
-            #expect(one == other)
-            #expect(ab.notebook == ba.notebook)
-            return one
-        }
         // The same typo fixed on both copies: both fixes are kept, "thehe".
         let fixed = try overlaps("I saw teh cat.", { try $0.setBody($1, "I saw the cat.") }, { try $0.setBody($1, "I saw the cat.") })
         #expect(fixed.map(\.kind) == [.sameText] && fixed.first?.line == 1 && fixed.first?.noteTitle == "N")
@@ -189,6 +196,158 @@ struct MergeRuleTests {
         try d.setBody(d.notes[0].id, "xy")
         #expect(c.textOverlaps(of: try c.merge(d)).isEmpty)
         #expect(c.textOverlaps(of: try c.merge(d)).isEmpty)
+    }
+
+    @Test("Text added at the edge of a passage the other copy deleted is named; text typed next to another deletion is not")
+    func insertsAtDeletedEdges() throws {
+        func kinds(_ body: String, a: String, b: String, sourceLocation: SourceLocation = #_sourceLocation) throws -> [TextOverlap.Kind] {
+            try overlaps(body, a: a, b: b, sourceLocation: sourceLocation).map(\.kind)
+        }
+        let paragraphs = "Para one.\n\nPara two is here.\n\nPara three."
+        // Named: a prefix to a paragraph the other copy deleted (merged, it leads the next one)...
+        let prefix = try overlaps(paragraphs, a: "Para one.\n\nSee: Para two is here.\n\nPara three.", b: "Para one.\n\nPara three.")
+        #expect(prefix.map(\.kind) == [.insideDeleted] && prefix.first?.line == 3)
+        // ... a sentence added after one the other deleted, at the end of the body or before more
+        // text, whether the deletion took the space before it or not...
+        #expect(try kinds("keep. delete this sentence.", a: "keep. delete this sentence. Added!", b: "keep.") == [.insideDeleted])
+        #expect(try kinds("keep. delete this sentence.", a: "keep. delete this sentence. Added!", b: "keep. ") == [.insideDeleted])
+        #expect(try kinds("keep. delete this sentence. more.", a: "keep. delete this sentence. Added! more.", b: "keep. more.") == [.insideDeleted])
+        // ... words added to the end of a line, or the end of a word, the other deleted...
+        #expect(try kinds("one\ntwo\nthree", a: "one\ntwo\nthree, four", b: "one\ntwo") == [.insideDeleted])
+        #expect(try kinds("one\ntwo\nthree\n", a: "one\ntwo, too\nthree\n", b: "one\nthree\n") == [.insideDeleted])
+        #expect(try kinds("the quick fox", a: "the quicker fox", b: "the fox") == [.insideDeleted])
+        // ... and a change to a word whose start the other deleted.
+        #expect(try kinds("cowboy", a: "cowsboy", b: "boy") == [.insideDeleted])
+        // Both ways round, and however the deletion was recorded: the same paragraph deleted
+        // as "wo is here.\n\nPara t" merges the same, and is named the same.
+        for (start, end) in [(11, 30), (17, 36), (7, 26)] {
+            let shifted = try overlaps(paragraphs, { try $0.insertText($1, at: 11, "See: ") }, { try $0.deleteText($1, range: start ..< end) })
+            #expect(shifted.map(\.kind) == [.insideDeleted], "deleted \(start)..<\(end)")
+        }
+        let appended = try overlaps(paragraphs, { try $0.deleteText($1, range: 17 ..< 36) }, { try $0.insertText($1, at: 28, " Really.") })
+        #expect(appended.map(\.kind) == [.insideDeleted] && appended.first?.line == 3)
+
+        // Not named: text typed at the start of the paragraph after a deleted one, or at the end
+        // of the one before...
+        #expect(try kinds(paragraphs, a: "Para one.\n\nPara two is here.\n\nSo: Para three.", b: "Para one.\n\nPara three.").isEmpty)
+        #expect(try kinds(paragraphs, a: "Para one, more.\n\nPara two is here.\n\nPara three.", b: "Para one.\n\nPara three.").isEmpty)
+        // ... however that deletion was recorded (where the merged text reads as meant)...
+        for (start, end) in [(9, 28), (11, 30)] {
+            #expect(try overlaps(paragraphs, { try $0.insertText($1, at: 30, "So: ") }, { try $0.deleteText($1, range: start ..< end) }).isEmpty)
+            #expect(try overlaps(paragraphs, { try $0.insertText($1, at: 8, ", more") }, { try $0.deleteText($1, range: start ..< end) }).isEmpty)
+        }
+        // ... a new paragraph after a deleted one, text appended to a line next to a deleted
+        // line (before it or after it), a word ended next to a deleted word...
+        #expect(try kinds("Alpha.\n\nBeta.\n\nGamma.", a: "Alpha.\n\nBeta.\n\nNew.\n\nGamma.", b: "Alpha.\n\nGamma.").isEmpty)
+        #expect(try kinds("one\ntwo\nthree\n", a: "one!\ntwo\nthree\n", b: "one\nthree\n").isEmpty)
+        #expect(try kinds("one\ntwo\nthree\n", a: "one\ntwo\nthree!\n", b: "one\nthree\n").isEmpty)
+        #expect(try kinds("one\ntwo\nthree", a: "one\ntwo!\nthree", b: "one\ntwo").isEmpty)
+        #expect(try kinds("the quick brown fox", a: "the quickest brown fox", b: "the quick fox").isEmpty)
+        #expect(try kinds("the quick brown fox", a: "the quick brown big fox", b: "the quick fox").isEmpty)
+        #expect(try kinds("the cat cow", a: "the cat crow", b: "the cow").isEmpty)
+        #expect(try overlaps("the cat cow", { try $0.insertText($1, at: 9, "r") }, { try $0.deleteText($1, range: 5 ..< 9) }).isEmpty)
+        // ... a word changed before a deleted word, and edits in different paragraphs.
+        #expect(try kinds("the quick brown fox", a: "the slow brown fox", b: "the quick fox").isEmpty)
+        #expect(try kinds("First para ends.\n\nSecond has a stray word.", a: "First para ends here.\n\nSecond has a stray word.",
+                          b: "First para ends.\n\nSecond has a word.").isEmpty)
+        #expect(try kinds("line a\nline b\nline c", a: "line a, longer\nline b\nline c", b: "line a\nline b").isEmpty)
+    }
+
+    @Test("Edges of deletions far into long bodies are found, on the right line, however the body's runs fall")
+    func insertsAtDeletedEdgesInLongBodies() throws {
+        let filler = String(repeating: "Filler text goes on. ", count: 300)
+        let body = filler + "\n\n" + filler + "\n\nPara two is here.\n\nPara three.\n\n" + filler
+        func edited(_ middle: String) -> String { filler + "\n\n" + filler + middle + filler }
+        let prefix = try overlaps(body, a: edited("\n\nSee: Para two is here.\n\nPara three.\n\n"), b: edited("\n\nPara three.\n\n"))
+        #expect(prefix.map(\.kind) == [.insideDeleted] && prefix.first?.line == 5)
+        #expect(try overlaps(body, a: edited("\n\nPara two is here.\n\nSo: Para three.\n\n"), b: edited("\n\nPara three.\n\n")).isEmpty)
+        // The same text typed in many small runs (each chunk typed before the last), with an edit
+        // far away on each side as well.
+        let chunks = stride(from: 0, to: body.unicodeScalars.count, by: 7).map { start in
+            String(String.UnicodeScalarView(body.unicodeScalars.dropFirst(start).prefix(7)))
+        }
+        let (a, b) = pair { d in
+            let n = d.addNote(title: "N")
+            for chunk in chunks.reversed() { try? d.insertText(n, at: 0, chunk) }
+        }
+        let n = a.notes[0].id
+        #expect(a.notes[0].body == body)
+        try a.setBody(n, "Start. " + edited("\n\nSee: Para two is here.\n\nPara three.\n\n"))
+        try b.setBody(n, edited("\n\nPara three.\n\n") + "End.")
+        let ab = a.fork(), ba = b.fork()
+        let one = ab.textOverlaps(of: try ab.merge(b)), other = ba.textOverlaps(of: try ba.merge(a))
+        #expect(one == other && one.map(\.kind) == [.insideDeleted] && one.first?.line == 5)
+    }
+
+    @Test("The edge check keeps the ends of long untouched stretches, with a barrier between")
+    func editedTextKeepsEnds() {
+        var rng = SeededRandom(state: 7)
+        for _ in 0 ..< 200 {
+            let w = Int.random(in: 1 ... 5, using: &rng)
+            var text = EditedText(context: w)
+            // Everything appended that the text keeps: (scalar, mask), untouched text included.
+            var all: [(Unicode.Scalar, UInt8)] = []
+            for _ in 0 ..< Int.random(in: 0 ... 30, using: &rng) {
+                let content = (0 ..< Int.random(in: 0 ... 4 * w, using: &rng)).map { _ in Unicode.Scalar(UInt8.random(in: 97 ... 122, using: &rng)) }
+                let mask: UInt8 = [0, 0, 0, 1, 2, 4, 8, 12, 5, 10].randomElement(using: &rng)!
+                let deleted = mask & 12 != 0 || (mask == 0 && Bool.random(using: &rng))
+                text.append(content[...], mask: mask, deleted: deleted, place: 3)
+                if (mask == 0 && !deleted) || (mask != 0 && mask & 5 != 5 && mask & 10 != 10) {
+                    all += content.map { ($0, mask) }
+                }
+            }
+            #expect(text.scalars.count == text.masks.count && text.masks.count == text.places.count)
+            // Cut both into stretches at edited elements: kept whole, or as the first w and at
+            // least the last w elements of a longer one around one barrier.
+            var k = 0, j = 0
+            while j < all.count || k < text.masks.count {
+                if j < all.count && all[j].1 != 0 {
+                    #expect(k < text.masks.count && text.masks[k] == all[j].1 && text.scalars[k] == all[j].0 && text.places[k] == 3)
+                    j += 1; k += 1
+                    continue
+                }
+                var stretch: [Unicode.Scalar] = []
+                while j < all.count && all[j].1 == 0 { stretch.append(all[j].0); j += 1 }
+                var kept: [Unicode.Scalar] = [], barriers = 0, head = 0
+                while k < text.masks.count && (text.masks[k] == 0 || text.masks[k] == EditedText.barrier) {
+                    if text.masks[k] == EditedText.barrier { barriers += 1; head = kept.count } else { kept.append(text.scalars[k]) }
+                    #expect(text.places[k] == -1)
+                    k += 1
+                }
+                if barriers == 0 {
+                    #expect(kept == stretch && stretch.count <= 3 * w)
+                } else {
+                    #expect(barriers == 1 && head == w && stretch.count > kept.count && kept.count - head >= w)
+                    #expect(kept.prefix(head) == stretch.prefix(head) && kept.suffix(kept.count - head) == stretch.suffix(kept.count - head))
+                }
+                if stretch.isEmpty && kept.isEmpty { break }
+            }
+        }
+    }
+
+    @Test("Random edits on two copies: both merge orders name the same places")
+    func randomOverlapsAgree() throws {
+        var rng = SeededRandom(state: 11)
+        let alphabet: [String] = ["a", "b", " ", ".", "\n", "ab", "\n\n", "b. "]
+        func text(_ count: Int) -> String { (0 ..< count).map { _ in alphabet.randomElement(using: &rng)! }.joined() }
+        for _ in 0 ..< 300 {
+            let body = text(Int.random(in: 0 ... 24, using: &rng))
+            func edit(_ d: Document, _ n: NoteID) throws {
+                for _ in 0 ..< Int.random(in: 1 ... 3, using: &rng) {
+                    let length = d.notes[0].body.unicodeScalars.count
+                    switch Int.random(in: 0 ... 2, using: &rng) {
+                    case 0: try d.insertText(n, at: Int.random(in: 0 ... length, using: &rng), text(Int.random(in: 1 ... 3, using: &rng)))
+                    case 1 where length > 0:
+                        let start = Int.random(in: 0 ..< length, using: &rng)
+                        try d.deleteText(n, range: start ..< Int.random(in: start + 1 ... length, using: &rng))
+                    default: try d.setBody(n, text(Int.random(in: 0 ... 24, using: &rng)))
+                    }
+                }
+            }
+            let found = try overlaps(body, edit, edit)
+            let lines = found.map(\.line)
+            #expect(lines == lines.sorted() && lines.allSatisfy { $0 >= 1 })
+        }
     }
 
     @Test("The overlap check's id segments say, for every id, exactly which lists hold it")

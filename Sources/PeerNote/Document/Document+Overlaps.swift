@@ -5,8 +5,9 @@
 /// texts one after the other, and are not reported):
 /// - `sameText`: both copies replaced text at one place (the same typo fixed on two devices):
 ///   both replacements are kept, side by side ("teh" fixed twice reads "thehe");
-/// - `insideDeleted`: text one copy added lies in text only the other copy deleted (a clause
-///   added to a paragraph deleted elsewhere): it stays, without the text around it.
+/// - `insideDeleted`: text one copy added lies in text only the other copy deleted, or at its
+///   edge and belonging with it (a clause added to a paragraph deleted elsewhere, "See: " typed
+///   before it, a sentence added after a deleted one): it stays, without the text around it.
 public struct TextOverlap: Equatable, Hashable, Sendable {
     public enum Kind: String, Sendable {
         case sameText, insideDeleted
@@ -147,22 +148,23 @@ private struct NoteEdits {
     /// old tombstones (deleted before either side's edits) passed over, ended by a visible
     /// element neither side touched.
     func overlaps(in body: ListCRDT<Unicode.Scalar>) -> [(TextOverlap.Kind, Int)] {
-        var found: [(TextOverlap.Kind, Int)] = []
+        // Every place, with the line it starts on and what it was found to be (nil: nothing).
+        var places: [(line: Int, kind: TextOverlap.Kind?)] = []
         var line = 1, placeLine = 1
         var open = false
         var anyMineIns = false, anyTheirsIns = false, anyMineDel = false, anyTheirsDel = false
         // Inside: one side's insert with text only the other side deleted before it and after it
-        // in the place (an insert next to a deletion, as at the start of the paragraph after a
-        // deleted one, is not inside it).
+        // in the place. (An insert at the edge of the other side's deletion is for `EditedText`,
+        // which reads the text around it.)
         var onlyMineDeletedSeen = false, onlyTheirsDeletedSeen = false
         var theirsInsAfterMineDel = false, mineInsAfterTheirsDel = false
         var inside = false
         func close() {
             if open {
                 if anyMineIns && anyTheirsIns && (anyMineDel || anyTheirsDel) {
-                    found.append((.sameText, placeLine))
-                } else if inside {
-                    found.append((.insideDeleted, placeLine))
+                    places.append((placeLine, .sameText))
+                } else {
+                    places.append((placeLine, inside ? .insideDeleted : nil))
                 }
             }
             open = false
@@ -171,6 +173,9 @@ private struct NoteEdits {
             theirsInsAfterMineDel = false; mineInsAfterTheirsDel = false
             inside = false
         }
+        // The text around the edits, when one side inserted and the other deleted.
+        let edges = (!runs[0][0].isEmpty && !runs[1][1].isEmpty) || (!runs[1][0].isEmpty && !runs[0][1].isEmpty)
+        var text = EditedText()
         let segments = self.segments
         var hint = -1
         body.forEachRun { id, length, deleted, content in
@@ -199,13 +204,229 @@ private struct NoteEdits {
                 } else if !deleted {
                     close()
                 }
+                if edges {
+                    text.append(content[content.startIndex + start ..< content.startIndex + end], mask: mask, deleted: deleted, place: places.count)
+                }
                 if !deleted {
                     for scalar in content[content.startIndex + start ..< content.startIndex + end] where scalar == "\n" { line += 1 }
                 }
             }
         }
         close()
-        return found
+        if edges {
+            for p in text.insertsAtDeletedEdges() where places[p].kind == nil { places[p].kind = .insideDeleted }
+        }
+        return places.compactMap { place in place.kind.map { ($0, place.line) } }
+    }
+}
+
+/// One body's text around its edits, element by element in body order, to find text one side
+/// added at the edge of text only the other side deleted, where it belongs with that text: "See: "
+/// typed before a paragraph the other side deleted, " Added!" typed after a deleted sentence.
+/// Text typed next to a deletion is not always part of it: a word typed at the start of the
+/// paragraph after a deleted one, or at the end of the line before a deleted line, reads as
+/// meant. Which side text belongs with is read from the characters it joins:
+/// - an insert joins the neighbour it runs into, in this copy's text: a letter or digit more
+///   than punctuation, punctuation more than a space; a line break, the start or end of the
+///   body, or an insert's own line break at that end joins nothing. Equal neighbours (inside a
+///   word) both hold it. It is reported when a neighbour it joins was deleted by the other side
+///   only (or both its neighbours were).
+/// - a deletion may be recorded at any of the places that take out the same text ("Para two
+///   is here.\n\n" before "Para three." is also "wo is here.\n\nPara t"), and text typed a few
+///   characters away merges the same as text typed at its edge. So the deletion is read where
+///   `TextDiff.cleanupLossless` would put it (its ends on the best boundaries, the later place on
+///   a tie) among the places that give the merged text, before the neighbours are looked at.
+///   It is slid only across text neither side touched, and not at all when other edits adjoin it.
+struct EditedText {
+    /// Untouched text kept on each side of an edit: a longer stretch keeps this much at each end
+    /// with a barrier between (a deletion does not slide across it).
+    let context: Int
+    /// A mask for the barrier element.
+    static let barrier: UInt8 = 16
+
+    /// The elements: untouched visible text, and text either side inserted or deleted (not text
+    /// deleted before the merge, nor text one side inserted and deleted itself, which neither
+    /// side's text holds now).
+    private(set) var scalars: [Unicode.Scalar] = []
+    /// Each element's lists as an `EditSegments` mask (1 mine inserted, 2 theirs inserted, 4 mine
+    /// deleted, 8 theirs deleted), or `barrier`.
+    private(set) var masks: [UInt8] = []
+    /// The place (in `NoteEdits.overlaps`) each edited element is in; -1 for untouched text.
+    private(set) var places: [Int32] = []
+    /// Where the untouched stretch at the end starts.
+    private var stretchStart = 0
+
+    init(context: Int = 1_000) {
+        precondition(context > 0)
+        self.context = context
+    }
+
+    mutating func append(_ content: ArraySlice<Unicode.Scalar>, mask: UInt8, deleted: Bool, place: Int) {
+        guard !content.isEmpty else { return }
+        if mask == 0 {
+            if !deleted { appendUntouched(content) }
+            return
+        }
+        if mask & 5 == 5 || mask & 10 == 10 { return }
+        add(content, mask: mask, place: place)
+        stretchStart = scalars.count
+    }
+
+    private mutating func add(_ content: ArraySlice<Unicode.Scalar>, mask: UInt8, place: Int) {
+        scalars.append(contentsOf: content)
+        masks.append(contentsOf: repeatElement(mask, count: content.count))
+        places.append(contentsOf: repeatElement(Int32(truncatingIfNeeded: place), count: content.count))
+    }
+
+    /// Appends untouched text. A stretch longer than three times `context` keeps its first and
+    /// last `context` elements, with a barrier between.
+    private mutating func appendUntouched(_ content: ArraySlice<Unicode.Scalar>) {
+        let w = context
+        let head = min(content.count, max(0, w - (scalars.count - stretchStart)))
+        add(content.prefix(head), mask: 0, place: -1)
+        let rest = content.dropFirst(head)
+        guard scalars.count - stretchStart + rest.count > 3 * w else {
+            add(rest, mask: 0, place: -1)
+            return
+        }
+        let tailStart = stretchStart + w
+        var tail: [Unicode.Scalar] = []
+        if rest.count < w {
+            let kept = zip(scalars[tailStart...], masks[tailStart...]).filter { $0.1 == 0 }.map(\.0)
+            tail = Array(kept.suffix(w - rest.count))
+        }
+        tail += rest.suffix(w)
+        scalars.removeSubrange(tailStart...); masks.removeSubrange(tailStart...); places.removeSubrange(tailStart...)
+        add([" "], mask: Self.barrier, place: -1)
+        add(tail[...], mask: 0, place: -1)
+    }
+
+    /// One side's bits.
+    private struct Side {
+        var inserted: UInt8, deleted: UInt8, otherInserted: UInt8, otherDeleted: UInt8
+    }
+
+    /// The places holding text one side added that belongs with text only the other side
+    /// deleted (see the type), in no particular order.
+    func insertsAtDeletedEdges() -> [Int] {
+        var out: [Int] = []
+        let n = masks.count
+        for side in [Side(inserted: 1, deleted: 4, otherInserted: 2, otherDeleted: 8),
+                     Side(inserted: 2, deleted: 8, otherInserted: 1, otherDeleted: 4)] {
+            // Elements this side's text does not hold (the other side's inserts, its own deletions).
+            let unseen = side.otherInserted | side.deleted
+            var i = 0
+            while i < n {
+                guard masks[i] == side.inserted else { i += 1; continue }
+                // The insert, as this side reads it, from i to last; its neighbours there are l and r.
+                var last = i, r = i + 1, cleanRight = true
+                while r < n {
+                    if masks[r] == side.inserted {
+                        last = r; cleanRight = true
+                    } else if masks[r] & unseen != 0 {
+                        cleanRight = false
+                    } else {
+                        break
+                    }
+                    r += 1
+                }
+                var l = i - 1, cleanLeft = true
+                while l >= 0 && masks[l] & unseen != 0 { l -= 1; cleanLeft = false }
+                let left = touchesDeletion(l, -1, clean: cleanLeft, side)
+                let right = touchesDeletion(r, 1, clean: cleanRight, side)
+                if left || right {
+                    let joinsLeft = join(l, scalars[i]), joinsRight = join(r, scalars[last])
+                    if (left && right) || (left && joinsLeft > 0 && joinsLeft >= joinsRight)
+                        || (right && joinsRight > 0 && joinsRight >= joinsLeft) {
+                        out.append(Int(places[i]))
+                    }
+                }
+                i = r
+            }
+        }
+        return out
+    }
+
+    /// How strongly an insert whose end element is `end` runs into the element at `k` (its
+    /// neighbour in its side's text): 0 for none (a line break either side, or no element),
+    /// 1 a space, 2 punctuation, 3 a letter or digit.
+    private func join(_ k: Int, _ end: Unicode.Scalar) -> Int {
+        guard k >= 0 && k < masks.count, !Self.isBreak(end) else { return 0 }
+        if masks[k] == Self.barrier { return 3 }
+        let c = scalars[k]
+        if Self.isBreak(c) { return 0 }
+        if c.properties.isWhitespace { return 1 }
+        return Self.isWordy(c) ? 3 : 2
+    }
+
+    static func isBreak(_ c: Unicode.Scalar) -> Bool { c == "\n" || c == "\r" }
+    static func isWordy(_ c: Unicode.Scalar) -> Bool {
+        c.properties.isAlphabetic || c.properties.numericType != nil
+            || [.nonspacingMark, .spacingMark, .enclosingMark].contains(c.properties.generalCategory)
+    }
+
+    /// Whether the insert whose neighbour (in its side's text) on the `direction` side (-1 left,
+    /// 1 right) is `k` lies against text only the other side deleted, the deletion read where
+    /// `TextDiff` would put it among the places that give the merged text (see the type).
+    /// `clean`: nothing lies between the insert and `k` (else the deletion is not slid).
+    private func touchesDeletion(_ k: Int, _ direction: Int, clean: Bool, _ side: Side) -> Bool {
+        let n = masks.count
+        func within(_ j: Int) -> Bool { j >= 0 && j < n }
+        guard within(k) else { return false }
+        // The deletion runs from t (its end nearest the insert) to u (just past its far end),
+        // d untouched elements away.
+        var t = k
+        if masks[k] != side.otherDeleted {
+            guard clean && masks[k] == 0 else { return false }
+            while within(t) && masks[t] == 0 { t += direction }
+            guard within(t) && masks[t] == side.otherDeleted else { return false }
+        }
+        var u = t
+        while within(u) && masks[u] == side.otherDeleted { u += direction }
+        let d = abs(t - k)
+        // It slides only between untouched text (or the body's ends).
+        guard clean && (!within(u) || masks[u] == 0) else { return d == 0 }
+        // Toward the insert, d places: each element it takes must equal the one it gives up.
+        for m in stride(from: 1, through: d, by: 1) where scalars[t - m * direction] != scalars[u - m * direction] {
+            return false
+        }
+        // Away from it, as far as it goes.
+        var away = 0
+        while within(u + away * direction) && masks[u + away * direction] == 0
+            && scalars[t + away * direction] == scalars[u + away * direction] {
+            away += 1
+        }
+        if away == 0 && d == 0 { return true }
+        // The elements the places cover (all this side's untouched text or the deletion), with
+        // two elements of the body's text (its inserts left out) either side to score the ends.
+        let low = direction > 0 ? k : u + 1 - away, high = direction > 0 ? u + away : k + 1
+        var before: [Unicode.Scalar] = [], after: [Unicode.Scalar] = []
+        var j = low - 1
+        while j >= 0 && before.count < 2 {
+            if masks[j] & 3 == 0 { before.append(masks[j] == Self.barrier ? "a" : scalars[j]) }
+            j -= 1
+        }
+        j = high
+        while j < n && after.count < 2 {
+            if masks[j] & 3 == 0 { after.append(masks[j] == Self.barrier ? "a" : scalars[j]) }
+            j += 1
+        }
+        var text: [Unicode.Scalar] = before.reversed()
+        text += scalars[low ..< high]
+        text += after
+        let offset = before.count - low
+        let at: (Int) -> Unicode.Scalar = { text[$0] }
+        // Each place from left to right, as a shift s (places toward the insert are negative):
+        // its ends are the gaps before elements t + s and u + s going right, u + 1 - s and
+        // t + 1 - s going left. The last best is taken, as `cleanupLossless` does.
+        let shifts = direction > 0 ? Array(-d ... away) : Array((-d ... away).reversed())
+        var best = 0, bestScore = -1
+        for s in shifts {
+            let (a, b) = direction > 0 ? (t + s, u + s) : (u + 1 - s, t + 1 - s)
+            let score = TextDiff.boundaryScore(at, text.count, a + offset) + TextDiff.boundaryScore(at, text.count, b + offset)
+            if score >= bestScore { (best, bestScore) = (s, score) }
+        }
+        return best == -d
     }
 }
 
