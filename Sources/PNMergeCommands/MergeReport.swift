@@ -99,7 +99,7 @@ struct MergeReport {
     static func line(_ o: TextOverlap) -> String {
         let what = switch o.kind {
         case .sameText: "both sides replaced the same text: both replacements are kept, side by side"
-        case .insideDeleted: "text added on one side lies in text the other deleted: it is kept, without that text"
+        case .insideDeleted: "text added on one side lies in or at the edge of text the other deleted: it is kept, without that text"
         }
         return "note \(Text.quoted(o.noteTitle)), line \(o.line): \(what)"
     }

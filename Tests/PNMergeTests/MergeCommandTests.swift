@@ -187,7 +187,7 @@ struct MergeCommandTests {
         #expect(r.out.contains("""
             Check (2): both sides edited these places; every edit is kept
               note "N", line 1: both sides replaced the same text: both replacements are kept, side by side
-              note "N", line 5: text added on one side lies in text the other deleted: it is kept, without that text
+              note "N", line 5: text added on one side lies in or at the edge of text the other deleted: it is kept, without that text
             """), "\(r.out)")
         let json = pnmerge(["merge", "--dry-run", "--json", mine, theirs])
         let object = try #require(try parseJSON(json.out) as? [String: Any])
@@ -204,7 +204,7 @@ struct MergeCommandTests {
         let places = """
             Check (2): both sides edited these places; every edit is kept
               note "N", line 1: both sides replaced the same text: both replacements are kept, side by side
-              note "N", line 5: text added on one side lies in text the other deleted: it is kept, without that text
+              note "N", line 5: text added on one side lies in or at the edge of text the other deleted: it is kept, without that text
             """
         let out = pnmerge(["merge", mine, theirs, "-o", dir.path("out.peernote")])
         #expect(out.status == 0 && out.out.contains(places), "\(out.out)")
@@ -221,6 +221,39 @@ struct MergeCommandTests {
             #expect(written.status == 0 && dry.status == 0)
             #expect(checkLines(written.out).count >= 2 && checkLines(written.out) == checkLines(dry.out), "\(written.out)\n\(dry.out)")
         }
+    }
+
+    @Test("Check names text added at the start or end of a passage the other copy deleted, merged either way and by git-driver")
+    func overlapsAtDeletedEdges() throws {
+        let dir = try TempDir()
+        let base = Document(title: "T", author: "alice")
+        let paragraphs = base.addNote(title: "P", body: "Para one.\n\nPara two is here.\n\nPara three.")
+        let sentence = base.addNote(title: "S", body: "keep. delete this sentence.")
+        let lines = base.addNote(title: "L", body: "one\ntwo\nthree\n\nStart.\n\nGone.\n\nStays.")
+        let bob = base.fork(author: "bob")
+        try base.setBody(paragraphs, "Para one.\n\nSee: Para two is here.\n\nPara three.")
+        try base.setBody(sentence, "keep. delete this sentence. Added!")
+        try bob.setBody(paragraphs, "Para one.\n\nPara three.")
+        try bob.setBody(sentence, "keep.")
+        // Not listed: a line appended to next to a deleted line, a paragraph begun after a deleted one.
+        try base.setBody(lines, "one, more\ntwo\nthree\n\nStart.\n\nGone.\n\nSo: Stays.")
+        try bob.setBody(lines, "one\nthree\n\nStart.\n\nStays.")
+        let a = try dir.write(base.save(.compact), "a.peernote"), b = try dir.write(bob.save(.compact), "b.peernote")
+        let places = """
+            Check (2): both sides edited these places; every edit is kept
+              note "P", line 3: text added on one side lies in or at the edge of text the other deleted: it is kept, without that text
+              note "S", line 1: text added on one side lies in or at the edge of text the other deleted: it is kept, without that text
+            """
+        for (mine, theirs) in [(a, b), (b, a)] {
+            let r = pnmerge(["merge", "--dry-run", mine, theirs])
+            #expect(r.status == 0 && r.out.contains(places + "\n") && !r.out.contains("note \"L\""), "\(r.out)")
+        }
+        let ours = try dir.write(base.save(.compact), "ours.peernote")
+        let g = pnmerge(["git-driver", "", ours, b, "notes.peernote"])
+        #expect(g.status == 0 && g.err.contains("both sides edited 2 places in note bodies") && !g.err.contains("note \"L\""), "\(g.err)")
+        #expect(g.err.contains("  note \"P\", line 3: text added on one side lies in or at the edge of text the other deleted"), "\(g.err)")
+        let merged = try Document.load(dir.bytes("ours.peernote"))
+        #expect(merged.notes.map(\.body) == ["Para one.\n\nSee: Para three.", "keep. Added!", "one, more\nthree\n\nStart.\n\nSo: Stays."])
     }
 
     /// With -o (and --dry-run) the merge is built from the copy with the longer history, so a
