@@ -16,7 +16,8 @@ extension PNMerge {
             discussion: """
             For each side: how many changes the other copy has that it lacks, and by whom, \
             and what merging them would do to its notes (added, edited, moved, deleted). \
-            Then the conflicts the merged notebook would have. Nothing is written. Copies \
+            Then the conflicts the merged notebook would have, grouped as 'merge' reports \
+            them. Nothing is written. Copies \
             that share no history are refused like 'merge' does (exit 2). Exit status 0 \
             whether or not the copies differ.
             """
@@ -94,10 +95,8 @@ struct DiffReport {
             let noteLines = DiffRendering.lines(side.diff, style: style)
             lines += noteLines.isEmpty ? ["  no visible change"] : noteLines.map { "  " + $0 }
         }
-        if !conflicts.isEmpty {
-            lines.append(style.paint("Conflicts once merged (\(conflicts.count)):", .bold))
-            lines += conflicts.map { "  " + style.paint(ConflictRendering.line($0, in: merged, style: style), .yellow) }
-        }
+        // Grouped as `merge` groups them, so that the counts read the same in both reports.
+        lines += MergeReport.conflictLines(conflicts, in: merged, style: style, when: " once merged")
         return lines.joined(separator: "\n") + "\n"
     }
 

@@ -42,8 +42,6 @@ struct MergeReport {
     var upToDate: Bool { changes == 0 && inputs.allSatisfy { $0.fieldsAdded == 0 } }
     var written: Bool { bytesWritten != nil }
 
-    var registerConflicts: [Conflict] { conflicts.filter { if case .deletedWhileEdited = $0 { false } else { true } } }
-    var deletedWhileEdited: [Conflict] { conflicts.filter { if case .deletedWhileEdited = $0 { true } else { false } } }
 
     // MARK: Text
 
@@ -75,15 +73,7 @@ struct MergeReport {
             lines.append(style.paint("Check (\(overlaps.count)): both sides edited these places; every edit is kept", .bold))
             lines += overlaps.map { "  " + style.paint(Self.line($0), .yellow) }
         }
-        let regular = registerConflicts, deleted = deletedWhileEdited
-        if !regular.isEmpty {
-            lines.append(style.paint("Conflicts (\(regular.count)):", .bold))
-            lines += regular.map { "  " + style.paint(ConflictRendering.line($0, in: notebook, style: style), .yellow) }
-        }
-        if !deleted.isEmpty {
-            lines.append(style.paint("Deleted on one side, edited on the other (\(deleted.count)):", .bold))
-            lines += deleted.map { "  " + style.paint(ConflictRendering.line($0, in: notebook, style: style), .yellow) }
-        }
+        lines += Self.conflictLines(conflicts, in: notebook, style: style)
         if let n = bytesWritten {
             if mineChangedMeanwhile {
                 lines.append("\(mineName) changed while this merge ran (another program wrote it); what it held then was merged in too.")
@@ -93,6 +83,21 @@ struct MergeReport {
             lines.append("Dry run: nothing written" + (upToDate && output == mine ? "." : " (would write \(outName))."))
         }
         return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// A merged notebook's conflicts in words, as `merge` and `diff` list them: value and move
+    /// conflicts under "Conflicts (N):", then notes deleted on one side while edited on the other
+    /// under a heading of their own. `when` ends each heading's words (" once merged", for `diff`).
+    static func conflictLines(_ conflicts: [Conflict], in notebook: Notebook, style: RenderStyle, when: String = "") -> [String] {
+        let deleted = conflicts.filter { if case .deletedWhileEdited = $0 { true } else { false } }
+        let regular = conflicts.filter { if case .deletedWhileEdited = $0 { false } else { true } }
+        var lines: [String] = []
+        for (heading, group) in [("Conflicts" + when, regular), ("Deleted on one side, edited on the other" + (when.isEmpty ? "" : "," + when), deleted)]
+            where !group.isEmpty {
+            lines.append(style.paint("\(heading) (\(group.count)):", .bold))
+            lines += group.map { "  " + style.paint(ConflictRendering.line($0, in: notebook, style: style), .yellow) }
+        }
+        return lines
     }
 
     /// One place both sides edited, in words.
