@@ -279,50 +279,92 @@ struct MergeRuleTests {
         #expect(one == other && one.map(\.kind) == [.insideDeleted] && one.first?.line == 5)
     }
 
-    @Test("The edge check keeps the ends of long untouched stretches, with a barrier between")
+    @Test("The edge check keeps the ends of long runs, with a barrier in untouched text, and one element of inserts it does not look at")
     func editedTextKeepsEnds() {
         var rng = SeededRandom(state: 7)
-        for _ in 0 ..< 200 {
-            let w = Int.random(in: 1 ... 5, using: &rng)
-            var text = EditedText(context: w)
-            // Everything appended that the text keeps: (scalar, mask), untouched text included.
-            var all: [(Unicode.Scalar, UInt8)] = []
-            for _ in 0 ..< Int.random(in: 0 ... 30, using: &rng) {
-                let content = (0 ..< Int.random(in: 0 ... 4 * w, using: &rng)).map { _ in Unicode.Scalar(UInt8.random(in: 97 ... 122, using: &rng)) }
-                let mask: UInt8 = [0, 0, 0, 1, 2, 4, 8, 12, 5, 10].randomElement(using: &rng)!
+        for round in 0 ..< 300 {
+            let w = Int.random(in: 1 ... 3, using: &rng)
+            let mine = round % 3 != 1, theirs = round % 3 != 2
+            var text = EditedText(mine: mine, theirs: theirs, context: w)
+            // Everything appended that the text keeps: (scalar, mask, place), untouched text included.
+            var all: [(Unicode.Scalar, UInt8, Int)] = []
+            var place = 0
+            for _ in 0 ..< Int.random(in: 0 ... 40, using: &rng) {
+                let content = (0 ..< Int.random(in: 0 ... 8 * w, using: &rng)).map { _ in Unicode.Scalar(UInt8.random(in: 97 ... 122, using: &rng)) }
+                let mask: UInt8 = [0, 0, 0, 1, 2, 4, 8, 12, 5, 10, 4, 4].randomElement(using: &rng)!
                 let deleted = mask & 12 != 0 || (mask == 0 && Bool.random(using: &rng))
-                text.append(content[...], mask: mask, deleted: deleted, place: 3)
+                text.append(content[...], mask: mask, deleted: deleted, place: place)
                 if (mask == 0 && !deleted) || (mask != 0 && mask & 5 != 5 && mask & 10 != 10) {
-                    all += content.map { ($0, mask) }
+                    all += content.map { ($0, mask, mask == 0 ? -1 : place) }
                 }
+                // Visible untouched text ends a place (as in `NoteEdits.overlaps`).
+                if mask == 0 && !deleted && !content.isEmpty { place += 1 }
             }
-            #expect(text.scalars.count == text.masks.count && text.masks.count == text.places.count)
-            // Cut both into stretches at edited elements: kept whole, or as the first w and at
-            // least the last w elements of a longer one around one barrier.
+            #expect(text.scalars.count == text.masks.count)
+            #expect(text.runStarts == text.masks.indices.filter { $0 == 0 || text.masks[$0] != text.masks[$0 - 1] })
+            // Cut both into runs of one mask (untouched text and barriers as one): kept whole; or
+            // the first `keep` and at least the last `keep` elements of a longer run (around one
+            // barrier in untouched text); or one element of the inserts of a side not looked at.
             var k = 0, j = 0
-            while j < all.count || k < text.masks.count {
-                if j < all.count && all[j].1 != 0 {
-                    #expect(k < text.masks.count && text.masks[k] == all[j].1 && text.scalars[k] == all[j].0 && text.places[k] == 3)
-                    j += 1; k += 1
-                    continue
-                }
-                var stretch: [Unicode.Scalar] = []
-                while j < all.count && all[j].1 == 0 { stretch.append(all[j].0); j += 1 }
+            while j < all.count {
+                let mask = all[j].1
+                var run: [Unicode.Scalar] = []
+                let place = all[j].2
+                while j < all.count && all[j].1 == mask { run.append(all[j].0); j += 1 }
                 var kept: [Unicode.Scalar] = [], barriers = 0, head = 0
-                while k < text.masks.count && (text.masks[k] == 0 || text.masks[k] == EditedText.barrier) {
+                while k < text.masks.count && (text.masks[k] == mask || (mask == 0 && text.masks[k] == EditedText.barrier)) {
                     if text.masks[k] == EditedText.barrier { barriers += 1; head = kept.count } else { kept.append(text.scalars[k]) }
-                    #expect(text.places[k] == -1)
+                    #expect(text.place(of: k) == place)
                     k += 1
                 }
-                if barriers == 0 {
-                    #expect(kept == stretch && stretch.count <= 3 * w)
+                let keep = mask == 0 ? w : 3 * w + 3
+                if (mask == 1 && !mine) || (mask == 2 && !theirs) {
+                    #expect(kept == [run[0]])
+                } else if kept.count == run.count {
+                    #expect(kept == run && run.count <= 3 * keep && barriers == 0)
                 } else {
-                    #expect(barriers == 1 && head == w && stretch.count > kept.count && kept.count - head >= w)
-                    #expect(kept.prefix(head) == stretch.prefix(head) && kept.suffix(kept.count - head) == stretch.suffix(kept.count - head))
+                    if mask != 0 { head = keep }
+                    #expect(barriers == (mask == 0 ? 1 : 0) && head == keep && run.count > kept.count && kept.count - head >= keep)
+                    #expect(kept.prefix(head) == run.prefix(head) && kept.suffix(kept.count - head) == run.suffix(kept.count - head))
                 }
-                if stretch.isEmpty && kept.isEmpty { break }
             }
+            #expect(k == text.masks.count)
         }
+    }
+
+    @Test("Keeping only the ends of long edited runs changes nothing the edge check finds")
+    func editedTextEndsSuffice() {
+        var rng = SeededRandom(state: 3)
+        let alphabet: [Unicode.Scalar] = ["a", "b", " ", ".", "\n"]
+        var found = 0
+        for round in 0 ..< 400 {
+            let w = Int.random(in: 1 ... 2, using: &rng)
+            let mine = round % 3 != 1, theirs = round % 3 != 2
+            var small = EditedText(mine: mine, theirs: theirs, context: w), large = EditedText(mine: mine, theirs: theirs)
+            var place = 0
+            for _ in 0 ..< Int.random(in: 1 ... 30, using: &rng) {
+                // Untouched text no longer than `w` at a time (so that neither text cuts it), and
+                // edited runs of any length.
+                let untouched = Bool.random(using: &rng)
+                let mask: UInt8 = untouched ? 0 : [1, 2, 4, 8, 12, 4, 8].randomElement(using: &rng)!
+                let count = untouched ? Int.random(in: 1 ... w, using: &rng) : Int.random(in: 1 ... 12 * w, using: &rng)
+                let content = (0 ..< count).map { _ in alphabet.randomElement(using: &rng)! }
+                small.append(content[...], mask: mask, deleted: mask & 12 != 0, place: place)
+                large.append(content[...], mask: mask, deleted: mask & 12 != 0, place: place)
+                if untouched {
+                    place += 1
+                    // Another edit follows, so that untouched text stays short.
+                    let next: UInt8 = [1, 2, 4, 8].randomElement(using: &rng)!
+                    let edited = (0 ..< Int.random(in: 1 ... 12 * w, using: &rng)).map { _ in alphabet.randomElement(using: &rng)! }
+                    small.append(edited[...], mask: next, deleted: next & 12 != 0, place: place)
+                    large.append(edited[...], mask: next, deleted: next & 12 != 0, place: place)
+                }
+            }
+            let expected = Set(large.insertsAtDeletedEdges())
+            #expect(Set(small.insertsAtDeletedEdges()) == expected, "round \(round)")
+            found += expected.count
+        }
+        #expect(found > 100, "\(found) places found")
     }
 
     @Test("Random edits on two copies: both merge orders name the same places")

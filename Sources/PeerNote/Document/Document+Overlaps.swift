@@ -174,8 +174,8 @@ private struct NoteEdits {
             inside = false
         }
         // The text around the edits, when one side inserted and the other deleted.
-        let edges = (!runs[0][0].isEmpty && !runs[1][1].isEmpty) || (!runs[1][0].isEmpty && !runs[0][1].isEmpty)
-        var text = EditedText()
+        var text = EditedText(mine: !runs[0][0].isEmpty && !runs[1][1].isEmpty, theirs: !runs[1][0].isEmpty && !runs[0][1].isEmpty)
+        let edges = text.mine || text.theirs
         let segments = self.segments
         var hint = -1
         body.forEachRun { id, length, deleted, content in
@@ -220,8 +220,8 @@ private struct NoteEdits {
     }
 }
 
-/// One body's text around its edits, element by element in body order, to find text one side
-/// added at the edge of text only the other side deleted, where it belongs with that text: "See: "
+/// One body's text around its edits, in body order, to find text one side added at the edge of
+/// text only the other side deleted, where it belongs with that text: "See: "
 /// typed before a paragraph the other side deleted, " Added!" typed after a deleted sentence.
 /// Text typed next to a deletion is not always part of it: a word typed at the start of the
 /// paragraph after a deleted one, or at the end of the line before a deleted line, reads as
@@ -231,13 +231,21 @@ private struct NoteEdits {
 ///   body, or an insert's own line break at that end joins nothing. Equal neighbours (inside a
 ///   word) both hold it. It is reported when a neighbour it joins was deleted by the other side
 ///   only (or both its neighbours were).
-/// - a deletion may be recorded at any of the places that take out the same text ("Para two
+/// - a deletion may be recorded at any of the placements that take out the same text ("Para two
 ///   is here.\n\n" before "Para three." is also "wo is here.\n\nPara t"), and text typed a few
 ///   characters away merges the same as text typed at its edge. So the deletion is read where
-///   `TextDiff.cleanupLossless` would put it (its ends on the best boundaries, the later place on
-///   a tie) among the places that give the merged text, before the neighbours are looked at.
-///   It is slid only across text neither side touched, and not at all when other edits adjoin it.
+///   `TextDiff.cleanupLossless` would put it (its ends on the best boundaries, the later one on
+///   a tie) among the placements that give the merged text, before the neighbours are looked
+///   at. It is slid only across text neither side touched, and not at all when other edits
+///   adjoin it.
+///
+/// Only the ends of runs are read, so a long run keeps only its ends: untouched text `context`
+/// elements at each end, with a barrier between that no deletion slides across; an edited run
+/// (which a slide or a score reaches at most one untouched run's length into) a little more,
+/// with nothing between.
 struct EditedText {
+    /// Whether to look at mine's inserts (theirs deleted text) and at theirs' (mine did).
+    let mine: Bool, theirs: Bool
     /// Untouched text kept on each side of an edit: a longer stretch keeps this much at each end
     /// with a barrier between (a deletion does not slide across it).
     let context: Int
@@ -251,16 +259,21 @@ struct EditedText {
     /// Each element's lists as an `EditSegments` mask (1 mine inserted, 2 theirs inserted, 4 mine
     /// deleted, 8 theirs deleted), or `barrier`.
     private(set) var masks: [UInt8] = []
-    /// The place (in `NoteEdits.overlaps`) each edited element is in; -1 for untouched text.
-    private(set) var places: [Int32] = []
+    /// Where each place (in `NoteEdits.overlaps`) with elements here starts: its first element
+    /// and its number, in order.
+    private var placeStarts: [(element: Int, place: Int)] = []
+    /// Where each run of elements with one mask starts, in order.
+    private(set) var runStarts: [Int] = []
     /// Where the untouched stretch at the end starts.
     private var stretchStart = 0
 
-    init(context: Int = 1_000) {
+    init(mine: Bool = true, theirs: Bool = true, context: Int = 1_000) {
         precondition(context > 0)
-        self.context = context
+        (self.mine, self.theirs, self.context) = (mine, theirs, context)
     }
 
+    /// Appends the body's next elements: `mask` as in `EditSegments` (one membership throughout),
+    /// `deleted` whether the merged body has them deleted, `place` the place they are in.
     mutating func append(_ content: ArraySlice<Unicode.Scalar>, mask: UInt8, deleted: Bool, place: Int) {
         guard !content.isEmpty else { return }
         if mask == 0 {
@@ -268,37 +281,66 @@ struct EditedText {
             return
         }
         if mask & 5 == 5 || mask & 10 == 10 { return }
-        add(content, mask: mask, place: place)
+        if placeStarts.last?.place != place { placeStarts.append((scalars.count, place)) }
+        // A side's inserts that are not looked at are only text the other side does not hold:
+        // one element stands for a run of them.
+        if (mask == 1 && !mine) || (mask == 2 && !theirs) {
+            if masks.last != mask { add(content.prefix(1), mask: mask) }
+        } else {
+            // An untouched run holds at most 3 * context elements, and a slide or a score reads
+            // at most that far, plus two, into an edited run from either end (`touchesDeletion`).
+            let start = masks.last == mask ? runStarts[runStarts.count - 1] : scalars.count
+            appendCapped(content, mask: mask, from: start, keeping: 3 * context + 3, barrier: false)
+        }
         stretchStart = scalars.count
     }
 
-    private mutating func add(_ content: ArraySlice<Unicode.Scalar>, mask: UInt8, place: Int) {
+    /// The place of the edited element at `k` (-1 for untouched text).
+    func place(of k: Int) -> Int {
+        guard masks[k] != 0 && masks[k] != Self.barrier else { return -1 }
+        var lo = 0, hi = placeStarts.count
+        while lo < hi {
+            let mid = (lo + hi) / 2
+            if placeStarts[mid].element <= k { lo = mid + 1 } else { hi = mid }
+        }
+        return placeStarts[lo - 1].place
+    }
+
+    private mutating func add(_ content: some Collection<Unicode.Scalar>, mask: UInt8) {
+        if masks.last != mask && !content.isEmpty { runStarts.append(scalars.count) }
         scalars.append(contentsOf: content)
         masks.append(contentsOf: repeatElement(mask, count: content.count))
-        places.append(contentsOf: repeatElement(Int32(truncatingIfNeeded: place), count: content.count))
     }
 
     /// Appends untouched text. A stretch longer than three times `context` keeps its first and
     /// last `context` elements, with a barrier between.
     private mutating func appendUntouched(_ content: ArraySlice<Unicode.Scalar>) {
-        let w = context
-        let head = min(content.count, max(0, w - (scalars.count - stretchStart)))
-        add(content.prefix(head), mask: 0, place: -1)
+        appendCapped(content, mask: 0, from: stretchStart, keeping: context, barrier: true)
+    }
+
+    /// Appends `content` with `mask` to the stretch of elements with that mask that starts at
+    /// `start`: a stretch longer than three times `keep` keeps its first and last `keep`
+    /// elements, with a barrier between if `barrier`.
+    private mutating func appendCapped(_ content: ArraySlice<Unicode.Scalar>, mask: UInt8, from start: Int, keeping keep: Int, barrier: Bool) {
+        let head = min(content.count, max(0, keep - (scalars.count - start)))
+        add(content.prefix(head), mask: mask)
         let rest = content.dropFirst(head)
-        guard scalars.count - stretchStart + rest.count > 3 * w else {
-            add(rest, mask: 0, place: -1)
+        guard scalars.count - start + rest.count > 3 * keep else {
+            add(rest, mask: mask)
             return
         }
-        let tailStart = stretchStart + w
+        let tailStart = start + keep
         var tail: [Unicode.Scalar] = []
-        if rest.count < w {
-            let kept = zip(scalars[tailStart...], masks[tailStart...]).filter { $0.1 == 0 }.map(\.0)
-            tail = Array(kept.suffix(w - rest.count))
+        if rest.count < keep {
+            let kept = zip(scalars[tailStart...], masks[tailStart...]).filter { $0.1 == mask }.map(\.0)
+            tail = Array(kept.suffix(keep - rest.count))
         }
-        tail += rest.suffix(w)
-        scalars.removeSubrange(tailStart...); masks.removeSubrange(tailStart...); places.removeSubrange(tailStart...)
-        add([" "], mask: Self.barrier, place: -1)
-        add(tail[...], mask: 0, place: -1)
+        tail += rest.suffix(keep)
+        scalars.removeSubrange(tailStart...)
+        masks.removeSubrange(tailStart...)
+        while let last = runStarts.last, last >= tailStart { runStarts.removeLast() }
+        if barrier { add(CollectionOfOne(" "), mask: Self.barrier) }
+        add(tail, mask: mask)
     }
 
     /// One side's bits.
@@ -311,40 +353,76 @@ struct EditedText {
     func insertsAtDeletedEdges() -> [Int] {
         var out: [Int] = []
         let n = masks.count
-        for side in [Side(inserted: 1, deleted: 4, otherInserted: 2, otherDeleted: 8),
-                     Side(inserted: 2, deleted: 8, otherInserted: 1, otherDeleted: 4)] {
+        let sides = [Side(inserted: 1, deleted: 4, otherInserted: 2, otherDeleted: 8),
+                     Side(inserted: 2, deleted: 8, otherInserted: 1, otherDeleted: 4)]
+        // Each side's inserts in one pass over the runs: the last element of the last insert
+        // looked at, per side.
+        var done = [mine ? -1 : n, theirs ? -1 : n]
+        for run in runStarts.indices {
+            let i = runStarts[run], mask = masks[i]
+            guard mask == 1 || mask == 2, i > done[Int(mask) - 1] else { continue }
+            let side = sides[Int(mask) - 1]
             // Elements this side's text does not hold (the other side's inserts, its own deletions).
             let unseen = side.otherInserted | side.deleted
-            var i = 0
-            while i < n {
-                guard masks[i] == side.inserted else { i += 1; continue }
-                // The insert, as this side reads it, from i to last; its neighbours there are l and r.
-                var last = i, r = i + 1, cleanRight = true
-                while r < n {
-                    if masks[r] == side.inserted {
-                        last = r; cleanRight = true
-                    } else if masks[r] & unseen != 0 {
-                        cleanRight = false
-                    } else {
-                        break
-                    }
-                    r += 1
+            // The insert, as this side reads it, from i to last; its neighbours there are l and r.
+            var last = i, r = i, cleanRight = true
+            for next in run ..< runStarts.count {
+                r = runStarts[next]
+                if masks[r] == side.inserted {
+                    cleanRight = true
+                } else if masks[r] & unseen != 0 {
+                    cleanRight = false
+                } else {
+                    break
                 }
-                var l = i - 1, cleanLeft = true
-                while l >= 0 && masks[l] & unseen != 0 { l -= 1; cleanLeft = false }
-                let left = touchesDeletion(l, -1, clean: cleanLeft, side)
-                let right = touchesDeletion(r, 1, clean: cleanRight, side)
-                if left || right {
-                    let joinsLeft = join(l, scalars[i]), joinsRight = join(r, scalars[last])
-                    if (left && right) || (left && joinsLeft > 0 && joinsLeft >= joinsRight)
-                        || (right && joinsRight > 0 && joinsRight >= joinsLeft) {
-                        out.append(Int(places[i]))
-                    }
+                r = next + 1 < runStarts.count ? runStarts[next + 1] : n
+                if masks[r - 1] == side.inserted { last = r - 1 }
+            }
+            done[Int(mask) - 1] = last
+            var l = i - 1, cleanLeft = true
+            while l >= 0 && masks[l] & unseen != 0 {
+                l = edge(of: l, -1)
+                cleanLeft = false
+            }
+            let left = touchesDeletion(l, -1, clean: cleanLeft, side)
+            let right = touchesDeletion(r, 1, clean: cleanRight, side)
+            if left || right {
+                let joinsLeft = join(l, scalars[i]), joinsRight = join(r, scalars[last])
+                if (left && right) || (left && joinsLeft > 0 && joinsLeft >= joinsRight)
+                    || (right && joinsRight > 0 && joinsRight >= joinsLeft) {
+                    out.append(place(of: i))
                 }
-                i = r
             }
         }
         return out
+    }
+
+    /// The first element past the run holding element `k`, going in `direction` (-1 or 1):
+    /// -1 or `masks.count` past the ends.
+    private func edge(of k: Int, _ direction: Int) -> Int {
+        var lo = 0, hi = runStarts.count
+        while lo < hi {
+            let mid = (lo + hi) / 2
+            if runStarts[mid] <= k { lo = mid + 1 } else { hi = mid }
+        }
+        // runStarts[lo - 1] starts the run holding k.
+        return direction < 0 ? runStarts[lo - 1] - 1 : lo < runStarts.count ? runStarts[lo] : masks.count
+    }
+
+    /// Up to two elements of the body's text (its inserts left out) from `k` on in `direction`,
+    /// nearest first; a barrier reads as a letter.
+    private func baseElements(from k: Int, _ direction: Int) -> (first: Unicode.Scalar, second: Unicode.Scalar, count: Int) {
+        var found: (first: Unicode.Scalar, second: Unicode.Scalar, count: Int) = (" ", " ", 0)
+        var j = k
+        while j >= 0 && j < masks.count && found.count < 2 {
+            if masks[j] & 3 == 0 {
+                let c: Unicode.Scalar = masks[j] == Self.barrier ? "a" : scalars[j]
+                if found.count == 0 { found.first = c } else { found.second = c }
+                found.count += 1
+            }
+            j += direction
+        }
+        return found
     }
 
     /// How strongly an insert whose end element is `end` runs into the element at `k` (its
@@ -367,7 +445,7 @@ struct EditedText {
 
     /// Whether the insert whose neighbour (in its side's text) on the `direction` side (-1 left,
     /// 1 right) is `k` lies against text only the other side deleted, the deletion read where
-    /// `TextDiff` would put it among the places that give the merged text (see the type).
+    /// `TextDiff` would put it among the placements that give the merged text (see the type).
     /// `clean`: nothing lies between the insert and `k` (else the deletion is not slid).
     private func touchesDeletion(_ k: Int, _ direction: Int, clean: Bool, _ side: Side) -> Bool {
         let n = masks.count
@@ -378,15 +456,14 @@ struct EditedText {
         var t = k
         if masks[k] != side.otherDeleted {
             guard clean && masks[k] == 0 else { return false }
-            while within(t) && masks[t] == 0 { t += direction }
+            t = edge(of: k, direction)
             guard within(t) && masks[t] == side.otherDeleted else { return false }
         }
-        var u = t
-        while within(u) && masks[u] == side.otherDeleted { u += direction }
+        let u = edge(of: t, direction)
         let d = abs(t - k)
         // It slides only between untouched text (or the body's ends).
         guard clean && (!within(u) || masks[u] == 0) else { return d == 0 }
-        // Toward the insert, d places: each element it takes must equal the one it gives up.
+        // Toward the insert, d elements: each element it takes must equal the one it gives up.
         for m in stride(from: 1, through: d, by: 1) where scalars[t - m * direction] != scalars[u - m * direction] {
             return false
         }
@@ -397,33 +474,26 @@ struct EditedText {
             away += 1
         }
         if away == 0 && d == 0 { return true }
-        // The elements the places cover (all this side's untouched text or the deletion), with
-        // two elements of the body's text (its inserts left out) either side to score the ends.
+        // The text the placements span (the deletion and untouched text, elements low ..< high),
+        // with up to two elements of the body's text (its inserts left out) either side, read
+        // in place, to score where each placement begins and ends.
         let low = direction > 0 ? k : u + 1 - away, high = direction > 0 ? u + away : k + 1
-        var before: [Unicode.Scalar] = [], after: [Unicode.Scalar] = []
-        var j = low - 1
-        while j >= 0 && before.count < 2 {
-            if masks[j] & 3 == 0 { before.append(masks[j] == Self.barrier ? "a" : scalars[j]) }
-            j -= 1
+        let before = baseElements(from: low - 1, -1), after = baseElements(from: high, 1)
+        let span = high - low, count = before.count + span + after.count
+        func at(_ p: Int) -> Unicode.Scalar {
+            p < before.count ? (p == before.count - 1 ? before.first : before.second)
+                : p < before.count + span ? scalars[low + p - before.count]
+                : (p == before.count + span ? after.first : after.second)
         }
-        j = high
-        while j < n && after.count < 2 {
-            if masks[j] & 3 == 0 { after.append(masks[j] == Self.barrier ? "a" : scalars[j]) }
-            j += 1
-        }
-        var text: [Unicode.Scalar] = before.reversed()
-        text += scalars[low ..< high]
-        text += after
         let offset = before.count - low
-        let at: (Int) -> Unicode.Scalar = { text[$0] }
-        // Each place from left to right, as a shift s (places toward the insert are negative):
-        // its ends are the gaps before elements t + s and u + s going right, u + 1 - s and
-        // t + 1 - s going left. The last best is taken, as `cleanupLossless` does.
-        let shifts = direction > 0 ? Array(-d ... away) : Array((-d ... away).reversed())
+        // Each placement from left to right, as a shift s (toward the insert is negative): its
+        // ends are the gaps before elements t + s and u + s going right, u + 1 - s and t + 1 - s
+        // going left. The last best is taken, as `cleanupLossless` does.
         var best = 0, bestScore = -1
-        for s in shifts {
-            let (a, b) = direction > 0 ? (t + s, u + s) : (u + 1 - s, t + 1 - s)
-            let score = TextDiff.boundaryScore(at, text.count, a + offset) + TextDiff.boundaryScore(at, text.count, b + offset)
+        for step in 0 ... d + away {
+            let s = direction > 0 ? step - d : away - step
+            let (start, end) = direction > 0 ? (t + s, u + s) : (u + 1 - s, t + 1 - s)
+            let score = TextDiff.boundaryScore(at, count, start + offset) + TextDiff.boundaryScore(at, count, end + offset)
             if score >= bestScore { (best, bestScore) = (s, score) }
         }
         return best == -d
