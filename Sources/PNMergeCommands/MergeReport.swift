@@ -42,7 +42,6 @@ struct MergeReport {
     var upToDate: Bool { changes == 0 && inputs.allSatisfy { $0.fieldsAdded == 0 } }
     var written: Bool { bytesWritten != nil }
 
-
     // MARK: Text
 
     func text(style: RenderStyle) -> String {
