@@ -474,6 +474,13 @@ struct SyncBinaryTests {
 }
 
 extension SyncTests {
+    /// The notebook `notes.peernote` at `path` in `dir` as sync's scan finds it, holding `bytes`.
+    static func notebookCopy(_ path: String, in dir: TempDir, bytes: [UInt8]) throws -> SyncCopy {
+        SyncCopy(file: FoundFile(path: path, root: dir.url.path, relative: "notes.peernote", kind: .notebook,
+                                 identity: FileIdentity(device: 0, inode: 0)),
+                 bytes: bytes, document: try Document.load(bytes))
+    }
+
     @Test("A version another writer put in place while sync was putting back what it displaced is merged into the copy written, and nothing is left beside it")
     func writerTakenOut() throws {
         let dir = try TempDir()
@@ -482,9 +489,7 @@ extension SyncTests {
         let bread = original.addNote(title: "Bread", body: "rye")
         let loaded = original.save(.compact)
         let path = try dir.write(loaded, "notes.peernote")
-        let copy = SyncCopy(file: FoundFile(path: path, root: dir.url.path, relative: "notes.peernote", kind: .notebook,
-                                            identity: FileIdentity(device: 0, inode: 0)),
-                            bytes: loaded, document: try Document.load(loaded))
+        let copy = try Self.notebookCopy(path, in: dir, bytes: loaded)
         let all = try Document.load(loaded)
         all.author = "laptop"
         try all.insertText(milk, at: 0, "Oat ")
@@ -528,9 +533,7 @@ extension SyncTests {
         _ = original.addNote(title: "Milk", body: "2 litres")
         let loaded = original.save(.compact)
         let path = try dir.write(loaded, "notes.peernote")
-        let copy = SyncCopy(file: FoundFile(path: path, root: dir.url.path, relative: "notes.peernote", kind: .notebook,
-                                            identity: FileIdentity(device: 0, inode: 0)),
-                            bytes: loaded, document: try Document.load(loaded))
+        let copy = try Self.notebookCopy(path, in: dir, bytes: loaded)
         let all = try Document.load(loaded)
         all.author = "laptop"
         _ = all.addNote(title: "From the other copy")
