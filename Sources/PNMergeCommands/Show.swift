@@ -77,7 +77,7 @@ enum NotebookRendering {
             facts.append("created " + style.dateTime(note.created))
             lines.append("  " + style.paint(facts.joined(separator: " · "), .dim))
             if !note.body.isEmpty {
-                lines += DisplayText.multiline(note.body).split(separator: "\n", omittingEmptySubsequences: false).map { "  " + $0 }
+                lines += DisplayText.bodyLines(note.body).map { "  " + $0 }
             }
         }
         if !notebook.conflicts.isEmpty {

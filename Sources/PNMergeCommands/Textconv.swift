@@ -59,7 +59,7 @@ enum TextconvRendering {
             if !note.tags.isEmpty { header += " tags: " + note.tags.map(oneLine).joined(separator: ", ") }
             lines.append(header)
             if !note.body.isEmpty {
-                lines += DisplayText.multiline(note.body).split(separator: "\n", omittingEmptySubsequences: false).map { "    " + $0 }
+                lines += DisplayText.bodyLines(note.body).map { "    " + $0 }
             }
         }
         if !notebook.conflicts.isEmpty {
