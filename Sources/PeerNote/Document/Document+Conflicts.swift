@@ -18,10 +18,16 @@ extension Document {
         if state.title.isConflicted {
             out.append(.notebookTitle(values: values(state.title) { $0 }, showing: title))
         }
-        let all = state.allNotesInOrder
-        let deleted = all.filter(\.isDeleted)
+        let state = self.state
+        let all = state.allNoteSlotsInOrder
+        let deleted = all.filter { state.noteStates[$0].isDeleted }.map { state.noteStates[$0] }
         let editsByDeletedNote = concurrentEdits(of: deleted)
-        for n in all {
+        for slot in all {
+            // Most notes have nothing to report: look at them in place, without copying them.
+            if state.noteStates[slot].isDeleted ? editsByDeletedNote[state.noteStates[slot].id] == nil
+                : !(state.noteStates[slot].title.isConflicted || state.noteStates[slot].priority.isConflicted
+                    || state.noteStates[slot].position.isConflicted) { continue }
+            let n = state.noteStates[slot]
             let nid = noteID(n.id)
             let noteTitle = n.title.value ?? ""
             if n.isDeleted {

@@ -93,8 +93,10 @@ public struct OverlapSearch: Sendable {
         }
         if !current.note.isNone { edits[current.note] = current.edits }
         var out: [TextOverlap] = []
-        for n in state.allNotesInOrder {
-            guard var e = edits[n.id], e.bothSides else { continue }
+        let state = self.state
+        for slot in state.allNoteSlotsInOrder {
+            guard var e = edits[state.noteStates[slot].id], e.bothSides else { continue }
+            let n = state.noteStates[slot]
             e.prepare()
             let title = n.title.value ?? ""
             for (kind, line) in e.overlaps(in: n.body) {

@@ -121,10 +121,12 @@ public final class Document {
     public var title: String { state.title.value ?? "" }
 
     /// The live notes in document order.
-    public var notes: [Note] { state.orderedNotes.map(makeNote) }
+    public var notes: [Note] { state.orderedNoteSlots.map { makeNote(state.noteStates[$0]) } }
 
     /// Notes that are deleted (they can be restored), in document order.
-    public var deletedNotes: [Note] { state.allNotesInOrder.filter(\.isDeleted).map(makeNote) }
+    public var deletedNotes: [Note] {
+        state.allNoteSlotsInOrder.filter { state.noteStates[$0].isDeleted }.map { makeNote(state.noteStates[$0]) }
+    }
 
     public var notebook: Notebook { Notebook(id: id, title: title, notes: notes, conflicts: conflicts) }
 
@@ -136,18 +138,29 @@ public final class Document {
     /// Finds a note by its id, a unique prefix of its id, or its exact title when only one note has it.
     /// Deleted notes are found too when `includeDeleted` is set.
     public func findNote(_ query: String, includeDeleted: Bool = false) throws(PeerNoteError) -> Note {
-        let pool = (includeDeleted ? state.allNotesInOrder : state.orderedNotes).map(makeNote)
+        // Ids and titles only: a `Note` carries its body, and making every note's body to find
+        // one was most of the time an edit of a notebook of 20,000 notes took.
+        let pool = (includeDeleted ? state.allNoteSlotsInOrder : state.orderedNoteSlots).map { slot in
+            NoteHandle(slot: slot, id: noteID(state.noteStates[slot].id), title: state.noteStates[slot].title.value ?? "")
+        }
         let q = query.lowercased()
-        if let exact = pool.first(where: { $0.id.description == q }) { return exact }
+        if let exact = pool.first(where: { $0.id.description == q }) { return makeNote(state.noteStates[exact.slot]) }
         let byPrefix = q.isEmpty ? [] : pool.filter { $0.id.description.hasPrefix(q) }
         let byTitle = pool.filter { $0.title == query }
         // A query that is both a unique id prefix and a unique title of the same note is fine;
         // one that names two different notes that way is ambiguous (never guess which to edit).
         var candidates = byPrefix
         for n in byTitle where !candidates.contains(where: { $0.id == n.id }) { candidates.append(n) }
-        if candidates.count == 1 { return candidates[0] }
+        if candidates.count == 1 { return makeNote(state.noteStates[candidates[0].slot]) }
         if candidates.isEmpty { throw .noSuchNote(query) }
         throw .ambiguousNote(query, candidates: candidates.map { "\($0.id.short) \"\($0.title)\"" })
+    }
+
+    /// A note as `findNote` matches it: its slot in `DocState.noteStates`, id and title.
+    private struct NoteHandle {
+        var slot: Int
+        var id: NoteID
+        var title: String
     }
 
     /// The heads: changes no other change depends on.
@@ -245,9 +258,9 @@ public final class Document {
         transaction(message: transactionMessage(or: "Add note \"\(title)\"")) {
             let after: LocalID
             if let index {
-                let live = state.orderedNotes
+                let live = state.orderedNoteSlots
                 let at = min(max(index, 0), live.count)
-                after = at == 0 ? .none : (live[at - 1].position.value ?? .none)
+                after = at == 0 ? .none : (state.noteStates[live[at - 1]].position.value ?? .none)
             } else {
                 // At the end: only the last live note is needed. Listing every note for each note
                 // added made adding n notes (an import) take time in n².
@@ -288,12 +301,13 @@ public final class Document {
     /// Moves a note to `index` (0-based) in the list of live notes.
     public func moveNote(_ id: NoteID, to index: Int) throws(PeerNoteError) {
         let n = try noteState(id)
-        let others = state.orderedNotes.filter { $0.id != n.id }
+        let live = state.orderedNoteSlots
+        let others = live.filter { state.noteStates[$0].id != n.id }
         guard index >= 0 && index <= others.count else {
             throw .invalidArgument("index \(index) is out of range 0...\(others.count)")
         }
-        if !n.position.isConflicted, let current = state.orderedNotes.firstIndex(where: { $0.id == n.id }), current == index { return }
-        let after = index == 0 ? LocalID.none : (others[index - 1].position.value ?? .none)
+        if !n.position.isConflicted, let current = live.firstIndex(where: { state.noteStates[$0].id == n.id }), current == index { return }
+        let after = index == 0 ? LocalID.none : (state.noteStates[others[index - 1]].position.value ?? .none)
         let (left, right) = state.order.originsForInsert(after: after)
         appendLocal(.moveNote(note: n.id, originLeft: left, originRight: right, preds: n.position.ids), length: 1)
     }
