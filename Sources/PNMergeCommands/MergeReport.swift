@@ -68,10 +68,7 @@ struct MergeReport {
                 lines += noteLines.map { "  " + $0 }
             }
         }
-        if !overlaps.isEmpty {
-            lines.append(style.paint("Check (\(overlaps.count)): both sides edited these places; every edit is kept", .bold))
-            lines += overlaps.map { "  " + style.paint(Self.line($0), .yellow) }
-        }
+        lines += Self.checkLines(overlaps, style: style)
         lines += Self.conflictLines(conflicts, in: notebook, style: style)
         if let n = bytesWritten {
             if mineChangedMeanwhile {
@@ -97,6 +94,14 @@ struct MergeReport {
             lines += group.map { "  " + style.paint(ConflictRendering.line($0, in: notebook, style: style), .yellow) }
         }
         return lines
+    }
+
+    /// The places where both sides' text edits met, in words, as `merge` and `diff` list them:
+    /// under "Check (N):", or nothing when there are none.
+    static func checkLines(_ overlaps: [TextOverlap], style: RenderStyle) -> [String] {
+        guard !overlaps.isEmpty else { return [] }
+        return [style.paint("Check (\(overlaps.count)): both sides edited these places; every edit is kept", .bold)]
+            + overlaps.map { "  " + style.paint(line($0), .yellow) }
     }
 
     /// One place both sides edited, in words.
@@ -129,10 +134,15 @@ struct MergeReport {
             ("notebookTitle", DiffRendering.titleJSON(diff)),
             ("notes", .array(diff.changes.map(DiffRendering.json))),
             ("conflicts", .array(conflicts.map { ConflictRendering.json($0, in: notebook, style: style) })),
-            ("overlaps", .array(overlaps.map { o in
-                .object([("note", .string(o.note.description)), ("title", .string(o.noteTitle)),
-                         ("line", .int(o.line)), ("kind", .string(o.kind.rawValue))])
-            })),
+            ("overlaps", Self.overlapsJSON(overlaps)),
         ])
+    }
+
+    /// The places listed under Check, as `merge` and `diff` give them in JSON (man/pnmerge.1, OVERLAP).
+    static func overlapsJSON(_ overlaps: [TextOverlap]) -> JSONValue {
+        .array(overlaps.map { o in
+            .object([("note", .string(o.note.description)), ("title", .string(o.noteTitle)),
+                     ("line", .int(o.line)), ("kind", .string(o.kind.rawValue))])
+        })
     }
 }
