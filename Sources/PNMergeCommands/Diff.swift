@@ -16,8 +16,9 @@ extension PNMerge {
             discussion: """
             For each side: how many changes the other copy has that it lacks, and by whom, \
             and what merging them would do to its notes (added, edited, moved, deleted). \
-            Then the conflicts the merged notebook would have, grouped as 'merge' reports \
-            them. Nothing is written. Copies \
+            Then, under "Check", the places in note bodies where both copies edited one \
+            passage, and the conflicts the merged notebook would have, both as 'merge' \
+            reports them. Nothing is written. Copies \
             that share no history are refused like 'merge' does (exit 2). Exit status 0 \
             whether or not the copies differ.
             """
@@ -54,6 +55,8 @@ struct DiffReport {
     var b: Side
     var merged: Notebook
     var conflicts: [Conflict]
+    /// Places in note bodies where merging meets both copies' text edits (`merge`'s Check).
+    var overlaps: [TextOverlap]
     var identical: Bool { a.missingCount == 0 && b.missingCount == 0 }
 
     static func compare(_ pathA: String, _ pathB: String) throws(CLIFailure) -> DiffReport {
@@ -63,10 +66,16 @@ struct DiffReport {
         try Inputs.requireShared(a, b, action: "compare \(a.name) with \(b.name)", nothingWritten: false)
         let mergedFromA = a.document.fork()
         let mergedFromB = b.document.fork()
-        let intoA: MergeSummary, intoB: MergeSummary
+        let intoA: MergeSummary, intoB: MergeSummary, overlaps: [TextOverlap]
         do {
             intoA = try mergedFromA.merge(b.document)
-            intoB = try mergedFromB.merge(a.document)
+            // The places both copies' text edits met, found as `merge` finds them, on a second
+            // core while B takes in A.
+            let search = mergedFromA.overlapSearch(of: intoA)
+            let (intoBResult, places) = Concurrently.run({ Result { () throws(PeerNoteError) in try mergedFromB.merge(a.document) } },
+                                                         alongside: { search.run() })
+            intoB = try intoBResult.get()
+            overlaps = places
         } catch {
             if case .unrelated(let relation) = error {
                 throw CLIFailure(.unrelated, Inputs.unrelatedReason(a, b, relation: relation, action: "compare \(a.name) with \(b.name)", nothingWritten: false))
@@ -78,7 +87,7 @@ struct DiffReport {
             documentID: a.document.id,
             a: Side(file: pathA, missing: intoA.changesByAuthor, diff: NotebookDiff(from: a.document.notebook, to: merged)),
             b: Side(file: pathB, missing: intoB.changesByAuthor, diff: NotebookDiff(from: b.document.notebook, to: merged)),
-            merged: merged, conflicts: mergedFromA.conflicts)
+            merged: merged, conflicts: mergedFromA.conflicts, overlaps: overlaps)
     }
 
     func text(style: RenderStyle) -> String {
@@ -95,7 +104,8 @@ struct DiffReport {
             let noteLines = DiffRendering.lines(side.diff, style: style)
             lines += noteLines.isEmpty ? ["  no visible change"] : noteLines.map { "  " + $0 }
         }
-        // Grouped as `merge` groups them, so that the counts read the same in both reports.
+        // Listed, grouped and counted as `merge` does, so that the counts read the same in both reports.
+        lines += MergeReport.checkLines(overlaps, style: style)
         lines += MergeReport.conflictLines(conflicts, in: merged, style: style, when: " once merged")
         return lines.joined(separator: "\n") + "\n"
     }
@@ -117,6 +127,7 @@ struct DiffReport {
             ("a", side(a)),
             ("b", side(b)),
             ("conflicts", .array(conflicts.map { ConflictRendering.json($0, in: merged, style: style) })),
+            ("overlaps", MergeReport.overlapsJSON(overlaps)),
         ])
     }
 }

@@ -280,6 +280,44 @@ struct CommandTests {
         #expect(unrelated.err.contains("0c4b36e2-6c55-4d9a-8f0e-2b9c3e7d5a11") && unrelated.err.contains("9a1e2f30-1111-4222-8333-944455556666"))
     }
 
+    @Test("diff: the places both copies edited one passage, under Check after what each lacks, as merge --dry-run lists them, in either order")
+    func diffCheck() throws {
+        let dir = try TempDir()
+        try OverlappingEdits().write(to: dir)
+        let alice = dir.path("alice.peernote"), bob = dir.path("bob.peernote"), chen = dir.path("chen.peernote")
+        for (a, b) in [(alice, bob), (bob, alice)] {
+            let r = pnmerge(["diff", a, b])
+            #expect(r.status == 0)
+            #expect(r.out.contains(OverlappingEdits.check + "\n"), "\(r.out)")
+            // After both "lacks" sections, before the conflicts.
+            let lines = r.out.split(separator: "\n").map(String.init)
+            let check = try #require(lines.firstIndex { $0.hasPrefix("Check (") })
+            let lacks = lines.indices.filter { lines[$0].contains(" lacks ") }
+            let conflicts = try #require(lines.firstIndex { $0.hasPrefix("Conflicts once merged (1):") }, "\(r.out)")
+            #expect(lacks.count == 2 && lacks.allSatisfy { $0 < check } && check < conflicts, "\(r.out)")
+            // The same section, word for word, as the merge of these two copies would print.
+            let merged = pnmerge(["merge", "--dry-run", a, b])
+            #expect(section("Check (", of: r.out) == section("Check (", of: merged.out), "\(r.out)\n\(merged.out)")
+
+            let j = pnmerge(["diff", "--json", a, b])
+            let o = try #require(try parseJSON(j.out) as? [String: Any])
+            let overlaps = try #require(o["overlaps"] as? [[String: Any]])
+            #expect(overlaps.map { $0["kind"] as? String } == ["sameText", "insideDeleted"])
+            #expect(overlaps.map { $0["line"] as? Int } == [1, 5])
+            #expect(overlaps.allSatisfy { $0["title"] as? String == "N" })
+            let m = try #require(try parseJSON(pnmerge(["merge", "--dry-run", "--json", a, b]).out) as? [String: Any])
+            let mergeOverlaps = try #require(m["overlaps"] as? [[String: Any]])
+            #expect(overlaps.map { $0.mapValues { "\($0)" } } == mergeOverlaps.map { $0.mapValues { "\($0)" } })
+        }
+        // Edits to one body that do not meet: no Check section, and none in JSON.
+        for (a, b) in [(alice, chen), (chen, alice)] {
+            let r = pnmerge(["diff", a, b])
+            #expect(r.status == 0 && r.out.contains("edited   \"N\": body") && !r.out.contains("Check"), "\(r.out)")
+            let o = try #require(try parseJSON(pnmerge(["diff", "--json", a, b]).out) as? [String: Any])
+            #expect((o["overlaps"] as? [Any])?.isEmpty == true)
+        }
+    }
+
     @Test("Every kind of conflict in words and JSON; moves in the merge report; dates shown when values fall on different days")
     func conflictKinds() throws {
         let dir = try TempDir()

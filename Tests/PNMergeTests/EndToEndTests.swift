@@ -191,6 +191,22 @@ struct EndToEndTests {
         #expect(showInPlace.out == showAB.out)
     }
 
+    @Test("diff lists the places both copies edited one passage under Check, as merge --dry-run does, in either order")
+    func diffCheck() throws {
+        let bin = try Binary.require()
+        let dir = try TempDir()
+        try OverlappingEdits().write(to: dir)
+        let alice = dir.path("alice.peernote"), bob = dir.path("bob.peernote"), chen = dir.path("chen.peernote")
+        for (a, b) in [(alice, bob), (bob, alice)] {
+            let diff = try bin.run(["diff", a, b]), merge = try bin.run(["merge", "--dry-run", a, b])
+            #expect(diff.status == 0 && merge.status == 0, "\(diff.err)\(merge.err)")
+            #expect(diff.out.contains(OverlappingEdits.check + "\n"), "\(diff.out)")
+            #expect(section("Check (", of: diff.out) == section("Check (", of: merge.out), "\(diff.out)\n\(merge.out)")
+        }
+        let quiet = try bin.run(["diff", alice, chen])
+        #expect(quiet.status == 0 && quiet.out.contains(" lacks ") && !quiet.out.contains("Check"), "\(quiet.out)")
+    }
+
     @Test("An unrelated pair is refused with exit 2 and both files stay byte-identical")
     func unrelated() throws {
         let bin = try Binary.require()

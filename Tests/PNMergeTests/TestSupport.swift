@@ -81,6 +81,59 @@ struct Diverged {
     }
 }
 
+/// Three copies of one notebook whose edits to the body of note "N" meet, or do not, as merge's
+/// Check lists them (man/pnmerge.1, MERGE):
+/// - alice fixes "teh" and deletes the paragraph "Drop this paragraph.", and sets "Other" to high;
+/// - bob fixes "teh" too and adds a clause to that paragraph, and sets "Other" to low;
+/// - chen edits only the last line, next to that paragraph but not in it.
+///
+/// alice and bob, merged either way, have two places to check (line 1, the same text replaced;
+/// line 5, bob's clause in the paragraph alice deleted) and a priority conflict; alice and chen none.
+struct OverlappingEdits {
+    let alice: Document
+    let bob: Document
+    let chen: Document
+
+    /// The lines `merge` prints for alice and bob (N's title never changes, so this is fixed).
+    static let check = """
+        Check (2): both sides edited these places; every edit is kept
+          note "N", line 1: both sides replaced the same text: both replacements are kept, side by side
+          note "N", line 5: text added on one side lies in or at the edge of text the other deleted: it is kept, without that text
+        """
+
+    init() throws {
+        let base = Document(title: "T", author: "carol")
+        base.clock = { at(9, 30) }
+        let note = base.addNote(title: "N", body: "I saw teh cat.\n\nKeep this.\n\nDrop this paragraph.\n\nEnd.")
+        let other = base.addNote(title: "Other", body: "")
+        let alice = base.fork(author: "alice"), bob = base.fork(author: "bob"), chen = base.fork(author: "chen")
+        alice.clock = { at(10, 2) }
+        bob.clock = { at(10, 5) }
+        chen.clock = { at(10, 7) }
+        try alice.setBody(note, "I saw the cat.\n\nKeep this.\n\nEnd.")
+        try alice.setPriority(other, .high)
+        try bob.setBody(note, "I saw the cat.\n\nKeep this.\n\nDrop this paragraph, bob added a clause.\n\nEnd.")
+        try bob.setPriority(other, .low)
+        try chen.setBody(note, "I saw teh cat.\n\nKeep this.\n\nDrop this paragraph.\n\nThe end.")
+        (self.alice, self.bob, self.chen) = (alice, bob, chen)
+    }
+
+    /// Writes `alice.peernote`, `bob.peernote` and `chen.peernote` (compact) into `dir`.
+    func write(to dir: TempDir) throws {
+        _ = try dir.write(alice.save(.compact), "alice.peernote")
+        _ = try dir.write(bob.save(.compact), "bob.peernote")
+        _ = try dir.write(chen.save(.compact), "chen.peernote")
+    }
+}
+
+/// The lines of a text report from the one that starts with `heading` through the indented ones
+/// after it (empty when no line starts with `heading`).
+func section(_ heading: String, of text: String) -> [String] {
+    let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+    guard let start = lines.firstIndex(where: { $0.hasPrefix(heading) }) else { return [] }
+    return [lines[start]] + lines[(start + 1)...].prefix { $0.hasPrefix("  ") }
+}
+
 /// A notebook with no history in common with `Diverged`.
 func unrelatedDocument() -> Document {
     let d = Document(title: "Work", author: "dave", id: UUID(uuidString: "9A1E2F30-1111-4222-8333-944455556666") ?? UUID(),
