@@ -148,6 +148,9 @@ public enum MarkdownFormat {
             let nextIndex = noteHeadings.index(noteHeadings.startIndex, offsetBy: k + 1)
             let end = nextIndex < noteHeadings.endIndex ? noteHeadings[nextIndex] : lines.count
             let (body, meta) = noteBody(text(from: h + 1, to: end), metadata: true)
+            if meta == nil, h + 1 < end, looksLikeMetadata(lines[h + 1]) {
+                warnings.append("line \(h + 2) starts like a note's 'Tags: … · Priority: …' line but is not one (tags are separated by ',', the priority is low, normal or high), so it was kept as the note's text")
+            }
             notes.append(NoteContent(title: headingText(lines[h]), body: body, tags: meta?.tags ?? [], priority: meta?.priority ?? .normal))
         }
         return (NotebookContent(title: title, notes: notes), warnings)
@@ -232,6 +235,14 @@ public enum MarkdownFormat {
     private struct Cell {
         var scalar: Unicode.Scalar?
         var escaped: Bool
+    }
+
+    /// Whether `line` starts with `Tags:` or `Priority:` (any case, after spaces): a line meant
+    /// as a note's metadata, which `parseMetadata` may still refuse.
+    static func looksLikeMetadata(_ line: Line) -> Bool {
+        let start = line.drop { $0 == " " || $0 == "\t" }
+        let word = String(String.UnicodeScalarView(start.prefix { $0 != ":" })).lowercased()
+        return start.contains(":") && (word == "tags" || word == "priority")
     }
 
     static func parseMetadata(_ line: Line) -> (tags: [String], priority: Priority)? {

@@ -89,6 +89,21 @@ struct FormatTests {
         #expect(identical(parsed, content), "round trip changed the notebook; Markdown was:\n\(text)")
     }
 
+    @Test("A line meant as a note's Tags/Priority line that does not parse stays text, and a warning names it")
+    func malformedMetadataLine() {
+        let (parsed, warnings) = MarkdownFormat.parse("# Book\n\n## One\nTags: home, urgent · Priority: urgent\n\nbody\n## Two\n  priority: High\n")
+        #expect(parsed.notes.map(\.body) == ["Tags: home, urgent · Priority: urgent\n\nbody", ""])
+        #expect(parsed.notes.map(\.priority) == [.normal, .high])
+        #expect(warnings == ["line 4 starts like a note's 'Tags: … · Priority: …' line but is not one (tags are separated by ',', the priority is low, normal or high), so it was kept as the note's text"])
+        // A body that starts so, written by export, reads back as it was, without a warning.
+        for body in ["Priority: urgent", "Tags: x · Priority: no", "tags:"] {
+            let content = NotebookContent(title: "", notes: [NoteContent(title: "N", body: body)])
+            let round = MarkdownFormat.parse(MarkdownFormat.render(content))
+            #expect(round.warnings.isEmpty)
+            #expect(identical(round.notebook, content))
+        }
+    }
+
     @Test("A '#' line inside a fenced code block still starts a note, and a warning names its line")
     func headingInCodeBlock() {
         let text = "## Script\n```sh\n# install\nmake\n```\n\n## Other\n~~~\n## also\n~~~\n## Last\n```\nlone fence\n"
