@@ -50,6 +50,26 @@ enum OpBody: Sendable, Equatable {
     /// An op kind this version does not know: kept verbatim (its CBOR payload) and saved again unchanged.
     case unknown(kind: UInt64, payload: [UInt8])
 
+    /// Whether two ops say the same thing, their titles and tags compared by their exact Unicode
+    /// scalars (`hasSameScalars`): the synthesized `==` would compare them by canonical
+    /// equivalence, and two changes that differ only in how a title is spelled are different.
+    static func == (a: OpBody, b: OpBody) -> Bool {
+        switch (a, b) {
+        case let (.setNotebookTitle(x, p), .setNotebookTitle(y, q)): x.hasSameScalars(as: y) && p == q
+        case let (.createNote(l1, r1, c1), .createNote(l2, r2, c2)): l1 == l2 && r1 == r2 && c1 == c2
+        case let (.setNoteTitle(n1, x, p), .setNoteTitle(n2, y, q)): n1 == n2 && x.hasSameScalars(as: y) && p == q
+        case let (.insertText(n1, l1, r1, s1), .insertText(n2, l2, r2, s2)): n1 == n2 && l1 == l2 && r1 == r2 && s1 == s2
+        case let (.deleteText(n1, t1, r1), .deleteText(n2, t2, r2)): n1 == n2 && t1 == t2 && r1 == r2
+        case let (.addTag(n1, x), .addTag(n2, y)): n1 == n2 && x.hasSameScalars(as: y)
+        case let (.removeTag(n1, x, p), .removeTag(n2, y, q)): n1 == n2 && x.hasSameScalars(as: y) && p == q
+        case let (.setPriority(n1, x, p), .setPriority(n2, y, q)): n1 == n2 && x == y && p == q
+        case let (.deleteNote(n1, p), .deleteNote(n2, q)), let (.restoreNote(n1, p), .restoreNote(n2, q)): n1 == n2 && p == q
+        case let (.moveNote(n1, l1, r1, p), .moveNote(n2, l2, r2, q)): n1 == n2 && l1 == l2 && r1 == r2 && p == q
+        case let (.unknown(k1, x), .unknown(k2, y)): k1 == k2 && x == y
+        default: false
+        }
+    }
+
     /// Whether the op kind lists predecessors (or, for removeTag, tag adds): not typing,
     /// deleting, creating a note, adding a tag, or an unknown kind.
     @inline(__always) var mayListPredecessors: Bool {

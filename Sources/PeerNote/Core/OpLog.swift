@@ -19,9 +19,10 @@ struct OpLog: Sendable {
     private(set) var replicas: [ReplicaID] = []
     private var replicaIndex: [ReplicaID: UInt32] = [:]
     private(set) var changes = ChangeTable()
-    /// Interned author names and messages; index 0 is the empty string.
+    /// Interned author names and messages; index 0 is the empty string. Interned by their exact
+    /// Unicode scalars (`ExactString`): two canonically equivalent spellings of a name are two entries.
     private(set) var strings: [String] = [""]
-    private var stringIndex: [String: UInt32] = ["": 0]
+    private var stringIndex: [ExactString: UInt32] = [ExactString(""): 0]
     /// Unknown change fields kept verbatim; index 0 is none.
     private(set) var extras: [[UInt8]] = [[]]
     private(set) var ops: [Op] = []
@@ -84,11 +85,12 @@ struct OpLog: Sendable {
     /// change's author and message, so those are checked before the dictionary.
     private mutating func intern(_ s: String, previous: UInt32?) -> UInt32 {
         if s.isEmpty { return 0 }
-        if let p = previous, strings[Int(p)] == s { return p }
-        if let i = stringIndex[s] { return i }
+        if let p = previous, strings[Int(p)].hasSameScalars(as: s) { return p }
+        let key = ExactString(s)
+        if let i = stringIndex[key] { return i }
         let i = UInt32(strings.count)
         strings.append(s)
-        stringIndex[s] = i
+        stringIndex[key] = i
         return i
     }
 
@@ -226,7 +228,7 @@ struct OpLog: Sendable {
         // Typing: the next change on top of the last one, by its author with its message, joins
         // the last run of changes as it is (what interning both strings and appending gives).
         if heads.count == 1, heads[0] == changes.count - 1, extra.isEmpty, let last, last.extra == 0,
-           strings[Int(last.author)] == author, strings[Int(last.message)] == message,
+           strings[Int(last.author)].hasSameScalars(as: author), strings[Int(last.message)].hasSameScalars(as: message),
            changes.appendContinuing(agent: agent, meta: last, time: time) {
             heads[0] = changes.count - 1
             return heads[0]
@@ -566,7 +568,7 @@ struct OpLog: Sendable {
         guard heads.count == 1, let last = changes.lastMeta, last.extra == 0 else { return nil }
         let i = heads[0]
         guard i == changes.count - 1, changes.agent(i) == agent, changes.time(i) == time,
-              strings[Int(last.author)] == author, strings[Int(last.message)] == message else { return nil }
+              strings[Int(last.author)].hasSameScalars(as: author), strings[Int(last.message)].hasSameScalars(as: message) else { return nil }
         return last
     }
 
@@ -718,15 +720,15 @@ struct OpLog: Sendable {
             h.combine(op.length)
             h.combine(op.body.kind)
             switch op.body {
-            case .setNotebookTitle(let v, let p): h.combine(v); ids(p, &h)
+            case .setNotebookTitle(let v, let p): h.combine(ExactString(v)); ids(p, &h)
             case .createNote(let l, let r, let c): id(l, &h); id(r, &h); h.combine(c)
-            case .setNoteTitle(let n, let v, let p): id(n, &h); h.combine(v); ids(p, &h)
+            case .setNoteTitle(let n, let v, let p): id(n, &h); h.combine(ExactString(v)); ids(p, &h)
             case .insertText(let n, let l, let r, let start):
                 id(n, &h); id(l, &h); id(r, &h)
                 text.withUnsafeBufferPointer { t in h.combine(bytes: UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: t[start ..< start + op.length]))) }
             case .deleteText(let n, let t, let rev): id(n, &h); id(t, &h); h.combine(rev)
-            case .addTag(let n, let t): id(n, &h); h.combine(t)
-            case .removeTag(let n, let t, let rm): id(n, &h); h.combine(t); ids(rm, &h)
+            case .addTag(let n, let t): id(n, &h); h.combine(ExactString(t))
+            case .removeTag(let n, let t, let rm): id(n, &h); h.combine(ExactString(t)); ids(rm, &h)
             case .setPriority(let n, let p, let ps): id(n, &h); h.combine(p); ids(ps, &h)
             case .deleteNote(let n, let p), .restoreNote(let n, let p): id(n, &h); ids(p, &h)
             case .moveNote(let n, let l, let r, let p): id(n, &h); id(l, &h); id(r, &h); ids(p, &h)
@@ -779,7 +781,7 @@ struct ContentHashes: Sendable {
     mutating func update(replicas r: [ReplicaID], strings s: [String], extras e: [[UInt8]]) {
         if replicas.count > r.count || strings.count > s.count || extras.count > e.count { self = ContentHashes() }
         for x in r[replicas.count...] { replicas.append(x.hashValue) }
-        for x in s[strings.count...] { strings.append(x.hashValue) }
+        for x in s[strings.count...] { strings.append(ExactString(x).hashValue) }
         for x in e[extras.count...] { extras.append(x.hashValue) }
     }
 }

@@ -83,7 +83,8 @@ extension OpLog {
     func sameChange(_ i: Int, _ other: OpLog, _ j: Int, _ map: [UInt32]) -> Bool {
         let a = changes[i], b = other.changes[j]
         guard a.length == b.length, a.counterStart == b.counterStart, a.time == b.time, a.depCount == b.depCount,
-              strings[Int(a.author)] == other.strings[Int(b.author)], strings[Int(a.message)] == other.strings[Int(b.message)],
+              strings[Int(a.author)].hasSameScalars(as: other.strings[Int(b.author)]),
+              strings[Int(a.message)].hasSameScalars(as: other.strings[Int(b.message)]),
               extras[Int(a.extra)] == other.extras[Int(b.extra)] else { return false }
         let depsA = deps(of: i), depsB = other.deps(of: j)
         if depsA.count == 1 {

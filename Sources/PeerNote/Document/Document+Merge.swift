@@ -238,7 +238,7 @@ extension OpLog {
         var byAuthor: [(author: String, count: Int)] = []
         for s in order {
             let author = strings[s]
-            if let i = byAuthor.firstIndex(where: { $0.author == author }) { byAuthor[i].count += counts[s] } else { byAuthor.append((author, counts[s])) }
+            if let i = byAuthor.firstIndex(where: { $0.author.hasSameScalars(as: author) }) { byAuthor[i].count += counts[s] } else { byAuthor.append((author, counts[s])) }
         }
         return byAuthor
     }

@@ -18,6 +18,18 @@ public struct TextOverlap: Equatable, Hashable, Sendable {
     public var kind: Kind
     /// The line of the merged body (from 1) where the place starts.
     public var line: Int
+
+    /// The note title compared by its exact Unicode scalars, as every string of a document is.
+    public static func == (a: TextOverlap, b: TextOverlap) -> Bool {
+        a.note == b.note && a.noteTitle.hasSameScalars(as: b.noteTitle) && a.kind == b.kind && a.line == b.line
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(note)
+        hasher.combine(ExactString(noteTitle))
+        hasher.combine(kind)
+        hasher.combine(line)
+    }
 }
 
 extension Document {

@@ -136,7 +136,9 @@ public final class Document {
     }
 
     /// Finds a note by its id, a unique prefix of its id, or its exact title when only one note has it.
-    /// Deleted notes are found too when `includeDeleted` is set.
+    /// A title matches when it has the query's Unicode scalars (`hasSameScalars`): a canonically
+    /// equivalent spelling ("e" + U+0301 for "é") does not. Deleted notes are found too when
+    /// `includeDeleted` is set.
     public func findNote(_ query: String, includeDeleted: Bool = false) throws(PeerNoteError) -> Note {
         // Ids and titles only: a `Note` carries its body, and making every note's body to find
         // one was most of the time an edit of a notebook of 20,000 notes took.
@@ -146,7 +148,7 @@ public final class Document {
         let q = query.lowercased()
         if let exact = pool.first(where: { $0.id.description == q }) { return makeNote(state.noteStates[exact.slot]) }
         let byPrefix = q.isEmpty ? [] : pool.filter { $0.id.description.hasPrefix(q) }
-        let byTitle = pool.filter { $0.title == query }
+        let byTitle = pool.filter { $0.title.hasSameScalars(as: query) }
         // A query that is both a unique id prefix and a unique title of the same note is fine;
         // one that names two different notes that way is ambiguous (never guess which to edit).
         var candidates = byPrefix
@@ -176,7 +178,7 @@ public final class Document {
         // A run's changes share their author: one look a run, not a change.
         log.changes.forEachRun { first, agent, _, _ in
             let author = log.author(of: first)
-            if !authors[Int(agent)].contains(author) { authors[Int(agent)].append(author) }
+            if !authors[Int(agent)].containsScalars(of: author) { authors[Int(agent)].append(author) }
         }
         return log.replicas.enumerated().compactMap { i, r in log.changeCount(of: UInt32(i)) == 0 ? nil : (r, authors[i]) }
     }
@@ -248,7 +250,7 @@ public final class Document {
     }
 
     public func setTitle(_ title: String) {
-        guard title != self.title || state.title.isConflicted else { return }
+        guard !title.hasSameScalars(as: self.title) || state.title.isConflicted else { return }
         appendLocal(.setNotebookTitle(title, preds: state.title.ids), length: 1)
     }
 
@@ -273,7 +275,7 @@ public final class Document {
             let note = log.nextID.advanced(by: -1)
             appendLocal(.setNoteTitle(note: note, title, preds: []), length: 1)
             if priority != .normal { appendLocal(.setPriority(note: note, priority, preds: []), length: 1) }
-            for tag in Set(tags).sorted() { appendLocal(.addTag(note: note, tag), length: 1) }
+            for tag in tags.uniquedByScalars().sortedByScalars() { appendLocal(.addTag(note: note, tag), length: 1) }
             if !body.isEmpty, let t = try? core.target(noteID(note)) { insertScalars(t, at: 0, Array(body.unicodeScalars)) }
             return noteID(note)
         }
@@ -314,7 +316,7 @@ public final class Document {
 
     public func setNoteTitle(_ id: NoteID, _ title: String) throws(PeerNoteError) {
         let n = try noteState(id)
-        guard title != n.title.value || n.title.isConflicted else { return }
+        guard !title.hasSameScalars(as: n.title.value ?? "") || n.title.value == nil || n.title.isConflicted else { return }
         appendLocal(.setNoteTitle(note: n.id, title, preds: n.title.ids), length: 1)
     }
 
@@ -326,13 +328,14 @@ public final class Document {
 
     public func addTag(_ id: NoteID, _ tag: String) throws(PeerNoteError) {
         let n = try noteState(id)
-        guard n.tags[tag]?.isEmpty ?? true else { return }
+        guard n.adds(of: tag).isEmpty else { return }
         appendLocal(.addTag(note: n.id, tag), length: 1)
     }
 
     public func removeTag(_ id: NoteID, _ tag: String) throws(PeerNoteError) {
         let n = try noteState(id)
-        guard let adds = n.tags[tag], !adds.isEmpty else { return }
+        let adds = n.adds(of: tag)
+        guard !adds.isEmpty else { return }
         appendLocal(.removeTag(note: n.id, tag, removes: adds), length: 1)
     }
 

@@ -75,7 +75,7 @@ public enum Conflict: Equatable, Hashable, Sendable {
     public var isDisagreement: Bool {
         switch self {
         case .notebookTitle(let values, _), .noteTitle(_, let values, _), .priority(_, _, let values, _):
-            Set(values.map(\.value)).count > 1
+            Set(values.map { ExactString($0.value) }).count > 1
         case .position, .deletedWhileEdited: true
         }
     }
@@ -125,7 +125,8 @@ public struct MergeSummary: Equatable, Sendable {
     public var isUpToDate: Bool { changeCount == 0 && fieldsAdded == 0 }
 
     public static func == (a: MergeSummary, b: MergeSummary) -> Bool {
-        a.changesByAuthor.map(\.author) == b.changesByAuthor.map(\.author) && a.changesByAuthor.map(\.count) == b.changesByAuthor.map(\.count)
+        a.changesByAuthor.map { ExactString($0.author) } == b.changesByAuthor.map { ExactString($0.author) }
+            && a.changesByAuthor.map(\.count) == b.changesByAuthor.map(\.count)
     }
 }
 
@@ -225,4 +226,97 @@ extension String {
 // The errors' messages, for `localizedDescription` (what Foundation, SwiftUI and AppKit show).
 extension PeerNoteError: LocalizedError {
     public var errorDescription: String? { description }
+}
+
+// Equality of the value types above compares their strings by their exact Unicode scalars
+// (`hasSameScalars`, peernote(5) CONVENTIONS), as the document does: a note retitled from
+// "café" (U+00E9) to "cafe" + U+0301 is a different note value, though `String ==`, which the
+// synthesized conformances would use, calls the two titles equal. Hashes agree with equality.
+
+extension Note {
+    public static func == (a: Note, b: Note) -> Bool {
+        a.id == b.id && a.title.hasSameScalars(as: b.title) && a.body.hasSameScalars(as: b.body)
+            && a.tags.map(ExactString.init) == b.tags.map(ExactString.init)
+            && a.priority == b.priority && a.created == b.created && a.isDeleted == b.isDeleted
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(id)
+        hasher.combine(ExactString(title))
+        hasher.combine(ExactString(body))
+        hasher.combine(tags.map(ExactString.init))
+        hasher.combine(priority)
+        hasher.combine(created)
+        hasher.combine(isDeleted)
+    }
+}
+
+extension Notebook {
+    public static func == (a: Notebook, b: Notebook) -> Bool {
+        a.id == b.id && a.title.hasSameScalars(as: b.title) && a.notes == b.notes && a.conflicts == b.conflicts
+    }
+}
+
+extension Attribution {
+    public static func == (a: Attribution, b: Attribution) -> Bool {
+        a.change == b.change && a.author.hasSameScalars(as: b.author) && a.time == b.time
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(change)
+        hasher.combine(ExactString(author))
+        hasher.combine(time)
+    }
+}
+
+extension ConflictValue {
+    public static func == (a: ConflictValue, b: ConflictValue) -> Bool {
+        a.value.hasSameScalars(as: b.value) && a.by == b.by
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(ExactString(value))
+        hasher.combine(by)
+    }
+}
+
+extension Conflict {
+    public static func == (a: Conflict, b: Conflict) -> Bool {
+        switch (a, b) {
+        case let (.notebookTitle(v1, s1), .notebookTitle(v2, s2)):
+            v1 == v2 && s1.hasSameScalars(as: s2)
+        case let (.noteTitle(n1, v1, s1), .noteTitle(n2, v2, s2)):
+            n1 == n2 && v1 == v2 && s1.hasSameScalars(as: s2)
+        case let (.priority(n1, t1, v1, s1), .priority(n2, t2, v2, s2)):
+            n1 == n2 && t1.hasSameScalars(as: t2) && v1 == v2 && s1.hasSameScalars(as: s2)
+        case let (.position(n1, t1, m1), .position(n2, t2, m2)):
+            n1 == n2 && t1.hasSameScalars(as: t2) && m1 == m2
+        case let (.deletedWhileEdited(n1, t1, d1, e1), .deletedWhileEdited(n2, t2, d2, e2)):
+            n1 == n2 && t1.hasSameScalars(as: t2) && d1 == d2 && e1 == e2
+        default:
+            false
+        }
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        switch self {
+        case .notebookTitle(let v, let s):
+            hasher.combine(0); hasher.combine(v); hasher.combine(ExactString(s))
+        case .noteTitle(let n, let v, let s):
+            hasher.combine(1); hasher.combine(n); hasher.combine(v); hasher.combine(ExactString(s))
+        case .priority(let n, let t, let v, let s):
+            hasher.combine(2); hasher.combine(n); hasher.combine(ExactString(t)); hasher.combine(v); hasher.combine(ExactString(s))
+        case .position(let n, let t, let m):
+            hasher.combine(3); hasher.combine(n); hasher.combine(ExactString(t)); hasher.combine(m)
+        case .deletedWhileEdited(let n, let t, let d, let e):
+            hasher.combine(4); hasher.combine(n); hasher.combine(ExactString(t)); hasher.combine(d); hasher.combine(e)
+        }
+    }
+}
+
+extension HistoryEntry {
+    public static func == (a: HistoryEntry, b: HistoryEntry) -> Bool {
+        a.id == b.id && a.author.hasSameScalars(as: b.author) && a.time == b.time && a.message.hasSameScalars(as: b.message)
+            && a.dependencies == b.dependencies && a.operationCount == b.operationCount && a.summary.hasSameScalars(as: b.summary)
+    }
 }

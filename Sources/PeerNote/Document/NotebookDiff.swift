@@ -20,9 +20,11 @@ public struct NotebookDiff: Equatable, Sendable {
     public var titleBefore: String
     public var titleAfter: String
     public var changes: [NoteChange]
-    public var isEmpty: Bool { titleBefore == titleAfter && changes.isEmpty }
+    public var isEmpty: Bool { titleBefore.hasSameScalars(as: titleAfter) && changes.isEmpty }
 
-    /// Compares two states. A note that is both edited and moved appears twice.
+    /// Compares two states. A note that is both edited and moved appears twice. Titles, bodies
+    /// and tags differ when their Unicode scalars do (`hasSameScalars`), so a title respelled in
+    /// another normalization form is an edit.
     /// Moves are the notes whose order relative to the others changed (a longest
     /// common subsequence of the surviving notes stays put).
     public init(from a: Notebook, to b: Notebook) {
@@ -36,9 +38,9 @@ public struct NotebookDiff: Equatable, Sendable {
         for n in b.notes {
             guard let old = before[n.id] else { continue }
             var fields: [Field] = []
-            if old.title != n.title { fields.append(.title) }
-            if old.body != n.body { fields.append(.body) }
-            if old.tags != n.tags { fields.append(.tags) }
+            if !old.title.hasSameScalars(as: n.title) { fields.append(.title) }
+            if !old.body.hasSameScalars(as: n.body) { fields.append(.body) }
+            if old.tags.map(ExactString.init) != n.tags.map(ExactString.init) { fields.append(.tags) }
             if old.priority != n.priority { fields.append(.priority) }
             if !fields.isEmpty { out.append(.edited(before: old, after: n, fields: fields)) }
         }

@@ -634,8 +634,8 @@ struct BlockReplayer {
             guard ok, livePos == live.count else { throw fail("note \(k)'s text does not fit its body") }
             guard let slot = state.slot(of: ids[k]) else { throw fail("note \(k) does not exist") }
             // In place: copying each note to compare it was a tenth of loading a notebook of many notes.
-            guard state.noteStates[slot].title.value ?? "" == note.title, !state.noteStates[slot].title.isConflicted,
-                  state.noteStates[slot].visibleTags == note.tags,
+            guard (state.noteStates[slot].title.value ?? "").hasSameScalars(as: note.title), !state.noteStates[slot].title.isConflicted,
+                  state.noteStates[slot].visibleTags.elementsEqual(note.tags, by: { $0.hasSameScalars(as: $1) }),
                   state.noteStates[slot].priority.value ?? .normal == note.priority, !state.noteStates[slot].priority.isConflicted,
                   state.noteStates[slot].created == note.created, state.noteStates[slot].isDeleted == note.deleted,
                   !state.noteStates[slot].position.isConflicted else {
@@ -664,7 +664,7 @@ struct BlockReplayer {
         }
         guard complete, zip(used, arenas).allSatisfy({ $0 == $1.count }) else { throw fail("the inserted text does not add up") }
         guard deadPos == dead.count else { throw fail("deleted text is left over") }
-        guard state.title.value ?? "" == snapshot.title, !state.title.isConflicted else { throw fail("the notebook title differs") }
+        guard (state.title.value ?? "").hasSameScalars(as: snapshot.title), !state.title.isConflicted else { throw fail("the notebook title differs") }
     }
 
     /// The first op id `body` refers to that is not strictly earlier (by Lamport timestamp)

@@ -7,12 +7,17 @@ struct NoteState: Sendable {
     var deleted = MVRegister<Bool>()
     /// The note's current place(s) in the order of notes: ids of slots in `DocState.order`.
     var position = MVRegister<LocalID>()
-    /// For each tag, the ids of the adds no remove has seen (add-wins set).
-    var tags: [String: [LocalID]] = [:]
+    /// For each tag, the ids of the adds no remove has seen (add-wins set). Keyed by the tag's
+    /// exact Unicode scalars: canonically equivalent spellings are two tags.
+    var tags: [ExactString: [LocalID]] = [:]
     var body = ListCRDT<Unicode.Scalar>()
 
     var isDeleted: Bool { deleted.entries.contains { $0.value } }
-    var visibleTags: [String] { tags.compactMap { $0.value.isEmpty ? nil : $0.key }.sorted() }
+    /// The tags present, in the order of their Unicode scalar values.
+    var visibleTags: [String] { tags.compactMap { $0.value.isEmpty ? nil : $0.key }.sorted().map(\.string) }
+
+    /// The ids of the adds of `tag` no remove has seen (empty when the tag is absent).
+    func adds(of tag: String) -> [LocalID] { tags[ExactString(tag)] ?? [] }
 }
 
 /// Why an op could not be applied: it names something the document lacks.
@@ -69,12 +74,13 @@ struct DocState: Sendable {
         case .restoreNote(let n, let preds):
             try withNote(n) { $0.deleted.write(id: id, lamport: lamport, replica: replica, value: false, preds: preds) }
         case .addTag(let n, let tag):
-            try withNote(n) { $0.tags[tag, default: []].append(id) }
+            try withNote(n) { $0.tags[ExactString(tag), default: []].append(id) }
         case .removeTag(let n, let tag, let removes):
             try withNote(n) { note in
-                if var ids = note.tags[tag] {
+                let key = ExactString(tag)
+                if var ids = note.tags[key] {
                     ids.removeAll { removes.contains($0) }
-                    note.tags[tag] = ids
+                    note.tags[key] = ids
                 }
             }
         case .insertText(let n, let left, let right, let start):

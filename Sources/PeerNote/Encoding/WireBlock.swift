@@ -70,9 +70,10 @@ struct WireBlock: Sendable {
     /// The dependency rows of every change, back to back. 32 bits each (a long history holds
     /// one per change): the reader refuses a block whose rows pass `WireBlock.maxRow`.
     var depRows: [Int32] = []
-    /// Authors and messages the changes name; index 0 is the empty string.
+    /// Authors and messages the changes name; index 0 is the empty string. Each spelling once,
+    /// by its exact Unicode scalars (`ExactString`).
     var strings: [String] = [""]
-    private var stringIndex: [String: Int] = ["": 0]
+    private var stringIndex: [ExactString: Int] = [ExactString(""): 0]
     /// The unknown fields of every change, back to back.
     var extraBytes: [UInt8] = []
     var ops: [Op] = []
@@ -191,12 +192,13 @@ extension WireBlock {
     mutating func intern(_ s: String) -> Int {
         if s.isEmpty { return 0 }
         if let last = changes.last {
-            if strings[last.author] == s { return last.author }
-            if strings[last.message] == s { return last.message }
+            if strings[last.author].hasSameScalars(as: s) { return last.author }
+            if strings[last.message].hasSameScalars(as: s) { return last.message }
         }
-        if let i = stringIndex[s] { return i }
+        let key = ExactString(s)
+        if let i = stringIndex[key] { return i }
         strings.append(s)
-        stringIndex[s] = strings.count - 1
+        stringIndex[key] = strings.count - 1
         return strings.count - 1
     }
 
@@ -324,7 +326,7 @@ enum WireCodec {
         // Two local indices may hold one string (blocks built by hand): one wire entry each string.
         var strings: [String] = []
         var wireIndex = [Int](repeating: -1, count: block.strings.count)
-        var wireIndexByString: [String: Int] = [:]
+        var wireIndexByString: [ExactString: Int] = [:]
         let emptyMessage = block.strings.map(\.isEmpty)
         var cols: [ColumnID: [UInt8]] = [:]
         // Changes.
@@ -466,10 +468,11 @@ enum WireCodec {
 
     /// Gives block string `local` its index in the wire string table (appending it when new).
     private static func assignWireIndex(_ local: Int, _ blockStrings: [String], _ wireIndex: inout [Int],
-                                        _ strings: inout [String], _ byString: inout [String: Int]) {
+                                        _ strings: inout [String], _ byString: inout [ExactString: Int]) {
         let s = blockStrings[local]
-        let w = byString[s] ?? strings.count
-        if w == strings.count { strings.append(s); byString[s] = w }
+        let key = ExactString(s)
+        let w = byString[key] ?? strings.count
+        if w == strings.count { strings.append(s); byString[key] = w }
         wireIndex[local] = w
     }
 
