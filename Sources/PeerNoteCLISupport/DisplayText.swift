@@ -77,6 +77,17 @@ public enum DisplayText {
         return lines.isEmpty && !text.isEmpty ? [oneLine(text)] : lines
     }
 
+    /// `text` spelled out scalar by scalar: printable ASCII as it is, every other scalar as
+    /// `\u{HEX}` ("cafe\u{301}"), so that two spellings that look alike ("café" as U+00E9, or as
+    /// "e" and U+0301) can be told apart in a message.
+    public static func scalars(_ text: String) -> String {
+        var out = ""
+        for s in text.unicodeScalars {
+            if s.isASCII && !isControl(s) { out.unicodeScalars.append(s) } else { out += "\\u{\(String(s.value, radix: 16))}" }
+        }
+        return out
+    }
+
     private static func escaping(_ text: String, _ needsEscape: (Unicode.Scalar) -> Bool) -> String {
         // By scalars: "\r\n" is one Character, which a Character-wise pass would not see.
         guard text.unicodeScalars.contains(where: needsEscape) else { return text }

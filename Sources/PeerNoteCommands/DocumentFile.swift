@@ -161,6 +161,7 @@ enum NoteLookup {
                     let more = deleted.count > 10 ? ", … (\(deleted.count) in all; peernote list --deleted shows them)" : ""
                     throw CLIFailure(.usage, "\(path): \"\(query)\" matches only deleted notes, \(deleted.count) of them: \(shown)\(more); bring one back by its id with: peernote restore \(ShellQuote.word(path)) ID")
                 }
+                try refuseEquivalentTitle(query, among: document.notes, path: path)
                 throw CLIFailure(.usage, "\(path): \(error)\(candidates(document.notes))")
             }
             throw CLIFailure(error, path: path)
@@ -174,7 +175,7 @@ enum NoteLookup {
         let q = query.lowercased()
         let deleted = document.deletedNotes
         if let exact = deleted.first(where: { $0.id.description == q }) { return [exact] }
-        return deleted.filter { (!q.isEmpty && $0.id.description.hasPrefix(q)) || $0.title == query }
+        return deleted.filter { (!q.isEmpty && $0.id.description.hasPrefix(q)) || $0.title.hasSameScalars(as: query) }
     }
 
     /// A note `query` names among live and deleted notes.
@@ -182,6 +183,7 @@ enum NoteLookup {
         let found: Note
         do { found = try document.findNote(query, includeDeleted: true) } catch {
             if case .noSuchNote = error {
+                try refuseEquivalentTitle(query, among: document.notes + document.deletedNotes, path: path)
                 throw CLIFailure(.usage, "\(path): \(error)\(candidates(document.deletedNotes, deleted: true))")
             }
             throw CLIFailure(error, path: path)
@@ -196,11 +198,20 @@ enum NoteLookup {
     /// `pool` is made only when needed: listing every note (bodies included) for each edit of a
     /// notebook of 20,000 notes took a tenth of the edit.
     private static func unambiguous(_ found: Note, _ query: String, among pool: @autoclosure () -> [Note], path: String) throws(CLIFailure) -> Note {
-        guard found.title != query, found.id.description != query.lowercased() else { return found }
-        let titled = pool().filter { $0.title == query && $0.id != found.id }
+        guard !found.title.hasSameScalars(as: query), found.id.description != query.lowercased() else { return found }
+        let titled = pool().filter { $0.title.hasSameScalars(as: query) && $0.id != found.id }
         guard !titled.isEmpty else { return found }
         let listed = ([found] + titled).map { "\($0.id.short) \"\($0.title)\"" }.joined(separator: ", ")
         throw CLIFailure(.usage, "\(path): \"\(query)\" matches several notes: \(listed) (an id prefix and a title); give more of the id")
+    }
+
+    /// A title is matched by its exact Unicode scalars (`Document.findNote`). When no title is
+    /// `query` but one is the same text in other scalars ("é" typed as "e" and U+0301, a title
+    /// stored as U+00E9), says so, spelling both out, rather than "no note matches".
+    static func refuseEquivalentTitle(_ query: String, among notes: [Note], path: String) throws(CLIFailure) {
+        // `==` is canonical equivalence: here, on purpose, to find the look-alike.
+        guard let alike = notes.first(where: { $0.title == query && !$0.title.hasSameScalars(as: query) }) else { return }
+        throw CLIFailure(.usage, "\(path): no note has the title \"\(DisplayText.oneLine(query))\" as given (\(DisplayText.scalars(query))); note \(alike.id.short) has \"\(DisplayText.oneLine(alike.title))\" (\(DisplayText.scalars(alike.title))), the same text in other Unicode scalars, and titles are matched scalar by scalar: name it by its id, \(alike.id.short)")
     }
 
     /// `; notes: 1a2b3c4d "Title", …` (at most ten).

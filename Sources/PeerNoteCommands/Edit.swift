@@ -51,7 +51,7 @@ extension PeerNoteCLI {
             }
             // An empty tag cannot be added here; one that an import brought in can be removed.
             if addTags.contains(where: \.isEmpty) { throw ValidationError("A tag cannot be empty.") }
-            if let both = addTags.first(where: removeTags.contains) {
+            if let both = addTags.first(where: removeTags.containsScalars(of:)) {
                 throw ValidationError("Tag '\(both)' is both added and removed.")
             }
         }
@@ -62,9 +62,22 @@ extension PeerNoteCLI {
             let newBody = try body.text()
             let changed = try DocumentFile.update(file, author: author) { document in
                 let target = try NoteLookup.find(note, in: document, path: file)
+                try checkRemovedTags(of: target)
                 try apply(to: document, target, body: newBody)
             }
             if !changed { Failure.report("no changes; nothing recorded") }
+        }
+
+        /// Tags are compared by their exact Unicode scalars: removing "café" typed as "e" and
+        /// U+0301 does not remove a tag stored as U+00E9. Rather than record nothing and say
+        /// nothing, refuses a --remove-tag that only a tag spelled in other scalars matches,
+        /// naming the stored spelling.
+        func checkRemovedTags(of target: Note) throws(CLIFailure) {
+            for tag in removeTags where !target.tags.containsScalars(of: tag) {
+                // `==` is canonical equivalence: here, on purpose, to find the look-alike.
+                guard let stored = target.tags.first(where: { $0 == tag }) else { continue }
+                throw CLIFailure(.usage, "\(file): note \(target.id.short) has no tag \"\(DisplayText.oneLine(tag))\" as given (\(DisplayText.scalars(tag))); it has \"\(DisplayText.oneLine(stored))\" (\(DisplayText.scalars(stored))), the same text in other Unicode scalars, and tags are matched scalar by scalar: give --remove-tag the tag as stored, \(ShellQuote.word(stored))")
+            }
         }
 
         /// Records every requested edit of `target` as one change.
@@ -86,6 +99,7 @@ extension PeerNoteCLI {
             let snapshot = try DocumentFile.open(path)
             snapshot.author = author
             let target = try NoteLookup.find(note, in: snapshot, path: file)
+            try checkRemovedTags(of: target)
             let session = try EditorSession(text: target.body)
             let ran: Duration
             do { ran = try session.run() } catch {

@@ -45,7 +45,7 @@ public struct NoteContent: Equatable, Sendable {
     public init(title: String, body: String = "", tags: [String] = [], priority: Priority = .normal) {
         self.title = title
         self.body = body
-        self.tags = Set(tags).sorted()
+        self.tags = tags.uniquedByScalars().sortedByScalars()
         self.priority = priority
     }
 

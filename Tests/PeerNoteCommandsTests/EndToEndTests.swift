@@ -565,4 +565,52 @@ struct EndToEndTests {
         try ok(["restore", "r.peernote", String(ids[1].prefix(8))], in: dir)
         try ok(["edit", "r.peernote", "Same", "--body", "x"], in: dir)
     }
+
+    /// Tags, titles and authors are stored as typed and matched by their exact Unicode scalars
+    /// (peernote(5), CONVENTIONS): "café" as U+00E9 and as "e" + U+0301 are two spellings.
+    @Test("edit stores tags, titles and authors as typed, and names the stored spelling when only a look-alike matches")
+    func exactSpellings() throws {
+        let nfc = "caf\u{E9}", nfd = "cafe\u{301}", joseNFC = "Jos\u{E9}", joseNFD = "Jose\u{301}"
+        func bytes(_ strings: [String]) -> [[UInt8]] { strings.map { Array($0.utf8) } }
+        let dir = try TempDir()
+        try ok(["new", "n.peernote", "--title", "T"], in: dir)
+        let id = try ok(["add", "n.peernote", "--title", "x", "--tag", nfc, "--author", joseNFC], in: dir).trimmingCharacters(in: .newlines)
+        // A second tag, not "no changes".
+        try ok(["edit", "n.peernote", "x", "--add-tag", nfd], in: dir)
+        #expect(bytes(try Document.open(dir.file("n.peernote")).notes[0].tags) == bytes([nfd, nfc]))
+        // The author's name keeps its bytes.
+        try ok(["edit", "n.peernote", "x", "--title", "y", "--author", joseNFD], in: dir)
+        let authors = try Document.open(dir.file("n.peernote")).history.map(\.author)
+        #expect(bytes(authors) == bytes(["tester", joseNFC, "tester", joseNFD]))
+        // Removing one spelling leaves the other.
+        try ok(["edit", "n.peernote", "y", "--remove-tag", nfd], in: dir)
+        let before = try Document.open(dir.file("n.peernote"))
+        #expect(bytes(before.notes[0].tags) == bytes([nfc]))
+        // Removing it again: only the other spelling is there; refused, naming it, nothing recorded.
+        let removed = try Binary.run(["edit", "n.peernote", "y", "--remove-tag", nfd], in: dir)
+        #expect(removed.status == 64)
+        #expect(removed.stderr.hasPrefix("peernote: n.peernote: note \(id.prefix(8)) has no tag"), "\(removed.stderr)")
+        #expect(removed.stderr.contains("(cafe\\u{301})") && removed.stderr.contains("(caf\\u{e9})"), "\(removed.stderr)")
+        #expect(removed.stderr.split(separator: "\n").count == 1, "\(removed.stderr)")
+        #expect(try Document.open(dir.file("n.peernote")).changeCount == before.changeCount)
+        // A title is found only as spelled; a look-alike is named, by its id.
+        try ok(["edit", "n.peernote", "y", "--title", nfc], in: dir)
+        let lookAlike = try Binary.run(["edit", "n.peernote", nfd, "--priority", "high"], in: dir)
+        #expect(lookAlike.status == 64)
+        #expect(lookAlike.stderr.contains("no note has the title") && lookAlike.stderr.contains("(caf\\u{e9})")
+                && lookAlike.stderr.contains("name it by its id, \(id.prefix(8))"), "\(lookAlike.stderr)")
+        try ok(["edit", "n.peernote", nfc, "--title", nfd], in: dir)
+        let after = try Document.open(dir.file("n.peernote"))
+        #expect(after.changeCount == before.changeCount + 2)
+        #expect(bytes([after.notes[0].title]) == bytes([nfd]))
+        // import keeps both spellings of a tag, as two tags.
+        let json = "{\"notes\": [{\"title\": \"t\", \"tags\": [\"\(nfc)\", \"\(nfd)\", \"\(nfc)\"]}]}"
+        let source = try dir.write("in.json", json)
+        try ok(["import", source, "-o", "imported.peernote"], in: dir)
+        #expect(bytes(try Document.open(dir.file("imported.peernote")).notes[0].tags) == bytes([nfd, nfc]))
+        let exported = try ok(["export", "imported.peernote", "--format", "json"], in: dir)
+        // Byte for byte (String.contains would match a look-alike).
+        let line = Array("\"tags\": [\"\(nfd)\", \"\(nfc)\"]".utf8), out = Array(exported.utf8)
+        #expect(out.indices.contains { out[$0...].starts(with: line) }, "\(exported)")
+    }
 }
