@@ -69,7 +69,7 @@ struct InspectReport {
     /// Every author, in the order the replicas list them, without repeats.
     var authors: [String] {
         var out: [String] = []
-        for r in replicas { for a in r.authors where !out.contains(a) { out.append(a) } }
+        for r in replicas { for a in r.authors where !out.containsScalars(of: a) { out.append(a) } }
         return out
     }
 

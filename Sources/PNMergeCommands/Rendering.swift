@@ -154,7 +154,7 @@ enum DiffRendering {
     /// One line per difference, e.g. `edited  "Plan": body, tags`.
     static func lines(_ diff: NotebookDiff, style: RenderStyle) -> [String] {
         var out: [String] = []
-        if diff.titleBefore != diff.titleAfter {
+        if !diff.titleBefore.hasSameScalars(as: diff.titleAfter) {
             out.append(style.paint("retitled", .yellow) + " notebook " + Text.quoted(diff.titleBefore) + " → " + Text.quoted(diff.titleAfter))
         }
         for change in diff.changes {
@@ -191,7 +191,7 @@ enum DiffRendering {
 
     /// `{"before": …, "after": …}` when the notebook title changed, else null.
     static func titleJSON(_ diff: NotebookDiff) -> JSONValue {
-        diff.titleBefore == diff.titleAfter ? .null : .object([("before", .string(diff.titleBefore)), ("after", .string(diff.titleAfter))])
+        diff.titleBefore.hasSameScalars(as: diff.titleAfter) ? .null : .object([("before", .string(diff.titleBefore)), ("after", .string(diff.titleAfter))])
     }
 
     /// `[{"author": …, "changes": n}]`.

@@ -100,7 +100,7 @@ struct SalvageReport {
     /// The authors of the recovered changes, in replica order, without repeats.
     var recoveredAuthors: [String] {
         var out: [String] = []
-        for r in result.document.replicas { for a in r.authors where !out.contains(a) { out.append(a) } }
+        for r in result.document.replicas { for a in r.authors where !out.containsScalars(of: a) { out.append(a) } }
         return out
     }
 
@@ -108,7 +108,7 @@ struct SalvageReport {
     var droppedByAuthor: [(author: String, count: Int)] {
         var out: [(author: String, count: Int)] = []
         for d in result.droppedChanges {
-            if let i = out.firstIndex(where: { $0.author == d.author }) { out[i].count += 1 } else { out.append((d.author, 1)) }
+            if let i = out.firstIndex(where: { $0.author.hasSameScalars(as: d.author) }) { out[i].count += 1 } else { out.append((d.author, 1)) }
         }
         return out
     }
@@ -118,7 +118,7 @@ struct SalvageReport {
         var out: [(replica: ReplicaID, authors: [String])] = []
         for d in result.droppedChanges {
             if let i = out.firstIndex(where: { $0.replica == d.id.replica }) {
-                if !out[i].authors.contains(d.author) { out[i].authors.append(d.author) }
+                if !out[i].authors.containsScalars(of: d.author) { out[i].authors.append(d.author) }
             } else {
                 out.append((d.id.replica, [d.author]))
             }
