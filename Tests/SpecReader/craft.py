@@ -2,7 +2,7 @@
 """Hand-built files (from the spec's encoding rules) for op shapes the CLI never writes:
 reversed deletes, op rows spanning two changes, backwards typing by two replicas,
 unknown op kinds mixed with text. Each is checked with both readers."""
-import sys, os, zlib
+import sys, os, zlib, subprocess
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import pnread
 import mutate
@@ -254,7 +254,50 @@ def scen_registers():
     run_both("craft-delete-vs-restore", build([R1, R2], [""], ch8, ops8))
 
 
+def scen_exact_strings():
+    """Strings are compared by their exact code points, never by Unicode canonical equivalence
+    (peernote(5), CONVENTIONS): tags, titles and authors spelled NFC and NFD side by side."""
+    import json
+    import compare
+    NFC, NFD = "caf\u00e9", "cafe\u0301"
+    N = (0, 1)
+    ch = [dict(r=0, seq=1, length=1, deps=[]),
+          dict(r=0, seq=2, length=10, deps=[1], author=1),
+          dict(r=0, seq=3, length=1, deps=[1], author=1),
+          dict(r=1, seq=1, length=1, deps=[2], author=2),       # concurrent with row 2
+          dict(r=1, seq=2, length=1, deps=[1, 2], author=2)]    # after rows 2 and 3
+    ops = [dict(kind=1, length=1, value="T"),
+           dict(kind=2, length=1, ref1=None, ref2=None, created=1700000000),
+           dict(kind=3, length=1, note=N, value="x", preds=[]),
+           dict(kind=6, length=1, note=N, value=NFC),
+           dict(kind=6, length=1, note=N, value=NFD),
+           dict(kind=6, length=1, note=N, value="f"),
+           dict(kind=6, length=1, note=N, value="e\u0301"),   # sorts before "f" by code point
+           dict(kind=4, length=4, note=N, ref1=None, ref2=None, text="body"),
+           dict(kind=3, length=1, note=N, value=NFC, preds=[(0, 2)]),
+           dict(kind=3, length=1, note=N, value=NFD, preds=[(0, 2)]),   # a conflict: two spellings
+           dict(kind=7, length=1, note=N, value=NFC, preds=[(0, 3)])]   # removes the NFC tag only
+    strings = ["", "Jos\u00e9", "Jose\u0301"]
+    data = build([R1, R2], strings, ch, ops)
+    run_both("craft-exact-strings", data)
+    path = os.path.join(mutate.OUT, "craft-exact-strings.peernote")
+    # the conflict count (inspect) and the rest of compare.py's checks
+    if compare.main([path]):
+        mutate.FAILURES.append("craft-exact-strings (compare.py)")
+    # the authors, as the file spells them
+    t = subprocess.run([mutate.BIN + "pnmerge", "inspect", "--json", path], capture_output=True, text=True)
+    doc = pnread.load(path)
+    mine = sorted(set(c["author"] for c in doc.changes) - {""})
+    tool = sorted(set(json.loads(t.stdout).get("authors", [])) - {""}) if t.returncode == 0 else None
+    same = tool == mine
+    print("%s %-28s tool %s | mine %s" % ("  " if same else "!!", "craft-exact-strings authors",
+          json.dumps(tool), json.dumps(mine)))
+    if not same:
+        mutate.FAILURES.append("craft-exact-strings authors")
+
+
 if __name__ == "__main__":
+    scen_exact_strings()
     scen_reversed_and_spanning()
     scen_backwards_typing()
     scen_unknown_kind_between_text()

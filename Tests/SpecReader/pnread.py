@@ -910,7 +910,8 @@ def resolve_state(doc, b):
     if order != hist_order:
         raise PNError(b.state_off, "state section: notes not in the history's order")
     for sn, hn in zip(st["notes"], nb["notes"]):
-        if (sn["title"], sorted(sn["tags"]), sn["prio"], sn["created"], sn["deleted"]) != \
+        # tags: the visible ones, each once, sorted by code point (str order), in that order
+        if (sn["title"], sn["tags"], sn["prio"], sn["created"], sn["deleted"]) != \
            (hn["title"], hn["tags"], ["low", "normal", "high"].index(hn["priority"]), hn["_created"], hn["deleted"]):
             raise PNError(b.state_off, "state section: note %s disagrees with the history" % hn["id"])
 
