@@ -64,3 +64,18 @@ public struct ImportError: Error, Equatable, Sendable, CustomStringConvertible {
 
     public var description: String { message }
 }
+
+// Titles, bodies and tags compared by their exact Unicode scalars, as the library compares
+// them (the synthesized == would call canonically equivalent spellings equal).
+extension NotebookContent {
+    public static func == (a: NotebookContent, b: NotebookContent) -> Bool {
+        a.title.hasSameScalars(as: b.title) && a.notes == b.notes
+    }
+}
+
+extension NoteContent {
+    public static func == (a: NoteContent, b: NoteContent) -> Bool {
+        a.title.hasSameScalars(as: b.title) && a.body.hasSameScalars(as: b.body)
+            && a.tags.map(ExactString.init) == b.tags.map(ExactString.init) && a.priority == b.priority
+    }
+}

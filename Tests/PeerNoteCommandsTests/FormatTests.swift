@@ -34,6 +34,21 @@ struct FormatTests {
         NoteContent(title: "Empty"),
     ])
 
+    @Test("Tags spelled NFC and NFD stay two tags, sorted by scalars, through both formats; contents compare by scalars")
+    func exactSpellings() throws {
+        let nfc = "caf\u{E9}", nfd = "cafe\u{301}"
+        let note = NoteContent(title: nfc, tags: ["f", nfc, "e\u{301}", nfd, nfc])
+        #expect(note.tags.map { Array($0.utf8) } == [nfd, nfc, "e\u{301}", "f"].map { Array($0.utf8) })
+        #expect(note != NoteContent(title: nfd, tags: note.tags))
+        #expect(NotebookContent(title: nfc, notes: []) != NotebookContent(title: nfd, notes: []))
+        let content = NotebookContent(title: nfd, notes: [note])
+        let markdown = MarkdownFormat.parse(MarkdownFormat.render(content)).notebook
+        #expect(identical(markdown, content))
+        #expect(markdown == content)
+        let json = try NotebookJSON.parse(Array(NotebookJSON.render(content.makeDocument(author: "a", message: "m").notebook).utf8))
+        #expect(identical(json, content))
+    }
+
     @Test("Export writes the documented Markdown")
     func renderSample() {
         #expect(MarkdownFormat.render(sample) == """
