@@ -82,11 +82,14 @@ struct DiffReport {
             }
             throw CLIFailure(.invalidInput, "\(a.name), \(b.name): \(error)")
         }
-        let merged = mergedFromA.notebook
+        let merged = mergedFromA.notebook, mergedPlaces = mergedFromA.notePlaces
+        func changes(_ side: Document) -> NotebookDiff {
+            NotebookDiff(from: side.notebook, placed: side.notePlaces, to: merged, placed: mergedPlaces)
+        }
         return DiffReport(
             documentID: a.document.id,
-            a: Side(file: pathA, missing: intoA.changesByAuthor, diff: NotebookDiff(from: a.document.notebook, to: merged)),
-            b: Side(file: pathB, missing: intoB.changesByAuthor, diff: NotebookDiff(from: b.document.notebook, to: merged)),
+            a: Side(file: pathA, missing: intoA.changesByAuthor, diff: changes(a.document)),
+            b: Side(file: pathB, missing: intoB.changesByAuthor, diff: changes(b.document)),
             merged: merged, conflicts: mergedFromA.conflicts, overlaps: overlaps)
     }
 

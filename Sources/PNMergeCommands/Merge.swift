@@ -169,7 +169,7 @@ enum MergeOperation {
     static func combine(_ base: LoadedDocument, _ others: [LoadedDocument], output: String, dryRun: Bool,
                         appendingToMine: Bool, nothingWrittenNote: Bool = true) throws(CLIFailure) -> Combined {
         var document = base.document
-        let before = document.notebook
+        let before = document.notebook, placesBefore = document.notePlaces
         var inputs: [MergeReport.Input] = []
         var overlaps: [TextOverlap] = []
         var pending: OverlapSearch?
@@ -197,7 +197,7 @@ enum MergeOperation {
         }
         let after = document.notebook
         let report = MergeReport(documentID: document.id, mine: base.path, output: output, dryRun: dryRun, inputs: inputs,
-                                 diff: NotebookDiff(from: before, to: after), notebook: after, conflicts: document.conflicts,
+                                 diff: NotebookDiff(from: before, placed: placesBefore, to: after, placed: document.notePlaces), notebook: after, conflicts: document.conflicts,
                                  overlaps: overlaps)
         return Combined(document: document, report: report, pendingSearch: pending)
     }

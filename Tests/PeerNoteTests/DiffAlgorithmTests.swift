@@ -1,9 +1,10 @@
+import Foundation
 import Testing
 @testable import PeerNote
 
 /// The two diffs behind recorded edits and reports: `TextDiff` (a new body as character
-/// inserts and deletes) and `NotebookDiff.lcs` (which notes a report calls moved). Both are
-/// checked against the textbook quadratic algorithms on small random inputs.
+/// inserts and deletes) and `NotebookDiff` (which notes a report calls moved). Both are
+/// checked against the textbook quadratic algorithms or the plain definition on small random inputs.
 @Suite struct DiffAlgorithmTests {
     /// The length of a longest common subsequence, by the O(nm) table.
     static func lcsLength<E: Equatable>(_ x: [E], _ y: [E]) -> Int {
@@ -93,45 +94,63 @@ import Testing
 
     static func ids(_ numbers: [Int]) -> [NoteID] { numbers.map { NoteID(replica: ReplicaID(high: 9, low: 9), counter: UInt32($0)) } }
 
-    @Test func notesThatStayAreALongestCommonOrder() {
+    /// A notebook of notes numbered `numbers`, in that order, and where each was placed:
+    /// `place(n)` is a number standing for the op that last placed note n.
+    static func notebook(_ numbers: [Int], place: (Int) -> Int) -> (Notebook, [NoteID: NotePlace]) {
+        let notes = numbers.map { Note(id: ids([$0])[0], title: "\($0)", body: "", tags: [], priority: .normal, created: .distantPast) }
+        let places = Dictionary(uniqueKeysWithValues: numbers.map { (ids([$0])[0], NotePlace(replica: ReplicaID(high: 9, low: 9), counter: UInt32(place($0)))) })
+        return (Notebook(id: UUID(), title: "T", notes: notes), places)
+    }
+
+    static func moved(_ diff: NotebookDiff) -> [Int] {
+        diff.changes.compactMap { if case .moved(let n, _, _) = $0 { Int(n.title) } else { nil } }
+    }
+
+    @Test func movedNotesArePlacedAnewWithOtherNotesBeforeThem() {
         var rng = SeededRandom(state: 0x0DE5)
         for round in 0 ..< 400 {
             let n = Int.random(in: 0 ... 30, using: &rng)
             let x = Array(0 ..< n)
             var y = x.shuffled(using: &rng)
-            // Mostly small moves: take a few notes out and put them back elsewhere.
             if round % 2 == 0 {
+                // Mostly small moves: take a few notes out and put them back elsewhere.
                 y = x
                 for _ in 0 ..< Int.random(in: 0 ... 3, using: &rng) where !y.isEmpty {
                     let v = y.remove(at: Int.random(in: 0 ..< y.count, using: &rng))
                     y.insert(v, at: Int.random(in: 0 ... y.count, using: &rng))
                 }
             }
-            let stay = NotebookDiff.lcs(Self.ids(x), Self.ids(y))
-            let longest: Int = Self.lcsLength(x, y)
-            #expect(stay.count == longest, "round \(round)")
-            // A subsequence of both orders.
-            func isSubsequence(_ s: [NoteID], of t: [NoteID]) -> Bool {
-                var it = t.makeIterator()
-                return s.allSatisfy { e in while let v = it.next() { if v == e { return true } }; return false }
+            // Some notes deleted, some added, some placed anew.
+            let deleted = Set(x.filter { _ in Int.random(in: 0 ..< 8, using: &rng) == 0 })
+            y = y.filter { !deleted.contains($0) }
+            for k in 0 ..< Int.random(in: 0 ... 2, using: &rng) { y.insert(100 + k, at: Int.random(in: 0 ... y.count, using: &rng)) }
+            let placedAnew = Set(x.filter { _ in Bool.random(using: &rng) })
+            let (a, placesA) = Self.notebook(x) { $0 }
+            let (b, placesB) = Self.notebook(y) { placedAnew.contains($0) ? 1000 + $0 : $0 }
+            // By the definition: placed anew, and other notes (of those both show) before it.
+            let common = Set(x).intersection(y)
+            let expected = y.filter { v in
+                guard common.contains(v), placedAnew.contains(v) else { return false }
+                let beforeA = Set(x.prefix { $0 != v }).intersection(common)
+                let beforeB = Set(y.prefix { $0 != v }).intersection(common)
+                return beforeA != beforeB
             }
-            #expect(isSubsequence(stay, of: Self.ids(x)) && isSubsequence(stay, of: Self.ids(y)), "round \(round)")
+            let diff = NotebookDiff(from: a, placed: placesA, to: b, placed: placesB)
+            #expect(Self.moved(diff) == expected, "round \(round)")
+            for case .moved(let note, let from, let to) in diff.changes {
+                #expect(x[from] == Int(note.title) && y[to] == Int(note.title), "round \(round)")
+            }
         }
     }
 
-    @Test func aSwapReportsTheNoteThatWentFirstAsStaying() {
-        // Of [a, b] -> [b, a], b stays and a is the one reported moved (as before this algorithm).
-        #expect(NotebookDiff.lcs(Self.ids([1, 2]), Self.ids([2, 1])) == Self.ids([2]))
-        // One note taken to the front: the others stay.
-        #expect(NotebookDiff.lcs(Self.ids([1, 2, 3, 4]), Self.ids([4, 1, 2, 3])) == Self.ids([1, 2, 3]))
-    }
-
     @Test func manyNotesMoved() {
-        // 20,000 notes, the last thousand moved to the front (the quadratic table had 4·10^8 entries).
+        // 20,000 notes, the last thousand moved to the front: only those are moved.
         let x = Array(0 ..< 20_000)
         let y = Array(19_000 ..< 20_000) + Array(0 ..< 19_000)
-        let stay = NotebookDiff.lcs(Self.ids(x), Self.ids(y))
-        #expect(stay == Self.ids(Array(0 ..< 19_000)))
+        let (a, placesA) = Self.notebook(x) { $0 }
+        let (b, placesB) = Self.notebook(y) { $0 >= 19_000 ? 100_000 + $0 : $0 }
+        let diff = NotebookDiff(from: a, placed: placesA, to: b, placed: placesB)
+        #expect(Self.moved(diff) == Array(19_000 ..< 20_000))
     }
 }
 

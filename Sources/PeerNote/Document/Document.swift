@@ -130,6 +130,17 @@ public final class Document {
 
     public var notebook: Notebook { Notebook(id: id, title: title, notes: notes, conflicts: conflicts) }
 
+    /// Where each live note was last placed (see `NotePlace`): what `NotebookDiff` compares to
+    /// tell the notes a change moved from those that other notes' changes only shifted.
+    public var notePlaces: [NoteID: NotePlace] {
+        var out: [NoteID: NotePlace] = [:]
+        for n in state.orderedNotes {
+            guard let place = n.position.value else { continue }
+            out[noteID(n.id)] = NotePlace(replica: log.replicas[Int(place.agent)], counter: place.counter)
+        }
+        return out
+    }
+
     public func note(_ id: NoteID) -> Note? {
         guard let local = localID(id), let n = state.note(local) else { return nil }
         return makeNote(n)

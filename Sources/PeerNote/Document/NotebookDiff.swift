@@ -22,12 +22,17 @@ public struct NotebookDiff: Equatable, Sendable {
     public var changes: [NoteChange]
     public var isEmpty: Bool { titleBefore.hasSameScalars(as: titleAfter) && changes.isEmpty }
 
-    /// Compares two states. A note that is both edited and moved appears twice. Titles, bodies
-    /// and tags differ when their Unicode scalars do (`hasSameScalars`), so a title respelled in
-    /// another normalization form is an edit.
-    /// Moves are the notes whose order relative to the others changed (a longest
-    /// common subsequence of the surviving notes stays put).
-    public init(from a: Notebook, to b: Notebook) {
+    /// Compares two states of a notebook, given where each live note was placed in each
+    /// (`Document.notePlaces`). A note that is both edited and moved appears twice. Titles,
+    /// bodies and tags differ when their Unicode scalars do (`hasSameScalars`), so a title
+    /// respelled in another normalization form is an edit.
+    ///
+    /// A note is moved when it was placed anew (a move changed the place readers see it at)
+    /// and, of the notes both states show, the ones before it are no longer the same: a note
+    /// whose index changed only because others were added, deleted or moved is not, and
+    /// neither is one moved back to where it stood. A note missing from either map of places is
+    /// never reported moved.
+    public init(from a: Notebook, placed placesA: [NoteID: NotePlace], to b: Notebook, placed placesB: [NoteID: NotePlace]) {
         titleBefore = a.title
         titleAfter = b.title
         var out: [NoteChange] = []
@@ -40,47 +45,40 @@ public struct NotebookDiff: Equatable, Sendable {
             var fields: [Field] = []
             if !old.title.hasSameScalars(as: n.title) { fields.append(.title) }
             if !old.body.hasSameScalars(as: n.body) { fields.append(.body) }
-            if old.tags.map(ExactString.init) != n.tags.map(ExactString.init) { fields.append(.tags) }
+            if !old.tags.elementsEqual(n.tags, by: { $0.hasSameScalars(as: $1) }) { fields.append(.tags) }
             if old.priority != n.priority { fields.append(.priority) }
             if !fields.isEmpty { out.append(.edited(before: old, after: n, fields: fields)) }
         }
-        let commonA = a.notes.filter { after[$0.id] != nil }.map(\.id)
-        let commonB = b.notes.filter { before[$0.id] != nil }.map(\.id)
-        let stay = Set(Self.lcs(commonA, commonB))
+        // Of the notes both states show: each one's rank among them in `a`. The notes before
+        // the k-th of them in `b` are the same ones as before it in `a` exactly when its rank in
+        // `a` is k and the largest rank among the k before it is k - 1 (k distinct ranks below k).
+        var rankA: [NoteID: Int] = [:]
+        rankA.reserveCapacity(a.notes.count)
+        for n in a.notes where after[n.id] != nil && rankA[n.id] == nil { rankA[n.id] = rankA.count }
         let indexA = Dictionary(a.notes.enumerated().map { ($1.id, $0) }, uniquingKeysWith: { x, _ in x })
-        for (i, n) in b.notes.enumerated() where before[n.id] != nil && !stay.contains(n.id) {
-            out.append(.moved(n, from: indexA[n.id] ?? 0, to: i))
+        var k = 0, largestRankSoFar = -1
+        for (i, n) in b.notes.enumerated() {
+            guard let rank = rankA[n.id] else { continue }
+            let sameNotesBefore = rank == k && largestRankSoFar == k - 1
+            if !sameNotesBefore, let from = indexA[n.id], let was = placesA[n.id], let now = placesB[n.id], was != now {
+                out.append(.moved(n, from: from, to: i))
+            }
+            largestRankSoFar = max(largestRankSoFar, rank)
+            k += 1
         }
         changes = out
     }
 
-    /// A longest common subsequence of `x` and `y`, two orders of the same distinct notes:
-    /// a longest run of `y` whose positions in `x` increase (patience sorting, O(n log n) time
-    /// and O(n) memory; the table of the textbook algorithm took n² entries, 800 MB for
-    /// 10,000 notes). Of several such runs, it keeps the notes that come first in `y`.
-    static func lcs(_ x: [NoteID], _ y: [NoteID]) -> [NoteID] {
-        var position: [NoteID: Int] = [:]
-        position.reserveCapacity(x.count)
-        for (i, id) in x.enumerated() { position[id] = i }
-        // Read from the end: the longest run whose positions decrease there, so that ties go
-        // to earlier notes of `y`. `ends[l]` is the index in `y` of the run of length l + 1
-        // whose last note read (first in `y`) has the largest position; `link` chains a run.
-        let keys = y.map { position[$0] ?? -1 }
-        var ends: [Int] = []
-        var link = [Int](repeating: -1, count: y.count)
-        for j in y.indices.reversed() where keys[j] >= 0 {
-            var lo = 0, hi = ends.count
-            while lo < hi {
-                let mid = (lo + hi) / 2
-                if keys[ends[mid]] > keys[j] { lo = mid + 1 } else { hi = mid }
-            }
-            if lo > 0 { link[j] = ends[lo - 1] }
-            if lo == ends.count { ends.append(j) } else { ends[lo] = j }
-        }
-        var out: [NoteID] = []
-        out.reserveCapacity(ends.count)
-        var j = ends.last ?? -1
-        while j >= 0 { out.append(y[j]); j = link[j] }
-        return out
+    /// Compares two documents as they stand (`init(from:placed:to:placed:)` of their notebooks).
+    public init(from a: Document, to b: Document) {
+        self.init(from: a.notebook, placed: a.notePlaces, to: b.notebook, placed: b.notePlaces)
     }
+}
+
+/// Where a note was last put in the order of notes: the op that created it or last moved it
+/// (the value of its position register that readers see). Copies that hold the same changes
+/// give a note the same place; a move brought in gives it a new one, and nothing else does.
+public struct NotePlace: Hashable, Sendable {
+    let replica: ReplicaID
+    let counter: UInt32
 }
