@@ -17,8 +17,9 @@ extension PNMerge {
             For each side: how many changes the other copy has that it lacks, and by whom, \
             and what merging them would do to its notes (added, edited, moved, deleted). \
             Then, under "Check", the places in note bodies where both copies edited one \
-            passage, and the conflicts the merged notebook would have, both as 'merge' \
-            reports them. Nothing is written. Copies \
+            passage, as 'merge' reports them; then the conflicts merging would make, grouped \
+            as 'merge' reports them, and a count of those a copy already has. Nothing is \
+            written. Copies \
             that share no history are refused like 'merge' does (exit 2). Exit status 0 \
             whether or not the copies differ.
             """
@@ -57,6 +58,8 @@ struct DiffReport {
     var conflicts: [Conflict]
     /// Places in note bodies where merging meets both copies' text edits (`merge`'s Check).
     var overlaps: [TextOverlap]
+    /// Those of `conflicts` that A or B already has (see `ConflictAge`).
+    var earlierConflicts: Set<Conflict>
     var identical: Bool { a.missingCount == 0 && b.missingCount == 0 }
 
     static func compare(_ pathA: String, _ pathB: String) throws(CLIFailure) -> DiffReport {
@@ -82,7 +85,7 @@ struct DiffReport {
             }
             throw CLIFailure(.invalidInput, "\(a.name), \(b.name): \(error)")
         }
-        let merged = mergedFromA.notebook, mergedPlaces = mergedFromA.notePlaces
+        let merged = mergedFromA.notebook, conflicts = merged.conflicts, mergedPlaces = mergedFromA.notePlaces
         func changes(_ side: Document) -> NotebookDiff {
             NotebookDiff(from: side.notebook, placed: side.notePlaces, to: merged, placed: mergedPlaces)
         }
@@ -90,7 +93,8 @@ struct DiffReport {
             documentID: a.document.id,
             a: Side(file: pathA, missing: intoA.changesByAuthor, diff: changes(a.document)),
             b: Side(file: pathB, missing: intoB.changesByAuthor, diff: changes(b.document)),
-            merged: merged, conflicts: mergedFromA.conflicts, overlaps: overlaps)
+            merged: merged, conflicts: conflicts, overlaps: overlaps,
+            earlierConflicts: ConflictAge.earlier(conflicts, copies: [a.document, b.document]))
     }
 
     func text(style: RenderStyle) -> String {
@@ -109,7 +113,9 @@ struct DiffReport {
         }
         // Listed, grouped and counted as `merge` does, so that the counts read the same in both reports.
         lines += MergeReport.checkLines(overlaps, style: style)
-        lines += MergeReport.conflictLines(conflicts, in: merged, style: style, when: " once merged")
+        lines += MergeReport.conflictLines(conflicts, earlier: earlierConflicts, in: merged, style: style, when: " once merged") { n in
+            "\(Text.count(n, "conflict")) that one copy already has would still be open once merged."
+        }
         return lines.joined(separator: "\n") + "\n"
     }
 
@@ -129,7 +135,7 @@ struct DiffReport {
             ("identical", .bool(identical)),
             ("a", side(a)),
             ("b", side(b)),
-            ("conflicts", .array(conflicts.map { ConflictRendering.json($0, in: merged, style: style) })),
+            ("conflicts", MergeReport.conflictsJSON(conflicts, earlier: earlierConflicts, in: merged, style: style)),
             ("overlaps", MergeReport.overlapsJSON(overlaps)),
         ])
     }

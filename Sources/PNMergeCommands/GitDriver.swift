@@ -21,7 +21,8 @@ extension PNMerge {
             status is 0 and git records the merge. BASE is not needed (both sides carry \
             their whole history) and may be empty or missing, as in an add/add merge. \
             Conflicting values (two titles, say) are kept in the notebook as conflicts, as \
-            'pnmerge merge' does; they are listed on standard error but are not a git conflict.
+            'pnmerge merge' does; they are not a git conflict. Those this merge made are \
+            listed on standard error; those either side already had are counted on one line.
 
             When the sides cannot be merged (different documents created at one path on two \
             branches, or a damaged side), OURS is left byte-identical, one line naming PATH \
@@ -48,13 +49,18 @@ extension PNMerge {
             let console = Console.current
             do {
                 let report = try GitMergeDriver.merge(ours: ours, theirs: theirs, name: name)
-                // Conflicts are named when this merge brought something (not on every no-op merge).
-                let conflicts = report.conflicts
+                // Conflicts are named when this merge brought something (not on every no-op merge):
+                // those it made in full, those a side already had (committed before) counted.
+                let conflicts = report.newConflicts, earlier = report.earlierConflicts.count
+                let see = "(see: pnmerge show \(DisplayText.oneLine(ShellQuote.word(name))))"
                 if !report.upToDate && !conflicts.isEmpty {
                     let style = RenderStyle(color: false, timeZone: console.timeZone)
-                    var lines = ["pnmerge: \(Inputs.displayName(name)): merged; \(Text.count(conflicts.count, "conflict")) kept in the notebook (see: pnmerge show \(DisplayText.oneLine(ShellQuote.word(name)))):"]
+                    var lines = ["pnmerge: \(Inputs.displayName(name)): merged; \(Text.count(conflicts.count, "conflict")) kept in the notebook \(see):"]
                     lines += conflicts.map { "  " + ConflictRendering.line($0, in: report.notebook, style: style) }
                     console.writeError(lines.joined(separator: "\n") + "\n")
+                }
+                if !report.upToDate && earlier > 0 {
+                    console.writeError("pnmerge: \(Inputs.displayName(name)): \(Text.count(earlier, "conflict")) from before this merge \(earlier == 1 ? "is" : "are") still open \(see)\n")
                 }
                 if !report.upToDate && !report.overlaps.isEmpty {
                     var lines = ["pnmerge: \(Inputs.displayName(name)): both sides edited \(Text.count(report.overlaps.count, "place")) in note bodies; every edit is kept, check that they read as meant:"]

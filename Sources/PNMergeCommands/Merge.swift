@@ -19,8 +19,8 @@ extension PNMerge {
             or, with -o, to OUT in compact form ('-o -' writes it to standard output and the \
             report to standard error). The report says how many changes each file brought \
             and from whom, which notes were added, edited, moved or deleted, every conflict \
-            with each value and the one shown, and every note deleted on one copy while \
-            edited on another.
+            the merge made with each value and the one shown, every note deleted on one \
+            copy while edited on another, and how many conflicts the copies already had.
 
             When MINE already has every change, the merge succeeds with "Already up to date" \
             and MINE is not touched. Copies that share no history are refused (exit 2) and \
@@ -195,9 +195,10 @@ enum MergeOperation {
                 overlaps += document.textOverlaps(of: summary)
             }
         }
-        let after = document.notebook
+        let after = document.notebook, conflicts = after.conflicts
         let report = MergeReport(documentID: document.id, mine: base.path, output: output, dryRun: dryRun, inputs: inputs,
-                                 diff: NotebookDiff(from: before, placed: placesBefore, to: after, placed: document.notePlaces), notebook: after, conflicts: document.conflicts,
+                                 diff: NotebookDiff(from: before, placed: placesBefore, to: after, placed: document.notePlaces), notebook: after, conflicts: conflicts,
+                                 earlierConflicts: ConflictAge.earlier(conflicts, copies: [base.document] + others.map(\.document)),
                                  overlaps: overlaps)
         return Combined(document: document, report: report, pendingSearch: pending)
     }

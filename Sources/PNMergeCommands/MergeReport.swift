@@ -30,6 +30,8 @@ struct MergeReport {
     var notebook: Notebook
     /// Every open conflict of the merged document, deleted-while-edited notes included.
     var conflicts: [Conflict]
+    /// Those of `conflicts` that MINE or a THEIRS already had (see `ConflictAge`): counted, not listed.
+    var earlierConflicts: Set<Conflict> = []
     /// Places in note bodies where this merge met both sides' text edits (worth a look).
     var overlaps: [TextOverlap] = []
     /// Bytes written, when something was written.
@@ -41,6 +43,8 @@ struct MergeReport {
     var changes: Int { inputs.reduce(0) { $0 + $1.changes } }
     var upToDate: Bool { changes == 0 && inputs.allSatisfy { $0.fieldsAdded == 0 } }
     var written: Bool { bytesWritten != nil }
+    /// The conflicts this merge made: those no copy had before it.
+    var newConflicts: [Conflict] { conflicts.filter { !earlierConflicts.contains($0) } }
 
     // MARK: Text
 
@@ -69,7 +73,14 @@ struct MergeReport {
             }
         }
         lines += Self.checkLines(overlaps, style: style)
-        lines += Self.conflictLines(conflicts, in: notebook, style: style)
+        lines += Self.conflictLines(conflicts, earlier: earlierConflicts, in: notebook, style: style) { n in
+            let these = "\(Text.count(n, "conflict")) from before this merge"
+            if dryRun && !upToDate { return these + " would still be open." }
+            // Named when the file holds the result: written, or MINE already up to date.
+            let holder = written ? output : (upToDate && output == mine ? mine : "-")
+            let see = holder == "-" ? "" : " (see: pnmerge show \(DisplayText.oneLine(ShellQuote.word(holder))))"
+            return these + (n == 1 ? " is" : " are") + " still open" + see + "."
+        }
         if let n = bytesWritten {
             if mineChangedMeanwhile {
                 lines.append("\(mineName) changed while this merge ran (another program wrote it); what it held then was merged in too.")
@@ -81,18 +92,23 @@ struct MergeReport {
         return lines.joined(separator: "\n") + "\n"
     }
 
-    /// A merged notebook's conflicts in words, as `merge` and `diff` list them: value and move
-    /// conflicts under "Conflicts (N):", then notes deleted on one side while edited on the other
-    /// under a heading of their own. `when` ends each heading's words (" once merged", for `diff`).
-    static func conflictLines(_ conflicts: [Conflict], in notebook: Notebook, style: RenderStyle, when: String = "") -> [String] {
-        let deleted = conflicts.filter { if case .deletedWhileEdited = $0 { true } else { false } }
-        let regular = conflicts.filter { if case .deletedWhileEdited = $0 { false } else { true } }
+    /// A merged notebook's conflicts in words, as `merge` and `diff` list them: those the merge
+    /// made, value and move conflicts under "Conflicts (N):", then notes deleted on one side while
+    /// edited on the other under a heading of their own; then the ones in `earlier` (a copy
+    /// already had them), counted on one line, `stillOpen(count)`. `when` ends each heading's
+    /// words (" once merged", for `diff`).
+    static func conflictLines(_ conflicts: [Conflict], earlier: Set<Conflict>, in notebook: Notebook, style: RenderStyle, when: String = "",
+                              stillOpen: (Int) -> String) -> [String] {
+        let made = conflicts.filter { !earlier.contains($0) }
+        let deleted = made.filter { if case .deletedWhileEdited = $0 { true } else { false } }
+        let regular = made.filter { if case .deletedWhileEdited = $0 { false } else { true } }
         var lines: [String] = []
         for (heading, group) in [("Conflicts" + when, regular), ("Deleted on one side, edited on the other" + (when.isEmpty ? "" : "," + when), deleted)]
             where !group.isEmpty {
             lines.append(style.paint("\(heading) (\(group.count)):", .bold))
             lines += group.map { "  " + style.paint(ConflictRendering.line($0, in: notebook, style: style), .yellow) }
         }
+        if made.count < conflicts.count { lines.append(stillOpen(conflicts.count - made.count)) }
         return lines
     }
 
@@ -102,6 +118,16 @@ struct MergeReport {
         guard !overlaps.isEmpty else { return [] }
         return [style.paint("Check (\(overlaps.count)): both sides edited these places; every edit is kept", .bold)]
             + overlaps.map { "  " + style.paint(line($0), .yellow) }
+    }
+
+    /// A merged notebook's conflicts as JSON: each as `show` gives it, with `"new"`: whether the
+    /// merge made it (false when a copy already had it, one of `earlier`).
+    static func conflictsJSON(_ conflicts: [Conflict], earlier: Set<Conflict>, in notebook: Notebook, style: RenderStyle) -> JSONValue {
+        .array(conflicts.map { c in
+            let object = ConflictRendering.json(c, in: notebook, style: style)
+            guard case .object(let fields) = object else { return object }
+            return .object(fields + [("new", .bool(!earlier.contains(c)))])
+        })
     }
 
     /// One place both sides edited, in words.
@@ -133,7 +159,7 @@ struct MergeReport {
             })),
             ("notebookTitle", DiffRendering.titleJSON(diff)),
             ("notes", .array(diff.changes.map(DiffRendering.json))),
-            ("conflicts", .array(conflicts.map { ConflictRendering.json($0, in: notebook, style: style) })),
+            ("conflicts", Self.conflictsJSON(conflicts, earlier: earlierConflicts, in: notebook, style: style)),
             ("overlaps", Self.overlapsJSON(overlaps)),
         ])
     }
@@ -144,5 +170,38 @@ struct MergeReport {
             .object([("note", .string(o.note.description)), ("title", .string(o.noteTitle)),
                      ("line", .int(o.line)), ("kind", .string(o.kind.rawValue))])
         })
+    }
+}
+
+/// Tells a merged notebook's conflicts that a merged copy already had from those the merge made.
+enum ConflictAge {
+    /// The conflicts of `merged` that one of `copies` already had: the same kind, on the same
+    /// note, between the same writes (a note retitled since does not make it another; a write
+    /// the merge added to it does, as neither copy had that one).
+    static func earlier(_ merged: [Conflict], copies: [Document]) -> Set<Conflict> {
+        guard !merged.isEmpty else { return [] }
+        let had = Set(copies.flatMap { $0.conflicts.map(Identity.init) })
+        return Set(merged.filter { had.contains(Identity($0)) })
+    }
+
+    /// What makes two copies' conflicts the same one.
+    private struct Identity: Hashable {
+        var kind: Int
+        var note: NoteID?
+        var values: Set<ConflictValue> = []
+        var moves: Set<Attribution> = []
+        var deletedBy: Set<Attribution> = []
+        var editedBy: Set<Attribution> = []
+
+        init(_ conflict: Conflict) {
+            switch conflict {
+            case .notebookTitle(let values, _): (kind, note, self.values) = (0, nil, Set(values))
+            case .noteTitle(let n, let values, _): (kind, note, self.values) = (1, n, Set(values))
+            case .priority(let n, _, let values, _): (kind, note, self.values) = (2, n, Set(values))
+            case .position(let n, _, let moves): (kind, note, self.moves) = (3, n, Set(moves))
+            case .deletedWhileEdited(let n, _, let deletedBy, let editedBy):
+                (kind, note, self.deletedBy, self.editedBy) = (4, n, Set(deletedBy), Set(editedBy))
+            }
+        }
     }
 }

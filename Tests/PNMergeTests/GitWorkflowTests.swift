@@ -108,6 +108,75 @@ struct GitWorkflowTests {
         #expect(log == "feature: add a note\nfeature: edit Beta and Alpha, retitle, delete Delta\n")
     }
 
+    @Test("The driver lists the conflicts a merge made and counts, on one line, those committed before it (merge, rebase, cherry-pick)")
+    func conflictsFromBefore() throws {
+        let repo = try GitRepo()
+        try #require(try repo.pnmerge(["git-setup"]).status == 0)
+        // A title conflict, merged and committed on main before the branches part.
+        let base = Document(title: "N", author: "alice")
+        let t = base.addNote(title: "T")
+        base.addNote(title: "U")
+        let bob = base.fork(author: "bob")
+        try bob.setNoteTitle(t, "Bob's T")
+        try base.setNoteTitle(t, "Alice's T")
+        try base.merge(bob)
+        try #require(base.conflicts.count == 1)
+        try base.write(to: repo.path("n.peernote"), mode: .compact)
+        try repo.git("add", ".gitattributes", "n.peernote")
+        try repo.git("commit", "-q", "-m", "base")
+        try repo.git("checkout", "-q", "-b", "side")
+        try repo.edit("n.peernote", author: "bob") { d in try d.setBody(try d.findNote("U").id, "only U changed") }
+        try repo.git("commit", "-q", "-a", "-m", "side: U's body")
+        try repo.edit("n.peernote", author: "bob") { d in d.addNote(title: "W") }
+        try repo.git("commit", "-q", "-a", "-m", "side: add W")
+        try repo.git("checkout", "-q", "main")
+        try repo.edit("n.peernote", author: "alice") { d in d.addNote(title: "V") }
+        try repo.git("commit", "-q", "-a", "-m", "main: add V")
+        let mainHead = try repo.git("rev-parse", "HEAD").out.trimmingCharacters(in: .whitespacesAndNewlines)
+
+        let old = "n.peernote: 1 conflict from before this merge is still open (see: pnmerge show n.peernote)\n"
+        let merged = try repo.tryGit(["merge", "--no-edit", "side"])
+        #expect(merged.status == 0, "\(merged.out)\(merged.err)")
+        #expect(merged.err.contains(old), "\(merged.err)")
+        #expect(!merged.err.contains("kept in the notebook") && !merged.err.contains("note \""), "only counted:\n\(merged.err)")
+
+        // Cherry-picked and rebased, a step at a time: each step says the same, once.
+        try repo.git("reset", "-q", "--hard", mainHead)
+        let picked = try repo.tryGit(["cherry-pick", "main..side"])
+        #expect(picked.status == 0, "\(picked.out)\(picked.err)")
+        #expect(picked.err.components(separatedBy: old).count - 1 == 2, "\(picked.err)")
+        #expect(!picked.err.contains("kept in the notebook"), "\(picked.err)")
+        try repo.git("checkout", "-q", "side")
+        let rebased = try repo.tryGit(["rebase", mainHead])
+        #expect(rebased.status == 0, "\(rebased.out)\(rebased.err)")
+        #expect(rebased.err.components(separatedBy: old).count - 1 == 2, "\(rebased.err)")
+        #expect(!rebased.err.contains("kept in the notebook"), "\(rebased.err)")
+
+        // A merge that makes a conflict of its own lists it, and still only counts the old one.
+        try repo.git("checkout", "-q", "-B", "other", mainHead)
+        try repo.edit("n.peernote", author: "carol") { d in try d.setPriority(try d.findNote("U").id, .high) }
+        try repo.git("commit", "-q", "-a", "-m", "other: U high")
+        try repo.git("checkout", "-q", "-B", "main", mainHead)
+        try repo.edit("n.peernote", author: "alice") { d in try d.setPriority(try d.findNote("U").id, .low) }
+        try repo.git("commit", "-q", "-a", "-m", "main: U low")
+        let both = try repo.tryGit(["merge", "--no-edit", "other"])
+        #expect(both.status == 0, "\(both.out)\(both.err)")
+        #expect(both.err.contains("n.peernote: merged; 1 conflict kept in the notebook (see: pnmerge show n.peernote):\n  note \"U\": priority"), "\(both.err)")
+        #expect(both.err.contains(old), "\(both.err)")
+        #expect(!both.err.contains("Bob's T\" (bob"), "the old conflict is not listed:\n\(both.err)")
+    }
+
+    @Test("git rebase: the step that makes the conflicts lists them; the next one, which finds them committed, counts them")
+    func rebaseCountsConflictsOnce() throws {
+        let s = try BranchScenario()
+        try s.repo.git("checkout", "-q", "feature")
+        let r = try s.repo.tryGit(["rebase", "main"])
+        #expect(r.status == 0, "\(r.out)\(r.err)")
+        #expect(r.err.components(separatedBy: "notes.peernote: merged; 2 conflicts kept in the notebook").count - 1 == 1, "\(r.err)")
+        #expect(r.err.contains("notes.peernote: 2 conflicts from before this merge are still open (see: pnmerge show notes.peernote)\n"), "\(r.err)")
+        try s.expectEveryEdit("rebase")
+    }
+
     @Test("git cherry-pick of the feature commits onto main keeps every edit")
     func cherryPick() throws {
         let s = try BranchScenario()

@@ -1,0 +1,105 @@
+import Foundation
+import PeerNote
+import Testing
+
+/// `merge` and `diff` list the conflicts a merge makes, and count on one line those a copy
+/// already had.
+@Suite("conflicts from before a merge (in-process)")
+struct ConflictAgeTests {
+    /// alice's and bob's copies of one notebook (Plan, Shop, Old), written to `dir`:
+    /// - alice already has a title conflict on Plan (merged from carol), bob a priority conflict
+    ///   on Shop (merged from dave): one each, from before;
+    /// - alice retitles Shop and deletes Old; bob retitles Shop and edits Old: two conflicts
+    ///   that merging them makes.
+    /// Also writes `eve.peernote`, which retitled Plan too (merged in, Plan's conflict grows).
+    static func copies() throws -> TempDir {
+        let base = Document(title: "Home", author: "base", time: at(9, 0))
+        base.clock = { at(9, 0) }
+        let plan = base.addNote(title: "Plan"), shop = base.addNote(title: "Shop"), old = base.addNote(title: "Old", body: "stale")
+        func copy(_ author: String, _ minute: Int) -> Document {
+            let d = base.fork(author: author)
+            d.clock = { at(10, minute) }
+            return d
+        }
+        let alice = copy("alice", 1), bob = copy("bob", 2), carol = copy("carol", 3), dave = copy("dave", 4), eve = copy("eve", 5)
+        try alice.setNoteTitle(plan, "Plan A")
+        try carol.setNoteTitle(plan, "Plan C")
+        try alice.merge(carol)
+        try bob.setPriority(shop, .high)
+        try dave.setPriority(shop, .low)
+        try bob.merge(dave)
+        try alice.setNoteTitle(shop, "Shop A")
+        try alice.deleteNote(old)
+        try bob.setNoteTitle(shop, "Shop B")
+        try bob.setBody(old, "still stale")
+        try eve.setNoteTitle(plan, "Plan E")
+        let dir = try TempDir()
+        _ = try dir.write(alice.save(), "alice.peernote")
+        _ = try dir.write(bob.save(), "bob.peernote")
+        _ = try dir.write(eve.save(), "eve.peernote")
+        return dir
+    }
+
+    /// The conflict lines of a text report (indented, naming a note).
+    static func conflictLines(_ text: String) -> [String] {
+        text.split(separator: "\n").map(String.init).filter { $0.hasPrefix("  note ") }
+    }
+
+    @Test("Merged either way, the two conflicts the merge makes are listed and the two from before counted, in text and JSON",
+          arguments: [("alice", "bob"), ("bob", "alice")])
+    func mergeListsNewCountsOld(mine: String, theirs: String) throws {
+        let dir = try Self.copies()
+        let mineFile = dir.path(mine + ".peernote"), theirsFile = dir.path(theirs + ".peernote")
+
+        let dry = pnmerge(["merge", "--dry-run", mineFile, theirsFile])
+        #expect(dry.status == 0, "\(dry.err)")
+        #expect(dry.out.contains("Conflicts (1):\n  note \"Shop "), "\(dry.out)")
+        #expect(dry.out.contains("Deleted on one side, edited on the other (1):\n  note \"Old\": deleted by alice"), "\(dry.out)")
+        #expect(dry.out.contains("\n2 conflicts from before this merge would still be open.\n"), "\(dry.out)")
+        #expect(Self.conflictLines(dry.out).count == 2, "\(dry.out)")
+        #expect(!Self.conflictLines(dry.out).contains { $0.contains("\"Plan C\"") || $0.contains("priority \"") }, "the old ones are not listed:\n\(dry.out)")
+
+        let json = try #require(try parseJSON(pnmerge(["merge", "--dry-run", "--json", mineFile, theirsFile]).out) as? [String: Any])
+        let conflicts = try #require(json["conflicts"] as? [[String: Any]])
+        let flags = Dictionary(conflicts.map { ("\($0["kind"] as? String ?? "?") \($0["noteTitle"] as? String ?? "")", $0["new"] as? Bool) },
+                               uniquingKeysWith: { a, _ in a })
+        #expect(conflicts.count == 4, "\(conflicts)")
+        #expect(flags.filter { $0.value == true }.keys.sorted().map { String($0.prefix(14)) } == ["deletedWhileEd", "noteTitle Shop"], "\(flags)")
+        #expect(flags.filter { $0.value == false }.keys.sorted().map { String($0.prefix(13)) } == ["noteTitle Pla", "priority Shop"], "\(flags)")
+
+        let merged = pnmerge(["merge", mineFile, theirsFile])
+        #expect(merged.status == 0, "\(merged.err)")
+        #expect(merged.out.contains("\n2 conflicts from before this merge are still open (see: pnmerge show \(mineFile)).\n"), "\(merged.out)")
+        #expect(Self.conflictLines(merged.out).count == 2, "\(merged.out)")
+        // Merged again: nothing new, and every conflict is from before.
+        let again = pnmerge(["merge", mineFile, theirsFile])
+        #expect(again.out.hasPrefix("Already up to date"), "\(again.out)")
+        #expect(again.out.contains("\n4 conflicts from before this merge are still open (see: pnmerge show \(mineFile)).\n"), "\(again.out)")
+        #expect(Self.conflictLines(again.out).isEmpty, "\(again.out)")
+    }
+
+    @Test("A conflict a merge adds a value to is listed (neither copy had it so), with every value")
+    func grownConflictIsNew() throws {
+        let dir = try Self.copies()
+        let r = pnmerge(["merge", "--dry-run", dir.path("alice.peernote"), dir.path("eve.peernote")])
+        #expect(r.status == 0, "\(r.err)")
+        let lines = Self.conflictLines(r.out)
+        #expect(lines.count == 1 && lines.first?.contains("\"Plan A\"") == true && lines.first?.contains("\"Plan C\"") == true
+                && lines.first?.contains("\"Plan E\"") == true, "\(r.out)")
+        #expect(!r.out.contains("from before this merge"), "\(r.out)")
+    }
+
+    @Test("diff lists the conflicts merging would make and counts those one copy already has, in text and JSON")
+    func diffListsNewCountsOld() throws {
+        let dir = try Self.copies()
+        let r = pnmerge(["diff", dir.path("alice.peernote"), dir.path("bob.peernote")])
+        #expect(r.status == 0, "\(r.err)")
+        #expect(r.out.contains("Conflicts once merged (1):\n  note \"Shop "), "\(r.out)")
+        #expect(r.out.contains("Deleted on one side, edited on the other, once merged (1):\n"), "\(r.out)")
+        #expect(r.out.hasSuffix("\n2 conflicts that one copy already has would still be open once merged.\n"), "\(r.out)")
+        #expect(Self.conflictLines(r.out).count == 2, "\(r.out)")
+        let json = try #require(try parseJSON(pnmerge(["diff", "--json", dir.path("alice.peernote"), dir.path("bob.peernote")]).out) as? [String: Any])
+        let conflicts = try #require(json["conflicts"] as? [[String: Any]])
+        #expect(conflicts.compactMap { $0["new"] as? Bool }.sorted { !$0 && $1 } == [false, false, true, true], "\(conflicts)")
+    }
+}
