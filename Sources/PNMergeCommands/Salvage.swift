@@ -126,18 +126,24 @@ struct SalvageReport {
         return out
     }
 
-    /// `kept` (every change recovered), `lost` (damaged, or no change recovered) or `part`.
+    /// `kept` (every change recovered), `lost` (damaged, or no change recovered), `part`, `copy`
+    /// (left out, but every change of it is in the output anyway) or `junk` (damaged bytes that
+    /// cannot have held a change).
     static func label(_ region: SalvageRegion) -> String {
-        if region.kind == .damaged || (region.keptChanges == 0 && region.changeCount != 0) { return "lost" }
+        if region.kind == .damaged { return region.changeCount == 0 ? "junk" : "lost" }
+        if region.keptChanges == 0, let n = region.changeCount, n > 0, region.alreadyRecovered == n { return "copy" }
+        if region.keptChanges == 0 && region.changeCount != 0 { return "lost" }
         return region.keptChanges == region.changeCount ? "kept" : "part"
     }
 
-    /// Regions with runs of append blocks that fared alike (same label and problem) put together.
+    /// Regions with runs of append blocks that fared alike (same label, and the same problem or
+    /// both changes dropped for an incomplete history) put together.
     static func groups(_ regions: [SalvageRegion]) -> [[SalvageRegion]] {
         var out: [[SalvageRegion]] = []
         for region in regions {
             if let last = out.last?.last, last.kind == .appendBlock, region.kind == .appendBlock,
-               label(last) == label(region), last.problem == region.problem, last.offset + last.length == region.offset {
+               label(last) == label(region), last.problem == region.problem || (last.droppedChanges > 0 && region.droppedChanges > 0),
+               last.offset + last.length == region.offset {
                 out[out.count - 1].append(region)
             } else {
                 out.append([region])
@@ -146,20 +152,102 @@ struct SalvageReport {
         return out
     }
 
+    /// What a group of regions says went wrong: the counts of the whole group for dropped changes.
+    static func problem(of group: [SalvageRegion]) -> String? {
+        let dropped = group.reduce(0) { $0 + $1.droppedChanges }
+        guard group.count > 1, dropped > 0 else { return group[0].problem }
+        return SalvageRegion.droppedProblem(dropped, of: group.reduce(0) { $0 + ($1.changeCount ?? 0) }, blocks: group.count)
+    }
+
+    /// `bytes 311-621`.
+    static func bytes(_ range: Range<Int>) -> String { range.count > 0 ? "bytes \(range.lowerBound)-\(range.upperBound - 1)" : "offset \(range.lowerBound)" }
+
+    /// A left-out part in a few words, e.g. `of another notebook ("Home", id …) at bytes 311-621`.
+    static func describe(_ part: SalvageLeftOut) -> String {
+        let at = bytes(part.range)
+        switch part.kind {
+        case .otherDocument:
+            let id = part.documentID.map { "id \($0.uuidString.lowercased())" } ?? "id unknown"
+            return "of another notebook (\(part.onItsOwn.map { "\(Text.quoted($0.title)), " } ?? "")\(id)) at \(at)"
+        case .copy: return "of a second copy of this notebook at \(at)"
+        case .orphanAppends: return "in append blocks at \(at) before the base block (their history is lost)"
+        case .unplacedAppends: return "in append blocks at \(at) whose rows overlap the blocks before them"
+        }
+    }
+
+    /// Authors of the changes of a left-out part that the output does not hold, in order of first appearance.
+    static func missingAuthors(_ part: SalvageLeftOut) -> [(author: String, count: Int)] {
+        var out: [(author: String, count: Int)] = []
+        for c in part.missing {
+            if let i = out.firstIndex(where: { $0.author == c.author }) { out[i].count += 1 } else { out.append((c.author, 1)) }
+        }
+        return out
+    }
+
+    /// Damaged bytes that cannot have held a change, described (`11 bytes of trailing data that hold no block`).
+    var bytesWithoutChangesText: String? {
+        let n = result.bytesWithoutChanges
+        guard n > 0 else { return nil }
+        let trailing = result.regions.last.map { $0.kind == .damaged && $0.changeCount == 0 && $0.length == n } ?? false
+        return "\(Text.count(n, "byte")) of \(trailing ? "trailing " : "")data that hold no block"
+    }
+
     var lostLine: String {
         let r = result
         var parts: [String] = []
-        if r.damagedBytes > 0 {
+        let damaged = r.damagedBytes - r.bytesWithoutChanges
+        if damaged > 0 || r.unreadableChanges > 0 || !r.unreadableChangesExact {
             let count = r.unreadableChangesExact
                 ? Text.count(r.unreadableChanges, "change")
                 : (r.unreadableChanges > 0 ? "at least \(Text.count(r.unreadableChanges, "change"))" : "an unknown number of changes")
-            parts.append("\(count) in \(Text.count(r.damagedBytes, "damaged byte")) (authors unknown)"
+            parts.append("\(count) in \(Text.count(damaged, "damaged byte")) (authors unknown)"
                          + (r.unreadableChangesExact ? "" : "; the file ends inside damaged bytes, so what they held cannot be counted"))
         }
         if !r.droppedChanges.isEmpty {
             parts.append("\(Text.count(r.droppedChanges.count, "intact change")) dropped because their history is incomplete (\(Text.authors(droppedByAuthor)))")
         }
+        for part in r.leftOut where !part.missing.isEmpty {
+            parts.append("\(Text.count(part.missing.count, "intact change")) \(Self.describe(part)), left out (\(Text.authors(Self.missingAuthors(part))))")
+        }
+        if let junk = bytesWithoutChangesText {
+            parts.append(parts.isEmpty ? "\(junk); no change lost" : junk)
+        }
         return parts.isEmpty ? "nothing" : parts.joined(separator: "; ")
+    }
+
+    /// For each left-out notebook (or copy) whose changes are not in the output: where it is and how to get it back.
+    var leftOutLines: [String] {
+        var lines: [String] = []
+        let target = output == "-" ? "the output" : Inputs.displayName(output)
+        for part in result.leftOut where part.kind == .otherDocument || part.kind == .copy {
+            let missing = part.missing.count
+            guard missing > 0 else { continue }
+            let name = "notebook-at-\(part.range.lowerBound).peernote"
+            let cut: String
+            if file == "-" {
+                cut = "save the input to a file and cut \(Self.bytes(part.range)) out of it into \(name)"
+            } else {
+                cut = "tail -c +\(part.range.lowerBound + 1) \(GitSetupOperation.shellQuoted(file))"
+                    + (part.range.upperBound < fileSize ? " | head -c \(part.range.count)" : "") + " > \(name)"
+            }
+            var line: String
+            if part.kind == .otherDocument {
+                line = "another notebook" + (part.onItsOwn.map { ", \(Text.quoted($0.title)) (\(Text.count($0.changes, "change")) recoverable)," } ?? "")
+                    + " starts at offset \(part.range.lowerBound) (\(Self.bytes(part.range))) and is not in the output"
+            } else {
+                line = "a second copy of this notebook starts at offset \(part.range.lowerBound) (\(Self.bytes(part.range))); "
+                    + "\(Text.count(missing, "change")) of it \(missing == 1 ? "is" : "are") not in the output"
+            }
+            if let alone = part.onItsOwn {
+                line += "; to get \(part.kind == .copy && missing > 1 ? "them" : "it") back: \(cut)"
+                if !alone.intact { line += ", then pnmerge salvage \(name)" }
+                if part.kind == .copy { line += ", then pnmerge merge \(GitSetupOperation.shellQuoted(target)) \(name)" }
+            } else {
+                line += "; nothing can be recovered from it on its own"
+            }
+            lines.append(line)
+        }
+        return lines
     }
 
     func text(style: RenderStyle) -> String {
@@ -176,15 +264,15 @@ struct SalvageReport {
         for group in Self.groups(r.regions) {
             let first = group[0]
             let end = group[group.count - 1].offset + group[group.count - 1].length
-            let range = end > first.offset ? "bytes \(first.offset)-\(end - 1)" : "offset \(first.offset)"
+            let range = Self.bytes(first.offset ..< end)
             let label = Self.label(first)
             let kind = label == "lost" ? style.paint(label, .red) : style.paint(label, label == "kept" ? .green : .yellow)
             var what = group.count == 1 ? first.kind.rawValue : "\(group.count) \(first.kind.rawValue)s"
-            if first.changeCount != nil {
+            if first.kind != .damaged, first.changeCount != nil {
                 let n = group.reduce(0) { $0 + ($1.changeCount ?? 0) }
                 what += ", \(group.reduce(0) { $0 + $1.keptChanges }) of \(Text.count(n, "change")) recovered"
             }
-            if let p = first.problem { what += ": \(p)" }
+            if let p = Self.problem(of: group) { what += ": \(p)" }
             lines.append("  \(kind)  \(range.padded(toLength: 22)) \(what)")
         }
         let authors = recoveredAuthors.map(Text.author).joined(separator: ", ")
@@ -199,8 +287,21 @@ struct SalvageReport {
         if !replicas.isEmpty {
             lines.append("replicas that lost changes: " + replicas.map { "\($0.replica.short) (\($0.authors.map(Text.author).joined(separator: ", ")))" }.joined(separator: ", "))
         }
+        lines += leftOutLines
         lines.append("wrote \(target): \(Text.count(r.bytes.count, "byte")), notebook \(summary)")
         return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// One left-out part in the JSON report.
+    static func json(_ part: SalvageLeftOut) -> JSONValue {
+        let document: JSONValue = part.documentID.map { .string($0.uuidString.lowercased()) } ?? .null
+        var alone = JSONValue.null
+        if let a = part.onItsOwn { alone = .object([("title", .string(a.title)), ("changes", .int(a.changes)), ("intact", .bool(a.intact))]) }
+        return .object([
+            ("kind", .string(part.kind.rawValue)), ("offset", .int(part.range.lowerBound)), ("length", .int(part.range.count)),
+            ("document", document), ("changes", .int(part.changes.count)), ("alreadyRecovered", .int(part.changes.count - part.missing.count)),
+            ("authors", DiffRendering.authorsJSON(missingAuthors(part))), ("onItsOwn", alone),
+        ])
     }
 
     /// The schema is documented in man/pnmerge.1 (SALVAGE REPORT).
@@ -215,7 +316,7 @@ struct SalvageReport {
             ("regions", .array(r.regions.map { region in
                 .object([("offset", .int(region.offset)), ("length", .int(region.length)), ("kind", .string(region.kind.rawValue)),
                          ("changes", region.changeCount.map(JSONValue.int) ?? .null), ("kept", .int(region.keptChanges)),
-                         ("problem", .optional(region.problem))])
+                         ("alreadyRecovered", .int(region.alreadyRecovered)), ("problem", .optional(region.problem))])
             })),
             ("recovered", .object([("changes", .int(r.document.changeCount)), ("authors", .strings(recoveredAuthors))])),
             ("lost", .object([
@@ -227,6 +328,9 @@ struct SalvageReport {
                              ("message", .string(d.message)), ("reason", .string(d.reason))])
                 })),
                 ("replicas", .array(droppedReplicas.map { .object([("id", .string($0.replica.description)), ("authors", .strings($0.authors))]) })),
+                ("bytesWithoutChanges", .int(r.bytesWithoutChanges)),
+                ("leftOutChanges", .int(r.leftOutChanges)),
+                ("leftOut", .array(r.leftOut.map(Self.json))),
             ])),
             ("notebook", .object([("title", .string(notebook.title)), ("notes", .int(notebook.notes.count)),
                                   ("deletedNotes", .int(r.document.deletedNotes.count)), ("conflicts", .int(notebook.conflicts.count))])),

@@ -118,6 +118,178 @@ struct SalvageCommandTests {
         #expect(r.err.contains("salvage of <stdin>") && r.err.contains("wrote standard output"), "\(r.err)")
     }
 
+    /// A notebook as `peernote` writes it: created, then one note added per session (each its
+    /// own replica), each save appending a block. The file, and where its blocks start.
+    func notebook(_ title: String, notes: [String]) throws -> (bytes: [UInt8], blocks: [Int], id: UUID) {
+        let first = Document(title: title, author: "alice", time: at(9, 0))
+        let grown = try adding(notes, to: first.save(.incremental))
+        return (grown.bytes, [0] + grown.blocks, first.id)
+    }
+
+    /// `file` with one note added per session, each save appending a block; and where those blocks start.
+    func adding(_ notes: [String], to file: [UInt8]) throws -> (bytes: [UInt8], blocks: [Int]) {
+        var bytes = file
+        var blocks: [Int] = []
+        for note in notes {
+            let d = try Document.load(bytes)
+            d.author = "alice"
+            d.clock = { at(9, 5) }
+            d.addNote(title: note)
+            blocks.append(bytes.count)
+            bytes = d.save(.incremental)
+        }
+        return (bytes, blocks)
+    }
+
+    @Test("Two notebooks glued together: the second is counted as lost, named, and the report says how to cut it out; text and --json")
+    func twoNotebooks() throws {
+        let dir = try TempDir()
+        let work = try notebook("Work", notes: ["W1"])
+        let home = try notebook("Home", notes: ["H1"])
+        let both = try dir.write(work.bytes + home.bytes, "both.peernote")
+        let start = work.bytes.count, end = work.bytes.count + home.bytes.count
+        let r = pnmerge(["salvage", both, "-o", dir.path("out.peernote")])
+        #expect(r.status == 0, "\(r.err)")
+        #expect(try dir.bytes("out.peernote") == work.bytes)
+        #expect(!r.out.contains("lost: nothing"), "\(r.out)")
+        #expect(r.out.contains("lost: 2 intact changes of another notebook (\"Home\", id \(home.id.uuidString.lowercased())) at bytes \(start)-\(end - 1), left out (alice 2)"), "\(r.out)")
+        #expect(r.out.contains("starts at offset \(start) (bytes \(start)-\(end - 1)) and is not in the output"), "\(r.out)")
+        #expect(r.out.contains("tail -c +\(start + 1) \(both) > notebook-at-\(start).peernote"), "\(r.out)")
+        #expect(!r.out.contains("does not belong to this document's history"), "\(r.out)")
+        // What the report says to cut out is the second notebook, byte for byte.
+        #expect(Array((work.bytes + home.bytes)[start...]) == home.bytes)
+
+        let j = pnmerge(["salvage", both, "-o", dir.path("out2.peernote"), "--json"])
+        let json = try #require(try parseJSON(j.out) as? [String: Any])
+        let lost = try #require(json["lost"] as? [String: Any])
+        #expect(lost["leftOutChanges"] as? Int == 2)
+        let parts = try #require(lost["leftOut"] as? [[String: Any]])
+        #expect(parts.count == 1)
+        #expect(parts.first?["kind"] as? String == "other notebook")
+        #expect(parts.first?["offset"] as? Int == start && parts.first?["length"] as? Int == home.bytes.count)
+        #expect(parts.first?["document"] as? String == home.id.uuidString.lowercased())
+        #expect(parts.first?["changes"] as? Int == 2 && parts.first?["alreadyRecovered"] as? Int == 0)
+        let authors = try #require(parts.first?["authors"] as? [[String: Any]])
+        #expect(authors.count == 1 && authors.first?["author"] as? String == "alice" && authors.first?["changes"] as? Int == 2)
+        let alone = try #require(parts.first?["onItsOwn"] as? [String: Any])
+        #expect(alone["title"] as? String == "Home" && alone["changes"] as? Int == 2 && alone["intact"] as? Bool == true)
+    }
+
+    @Test("A glued-on notebook's append blocks stay with it, even when their row numbers would fit after the first notebook's")
+    func gluedAppendBlocksStayWithTheirNotebook() throws {
+        let dir = try TempDir()
+        let work = try notebook("Work", notes: ["W1"])
+        let home = try notebook("Home", notes: ["H1", "H2"])   // its third block starts at row 2, as the glued file's next row
+        let both = try dir.write(work.bytes + home.bytes, "both.peernote")
+        let r = pnmerge(["salvage", both, "-o", dir.path("out.peernote"), "--json"])
+        #expect(r.status == 0, "\(r.err)")
+        #expect(try dir.bytes("out.peernote") == work.bytes)
+        let json = try #require(try parseJSON(r.out) as? [String: Any])
+        let lost = try #require(json["lost"] as? [String: Any])
+        #expect(lost["leftOutChanges"] as? Int == 3)
+        let regions = try #require(json["regions"] as? [[String: Any]])
+        #expect(regions.map { $0["kept"] as? Int } == [1, 1, 0, 0, 0])
+    }
+
+    @Test("Two copies of one notebook glued together: the second copy's changes are in the output, so nothing is lost, and the report says it is a copy")
+    func twoCopies() throws {
+        let dir = try TempDir()
+        let work = try notebook("Work", notes: ["W1"])
+        let both = try dir.write(work.bytes + work.bytes, "both.peernote")
+        let r = pnmerge(["salvage", both, "-o", dir.path("out.peernote")])
+        #expect(r.status == 0, "\(r.err)")
+        #expect(r.out.contains("lost: nothing\n"), "\(r.out)")
+        #expect(r.out.contains("copy  bytes \(work.bytes.count)-"), "\(r.out)")
+        #expect(r.out.contains("left out: it starts a second copy of this notebook; its change is already in the output"), "\(r.out)")
+        #expect(!r.out.contains("does not belong to this document's history"), "\(r.out)")
+        let j = pnmerge(["salvage", both, "-o", dir.path("out2.peernote"), "--json"])
+        let lost = try #require((try parseJSON(j.out) as? [String: Any])?["lost"] as? [String: Any])
+        #expect(lost["leftOutChanges"] as? Int == 0)
+        let parts = try #require(lost["leftOut"] as? [[String: Any]])
+        #expect(parts.first?["kind"] as? String == "copy" && parts.first?["changes"] as? Int == 2 && parts.first?["alreadyRecovered"] as? Int == 2)
+
+        // A newer copy glued after an older one: the change only it holds is counted, with how to merge it in.
+        let newer = try adding(["W2"], to: work.bytes)
+        let grown = try dir.write(work.bytes + newer.bytes, "grown.peernote")
+        let g = pnmerge(["salvage", grown, "-o", dir.path("out3.peernote")])
+        #expect(g.out.contains("lost: 1 intact change of a second copy of this notebook at bytes \(work.bytes.count)-"), "\(g.out)")
+        #expect(g.out.contains("pnmerge merge \(dir.path("out3.peernote")) notebook-at-\(work.bytes.count).peernote"), "\(g.out)")
+    }
+
+    @Test("Append blocks dropped together are reported with the whole run's counts")
+    func groupedDropCounts() throws {
+        let dir = try TempDir()
+        let file = try notebook("Damage", notes: ["1", "2", "3", "4", "5"])
+        var bytes = file.bytes
+        bytes[file.blocks[2] + 30] ^= 0xFF   // the third block: the three after it depend on it
+        let damaged = try dir.write(bytes, "damaged.peernote")
+        let r = pnmerge(["salvage", damaged, "-o", dir.path("out.peernote")])
+        #expect(r.out.contains("lost  bytes \(file.blocks[3])-\(bytes.count - 1) "), "\(r.out)")
+        #expect(r.out.contains("3 append blocks, 0 of 3 changes recovered: 3 of their 3 changes were dropped (their history is incomplete)"), "\(r.out)")
+        let j = pnmerge(["salvage", damaged, "-o", dir.path("out2.peernote"), "--json"])
+        let regions = try #require((try parseJSON(j.out) as? [String: Any])?["regions"] as? [[String: Any]])
+        #expect(regions.suffix(3).allSatisfy { $0["problem"] as? String == "1 of its 1 change was dropped (its history is incomplete)" }, "\(regions)")
+    }
+
+    @Test("A block that cannot be used because of another change of its block names that change first, in one sentence")
+    func culpritNamedFirst() throws {
+        let fixture = Binary.packageRoot.appendingPathComponent("Fixtures/damaged/unknown-note.peernote").path
+        let dir = try TempDir()
+        let r = pnmerge(["salvage", fixture, "-o", dir.path("out.peernote")])
+        #expect(r.status == 65)
+        let line = r.err
+        #expect(line.contains("nothing can be recovered: the change at row 14 (12@a11ce001) cannot be used, because its ops do not apply"), "\(line)")
+        #expect(line.components(separatedBy: "its ops do not apply").count == 2, "said once: \(line)")
+        #expect(line.contains("an op edits note 9999@a11ce001, which is not there"), "\(line)")
+        #expect(line.contains("the document's first change cannot be used either"), "\(line)")
+        #expect(line.split(separator: "\n").count == 1)
+    }
+
+    @Test("A block cut short gives the offset where it is cut, the one validate gives")
+    func cutShortOffset() throws {
+        let dir = try TempDir()
+        let file = try notebook("Cut", notes: ["a", "b"])
+        let damaged = try dir.write(Array(file.bytes.dropLast(20)), "cut.peernote")
+        let v = pnmerge(["validate", damaged])
+        let said = v.out + v.err
+        let offset = said[try #require(said.range(of: ": offset "), "\(said)").upperBound...].prefix { $0.isNumber }
+        #expect(!offset.isEmpty && Int(offset) != file.blocks[2], "validate names the place inside the block: \(said)")
+        let r = pnmerge(["salvage", damaged, "-o", dir.path("out.peernote")])
+        #expect(r.out.contains("block at offset \(file.blocks[2]): the block is cut short: "), "\(r.out)")
+        #expect(r.out.contains("that remain (at offset \(offset))"), "validate says \(said); salvage says \(r.out)")
+    }
+
+    @Test("Trailing bytes that cannot hold a block are not counted as lost changes; a block cut short still is")
+    func trailingJunk() throws {
+        let dir = try TempDir()
+        let file = try notebook("Junk", notes: ["a"])
+        let junk = try dir.write(file.bytes + Array("hello junk\n".utf8), "junk.peernote")
+        let r = pnmerge(["salvage", junk, "-o", dir.path("out.peernote")])
+        #expect(r.status == 0)
+        #expect(try dir.bytes("out.peernote") == file.bytes)
+        #expect(r.out.contains("lost: 11 bytes of trailing data that hold no block; no change lost\n"), "\(r.out)")
+        #expect(!r.out.contains("unknown number"), "\(r.out)")
+        let j = pnmerge(["salvage", junk, "-o", dir.path("out2.peernote"), "--json"])
+        let json = try #require(try parseJSON(j.out) as? [String: Any])
+        let lost = try #require(json["lost"] as? [String: Any])
+        #expect(lost["bytesWithoutChanges"] as? Int == 11 && lost["unreadableChangesExact"] as? Bool == true)
+        let last = try #require((json["regions"] as? [[String: Any]])?.last)
+        #expect(last["kind"] as? String == "damaged" && last["changes"] as? Int == 0)
+
+        // The first bytes of a block (its magic, even part of it) may be what is left of a block cut short: not junk.
+        let more = try notebook("Junk", notes: ["a", "b"])
+        for keep in [3, 11] {
+            let cut = try dir.write(Array(more.bytes[..<(more.blocks[2] + keep)]), "cut\(keep).peernote")
+            let c = pnmerge(["salvage", cut, "-o", dir.path("cut\(keep).out")])
+            #expect(c.out.contains("an unknown number of changes in \(keep) damaged bytes"), "\(keep): \(c.out)")
+        }
+        // A block whose magic was hit keeps its length: not junk either.
+        var hit = more.bytes
+        hit[more.blocks[2]] ^= 0xFF
+        let h = pnmerge(["salvage", try dir.write(hit, "hit.peernote"), "-o", dir.path("hit.out")])
+        #expect(h.out.contains("an unknown number of changes in \(hit.count - more.blocks[2]) damaged bytes"), "\(h.out)")
+    }
+
     @Test("The built binary salvages a damaged fixture end to end")
     func binary() throws {
         let bin = try Binary.require()

@@ -162,7 +162,48 @@ struct SalvageTests {
         #expect(result.bytes == meeting)
         #expect(result.regions.map(\.kind) == [.baseBlock, .baseBlock])
         #expect(result.regions[1].keptChanges == 0)
-        #expect(result.regions[1].problem?.contains("a second base block") == true, "\(result.regions[1].problem ?? "")")
+        let hiID = try Document.load(hi).id
+        #expect(result.regions[1].problem == "left out: it starts another notebook (id \(hiID.uuidString.lowercased()))")
+        #expect(result.leftOut.map(\.kind) == [.otherDocument])
+        #expect(result.leftOut.first?.range == meeting.count ..< meeting.count + hi.count)
+        #expect(result.leftOut.first?.documentID == hiID)
+        #expect(result.leftOutChanges == (try Document.load(hi)).changeCount)
+        #expect(result.leftOut.first?.onItsOwn == SalvageLeftOut.OnItsOwn(title: (try Document.load(hi)).title, changes: (try Document.load(hi)).changeCount, intact: true))
+    }
+
+    @Test("A glued-on notebook keeps its append blocks, even those whose rows would follow the first notebook's: they are not mixed into it")
+    func gluedNotebookKeepsItsBlocks() throws {
+        let (work, _, _) = try appended()
+        let other = Document(title: "Other", author: "ann", time: FixtureFactory.date(FixtureFactory.meetingDay))
+        var bytes = other.save(.incremental)
+        for i in 1 ... 21 {   // enough blocks that some start at and after row 19, where meeting-appended's rows end
+            let session = try FixtureFactory.session(bytes, replica: ReplicaID(high: 7, low: UInt64(i)), author: "ann")
+            session.setTitle("Other \(i)")
+            bytes = session.save(.incremental)
+        }
+        let result = try Document.salvage(work + bytes)
+        #expect(result.bytes == work, "the first notebook as it was")
+        #expect(result.document.notebook == (try Document.load(work)).notebook)
+        #expect(result.droppedChanges.isEmpty)
+        #expect(result.regions.filter { $0.offset >= work.count }.allSatisfy { $0.keptChanges == 0 })
+    }
+
+    @Test("Trailing bytes that cannot hold a block do not make the loss uncountable; what may be left of a block still does")
+    func trailingBytesWithoutBlock() throws {
+        let (bytes, blocks, _) = try appended()
+        let junk = try Document.salvage(bytes + Array("hello junk\n".utf8))
+        #expect(junk.bytes == bytes)
+        #expect(junk.unreadableChanges == 0 && junk.unreadableChangesExact, "11 bytes without magic hold no change")
+        #expect(junk.regions.last?.changeCount == 0)
+        // Every cut inside the last block leaves bytes that may have held changes.
+        for cut in blocks[2].offset + 1 ..< blocks[2].end {
+            let result = try Document.salvage(Array(bytes[..<cut]))
+            #expect(!result.unreadableChangesExact, "cut at \(cut)")
+        }
+        // As does a last block whose magic was hit.
+        var hit = bytes
+        hit[blocks[2].offset + 4] ^= 0x01
+        #expect(!(try Document.salvage(hit)).unreadableChangesExact)
     }
 
     @Test("Salvaging a file cut at every length never crashes and always gives a valid document or an error")

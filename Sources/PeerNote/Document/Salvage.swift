@@ -35,15 +35,101 @@ public struct SalvageRegion: Sendable, Equatable {
     public var offset: Int
     public var length: Int
     public var kind: Kind
-    /// The changes the block holds (nil for damaged bytes: what they held is not known).
+    /// The changes the block holds: nil for damaged bytes, whose contents are not known, except 0
+    /// for damaged bytes that cannot have held a change (see `SalvageRegion.holdsNoChange`).
     public var changeCount: Int?
     /// The changes of the block that were recovered.
     public var keptChanges: Int
     /// Why the region, or some of its changes, could not be used (nil when all of it was kept).
     public var problem: String?
+    /// The changes of the block dropped because their history is incomplete (listed in
+    /// `SalvageResult.droppedChanges`).
+    public var droppedChanges: Int = 0
+    /// The changes of a block left out whole (see `SalvageLeftOut`) that the recovered document
+    /// holds anyway, because another copy of them was kept.
+    public var alreadyRecovered: Int = 0
 
     /// The half-open byte range `offset ..< offset + length`.
     public var range: Range<Int> { offset ..< offset + length }
+
+    /// The fewest bytes a block that holds a change takes: the 8 magic bytes, the heads of the
+    /// envelope's array, version, payload and checksum (at least 5 bytes, the payload's head 2
+    /// since the payload is longer than 23 bytes), and a payload of at least 36 bytes (the map's
+    /// head and the 9 fields every block requires, each at least a 1-byte key and a 1-byte value,
+    /// one of them the replica table, which holds a 16-byte replica id once the block has a change).
+    public static let smallestBlockWithAChange = 49
+
+    /// Whether damaged bytes cannot have held any change: fewer than `smallestBlockWithAChange`,
+    /// and no byte of them starts the block magic (a whole one, or as much of it as there is
+    /// before their end). A block that is cut short keeps its first bytes, magic included, and a
+    /// block whose magic is hit keeps its length, so such bytes are neither; only two separate
+    /// damages to the same block (its magic hit and the block cut to under 49 bytes) escape this.
+    public static func holdsNoChange(_ bytes: ArraySlice<UInt8>) -> Bool {
+        guard bytes.count < smallestBlockWithAChange else { return false }
+        for start in bytes.indices {
+            let n = min(Format.magic.count, bytes.endIndex - start)
+            if bytes[start ..< start + n].elementsEqual(Format.magic[..<n]) { return false }
+        }
+        return true
+    }
+
+    /// `2 of its 3 changes were dropped (their history is incomplete)`, for one block or, with
+    /// `blocks` above 1, for a run of blocks reported together.
+    public static func droppedProblem(_ dropped: Int, of total: Int, blocks: Int = 1) -> String {
+        let whose = blocks == 1 ? "its" : "their"
+        return "\(dropped) of \(whose) \(total) \(total == 1 ? "change" : "changes") \(dropped == 1 ? "was" : "were") dropped "
+            + "(\(dropped == 1 ? "its" : "their") history is incomplete)"
+    }
+}
+
+/// Intact blocks that `Document.salvage(_:)` left out whole, because they are not part of the
+/// recovered document's history: another notebook glued on after it, a second copy of it, or
+/// append blocks that fit nowhere in it. Their changes are not in the output unless
+/// `alreadyRecovered` says the output holds them anyway.
+public struct SalvageLeftOut: Sendable, Equatable {
+    /// What the blocks are.
+    public enum Kind: String, Sendable {
+        /// A base block of another document and the blocks after it.
+        case otherDocument = "other notebook"
+        /// A base block of the recovered document (a second copy of it) and the blocks after it.
+        case copy = "copy"
+        /// Append blocks before the first intact base block: the document they belong to is not known.
+        case orphanAppends = "append blocks without a base block"
+        /// Append blocks after the recovered document's base block whose rows do not follow the blocks before them.
+        case unplacedAppends = "append blocks that fit nowhere"
+    }
+
+    /// One intact change of the blocks.
+    public struct Change: Sendable, Equatable {
+        public var id: ChangeID
+        public var author: String
+        /// Whether the recovered document holds this change anyway (only for `copy` and `unplacedAppends`).
+        public var alreadyRecovered: Bool
+    }
+
+    public var kind: Kind
+    /// For `otherDocument` and `copy`: from the base block to where the next left-out base block
+    /// starts or the file ends, damaged bytes included, so that these bytes cut out of the file
+    /// are that notebook on its own. Otherwise from the first of the blocks to the end of the last.
+    public var range: Range<Int>
+    /// The id in the base block (nil for append blocks without one).
+    public var documentID: UUID?
+    /// The intact changes of the blocks, in file order.
+    public var changes: [Change]
+    /// What `Document.salvage` gives back from `range` on its own (only for `otherDocument` and
+    /// `copy`; nil when nothing can be recovered from it).
+    public var onItsOwn: OnItsOwn?
+
+    /// What salvaging the bytes of a left-out notebook on their own gives.
+    public struct OnItsOwn: Sendable, Equatable {
+        public var title: String
+        public var changes: Int
+        /// True when the bytes are a valid document as they are.
+        public var intact: Bool
+    }
+
+    /// The changes the output does not hold.
+    public var missing: [Change] { changes.filter { !$0.alreadyRecovered } }
 }
 
 /// An intact change that salvage had to leave out because its causal history is incomplete.
@@ -72,11 +158,19 @@ public struct SalvageResult {
     /// Changes that were in damaged bytes, as far as the row numbers of later intact blocks tell.
     public let unreadableChanges: Int
     /// False when damaged bytes come after the last intact block (e.g. a truncated file): they may
-    /// have held more changes than `unreadableChanges` counts.
+    /// have held more changes than `unreadableChanges` counts. Damaged bytes that cannot have held
+    /// a change (`SalvageRegion.holdsNoChange`) do not make it false.
     public let unreadableChangesExact: Bool
+    /// Intact blocks left out whole (another notebook glued on, a second copy, blocks that fit
+    /// nowhere), in file order.
+    public let leftOut: [SalvageLeftOut]
 
     /// Bytes of the input in damaged regions.
     public var damagedBytes: Int { regions.filter { $0.kind == .damaged }.reduce(0) { $0 + $1.length } }
+    /// Bytes of the input in damaged regions that cannot have held a change (part of `damagedBytes`).
+    public var bytesWithoutChanges: Int { regions.filter { $0.kind == .damaged && $0.changeCount == 0 }.reduce(0) { $0 + $1.length } }
+    /// Intact changes of left-out blocks that the output does not hold.
+    public var leftOutChanges: Int { leftOut.reduce(0) { $0 + $1.missing.count } }
     /// Whether anything at all was lost.
     public var lostAnything: Bool { !isIntact }
 }
@@ -90,7 +184,13 @@ extension Document {
     public static func salvage(_ bytes: [UInt8]) throws(PeerNoteError) -> SalvageResult {
         // Not `load` first: a crafted file can trap in the loader (see docs/ROBUSTNESS.md); the
         // salvager checks those cases before it lets the loader see any bytes.
-        var salvager = Salvager(bytes: bytes)
+        try salvage(bytes, nested: false)
+    }
+
+    /// `salvage(_:)`; `nested` when it salvages the bytes of a left-out notebook on their own
+    /// (which then has no left-out notebook of its own to salvage in turn).
+    static func salvage(_ bytes: [UInt8], nested: Bool) throws(PeerNoteError) -> SalvageResult {
+        var salvager = Salvager(bytes: bytes, nested: nested)
         return try salvager.run()
     }
 }
@@ -126,7 +226,15 @@ private struct Salvager {
     /// an intact file or prefix is written back as it is, whatever its times).
     var guardTimes = false
 
-    init(bytes: [UInt8]) { self.bytes = bytes }
+    /// Whether these bytes are a left-out notebook cut out of a file being salvaged.
+    let nested: Bool
+    /// For a change dropped because its block's text needs a change that cannot be used: that change.
+    var culprits: [ChangeKey: ChangeKey] = [:]
+
+    init(bytes: [UInt8], nested: Bool) {
+        self.bytes = bytes
+        self.nested = nested
+    }
 
     mutating func run() throws(PeerNoteError) -> SalvageResult {
         try split()
@@ -140,7 +248,7 @@ private struct Salvager {
         var replays = 0
         while true {
             guard fates[first] == .kept else {
-                throw .invalidDocument(offset: trusted[0].raw.offset, message: "nothing can be recovered: the document's first change cannot be used (\(fates[first]?.reason ?? "it is missing"))")
+                throw .invalidDocument(offset: trusted[0].raw.offset, message: "nothing can be recovered: " + firstChangeProblem(fates))
             }
             switch replay(fates) {
             case .success(let document):
@@ -158,10 +266,24 @@ private struct Salvager {
                         fates[key] = .dropped("left out after \(Self.maxReplays) failed replays")
                     }
                 }
-                fates[failure.key] = .dropped("its ops do not apply to what its history holds: \(failure.message)")
+                fates[failure.key] = .dropped(failure.message)
+                if let culprit = failure.culprit { culprits[failure.key] = culprit }
                 fates = propagateDrops(fates)
             }
         }
+    }
+
+    /// Why the document's first change cannot be used, naming the change at fault first when
+    /// another change of its block is (a block that stores its text in document order).
+    func firstChangeProblem(_ fates: [ChangeKey: Fate]) -> String {
+        let first = ChangeKey(block: 0, index: 0)
+        let why = fates[first]?.reason ?? "it is missing"
+        guard let culprit = culprits[first], culprit != first, let culpritWhy = fates[culprit]?.reason else {
+            return "the document's first change cannot be used (\(why))"
+        }
+        return "the change at row \(row(of: culprit)) (\(changeID(culprit))) cannot be used, because \(culpritWhy); "
+            + "and without it the document's first change cannot be used either, because their block stores its text in document order, "
+            + "which needs every change of the block"
     }
 
     // MARK: Splitting
@@ -203,7 +325,7 @@ private struct Salvager {
                     if damageStart == nil {
                         damageStart = pos
                         let cut = error.message.contains("end of input") || (error.message.contains("exceeds the") && nextMagic(after: pos + 1) == bytes.count)
-                        damageReason = "block at offset \(pos): " + (cut ? "the block is cut short (\(error.message))" : "\(error.message) (at offset \(error.offset ?? pos))")
+                        damageReason = "block at offset \(pos): " + (cut ? "the block is cut short: " : "") + "\(error.message) (at offset \(error.offset ?? pos))"
                     }
                 }
                 pos = nextMagic(after: pos + 1)
@@ -216,6 +338,11 @@ private struct Salvager {
             }
         }
         closeDamage(at: bytes.count, into: &regions)
+        for r in regions.indices where regions[r].kind == .damaged && SalvageRegion.holdsNoChange(bytes[regions[r].range]) {
+            regions[r].changeCount = 0
+            regions[r].problem = (regions[r].problem ?? "not a block") + "; they cannot have held a change (fewer than "
+                + "\(SalvageRegion.smallestBlockWithAChange) bytes, and none of them starts the block magic)"
+        }
         if trusted.isEmpty, regions.count == 1, bytes.count > 0, regions[0].offset == 0, !startsWithMagic(at: 0) {
             throw .invalidDocument(offset: 0, message: "nothing can be recovered: not a .peernote file (wrong magic bytes, and no block anywhere in it)")
         }
@@ -289,27 +416,68 @@ private struct Salvager {
     /// For each row of the original file held by a trusted block, which change it is.
     var changeAtRow: [Int: ChangeKey] = [:]
 
+    /// An intact block left out whole, and the part of `parts` it belongs to.
+    struct LeftOutBlock {
+        var trusted: Trusted
+        var part: Int
+    }
+    var leftOutBlocks: [LeftOutBlock] = []
+    /// The left-out parts as `numberRows` found them (their changes are filled in by `finish`).
+    var parts: [SalvageLeftOut] = []
+
     /// Assigns rows: the base block starts at row 0, append blocks at their `firstRow`. Blocks that
-    /// cannot be placed (a second base block, rows overlapping earlier blocks, blocks before the
-    /// base) are dropped whole; gaps between placed blocks are rows lost in damaged bytes.
+    /// cannot be placed are left out whole: a second base block starts another notebook (or
+    /// another copy of this one), which every block after it belongs to until the next base block;
+    /// append blocks before the base block or whose rows overlap earlier blocks fit nowhere.
+    /// Gaps between placed blocks are rows lost in damaged bytes.
     mutating func numberRows() {
         var placed: [Trusted] = []
         var nextRow = 0
-        var seenBase = false
-        for t in trusted {
-            var problem: String?
-            if t.block.kind == .base {
-                if seenBase { problem = "a second base block (it does not belong to this document's history)" }
-            } else if !seenBase {
-                problem = "an append block before the base block: its history is lost"
-            } else if t.block.firstRow < nextRow {
-                problem = "its changes are numbered from row \(t.block.firstRow), but the blocks before it already hold \(nextRow) rows"
+        var base: WireBlock?
+        var notebookPart: Int?, orphanPart: Int?, unplacedPart: Int?
+        func leaveOut(_ t: Trusted, in part: inout Int?, kind: SalvageLeftOut.Kind, problem: String) {
+            regions[t.region].problem = problem
+            let p: Int
+            if let existing = part {
+                p = existing
+                parts[p].range = parts[p].range.lowerBound ..< max(parts[p].range.upperBound, t.raw.end)
+            } else {
+                parts.append(SalvageLeftOut(kind: kind, range: t.raw.offset ..< t.raw.end, documentID: nil, changes: [], onItsOwn: nil))
+                p = parts.count - 1
+                part = p
             }
-            if let problem {
-                regions[t.region].problem = problem
+            leftOutBlocks.append(LeftOutBlock(trusted: t, part: p))
+        }
+        for t in trusted {
+            if t.block.kind == .base, let mainBase = base {
+                // Another notebook, or another copy of this one, glued on: it runs to the next base block.
+                if let p = notebookPart { parts[p].range = parts[p].range.lowerBound ..< t.raw.offset }
+                let same = t.block.documentID == mainBase.documentID
+                var part: Int?
+                leaveOut(t, in: &part, kind: same ? .copy : .otherDocument,
+                         problem: same ? "it starts a second copy of this notebook" : "it starts another notebook (id \(t.block.documentID.map { $0.uuidString.lowercased() } ?? "unknown"))")
+                if let p = part {
+                    parts[p].range = t.raw.offset ..< bytes.count
+                    parts[p].documentID = t.block.documentID
+                }
+                notebookPart = part
                 continue
             }
-            if t.block.kind == .base { seenBase = true }
+            if let p = notebookPart {
+                regions[t.region].problem = "part of the \(parts[p].kind == .copy ? "copy of this notebook" : "other notebook") that starts at offset \(parts[p].range.lowerBound)"
+                leftOutBlocks.append(LeftOutBlock(trusted: t, part: p))
+                continue
+            }
+            if t.block.kind == .append && base == nil {
+                leaveOut(t, in: &orphanPart, kind: .orphanAppends, problem: "an append block before the base block: its history is lost")
+                continue
+            }
+            if t.block.kind == .append && t.block.firstRow < nextRow {
+                leaveOut(t, in: &unplacedPart, kind: .unplacedAppends,
+                         problem: "its changes are numbered from row \(t.block.firstRow), but the blocks before it already hold \(nextRow) rows")
+                continue
+            }
+            if t.block.kind == .base { base = t.block }
             let first = t.block.kind == .base ? 0 : t.block.firstRow
             if first > nextRow { unreadableRows.append(nextRow ..< first) }
             let blockIndex = placed.count
@@ -317,8 +485,8 @@ private struct Salvager {
             placed.append(t)
             nextRow = first + t.block.changes.count
         }
-        // Damaged bytes after the last placed block may hold changes that nothing counts.
-        if let last = placed.last, regions.contains(where: { $0.kind == .damaged && $0.offset >= last.raw.end }) { rowsExact = false }
+        // Damaged bytes after the last placed block may hold changes that nothing counts (unless they cannot hold one).
+        if let last = placed.last, regions.contains(where: { $0.kind == .damaged && $0.offset >= last.raw.end && $0.changeCount != 0 }) { rowsExact = false }
         trusted = placed
     }
 
@@ -412,7 +580,10 @@ private struct Salvager {
     /// Why a replay stopped: the change at fault.
     struct ReplayFailure: Error {
         var key: ChangeKey
+        /// Why the change cannot be used.
         var message: String
+        /// The change of the same block that makes this one unusable, when it is another one.
+        var culprit: ChangeKey?
     }
 
     /// Verifies and applies the kept changes, block by block, into a new document (as
@@ -450,7 +621,9 @@ private struct Salvager {
                     }
                     continue
                 }
-                func fail(_ m: String) -> Result<Document, ReplayFailure> { .failure(ReplayFailure(key: key, message: m)) }
+                func fail(_ m: String) -> Result<Document, ReplayFailure> {
+                    .failure(ReplayFailure(key: key, message: "its ops do not apply to what its history holds: \(m)"))
+                }
                 let agent = agents[c.replica]
                 let expected = doc.log.changeCount(of: agent) + 1
                 guard Int(c.seq) == expected else { return fail("sequence number \(c.seq), expected \(expected)") }
@@ -515,8 +688,9 @@ private struct Salvager {
             if let snapshot = block.state {
                 let first = ChangeKey(block: bi, index: 0)
                 if let bad = block.changes.indices.first(where: { fates[ChangeKey(block: bi, index: $0)] != .kept }) {
-                    let why = fates[ChangeKey(block: bi, index: bad)]?.reason ?? "it is missing"
-                    return .failure(ReplayFailure(key: first, message: "its block stores its text in document order, which needs every change of the block, and the change at row \(block.firstRow + bad) cannot be used: \(why)"))
+                    let culprit = ChangeKey(block: bi, index: bad)
+                    return .failure(ReplayFailure(key: first, message: "its block stores its text in document order, which needs every change of the block, "
+                                                  + "and the change at row \(row(of: culprit)) (\(changeID(culprit))) cannot be used", culprit: culprit))
                 }
                 // The log and state are moved out of the document (two accesses to it at once would conflict).
                 var log = OpLog(), state = DocState()
@@ -524,7 +698,7 @@ private struct Salvager {
                 swap(&state, &doc.state)
                 defer { swap(&log, &doc.log); swap(&state, &doc.state) }
                 do throws(PeerNoteError) { try BlockReplayer.fillText(snapshot, dead: block.deadText, block: block, log: &log, state: &state) } catch {
-                    return .failure(ReplayFailure(key: first, message: error.description))
+                    return .failure(ReplayFailure(key: first, message: "its ops do not apply to what its history holds: \(error.description)"))
                 }
             }
         }
@@ -568,7 +742,7 @@ private struct Salvager {
     // MARK: Result
 
     /// The result, or nil when it must be saved compact but holds times a compact save cannot store.
-    mutating func finish(_ recovered: Document, fates: [ChangeKey: Fate]) throws(PeerNoteError) -> SalvageResult? {
+    func finish(_ recovered: Document, fates: [ChangeKey: Fate]) throws(PeerNoteError) -> SalvageResult? {
         var dropped: [DroppedChange] = []
         var keptPerBlock = [Int](repeating: 0, count: trusted.count)
         for key in fates.keys.sorted() {
@@ -580,15 +754,6 @@ private struct Salvager {
                 dropped.append(DroppedChange(id: changeID(key), author: block.author(of: key.index), time: Date(timeIntervalSince1970: TimeInterval(c.time)),
                                              message: block.message(of: key.index), reason: reason))
             }
-        }
-        for (bi, t) in trusted.enumerated() {
-            regions[t.region].keptChanges = keptPerBlock[bi]
-            let lost = t.block.changes.count - keptPerBlock[bi]
-            if lost > 0 { regions[t.region].problem = "\(lost) of its \(t.block.changes.count) changes were dropped (their history is incomplete)" }
-        }
-        // Blocks left out by numberRows keep their problem and 0 kept changes.
-        for r in regions.indices where regions[r].kind != .damaged && regions[r].problem != nil && regions[r].keptChanges == 0 && !trusted.contains(where: { $0.region == r }) {
-            regions[r].problem = "left out: " + (regions[r].problem ?? "")
         }
 
         // Prefer the intact prefix of the file when it holds exactly what was recovered.
@@ -605,8 +770,8 @@ private struct Salvager {
         // Intact: every byte is in a block that was kept whole, every block follows the bytes before it.
         if expectedOffset == bytes.count, prefixBlocks == trusted.count, dropped.isEmpty, appendBlocksChain(),
            let loaded = try? Document.load(bytes) {
-            return SalvageResult(document: loaded, bytes: bytes, isIntact: true, regions: regions, droppedChanges: [],
-                                 unreadableChanges: 0, unreadableChangesExact: true)
+            return SalvageResult(document: loaded, bytes: bytes, isIntact: true, regions: report(keptPerBlock, loaded).regions, droppedChanges: [],
+                                 unreadableChanges: 0, unreadableChangesExact: true, leftOut: [])
         }
         if prefixBlocks > 0, keptPerBlock[..<prefixBlocks].reduce(0, +) == keptTotal,
            let prefixDoc = try? Document.load(Array(bytes[..<expectedOffset])) {
@@ -625,7 +790,50 @@ private struct Salvager {
         if document.changeCount != keptTotal {
             throw .invalidDocument(offset: nil, message: "the recovered document holds \(document.changeCount) changes, expected \(keptTotal)")
         }
+        let (regions, leftOut) = report(keptPerBlock, document)
         return SalvageResult(document: document, bytes: outBytes, isIntact: false, regions: regions, droppedChanges: dropped,
-                             unreadableChanges: unreadable, unreadableChangesExact: rowsExact)
+                             unreadableChanges: unreadable, unreadableChangesExact: rowsExact, leftOut: leftOut)
+    }
+
+    /// The regions with what became of each block's changes, and the left-out parts with their
+    /// changes, given the changes kept per placed block and the `recovered` document.
+    func report(_ keptPerBlock: [Int], _ recovered: Document) -> (regions: [SalvageRegion], leftOut: [SalvageLeftOut]) {
+        var regions = self.regions
+        var parts = self.parts
+        for (bi, t) in trusted.enumerated() {
+            regions[t.region].keptChanges = keptPerBlock[bi]
+            let lost = t.block.changes.count - keptPerBlock[bi]
+            regions[t.region].droppedChanges = lost
+            if lost > 0 { regions[t.region].problem = SalvageRegion.droppedProblem(lost, of: t.block.changes.count) }
+        }
+        for lb in leftOutBlocks {
+            let block = lb.trusted.block
+            // Changes of another document are not this one's, whatever their ids.
+            let ours = parts[lb.part].kind == .copy || parts[lb.part].kind == .unplacedAppends
+            var already = 0
+            for (i, c) in block.changes.enumerated() {
+                let id = ChangeID(replica: block.replicas[c.replica], seq: c.seq)
+                let held = ours && recovered.log.changeIndex(of: id) != nil
+                if held { already += 1 }
+                parts[lb.part].changes.append(SalvageLeftOut.Change(id: id, author: block.author(of: i), alreadyRecovered: held))
+            }
+            let r = lb.trusted.region
+            regions[r].alreadyRecovered = already
+            var problem = "left out: " + (regions[r].problem ?? "")
+            if already > 0 {
+                let n = block.changes.count
+                problem += n == 1 ? "; its change is already in the output"
+                    : already == n ? "; all \(n) of its changes are already in the output" : "; \(already) of its \(n) changes are already in the output"
+            }
+            regions[r].problem = problem
+        }
+        if !nested {
+            for p in parts.indices where parts[p].kind == .otherDocument || parts[p].kind == .copy {
+                if let alone = try? Document.salvage(Array(bytes[parts[p].range]), nested: true) {
+                    parts[p].onItsOwn = SalvageLeftOut.OnItsOwn(title: alone.document.title, changes: alone.document.changeCount, intact: alone.isIntact)
+                }
+            }
+        }
+        return (regions, parts)
     }
 }
