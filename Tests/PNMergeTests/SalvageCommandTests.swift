@@ -187,6 +187,7 @@ struct SalvageCommandTests {
         let json = try #require(try parseJSON(r.out) as? [String: Any])
         let lost = try #require(json["lost"] as? [String: Any])
         #expect(lost["leftOutChanges"] as? Int == 3)
+        #expect((lost["dropped"] as? [Any])?.isEmpty == true, "none of Home's changes is taken for one of Work's: \(lost)")
         let regions = try #require(json["regions"] as? [[String: Any]])
         #expect(regions.map { $0["kept"] as? Int } == [1, 1, 0, 0, 0])
     }
