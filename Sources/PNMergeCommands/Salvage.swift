@@ -25,7 +25,9 @@ extension PNMerge {
             (they depend on a lost change, or follow a lost change of the same replica) are \
             dropped too. The recovered changes are verified like any document and written to \
             OUT, which must not exist ('-o -' writes to standard output and the report to \
-            standard error). DAMAGED is never modified.
+            standard error). DAMAGED is never modified. A second base block starts another \
+            notebook (or another copy of this one) glued on after the first: it is left out \
+            with the blocks after it, counted as lost, and the report says which bytes hold it.
 
             The report lists every stretch of the file (kept blocks and damaged bytes, with \
             offsets and the reason), how many changes were recovered and lost and by whom, and \
