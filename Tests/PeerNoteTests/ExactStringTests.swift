@@ -95,7 +95,7 @@ struct ExactStringTests {
     func titles() throws {
         let d = Document(title: Self.nfc, author: "a")
         let n = d.addNote(title: Self.nfc)
-        let before = d.notebook
+        let before = d.notebook, beforePlaces = d.notePlaces
         let changes = d.changeCount
         d.setTitle(Self.nfd)
         try d.setNoteTitle(n, Self.nfd)
@@ -105,7 +105,7 @@ struct ExactStringTests {
         #expect(before.notes[0] != d.notes[0])
         #expect(Set([before.notes[0], d.notes[0]]).count == 2)
         #expect(before != d.notebook)
-        let diff = NotebookDiff(from: before, to: d.notebook)
+        let diff = NotebookDiff(from: before, placed: beforePlaces, to: d.notebook, placed: d.notePlaces)
         #expect(!diff.isEmpty)
         #expect(diff.changes.count == 1)
         if case .edited(_, _, let fields) = diff.changes.first { #expect(fields == [.title]) } else { Issue.record("no edit: \(diff.changes)") }
