@@ -162,29 +162,18 @@ extension PeerNoteCLI {
         }
 
         /// `edited` without the final line break an editor added to a body that had none: `\n`,
-        /// or `\r\n` when the body's lines end in `\r\n` (vim keeps a file's DOS line ends, and
-        /// ends its last line so too) or the editor wrote every line so (an editor that saves
-        /// DOS files: its last `\r` is its line end, not text).
+        /// or `\r\n` (vim keeps a file's DOS line ends and ends its last line so too; other
+        /// editors end every line so). A `\r` before that last `\n` is the editor's, not text: no
+        /// editor lets one be typed at the end of a line, and a body that itself ended in `\r`
+        /// keeps it.
         static func droppingAddedLineBreak(_ edited: String, original: String) -> String {
             let body = original.unicodeScalars
             guard body.last != "\n" else { return edited }
             var scalars = edited.unicodeScalars
             guard scalars.last == "\n" else { return edited }
             scalars.removeLast()
-            if scalars.last == "\r", body.last != "\r", original.contains("\r\n") || everyLineEndsInCRLF(edited) {
-                scalars.removeLast()
-            }
+            if scalars.last == "\r", body.last != "\r" { scalars.removeLast() }
             return String(scalars)
-        }
-
-        /// Whether every `\n` of `text` follows a `\r`.
-        private static func everyLineEndsInCRLF(_ text: String) -> Bool {
-            var previous: Unicode.Scalar = "\0"
-            for s in text.unicodeScalars {
-                if s == "\n" && previous != "\r" { return false }
-                previous = s
-            }
-            return true
         }
     }
 }

@@ -318,7 +318,7 @@ struct InProcessTests {
         }
     }
 
-    @Test("The line break an editor adds to a body without one is dropped, \\r\\n included for CRLF text")
+    @Test("The line break an editor adds to a body without one is dropped, \\r\\n included")
     func editorAddedLineBreak() {
         let drop = PeerNoteCLI.Edit.droppingAddedLineBreak
         #expect(drop("abc\n", "abc") == "abc")
@@ -328,8 +328,8 @@ struct InProcessTests {
         // An editor that saves DOS files: every line it wrote ends in CRLF, so the last CR is its line end too.
         #expect(drop("abc\r\n", "abc") == "abc")
         #expect(drop("alpha\r\nbeta\r\n", "alpha\nbeta") == "alpha\r\nbeta")
-        // LF lines and a CR before the last break only: that CR is text. So is a body's own final lone CR.
-        #expect(drop("a\nb\r\n", "a\nb") == "a\nb\r")
+        // An editor that adds only a final CRLF to LF lines: that CR is its too. A body's own final lone CR stays.
+        #expect(drop("a\nb\r\n", "a\nb") == "a\nb")
         #expect(drop("a\r\nb\r\r\n", "a\r\nb\r") == "a\r\nb\r\r")
         #expect(drop("abc", "abc") == "abc")
     }
