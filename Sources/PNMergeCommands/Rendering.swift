@@ -85,14 +85,20 @@ enum ConflictRendering {
     }
 
     /// One line, e.g. `note "Groceries": title "Shopping" (alice, 10:02) vs "Groceries" (bob, 10:05), showing "Groceries"`.
-    static func line(_ conflict: Conflict, in notebook: Notebook, style: RenderStyle) -> String {
+    /// Values that are the same text in other Unicode scalars are each followed by their scalars
+    /// (`DisplayText.sideBySide`), unless `spellingLookAlikes` is false: the JSON `description`
+    /// keeps the plain line, its values carry the exact strings.
+    static func line(_ conflict: Conflict, in notebook: Notebook, style: RenderStyle, spellingLookAlikes: Bool = true) -> String {
         switch conflict {
         case .notebookTitle(let values, let showing):
-            return "notebook: title " + valuesText(values, style: style) + ", showing " + Text.quoted(showing)
-        case .noteTitle(_, let values, let showing):
-            return "note \(Text.quoted(showing)): title " + valuesText(values, style: style) + ", showing " + Text.quoted(showing)
+            let (values, showing) = valuesText(values, showing: showing, style: style, spelling: spellingLookAlikes)
+            return "notebook: title " + values + ", showing " + showing
+        case .noteTitle(_, let values, let title):
+            let (values, showing) = valuesText(values, showing: title, style: style, spelling: spellingLookAlikes)
+            return "note \(Text.quoted(title)): title " + values + ", showing " + showing
         case .priority(_, let title, let values, let showing):
-            return "note \(Text.quoted(title)): priority " + valuesText(values, style: style) + ", showing " + Text.quoted(showing)
+            let (values, showing) = valuesText(values, showing: showing, style: style, spelling: spellingLookAlikes)
+            return "note \(Text.quoted(title)): priority " + values + ", showing " + showing
         case .position(let note, let title, let moves):
             let moves = sorted(moves)
             let time = style.timeFormatter(for: moves.map(\.time))
@@ -107,10 +113,14 @@ enum ConflictRendering {
         }
     }
 
-    private static func valuesText(_ values: [ConflictValue], style: RenderStyle) -> String {
+    /// `"a" (alice, 10:02) vs "b" (bob, 10:05)`, and the value shown, quoted; with `spelling`, look-alikes among them spelled out.
+    private static func valuesText(_ values: [ConflictValue], showing: String, style: RenderStyle, spelling: Bool) -> (values: String, showing: String) {
         let values = sorted(values)
         let time = style.timeFormatter(for: values.map(\.by.time))
-        return values.map { "\(Text.quoted($0.value)) (\(Text.author($0.by.author)), \(time($0.by.time)))" }.joined(separator: " vs ")
+        let texts = values.map(\.value) + [showing]
+        let shown = spelling ? DisplayText.sideBySide(texts, Text.quoted) : texts.map(Text.quoted)
+        let list = zip(values, shown).map { v, text in "\(text) (\(Text.author(v.by.author)), \(time(v.by.time)))" }.joined(separator: " vs ")
+        return (list, shown[shown.count - 1])
     }
 
     static func attributionJSON(_ a: Attribution) -> JSONValue {
@@ -144,7 +154,7 @@ enum ConflictRendering {
                       ("deletedBy", .array(sorted(deletedBy).map(attributionJSON))),
                       ("editedBy", .array(sorted(editedBy).map(attributionJSON)))]
         }
-        fields.append(("description", .string(line(conflict, in: notebook, style: style))))
+        fields.append(("description", .string(line(conflict, in: notebook, style: style, spellingLookAlikes: false))))
         return .object(fields)
     }
 }
@@ -155,7 +165,8 @@ enum DiffRendering {
     static func lines(_ diff: NotebookDiff, style: RenderStyle) -> [String] {
         var out: [String] = []
         if !diff.titleBefore.hasSameScalars(as: diff.titleAfter) {
-            out.append(style.paint("retitled", .yellow) + " notebook " + Text.quoted(diff.titleBefore) + " → " + Text.quoted(diff.titleAfter))
+            let titles = DisplayText.sideBySide([diff.titleBefore, diff.titleAfter], Text.quoted)
+            out.append(style.paint("retitled", .yellow) + " notebook " + titles[0] + " → " + titles[1])
         }
         for change in diff.changes {
             switch change {
@@ -164,8 +175,10 @@ enum DiffRendering {
             case .deleted(let n):
                 out.append(style.paint("deleted ", .red) + " " + Text.quoted(n.title))
             case .edited(let before, let after, let fields):
-                let was = fields.contains(.title) ? " (was \(Text.quoted(before.title)))" : ""
-                out.append(style.paint("edited  ", .yellow) + " " + Text.quoted(after.title) + was + ": " + fields.map(\.rawValue).joined(separator: ", "))
+                // A title that changed only in its scalars is spelled out beside what it was.
+                let titles = DisplayText.sideBySide([after.title, before.title], Text.quoted)
+                let was = fields.contains(.title) ? " (was \(titles[1]))" : ""
+                out.append(style.paint("edited  ", .yellow) + " " + titles[0] + was + ": " + fields.map(\.rawValue).joined(separator: ", "))
             case .moved(let n, let from, let to):
                 out.append(style.paint("moved   ", .cyan) + " " + Text.quoted(n.title) + ": position \(from + 1) → \(to + 1)")
             }

@@ -63,7 +63,8 @@ extension PNMerge {
 }
 
 /// A notebook as text, Markdown and JSON, for `show`. In text and Markdown, titles and tags are shown
-/// on one line and bodies as lines, with control characters made visible (`DisplayText`).
+/// on one line and bodies as lines, with control characters made visible (`DisplayText`); tags that
+/// are the same text in other Unicode scalars are each followed by their scalars.
 enum NotebookRendering {
     static func text(_ notebook: Notebook, style: RenderStyle) -> String {
         let title = notebook.title.isEmpty ? "(untitled notebook)" : DisplayText.oneLine(notebook.title)
@@ -73,7 +74,7 @@ enum NotebookRendering {
             lines.append("")
             lines.append(style.paint(note.title.isEmpty ? "(untitled)" : DisplayText.oneLine(note.title), .bold))
             var facts = ["priority \(note.priority.rawValue)"]
-            if !note.tags.isEmpty { facts.append("tags " + note.tags.map(DisplayText.oneLine).joined(separator: ", ")) }
+            if !note.tags.isEmpty { facts.append("tags " + DisplayText.sideBySide(note.tags, DisplayText.oneLine).joined(separator: ", ")) }
             facts.append("created " + style.dateTime(note.created))
             lines.append("  " + style.paint(facts.joined(separator: " · "), .dim))
             if !note.body.isEmpty {
@@ -92,7 +93,7 @@ enum NotebookRendering {
         for note in notebook.notes {
             lines += ["", "## " + (note.title.isEmpty ? "(untitled)" : DisplayText.oneLine(note.title)), ""]
             var facts = ["Priority: \(note.priority.rawValue)"]
-            if !note.tags.isEmpty { facts.append("Tags: " + note.tags.map(DisplayText.oneLine).joined(separator: ", ")) }
+            if !note.tags.isEmpty { facts.append("Tags: " + DisplayText.sideBySide(note.tags, DisplayText.oneLine).joined(separator: ", ")) }
             facts.append("Created: " + style.dateTime(note.created))
             lines.append(facts.joined(separator: " · "))
             if !note.body.isEmpty { lines += ["", DisplayText.multiline(note.body)] }

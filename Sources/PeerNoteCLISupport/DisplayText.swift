@@ -1,3 +1,5 @@
+import PeerNote
+
 /// Text from documents (titles, bodies, tags, authors, change messages) made safe to print for a
 /// person: control characters, which a terminal would act on (ESC sequences rewrite the window
 /// title or clear the screen, BEL rings, `\r` overwrites the line) and which would break a layout
@@ -86,6 +88,26 @@ public enum DisplayText {
             if s.isASCII && !isControl(s) { out.unicodeScalars.append(s) } else { out += "\\u{\(String(s.value, radix: 16))}" }
         }
         return out
+    }
+
+    /// Strings a report shows side by side (a conflict's values, a title beside what it was, a
+    /// note's tags), each as `show` prints it. One that another of them equals only by canonical
+    /// equivalence (the same text in other Unicode scalars: "café" as U+00E9 beside "e" and
+    /// U+0301) is followed by its scalars, ` (caf\u{e9})`, as the look-alike errors spell them,
+    /// so that the two can be told apart; every other string is exactly `show(text)`.
+    public static func sideBySide(_ texts: [String], _ show: (String) -> String) -> [String] {
+        texts.map { text in hasLookAlike(text, among: texts) ? show(text) + " (" + scalars(text) + ")" : show(text) }
+    }
+
+    /// Whether one of `others` is `text` in other Unicode scalars: canonically equivalent, not the same scalars.
+    public static func hasLookAlike(_ text: String, among others: [String]) -> Bool {
+        // Two ASCII strings are equivalent only when they are the same (a non-ASCII one, such as
+        // the Kelvin sign U+212A, can be equivalent to an ASCII one): most titles and tags are
+        // ASCII, and `==` on strings normalizes.
+        let ascii = text.utf8.allSatisfy { $0 < 0x80 }
+        return others.contains { other in
+            !(ascii && other.utf8.allSatisfy { $0 < 0x80 }) && other == text && !other.hasSameScalars(as: text)
+        }
     }
 
     private static func escaping(_ text: String, _ needsEscape: (Unicode.Scalar) -> Bool) -> String {

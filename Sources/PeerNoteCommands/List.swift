@@ -8,7 +8,7 @@ extension PeerNoteCLI {
         static let configuration = CommandConfiguration(
             commandName: "list",
             abstract: "List the notes: index, short id, title, tags and priority.",
-            discussion: "One note a line, in aligned columns; '-' stands for no tags. Line breaks, tabs and other control characters in titles and tags show as \\n, \\t and \\u{1b}."
+            discussion: "One note a line, in aligned columns; '-' stands for no tags. Line breaks, tabs and other control characters in titles and tags show as \\n, \\t and \\u{1b}. A note's tags that are the same text in other Unicode scalars are each followed by their scalars: caf\\u{e9}."
         )
 
         @Argument(help: ArgumentHelp("The .peernote file (- for standard input).", valueName: "FILE"), completion: .file(extensions: ["peernote"]))
@@ -33,7 +33,7 @@ extension PeerNoteCLI {
         static func render(_ notes: [Note], indexed: Bool, color: Bool) -> String {
             let rows = notes.enumerated().map { i, note in
                 [indexed ? String(i) : "-", note.id.short, DisplayText.oneLine(note.title),
-                 note.tags.isEmpty ? "-" : note.tags.map(DisplayText.oneLine).joined(separator: ", "), note.priority.rawValue]
+                 note.tags.isEmpty ? "-" : DisplayText.sideBySide(note.tags, DisplayText.oneLine).joined(separator: ", "), note.priority.rawValue]
             }
             var widths = [Int](repeating: 0, count: 5)
             // Padded by terminal columns (a CJK character or an emoji takes two), not by characters.

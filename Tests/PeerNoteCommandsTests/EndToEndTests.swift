@@ -613,4 +613,23 @@ struct EndToEndTests {
         let line = Array("\"tags\": [\"\(nfd)\", \"\(nfc)\"]".utf8), out = Array(exported.utf8)
         #expect(out.indices.contains { out[$0...].starts(with: line) }, "\(exported)")
     }
+
+    /// Whether `text` holds `part` byte for byte (`String.contains` matches a look-alike too).
+    func holds(_ text: String, _ part: String) -> Bool {
+        let t = Array(text.utf8), p = Array(part.utf8)
+        return t.indices.contains { t[$0...].starts(with: p) }
+    }
+
+    @Test("list spells out a note's tags that are the same text in other scalars; other tags print as before")
+    func listSpellsLookAlikeTags() throws {
+        let nfc = "caf\u{E9}", nfd = "cafe\u{301}"
+        let dir = try TempDir()
+        try ok(["new", "n.peernote", "--title", "T"], in: dir)
+        try ok(["add", "n.peernote", "--title", "both", "--tag", nfc, "--tag", nfd, "--tag", "x"], in: dir)
+        try ok(["add", "n.peernote", "--title", "one", "--tag", nfc, "--tag", "x"], in: dir)
+        let lines = try ok(["list", "n.peernote"], in: dir).split(separator: "\n").map(String.init)
+        #expect(lines.count == 2)
+        #expect(holds(lines[0], "  \(nfd) (cafe\\u{301}), \(nfc) (caf\\u{e9}), x  "), "\(lines[0])")
+        #expect(holds(lines[1], "  \(nfc), x  ") && !lines[1].contains("\\u{"), "\(lines[1])")
+    }
 }
