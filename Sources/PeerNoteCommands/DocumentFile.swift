@@ -206,12 +206,23 @@ enum NoteLookup {
     }
 
     /// A title is matched by its exact Unicode scalars (`Document.findNote`). When no title is
-    /// `query` but one is the same text in other scalars ("é" typed as "e" and U+0301, a title
-    /// stored as U+00E9), says so, spelling both out, rather than "no note matches".
+    /// `query` but some are the same text in other scalars ("é" typed as "e" and U+0301, a title
+    /// stored as U+00E9), says so, naming every such note (at most ten) and spelling the titles
+    /// out, rather than "no note matches".
     static func refuseEquivalentTitle(_ query: String, among notes: [Note], path: String) throws(CLIFailure) {
-        // `==` is canonical equivalence: here, on purpose, to find the look-alike.
-        guard let alike = notes.first(where: { $0.title == query && !$0.title.hasSameScalars(as: query) }) else { return }
-        throw CLIFailure(.usage, "\(path): no note has the title \"\(DisplayText.oneLine(query))\" as given (\(DisplayText.scalars(query))); note \(alike.id.short) has \"\(DisplayText.oneLine(alike.title))\" (\(DisplayText.scalars(alike.title))), the same text in other Unicode scalars, and titles are matched scalar by scalar: name it by its id, \(alike.id.short)")
+        let alike = notes.filter { DisplayText.hasLookAlike(query, among: [$0.title]) }
+        guard let first = alike.first else { return }
+        let given = "\(path): no note has the title \"\(DisplayText.oneLine(query))\" as given (\(DisplayText.scalars(query)))"
+        if alike.count == 1 {
+            throw CLIFailure(.usage, "\(given); note \(first.id.short) has \"\(DisplayText.oneLine(first.title))\" (\(DisplayText.scalars(first.title))), the same text in other Unicode scalars, and titles are matched scalar by scalar: name it by its id, \(first.id.short)")
+        }
+        let listed = lookAlikeList(alike) { "\($0.id.short) \"\(DisplayText.oneLine($0.title))\" (\(DisplayText.scalars($0.title)))" }
+        throw CLIFailure(.usage, "\(given); \(alike.count) notes have the same text in other Unicode scalars: \(listed); titles are matched scalar by scalar: name one by its id")
+    }
+
+    /// `a, b, c`: at most ten of `items`, then `, … (N in all)`, as the other candidate lists.
+    static func lookAlikeList<T>(_ items: [T], _ describe: (T) -> String) -> String {
+        items.prefix(10).map(describe).joined(separator: ", ") + (items.count > 10 ? ", … (\(items.count) in all)" : "")
     }
 
     /// `; notes: 1a2b3c4d "Title", …` (at most ten).

@@ -70,13 +70,18 @@ extension PeerNoteCLI {
 
         /// Tags are compared by their exact Unicode scalars: removing "café" typed as "e" and
         /// U+0301 does not remove a tag stored as U+00E9. Rather than record nothing and say
-        /// nothing, refuses a --remove-tag that only a tag spelled in other scalars matches,
-        /// naming the stored spelling.
+        /// nothing, refuses a --remove-tag that only tags spelled in other scalars match,
+        /// naming every stored spelling (at most ten).
         func checkRemovedTags(of target: Note) throws(CLIFailure) {
             for tag in removeTags where !target.tags.containsScalars(of: tag) {
-                // `==` is canonical equivalence: here, on purpose, to find the look-alike.
-                guard let stored = target.tags.first(where: { $0 == tag }) else { continue }
-                throw CLIFailure(.usage, "\(file): note \(target.id.short) has no tag \"\(DisplayText.oneLine(tag))\" as given (\(DisplayText.scalars(tag))); it has \"\(DisplayText.oneLine(stored))\" (\(DisplayText.scalars(stored))), the same text in other Unicode scalars, and tags are matched scalar by scalar: give --remove-tag the tag as stored, \(ShellQuote.word(stored))")
+                let stored = target.tags.filter { DisplayText.hasLookAlike(tag, among: [$0]) }
+                guard let first = stored.first else { continue }
+                let given = "\(file): note \(target.id.short) has no tag \"\(DisplayText.oneLine(tag))\" as given (\(DisplayText.scalars(tag)))"
+                if stored.count == 1 {
+                    throw CLIFailure(.usage, "\(given); it has \"\(DisplayText.oneLine(first))\" (\(DisplayText.scalars(first))), the same text in other Unicode scalars, and tags are matched scalar by scalar: give --remove-tag the tag as stored, \(ShellQuote.word(first))")
+                }
+                let listed = NoteLookup.lookAlikeList(stored) { "\"\(DisplayText.oneLine($0))\" (\(DisplayText.scalars($0)))" }
+                throw CLIFailure(.usage, "\(given); it has \(stored.count) tags that are the same text in other Unicode scalars: \(listed); tags are matched scalar by scalar: give --remove-tag one of them as stored")
             }
         }
 

@@ -632,4 +632,41 @@ struct EndToEndTests {
         #expect(holds(lines[0], "  \(nfd) (cafe\\u{301}), \(nfc) (caf\\u{e9}), x  "), "\(lines[0])")
         #expect(holds(lines[1], "  \(nfc), x  ") && !lines[1].contains("\\u{"), "\(lines[1])")
     }
+
+    /// "xệ" in three spellings, all canonically equivalent: U+1EC7; "e", U+0323, U+0302; "e", U+0302, U+0323.
+    static let xe = (one: "x\u{1EC7}", belowFirst: "xe\u{323}\u{302}", aboveFirst: "xe\u{302}\u{323}")
+
+    @Test("A title that only look-alikes match names every note that has one, at most ten")
+    func everyLookAlikeTitle() throws {
+        let dir = try TempDir()
+        try ok(["new", "n.peernote", "--title", "T"], in: dir)
+        let first = try ok(["add", "n.peernote", "--title", Self.xe.one], in: dir).prefix(8)
+        let second = try ok(["add", "n.peernote", "--title", Self.xe.belowFirst], in: dir).prefix(8)
+        let r = try Binary.run(["edit", "n.peernote", Self.xe.aboveFirst, "--body", "z"], in: dir)
+        #expect(r.status == 64)
+        #expect(r.stderr.split(separator: "\n").count == 1, "\(r.stderr)")
+        #expect(holds(r.stderr, "\(first) \"\(Self.xe.one)\" (x\\u{1ec7})"), "\(r.stderr)")
+        #expect(holds(r.stderr, "\(second) \"\(Self.xe.belowFirst)\" (xe\\u{323}\\u{302})"), "\(r.stderr)")
+        // Eleven more: ten are named, then how many there are in all.
+        var ids = [String(first), String(second)]
+        for _ in 0 ..< 11 { ids.append(String(try ok(["add", "n.peernote", "--title", Self.xe.one], in: dir).prefix(8))) }
+        let many = try Binary.run(["edit", "n.peernote", Self.xe.aboveFirst, "--body", "z"], in: dir)
+        #expect(many.status == 64)
+        #expect(ids.filter { many.stderr.contains($0) }.count == 10, "\(many.stderr)")
+        #expect(many.stderr.contains(", … (13 in all)"), "\(many.stderr)")
+    }
+
+    @Test("A --remove-tag that only look-alikes match names every one of the note's tags that is one")
+    func everyLookAlikeTag() throws {
+        let dir = try TempDir()
+        try ok(["new", "n.peernote", "--title", "T"], in: dir)
+        try ok(["add", "n.peernote", "--title", "N", "--tag", Self.xe.one, "--tag", Self.xe.belowFirst, "--tag", "x"], in: dir)
+        let before = try Document.open(dir.file("n.peernote")).changeCount
+        let r = try Binary.run(["edit", "n.peernote", "N", "--remove-tag", Self.xe.aboveFirst], in: dir)
+        #expect(r.status == 64)
+        #expect(r.stderr.split(separator: "\n").count == 1, "\(r.stderr)")
+        #expect(holds(r.stderr, "\"\(Self.xe.one)\" (x\\u{1ec7})"), "\(r.stderr)")
+        #expect(holds(r.stderr, "\"\(Self.xe.belowFirst)\" (xe\\u{323}\\u{302})"), "\(r.stderr)")
+        #expect(try Document.open(dir.file("n.peernote")).changeCount == before)
+    }
 }
