@@ -132,7 +132,10 @@ struct SalvageReport {
     /// (left out, but every change of it is in the output anyway) or `junk` (damaged bytes that
     /// cannot have held a change).
     static func label(_ region: SalvageRegion) -> String {
-        if region.kind == .damaged { return region.changeCount == 0 ? "junk" : "lost" }
+        if region.kind == .damaged {
+            if let n = region.changeCount, n > 0, region.alreadyRecovered == n { return "copy" }
+            return region.changeCount == 0 ? "junk" : "lost"
+        }
         if region.keptChanges == 0, let n = region.changeCount, n > 0, region.alreadyRecovered == n { return "copy" }
         if region.keptChanges == 0 && region.changeCount != 0 { return "lost" }
         return region.keptChanges == region.changeCount ? "kept" : "part"
@@ -157,6 +160,13 @@ struct SalvageReport {
     /// What a group of regions says went wrong: the counts of the whole group for dropped changes.
     static func problem(of group: [SalvageRegion]) -> String? {
         let dropped = group.reduce(0) { $0 + $1.droppedChanges }
+        let already = group.reduce(0) { $0 + $1.alreadyRecovered }
+        if group.count > 1, dropped == 0, already > 0, let p = group[0].problem {
+            // The first block's own "already in the output" is replaced by the whole run's.
+            let own = SalvageRegion.alreadyText(group[0].alreadyRecovered, of: group[0].changeCount ?? 0)
+            let stem = p.hasSuffix(own) ? String(p.dropLast(own.count)) : p
+            return stem + SalvageRegion.alreadyText(already, of: group.reduce(0) { $0 + ($1.changeCount ?? 0) }, blocks: group.count)
+        }
         guard group.count > 1, dropped > 0 else { return group[0].problem }
         return SalvageRegion.droppedProblem(dropped, of: group.reduce(0) { $0 + ($1.changeCount ?? 0) }, blocks: group.count)
     }
@@ -172,7 +182,7 @@ struct SalvageReport {
             let id = part.documentID.map { "id \($0.uuidString.lowercased())" } ?? "id unknown"
             return "of another notebook (\(part.onItsOwn.map { "\(Text.quoted($0.title)), " } ?? "")\(id)) at \(at)"
         case .copy: return "of a second copy of this notebook at \(at)"
-        case .orphanAppends: return "in append blocks at \(at) before the base block (their history is lost)"
+        case .orphanAppends: return "in append blocks at \(at) whose base block is lost (their history is lost)"
         case .unplacedAppends: return "in append blocks at \(at) whose rows overlap the blocks before them"
         }
     }
@@ -191,22 +201,32 @@ struct SalvageReport {
         let n = result.bytesWithoutChanges
         guard n > 0 else { return nil }
         let trailing = result.regions.last.map { $0.kind == .damaged && $0.changeCount == 0 && $0.length == n } ?? false
-        return "\(Text.count(n, "byte")) of \(trailing ? "trailing " : "")data that hold no block"
+        return "\(Text.count(n, "byte")) of \(trailing ? "trailing " : "")data that \(n == 1 ? "holds" : "hold") no block"
     }
 
     var lostLine: String {
         let r = result
         var parts: [String] = []
-        let damaged = r.damagedBytes - r.bytesWithoutChanges
+        let damaged = r.damagedBytes - r.bytesWithoutChanges - r.damagedBytesOfLeftOut - r.damagedBytesAlreadyRecovered
         if damaged > 0 || r.unreadableChanges > 0 || !r.unreadableChangesExact {
             let count = r.unreadableChangesExact
                 ? Text.count(r.unreadableChanges, "change")
                 : (r.unreadableChanges > 0 ? "at least \(Text.count(r.unreadableChanges, "change"))" : "an unknown number of changes")
-            parts.append("\(count) in \(Text.count(damaged, "damaged byte")) (authors unknown)"
-                         + (r.unreadableChangesExact ? "" : "; the file ends inside damaged bytes, so what they held cannot be counted"))
+            let why = r.uncounted.map { reason -> String in
+                switch reason {
+                case .truncated: return "the file ends inside damaged bytes, so what they held cannot be counted"
+                case .noLaterBlock: return "no later block of this notebook follows them, so what they held cannot be counted"
+                case .beforeBase:
+                    return "damaged bytes before the base block at offset \(r.baseOffset) held the start of the notebook the file starts with, "
+                        + (r.unreadableChanges > 0 ? "whose next intact block numbers its rows from \(r.unreadableChanges)" : "and nothing tells how many changes it had")
+                }
+            }
+            parts.append("\(count) in \(Text.count(damaged, "damaged byte"))" + (r.unreadableChangesExact && r.unreadableChanges == 0 ? "" : " (authors unknown)")
+                         + why.map { "; \($0)" }.joined())
         }
         if !r.droppedChanges.isEmpty {
-            parts.append("\(Text.count(r.droppedChanges.count, "intact change")) dropped because their history is incomplete (\(Text.authors(droppedByAuthor)))")
+            let n = r.droppedChanges.count
+            parts.append("\(Text.count(n, "intact change")) dropped because \(n == 1 ? "its history is" : "their history is") incomplete (\(Text.authors(droppedByAuthor)))")
         }
         for part in r.leftOut where !part.missing.isEmpty {
             parts.append("\(Text.count(part.missing.count, "intact change")) \(Self.describe(part)), left out (\(Text.authors(Self.missingAuthors(part))))")
@@ -220,7 +240,7 @@ struct SalvageReport {
     /// For each left-out notebook (or copy) whose changes are not in the output: where it is and how to get it back.
     var leftOutLines: [String] {
         var lines: [String] = []
-        let target = output == "-" ? "the output" : Inputs.displayName(output)
+        let target = Inputs.displayName(output)
         for part in result.leftOut where part.kind == .otherDocument || part.kind == .copy {
             let missing = part.missing.count
             guard missing > 0 else { continue }
@@ -242,14 +262,32 @@ struct SalvageReport {
             }
             if let alone = part.onItsOwn {
                 line += "; to get \(part.kind == .copy && missing > 1 ? "them" : "it") back: \(cut)"
-                if !alone.intact { line += ", then pnmerge salvage \(name)" }
-                if part.kind == .copy { line += ", then pnmerge merge \(GitSetupOperation.shellQuoted(target)) \(name)" }
+                // A salvaged copy is written under a new name: salvage never replaces a file.
+                let recovered = alone.intact ? name : "notebook-at-\(part.range.lowerBound)-salvaged.peernote"
+                if !alone.intact { line += ", then pnmerge salvage \(name) -o \(recovered)" }
+                if part.kind == .copy {
+                    line += output == "-"
+                        ? ", then save what salvage wrote to standard output as a file and merge \(recovered) into that file with pnmerge merge"
+                        : ", then pnmerge merge \(GitSetupOperation.shellQuoted(target)) \(recovered)"
+                }
             } else {
                 line += "; nothing can be recovered from it on its own"
             }
             lines.append(line)
         }
         return lines
+    }
+
+    /// What the file starts with, when that is not the recovered notebook's base block.
+    func startLine(_ start: SalvageStart) -> String {
+        let base = "the recovered notebook starts at offset \(result.baseOffset)"
+        switch start {
+        case .earlierCopy:
+            return "the file does not start with the recovered notebook's base block: it starts with an earlier copy of this notebook whose base block is lost; \(base)"
+        case .unknownNotebook:
+            return "the file does not start with the recovered notebook: the base block of the notebook it starts with is lost, "
+                + "and nothing tells which notebook that was, so the output may be a different notebook; \(base)"
+        }
     }
 
     func text(style: RenderStyle) -> String {
@@ -289,6 +327,7 @@ struct SalvageReport {
         if !replicas.isEmpty {
             lines.append("replicas that lost changes: " + replicas.map { "\($0.replica.short) (\($0.authors.map(Text.author).joined(separator: ", ")))" }.joined(separator: ", "))
         }
+        if let start = r.start { lines.append(startLine(start)) }
         lines += leftOutLines
         lines.append("wrote \(target): \(Text.count(r.bytes.count, "byte")), notebook \(summary)")
         return lines.joined(separator: "\n") + "\n"
@@ -325,6 +364,9 @@ struct SalvageReport {
                 ("damagedBytes", .int(r.damagedBytes)),
                 ("unreadableChanges", .int(r.unreadableChanges)),
                 ("unreadableChangesExact", .bool(r.unreadableChangesExact)),
+                ("uncounted", .strings(r.uncounted.map(\.rawValue))),
+                ("start", r.start.map { .string($0.rawValue) } ?? .null),
+                ("baseOffset", .int(r.baseOffset)),
                 ("dropped", .array(r.droppedChanges.map { d in
                     .object([("id", .string(d.id.fullDescription)), ("author", .string(d.author)), ("time", .string(Text.iso(d.time))),
                              ("message", .string(d.message)), ("reason", .string(d.reason))])

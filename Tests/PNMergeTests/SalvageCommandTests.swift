@@ -1,5 +1,6 @@
 import Foundation
 import PeerNote
+import PeerNoteCLISupport
 import Testing
 @testable import PNMergeCommands
 
@@ -64,7 +65,7 @@ struct SalvageCommandTests {
 
         let text = pnmerge(["salvage", damaged, "-o", dir.path("out2.peernote")])
         #expect(text.out.contains("dropped 2@"), "\(text.out)")
-        #expect(text.out.contains("1 intact change dropped because their history is incomplete (alice 1)"), "\(text.out)")
+        #expect(text.out.contains("1 intact change dropped because its history is incomplete (alice 1)"), "\(text.out)")
         #expect(text.out.contains("replicas that lost changes: "), "\(text.out)")
     }
 
@@ -289,6 +290,130 @@ struct SalvageCommandTests {
         hit[more.blocks[2]] ^= 0xFF
         let h = pnmerge(["salvage", try dir.write(hit, "hit.peernote"), "-o", dir.path("hit.out")])
         #expect(h.out.contains("an unknown number of changes in \(hit.count - more.blocks[2]) damaged bytes"), "\(h.out)")
+    }
+
+    /// `bytes` with the byte at `offset` flipped.
+    func hit(_ bytes: [UInt8], at offset: Int) -> [UInt8] {
+        var b = bytes
+        b[offset] ^= 0xFF
+        return b
+    }
+
+    @Test("A damaged first base block of an older copy glued before a newer one: its append blocks are a copy, and nothing is counted lost; text and --json")
+    func damagedEarlierCopy() throws {
+        let dir = try TempDir()
+        let work = try notebook("Work", notes: ["W1", "W2"])
+        let newer = try adding(["W3"], to: work.bytes)
+        let file = try dir.write(hit(work.bytes + newer.bytes, at: 60), "a.peernote")
+        let r = pnmerge(["salvage", file, "-o", dir.path("a.out")])
+        #expect(r.status == 0, "\(r.err)")
+        #expect(try Document.load(dir.bytes("a.out")).changeCount == 4)
+        #expect(r.out.contains("copy  bytes 0-\(work.blocks[1] - 1) "), "\(r.out)")
+        #expect(r.out.contains("copy  bytes \(work.blocks[1])-\(work.bytes.count - 1) "), "\(r.out)")
+        #expect(r.out.contains("their 2 changes are already in the output"), "\(r.out)")
+        #expect(r.out.contains("lost: nothing\n"), "\(r.out)")
+        #expect(r.out.contains("it starts with an earlier copy of this notebook whose base block is lost; the recovered notebook starts at offset \(work.bytes.count)"), "\(r.out)")
+        let j = pnmerge(["salvage", file, "-o", dir.path("a2.out"), "--json"])
+        let lost = try #require((try parseJSON(j.out) as? [String: Any])?["lost"] as? [String: Any])
+        #expect(lost["leftOutChanges"] as? Int == 0 && lost["unreadableChanges"] as? Int == 0 && lost["unreadableChangesExact"] as? Bool == true, "\(lost)")
+        #expect(lost["start"] as? String == "earlier copy" && lost["baseOffset"] as? Int == work.bytes.count, "\(lost)")
+        let parts = try #require(lost["leftOut"] as? [[String: Any]])
+        #expect(parts.first?["changes"] as? Int == 2 && parts.first?["alreadyRecovered"] as? Int == 2, "\(parts)")
+    }
+
+    @Test("A damaged first base block before another notebook: the loss is at least its rows, and the report says the output may be another notebook; text and --json")
+    func damagedStartBeforeAnotherNotebook() throws {
+        let dir = try TempDir()
+        let work = try notebook("Work", notes: ["W1", "W2"])
+        let home = try notebook("Home", notes: ["H1"])
+        let file = try dir.write(hit(work.bytes + home.bytes, at: 60), "b.peernote")
+        let r = pnmerge(["salvage", file, "-o", dir.path("b.out")])
+        #expect(r.status == 0, "\(r.err)")
+        #expect(!r.out.contains("0 changes in"), "\(r.out)")
+        #expect(r.out.contains("lost: at least 1 change in \(work.blocks[1]) damaged bytes (authors unknown); damaged bytes before the base block at offset \(work.bytes.count)"), "\(r.out)")
+        #expect(r.out.contains("2 intact changes in append blocks at bytes \(work.blocks[1])-\(work.bytes.count - 1) whose base block is lost"), "\(r.out)")
+        #expect(r.out.contains("the file does not start with the recovered notebook"), "\(r.out)")
+        #expect(r.out.contains("so the output may be a different notebook"), "\(r.out)")
+        let j = pnmerge(["salvage", file, "-o", dir.path("b2.out"), "--json"])
+        let lost = try #require((try parseJSON(j.out) as? [String: Any])?["lost"] as? [String: Any])
+        #expect(lost["unreadableChanges"] as? Int == 1 && lost["unreadableChangesExact"] as? Bool == false, "\(lost)")
+        #expect(lost["uncounted"] as? [String] == ["damaged bytes come before the base block"], "\(lost)")
+        #expect(lost["start"] as? String == "unknown notebook" && lost["leftOutChanges"] as? Int == 2, "\(lost)")
+    }
+
+    /// Runs each command of a `to get it back:` line in `dir`, with the built pnmerge first on PATH.
+    func runHint(_ out: String, in dir: TempDir) throws {
+        _ = try Binary.require()
+        let line = try #require(out.split(separator: "\n").first { $0.contains("back: ") }, "\(out)")
+        let commands = try #require(line.components(separatedBy: "back: ").last).components(separatedBy: ", then ")
+        try #require(commands.count >= 2, "\(line)")
+        for command in commands {
+            let r = try shell(#"cd "$1" && PATH="$2:$PATH" && "#+command, ["sh", dir.url.path, URL(fileURLWithPath: Binary.path).deletingLastPathComponent().path])
+            #expect(r.status == 0, "\(command): \(String(decoding: r.err, as: UTF8.self))")
+        }
+    }
+
+    @Test("Each command the report prints to get a left-out notebook or copy back runs as printed")
+    func printedCommandsRun() throws {
+        let dir = try TempDir()
+        let work = try notebook("Work", notes: ["W1", "W2"])
+        let home = try notebook("Home", notes: ["H1"])
+        // Home's append block is damaged: it must be salvaged on its own.
+        let d = try dir.write(hit(work.bytes + home.bytes, at: work.bytes.count + home.blocks[1] + 60), "d.peernote")
+        let r = pnmerge(["salvage", d, "-o", dir.path("d.out")])
+        #expect(r.out.contains("then pnmerge salvage notebook-at-\(work.bytes.count).peernote -o notebook-at-\(work.bytes.count)-salvaged.peernote"), "\(r.out)")
+        try runHint(r.out, in: dir)
+        #expect(try Document.load(dir.bytes("notebook-at-\(work.bytes.count)-salvaged.peernote")).title == "Home")
+
+        // A newer copy whose last block is damaged: cut, salvage, then merge into the output.
+        let copies = try TempDir()
+        let newer = try adding(["W3", "W4"], to: work.bytes)
+        let e = try copies.write(hit(work.bytes + newer.bytes, at: work.bytes.count + newer.blocks[1] + 60), "e.peernote")
+        let c = pnmerge(["salvage", e, "-o", copies.path("e.out")])
+        #expect(c.out.contains("pnmerge merge \(copies.path("e.out")) notebook-at-\(work.bytes.count)-salvaged.peernote"), "\(c.out)")
+        try runHint(c.out, in: copies)
+        #expect(try Document.load(copies.bytes("e.out")).changeCount == 4, "W3 is merged back in")
+
+        // With -o -, nothing in the hint reads as a file name for the output.
+        let s = pnmerge(["salvage", e, "-o", "-"])
+        #expect(!s.err.contains("'the output'") && !s.err.contains("pnmerge merge -"), "\(s.err)")
+        #expect(s.err.contains("then save what salvage wrote to standard output as a file and merge notebook-at-\(work.bytes.count)-salvaged.peernote into that file with pnmerge merge"), "\(s.err)")
+    }
+
+    @Test("Damaged bytes followed by other blocks are not called the end of the file, and a left-out notebook's damage is not the output's; text and --json")
+    func damageNotAtTheEnd() throws {
+        let dir = try TempDir()
+        let work = try notebook("Work", notes: ["W1", "W2"])
+        let home = try notebook("Home", notes: ["H1"])
+        let e = try dir.write(hit(work.bytes + home.bytes + work.bytes, at: work.bytes.count + 62), "e.peernote")
+        let r = pnmerge(["salvage", e, "-o", dir.path("e.out")])
+        #expect(!r.out.contains("the file ends inside damaged bytes"), "\(r.out)")
+        #expect(r.out.contains("an unknown number of changes in \(home.blocks[1]) damaged bytes (authors unknown); no later block of this notebook follows them"), "\(r.out)")
+        let j = pnmerge(["salvage", e, "-o", dir.path("e2.out"), "--json"])
+        let lost = try #require((try parseJSON(j.out) as? [String: Any])?["lost"] as? [String: Any])
+        #expect(lost["uncounted"] as? [String] == ["no later block of this notebook follows damaged bytes"] && lost["unreadableChangesExact"] as? Bool == false, "\(lost)")
+
+        // Only the glued-on notebook's append block is damaged: that is its loss, counted with it.
+        let d = try dir.write(hit(work.bytes + home.bytes, at: work.bytes.count + home.blocks[1] + 60), "d.peernote")
+        let t = pnmerge(["salvage", d, "-o", dir.path("d.out")])
+        #expect(t.out.contains("lost: 1 intact change of another notebook"), "\(t.out)")
+        #expect(!t.out.contains("damaged bytes (authors unknown)"), "\(t.out)")
+        let dj = pnmerge(["salvage", d, "-o", dir.path("d2.out"), "--json"])
+        let dlost = try #require((try parseJSON(dj.out) as? [String: Any])?["lost"] as? [String: Any])
+        #expect(dlost["unreadableChangesExact"] as? Bool == true && (dlost["uncounted"] as? [String])?.isEmpty == true, "\(dlost)")
+    }
+
+    @Test("Wording: counts agree with their nouns and verbs")
+    func wordingAgrees() throws {
+        let dir = try TempDir()
+        let work = try notebook("Work", notes: ["W1", "W2"])
+        let twice = pnmerge(["salvage", try dir.write(work.bytes + work.bytes, "twice.peernote"), "-o", dir.path("twice.out")])
+        #expect(twice.out.contains("copy  bytes \(work.bytes.count + work.blocks[1])-\(2 * work.bytes.count - 1) "), "\(twice.out)")
+        #expect(twice.out.contains("2 append blocks, 0 of 2 changes recovered: left out: part of the copy of this notebook that starts at offset \(work.bytes.count); their 2 changes are already in the output"), "\(twice.out)")
+        let one = pnmerge(["salvage", try dir.write(work.bytes + [0x00], "one.peernote"), "-o", dir.path("one.out")])
+        #expect(one.out.contains("lost: 1 byte of trailing data that holds no block; no change lost\n"), "\(one.out)")
+        let middle = pnmerge(["salvage", try dir.write(hit(work.bytes, at: work.blocks[1] + 60), "middle.peernote"), "-o", dir.path("middle.out")])
+        #expect(middle.out.contains("1 intact change dropped because its history is incomplete"), "\(middle.out)")
     }
 
     @Test("The built binary salvages a damaged fixture end to end")

@@ -36,7 +36,9 @@ public struct SalvageRegion: Sendable, Equatable {
     public var length: Int
     public var kind: Kind
     /// The changes the block holds: nil for damaged bytes, whose contents are not known, except 0
-    /// for damaged bytes that cannot have held a change (see `SalvageRegion.holdsNoChange`).
+    /// for damaged bytes that cannot have held a change (see `SalvageRegion.holdsNoChange`), and the
+    /// rows of an earlier copy of the notebook at the start of the file that the next block shows
+    /// they held (then `alreadyRecovered` too).
     public var changeCount: Int?
     /// The changes of the block that were recovered.
     public var keptChanges: Int
@@ -71,6 +73,16 @@ public struct SalvageRegion: Sendable, Equatable {
             if bytes[start ..< start + n].elementsEqual(Format.magic[..<n]) { return false }
         }
         return true
+    }
+
+    /// `; its change is already in the output`, for one block or, with `blocks` above 1, for a run of blocks reported together.
+    public static func alreadyText(_ already: Int, of n: Int, blocks: Int = 1) -> String {
+        let whose = blocks == 1 ? "its" : "their"
+        if already == n {
+            if n == 1 { return "; \(whose) change is already in the output" }
+            return blocks == 1 ? "; all \(n) of its changes are already in the output" : "; their \(n) changes are already in the output"
+        }
+        return "; \(already) of \(whose) \(n) \(n == 1 ? "change" : "changes") \(already == 1 ? "is" : "are") already in the output"
     }
 
     /// `2 of its 3 changes were dropped (their history is incomplete)`, for one block or, with
@@ -132,6 +144,28 @@ public struct SalvageLeftOut: Sendable, Equatable {
     public var missing: [Change] { changes.filter { !$0.alreadyRecovered } }
 }
 
+/// Why the changes held by damaged bytes cannot all be counted (`SalvageResult.uncounted`).
+public enum SalvageUncounted: String, Sendable, Equatable {
+    /// The file ends inside damaged bytes (a truncated file): nothing after them numbers their rows.
+    case truncated = "the file ends inside damaged bytes"
+    /// Damaged bytes after the recovered notebook's last block are followed only by blocks that are
+    /// not this notebook's continuation (left out, or another notebook): none numbers their rows.
+    case noLaterBlock = "no later block of this notebook follows damaged bytes"
+    /// Damaged bytes come before the recovered notebook's base block: they held the start of a
+    /// notebook (or junk), and only append blocks after them, if any, tell how many rows it had at least.
+    case beforeBase = "damaged bytes come before the base block"
+}
+
+/// What a file starts with when its first bytes are not the recovered notebook's base block.
+public enum SalvageStart: String, Sendable, Equatable {
+    /// An earlier copy of the recovered notebook whose base block was lost: append blocks after it
+    /// continue bytes identical to the recovered blocks, so it is the same notebook.
+    case earlierCopy = "earlier copy"
+    /// A notebook whose base block was lost, and nothing tells which one it was: it may be another
+    /// notebook than the one recovered.
+    case unknownNotebook = "unknown notebook"
+}
+
 /// An intact change that salvage had to leave out because its causal history is incomplete.
 public struct DroppedChange: Sendable, Equatable {
     public var id: ChangeID
@@ -157,16 +191,35 @@ public struct SalvageResult {
     public let droppedChanges: [DroppedChange]
     /// Changes that were in damaged bytes, as far as the row numbers of later intact blocks tell.
     public let unreadableChanges: Int
-    /// False when damaged bytes come after the last intact block (e.g. a truncated file): they may
-    /// have held more changes than `unreadableChanges` counts. Damaged bytes that cannot have held
-    /// a change (`SalvageRegion.holdsNoChange`) do not make it false.
-    public let unreadableChangesExact: Bool
+    /// Why damaged bytes may have held more changes than `unreadableChanges` counts (empty when
+    /// the count is exact). Damaged bytes that cannot have held a change
+    /// (`SalvageRegion.holdsNoChange`), and damaged bytes inside a left-out notebook or copy
+    /// (which are its loss, not the output's), never add a reason.
+    public let uncounted: [SalvageUncounted]
+    /// False when damaged bytes may have held more changes than `unreadableChanges` counts (see `uncounted`).
+    public var unreadableChangesExact: Bool { uncounted.isEmpty }
+    /// What the file starts with when that is not the recovered notebook's base block (nil when it
+    /// is, or when only bytes that cannot hold a change come before it).
+    public let start: SalvageStart?
+    /// Offset of the recovered notebook's base block.
+    public let baseOffset: Int
     /// Intact blocks left out whole (another notebook glued on, a second copy, blocks that fit
     /// nowhere), in file order.
     public let leftOut: [SalvageLeftOut]
 
     /// Bytes of the input in damaged regions.
     public var damagedBytes: Int { regions.filter { $0.kind == .damaged }.reduce(0) { $0 + $1.length } }
+    /// Bytes of the input in damaged regions inside a left-out notebook or copy that could have held
+    /// a change (part of `damagedBytes`): that notebook's loss, not the output's.
+    public var damagedBytesOfLeftOut: Int {
+        let ranges = leftOut.filter { $0.kind == .otherDocument || $0.kind == .copy }.map(\.range)
+        return regions.filter { r in r.kind == .damaged && r.changeCount != 0 && ranges.contains { $0.contains(r.offset) } }.reduce(0) { $0 + $1.length }
+    }
+    /// Bytes of the input in damaged regions whose changes the output holds anyway (an earlier copy
+    /// of this notebook at the start of the file; part of `damagedBytes`).
+    public var damagedBytesAlreadyRecovered: Int {
+        regions.filter { $0.kind == .damaged && $0.alreadyRecovered > 0 && $0.alreadyRecovered == $0.changeCount }.reduce(0) { $0 + $1.length }
+    }
     /// Bytes of the input in damaged regions that cannot have held a change (part of `damagedBytes`).
     public var bytesWithoutChanges: Int { regions.filter { $0.kind == .damaged && $0.changeCount == 0 }.reduce(0) { $0 + $1.length } }
     /// Intact changes of left-out blocks that the output does not hold.
@@ -217,7 +270,14 @@ private struct Salvager {
     var trusted: [Trusted] = []
     /// Rows (change positions in the original file) that lie in damaged bytes, as ranges.
     var unreadableRows: [Range<Int>] = []
-    var rowsExact = true
+    var uncounted: [SalvageUncounted] = []
+    /// Rows at least held by damaged bytes before the base block, as the first left-out append block after them numbers them.
+    var rowsBeforeBase = 0
+    var start: SalvageStart?
+    var baseOffset = 0
+    /// Whether the append blocks left out before the base block continue bytes identical to the
+    /// recovered blocks (so that they are this notebook's, and a change id the output holds is the same change).
+    var orphansAreOurs = false
     /// Most replays tried before every change from the failing one on is given up.
     static let maxReplays = 32
     /// Largest magnitude of a time (seconds) salvage keeps: differences of two such times fit in Int64.
@@ -469,7 +529,7 @@ private struct Salvager {
                 continue
             }
             if t.block.kind == .append && base == nil {
-                leaveOut(t, in: &orphanPart, kind: .orphanAppends, problem: "an append block before the base block: its history is lost")
+                leaveOut(t, in: &orphanPart, kind: .orphanAppends, problem: "an append block whose base block is lost: its history is lost")
                 continue
             }
             if t.block.kind == .append && t.block.firstRow < nextRow {
@@ -477,7 +537,7 @@ private struct Salvager {
                          problem: "its changes are numbered from row \(t.block.firstRow), but the blocks before it already hold \(nextRow) rows")
                 continue
             }
-            if t.block.kind == .base { base = t.block }
+            if t.block.kind == .base { base = t.block; baseOffset = t.raw.offset }
             let first = t.block.kind == .base ? 0 : t.block.firstRow
             if first > nextRow { unreadableRows.append(nextRow ..< first) }
             let blockIndex = placed.count
@@ -485,9 +545,53 @@ private struct Salvager {
             placed.append(t)
             nextRow = first + t.block.changes.count
         }
+        // Damaged bytes inside a left-out notebook or copy are its loss, not this notebook's.
+        let notebooks = parts.filter { $0.kind == .otherDocument || $0.kind == .copy }.map(\.range)
+        func ours(_ r: SalvageRegion) -> Bool { r.kind == .damaged && r.changeCount != 0 && !notebooks.contains { $0.contains(r.offset) } }
         // Damaged bytes after the last placed block may hold changes that nothing counts (unless they cannot hold one).
-        if let last = placed.last, regions.contains(where: { $0.kind == .damaged && $0.offset >= last.raw.end && $0.changeCount != 0 }) { rowsExact = false }
+        if let last = placed.last, regions.contains(where: { ours($0) && $0.offset >= last.raw.end }) {
+            uncounted.append(regions.last.map(ours) == true ? .truncated : .noLaterBlock)
+        }
+        // Damaged bytes before the base block held the start of some notebook (or junk): the first
+        // append block after them says how many rows at least.
+        if regions.contains(where: { ours($0) && $0.offset < baseOffset }) {
+            let orphans = leftOutBlocks.filter { parts[$0.part].kind == .orphanAppends }
+            let firstRow = orphans.first.map { $0.trusted.block.firstRow } ?? 0
+            orphansAreOurs = Self.continues(orphans.map(\.trusted), placed, bytes)
+            start = orphansAreOurs ? .earlierCopy : .unknownNotebook
+            let before = orphans.first.map { o in regions.filter { $0.offset < o.trusted.raw.offset } } ?? []
+            if orphansAreOurs, before.count == 1, before[0].kind == .damaged, before[0].offset == 0,
+               !regions.contains(where: { ours($0) && $0.offset > 0 && $0.offset < baseOffset }) {
+                // The first append block after them says (by its checksum of every byte before it and
+                // its first row) that these bytes were the recovered notebook's first rows, byte for
+                // byte: the output holds those changes.
+                regions[0].changeCount = firstRow
+                regions[0].alreadyRecovered = firstRow
+                regions[0].problem = (regions[0].problem ?? "") + "; the append block after them continues the recovered blocks' bytes, "
+                    + "so they held an earlier copy of this notebook's first \(firstRow == 1 ? "change" : "\(firstRow) changes"), which the output holds"
+            } else {
+                uncounted.insert(.beforeBase, at: 0)
+                rowsBeforeBase = firstRow
+            }
+        } else if let p = parts.firstIndex(where: { $0.kind == .orphanAppends }) {
+            orphansAreOurs = Self.continues(leftOutBlocks.filter { $0.part == p }.map(\.trusted), placed, bytes)
+            start = orphansAreOurs ? .earlierCopy : .unknownNotebook
+        }
         trusted = placed
+    }
+
+    /// Whether the first of `orphans` continues bytes identical to the placed blocks: its
+    /// `previousCRC` and `firstRow` are those of the placed blocks up to some block, read as one file.
+    static func continues(_ orphans: [Trusted], _ placed: [Trusted], _ bytes: [UInt8]) -> Bool {
+        guard let first = orphans.first else { return false }
+        var crc: UInt32 = 0, rows = 0
+        for t in placed {
+            if t.block.kind == .append && (t.block.previousCRC != crc || t.block.firstRow != rows) { return false }
+            crc = CRC32.checksum(bytes[t.raw.offset ..< t.raw.end], initial: crc)
+            rows += t.block.changes.count
+            if first.block.previousCRC == crc && first.block.firstRow == rows { return true }
+        }
+        return false
     }
 
     func row(of key: ChangeKey) -> Int {
@@ -771,7 +875,7 @@ private struct Salvager {
         if expectedOffset == bytes.count, prefixBlocks == trusted.count, dropped.isEmpty, appendBlocksChain(),
            let loaded = try? Document.load(bytes) {
             return SalvageResult(document: loaded, bytes: bytes, isIntact: true, regions: report(keptPerBlock, loaded).regions, droppedChanges: [],
-                                 unreadableChanges: 0, unreadableChangesExact: true, leftOut: [])
+                                 unreadableChanges: 0, uncounted: [], start: nil, baseOffset: 0, leftOut: [])
         }
         if prefixBlocks > 0, keptPerBlock[..<prefixBlocks].reduce(0, +) == keptTotal,
            let prefixDoc = try? Document.load(Array(bytes[..<expectedOffset])) {
@@ -786,13 +890,13 @@ private struct Salvager {
                 throw .invalidDocument(offset: nil, message: "the recovered changes do not form a valid document: \(error)")
             }
         }
-        let unreadable = unreadableRows.reduce(0) { $0 + $1.count }
+        let unreadable = unreadableRows.reduce(0) { $0 + $1.count } + rowsBeforeBase
         if document.changeCount != keptTotal {
             throw .invalidDocument(offset: nil, message: "the recovered document holds \(document.changeCount) changes, expected \(keptTotal)")
         }
         let (regions, leftOut) = report(keptPerBlock, document)
         return SalvageResult(document: document, bytes: outBytes, isIntact: false, regions: regions, droppedChanges: dropped,
-                             unreadableChanges: unreadable, unreadableChangesExact: rowsExact, leftOut: leftOut)
+                             unreadableChanges: unreadable, uncounted: uncounted, start: start, baseOffset: baseOffset, leftOut: leftOut)
     }
 
     /// The regions with what became of each block's changes, and the left-out parts with their
@@ -809,7 +913,7 @@ private struct Salvager {
         for lb in leftOutBlocks {
             let block = lb.trusted.block
             // Changes of another document are not this one's, whatever their ids.
-            let ours = parts[lb.part].kind == .copy || parts[lb.part].kind == .unplacedAppends
+            let ours = parts[lb.part].kind == .copy || parts[lb.part].kind == .unplacedAppends || (parts[lb.part].kind == .orphanAppends && orphansAreOurs)
             var already = 0
             for (i, c) in block.changes.enumerated() {
                 let id = ChangeID(replica: block.replicas[c.replica], seq: c.seq)
@@ -819,12 +923,9 @@ private struct Salvager {
             }
             let r = lb.trusted.region
             regions[r].alreadyRecovered = already
-            var problem = "left out: " + (regions[r].problem ?? "")
-            if already > 0 {
-                let n = block.changes.count
-                problem += n == 1 ? "; its change is already in the output"
-                    : already == n ? "; all \(n) of its changes are already in the output" : "; \(already) of its \(n) changes are already in the output"
-            }
+            let earlierCopy = parts[lb.part].kind == .orphanAppends && orphansAreOurs
+            var problem = "left out: " + (earlierCopy ? "an append block of an earlier copy of this notebook whose base block is lost" : regions[r].problem ?? "")
+            if already > 0 { problem += SalvageRegion.alreadyText(already, of: block.changes.count) }
             regions[r].problem = problem
         }
         if !nested {
