@@ -27,7 +27,8 @@ extension PNMerge {
             OUT, which must not exist ('-o -' writes to standard output and the report to \
             standard error). DAMAGED is never modified. A second base block starts another \
             notebook (or another copy of this one) glued on after the first: it is left out \
-            with the blocks after it, counted as lost, and the report says which bytes hold it.
+            with the blocks after it (its changes counted as lost unless the output holds \
+            them), and the report says which bytes hold it and how to get it back.
 
             The report lists every stretch of the file (kept blocks and damaged bytes, with \
             offsets and the reason), how many changes were recovered and lost and by whom, and \
