@@ -128,6 +128,12 @@ struct SalvageCommandTests {
     }
 
     /// `file` with one note added per session, each save appending a block; and where those blocks start.
+    /// The `lost` object of `pnmerge salvage FILE -o OUT --json`.
+    func lostJSON(_ file: String, to out: String) throws -> [String: Any] {
+        let j = pnmerge(["salvage", file, "-o", out, "--json"])
+        return try #require((try parseJSON(j.out) as? [String: Any])?["lost"] as? [String: Any], "\(j.out)\(j.err)")
+    }
+
     func adding(_ notes: [String], to file: [UInt8]) throws -> (bytes: [UInt8], blocks: [Int]) {
         var bytes = file
         var blocks: [Int] = []
@@ -204,8 +210,7 @@ struct SalvageCommandTests {
         #expect(r.out.contains("copy  bytes \(work.bytes.count)-"), "\(r.out)")
         #expect(r.out.contains("left out: it starts a second copy of this notebook; its change is already in the output"), "\(r.out)")
         #expect(!r.out.contains("does not belong to this document's history"), "\(r.out)")
-        let j = pnmerge(["salvage", both, "-o", dir.path("out2.peernote"), "--json"])
-        let lost = try #require((try parseJSON(j.out) as? [String: Any])?["lost"] as? [String: Any])
+        let lost = try lostJSON(both, to: dir.path("out2.peernote"))
         #expect(lost["leftOutChanges"] as? Int == 0)
         let parts = try #require(lost["leftOut"] as? [[String: Any]])
         #expect(parts.first?["kind"] as? String == "copy" && parts.first?["changes"] as? Int == 2 && parts.first?["alreadyRecovered"] as? Int == 2)
@@ -313,8 +318,7 @@ struct SalvageCommandTests {
         #expect(r.out.contains("their 2 changes are already in the output"), "\(r.out)")
         #expect(r.out.contains("lost: nothing\n"), "\(r.out)")
         #expect(r.out.contains("it starts with an earlier copy of this notebook whose base block is lost; the recovered notebook starts at offset \(work.bytes.count)"), "\(r.out)")
-        let j = pnmerge(["salvage", file, "-o", dir.path("a2.out"), "--json"])
-        let lost = try #require((try parseJSON(j.out) as? [String: Any])?["lost"] as? [String: Any])
+        let lost = try lostJSON(file, to: dir.path("a2.out"))
         #expect(lost["leftOutChanges"] as? Int == 0 && lost["unreadableChanges"] as? Int == 0 && lost["unreadableChangesExact"] as? Bool == true, "\(lost)")
         #expect(lost["start"] as? String == "earlier copy" && lost["baseOffset"] as? Int == work.bytes.count, "\(lost)")
         let parts = try #require(lost["leftOut"] as? [[String: Any]])
@@ -334,8 +338,7 @@ struct SalvageCommandTests {
         #expect(r.out.contains("2 intact changes in append blocks at bytes \(work.blocks[1])-\(work.bytes.count - 1) whose base block is lost"), "\(r.out)")
         #expect(r.out.contains("the file does not start with the recovered notebook"), "\(r.out)")
         #expect(r.out.contains("so the output may be a different notebook"), "\(r.out)")
-        let j = pnmerge(["salvage", file, "-o", dir.path("b2.out"), "--json"])
-        let lost = try #require((try parseJSON(j.out) as? [String: Any])?["lost"] as? [String: Any])
+        let lost = try lostJSON(file, to: dir.path("b2.out"))
         #expect(lost["unreadableChanges"] as? Int == 1 && lost["unreadableChangesExact"] as? Bool == false, "\(lost)")
         #expect(lost["uncounted"] as? [String] == ["damaged bytes come before the base block"], "\(lost)")
         #expect(lost["start"] as? String == "unknown notebook" && lost["leftOutChanges"] as? Int == 2, "\(lost)")
@@ -389,8 +392,7 @@ struct SalvageCommandTests {
         let r = pnmerge(["salvage", e, "-o", dir.path("e.out")])
         #expect(!r.out.contains("the file ends inside damaged bytes"), "\(r.out)")
         #expect(r.out.contains("an unknown number of changes in \(home.blocks[1]) damaged bytes (authors unknown); no later block of this notebook follows them"), "\(r.out)")
-        let j = pnmerge(["salvage", e, "-o", dir.path("e2.out"), "--json"])
-        let lost = try #require((try parseJSON(j.out) as? [String: Any])?["lost"] as? [String: Any])
+        let lost = try lostJSON(e, to: dir.path("e2.out"))
         #expect(lost["uncounted"] as? [String] == ["no later block of this notebook follows damaged bytes"] && lost["unreadableChangesExact"] as? Bool == false, "\(lost)")
 
         // Only the glued-on notebook's append block is damaged: that is its loss, counted with it.

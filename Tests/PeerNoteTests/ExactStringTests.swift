@@ -139,10 +139,13 @@ struct ExactStringTests {
         let reused = ReplicaID(high: 7, low: 7)
         for (x, y) in [(Self.nfc, Self.nfd)] {
             // The same edit with the title spelled two ways; then the same edit by an author spelled two ways.
-            let one = Document(id: base.id, genesis: base.genesis, log: base.log, state: base.state, replica: reused, author: "one")
-            let two = Document(id: base.id, genesis: base.genesis, log: base.log, state: base.state, replica: reused, author: "one")
-            one.clock = { Date(timeIntervalSince1970: 1_700_000_000) }
-            two.clock = one.clock
+            // Copies of `base` that reuse one replica id, at one fixed time.
+            func copy(author: String) -> Document {
+                let d = Document(id: base.id, genesis: base.genesis, log: base.log, state: base.state, replica: reused, author: author)
+                d.clock = { Date(timeIntervalSince1970: 1_700_000_000) }
+                return d
+            }
+            let one = copy(author: "one"), two = copy(author: "one")
             try one.setNoteTitle(note, x)
             try two.setNoteTitle(note, y)
             #expect(!one.log.sharesHistory(with: two.log))
@@ -151,10 +154,7 @@ struct ExactStringTests {
             #expect(!sameByFingerprints)
             #expect(throws: PeerNoteError.unrelated(.conflictingChange(ChangeID(replica: reused, seq: 1)))) { try one.merge(two) }
 
-            let three = Document(id: base.id, genesis: base.genesis, log: base.log, state: base.state, replica: reused, author: Self.joseNFC)
-            let four = Document(id: base.id, genesis: base.genesis, log: base.log, state: base.state, replica: reused, author: Self.joseNFD)
-            three.clock = one.clock
-            four.clock = one.clock
+            let three = copy(author: Self.joseNFC), four = copy(author: Self.joseNFD)
             try three.setNoteTitle(note, x)
             try four.setNoteTitle(note, x)
             #expect(!three.log.sharesHistory(with: four.log))
