@@ -680,11 +680,14 @@ extension WireCodec {
         }
     }
 
+    /// The string whose UTF-8 is `bytes`, or nil if they are not valid UTF-8. Made from the
+    /// bytes in one pass (appending decoded scalars to a `String.UnicodeScalarView` cost
+    /// thousands of instructions a title); invalid bytes would decode to replacement
+    /// characters, so valid ones are the string's own UTF-8 unchanged.
     static func decodeString(_ bytes: ArraySlice<UInt8>) -> String? {
-        guard let scalars = decodeScalars(bytes) else { return nil }
-        var s = String.UnicodeScalarView()
-        s.append(contentsOf: scalars)
-        return String(s)
+        let string = String(decoding: bytes, as: UTF8.self)
+        guard bytes.allSatisfy({ $0 < 0x80 }) || string.utf8.elementsEqual(bytes) else { return nil }
+        return string
     }
 }
 
