@@ -246,7 +246,7 @@ enum CBORDecoder {
 
     /// Reads the head at `pos` (plus a definite string's payload) with libcbor.
     /// Returns the head and the offset just past it. Requires `pos < bytes.count`.
-    private static func readHead(_ bytes: [UInt8], at pos: Int) throws(CBORDecodeError) -> (Head, Int) {
+    fileprivate static func readHead(_ bytes: [UInt8], at pos: Int) throws(CBORDecodeError) -> (Head, Int) {
         var head = Head.none
         let result = bytes.withUnsafeBufferPointer { buffer -> cbor_decoder_result in
             guard let base = buffer.baseAddress else { return cbor_decoder_result() }
@@ -296,6 +296,84 @@ enum CBORDecoder {
     }
 
 }
+/// One head as `CBORReader` reads it: a string with its payload, a container with its count.
+enum CBORToken {
+    case unsigned(UInt64), negative(UInt64), bytes(ArraySlice<UInt8>), text(String)
+    case array(Int), map(Int), tag(UInt64)
+    case bool(Bool), null, undefined, simple(UInt8), float(Double)
+
+    var uint: UInt64? { if case .unsigned(let v) = self { v } else { nil } }
+    /// An integer of either sign that fits an `Int64`.
+    var int: Int64? {
+        switch self {
+        case .unsigned(let v): v <= UInt64(Int64.max) ? Int64(v) : nil
+        case .negative(let n): n <= UInt64(Int64.max) ? -1 - Int64(n) : nil
+        default: nil
+        }
+    }
+    var textValue: String? { if case .text(let s) = self { s } else { nil } }
+    var boolValue: Bool? { if case .bool(let b) = self { b } else { nil } }
+    /// An array's element count.
+    var arrayCount: Int? { if case .array(let n) = self { n } else { nil } }
+}
+
+/// Reads CBOR head by head, building no tree: for a layout known in advance (the state
+/// section's one array per note), where `CBORDecoder`'s tree cost an allocation and a release
+/// per item. Heads are checked as `CBORDecoder` checks them (definite lengths only, valid
+/// UTF-8, strings and counts that fit the bytes that remain); the caller checks the layout,
+/// reading each item as the kind it expects.
+struct CBORReader {
+    let bytes: [UInt8]
+    /// Where the next head starts.
+    private(set) var offset: Int
+
+    init(_ bytes: [UInt8], at offset: Int = 0) {
+        self.bytes = bytes
+        self.offset = offset
+    }
+
+    /// Reads the next head (a string with its payload); `at` is where it starts.
+    mutating func next() throws(CBORDecodeError) -> (token: CBORToken, at: Int) {
+        let pos = offset
+        guard pos >= 0, pos < bytes.count else { throw CBORDecodeError(offset: pos, message: "unexpected end of input") }
+        let (head, end) = try CBORDecoder.readHead(bytes, at: pos)
+        let remaining = bytes.count - end
+        let token: CBORToken
+        switch head {
+        case .unsigned(let v): token = .unsigned(v)
+        case .negative(let n): token = .negative(n)
+        case .bool(let b): token = .bool(b)
+        case .null: token = .null
+        case .undefined: token = .undefined
+        case .simple(let v): token = .simple(v)
+        case .float(let d): token = .float(d)
+        case .bytes(let n): token = .bytes(bytes[(end - Int(n)) ..< end])
+        case .text(let n):
+            let raw = bytes[(end - Int(n)) ..< end]
+            let string = String(decoding: raw, as: UTF8.self)
+            guard raw.allSatisfy({ $0 < 0x80 }) || string.utf8.elementsEqual(raw) else {
+                throw CBORDecodeError(offset: pos, message: "text string is not valid UTF-8")
+            }
+            token = .text(string)
+        case .array(let n):
+            guard n <= UInt64(remaining) else {
+                throw CBORDecodeError(offset: pos, message: "declared count \(n) exceeds the \(remaining) bytes that remain")
+            }
+            token = .array(Int(n))
+        case .map(let n):
+            guard n <= UInt64(remaining / 2) else {
+                throw CBORDecodeError(offset: pos, message: "declared map size \(n) needs more than the \(remaining) bytes that remain")
+            }
+            token = .map(Int(n))
+        case .tag(let t): token = .tag(t)
+        case .none, .indefinite, .breakCode:
+            throw CBORDecodeError(offset: pos, message: "internal: unexpected head state")
+        }
+        offset = end
+        return (token, pos)
+    }
+}
+
 // MARK: - Encoding
 
 /// Appends CBOR to `bytes` using libcbor's buffer encoders. Every head is written in its

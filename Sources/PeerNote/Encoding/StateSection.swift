@@ -32,7 +32,11 @@ struct WireState: Sendable, Equatable {
     var notes: [WireNoteState]
 
     /// Visible characters in all bodies: how many inserted characters the text column lacks.
-    var liveScalarCount: Int { notes.reduce(0) { $0 + $1.body.scalarCount } }
+    var liveScalarCount: Int {
+        var total = 0
+        for k in notes.indices { total += notes[k].body.scalarCount }
+        return total
+    }
 }
 
 /// Encodes and decodes the state section: a deflated CBOR array
@@ -62,40 +66,42 @@ enum StateCodec {
     /// Why a state section is unreadable; `offset` is inside the inflated section when set.
     struct ReadError: Error { var message: String }
 
-    /// Reads the uncompressed section (`replicas` entries in the block's table).
+    /// Reads the uncompressed section (`replicas` entries in the block's table), head by head
+    /// (a notebook of many notes has a dozen items a note).
     static func decode(_ bytes: [UInt8], replicas: Int) throws(ReadError) -> WireState {
-        let item: CBORItem
-        do throws(CBORDecodeError) {
-            item = try CBORDecoder.decodeItem(bytes, at: 0, limits: CBORLimits(maxDepth: 4, maxItems: bytes.count + 16))
-        } catch {
-            throw ReadError(message: "state section: \(error.message) (at byte \(error.offset) of the inflated section)")
+        var reader = CBORReader(bytes)
+        func next() throws(ReadError) -> CBORToken {
+            do throws(CBORDecodeError) { return try reader.next().token } catch {
+                throw ReadError(message: "state section: \(error.message) (at byte \(error.offset) of the inflated section)")
+            }
         }
-        guard item.end == bytes.count else { throw ReadError(message: "state section: extra bytes after its array") }
-        guard let top = item.array, top.count == 2, let title = top[0].textValue, let list = top[1].array else {
+        guard try next().arrayCount == 2, let title = try next().textValue, let count = try next().arrayCount else {
             throw ReadError(message: "state section is not [title, notes]")
         }
         var notes: [WireNoteState] = []
-        notes.reserveCapacity(list.count)
-        for (k, entry) in list.enumerated() {
-            guard let f = entry.array, f.count == 8 else { throw ReadError(message: "state section: note \(k) is not an array of 8 fields") }
-            guard let r = f[0].uint, r < UInt64(replicas) else { throw ReadError(message: "state section: note \(k) names a replica outside the block's table") }
-            guard let c = f[1].uint, c < UInt64(UInt32.max) else { throw ReadError(message: "state section: note \(k) has an invalid counter") }
-            guard let t = f[2].textValue else { throw ReadError(message: "state section: note \(k) has no title text") }
-            guard let tagItems = f[3].array else { throw ReadError(message: "state section: note \(k) has no tag list") }
+        notes.reserveCapacity(count)   // at most one a byte: the reader checked the count against them
+        for k in 0 ..< count {
+            guard try next().arrayCount == 8 else { throw ReadError(message: "state section: note \(k) is not an array of 8 fields") }
+            guard let r = try next().uint, r < UInt64(replicas) else { throw ReadError(message: "state section: note \(k) names a replica outside the block's table") }
+            guard let c = try next().uint, c < UInt64(UInt32.max) else { throw ReadError(message: "state section: note \(k) has an invalid counter") }
+            guard let t = try next().textValue else { throw ReadError(message: "state section: note \(k) has no title text") }
+            guard let tagCount = try next().arrayCount else { throw ReadError(message: "state section: note \(k) has no tag list") }
             var tags: [String] = []
-            for tag in tagItems {
-                guard let s = tag.textValue else { throw ReadError(message: "state section: note \(k) has a tag that is not text") }
+            tags.reserveCapacity(tagCount)
+            for _ in 0 ..< tagCount {
+                guard let s = try next().textValue else { throw ReadError(message: "state section: note \(k) has a tag that is not text") }
                 tags.append(s)
             }
-            guard let rank = f[4].uint, let p = Priority.allCases.first(where: { UInt64($0.rank) == rank }) else {
+            guard let rank = try next().uint, let p = Priority.allCases.first(where: { UInt64($0.rank) == rank }) else {
                 throw ReadError(message: "state section: note \(k) has an unknown priority")
             }
-            guard let created = f[5].int, created.magnitude <= WireCodec.maxTime.magnitude else { throw ReadError(message: "state section: note \(k) has an invalid creation time") }
-            guard let deleted = f[6].boolValue else { throw ReadError(message: "state section: note \(k) has no deleted flag") }
-            guard let body = f[7].textValue else { throw ReadError(message: "state section: note \(k) has no body text") }
+            guard let created = try next().int, created.magnitude <= WireCodec.maxTime.magnitude else { throw ReadError(message: "state section: note \(k) has an invalid creation time") }
+            guard let deleted = try next().boolValue else { throw ReadError(message: "state section: note \(k) has no deleted flag") }
+            guard let body = try next().textValue else { throw ReadError(message: "state section: note \(k) has no body text") }
             notes.append(WireNoteState(replica: Int(r), counter: UInt32(c), title: t, tags: tags, priority: p,
                                        created: created, deleted: deleted, body: body))
         }
+        guard reader.offset == bytes.count else { throw ReadError(message: "state section: extra bytes after its array") }
         return WireState(title: title, notes: notes)
     }
 }
