@@ -18,14 +18,20 @@ struct StateSectionTests {
     }
 
     /// Load reads the state section's text through these two; they must agree with the standard library.
-    @Test("Scalars and their count, read from a string's UTF-8, are unicodeScalars'")
+    @Test("Scalars and their count, read from a string's UTF-8, are unicodeScalars', and make the string again")
     func scalarsFromUTF8() {
         var rng = SeededRandom(state: 9)
         let pieces = ["", "a", "plain ASCII text\n", "é", "ü\u{308}", "日本語", "€", "😀", "🇩🇪", "\u{7F}", "\u{80}", "\u{7FF}", "\u{800}", "\u{FFFF}", "\u{10000}", "\u{10FFFF}", "\r\n"]
         for _ in 0 ..< 300 {
-            let s = (0 ..< Int.random(in: 0 ... 8, using: &rng)).map { _ in pieces[Int.random(in: 0 ..< pieces.count, using: &rng)] }.joined()
+            let s = (0 ..< Int.random(in: 0 ... 24, using: &rng)).map { _ in pieces[Int.random(in: 0 ..< pieces.count, using: &rng)] }.joined()
             if s.scalarArray != Array(s.unicodeScalars) || s.scalarCount != s.unicodeScalars.count {
                 Issue.record("\(s.debugDescription): \(s.scalarArray.count) scalars read, \(s.unicodeScalars.count) expected")
+            }
+            // And back: from an array (written straight into the string) and from a slice of one.
+            let scalars = Array(s.unicodeScalars)
+            if !String(scalars: scalars).utf8.elementsEqual(s.utf8) || !String(scalars: scalars[...]).utf8.elementsEqual(s.utf8)
+                || !String(scalars: scalars.lazy.map { $0 }).utf8.elementsEqual(s.utf8) {
+                Issue.record("\(s.debugDescription) does not come back from its scalars")
             }
         }
     }

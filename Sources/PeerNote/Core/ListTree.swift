@@ -503,9 +503,9 @@ struct ListTree<Element: Sendable>: Sendable {
         var leaf = firstLeaf
         while leaf >= 0 {
             for r in leaves[leaf].runs {
-                let elements = try next(r.id, r.length, r.deleted)
-                var k = r.contentStart
-                for e in elements.prefix(r.length) { content[k] = e; k += 1 }
+                let elements = try next(r.id, r.length, r.deleted).prefix(r.length)
+                // One copy a run (an element at a time, each store was checked and counted).
+                content.replaceSubrange(r.contentStart ..< r.contentStart + elements.count, with: elements)
             }
             leaf = Int(leaves[leaf].next)
         }

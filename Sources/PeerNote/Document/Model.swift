@@ -181,6 +181,10 @@ extension String {
     /// The string of `scalars`, built from their UTF-8 in one pass (appending scalars one by one
     /// to a `String.UnicodeScalarView` costs hundreds of instructions each).
     init(scalars: some Collection<Unicode.Scalar>) {
+        if let made = scalars.withContiguousStorageIfAvailable({ Self.fromScalars($0) }) {
+            self = made
+            return
+        }
         var utf8: [UInt8] = []
         utf8.reserveCapacity(scalars.count)
         for s in scalars {
@@ -189,36 +193,101 @@ extension String {
         self.init(decoding: utf8, as: UTF8.self)
     }
 
+    /// The string of the scalars in `buffer`, their UTF-8 written straight into the string's
+    /// storage, measured first so that it takes no more room than it needs.
+    private static func fromScalars(_ buffer: UnsafeBufferPointer<Unicode.Scalar>) -> String {
+        // One byte a scalar, and one more past each of 0x7F, 0x7FF and 0xFFFF (no branches).
+        var length = buffer.count
+        for s in buffer {
+            let v = s.value
+            length += (v > 0x7F ? 1 : 0) + (v > 0x7FF ? 1 : 0) + (v > 0xFFFF ? 1 : 0)
+        }
+        return String(unsafeUninitializedCapacity: length) { out in
+            guard let base = out.baseAddress else { return 0 }
+            var i = 0
+            for s in buffer {
+                let v = s.value
+                if v < 0x80 {
+                    base[i] = UInt8(truncatingIfNeeded: v)
+                    i += 1
+                } else if v < 0x800 {
+                    base[i] = UInt8(truncatingIfNeeded: 0xC0 | v >> 6)
+                    base[i + 1] = UInt8(truncatingIfNeeded: 0x80 | v & 0x3F)
+                    i += 2
+                } else if v < 0x1_0000 {
+                    base[i] = UInt8(truncatingIfNeeded: 0xE0 | v >> 12)
+                    base[i + 1] = UInt8(truncatingIfNeeded: 0x80 | v >> 6 & 0x3F)
+                    base[i + 2] = UInt8(truncatingIfNeeded: 0x80 | v & 0x3F)
+                    i += 3
+                } else {
+                    base[i] = UInt8(truncatingIfNeeded: 0xF0 | v >> 18)
+                    base[i + 1] = UInt8(truncatingIfNeeded: 0x80 | v >> 12 & 0x3F)
+                    base[i + 2] = UInt8(truncatingIfNeeded: 0x80 | v >> 6 & 0x3F)
+                    base[i + 3] = UInt8(truncatingIfNeeded: 0x80 | v & 0x3F)
+                    i += 4
+                }
+            }
+            return i
+        }
+    }
+
     /// The string's Unicode scalars, decoded from its UTF-8 in one pass (what
-    /// `Array(unicodeScalars)` gives, for a fraction of its cost).
+    /// `Array(unicodeScalars)` gives, for a fraction of its cost: written straight into the
+    /// array's storage, which has room for one scalar a byte).
     var scalarArray: [Unicode.Scalar] {
         var copy = self
         return copy.withUTF8 { bytes in
-            var out: [Unicode.Scalar] = []
-            out.reserveCapacity(bytes.count)
-            var i = 0
-            while i < bytes.count {
-                let b = bytes[i]
-                if b < 0x80 { out.append(Unicode.Scalar(b)); i += 1; continue }
-                // A String's UTF-8 is valid: a lead byte and its 1 to 3 continuation bytes.
-                let n = b >= 0xF0 ? 4 : b >= 0xE0 ? 3 : 2
-                var v = UInt32(b) & (0x7F >> n)
-                for k in 1 ..< n { v = v << 6 | UInt32(bytes[i + k] & 0x3F) }
-                out.append(Unicode.Scalar(v) ?? "\u{FFFD}")
-                i += n
+            [Unicode.Scalar](unsafeUninitializedCapacity: bytes.count) { out, written in
+                var i = 0, n = 0
+                let raw = UnsafeRawPointer(bytes.baseAddress)
+                while i < bytes.count {
+                    // Eight ASCII bytes at once, the common case.
+                    if i + 8 <= bytes.count, let raw, raw.loadUnaligned(fromByteOffset: i, as: UInt64.self) & 0x8080_8080_8080_8080 == 0 {
+                        for j in 0 ..< 8 { out.initializeElement(at: n + j, to: Unicode.Scalar(bytes[i + j])) }
+                        i += 8
+                        n += 8
+                        continue
+                    }
+                    let b = bytes[i]
+                    if b < 0x80 {
+                        out.initializeElement(at: n, to: Unicode.Scalar(b))
+                        i += 1
+                    } else {
+                        // A String's UTF-8 is valid: a lead byte and its 1 to 3 continuation bytes.
+                        let k = b >= 0xF0 ? 4 : b >= 0xE0 ? 3 : 2
+                        var v = UInt32(b) & (0x7F >> k)
+                        for j in 1 ..< k { v = v << 6 | UInt32(bytes[i + j] & 0x3F) }
+                        out.initializeElement(at: n, to: Unicode.Scalar(v) ?? "\u{FFFD}")
+                        i += k
+                    }
+                    n += 1
+                }
+                written = n
             }
-            return out
         }
     }
 
     /// How many Unicode scalars the string has (`unicodeScalars.count`, counted on its UTF-8:
-    /// the bytes that are not continuation bytes).
+    /// the bytes that are not continuation bytes, eight bytes at a time).
     var scalarCount: Int {
         var copy = self
         return copy.withUTF8 { bytes in
-            var n = 0
-            for b in bytes where b & 0xC0 != 0x80 { n += 1 }
-            return n
+            var continuations = 0
+            var i = 0
+            if let base = bytes.baseAddress {
+                let raw = UnsafeRawPointer(base)
+                while i + 8 <= bytes.count {
+                    // A continuation byte is 10xxxxxx: its top bit set and the next one clear.
+                    let w = raw.loadUnaligned(fromByteOffset: i, as: UInt64.self)
+                    continuations += (w & ~(w << 1) & 0x8080_8080_8080_8080).nonzeroBitCount
+                    i += 8
+                }
+            }
+            while i < bytes.count {
+                if bytes[i] & 0xC0 == 0x80 { continuations += 1 }
+                i += 1
+            }
+            return bytes.count - continuations
         }
     }
 }
