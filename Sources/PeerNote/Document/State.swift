@@ -14,7 +14,12 @@ struct NoteState: Sendable {
 
     var isDeleted: Bool { deleted.entries.contains { $0.value } }
     /// The tags present, in the order of their Unicode scalar values.
-    var visibleTags: [String] { tags.compactMap { $0.value.isEmpty ? nil : $0.key }.sorted().map(\.string) }
+    var visibleTags: [String] {
+        // Most notes have no tag or one: no sort, and no array but the result.
+        if tags.isEmpty { return [] }
+        if tags.count == 1, let only = tags.first { return only.value.isEmpty ? [] : [only.key.string] }
+        return tags.compactMap { $0.value.isEmpty ? nil : $0.key }.sorted().map(\.string)
+    }
 
     /// The ids of the adds of `tag` no remove has seen (empty when the tag is absent).
     func adds(of tag: String) -> [LocalID] { tags[ExactString(tag)] ?? [] }
