@@ -143,6 +143,41 @@ import Testing
         }
     }
 
+    /// `NotebookDiff` takes a shortcut when no id repeats (every notebook): the same changes as
+    /// the general way, in the same order, with edits, adds, deletes and moves mixed.
+    @Test func theShortcutForUniqueIdsGivesTheGeneralWaysChanges() throws {
+        var rng = SeededRandom(state: 0x5107)
+        func note(_ v: Int, _ variant: Int) -> Note {
+            Note(id: Self.ids([v])[0], title: variant & 1 == 0 ? "\(v)" : "\(v)!", body: variant & 2 == 0 ? "" : "b",
+                 tags: variant & 4 == 0 ? [] : ["t"], priority: variant & 8 == 0 ? .normal : .high, created: .distantPast)
+        }
+        var seen = 0
+        for round in 0 ..< 300 {
+            let x = Array(0 ..< Int.random(in: 0 ... 25, using: &rng))
+            var y = x.filter { _ in Int.random(in: 0 ..< 6, using: &rng) != 0 }
+            for _ in 0 ..< Int.random(in: 0 ... 3, using: &rng) where !y.isEmpty {
+                let v = y.remove(at: Int.random(in: 0 ..< y.count, using: &rng))
+                y.insert(v, at: Int.random(in: 0 ... y.count, using: &rng))
+            }
+            for k in 0 ..< Int.random(in: 0 ... 2, using: &rng) { y.insert(100 + k, at: Int.random(in: 0 ... y.count, using: &rng)) }
+            let a = x.map { note($0, 0) }, b = y.map { note($0, Int.random(in: 0 ..< 16, using: &rng) & (Bool.random(using: &rng) ? 0 : 15)) }
+            let place = { (v: Int, anew: Bool) in NotePlace(replica: ReplicaID(high: 9, low: 9), counter: UInt32(anew ? 1000 + v : v)) }
+            let placesA = Dictionary(uniqueKeysWithValues: x.map { (Self.ids([$0])[0], place($0, false)) })
+            let placesB = Dictionary(uniqueKeysWithValues: y.filter { _ in Int.random(in: 0 ..< 10, using: &rng) != 0 }.map { (Self.ids([$0])[0], place($0, Bool.random(using: &rng))) })
+            let fast = try #require(NotebookDiff.changes(uniqueFrom: a, placed: placesA, to: b, placed: placesB), "round \(round)")
+            #expect(fast == NotebookDiff.changes(from: a, placed: placesA, to: b, placed: placesB), "round \(round)")
+            seen += fast.count
+            // An id that repeats, in either list: the general way (the first note with it counts).
+            if let first = a.first {
+                #expect(NotebookDiff.changes(uniqueFrom: a + [first], placed: placesA, to: b, placed: placesB) == nil)
+                #expect(NotebookDiff.changes(uniqueFrom: a, placed: placesA, to: [first] + b + [first], placed: placesB) == nil)
+                let diff = NotebookDiff(from: Notebook(id: UUID(), title: "T", notes: a + [first]), placed: placesA, to: Notebook(id: UUID(), title: "T", notes: b), placed: placesB)
+                #expect(diff.changes == NotebookDiff.changes(from: a + [first], placed: placesA, to: b, placed: placesB))
+            }
+        }
+        #expect(seen > 1_000, "the rounds made changes of every kind to compare")
+    }
+
     @Test func manyNotesMoved() {
         // 20,000 notes, the last thousand moved to the front: only those are moved.
         let x = Array(0 ..< 20_000)

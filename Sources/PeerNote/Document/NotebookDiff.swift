@@ -35,12 +35,19 @@ public struct NotebookDiff: Equatable, Sendable {
     public init(from a: Notebook, placed placesA: [NoteID: NotePlace], to b: Notebook, placed placesB: [NoteID: NotePlace]) {
         titleBefore = a.title
         titleAfter = b.title
+        changes = Self.changes(uniqueFrom: a.notes, placed: placesA, to: b.notes, placed: placesB)
+            ?? Self.changes(from: a.notes, placed: placesA, to: b.notes, placed: placesB)
+    }
+
+    /// The changes `init` finds, in any two lists of notes (an id may repeat in either: the
+    /// first note with it counts).
+    static func changes(from a: [Note], placed placesA: [NoteID: NotePlace], to b: [Note], placed placesB: [NoteID: NotePlace]) -> [NoteChange] {
         var out: [NoteChange] = []
-        let before = Dictionary(a.notes.map { ($0.id, $0) }, uniquingKeysWith: { x, _ in x })
-        let after = Dictionary(b.notes.map { ($0.id, $0) }, uniquingKeysWith: { x, _ in x })
-        for n in b.notes where before[n.id] == nil { out.append(.added(n)) }
-        for n in a.notes where after[n.id] == nil { out.append(.deleted(n)) }
-        for n in b.notes {
+        let before = Dictionary(a.map { ($0.id, $0) }, uniquingKeysWith: { x, _ in x })
+        let after = Dictionary(b.map { ($0.id, $0) }, uniquingKeysWith: { x, _ in x })
+        for n in b where before[n.id] == nil { out.append(.added(n)) }
+        for n in a where after[n.id] == nil { out.append(.deleted(n)) }
+        for n in b {
             guard let old = before[n.id] else { continue }
             var fields: [Field] = []
             if !old.title.hasSameScalars(as: n.title) { fields.append(.title) }
@@ -53,11 +60,11 @@ public struct NotebookDiff: Equatable, Sendable {
         // the k-th of them in `b` are the same ones as before it in `a` exactly when its rank in
         // `a` is k and the largest rank among the k before it is k - 1 (k distinct ranks below k).
         var rankA: [NoteID: Int] = [:]
-        rankA.reserveCapacity(a.notes.count)
-        for n in a.notes where after[n.id] != nil && rankA[n.id] == nil { rankA[n.id] = rankA.count }
-        let indexA = Dictionary(a.notes.enumerated().map { ($1.id, $0) }, uniquingKeysWith: { x, _ in x })
+        rankA.reserveCapacity(a.count)
+        for n in a where after[n.id] != nil && rankA[n.id] == nil { rankA[n.id] = rankA.count }
+        let indexA = Dictionary(a.enumerated().map { ($1.id, $0) }, uniquingKeysWith: { x, _ in x })
         var k = 0, largestRankSoFar = -1
-        for (i, n) in b.notes.enumerated() {
+        for (i, n) in b.enumerated() {
             guard let rank = rankA[n.id] else { continue }
             let sameNotesBefore = rank == k && largestRankSoFar == k - 1
             if !sameNotesBefore, let from = indexA[n.id], let was = placesA[n.id], let now = placesB[n.id], was != now {
@@ -66,7 +73,58 @@ public struct NotebookDiff: Equatable, Sendable {
             largestRankSoFar = max(largestRankSoFar, rank)
             k += 1
         }
-        changes = out
+        return out
+    }
+
+    /// The changes `init` finds, when no id appears twice in either list of notes (as in every
+    /// notebook): one dictionary, of `a`'s notes, instead of five (a notebook of many notes spent
+    /// most of the comparison hashing ids). Nil when an id repeats, for `init`'s general way.
+    static func changes(uniqueFrom a: [Note], placed placesA: [NoteID: NotePlace], to b: [Note], placed placesB: [NoteID: NotePlace]) -> [NoteChange]? {
+        var indexA: [NoteID: Int] = [:]
+        indexA.reserveCapacity(a.count)
+        for (i, n) in a.enumerated() { indexA[n.id] = i }
+        guard indexA.count == a.count else { return nil }
+        // Each note of `b`'s index in `a`, if it is there; each note of `a`, whether `b` has it.
+        var inA = [Int?](repeating: nil, count: b.count)
+        var inB = [Bool](repeating: false, count: a.count)
+        for (j, n) in b.enumerated() {
+            guard let i = indexA[n.id] else { continue }
+            guard !inB[i] else { return nil }
+            inA[j] = i
+            inB[i] = true
+        }
+        var out: [NoteChange] = []
+        for (j, n) in b.enumerated() where inA[j] == nil { out.append(.added(n)) }
+        for (i, n) in a.enumerated() where !inB[i] { out.append(.deleted(n)) }
+        for (j, n) in b.enumerated() {
+            guard let i = inA[j] else { continue }
+            let old = a[i]
+            var fields: [Field] = []
+            if !old.title.hasSameScalars(as: n.title) { fields.append(.title) }
+            if !old.body.hasSameScalars(as: n.body) { fields.append(.body) }
+            if !old.tags.elementsEqual(n.tags, by: { $0.hasSameScalars(as: $1) }) { fields.append(.tags) }
+            if old.priority != n.priority { fields.append(.priority) }
+            if !fields.isEmpty { out.append(.edited(before: old, after: n, fields: fields)) }
+        }
+        // As in `init`: each shared note's rank among the shared notes in `a`.
+        var rankA = [Int](repeating: -1, count: a.count)
+        var ranked = 0
+        for i in a.indices where inB[i] {
+            rankA[i] = ranked
+            ranked += 1
+        }
+        var k = 0, largestRankSoFar = -1
+        for (j, n) in b.enumerated() {
+            guard let i = inA[j] else { continue }
+            let rank = rankA[i]
+            let sameNotesBefore = rank == k && largestRankSoFar == k - 1
+            if !sameNotesBefore, let was = placesA[n.id], let now = placesB[n.id], was != now {
+                out.append(.moved(n, from: i, to: j))
+            }
+            largestRankSoFar = max(largestRankSoFar, rank)
+            k += 1
+        }
+        return out
     }
 
     /// Compares two documents as they stand (`init(from:placed:to:placed:)` of their notebooks).
