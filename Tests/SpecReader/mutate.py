@@ -71,7 +71,7 @@ def rebuild(data, block, fn, version=None):
 
 
 def deflate(raw):
-    c = zlib.compressobj(9, zlib.DEFLATED, -15, 8)
+    c = zlib.compressobj(6, zlib.DEFLATED, -15, 8)
     return c.compress(raw) + c.flush()
 
 
