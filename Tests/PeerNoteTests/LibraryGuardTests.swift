@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import Crypto
 @testable import PeerNote
 
 @Suite("Library guards")
@@ -29,6 +30,40 @@ struct LibraryGuardTests {
         doc.addNote(title: prefix)
         #expect(throws: PeerNoteError.self) { try doc.findNote(prefix) }
         #expect(try doc.findNote(first.description).id == first)
+    }
+
+    @Test("Notes are found by whole id, id prefix in either case, or exact title; only hex digits are tried as an id")
+    func findNoteByIdOrTitle() throws {
+        let doc = Document(title: "T")
+        let ids = (0 ..< 40).map { doc.addNote(title: "Note \($0)") }
+        for id in ids {
+            #expect(try doc.findNote(id.description).id == id)
+            #expect(try doc.findNote(id.description.uppercased()).id == id)
+            // The shortest prefix no other note shares.
+            let others = ids.filter { $0 != id }.map(\.description)
+            let length = try #require((1 ... 16).first { k in !others.contains { $0.hasPrefix(id.description.prefix(k)) } })
+            #expect(try doc.findNote(String(id.description.prefix(length))).id == id)
+            #expect(try doc.findNote(String(id.description.prefix(length)).uppercased()).id == id)
+        }
+        #expect(try doc.findNote("Note 7").id == ids[7])
+        // Not an id: too long, or not hex; a title that only looks like one is still a title.
+        #expect(throws: PeerNoteError.self) { try doc.findNote(ids[0].description + "0") }
+        #expect(throws: PeerNoteError.self) { try doc.findNote("g" + ids[0].description.dropFirst()) }
+        let hexTitle = doc.addNote(title: "beef")
+        if !ids.contains(where: { $0.description.hasPrefix("beef") }) { #expect(try doc.findNote("beef").id == hexTitle) }
+    }
+
+    @Test("A note id is the first 8 bytes of SHA-256 over the replica's 16 bytes and the counter's 4, in hex")
+    func noteIDHashIsTheSpecsDefinition() {
+        var rng = SeededRandom(state: 0x1D5)
+        for k in 0 ..< 200 {
+            let replica = k == 0 ? ReplicaID(high: 0, low: 0) : k == 1 ? ReplicaID(high: .max, low: .max) : ReplicaID(high: rng.next(), low: rng.next())
+            let counter: UInt32 = k < 2 ? (k == 0 ? 0 : .max) : UInt32.random(in: 0 ... .max, using: &rng)
+            var input = replica.bytes
+            for shift in stride(from: 24, through: 0, by: -8) { input.append(UInt8(truncatingIfNeeded: counter >> UInt32(shift))) }
+            let expected = SHA256.hash(data: input).prefix(8).map { String(format: "%02x", $0) }.joined()
+            #expect(NoteIDHash.hex(replica: replica, counter: counter) == expected)
+        }
     }
 
     @Test("create refuses to replace anything, even a dangling symbolic link")

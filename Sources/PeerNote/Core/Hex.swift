@@ -3,6 +3,9 @@
 enum Hex {
     private static let digits = Array("0123456789abcdef".utf8)
 
+    /// The digit of `nibble` (0 to 15).
+    static func digit(_ nibble: UInt8) -> UInt8 { digits[Int(nibble & 0x0F)] }
+
     /// Two digits per byte, in order.
     static func string(_ bytes: some Sequence<UInt8>) -> String {
         var out: [UInt8] = []
