@@ -28,10 +28,10 @@ extension PNMerge {
             """
         )
 
-        @Argument(help: ArgumentHelp("Your copy; the merged result replaces it unless -o is given.", valueName: "mine"))
+        @Argument(help: ArgumentHelp("Your copy; the merged result replaces it unless -o is given ('-' for standard input, with -o or --dry-run).", valueName: "mine"))
         var mine: String
 
-        @Argument(help: ArgumentHelp("The copies to merge into MINE.", valueName: "theirs"))
+        @Argument(help: ArgumentHelp("The copies to merge into MINE ('-' for standard input).", valueName: "theirs"))
         var theirs: [String]
 
         @Option(name: .shortAndLong, help: ArgumentHelp("Write the result to OUT instead of MINE ('-' for standard output).", valueName: "out"))

@@ -23,8 +23,9 @@ public struct PNMerge: ParsableCommand {
         git-setup' makes git merge and diff notebooks. The other subcommands check files \
         and show a notebook, its history and how two copies differ.
 
-        A FILE of '-' reads standard input (show, inspect, validate, log, and one input of \
-        merge or diff); '-o -' writes the merged document to standard output. Results go to \
+        A FILE of '-' reads standard input (show, inspect, validate, log, textconv, salvage, \
+        and one input of merge or diff); '-o -' writes the merged or salvaged document to \
+        standard output. Results go to \
         standard output, errors to standard error, one line naming the file. Colour is used \
         only on a terminal and never when NO_COLOR is set. See pnmerge(1) and peernote(5).
 

@@ -371,6 +371,57 @@ struct CommandTests {
         }
     }
 
+    /// The subcommands named in `text`, a list such as "show, inspect, and one input of merge or
+    /// diff" (words made of letters and '-', kept when they are a subcommand's name).
+    static func subcommandsNamed(in text: Substring) -> Set<String> {
+        let names = Set(PNMerge.configuration.subcommands.map { $0._commandName })
+        return Set(text.split(whereSeparator: { !($0.isLetter || $0 == "-") }).map(String.init).filter(names.contains))
+    }
+
+    @Test("The overview and pnmerge(1) name exactly the subcommands whose arguments take '-', and each of them reads standard input")
+    func standardInputCommands() throws {
+        let takesDash = Set(PNMerge.configuration.subcommands.filter {
+            PNMerge.helpMessage(for: $0, columns: 10_000).contains("'-' for standard input")
+        }.map { $0._commandName })
+        #expect(takesDash.isSuperset(of: ["show", "inspect", "validate", "log", "textconv", "salvage", "merge", "diff"]), "\(takesDash)")
+
+        let overview = try #require(PNMerge.configuration.discussion.range(of: "A FILE of '-' reads standard input ("))
+        let list = PNMerge.configuration.discussion[overview.upperBound...].prefix { $0 != ")" }
+        #expect(Self.subcommandsNamed(in: list) == takesDash, "--help: \(list)")
+
+        let page = try String(contentsOf: ManPageTests.page, encoding: .utf8)
+        let start = try #require(page.range(of: "reads standard input; it is accepted by\n"))
+        let end = try #require(page.range(of: "may be given only once.", range: start.upperBound ..< page.endIndex))
+        #expect(Self.subcommandsNamed(in: page[start.upperBound ..< end.lowerBound]) == takesDash, "pnmerge(1)")
+
+        // Each really reads '-': the same result as from the file.
+        let s = try Diverged()
+        let dir = try TempDir()
+        try s.write(to: dir)
+        let bob = dir.path("bob.peernote"), alice = dir.path("alice.peernote")
+        let runs: [String: (dash: [String], file: [String])] = [
+            "show": (["show", "-"], ["show", bob]),
+            "inspect": (["inspect", "-"], ["inspect", bob]),
+            "validate": (["validate", "-"], ["validate", bob]),
+            "log": (["log", "-"], ["log", bob]),
+            "textconv": (["textconv", "-"], ["textconv", bob]),
+            "salvage": (["salvage", "-", "-o", "-"], ["salvage", bob, "-o", "-"]),
+            "merge": (["merge", alice, "-", "--dry-run"], ["merge", alice, bob, "--dry-run"]),
+            "diff": (["diff", alice, "-"], ["diff", alice, bob]),
+        ]
+        #expect(Set(runs.keys) == takesDash)
+        let name = { (text: String) in text.replacingOccurrences(of: bob, with: "<stdin>") }
+        for (command, run) in runs.sorted(by: { $0.key < $1.key }) {
+            let fromStdin = pnmerge(run.dash, input: try dir.bytes("bob.peernote"))
+            let fromFile = pnmerge(run.file)
+            #expect(fromStdin.status == 0 && fromStdin.status == fromFile.status, "\(command): \(fromStdin.err)")
+            // salvage writes the recovered document (binary) to standard output; the others text.
+            let expected = command == "salvage" ? fromFile.outBytes : Array(name(fromFile.out).utf8)
+            #expect(!fromStdin.outBytes.isEmpty && fromStdin.outBytes == expected, "\(command)")
+            #expect(fromStdin.err == name(fromFile.err), "\(command)")
+        }
+    }
+
     @Test("Shell completion scripts are generated", arguments: ["bash", "zsh", "fish"])
     func completions(shell: String) {
         let r = pnmerge(["--generate-completion-script", shell])
