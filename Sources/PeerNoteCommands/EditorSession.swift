@@ -60,7 +60,9 @@ struct EditorSession {
         close(fd)
     }
 
-    /// Runs the editor to its end and returns how long it ran. A failing editor is an error (exit 66).
+    /// Runs the editor to its end and returns how long it ran. A failing editor is an error (exit
+    /// 66), and so is one that exits 0 but leaves no file to read (`EDITOR=rm`, or an editor that
+    /// saves by renaming and failed halfway): the text to record, the input, is missing.
     @discardableResult
     func run() throws(CLIFailure) -> Duration {
         let start = ContinuousClock.now
@@ -68,6 +70,9 @@ struct EditorSession {
         guard status == 0 else {
             let how = status < 0 ? "was killed by signal \(-status)" : "exited with status \(status)"
             throw CLIFailure(.noInput, "the editor (\(editor)) \(how); nothing was recorded")
+        }
+        guard DocumentFile.exists(file) else {
+            throw CLIFailure(.noInput, "the editor (\(editor)) removed \(file); nothing was recorded")
         }
         return ContinuousClock.now - start
     }

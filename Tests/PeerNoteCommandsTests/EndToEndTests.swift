@@ -192,6 +192,21 @@ struct EndToEndTests {
         #expect(slow.status == 0 && slow.stderr.contains("no changes") && !slow.stderr.contains("returned at once"), "\(slow.stderr)")
     }
 
+    @Test("An editor that exits 0 but removes the file records nothing and says so, as other editor failures do (exit 66)")
+    func editorRemovesFile() throws {
+        let dir = try TempDir()
+        _ = try makeNotebook(dir)
+        let before = try dir.bytes("n.peernote")
+        let tmp = try TempDir()
+        let r = try Binary.run(["edit", "n.peernote", "Alpha", "--editor"], in: dir, env: ["EDITOR": "rm", "TMPDIR": tmp.path])
+        #expect(r.status == 66)
+        #expect(r.stderr.hasPrefix("peernote: the editor (rm) removed \(tmp.path)/peernote-"), "\(r.stderr)")
+        #expect(r.stderr.hasSuffix(".md; nothing was recorded\n"), "\(r.stderr)")
+        #expect(r.stderr.split(separator: "\n").count == 1 && !r.stderr.contains("No such file"), "\(r.stderr)")
+        #expect(try dir.bytes("n.peernote") == before)
+        #expect(try tmp.entries().isEmpty)
+    }
+
     @Test("The file is not locked while the editor runs: a change made meanwhile is kept")
     func editorWithConcurrentChange() throws {
         let dir = try TempDir()
