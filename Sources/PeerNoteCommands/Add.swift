@@ -39,16 +39,20 @@ extension PeerNoteCLI {
         func execute() throws {
             let text = try body.text() ?? ""
             var id: NoteID?
+            var warning: String?
             try DocumentFile.update(file, author: author.resolved()) { document in
                 let count = document.notes.count
                 if let index, index > count {
                     throw CLIFailure(.usage, "\(file): --at \(index) is out of range 0...\(count)")
                 }
-                id = document.transaction(message: message.or("Add note \"\(title)\"")) {
+                let added = document.transaction(message: message.or("Add note \"\(title)\"")) {
                     document.addNote(title: title, body: text, tags: tags, priority: priority.priority, at: index)
                 }
+                id = added
+                warning = NoteLookup.sharedTitleWarning(title, of: added, in: document, path: file)
             }
             if let id { print(id.description) }
+            if let warning { Failure.report(warning) }
         }
     }
 }

@@ -220,6 +220,24 @@ enum NoteLookup {
         throw CLIFailure(.usage, "\(given); \(alike.count) notes have the same text in other Unicode scalars: \(listed); titles are matched scalar by scalar: name one by its id")
     }
 
+    /// Titles need not be unique, but once two live notes share one, that title no longer names
+    /// either (`find` refuses it as matching several notes). After note `id` got `title` (added
+    /// or renamed), the warning to print when other live notes have that title, scalar for
+    /// scalar, naming them as that error does (at most ten); nil when none has.
+    static func sharedTitleWarning(_ title: String, of id: NoteID, in document: Document, path: String) -> String? {
+        // `findNote` reads ids and titles only; every note (bodies too) is listed only when it
+        // finds another note with this title (or whose id starts with it).
+        if let found = try? document.findNote(title), found.id == id { return nil }
+        let others = document.notes.filter { $0.id != id && $0.title.hasSameScalars(as: title) }
+        guard let first = others.first else { return nil }
+        let warning = "\(path): warning: "
+        if others.count == 1 {
+            return warning + "note \(first.id.short) \"\(first.title)\" has this title too; the title alone will no longer pick either note: name them by id"
+        }
+        let listed = lookAlikeList(others) { "\($0.id.short) \"\($0.title)\"" }
+        return warning + "\(others.count) notes have this title too: \(listed); the title alone picks none of these notes: name them by id"
+    }
+
     /// `a, b, c`: at most ten of `items`, then `, … (N in all)`, as the other candidate lists.
     static func lookAlikeList<T>(_ items: [T], _ describe: (T) -> String) -> String {
         items.prefix(10).map(describe).joined(separator: ", ") + (items.count > 10 ? ", … (\(items.count) in all)" : "")

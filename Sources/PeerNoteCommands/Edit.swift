@@ -60,12 +60,24 @@ extension PeerNoteCLI {
             let author = try author.resolved()
             if editor { return try executeWithEditor(author: author) }
             let newBody = try body.text()
+            var warning: String?
             let changed = try DocumentFile.update(file, author: author) { document in
                 let target = try NoteLookup.find(note, in: document, path: file)
                 try checkRemovedTags(of: target)
                 try apply(to: document, target, body: newBody)
+                warning = sharedTitleWarning(renaming: target, in: document)
             }
             if !changed { Failure.report("no changes; nothing recorded") }
+            if let warning { Failure.report(warning) }
+        }
+
+        /// When --title gave `target` (as it was before this edit) a new title that other live
+        /// notes have in `document` (after it, the note still live), the warning that the title
+        /// no longer names one note.
+        func sharedTitleWarning(renaming target: Note, in document: Document) -> String? {
+            guard let title, !target.title.hasSameScalars(as: title), let now = document.note(target.id),
+                  !now.isDeleted, now.title.hasSameScalars(as: title) else { return nil }
+            return NoteLookup.sharedTitleWarning(title, of: target.id, in: document, path: file)
         }
 
         /// Tags are compared by their exact Unicode scalars: removing "café" typed as "e" and
@@ -143,6 +155,7 @@ extension PeerNoteCLI {
                     let bodyMeanwhile = current.note(target.id)?.body
                     try current.merge(snapshot)
                     notices = Self.notices(after: current, target: target, bodyMeanwhile: bodyMeanwhile, editedBody: edited)
+                    if let warning = sharedTitleWarning(renaming: target, in: current) { notices.append(warning) }
                 }
             } catch let failure as CLIFailure {
                 throw CLIFailure(failure.status, "\(failure.message) (the edited body is kept in \(session.file))")

@@ -326,6 +326,51 @@ struct EndToEndTests {
         #expect(try dir.bytes("n.peernote") == before)
     }
 
+    @Test("add and edit --title accept a title another live note has, with a one-line warning naming it")
+    func sharedTitleWarning() throws {
+        let dir = try TempDir()
+        let (alpha, beta) = try makeNotebook(dir)
+        // A rename to the title of another live note: recorded, and warned about.
+        let renamed = try Binary.run(["edit", "n.peernote", alpha, "--title", "Beta"], in: dir)
+        #expect(renamed.status == 0)
+        #expect(renamed.stderr == "peernote: n.peernote: warning: note \(beta.prefix(8)) \"Beta\" has this title too; the title alone will no longer pick either note: name them by id\n",
+                "\(renamed.stderr)")
+        #expect(try Document.open(dir.file("n.peernote")).notes.first { $0.id.description == alpha }?.title == "Beta")
+        // … which is what the warning says: "Beta" no longer names one note.
+        let ambiguous = try Binary.run(["edit", "n.peernote", "Beta", "--body", "x"], in: dir)
+        #expect(ambiguous.status == 64 && ambiguous.stderr.contains("matches several notes"))
+
+        // add: the same, naming both notes that have it already.
+        let added = try Binary.run(["add", "n.peernote", "--title", "Beta"], in: dir)
+        #expect(added.status == 0 && added.stdout.count == 17)
+        #expect(added.stderr == "peernote: n.peernote: warning: 2 notes have this title too: \(alpha.prefix(8)) \"Beta\", \(beta.prefix(8)) \"Beta\"; the title alone picks none of these notes: name them by id\n",
+                "\(added.stderr)")
+
+        // No warning: a title no other note has, the note's own title, a deleted note's title,
+        // or a look-alike (the same text in other scalars is another title).
+        for args in [["add", "n.peernote", "--title", "Gamma"], ["edit", "n.peernote", alpha, "--title", "Beta", "--add-tag", "t"],
+                     ["edit", "n.peernote", "Gamma", "--title", "Delta"]] {
+            let r = try Binary.run(args, in: dir)
+            #expect(r.status == 0 && r.stderr.isEmpty, "\(args): \(r.stderr)")
+        }
+        try ok(["add", "n.peernote", "--title", "Gone"], in: dir)
+        try ok(["rm", "n.peernote", "Gone"], in: dir)
+        try ok(["add", "n.peernote", "--title", "caf\u{E9}"], in: dir)
+        for args in [["edit", "n.peernote", "Delta", "--title", "Gone"], ["add", "n.peernote", "--title", "cafe\u{301}"]] {
+            let r = try Binary.run(args, in: dir)
+            #expect(r.status == 0 && r.stderr.isEmpty, "\(args): \(r.stderr)")
+        }
+
+        // edit --title with --editor warns too, once the edit is merged in.
+        let script = try dir.write("editor.sh", "#!/bin/sh\nprintf 'new body' > \"$1\"\n", executable: true)
+        let viaEditor = try Binary.run(["edit", "n.peernote", "Gone", "--title", "caf\u{E9}", "--editor"], in: dir, env: ["EDITOR": script])
+        #expect(viaEditor.status == 0)
+        #expect(viaEditor.stderr.hasPrefix("peernote: n.peernote: warning: note ") && viaEditor.stderr.contains(" \"caf\u{E9}\" has this title too"),
+                "\(viaEditor.stderr)")
+        let edited = try Document.open(dir.file("n.peernote")).notes.filter { $0.body == "new body" }
+        #expect(edited.count == 1 && edited.allSatisfy { sameScalars($0.title, "caf\u{E9}") })
+    }
+
     @Test("Export then import keeps titles, bodies, tags and priorities (Markdown and JSON)")
     func exportImport() throws {
         let dir = try TempDir()
