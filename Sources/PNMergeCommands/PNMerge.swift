@@ -68,17 +68,14 @@ public struct PNMerge: ParsableCommand {
                 output.writeError(errorLine("\(error)"))
                 return ExitStatus.invalidInput.rawValue
             } catch {
-                // ArgumentParser's own outcomes: help, version, completion scripts, usage errors, ExitCode.
-                let code = exitCode(for: error)
-                let message = fullMessage(for: error)
-                if !message.isEmpty {
-                    if code == .success {
-                        do { try output.write(message + "\n") } catch { return ExitStatus.ioError.rawValue }
-                    } else {
-                        output.writeError(message + "\n")
-                    }
+                // ArgumentParser's own outcomes: help, version, completion scripts, usage errors
+                // (one line, `pnmerge: … (see 'pnmerge log --help')`, then the usage synopsis), ExitCode.
+                let outcome = ParserOutcome(error, command: Self.self, tool: "pnmerge")
+                if !outcome.standardOutput.isEmpty {
+                    do { try output.write(outcome.standardOutput) } catch { return ExitStatus.ioError.rawValue }
                 }
-                return code.rawValue
+                if !outcome.standardError.isEmpty { output.writeError(outcome.standardError) }
+                return outcome.status
             }
         }
     }

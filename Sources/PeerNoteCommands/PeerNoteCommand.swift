@@ -26,6 +26,23 @@ public struct PeerNoteCLI: ParsableCommand {
 
     public init() {}
 
+    /// Parses `arguments` (without the program name, already `normalizedArguments`), runs the
+    /// command, and returns the exit status. A subcommand reports its own failures (one line,
+    /// `PeerNoteSubcommand`); ArgumentParser's outcomes are written as `ParserOutcome` says: help
+    /// on standard output, a usage error as one line `peernote: …` and the usage synopsis.
+    public static func execute(_ arguments: [String]) -> Int32 {
+        do {
+            var command = try parseAsRoot(arguments)
+            try command.run()
+            return ExitStatus.success.rawValue
+        } catch {
+            let outcome = ParserOutcome(error, command: Self.self, tool: "peernote")
+            if !outcome.standardOutput.isEmpty { print(outcome.standardOutput, terminator: "") }
+            if !outcome.standardError.isEmpty { Terminal.error(String(outcome.standardError.dropLast())) }
+            return outcome.status
+        }
+    }
+
     /// The options whose value is taken as it is, even when it starts with a dash (`--body -5`,
     /// `--title --draft--`); `-m` is `--message`.
     static let verbatimValueOptions: Set<String> = [

@@ -1,7 +1,12 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import CAllocator
 import PeerNoteCLISupport
 import PeerNoteCommands
 
 _ = pn_tune_allocator_for_command()
 RawArguments.requireUTF8(tool: "peernote")
-PeerNoteCLI.main(PeerNoteCLI.normalizedArguments(Array(CommandLine.arguments.dropFirst())))
+exit(PeerNoteCLI.execute(PeerNoteCLI.normalizedArguments(Array(CommandLine.arguments.dropFirst()))))

@@ -422,6 +422,35 @@ struct CommandTests {
         }
     }
 
+    @Test("A usage error is one line 'pnmerge: … (see 'pnmerge SUBCOMMAND --help')', then the usage synopsis; exit 64")
+    func usageErrors() throws {
+        let s = try Diverged()
+        let dir = try TempDir()
+        try s.write(to: dir)
+        let file = dir.path("bob.peernote")
+        let cases: [(args: [String], first: String, usage: String)] = [
+            (["log", "--graph", "--json", file], "pnmerge: --graph and --json cannot be combined (see 'pnmerge log --help')", "Usage: pnmerge log "),
+            (["sync"], "pnmerge: missing expected argument '<dir> ...' (see 'pnmerge sync --help')", "Usage: pnmerge sync "),
+            (["show"], "pnmerge: missing expected argument '<file>' (see 'pnmerge show --help')", "Usage: pnmerge show "),
+            (["log", "--jsn", file], "pnmerge: unknown option '--jsn'. Did you mean '--json'? (see 'pnmerge log --help')", "Usage: pnmerge log "),
+            (["lgo", file], "pnmerge: 2 unexpected arguments: 'lgo', '\(file)' (see 'pnmerge --help')", "Usage: pnmerge <subcommand>"),
+        ]
+        for c in cases {
+            let r = pnmerge(c.args)
+            #expect(r.status == ExitStatus.usage.rawValue, "\(c.args)")
+            #expect(r.out.isEmpty, "\(c.args)")
+            let lines = r.err.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+            #expect(lines.first == c.first, "\(c.args): \(r.err)")
+            #expect(lines.count == 3 && lines[1].hasPrefix(c.usage) && lines[2].isEmpty, "\(c.args): \(r.err)")
+            #expect(!r.err.contains("Error:") && !r.err.contains("for more information"), "\(c.args): \(r.err)")
+        }
+        // Help and the version still go to standard output, exit 0.
+        let help = pnmerge(["log", "--help"])
+        #expect(help.status == 0 && help.err.isEmpty && help.out.contains("USAGE: pnmerge log <file>"))
+        let version = pnmerge(["--version"])
+        #expect(version.status == 0 && version.out == "pnmerge \(PNMerge.version) (.peernote format version \(FormatInfo.version))\n")
+    }
+
     @Test("Shell completion scripts are generated", arguments: ["bash", "zsh", "fish"])
     func completions(shell: String) {
         let r = pnmerge(["--generate-completion-script", shell])

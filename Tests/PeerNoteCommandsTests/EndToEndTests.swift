@@ -371,6 +371,35 @@ struct EndToEndTests {
         #expect(edited.count == 1 && edited.allSatisfy { sameScalars($0.title, "caf\u{E9}") })
     }
 
+    @Test("A usage error is one line 'peernote: … (see 'peernote SUBCOMMAND --help')', then the usage synopsis; exit 64")
+    func usageErrors() throws {
+        let dir = try TempDir()
+        _ = try makeNotebook(dir)
+        let cases: [(args: [String], first: String, usage: String)] = [
+            (["edit", "n.peernote", "Alpha"], "peernote: nothing to change: give --title, --body, --body-file, --editor, --add-tag, --remove-tag or --priority (see 'peernote edit --help')", "Usage: peernote edit "),
+            (["add"], "peernote: missing expected argument '<FILE>' (see 'peernote add --help')", "Usage: peernote add "),
+            (["list", "n.peernote", "--bogus"], "peernote: unknown option '--bogus' (see 'peernote list --help')", "Usage: peernote list "),
+            (["lsit"], "peernote: unexpected argument 'lsit' (see 'peernote --help')", "Usage: peernote <subcommand>"),
+        ]
+        for c in cases {
+            let r = try Binary.run(c.args, in: dir)
+            #expect(r.status == 64, "\(c.args)")
+            #expect(r.stdout.isEmpty, "\(c.args)")
+            let lines = r.stderr.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+            #expect(lines.first == c.first, "\(c.args): \(r.stderr)")
+            #expect(lines.count == 3 && lines[1].hasPrefix(c.usage) && lines[2].isEmpty, "\(c.args): \(r.stderr)")
+            #expect(!r.stderr.contains("Error:") && !r.stderr.contains("for more information"), "\(c.args): \(r.stderr)")
+        }
+        // A failure a command reports itself is still its one line, with no usage after it.
+        let none = try Binary.run(["rm", "n.peernote", "Gamma"], in: dir)
+        #expect(none.status == 64 && none.stderr.hasPrefix("peernote: n.peernote: no note matches") && none.stderr.split(separator: "\n").count == 1)
+        // Help and the version still go to standard output, exit 0.
+        let help = try Binary.run(["add", "--help"], in: dir)
+        #expect(help.status == 0 && help.stderr.isEmpty && help.stdout.contains("USAGE: peernote add <FILE>"))
+        let version = try Binary.run(["--version"], in: dir)
+        #expect(version.status == 0 && version.stdout.hasPrefix("peernote ") && version.stderr.isEmpty)
+    }
+
     @Test("Export then import keeps titles, bodies, tags and priorities (Markdown and JSON)")
     func exportImport() throws {
         let dir = try TempDir()

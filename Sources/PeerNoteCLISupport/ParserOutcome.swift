@@ -1,0 +1,73 @@
+import ArgumentParser
+
+/// How a run that ArgumentParser ended (help, version, a completion script, a usage error, an
+/// `ExitCode` a command threw) is reported, in the tools' style: help and the like on standard
+/// output; a usage error as one line `TOOL: what is wrong (see 'TOOL SUBCOMMAND --help')`, as
+/// every other error is, followed by the subcommand's usage synopsis for the person at the
+/// terminal (ArgumentParser's `See '…' for more information.` line is the hint on the first
+/// line, so it is not repeated).
+public struct ParserOutcome: Sendable {
+    /// The exit status.
+    public var status: Int32
+    /// What goes to standard output (help, version, a completion script), or "".
+    public var standardOutput: String
+    /// What goes to standard error, or "".
+    public var standardError: String
+
+    /// The outcome of `error`, which `Command.parseAsRoot` or a command's `run()` threw.
+    public init<Command: ParsableCommand>(_ error: any Error, command: Command.Type, tool: String) {
+        let code = Command.exitCode(for: error)
+        status = code.rawValue
+        standardOutput = ""
+        standardError = ""
+        if code == .success {
+            let text = Command.fullMessage(for: error)
+            if !text.isEmpty { standardOutput = text + "\n" }
+            return
+        }
+        // A command that reported its own failure throws a bare `ExitCode`: nothing more to say.
+        let message = Command.message(for: error)
+        if message.isEmpty { return }
+        if code.rawValue == ExitStatus.usage.rawValue {
+            standardError = Self.usageError(tool: tool, message: message, fullMessage: Command.fullMessage(for: error))
+        } else {
+            standardError = "\(tool): " + DisplayText.oneLine(message) + "\n"
+        }
+    }
+
+    /// `TOOL: message (see 'TOOL SUB --help')` and the `Usage:` lines of `fullMessage`
+    /// (ArgumentParser's `Error: …`, `Help: …`, `Usage: …` and `See '…' for more information.`).
+    /// The message is made one line, loses a final full stop, and starts in lower case when it
+    /// starts with a capitalised word ("Missing expected argument" → "missing expected argument"),
+    /// as the tools' other messages do.
+    public static func usageError(tool: String, message: String, fullMessage: String) -> String {
+        var hint = "\(tool) --help"
+        var usage: [String] = []
+        var inUsage = false
+        for line in fullMessage.split(separator: "\n", omittingEmptySubsequences: false) {
+            let trimmed = line.drop { $0 == " " }
+            if trimmed.hasPrefix("See '"), trimmed.hasSuffix("' for more information.") {
+                hint = String(trimmed.dropFirst("See '".count).dropLast("' for more information.".count))
+                inUsage = false
+                continue
+            }
+            if line.hasPrefix("Usage: ") { inUsage = true }
+            if line.isEmpty { inUsage = false }
+            if inUsage { usage.append(String(line)) }
+        }
+        let first = "\(tool): \(sentence(message)) (see '\(hint)')"
+        return ([DisplayText.oneLine(first)] + usage).joined(separator: "\n") + "\n"
+    }
+
+    /// `message` without surrounding white space and a final ".", its first word in lower case
+    /// when it is capitalised (an upper-case letter, then a lower-case one).
+    static func sentence(_ message: String) -> String {
+        var text = Substring(message)
+        while text.last?.isWhitespace == true { text.removeLast() }
+        while text.first?.isWhitespace == true { text.removeFirst() }
+        if text.hasSuffix("."), !text.hasSuffix("..") { text.removeLast() }
+        let start = Array(text.unicodeScalars.prefix(2))
+        guard start.count == 2, ("A"..."Z").contains(start[0]), ("a"..."z").contains(start[1]) else { return String(text) }
+        return String(start[0]).lowercased() + String(Substring(text.unicodeScalars.dropFirst()))
+    }
+}
