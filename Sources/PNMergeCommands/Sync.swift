@@ -125,6 +125,10 @@ struct SyncReport {
     var upToDate = 0
     var removed = 0
     var kept = 0
+    /// What became of the files interrupted writes left beside the notebooks (see `SyncOperation.cleanUpLeftovers`).
+    var leftovers: [String] = []
+    /// How many of those were (or would be) removed.
+    var leftoversRemoved = 0
 
     var exitStatus: ExitStatus {
         let kinds = problems.map(\.kind)
@@ -147,6 +151,10 @@ struct SyncReport {
             lines.append(style.paint(head, .bold))
             lines += notebook.actions.map { "  " + DisplayText.oneLine($0) }
         }
+        if !leftovers.isEmpty {
+            lines.append(style.paint("Left by interrupted writes:", .bold))
+            lines += leftovers.map { "  " + DisplayText.oneLine($0) }
+        }
         if !skipped.isEmpty {
             lines.append(style.paint("Skipped:", .bold))
             lines += skipped.map { "  " + DisplayText.oneLine("\($0.path): \($0.reason)") }
@@ -156,6 +164,7 @@ struct SyncReport {
         summary += "\(written) \(verb)written, \(upToDate) already up to date, "
         summary += "\(Text.count(removed, "conflict copy", "conflict copies")) \(verb)removed"
         if kept > 0 { summary += ", \(kept) kept" }
+        if leftoversRemoved > 0 { summary += ", \(Text.count(leftoversRemoved, "file")) left by interrupted writes \(verb)removed" }
         if !problems.isEmpty { summary += "; \(Text.count(problems.count, "problem")) (on standard error)" }
         lines.append(summary + ".")
         if dryRun { lines.append("Dry run: nothing was written or removed.") }
@@ -184,6 +193,12 @@ enum SyncOperation {
         var scanner = SyncScanner(progress: progress)
         try scanner.scan(roots)
         var report = SyncReport(roots: roots, dryRun: dryRun)
+        // 0. What killed writers left beside the notebooks. A version with changes a notebook
+        // lacks becomes a conflict copy: found by scanning again, and merged below.
+        if cleanUpLeftovers(scanner, dryRun: dryRun, report: &report, progress: progress) {
+            scanner = SyncScanner(progress: progress)
+            try scanner.scan(roots)
+        }
         report.skipped = scanner.skipped
         report.filesFound = scanner.files.count + scanner.notebooksNamedNotUTF8
         // A name that is not UTF-8 cannot be opened by its String path: like an unreadable file.
@@ -313,6 +328,51 @@ enum SyncOperation {
             }
         }
         return report
+    }
+
+    /// Cleans up what writers killed mid-write (Ctrl-C, a crash, a full disk) left beside the
+    /// notebooks `scanner` found, under each one's lock, as every writer of the notebook does when
+    /// it takes the lock (`FileStore.cleanUpLeftovers`): sync must not wait for a write that an
+    /// up-to-date copy never gets. Only notebooks in a folder holding such a name are looked at,
+    /// and only those with one beside them are locked; one another program holds locked now is
+    /// left for a later run. Records what was done in `report`; true when a leftover with changes
+    /// its notebook lacks was made a conflict copy (which the scan has not seen).
+    private static func cleanUpLeftovers(_ scanner: SyncScanner, dryRun: Bool, report: inout SyncReport, progress: SyncProgress?) -> Bool {
+        var madeConflictCopy = false
+        for file in scanner.files where file.kind == .notebook {
+            let parent = PathText.deletingLastComponent(file.relative)
+            guard scanner.foldersWithLeftovers.contains(file.root + "\u{0}" + parent),
+                  !FileStore.leftoverCandidates(of: file.path).isEmpty else { continue }
+            progress?.update("cleaning up beside \(file.path)")
+            let cleanup: FileStore.LeftoverCleanup
+            if dryRun {
+                cleanup = FileStore.cleanUpLeftovers(of: file.path, dryRun: true)
+            } else {
+                let lock: FileLock?
+                do { lock = try FileLock.ifFree(for: file.path) } catch {
+                    report.problems.append(.init(kind: .writeFailed, message: "\(error.description); files left by interrupted writes beside it not cleaned up"))
+                    continue
+                }
+                guard let lock else {
+                    report.leftovers.append("left the files beside \(file.path): another pnmerge or peernote is writing it (a later sync cleans up)")
+                    continue
+                }
+                cleanup = lock.leftoverCleanup
+            }
+            for path in cleanup.removed {
+                report.leftoversRemoved += 1
+                report.leftovers.append("\(dryRun ? "would remove" : "removed") \(path)")
+            }
+            for kept in cleanup.keptAsConflictCopies {
+                madeConflictCopy = true
+                let copy = kept.to.map { " \($0)" } ?? ""
+                report.leftovers.append("\(dryRun ? "would make" : "made") \(kept.from) a conflict copy\(copy) (it holds changes \(file.path) lacks; \(dryRun ? "sync would then merge it" : "merged below"))")
+            }
+            for path in cleanup.left {
+                report.leftovers.append("left \(path): a write in progress, or less than 10 s old (a later sync removes it)")
+            }
+        }
+        return madeConflictCopy && !dryRun
     }
 
     /// Merges one group and writes the copies that lack something; records what happened.

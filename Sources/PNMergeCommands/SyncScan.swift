@@ -111,6 +111,10 @@ struct SyncScanner {
     var linksPassedOver: [String: String] = [:]
     /// How many of `namesNotUTF8` are .peernote files (the rest are folders).
     var notebooksNamedNotUTF8 = 0
+    /// The folders (`root + "\u{0}" + relative`, "" for the root itself) that hold a hidden file
+    /// named as a writer's temporary file (`.NAME.tmp-XXXXXX`, `.swap-`, `.kept-`): a killed
+    /// writer may have left it, so the notebooks there are looked at for leftovers.
+    var foldersWithLeftovers = Set<String>()
     private var seen = Set<FileIdentity>()
     private var visited = Set<FileIdentity>()
     private var progress: SyncProgress?
@@ -140,6 +144,9 @@ struct SyncScanner {
         case .failure(let why):
             skipped.append(SkippedEntry(path: dir, reason: "cannot read the folder (\(why))"))
             return
+        }
+        if entries.contains(where: { $0.isHidden && Self.looksLikeTemporary($0.bytes) }) {
+            foldersWithLeftovers.insert(root + "\u{0}" + relative)
         }
         for entry in entries where !entry.isHidden {
             guard let name = entry.name else {
@@ -197,6 +204,15 @@ struct SyncScanner {
             namesNotUTF8.append(entry)
             if type != S_IFDIR { notebooksNamedNotUTF8 += 1 }
         }
+    }
+
+    /// Whether `name` is named as a writer's temporary file: `.…tmp-XXXXXX`, `.…swap-XXXXXX` or
+    /// `.…kept-XXXXXX`, six ASCII letters or digits at the end (see `FileStore.leftoverCandidates`).
+    static func looksLikeTemporary(_ bytes: [UInt8]) -> Bool {
+        guard bytes.first == UInt8(ascii: "."), bytes.count > 11,
+              bytes.suffix(6).allSatisfy({ (0x30 ... 0x39).contains($0) || (0x41 ... 0x5A).contains($0) || (0x61 ... 0x7A).contains($0) }) else { return false }
+        let head = bytes.dropLast(6)
+        return [".tmp-", ".swap-", ".kept-"].contains { head.count > $0.utf8.count && head.suffix($0.utf8.count).elementsEqual($0.utf8) }
     }
 
     private func join(_ root: String, _ rel: String) -> String { root.hasSuffix("/") ? root + rel : root + "/" + rel }

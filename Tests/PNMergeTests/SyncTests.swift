@@ -327,7 +327,7 @@ struct SyncTests {
         #expect(try snapshot(b.url.path) == before.1)
     }
 
-    @Test("A killed writer's temporary file (.NAME.tmp-XXXXXX) is no copy: sync neither reads nor reports it; writing NAME removes it once stale")
+    @Test("A killed writer's temporary file (.NAME.tmp-XXXXXX) is no copy: sync never reads it; a young one is left (and named), a stale one removed")
     func temporaryFilesIgnored() throws {
         let a = try TempDir(), b = try TempDir()
         let s = try Diverged()
@@ -337,19 +337,118 @@ struct SyncTests {
         let tempBytes = try a.bytes(".notes.peernote.tmp-Kd9x2Q")
         let alone = pnmerge(["sync", a.url.path])
         #expect(alone.status == 0, "\(alone.err)")
-        #expect(!alone.out.contains("tmp-") && !alone.err.contains("tmp-"), "\(alone.out)\(alone.err)")
+        #expect(alone.out.contains("left \(temp): a write in progress, or less than 10 s old"), "\(alone.out)")
+        #expect(!alone.err.contains("tmp-"), "\(alone.err)")
         #expect(try a.bytes("notes.peernote") == s.alice.save(), "nothing merged in from the temporary file")
-        #expect(try a.bytes(".notes.peernote.tmp-Kd9x2Q") == tempBytes, "nothing written, so nothing cleaned up")
+        #expect(try a.bytes(".notes.peernote.tmp-Kd9x2Q") == tempBytes, "too young to be taken for a leftover")
 
-        // When sync writes notes.peernote it holds its lock, and a stale temporary file of it goes.
+        // Once stale (its writer is gone), sync removes it under the notebook's lock.
         try FileManager.default.setAttributes([.modificationDate: Date().addingTimeInterval(-3_600)], ofItemAtPath: temp)
         _ = try b.write(s.bob.save(), "notes.peernote")
         let both = pnmerge(["sync", a.url.path, b.url.path])
         #expect(both.status == 0, "\(both.err)")
-        #expect(!both.out.contains("tmp-"), "\(both.out)")
+        #expect(both.out.contains("removed \(temp)"), "\(both.out)")
         #expect(!FileManager.default.fileExists(atPath: temp))
         #expect(try canonical(a.path("notes.peernote")) == canonical(b.path("notes.peernote")))
         #expect(try Document.load(try a.bytes("notes.peernote")).notebook == s.merged().notebook)
+    }
+
+    /// Backdates `path` by an hour: older than the cleanup's minimum age, as a killed writer's file soon is.
+    static func backdate(_ path: String) throws {
+        try FileManager.default.setAttributes([.modificationDate: Date().addingTimeInterval(-3_600)], ofItemAtPath: path)
+    }
+
+    @Test("What killed writers left beside up-to-date copies (.tmp-, and a .swap- the copy has all of) is removed by a sync that writes nothing; the copies are untouched")
+    func leftoversBesideUpToDateCopies() throws {
+        let a = try TempDir(), b = try TempDir()
+        let s = try Diverged()
+        let merged = try s.merged().save(.compact)
+        let notesA = try a.write(merged, "notes.peernote")
+        let notesB = try b.write(merged, "notes.peernote")
+        // Killed while writing its temporary file: part of a file. Killed mid-exchange: the version
+        // the copy held before (it has all of it). Killed between the two: its own finished result.
+        let partial = try b.write(Array(merged.prefix(merged.count / 2)), ".notes.peernote.tmp-Wtumq1")
+        let replaced = try b.write(s.alice.save(.compact), ".notes.peernote.swap-VJenvO")
+        let ownResult = try a.write(merged, ".notes.peernote.swap-Ab12Cd")
+        for p in [partial, replaced, ownResult] { try Self.backdate(p) }
+        // Not ours: another file's, not mkstemp's six characters, and one written just now.
+        let others = [try b.write(merged, ".other.peernote.tmp-Wtumq1"), try b.write(merged, ".notes.peernote.tmp-Wtumq1.bak")]
+        for p in others { try Self.backdate(p) }
+        let young = try b.write(merged, ".notes.peernote.tmp-Young1")
+        let before = (try a.bytes("notes.peernote"), try b.bytes("notes.peernote"))
+
+        let dry = pnmerge(["sync", "--dry-run", a.url.path, b.url.path])
+        #expect(dry.status == 0, "\(dry.err)")
+        #expect(dry.out.contains("would remove \(partial)") && dry.out.contains("would remove \(replaced)") && dry.out.contains("would remove \(ownResult)"), "\(dry.out)")
+        #expect(dry.out.contains("3 files left by interrupted writes would be removed"), "\(dry.out)")
+        for p in [partial, replaced, ownResult] { #expect(FileManager.default.fileExists(atPath: p), "dry run removed \(p)") }
+
+        let r = pnmerge(["sync", a.url.path, b.url.path])
+        #expect(r.status == 0, "\(r.err)")
+        #expect(r.err.isEmpty, "\(r.err)")
+        #expect(r.out.contains("0 written, 2 already up to date, 0 conflict copies removed, 3 files left by interrupted writes removed."), "\(r.out)")
+        for p in [partial, replaced, ownResult] {
+            #expect(!FileManager.default.fileExists(atPath: p), "\(p) left")
+            #expect(r.out.contains("removed \(p)"), "\(r.out)")
+        }
+        for p in others { #expect(FileManager.default.fileExists(atPath: p), "\(p) is not a leftover of notes.peernote") }
+        #expect(FileManager.default.fileExists(atPath: young), "a young one may be a live writer's")
+        #expect(r.out.contains("left \(young): a write in progress"), "\(r.out)")
+        #expect(try a.bytes("notes.peernote") == before.0 && b.bytes("notes.peernote") == before.1, "the copies are not written")
+        #expect(try canonical(notesA) == canonical(notesB))
+
+        // Nothing left to do: a second run says nothing about leftovers (the young one aside).
+        try FileManager.default.removeItem(atPath: young)
+        let again = pnmerge(["sync", a.url.path, b.url.path])
+        #expect(again.out == "1 notebook in 2 files: 0 written, 2 already up to date, 0 conflict copies removed.\n", "\(again.out)")
+    }
+
+    @Test("A .swap- file a killed writer left that holds changes the copy lacks is never removed: sync makes it a conflict copy and merges it into every copy")
+    func leftoverSwapWithChangesIsMerged() throws {
+        let a = try TempDir(), b = try TempDir()
+        let s = try Diverged()
+        _ = try a.write(s.alice.save(.compact), "notes.peernote")
+        _ = try b.write(s.alice.save(.compact), "notes.peernote")
+        // What b's copy held when a writer died mid-exchange: a sync client's copy with bob's changes.
+        let foreign = try b.write(s.bob.save(.compact), ".notes.peernote.swap-Ph0ne1")
+        try Self.backdate(foreign)
+
+        let dry = pnmerge(["sync", "--dry-run", a.url.path, b.url.path])
+        #expect(dry.status == 0, "\(dry.err)")
+        #expect(dry.out.contains("would make \(foreign) a conflict copy (it holds changes \(b.path("notes.peernote")) lacks"), "\(dry.out)")
+        #expect(try b.bytes(".notes.peernote.swap-Ph0ne1") == s.bob.save(.compact))
+
+        let r = pnmerge(["sync", a.url.path, b.url.path])
+        #expect(r.status == 0, "\(r.err)")
+        #expect(r.out.contains("made \(foreign) a conflict copy \(b.url.path)/notes.sync-conflict-"), "\(r.out)")
+        #expect(!FileManager.default.fileExists(atPath: foreign))
+        for dir in [a, b] {
+            #expect(try Document.load(dir.bytes("notes.peernote")).notebook == s.merged().notebook, "\(dir.url.path): bob's changes are merged")
+        }
+        // Merged, the conflict copy goes too: nothing but the notebook is left.
+        #expect(try FileManager.default.contentsOfDirectory(atPath: b.url.path) == ["notes.peernote"])
+    }
+
+    @Test("Leftovers beside a copy another process is writing are left for a later sync, which does not wait for that writer")
+    func leftoversOfALockedCopy() throws {
+        let a = try TempDir()
+        let s = try Diverged()
+        let notes = try a.write(s.alice.save(.compact), "notes.peernote")
+        let stale = try a.write(s.alice.save(.compact), ".notes.peernote.tmp-Stale1")
+        try Self.backdate(stale)
+        do {
+            let held = try FileLock(for: notes)
+            #expect(held.leftoverCleanup.removed == [stale], "taking the lock cleans up")
+        }
+        // Left while another process holds the lock (planted after it took it, which cleans up).
+        let held = try FileLock(for: notes)
+        let stale2 = try a.write(s.alice.save(.compact), ".notes.peernote.tmp-Stale2")
+        try Self.backdate(stale2)
+        let r = pnmerge(["sync", a.url.path])
+        #expect(r.status == 0, "\(r.err)")
+        #expect(r.out.contains("left the files beside \(notes): another pnmerge or peernote is writing it"), "\(r.out)")
+        #expect(FileManager.default.fileExists(atPath: stale2))
+        withExtendedLifetime(held) {}
     }
 
     @Test("Copies that already have every change are not written; a second sync writes nothing")

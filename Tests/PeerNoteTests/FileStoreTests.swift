@@ -95,6 +95,32 @@ struct FileStoreTests {
         #expect(folder.names.filter { $0.hasPrefix(".n.peernote.tmp-") } == Set([".n.peernote.tmp-AbC123.keep", ".n.peernote.tmp-AbC12", ".n.peernote.tmp-AbC-23", ".n.peernote.tmp-Link01", ".n.peernote.tmp-Dir001"]))
     }
 
+    @Test("cleanUpLeftovers says what became of each leftover (removed, or left: young or held); a dry run changes nothing; leftoverCandidates lists them by name alone, long names too",
+          arguments: ["n.peernote", String(repeating: "n", count: 246) + ".peernote"])
+    func leftoverCleanupReport(name: String) throws {
+        let folder = try Folder()
+        let doc = folder.path + "/" + name
+        try FileStore.writeAtomically(Document(title: "T", author: "a").save(), to: doc)
+        let stale = try folder.file(FileStore.temporaryPrefix(forName: name) + "AbC123")
+        let young = try folder.file(FileStore.temporaryPrefix(forName: name) + "Young1", age: 0)
+        let held = try folder.file(FileStore.temporaryPrefix(forName: name, infix: FileStore.swapInfix) + "Held01")
+        let heldFD = open(held, O_RDONLY)
+        try #require(heldFD >= 0 && flock(heldFD, LOCK_EX | LOCK_NB) == 0)
+        defer { close(heldFD) }
+        _ = try folder.file(FileStore.temporaryPrefix(forName: name) + "AbC12")
+        _ = try folder.file(".other.peernote.tmp-AbC123")
+        #expect(FileStore.leftoverCandidates(of: doc) == [held, stale, young].sorted())
+
+        let before = folder.names
+        let dry = FileStore.cleanUpLeftovers(of: doc, dryRun: true)
+        #expect(folder.names == before)
+        #expect(dry.removed == [stale] && dry.keptAsConflictCopies.isEmpty && Set(dry.left) == [young, held], "\(dry)")
+        let done = FileStore.cleanUpLeftovers(of: doc)
+        #expect(done == dry)
+        #expect(folder.names == before.subtracting([FileStore.lastComponent(of: stale)]))
+        #expect(FileStore.cleanUpLeftovers(of: doc).removed.isEmpty)
+    }
+
     @Test("Through a symbolic link, the temporary files beside the file it points to are the ones removed")
     func throughSymlink() throws {
         let folder = try Folder(), elsewhere = try Folder()

@@ -545,13 +545,69 @@ public enum FileStore {
     /// `.NAME.kept-XXXXXX`, another writer's version a killed writer had taken out of place
     /// (`ReplaceOutcome.changedTwice`), only when the document holds every change it holds;
     /// otherwise it becomes a conflict copy. Anything else is left alone. Returns the paths
-    /// removed. Called by `FileLock`.
+    /// removed. Called by `FileLock` (see `cleanUpLeftovers(of:minimumAge:dryRun:)`, which says
+    /// what became of each file).
     @discardableResult
     public static func removeStaleTemporaries(of path: String, minimumAge: TimeInterval = 10) -> [String] {
+        cleanUpLeftovers(of: path, minimumAge: minimumAge).removed
+    }
+
+    /// What `cleanUpLeftovers(of:minimumAge:dryRun:)` did (or, in a dry run, would do) with the
+    /// files killed writers left beside a document. Paths are full paths beside the document.
+    public struct LeftoverCleanup: Equatable, Sendable {
+        /// Removed: temporary files, and `.swap-`/`.kept-` files whose changes the document has.
+        public var removed: [String] = []
+        /// `.swap-`/`.kept-` files holding changes the document lacks, renamed to conflict copies
+        /// (which `pnmerge sync` merges).
+        public var keptAsConflictCopies: [KeptCopy] = []
+        /// Left where they are: modified less than `minimumAge` seconds ago or held by a live
+        /// writer (a write in progress), or a conflict copy could not be made of them.
+        public var left: [String] = []
+
+        public init() {}
+
+        /// Whether nothing was found to do anything with.
+        public var isEmpty: Bool { removed.isEmpty && keptAsConflictCopies.isEmpty && left.isEmpty }
+
+        /// A leftover with changes the document lacks, and the conflict copy it became (nil in a dry run).
+        public struct KeptCopy: Equatable, Sendable {
+            public var from: String
+            public var to: String?
+        }
+    }
+
+    /// The files beside the document at `path` (beside the file it points to, when it is a
+    /// symbolic link) named as its writers name their temporary files: `.NAME.tmp-XXXXXX`,
+    /// `.NAME.swap-XXXXXX` and `.NAME.kept-XXXXXX`, whatever they are and whoever holds them.
+    /// One read of the folder and nothing opened: how a caller that does not write the
+    /// document (`pnmerge sync` on an up-to-date copy) tells whether to take its lock to clean up.
+    public static func leftoverCandidates(of path: String) -> [String] {
         let target = resolvingSymlink(path)
         let dir = directory(of: target)
         let name = lastComponent(of: target)
-        var removed: [String] = []
+        let prefixes = [temporaryInfix, swapInfix, keptInfix].map { temporaryPrefix(forName: name, infix: $0) }
+        // One pass over the folder, with the start the three prefixes share (`.NAME.`, or less of a
+        // very long NAME, which each prefix cuts to fit its infix).
+        var common = prefixes[0]
+        for prefix in prefixes.dropFirst() { while !prefix.hasPrefix(common) { common.removeLast() } }
+        return namesInDirectory(dir, withPrefix: common).filter { entry in
+            prefixes.contains { prefix in
+                guard entry.hasPrefix(prefix) else { return false }
+                let suffix = entry.utf8.dropFirst(prefix.utf8.count)
+                return suffix.count == 6 && suffix.allSatisfy(isASCIIAlphanumeric)
+            }
+        }.sorted().map { dir + "/" + $0 }
+    }
+
+    /// `removeStaleTemporaries(of:minimumAge:)`, saying what became of each file: removed, made a
+    /// conflict copy, or left (too young, or held by a live writer). With `dryRun`, nothing is
+    /// removed or renamed; the result says what would be. Call it holding the document's
+    /// `FileLock` (which calls it), unless `dryRun`.
+    public static func cleanUpLeftovers(of path: String, minimumAge: TimeInterval = 10, dryRun: Bool = false) -> LeftoverCleanup {
+        let target = resolvingSymlink(path)
+        let dir = directory(of: target)
+        let name = lastComponent(of: target)
+        var result = LeftoverCleanup()
         for infix in [temporaryInfix, swapInfix, keptInfix] {
             let prefix = temporaryPrefix(forName: name, infix: infix)
             for entry in namesInDirectory(dir, withPrefix: prefix) {
@@ -560,8 +616,11 @@ public enum FileStore {
                 guard suffix.count == 6, suffix.allSatisfy(isASCIIAlphanumeric) else { continue }
                 let candidate = dir + "/" + entry
                 var st = stat()
-                guard lstat(candidate, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG, st.st_uid == geteuid(),
-                      Date().timeIntervalSince1970 - Double(modificationSeconds(st)) >= minimumAge else { continue }
+                guard lstat(candidate, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG, st.st_uid == geteuid() else { continue }
+                guard Date().timeIntervalSince1970 - Double(modificationSeconds(st)) >= minimumAge else {
+                    result.left.append(candidate)
+                    continue
+                }
                 let fd = open(candidate, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
                 guard fd >= 0 else { continue }
                 defer { close(fd) }
@@ -569,23 +628,29 @@ public enum FileStore {
                 // Ours alone (no writer holds it), and still the file at that name.
                 guard fstat(fd, &held) == 0, held.st_dev == st.st_dev, held.st_ino == st.st_ino,
                       flock(fd, LOCK_EX | LOCK_NB) == 0,
-                      lstat(candidate, &now) == 0, now.st_dev == st.st_dev, now.st_ino == st.st_ino else { continue }
-                if infix == keptInfix && !documentHasAll(of: candidate, document: target) {
-                    // Another writer's version, which a writer that took it out of place did not
-                    // get into the document (it was killed): kept where the user and sync see it.
-                    _ = keep(candidate, beside: target)
+                      lstat(candidate, &now) == 0, now.st_dev == st.st_dev, now.st_ino == st.st_ino else {
+                    result.left.append(candidate)
                     continue
                 }
-                if infix == swapInfix && !isLeftoverSwapSafeToRemove(candidate, document: target) {
-                    // What the document held when a writer died mid-exchange, with changes the
-                    // document lacks (a sync client's copy): kept where the user and sync see it.
-                    _ = keep(candidate, beside: target)
+                // Another writer's version, which a writer that took it out of place did not get
+                // into the document (it was killed), or what the document held when a writer died
+                // mid-exchange, with changes the document lacks (a sync client's copy): kept where
+                // the user and sync see it.
+                let keep = (infix == keptInfix && !documentHasAll(of: candidate, document: target))
+                    || (infix == swapInfix && !isLeftoverSwapSafeToRemove(candidate, document: target))
+                if keep {
+                    if dryRun {
+                        result.keptAsConflictCopies.append(.init(from: candidate, to: nil))
+                        continue
+                    }
+                    let kept = self.keep(candidate, beside: target)
+                    if kept == candidate { result.left.append(candidate) } else { result.keptAsConflictCopies.append(.init(from: candidate, to: kept)) }
                     continue
                 }
-                if unlink(candidate) == 0 { removed.append(candidate) }
+                if dryRun || unlink(candidate) == 0 { result.removed.append(candidate) }
             }
         }
-        return removed
+        return result
     }
 
     /// Whether a `.NAME.swap-XXXXXX` file a dead writer left (see `replace(_:at:expecting:)`) can go
@@ -698,6 +763,9 @@ public enum FileStore {
 public final class FileLock {
     private let fd: Int32
     private let lockPath: String
+    /// What taking the lock did with the files killed writers had left beside the document
+    /// (`FileStore.cleanUpLeftovers(of:minimumAge:dryRun:)`).
+    public let leftoverCleanup: FileStore.LeftoverCleanup
 
     /// Blocks until the lock on `path` is held. When another process holds it, `waiting` is
     /// called once (with the lock file's path) before blocking, so that a tool can say why it waits.
@@ -705,7 +773,24 @@ public final class FileLock {
     /// The lock folder must be a real folder (not a link) owned by this user and writable by
     /// no one else, and the lock file is opened without following links: in a shared `/tmp`,
     /// another user could otherwise create the folder first and plant links or hold locks in it.
-    public init(for path: String, waiting: ((String) -> Void)? = nil) throws(FileError) {
+    public convenience init(for path: String, waiting: ((String) -> Void)? = nil) throws(FileError) {
+        guard let (fd, lockPath) = try Self.acquire(path, blocking: true, waiting: waiting) else {
+            throw FileError(path: path, message: "cannot lock")
+        }
+        self.init(holding: fd, lockPath: lockPath, of: path)
+    }
+
+    /// The lock on `path` if no other process holds it now, else nil at once, without waiting:
+    /// for work that can be put off, such as cleaning up what killed writers left beside a
+    /// document that `pnmerge sync` does not otherwise write.
+    public static func ifFree(for path: String) throws(FileError) -> FileLock? {
+        guard let (fd, lockPath) = try acquire(path, blocking: false, waiting: nil) else { return nil }
+        return FileLock(holding: fd, lockPath: lockPath, of: path)
+    }
+
+    /// Takes the lock (see `init(for:waiting:)`); its descriptor and the lock file's path, or nil
+    /// when another process holds it and `blocking` is false.
+    private static func acquire(_ path: String, blocking: Bool, waiting: ((String) -> Void)?) throws(FileError) -> (Int32, String)? {
         let lockPath = FileLock.lockFile(for: path)
         let dir = FileStore.directory(of: lockPath)
         if mkdir(dir, 0o700) != 0 && errno != EEXIST {
@@ -719,6 +804,11 @@ public final class FileLock {
             let fd = open(lockPath, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
             guard fd >= 0 else { throw FileError(path: path, message: "cannot create lock file \(lockPath): \(FileStore.errnoText())") }
             if flock(fd, LOCK_EX | LOCK_NB) != 0 {
+                if errno == EWOULDBLOCK && !blocking {
+                    // Not held: the file is left as it is (its holder removes it).
+                    close(fd)
+                    return nil
+                }
                 if errno == EWOULDBLOCK && !said { said = true; waiting?(lockPath) }
                 while flock(fd, LOCK_EX) != 0 {
                     if errno == EINTR { continue }
@@ -730,13 +820,17 @@ public final class FileLock {
             // The previous holder may have removed the file while this one waited for it.
             var held = stat(), named = stat()
             if fstat(fd, &held) == 0, lstat(lockPath, &named) == 0, held.st_dev == named.st_dev, held.st_ino == named.st_ino {
-                self.fd = fd
-                self.lockPath = lockPath
-                break
+                return (fd, lockPath)
             }
             close(fd)
         }
-        FileStore.removeStaleTemporaries(of: path)
+    }
+
+    /// Holding the lock on `fd` (`lockPath`): cleans up what killed writers left beside `path`.
+    private init(holding fd: Int32, lockPath: String, of path: String) {
+        self.fd = fd
+        self.lockPath = lockPath
+        leftoverCleanup = FileStore.cleanUpLeftovers(of: path)
     }
 
     deinit {
