@@ -47,13 +47,13 @@ let package = Package(
             name: "PNMergeCommands",
             dependencies: ["PeerNote", "PeerNoteCLISupport", .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
-        .executableTarget(name: "pnmerge", dependencies: ["PNMergeCommands", "PeerNoteCLISupport", "CAllocator"]),
+        .executableTarget(name: "pnmerge", dependencies: ["PNMergeCommands", "PeerNote", "PeerNoteCLISupport", "CAllocator"]),
         .testTarget(name: "PNMergeTests", dependencies: ["PNMergeCommands", "PeerNote", "PeerNoteCLISupport", "CAllocator"]),
         .target(
             name: "PeerNoteCommands",
             dependencies: ["PeerNote", "PeerNoteCLISupport", .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
-        .executableTarget(name: "peernote", dependencies: ["PeerNoteCommands", "PeerNoteCLISupport", "CAllocator"]),
+        .executableTarget(name: "peernote", dependencies: ["PeerNoteCommands", "PeerNote", "PeerNoteCLISupport", "CAllocator"]),
         .testTarget(name: "PeerNoteCommandsTests", dependencies: ["PeerNoteCommands", "PeerNote"]),
     ],
     swiftLanguageModes: [.v6]

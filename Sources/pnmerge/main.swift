@@ -5,8 +5,11 @@ import Darwin
 #endif
 import CAllocator
 import PNMergeCommands
+import PeerNote
 import PeerNoteCLISupport
 
 _ = pn_tune_allocator_for_command()
 RawArguments.requireUTF8(tool: "pnmerge")
+// Ctrl-C or SIGTERM mid-write leaves no temporary file beside the document.
+FileStore.removeTemporariesOnSignals()
 exit(PNMerge.execute(Array(CommandLine.arguments.dropFirst())))

@@ -1,5 +1,6 @@
 import Foundation
 import PeerNote
+@testable import PeerNoteCLISupport
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -256,6 +257,62 @@ struct CrashSafetyTests {
             #expect(result.notes.contains { $0.title == "Added meanwhile" && $0.body == "kept" }, "round \(round)")
             #expect(result.notes.filter { $0.title != "Added meanwhile" } == merged.notes, "round \(round): every merged note is there")
         }
+    }
+
+    @Test("pnmerge merge interrupted (SIGINT, SIGTERM) while writing its temporary file removes it, and ends by that signal; MINE is untouched or merged")
+    func interruptedWriteRemovesItsTemporary() throws {
+        _ = try Binary.require()
+        let dir = try TempDir()
+        let (mine, theirs) = try Self.largePair()
+        let original = mine.save(.compact)
+        let minePath = dir.path("mine.peernote")
+        let theirsPath = try dir.write(theirs.save(.compact), "theirs.peernote")
+        _ = try dir.write(original, "mine.peernote")
+        let r = try Binary().run(["merge", minePath, theirsPath])
+        #expect(r.status == 0, "\(r.err)")
+        let merged = try dir.bytes("mine.peernote")
+        // Caught while the temporary file was there (just after the signal was sent): the handler
+        // had it to remove. The other runs ended before, or after it was renamed.
+        var caught = 0
+        for run in 0 ..< Self.runs * 2 {
+            _ = try dir.write(original, "mine.peernote")
+            let signal = run % 2 == 0 ? SIGINT : SIGTERM
+            // Spawned with default signal dispositions and none blocked, as from a shell (Foundation's
+            // Process passes on what the test runner's thread blocks).
+            var actions = Subprocess.FileActions()
+            posix_spawn_file_actions_init(&actions)
+            defer { posix_spawn_file_actions_destroy(&actions) }
+            posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+            posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+            let pid = try Subprocess.spawn([Binary.path, "merge", minePath, theirsPath], environment: nil, actions: &actions)
+            var sent = false, there = false, status: Int32 = 0, ended = false
+            let deadline = Date().addingTimeInterval(120)
+            while Date() < deadline {
+                if waitpid(pid, &status, WNOHANG) == pid { ended = true; break }
+                let temps = try Self.staleTemporaries(dir, of: "mine.peernote").filter { $0.contains(".tmp-") }
+                var st = stat()
+                // Once the file has bytes, the writer has registered it (it does so before writing).
+                if let temp = temps.first, lstat(dir.path(temp), &st) == 0, st.st_size > 0 {
+                    sent = kill(pid, signal) == 0
+                    if sent && lstat(dir.path(temp), &st) == 0 { caught += 1; there = true }
+                    break
+                }
+                usleep(50)
+            }
+            if !ended { while waitpid(pid, &status, 0) < 0 && errno == EINTR {} }
+            if sent {
+                // Ended by the signal (its default action, once the handler is done); without the
+                // temporary file there, it may have exited just before the signal was sent.
+                #expect(status & 0x7F == signal || (!there && status == 0), "run \(run): wait status \(status)")
+            }
+            let left = try Self.staleTemporaries(dir, of: "mine.peernote").filter { $0.contains(".tmp-") }
+            #expect(left.isEmpty, "run \(run): \(left) left by a writer interrupted by signal \(signal)")
+            let after = try dir.bytes("mine.peernote")
+            #expect(after == original || after == merged, "run \(run): MINE is neither the original nor the merge")
+            // A .swap- file (interrupted mid-exchange) is left to the next writer's cleanup.
+            for swap in try Self.staleTemporaries(dir, of: "mine.peernote") { try FileManager.default.removeItem(atPath: dir.path(swap)) }
+        }
+        #expect(caught > 0, "no run was interrupted while its temporary file was there (\(Self.runs * 2) runs)")
     }
 
     @Test("The next pnmerge merge or peernote add removes a killed writer's temporary file; one a live writer holds stays")

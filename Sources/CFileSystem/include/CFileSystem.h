@@ -17,4 +17,20 @@ int peernote_exchange_files(const char *a, const char *b);
 /// ENOTSUP or EOPNOTSUPP, and nothing was changed.
 int peernote_rename_noreplace(const char *a, const char *b);
 
+/// Notes `path`, a temporary file this process is writing, for the handler that
+/// `peernote_remove_temporaries_on_signals` installs: it is unlinked if the process is
+/// interrupted before `peernote_temporary_unregister` is called with the slot returned.
+/// Returns the slot, or -1 (the path is too long, or 32 are registered already: it is then
+/// left to the next writer's cleanup). Safe to call from any thread.
+int peernote_temporary_register(const char *path);
+
+/// Forgets a path `peernote_temporary_register` noted (a slot of -1 is ignored).
+void peernote_temporary_unregister(int slot);
+
+/// Installs, for SIGINT, SIGTERM and SIGHUP, a handler that unlinks the registered temporary
+/// files and then lets the signal take its default action (the process ends as it would have).
+/// A signal that is ignored, or already has a handler, is left as it is. For the command-line
+/// tools, not for a library: returns how many handlers were installed.
+int peernote_remove_temporaries_on_signals(void);
+
 #endif

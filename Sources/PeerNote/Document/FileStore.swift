@@ -113,7 +113,7 @@ public enum FileStore {
         if try isSpecial(path) { return try writeInto(bytes, special: path) }
         let target = resolvingSymlink(path)
         let tmp = try writeTemporary(bytes, beside: target, reportingAs: path, permissionsLike: source)
-        defer { close(tmp.lock) }
+        defer { tmp.release() }
         guard rename(tmp.path, target) == 0 else {
             let m = errnoText()
             unlink(tmp.path)
@@ -195,7 +195,7 @@ public enum FileStore {
         }
         let target = resolvingSymlink(path)
         let tmp = try writeTemporary(bytes, beside: target, reportingAs: path)
-        defer { close(tmp.lock) }
+        defer { tmp.release() }
         // The new file is exchanged from a `.NAME.swap-XXXXXX` name: if this process dies between
         // the exchange and the end, what the file held (perhaps a sync client's copy) is left
         // under that name, which cleanup only removes once the document has all of it
@@ -286,7 +286,7 @@ public enum FileStore {
     public static func keepAsConflictCopy(bytes: [UInt8], of path: String) throws(FileError) -> String {
         let target = resolvingSymlink(path)
         let tmp = try writeTemporary(bytes, beside: target, reportingAs: path)
-        defer { close(tmp.lock) }
+        defer { tmp.release() }
         let kept = keep(tmp.path, beside: target)
         guard kept != tmp.path else {
             unlink(tmp.path)
@@ -423,7 +423,7 @@ public enum FileStore {
         var st = stat()
         if lstat(path, &st) == 0 { throw FileError(path: path, message: "already exists; refusing to overwrite it") }
         let tmp = try writeTemporary(bytes, beside: path, reportingAs: path, permissionsLike: source)
-        defer { close(tmp.lock) }
+        defer { tmp.release() }
         switch place(tmp.path, at: path, link: link) {
         case .placed:
             syncDirectory(of: path)
@@ -436,11 +436,31 @@ public enum FileStore {
         }
     }
 
-    /// A complete, fsynced temporary file, and a descriptor that holds its `flock` (close it
-    /// once the file has been renamed or linked into place).
+    /// A complete, fsynced temporary file, and a descriptor that holds its `flock` (`release()`
+    /// once the file has been renamed or linked into place, or removed).
     private struct Temporary {
         var path: String
         var lock: Int32
+        /// Its slot in the list the tools' signal handler removes (see `removeTemporariesOnSignals`).
+        var slot: Int32
+
+        /// Lets go of the file: its lock, and its place in the signal handler's list.
+        func release() {
+            peernote_temporary_unregister(slot)
+            close(lock)
+        }
+    }
+
+    /// Makes SIGINT, SIGTERM and SIGHUP remove the `.NAME.tmp-XXXXXX` files this process is
+    /// writing before it ends as the signal would end it (a C handler: it only unlinks the paths
+    /// kept in a fixed table, then re-raises the signal with its default action). A signal that is
+    /// ignored (a background job's SIGINT, `nohup`) or already handled is left as it is. For the
+    /// command-line tools, once, at start; an application handles its signals itself. Not covered:
+    /// SIGKILL, and a file already renamed to `.NAME.swap-XXXXXX` for the exchange (it may hold what
+    /// the document held, perhaps another program's version, which only the cleanup's checks may
+    /// remove): those are left to the next writer's cleanup (`cleanUpLeftovers`).
+    public static func removeTemporariesOnSignals() {
+        _ = peernote_remove_temporaries_on_signals()
     }
 
     /// Writes a complete, fsynced temporary file in `path`'s directory, locked (see `Temporary`).
@@ -452,6 +472,8 @@ public enum FileStore {
         let fd = template.withUnsafeMutableBufferPointer { buf in buf.baseAddress.map { mkstemp($0) } ?? -1 }
         guard fd >= 0 else { throw FileError(path: shown, message: "cannot create a temporary file in \(dir): \(errnoText())") }
         let tmpPath = String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        // Removed by the tools' signal handler if the process is interrupted before it is released.
+        let slot = template.withUnsafeBufferPointer { buf in buf.baseAddress.map { peernote_temporary_register($0) } ?? -1 }
         // Held until the caller closes `lock`: while it is held, no cleanup removes the file. A new
         // file is never taken for a stale one (see removeStaleTemporaries), so this cannot block;
         // where flock is not supported, the age rule alone protects it.
@@ -460,6 +482,7 @@ public enum FileStore {
             let m = errnoText()
             close(fd)
             unlink(tmpPath)
+            peernote_temporary_unregister(slot)
             return FileError(path: shown, message: "\(what) failed: \(m)")
         }
         var st = stat()
@@ -492,9 +515,10 @@ public enum FileStore {
             let m = errnoText()
             unlink(tmpPath)
             close(lock)
+            peernote_temporary_unregister(slot)
             throw FileError(path: shown, message: "close failed: \(m)")
         }
-        return Temporary(path: tmpPath, lock: lock)
+        return Temporary(path: tmpPath, lock: lock, slot: slot)
     }
 
     private static func isASCIIAlphanumeric(_ c: UInt8) -> Bool {
