@@ -48,13 +48,8 @@ public struct NotebookDiff: Equatable, Sendable {
         for n in b where before[n.id] == nil { out.append(.added(n)) }
         for n in a where after[n.id] == nil { out.append(.deleted(n)) }
         for n in b {
-            guard let old = before[n.id] else { continue }
-            var fields: [Field] = []
-            if !old.title.hasSameScalars(as: n.title) { fields.append(.title) }
-            if !old.body.hasSameScalars(as: n.body) { fields.append(.body) }
-            if !old.tags.elementsEqual(n.tags, by: { $0.hasSameScalars(as: $1) }) { fields.append(.tags) }
-            if old.priority != n.priority { fields.append(.priority) }
-            if !fields.isEmpty { out.append(.edited(before: old, after: n, fields: fields)) }
+            guard let old = before[n.id], let edit = edit(from: old, to: n) else { continue }
+            out.append(edit)
         }
         // Of the notes both states show: each one's rank among them in `a`. The notes before
         // the k-th of them in `b` are the same ones as before it in `a` exactly when its rank in
@@ -74,6 +69,16 @@ public struct NotebookDiff: Equatable, Sendable {
             k += 1
         }
         return out
+    }
+
+    /// The note edited from `old` to `n`, with the fields that differ (by exact scalars), or nil.
+    private static func edit(from old: Note, to n: Note) -> NoteChange? {
+        var fields: [Field] = []
+        if !old.title.hasSameScalars(as: n.title) { fields.append(.title) }
+        if !old.body.hasSameScalars(as: n.body) { fields.append(.body) }
+        if !old.tags.elementsEqual(n.tags, by: { $0.hasSameScalars(as: $1) }) { fields.append(.tags) }
+        if old.priority != n.priority { fields.append(.priority) }
+        return fields.isEmpty ? nil : .edited(before: old, after: n, fields: fields)
     }
 
     /// The changes `init` finds, when no id appears twice in either list of notes (as in every
@@ -97,14 +102,8 @@ public struct NotebookDiff: Equatable, Sendable {
         for (j, n) in b.enumerated() where inA[j] == nil { out.append(.added(n)) }
         for (i, n) in a.enumerated() where !inB[i] { out.append(.deleted(n)) }
         for (j, n) in b.enumerated() {
-            guard let i = inA[j] else { continue }
-            let old = a[i]
-            var fields: [Field] = []
-            if !old.title.hasSameScalars(as: n.title) { fields.append(.title) }
-            if !old.body.hasSameScalars(as: n.body) { fields.append(.body) }
-            if !old.tags.elementsEqual(n.tags, by: { $0.hasSameScalars(as: $1) }) { fields.append(.tags) }
-            if old.priority != n.priority { fields.append(.priority) }
-            if !fields.isEmpty { out.append(.edited(before: old, after: n, fields: fields)) }
+            guard let i = inA[j], let edit = edit(from: a[i], to: n) else { continue }
+            out.append(edit)
         }
         // As in `init`: each shared note's rank among the shared notes in `a`.
         var rankA = [Int](repeating: -1, count: a.count)
