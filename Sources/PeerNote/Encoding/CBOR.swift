@@ -174,24 +174,6 @@ enum CBORDecoder {
             let remaining = bytes.count - end
             var value: CBORValue
             switch head {
-            case .unsigned(let v): value = .unsigned(v)
-            case .negative(let n): value = .negative(n)
-            case .bool(let b): value = .bool(b)
-            case .null: value = .null
-            case .undefined: value = .undefined
-            case .simple(let v): value = .simple(v)
-            case .float(let d): value = .float(d)
-            case .bytes(let n):
-                value = .bytes(Array(bytes[(end - Int(n))..<end]))
-            case .text(let n):
-                let raw = bytes[(end - Int(n))..<end]
-                let string = String(decoding: raw, as: UTF8.self)
-                // Invalid UTF-8 decodes to replacement characters, so the bytes would differ;
-                // ASCII (most text, and checked in one fast pass) is valid as it is.
-                guard raw.allSatisfy({ $0 < 0x80 }) || string.utf8.elementsEqual(raw) else {
-                    throw CBORDecodeError(offset: pos, message: "text string is not valid UTF-8")
-                }
-                value = .text(string)
             case .array(let n), .map(let n), .tag(let n):
                 guard stack.count < limits.maxDepth else {
                     throw CBORDecodeError(offset: pos, message: "nesting deeper than \(limits.maxDepth) levels")
@@ -218,8 +200,11 @@ enum CBORDecoder {
                     continue
                 }
                 if case .map = frame.kind { value = .map([]) } else { value = .array([]) }
-            case .none, .indefinite, .breakCode:
-                throw CBORDecodeError(offset: pos, message: "internal: unexpected head state")
+            default:
+                guard let leaf = try leaf(head, bytes, end: end, at: pos), let standalone = CBORValue(leaf) else {
+                    throw CBORDecodeError(offset: pos, message: "internal: unexpected head state")
+                }
+                value = standalone
             }
             // `value` is complete: attach it to its parents, closing every container it fills.
             var item = CBORItem(offset: pos, end: end, value: value)
@@ -241,6 +226,32 @@ enum CBORDecoder {
                 item = CBORItem(offset: frame.offset, end: item.end, value: value)
             }
             if stack.isEmpty { return item }
+        }
+    }
+
+    /// The token of a head that stands alone (neither an array, a map nor a tag), a string's
+    /// payload taken from `bytes` just before `end` (a text string checked to be UTF-8); nil for
+    /// the others. `pos` is where the head starts.
+    fileprivate static func leaf(_ head: Head, _ bytes: [UInt8], end: Int, at pos: Int) throws(CBORDecodeError) -> CBORToken? {
+        switch head {
+        case .unsigned(let v): return .unsigned(v)
+        case .negative(let n): return .negative(n)
+        case .bool(let b): return .bool(b)
+        case .null: return .null
+        case .undefined: return .undefined
+        case .simple(let v): return .simple(v)
+        case .float(let d): return .float(d)
+        case .bytes(let n): return .bytes(bytes[(end - Int(n)) ..< end])
+        case .text(let n):
+            let raw = bytes[(end - Int(n)) ..< end]
+            let string = String(decoding: raw, as: UTF8.self)
+            // Invalid UTF-8 decodes to replacement characters, so the bytes would differ;
+            // ASCII (most text, and checked in one fast pass) is valid as it is.
+            guard raw.allSatisfy({ $0 < 0x80 }) || string.utf8.elementsEqual(raw) else {
+                throw CBORDecodeError(offset: pos, message: "text string is not valid UTF-8")
+            }
+            return .text(string)
+        case .array, .map, .tag, .none, .indefinite, .breakCode: return nil
         }
     }
 
@@ -317,6 +328,25 @@ enum CBORToken {
     var arrayCount: Int? { if case .array(let n) = self { n } else { nil } }
 }
 
+extension CBORValue {
+    /// The value of a token that stands alone (`CBORDecoder.leaf`); nil for an array, map or
+    /// tag, which the decoder builds from their elements.
+    fileprivate init?(_ leaf: CBORToken) {
+        switch leaf {
+        case .unsigned(let v): self = .unsigned(v)
+        case .negative(let n): self = .negative(n)
+        case .bytes(let b): self = .bytes(Array(b))
+        case .text(let s): self = .text(s)
+        case .bool(let b): self = .bool(b)
+        case .null: self = .null
+        case .undefined: self = .undefined
+        case .simple(let v): self = .simple(v)
+        case .float(let d): self = .float(d)
+        case .array, .map, .tag: return nil
+        }
+    }
+}
+
 /// Reads CBOR head by head, building no tree: for a layout known in advance (the state
 /// section's one array per note), where `CBORDecoder`'s tree cost an allocation and a release
 /// per item. Heads are checked as `CBORDecoder` checks them (definite lengths only, valid
@@ -340,21 +370,6 @@ struct CBORReader {
         let remaining = bytes.count - end
         let token: CBORToken
         switch head {
-        case .unsigned(let v): token = .unsigned(v)
-        case .negative(let n): token = .negative(n)
-        case .bool(let b): token = .bool(b)
-        case .null: token = .null
-        case .undefined: token = .undefined
-        case .simple(let v): token = .simple(v)
-        case .float(let d): token = .float(d)
-        case .bytes(let n): token = .bytes(bytes[(end - Int(n)) ..< end])
-        case .text(let n):
-            let raw = bytes[(end - Int(n)) ..< end]
-            let string = String(decoding: raw, as: UTF8.self)
-            guard raw.allSatisfy({ $0 < 0x80 }) || string.utf8.elementsEqual(raw) else {
-                throw CBORDecodeError(offset: pos, message: "text string is not valid UTF-8")
-            }
-            token = .text(string)
         case .array(let n):
             guard n <= UInt64(remaining) else {
                 throw CBORDecodeError(offset: pos, message: "declared count \(n) exceeds the \(remaining) bytes that remain")
@@ -366,8 +381,11 @@ struct CBORReader {
             }
             token = .map(Int(n))
         case .tag(let t): token = .tag(t)
-        case .none, .indefinite, .breakCode:
-            throw CBORDecodeError(offset: pos, message: "internal: unexpected head state")
+        default:
+            guard let leaf = try CBORDecoder.leaf(head, bytes, end: end, at: pos) else {
+                throw CBORDecodeError(offset: pos, message: "internal: unexpected head state")
+            }
+            token = leaf
         }
         offset = end
         return (token, pos)
