@@ -549,7 +549,8 @@ struct ConvergenceTests {
         for name in names where name != "fuzz/many-blocks.peernote" { Self.expectSameLoad(try FixtureCatalog.bytes(name), name) }
     }
 
-    private func randomEdit(_ doc: Document, _ rng: inout SeededRandom) throws {
+    /// One random edit of any kind (shared with `DerivedOriginsTests`).
+    func randomEdit(_ doc: Document, _ rng: inout SeededRandom) throws {
         let notes = doc.notes
         let words = ["milk", "eggs", "plan", "todo", "fix", "draft", "ok", "日本", "✓", "\n"]
         switch Int.random(in: 0 ..< 14, using: &rng) {

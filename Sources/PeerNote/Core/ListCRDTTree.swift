@@ -61,6 +61,12 @@ struct ListCRDT<Element: Sendable>: Sendable {
         tree.forEachRun { r in body(r.id, r.length, r.deleted, content[r.contentStart ..< r.contentStart + r.length]) }
     }
 
+    /// Every run of the list in list order: its first id, length, left origin (of its first
+    /// element; each later element's is the one before it), right origin, and whether deleted.
+    func forEachRunWithOrigins(_ body: (LocalID, Int, LocalID, LocalID, Bool) -> Void) {
+        tree.forEachRun { r in body(r.id, r.length, r.originLeft, r.originRight, r.deleted) }
+    }
+
     func forEachElement(_ body: (LocalID, Element, Bool) -> Void) {
         let content = tree.content
         tree.forEachRun { r in

@@ -155,6 +155,12 @@ struct OpLog: Sendable {
         changes.index(agent: id.agent, counter: id.counter)
     }
 
+    /// The local version of op unit `id` (its place in this log's order), if this log has it.
+    func lv(of id: LocalID) -> Int? {
+        guard let ci = changeIndex(containing: id) else { return nil }
+        return changes.lvStart(ci) + Int(id.counter) - Int(changes.counterStart(ci))
+    }
+
     @inline(__always) func localID(ofLV lv: Int, change: Int) -> LocalID {
         LocalID(agent: changes.agent(change), counter: changes.counterStart(change)).advanced(by: lv - changes.lvStart(change))
     }
