@@ -225,6 +225,24 @@ struct StringScalarsTests {
             #expect(Array(String(scalars: scalars).unicodeScalars) == scalars)
         }
     }
+
+    /// ASCII goes eight scalars at a time: runs of every length, broken by a wider scalar at
+    /// every place around the eight-scalar steps, build what the scalar view builds.
+    @Test("ASCII runs of every length, broken anywhere by wider scalars", arguments: [1, 2, 3])
+    func asciiRunsBrokenAnywhere(seed: UInt64) {
+        var rng = SeededRandom(state: seed)
+        let wide: [Unicode.Scalar] = ["\u{80}", "é", "\u{7FF}", "\u{800}", "日", "\u{FFFF}", "\u{10000}", "😀", "\u{10FFFF}"]
+        for length in 0 ..< 40 {
+            for _ in 0 ..< 20 {
+                var scalars = (0 ..< length).map { _ in Unicode.Scalar(UInt8.random(in: 0 ... 0x7F, using: &rng)) }
+                for _ in 0 ..< Int.random(in: 0 ... 3, using: &rng) where !scalars.isEmpty {
+                    scalars[Int.random(in: 0 ..< scalars.count, using: &rng)] = wide.randomElement(using: &rng) ?? "é"
+                }
+                #expect(String(scalars: scalars) == String(String.UnicodeScalarView(scalars)))
+                #expect(Array(String(scalars: scalars).unicodeScalars) == scalars)
+            }
+        }
+    }
 }
 
 @Suite("State section: malformed")
