@@ -17,7 +17,8 @@ extension PNMerge {
             Prints the notebook title and every live note in document order: title, \
             priority and tags, creation time and body, followed by the open conflicts. \
             --format markdown gives '# Title', then '## Note title', a priority/tags line \
-            and the body for each note; --format json gives the object described in \
+            and the body for each note, for reading ('peernote export' writes the Markdown \
+            that 'peernote import' reads back); --format json gives the object described in \
             pnmerge(1). --at CHANGE shows the notebook as it was just after that change \
             (a change id as 'pnmerge log' prints it, SEQ@REPLICA, with any unique prefix of \
             the replica).
