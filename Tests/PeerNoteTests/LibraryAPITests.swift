@@ -37,6 +37,19 @@ struct LibraryAPITests {
         #expect(try other.write(to: folder.path + "/new.peernote").mergedMeanwhile == 0)
     }
 
+    @Test("Document.open(_:author:) records that author on the changes made through the document")
+    func openWithAuthor() throws {
+        let folder = try FileStoreTests.Folder()
+        let path = folder.path + "/notes.peernote"
+        try Document(title: "Notes", author: "laptop").write(to: path, mode: .compact)
+        let app = try Document.open(path, author: "tablet")
+        #expect(app.author == "tablet")
+        app.addNote(title: "typed on the tablet")
+        try app.write(to: path)
+        #expect(try Document.open(path).history.last?.author == "tablet")
+        #expect(try Document.open(path).author == "")
+    }
+
     @Test("write(to:) inside a transaction does not overwrite changes it cannot merge then")
     func writeInsideTransaction() throws {
         let folder = try FileStoreTests.Folder()

@@ -901,11 +901,15 @@ public final class FileLock {
 
 extension Document {
     /// Loads a document from a file; errors name the file. (`path` is always a file name: `-`
-    /// is the file named `-`, not standard input.)
-    public static func open(_ path: String) throws(DocumentFileError) -> Document {
+    /// is the file named `-`, not standard input.) `author` is recorded on the changes made
+    /// through the document (`author`); a loaded document has none until it is set.
+    public static func open(_ path: String, author: String = "") throws(DocumentFileError) -> Document {
         let bytes: [UInt8]
         do { bytes = try FileStore.read(path) } catch { throw .file(error) }
-        do { return try load(bytes) } catch { throw .document(path: path, error) }
+        let document: Document
+        do { document = try load(bytes) } catch { throw .document(path: path, error) }
+        if !author.isEmpty { document.author = author }
+        return document
     }
 
     /// Writes the document to `path` atomically, without losing what the file holds: when it
