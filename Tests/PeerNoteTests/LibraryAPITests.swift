@@ -50,6 +50,42 @@ struct LibraryAPITests {
         #expect(try Document.open(path).author == "")
     }
 
+    @Test("Editing a deleted note throws, until it is restored; typing into a note deleted since the last keystroke too")
+    func deletedNotesRefuseEdits() throws {
+        let doc = Document(title: "Notes", author: "me")
+        let n = doc.addNote(title: "Plan", body: "text")
+        let other = doc.addNote(title: "Other")
+        try doc.insertText(n, at: 4, "!")            // the typing cache now holds the note
+        try doc.deleteNote(n)
+        let edits: [(String, () throws -> Void)] = [
+            ("insertText", { try doc.insertText(n, at: 0, "x") }),
+            ("deleteText", { try doc.deleteText(n, range: 0 ..< 1) }),
+            ("setBody", { try doc.setBody(n, "new") }),
+            ("setNoteTitle", { try doc.setNoteTitle(n, "Renamed") }),
+            ("setPriority", { try doc.setPriority(n, .high) }),
+            ("addTag", { try doc.addTag(n, "t") }),
+            ("removeTag", { try doc.removeTag(n, "t") }),
+            ("moveNote", { try doc.moveNote(n, to: 0) }),
+        ]
+        let changes = doc.changeCount
+        for (name, edit) in edits {
+            #expect(throws: PeerNoteError.invalidArgument("note \(n) is deleted; restore it (restoreNote) before editing it"), "\(name)") { try edit() }
+        }
+        #expect(doc.changeCount == changes, "nothing was recorded")
+        #expect(doc.conflicts.isEmpty)
+        try doc.insertText(other, at: 0, "still fine")
+        try doc.restoreNote(n)
+        try doc.insertText(n, at: 0, "x")
+        try doc.setNoteTitle(n, "Renamed")
+        #expect(doc.notes.first { $0.id == n }?.body == "xtext!")
+        // A delete that arrives by merge is seen by the next keystroke as well.
+        let phone = doc.fork(author: "phone")
+        try phone.deleteNote(n)
+        try doc.insertText(n, at: 0, "y")
+        try doc.merge(phone)
+        #expect(throws: PeerNoteError.self) { try doc.insertText(n, at: 0, "z") }
+    }
+
     @Test("write(to:) inside a transaction does not overwrite changes it cannot merge then")
     func writeInsideTransaction() throws {
         let folder = try FileStoreTests.Folder()

@@ -194,6 +194,10 @@ struct StateSectionTests {
                     if let n = d.deletedNotes.randomElement(using: &rng) { try d.restoreNote(n.id) }
                 default:
                     guard let n = (live + d.deletedNotes).randomElement(using: &rng) else { continue }
+                    // A deleted note's body is edited between a restore and a delete (the library
+                    // refuses edits of a deleted note), so deleted notes hold edited text too.
+                    let deleted = !live.contains { $0.id == n.id }
+                    if deleted { try d.restoreNote(n.id) }
                     let count = n.body.unicodeScalars.count
                     if count > 0 && Bool.random(using: &rng) {
                         let a = Int.random(in: 0 ..< count, using: &rng)
@@ -202,6 +206,7 @@ struct StateSectionTests {
                         let s = String(String.UnicodeScalarView((0 ..< Int.random(in: 1 ... 5, using: &rng)).map { _ in alphabet.randomElement(using: &rng) ?? "a" }))
                         try d.insertText(n.id, at: Int.random(in: 0 ... count, using: &rng), s)
                     }
+                    if deleted { try d.deleteNote(n.id) }
                 }
             }
             let bytes = d.save()

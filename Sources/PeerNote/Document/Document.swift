@@ -217,6 +217,19 @@ public final class Document {
         return n
     }
 
+    /// `noteState(_:)` for an edit: a deleted note is refused (its edits would not show, and
+    /// would read as made concurrently with its deletion).
+    private func liveNoteState(_ id: NoteID) throws(PeerNoteError) -> NoteState {
+        let n = try noteState(id)
+        if n.isDeleted { throw Self.deletedNoteError(id) }
+        return n
+    }
+
+    /// What editing a deleted note throws.
+    static func deletedNoteError(_ id: NoteID) -> PeerNoteError {
+        .invalidArgument("note \(id) is deleted; restore it (restoreNote) before editing it")
+    }
+
     // MARK: Editing
 
     /// Groups the edits made in `body` into one change with `message`. Throws what `body` throws
@@ -316,9 +329,9 @@ public final class Document {
         appendLocal(.restoreNote(note: n.id, preds: n.deleted.ids), length: 1)
     }
 
-    /// Moves a note to `index` (0-based) in the list of live notes.
+    /// Moves a note to `index` (0-based) in the list of live notes (throws for a deleted note).
     public func moveNote(_ id: NoteID, to index: Int) throws(PeerNoteError) {
-        let n = try noteState(id)
+        let n = try liveNoteState(id)
         let live = state.orderedNoteSlots
         let others = live.filter { state.noteStates[$0].id != n.id }
         guard index >= 0 && index <= others.count else {
@@ -330,26 +343,31 @@ public final class Document {
         appendLocal(.moveNote(note: n.id, originLeft: left, originRight: right, preds: n.position.ids), length: 1)
     }
 
+    /// Retitles a note. Every edit of a note (title, priority, tags, place, body) throws for a
+    /// deleted one: restore it first.
     public func setNoteTitle(_ id: NoteID, _ title: String) throws(PeerNoteError) {
-        let n = try noteState(id)
+        let n = try liveNoteState(id)
         guard !title.hasSameScalars(as: n.title.value ?? "") || n.title.value == nil || n.title.isConflicted else { return }
         appendLocal(.setNoteTitle(note: n.id, title, preds: n.title.ids), length: 1)
     }
 
+    /// Sets a note's priority (throws for a deleted note).
     public func setPriority(_ id: NoteID, _ priority: Priority) throws(PeerNoteError) {
-        let n = try noteState(id)
+        let n = try liveNoteState(id)
         guard priority != (n.priority.value ?? .normal) || n.priority.isConflicted else { return }
         appendLocal(.setPriority(note: n.id, priority, preds: n.priority.ids), length: 1)
     }
 
+    /// Tags a note (throws for a deleted note).
     public func addTag(_ id: NoteID, _ tag: String) throws(PeerNoteError) {
-        let n = try noteState(id)
+        let n = try liveNoteState(id)
         guard n.adds(of: tag).isEmpty else { return }
         appendLocal(.addTag(note: n.id, tag), length: 1)
     }
 
+    /// Removes a tag from a note (throws for a deleted note).
     public func removeTag(_ id: NoteID, _ tag: String) throws(PeerNoteError) {
-        let n = try noteState(id)
+        let n = try liveNoteState(id)
         let adds = n.adds(of: tag)
         guard !adds.isEmpty else { return }
         appendLocal(.removeTag(note: n.id, tag, removes: adds), length: 1)

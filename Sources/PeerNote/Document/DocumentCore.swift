@@ -25,10 +25,10 @@ struct DocumentCore: Sendable {
     /// The change the open transaction's ops go to, once its first op opened it.
     var openChange: Int?
     /// The note the last text edit named, so that typing does not hash its id on every
-    /// keystroke. Valid for good once set: a log's agent numbers and a state's note slots
-    /// never change once assigned (both only grow); checked anyway, in case a whole new
-    /// state is ever assigned.
-    var textTarget = TextTarget(id: nil, note: .none, slot: -1)
+    /// keystroke. Its slot stays valid: a log's agent numbers and a state's note slots never
+    /// change once assigned (both only grow); checked anyway, in case a whole new state is ever
+    /// assigned. That the note is live is known only until a note is deleted or restored.
+    var textTarget = TextTarget(id: nil, note: .none, slot: -1, deletionEpoch: -1)
     /// Keystrokes recorded but not yet applied (see `Burst`). Everything that reads or changes
     /// the log or the state applies them first (`flushBurst`): `Document`'s `log` and `state`
     /// accessors do, and so does every edit here that does not join the burst.
@@ -41,6 +41,8 @@ struct DocumentCore: Sendable {
         var id: NoteID?
         var note: LocalID
         var slot: Int
+        /// `DocState.deletionEpoch` when the note was found live.
+        var deletionEpoch: Int
     }
 
     init(log: OpLog, state: DocState, agent: UInt32, author: String) {
@@ -70,7 +72,7 @@ struct DocumentCore: Sendable {
         enum Kind: Sendable { case none, typing, deleting }
         var kind = Kind.none
         /// The note (its `id` is set while `kind` is not `.none`).
-        var target = TextTarget(id: nil, note: .none, slot: -1)
+        var target = TextTarget(id: nil, note: .none, slot: -1, deletionEpoch: -1)
         var time: Int64 = 0
         var meta = ChangeTable.Meta(author: 0, message: 0, extra: 0)
         /// The message of the burst's changes ("" outside a transaction).
@@ -131,14 +133,17 @@ struct DocumentCore: Sendable {
     // MARK: Notes
 
     /// The local id and slot of note `id`.
+    /// The live note a text edit names; throws for an unknown or a deleted note.
     mutating func target(_ id: NoteID) throws(PeerNoteError) -> TextTarget {
-        if textTarget.id == id, textTarget.slot < state.noteStates.count, state.noteStates[textTarget.slot].id == textTarget.note {
+        if textTarget.id == id, textTarget.deletionEpoch == state.deletionEpoch, textTarget.slot < state.noteStates.count,
+           state.noteStates[textTarget.slot].id == textTarget.note {
             return textTarget
         }
         guard let a = log.existingAgent(for: id.replica), let slot = state.slot(of: LocalID(agent: a, counter: id.counter)) else {
             throw .noSuchNote(id.description)
         }
-        textTarget = TextTarget(id: id, note: LocalID(agent: a, counter: id.counter), slot: slot)
+        if state.noteStates[slot].isDeleted { throw Document.deletedNoteError(id) }
+        textTarget = TextTarget(id: id, note: LocalID(agent: a, counter: id.counter), slot: slot, deletionEpoch: state.deletionEpoch)
         return textTarget
     }
 

@@ -54,6 +54,9 @@ struct DocState: Sendable {
     var order = ListCRDT<LocalID>()
     /// Scan steps list integration may still take (set while loading a file; see `Document.load`).
     var workBudget = Int.max
+    /// Counts the delete and restore ops applied, so that a cached lookup of a live note
+    /// (`DocumentCore.target`) knows when to look at the note again.
+    private(set) var deletionEpoch = 0
 
     /// Applies one op whose first unit has id `id` and Lamport timestamp `lamport`.
     mutating func apply(_ op: Op, id: LocalID, lamport: UInt64, replicas: [ReplicaID], text: [Unicode.Scalar]) throws(ApplyError) {
@@ -75,8 +78,10 @@ struct DocState: Sendable {
         case .setPriority(let n, let value, let preds):
             try withNote(n) { $0.priority.write(id: id, lamport: lamport, replica: replica, value: value, preds: preds) }
         case .deleteNote(let n, let preds):
+            deletionEpoch &+= 1
             try withNote(n) { $0.deleted.write(id: id, lamport: lamport, replica: replica, value: true, preds: preds) }
         case .restoreNote(let n, let preds):
+            deletionEpoch &+= 1
             try withNote(n) { $0.deleted.write(id: id, lamport: lamport, replica: replica, value: false, preds: preds) }
         case .addTag(let n, let tag):
             try withNote(n) { $0.tags[ExactString(tag), default: []].append(id) }
