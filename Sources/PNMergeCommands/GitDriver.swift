@@ -21,8 +21,9 @@ extension PNMerge {
             status is 0 and git records the merge. BASE is not needed (both sides carry \
             their whole history) and may be empty or missing, as in an add/add merge. \
             Conflicting values (two titles, say) are kept in the notebook as conflicts, as \
-            'pnmerge merge' does; they are not a git conflict. Those this merge made are \
-            listed on standard error; those either side already had are counted on one line.
+            'pnmerge merge' does; they are not a git conflict. Those OURS did not have (this \
+            merge made them, or THEIRS had them) are listed on standard error; those OURS \
+            already had are counted on one line.
 
             When the sides cannot be merged (different documents created at one path on two \
             branches, or a damaged side), OURS is left byte-identical, one line naming PATH \
@@ -50,7 +51,8 @@ extension PNMerge {
             do {
                 let report = try GitMergeDriver.merge(ours: ours, theirs: theirs, name: name)
                 // Conflicts are named when this merge brought something (not on every no-op merge):
-                // those it made in full, those a side already had (committed before) counted.
+                // those OURS lacked (made here, or THEIRS had them) in full, those OURS already had
+                // (committed before) counted.
                 let conflicts = report.newConflicts, earlier = report.earlierConflicts.count
                 let see = "(see: pnmerge show \(DisplayText.oneLine(ShellQuote.word(name))))"
                 if !report.upToDate && !conflicts.isEmpty {

@@ -19,8 +19,9 @@ extension PNMerge {
             or, with -o, to OUT in compact form ('-o -' writes it to standard output and the \
             report to standard error). The report says how many changes each file brought \
             and from whom, which notes were added, edited, moved or deleted, every conflict \
-            the merge made with each value and the one shown, every note deleted on one \
-            copy while edited on another, and how many conflicts the copies already had.
+            of the result that MINE did not have (made by the merge or brought by a THEIRS) \
+            with each value and the one shown, every such note deleted on one copy while \
+            edited on another, and how many conflicts MINE already had.
 
             When MINE already has every change, the merge succeeds with "Already up to date" \
             and MINE is not touched. Copies that share no history are refused (exit 2) and \
@@ -198,7 +199,8 @@ enum MergeOperation {
         let after = document.notebook, conflicts = after.conflicts
         let report = MergeReport(documentID: document.id, mine: base.path, output: output, dryRun: dryRun, inputs: inputs,
                                  diff: NotebookDiff(from: before, placed: placesBefore, to: after, placed: document.notePlaces), notebook: after, conflicts: conflicts,
-                                 earlierConflicts: ConflictAge.earlier(conflicts, copies: [base.document] + others.map(\.document)),
+                                 // Only MINE's: a conflict a THEIRS brought is news to MINE's owner.
+                                 earlierConflicts: ConflictAge.earlier(conflicts, copies: [base.document]),
                                  overlaps: overlaps)
         return Combined(document: document, report: report, pendingSearch: pending)
     }

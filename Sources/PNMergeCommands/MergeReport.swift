@@ -30,7 +30,8 @@ struct MergeReport {
     var notebook: Notebook
     /// Every open conflict of the merged document, deleted-while-edited notes included.
     var conflicts: [Conflict]
-    /// Those of `conflicts` that MINE or a THEIRS already had (see `ConflictAge`): counted, not listed.
+    /// Those of `conflicts` that MINE already had (see `ConflictAge`): counted, not listed. A
+    /// conflict only a THEIRS had is new to MINE, and listed.
     var earlierConflicts: Set<Conflict> = []
     /// Places in note bodies where this merge met both sides' text edits (worth a look).
     var overlaps: [TextOverlap] = []
@@ -43,7 +44,7 @@ struct MergeReport {
     var changes: Int { inputs.reduce(0) { $0 + $1.changes } }
     var upToDate: Bool { changes == 0 && inputs.allSatisfy { $0.fieldsAdded == 0 } }
     var written: Bool { bytesWritten != nil }
-    /// The conflicts this merge made: those no copy had before it.
+    /// The conflicts listed: those MINE did not have before this merge (the merge made them, or a THEIRS brought them).
     var newConflicts: [Conflict] { conflicts.filter { !earlierConflicts.contains($0) } }
 
     // MARK: Text
@@ -94,8 +95,8 @@ struct MergeReport {
 
     /// A merged notebook's conflicts in words, as `merge` and `diff` list them: those the merge
     /// made, value and move conflicts under "Conflicts (N):", then notes deleted on one side while
-    /// edited on the other under a heading of their own; then the ones in `earlier` (a copy
-    /// already had them), counted on one line, `stillOpen(count)`. `when` ends each heading's
+    /// edited on the other under a heading of their own; then the ones in `earlier` (MINE, or
+    /// for `diff` one of the copies, already had them), counted on one line, `stillOpen(count)`. `when` ends each heading's
     /// words (" once merged", for `diff`).
     static func conflictLines(_ conflicts: [Conflict], earlier: Set<Conflict>, in notebook: Notebook, style: RenderStyle, when: String = "",
                               stillOpen: (Int) -> String) -> [String] {
@@ -120,8 +121,8 @@ struct MergeReport {
             + overlaps.map { "  " + style.paint(line($0), .yellow) }
     }
 
-    /// A merged notebook's conflicts as JSON: each as `show` gives it, with `"new"`: whether the
-    /// merge made it (false when a copy already had it, one of `earlier`).
+    /// A merged notebook's conflicts as JSON: each as `show` gives it, with `"new"`: false for
+    /// those of `earlier` (MINE, or for `diff` a copy, already had them), true for the others.
     static func conflictsJSON(_ conflicts: [Conflict], earlier: Set<Conflict>, in notebook: Notebook, style: RenderStyle) -> JSONValue {
         .array(conflicts.map { c in
             let object = ConflictRendering.json(c, in: notebook, style: style)
@@ -173,7 +174,9 @@ struct MergeReport {
     }
 }
 
-/// Tells a merged notebook's conflicts that a merged copy already had from those the merge made.
+/// Tells a merged notebook's conflicts that a copy already had from the others: `merge` and the git
+/// driver pass MINE (OURS) alone, so that a conflict only a THEIRS had is listed as new to MINE;
+/// `diff`, which takes no side, passes both copies.
 enum ConflictAge {
     /// The conflicts of `merged` that one of `copies` already had: the same kind, on the same
     /// note, between the same writes (a note retitled since does not make it another; a write

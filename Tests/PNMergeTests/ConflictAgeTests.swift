@@ -2,8 +2,8 @@ import Foundation
 import PeerNote
 import Testing
 
-/// `merge` and `diff` list the conflicts a merge makes, and count on one line those a copy
-/// already had.
+/// `merge` lists the conflicts MINE did not have and counts on one line those it had; `diff`
+/// counts those either copy has.
 @Suite("conflicts from before a merge (in-process)")
 struct ConflictAgeTests {
     /// alice's and bob's copies of one notebook (Plan, Shop, Old), written to `dir`:
@@ -45,37 +45,72 @@ struct ConflictAgeTests {
         text.split(separator: "\n").map(String.init).filter { $0.hasPrefix("  note ") }
     }
 
-    @Test("Merged either way, the two conflicts the merge makes are listed and the two from before counted, in text and JSON",
-          arguments: [("alice", "bob"), ("bob", "alice")])
-    func mergeListsNewCountsOld(mine: String, theirs: String) throws {
+    @Test("Merged either way, the conflict MINE had is counted and every other one listed (the merge made it, or THEIRS had it), in text and JSON",
+          arguments: [("alice", "bob", "noteTitle Plan"), ("bob", "alice", "priority Shop")])
+    func mergeListsNewCountsOld(mine: String, theirs: String, minesOwn: String) throws {
         let dir = try Self.copies()
         let mineFile = dir.path(mine + ".peernote"), theirsFile = dir.path(theirs + ".peernote")
 
         let dry = pnmerge(["merge", "--dry-run", mineFile, theirsFile])
         #expect(dry.status == 0, "\(dry.err)")
-        #expect(dry.out.contains("Conflicts (1):\n  note \"Shop "), "\(dry.out)")
+        #expect(dry.out.contains("Conflicts (2):\n  note \""), "\(dry.out)")
         #expect(dry.out.contains("Deleted on one side, edited on the other (1):\n  note \"Old\": deleted by alice"), "\(dry.out)")
-        #expect(dry.out.contains("\n2 conflicts from before this merge would still be open.\n"), "\(dry.out)")
-        #expect(Self.conflictLines(dry.out).count == 2, "\(dry.out)")
-        #expect(!Self.conflictLines(dry.out).contains { $0.contains("\"Plan C\"") || $0.contains("priority \"") }, "the old ones are not listed:\n\(dry.out)")
+        #expect(dry.out.contains("\n1 conflict from before this merge would still be open.\n"), "\(dry.out)")
+        let lines = Self.conflictLines(dry.out)
+        #expect(lines.count == 3, "\(dry.out)")
+        // MINE's own is counted, not listed; THEIRS's own is listed (MINE never had it).
+        let plan = lines.contains { $0.contains("\"Plan C\"") }, priority = lines.contains { $0.contains("priority \"") }
+        #expect(mine == "alice" ? (!plan && priority) : (plan && !priority), "\(dry.out)")
 
         let json = try #require(try parseJSON(pnmerge(["merge", "--dry-run", "--json", mineFile, theirsFile]).out) as? [String: Any])
         let conflicts = try #require(json["conflicts"] as? [[String: Any]])
         let flags = Dictionary(conflicts.map { ("\($0["kind"] as? String ?? "?") \($0["noteTitle"] as? String ?? "")", $0["new"] as? Bool) },
                                uniquingKeysWith: { a, _ in a })
         #expect(conflicts.count == 4, "\(conflicts)")
-        #expect(flags.filter { $0.value == true }.keys.sorted().map { String($0.prefix(14)) } == ["deletedWhileEd", "noteTitle Shop"], "\(flags)")
-        #expect(flags.filter { $0.value == false }.keys.sorted().map { String($0.prefix(13)) } == ["noteTitle Pla", "priority Shop"], "\(flags)")
+        #expect(flags.filter { $0.value == false }.keys.map { String($0.prefix(minesOwn.count)) } == [minesOwn], "\(flags)")
+        #expect(flags.filter { $0.value == true }.count == 3, "\(flags)")
 
         let merged = pnmerge(["merge", mineFile, theirsFile])
         #expect(merged.status == 0, "\(merged.err)")
-        #expect(merged.out.contains("\n2 conflicts from before this merge are still open (see: pnmerge show \(mineFile)).\n"), "\(merged.out)")
-        #expect(Self.conflictLines(merged.out).count == 2, "\(merged.out)")
+        #expect(merged.out.contains("\n1 conflict from before this merge is still open (see: pnmerge show \(mineFile)).\n"), "\(merged.out)")
+        #expect(Self.conflictLines(merged.out).count == 3, "\(merged.out)")
         // Merged again: nothing new, and every conflict is from before.
         let again = pnmerge(["merge", mineFile, theirsFile])
         #expect(again.out.hasPrefix("Already up to date"), "\(again.out)")
         #expect(again.out.contains("\n4 conflicts from before this merge are still open (see: pnmerge show \(mineFile)).\n"), "\(again.out)")
         #expect(Self.conflictLines(again.out).isEmpty, "\(again.out)")
+    }
+
+    @Test("A note deleted on a copy that MINE merges in after a THEIRS took in MINE's edit is listed to MINE, not counted as from before")
+    func conflictOnlyTheirsHadIsListed() throws {
+        let base = Document(title: "Home", author: "X", time: at(9, 0))
+        base.clock = { at(9, 0) }
+        let plan = base.addNote(title: "Plan", body: "text")
+        let ann = base.fork(author: "Ann"), bob = base.fork(author: "Bob")
+        ann.clock = { at(10, 1) }
+        bob.clock = { at(10, 2) }
+        try ann.deleteNote(plan)
+        try bob.setBody(plan, "text, edited by Bob")
+        // The tablet took in both: it has the conflict; Bob's own copy never did.
+        let tablet = ann.fork()
+        try tablet.merge(bob)
+        try #require(tablet.conflicts.count == 1 && bob.conflicts.isEmpty)
+        let dir = try TempDir()
+        let bobFile = try dir.write(bob.save(), "bob.peernote"), tabletFile = try dir.write(tablet.save(), "tablet.peernote")
+
+        let r = pnmerge(["merge", "--dry-run", bobFile, tabletFile])
+        #expect(r.status == 0, "\(r.err)")
+        #expect(r.out.contains("Deleted on one side, edited on the other (1):\n  note \"Plan\": deleted by Ann (10:01) while edited by Bob (10:02)"), "\(r.out)")
+        #expect(!r.out.contains("from before this merge"), "\(r.out)")
+        let json = try #require(try parseJSON(pnmerge(["merge", "--dry-run", "--json", bobFile, tabletFile]).out) as? [String: Any])
+        let conflicts = try #require(json["conflicts"] as? [[String: Any]])
+        #expect(conflicts.count == 1 && conflicts.first?["new"] as? Bool == true, "\(conflicts)")
+
+        // The other way round, the tablet had it: counted, not listed.
+        let back = pnmerge(["merge", "--dry-run", tabletFile, bobFile])
+        #expect(back.status == 0, "\(back.err)")
+        #expect(back.out.contains("1 conflict from before this merge"), "\(back.out)")
+        #expect(Self.conflictLines(back.out).isEmpty, "\(back.out)")
     }
 
     @Test("A conflict a merge adds a value to is listed (neither copy had it so), with every value")
