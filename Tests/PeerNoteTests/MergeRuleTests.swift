@@ -467,6 +467,40 @@ struct MergeRuleTests {
         #expect(m2.notes.map(\.title) == ["4", "2", "3", "1"])
     }
 
+    @Test("Rule 4: concurrent moves that show the note at one place agree (no conflict); a live note between the places makes them a conflict")
+    func movesToOnePlace() throws {
+        var ids: [NoteID] = []
+        // Two copies, then a third, move Plan to the end: adjacent places, one reading.
+        let (a, b) = pair { d in ids = ["Plan", "Other", "Third"].map { d.addNote(title: $0) } }
+        let c = a.fork(author: "chen")
+        for d in [a, b, c] { try d.moveNote(ids[0], to: 2) }
+        let merged = try converge(a, b)
+        #expect(merged.notes.map(\.title) == ["Other", "Third", "Plan"])
+        #expect(merged.conflicts.isEmpty, "\(merged.conflicts)")
+        try a.merge(b)
+        try a.merge(c)
+        #expect(a.conflicts.isEmpty, "\(a.conflicts)")
+        // The register still holds every move: no state section, and the file loads to the same notebook.
+        #expect(a.concurrentValues.count == 1)
+        #expect(try Document.load(a.save(.compact)).notebook == a.notebook)
+
+        // Moves to different places are a conflict, while a live note shows between them.
+        let (d, e) = pair { doc in ids = ["Plan", "Other", "Third"].map { doc.addNote(title: $0) } }
+        try d.moveNote(ids[0], to: 2)   // Other Third Plan
+        try e.moveNote(ids[0], to: 1)   // Other Plan Third
+        try d.merge(e)
+        #expect(d.conflicts.count == 1, "\(d.conflicts)")
+        // With Third deleted nothing shows between the two places: either reads Other, Plan.
+        try d.deleteNote(ids[2])
+        #expect(d.conflicts.isEmpty, "\(d.conflicts)")
+        #expect(d.notes.map(\.title) == ["Other", "Plan"])
+        // Restored, it shows between them again: a conflict again, the same on the other copy.
+        try d.restoreNote(ids[2])
+        #expect(d.conflicts.count == 1, "\(d.conflicts)")
+        try e.merge(d)
+        #expect(e.notebook == d.notebook)
+    }
+
     @Test("Rule 4: a note moved on one copy and edited on another keeps both")
     func moveAndEdit() throws {
         var ids: [NoteID] = []

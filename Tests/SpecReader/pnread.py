@@ -1046,8 +1046,29 @@ def notebook(doc):
             "_order": [n.id for n in live + dead]}
 
 
+def moves_agree(doc, n):
+    """Order of notes: no slot showing another live note lies between the first and the last
+    slot of n's position register (the moves all show n at one place)."""
+    mine = set(n.position.entries)
+    inside = False
+    for e in doc.order.S:
+        if e.id in mine:
+            mine.discard(e.id)
+            inside = bool(mine)
+            if not inside:
+                return True
+            continue
+        if inside and e.value != n.id:
+            other = doc.notes[e.value]
+            shown = other.position.value() == e.id
+            if shown and not any(v[2] for v in other.deleted.entries.values()):
+                return False
+    return True
+
+
 def conflicts(doc):
-    """Count visible conflicts: registers with >1 distinct value, position conflicts, delete/edit."""
+    """Count visible conflicts: registers with >1 distinct value, position conflicts whose slots
+    do not all show the note at one place, delete/edit."""
     c = []
     if doc.title.visible_conflict():
         c.append("notebook title")
@@ -1056,7 +1077,7 @@ def conflicts(doc):
             c.append("title " + note_hex(nid))
         if n.priority.visible_conflict():
             c.append("priority " + note_hex(nid))
-        if n.position.conflict():
+        if n.position.conflict() and not moves_agree(doc, n):
             c.append("position " + note_hex(nid))
         dels = [oid for oid, e in n.deleted.entries.items() if e[2]]
         if dels:

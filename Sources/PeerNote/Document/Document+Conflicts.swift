@@ -5,10 +5,53 @@ import Foundation
 #endif
 
 extension Document {
-    /// Every open conflict: concurrent writes of different values, concurrent moves, and notes
-    /// deleted on one copy while edited on another. Two copies that set the same value (both
-    /// retitled a note "Groceries") agree, and that is not a conflict here.
-    public var conflicts: [Conflict] { concurrentValues.filter(\.isDisagreement) }
+    /// Every open conflict: concurrent writes of different values, concurrent moves to different
+    /// places, and notes deleted on one copy while edited on another. Two copies that set the same
+    /// value (both retitled a note "Groceries") agree, and that is not a conflict here; nor are
+    /// concurrent moves that all show the note at one place (see `notesMovedToOnePlace`).
+    public var conflicts: [Conflict] {
+        let all = concurrentValues
+        let moved = all.compactMap { if case .position(let note, _, _) = $0 { note } else { nil } }
+        let agreeing = moved.isEmpty ? [] : notesMovedToOnePlace(moved)
+        return all.filter { conflict in
+            if case .position(let note, _, _) = conflict { return !agreeing.contains(note) }
+            return conflict.isDisagreement
+        }
+    }
+
+    /// Those of `notes` (live, each with concurrent moves) whose moves agree: wherever the note
+    /// showed, at any of the places its position register holds, the live notes would read in the
+    /// same order. That is so when, walking the order list, no place showing another live note
+    /// lies between the first and the last of those places (two copies that moved a note to one
+    /// index inserted adjacent places). A function of the merged state alone, so the same on
+    /// every copy; a later move of another note in between makes it a conflict again.
+    func notesMovedToOnePlace(_ notes: [NoteID]) -> Set<NoteID> {
+        let state = self.state
+        // Each note's places, and what the walk saw at each: the number of other live notes shown before it.
+        var places: [LocalID: Set<LocalID>] = [:]
+        for id in notes {
+            guard let local = localID(id), let slot = state.slot(of: local) else { continue }
+            places[local] = Set(state.noteStates[slot].position.ids)
+        }
+        var shownBefore: [LocalID: Int] = [:]
+        var differ: Set<LocalID> = [], passedOwnPlace: Set<LocalID> = []
+        var shown = 0
+        state.order.forEachElement { place, note, _ in
+            if let own = places[note], own.contains(place) {
+                // The note's own shown place, when passed, is not another note's.
+                let before = shown - (passedOwnPlace.contains(note) ? 1 : 0)
+                if let first = shownBefore[note] {
+                    if first != before { differ.insert(note) }
+                } else {
+                    shownBefore[note] = before
+                }
+            }
+            guard let i = state.slot(of: note), !state.noteStates[i].isDeleted, state.noteStates[i].position.value == place else { return }
+            shown += 1
+            if places[note] != nil { passedOwnPlace.insert(note) }
+        }
+        return Set(places.keys.filter { !differ.contains($0) }.map(noteID))
+    }
 
     /// Every register that holds concurrent values, whether or not they differ, plus concurrent
     /// moves and notes deleted while edited. The file format's state section is written and

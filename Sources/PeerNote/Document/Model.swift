@@ -71,7 +71,9 @@ public enum Conflict: Equatable, Hashable, Sendable {
     /// the edits are kept and come back with `Document.restoreNote`.
     case deletedWhileEdited(note: NoteID, noteTitle: String, deletedBy: [Attribution], editedBy: [Attribution])
 
-    /// Whether the copies disagree: false for concurrent writes that all set one value.
+    /// Whether the copies disagree: false for concurrent writes that all set one value. A move
+    /// conflict cannot tell alone (its places are in the document): `Document.conflicts` leaves out
+    /// concurrent moves that show the note at one place.
     public var isDisagreement: Bool {
         switch self {
         case .notebookTitle(let values, _), .noteTitle(_, let values, _), .priority(_, _, let values, _):
