@@ -100,27 +100,65 @@ enum ConflictRendering {
             let (values, showing) = valuesText(values, showing: showing, style: style, spelling: spellingLookAlikes)
             return "note \(Text.quoted(title)): priority " + values + ", showing " + showing
         case .position(let note, let title, let moves):
-            let moves = sorted(moves)
             let time = style.timeFormatter(for: moves.map(\.time))
-            let who = moves.map { "\(Text.author($0.author)) (\(time($0.time)))" }.joined(separator: " and ")
+            let who = eachAuthorOnce(moves, "move", time: time).joined(separator: " and ")
             let place = notebook.notes.firstIndex { $0.id == note }.map { "showing it at position \($0 + 1) of \(notebook.notes.count) (index \($0) in peernote list)" } ?? "it is not shown"
             return "note \(Text.quoted(title)): moved concurrently by \(who), \(place)"
         case .deletedWhileEdited(_, let title, let deletedBy, let editedBy):
-            let deleted = sorted(deletedBy), edited = sorted(editedBy)
-            let time = style.timeFormatter(for: (deleted + edited).map(\.time))
-            let list: ([Attribution]) -> String = { l in l.map { "\(Text.author($0.author)) (\(time($0.time)))" }.joined(separator: ", ") }
-            return "note \(Text.quoted(title)): deleted by \(list(deleted)) while edited by \(list(edited)); it stays deleted and the edits are kept (restoring the note brings them back)"
+            let time = style.timeFormatter(for: (deletedBy + editedBy).map(\.time))
+            let deleted = eachAuthorOnce(deletedBy, "delete", time: time).joined(separator: ", ")
+            let edited = eachAuthorOnce(editedBy, "edit", time: time).joined(separator: ", ")
+            return "note \(Text.quoted(title)): deleted by \(deleted) while edited by \(edited); it stays deleted and the edits are kept (restoring the note brings them back)"
         }
     }
 
+    /// Each author once, in the order of their last write (time, then change id): `bob (10:05)`, or
+    /// `bob (3 edits, last 10:05)` for several writes (`noun` names one), as when one author edited
+    /// a note three times on a copy that had not seen its deletion.
+    static func eachAuthorOnce(_ list: [Attribution], _ noun: String, time: (Date) -> String) -> [String] {
+        lastWrites(list).map { w in
+            "\(Text.author(w.last.author)) (\(w.count == 1 ? "" : Text.count(w.count, noun) + ", last ")\(time(w.last.time)))"
+        }
+    }
+
+    /// Each author's last write and number of writes, in the order of their last writes (time, then change id).
+    private static func lastWrites(_ list: [Attribution]) -> [(last: Attribution, count: Int)] {
+        var byAuthor: [ExactString: (order: Int, last: Attribution, count: Int)] = [:]
+        for (k, a) in sorted(list).enumerated() {
+            byAuthor[ExactString(a.author)] = (k, a, (byAuthor[ExactString(a.author)]?.count ?? 0) + 1)
+        }
+        return byAuthor.values.sorted { $0.order < $1.order }.map { ($0.last, $0.count) }
+    }
+
     /// `"a" (alice, 10:02) vs "b" (bob, 10:05)`, and the value shown, quoted; with `spelling`, look-alikes among them spelled out.
+    /// Equal values (the same scalars) are one, with every author who wrote it: `"a" (alice, carol, 10:02) vs "b" (bob, 10:05)`.
     private static func valuesText(_ values: [ConflictValue], showing: String, style: RenderStyle, spelling: Bool) -> (values: String, showing: String) {
         let values = sorted(values)
         let time = style.timeFormatter(for: values.map(\.by.time))
-        let texts = values.map(\.value) + [showing]
+        // In the order each value was first written.
+        var groups: [(value: String, by: [Attribution])] = []
+        var index: [ExactString: Int] = [:]
+        for v in values {
+            if let i = index[ExactString(v.value)] { groups[i].by.append(v.by) } else {
+                index[ExactString(v.value)] = groups.count
+                groups.append((v.value, [v.by]))
+            }
+        }
+        let texts = groups.map(\.value) + [showing]
         let shown = spelling ? DisplayText.sideBySide(texts, Text.quoted) : texts.map(Text.quoted)
-        let list = zip(values, shown).map { v, text in "\(text) (\(Text.author(v.by.author)), \(time(v.by.time)))" }.joined(separator: " vs ")
+        let list = zip(groups, shown).map { g, text in "\(text) (\(writers(g.by, time: time)))" }.joined(separator: " vs ")
         return (list, shown[shown.count - 1])
+    }
+
+    /// Who wrote one value: each author once, at their last write, authors at one time sharing it:
+    /// `alice, 10:02`, `alice, carol, 10:02`, `alice, 10:02; carol, 10:04`.
+    private static func writers(_ list: [Attribution], time: (Date) -> String) -> String {
+        var runs: [(authors: [String], time: String)] = []
+        for w in lastWrites(list) {
+            let author = Text.author(w.last.author), at = time(w.last.time)
+            if runs.last?.time == at { runs[runs.count - 1].authors.append(author) } else { runs.append(([author], at)) }
+        }
+        return runs.map { ($0.authors + [$0.time]).joined(separator: ", ") }.joined(separator: "; ")
     }
 
     static func attributionJSON(_ a: Attribution) -> JSONValue {
