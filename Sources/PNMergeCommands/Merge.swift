@@ -6,6 +6,11 @@ import Foundation
 #endif
 import PeerNote
 import PeerNoteCLISupport
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 extension PNMerge {
     /// `pnmerge merge MINE THEIRS... [-o OUT] [--dry-run] [--json]`.
@@ -17,11 +22,13 @@ extension PNMerge {
             Every change of each THEIRS that MINE lacks is added to MINE. The result is \
             written atomically back to MINE (as an appended block, so the file only grows) \
             or, with -o, to OUT in compact form ('-o -' writes it to standard output and the \
-            report to standard error). The report says how many changes each file brought \
-            and from whom, which notes were added, edited, moved or deleted, every conflict \
-            of the result that MINE did not have (made by the merge or brought by a THEIRS) \
-            with each value and the one shown, every such note deleted on one copy while \
-            edited on another, and how many conflicts MINE already had.
+            report to standard error). An OUT that exists is replaced only when the result holds \
+            all it holds (an earlier run's result); a copy with changes of its own, another \
+            notebook or any other file is refused (exit 73) and left unchanged. The report says \
+            how many changes each file brought and from whom, which notes were added, edited, \
+            moved or deleted, every conflict of the result that MINE did not have (made by the \
+            merge or brought by a THEIRS) with each value and the one shown, every such note \
+            deleted on one copy while edited on another, and how many conflicts MINE already had.
 
             When MINE already has every change, the merge succeeds with "Already up to date" \
             and MINE is not touched. Copies that share no history are refused (exit 2) and \
@@ -35,7 +42,7 @@ extension PNMerge {
         @Argument(help: ArgumentHelp("The copies to merge into MINE ('-' for standard input).", valueName: "theirs"))
         var theirs: [String]
 
-        @Option(name: .shortAndLong, help: ArgumentHelp("Write the result to OUT instead of MINE ('-' for standard output).", valueName: "out"))
+        @Option(name: .shortAndLong, help: ArgumentHelp("Write the result to OUT instead of MINE ('-' for standard output); an existing OUT must hold nothing the result lacks.", valueName: "out"))
         var output: String?
 
         @Flag(name: .long, help: "Report what the merge would do; write nothing.")
@@ -98,6 +105,11 @@ enum MergeOperation {
         // and an incremental one appends to MINE's bytes the block MINE lacks.
         var merged = try combine(base, others, output: target, dryRun: dryRun, appendingToMine: inPlace && !dryRun)
         let document = merged.document
+        // An OUT that exists is replaced only when the result holds all it holds: read under the
+        // lock, before anything is written (and in a dry run too).
+        if !inPlace && target != "-" {
+            try checkReplaceable(target, at: writePath, by: document, command: [mine] + theirs)
+        }
         // The copies as read are not needed any more: let their histories go before the save
         // (the merged one was copied from one of them).
         let loaded = base.bytes
@@ -130,6 +142,41 @@ enum MergeOperation {
         }
         report.bytesWritten = bytes.count
         return report
+    }
+
+    /// Refuses (73) to replace `output`, an existing regular file at `path` (its link's target),
+    /// unless the result holds all it holds: it must be a copy of this notebook (`relation(to:)`)
+    /// with no change and no payload field that `result` lacks, such as an earlier run's result
+    /// of the same merge. Another notebook, a file that is not a notebook, one that cannot be read,
+    /// or a copy with changes of its own is left as it is, and the message says what to do
+    /// (`command`: MINE and THEIRS as given, for the merge that takes OUT in too). A missing OUT,
+    /// and a FIFO or a character device (written into, never replaced), pass; so do a file that is
+    /// not a regular file and a read-only one, which the write refuses (74, as before).
+    static func checkReplaceable(_ output: String, at path: String, by result: Document, command: [String]) throws(CLIFailure) {
+        var st = stat()
+        guard stat(path, &st) == 0, st.st_mode & S_IFMT == S_IFREG, st.st_mode & 0o222 != 0, access(path, W_OK) == 0 else { return }
+        let name = Inputs.displayName(output)
+        let other = "choose another output, or remove \(name) first if it is not needed"
+        let bytes: [UInt8]
+        do { bytes = try FileStore.read(path) } catch {
+            throw CLIFailure(.cannotCreate, "\(name): already exists and cannot be read (\(error.message)); not replaced (\(other))")
+        }
+        let existing: Document
+        do { existing = try Document.load(bytes) } catch {
+            throw CLIFailure(.cannotCreate, "\(name): already exists and is not a copy of this notebook (it does not load: \(error)); not replaced (\(other))")
+        }
+        guard result.relation(to: existing) == .shared else {
+            throw CLIFailure(.cannotCreate, "\(name): already exists and is not a copy of this notebook; not replaced (\(other))")
+        }
+        let lacking = result.lacking(from: existing)
+        let changes = lacking.changesByAuthor.reduce(0) { $0 + $1.count }
+        guard changes > 0 || lacking.fields > 0 else { return }
+        var held: [String] = []
+        if changes > 0 { held.append("\(Text.count(changes, "change")) the result lacks (\(Text.authors(lacking.changesByAuthor)))") }
+        if lacking.fields > 0 { held.append("\(Text.count(lacking.fields, "field")) of a newer version the result lacks") }
+        let again = (["pnmerge", "merge"] + (command + [output, "-o", output]).map(ShellQuote.word)).joined(separator: " ")
+        throw CLIFailure(.cannotCreate, "\(name): already exists and holds \(held.joined(separator: " and ")); "
+                         + "merge it too (\(DisplayText.oneLine(again))) or choose another output")
     }
 
     /// A merge's report, and the search for the places where the last merge met both sides' text

@@ -122,6 +122,71 @@ struct MergeCommandTests {
         #expect(try dir.bytes("copy.peernote") == out)
     }
 
+    @Test("-o over an existing copy with changes of its own is refused (73), naming them and the merge that keeps them; nothing written, dry run too")
+    func outputWithChangesOfItsOwn() throws {
+        let dir = try TempDir()
+        let s = try Diverged()
+        try s.write(to: dir)
+        let usb = s.base.fork(author: "ursula")
+        usb.addNote(title: "Only on the USB stick")
+        let out = try dir.write(usb.save(), "usb.peernote")
+        let before = try dir.bytes("usb.peernote")
+        let (mine, theirs) = (dir.path("alice.peernote"), dir.path("bob.peernote"))
+        let expected = "pnmerge: \(out): already exists and holds 1 change the result lacks (ursula 1); "
+            + "merge it too (pnmerge merge \(mine) \(theirs) \(out) -o \(out)) or choose another output\n"
+        for dryRun in [false, true] {
+            let r = pnmerge(["merge", mine, theirs, "-o", out] + (dryRun ? ["--dry-run"] : []))
+            #expect(r.status == ExitStatus.cannotCreate.rawValue, "\(r.err)")
+            #expect(r.err == expected)
+            #expect(r.out.isEmpty)
+            #expect(try dir.bytes("usb.peernote") == before)
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path("")).filter { $0.contains(".tmp-") }.isEmpty)
+
+        // The merge the message gives keeps everything.
+        let again = pnmerge(["merge", mine, theirs, out, "-o", out])
+        #expect(again.status == 0, "\(again.err)")
+        let written = try Document.load(try dir.bytes("usb.peernote"))
+        let all = try s.merged()
+        try all.merge(usb)
+        #expect(written.notebook == all.notebook)
+    }
+
+    @Test("-o over a file the result holds all of (an earlier run's result, an older copy) replaces it")
+    func outputTheResultHolds() throws {
+        let dir = try TempDir()
+        let s = try Diverged()
+        try s.write(to: dir)
+        let (mine, theirs) = (dir.path("alice.peernote"), dir.path("bob.peernote"))
+        let expected = (try s.merged()).save(.compact)
+        // An older copy (the common base), then the same merge's result: both are replaced.
+        let out = try dir.write(s.base.save(), "out.peernote")
+        for _ in 0 ..< 2 {
+            let r = pnmerge(["merge", mine, theirs, "-o", out])
+            #expect(r.status == 0, "\(r.err)")
+            #expect(try dir.bytes("out.peernote") == expected)
+        }
+    }
+
+    @Test("-o over a file that is not this notebook (text, another notebook) is refused (73); nothing written")
+    func outputNotThisNotebook() throws {
+        let dir = try TempDir()
+        try Diverged().write(to: dir)
+        let (mine, theirs) = (dir.path("alice.peernote"), dir.path("bob.peernote"))
+        let text = try dir.write(Array("important\n".utf8), "notes.txt")
+        let other = try dir.write(Document(title: "Other", author: "dan").save(), "other.peernote")
+        for (path, name) in [(text, "notes.txt"), (other, "other.peernote")] {
+            let before = try dir.bytes(name)
+            for dryRun in [false, true] {
+                let r = pnmerge(["merge", mine, theirs, "-o", path] + (dryRun ? ["--dry-run"] : []))
+                #expect(r.status == ExitStatus.cannotCreate.rawValue, "\(r.err)")
+                #expect(r.err.hasPrefix("pnmerge: \(path): already exists and is not a copy of this notebook"), "\(r.err)")
+                #expect(r.err.hasSuffix("; not replaced (choose another output, or remove \(path) first if it is not needed)\n"), "\(r.err)")
+                #expect(try dir.bytes(name) == before)
+            }
+        }
+    }
+
     @Test("Several THEIRS: each file is credited with the changes it brought first")
     func several() throws {
         let dir = try TempDir()

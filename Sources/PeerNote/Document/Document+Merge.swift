@@ -36,6 +36,17 @@ extension Document {
         return .conflictingChange(culprit)
     }
 
+    /// What `other` holds that this copy lacks, counted without merging: its changes this copy
+    /// lacks, per author (authors in first-seen order), and the payload fields a newer version
+    /// wrote that it carries and this copy does not (what `merge(other)` would bring, as
+    /// `MergeSummary.changesByAuthor` and `fieldsAdded` count it). Meaningful for copies that
+    /// share history (`relation(to:)`).
+    public func lacking(from other: Document) -> (changesByAuthor: [(author: String, count: Int)], fields: Int) {
+        let source = other.log
+        let fields = other.unknownFields.filter { !unknownFields.contains($0) }.count
+        return (source.authorCounts(of: log.missingChanges(from: source)), fields)
+    }
+
     /// The earliest change (in `other`'s order) that both copies hold with different content:
     /// a search change by change, only run once the copies are known to disagree, to name it.
     func firstDifference(with other: Document) -> ChangeID? {
