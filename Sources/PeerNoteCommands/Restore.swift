@@ -31,7 +31,8 @@ extension PeerNoteCLI {
                     try document.restoreNote(target.id)
                 }
             }
-            if let live { Failure.report("note \(live.id.short) \"\(live.title)\" is not deleted; nothing recorded") }
+            // Exit 0: the note is where restore would bring it (rm of a deleted note, which finds no live note by that name, is 64).
+            if let live { Failure.report("\(file): note \(live.id.short) \"\(live.title)\" is not deleted; nothing recorded") }
         }
     }
 }

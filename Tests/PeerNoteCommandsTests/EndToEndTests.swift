@@ -289,8 +289,12 @@ struct EndToEndTests {
         try ok(["restore", "n.peernote", "Alpha"], in: dir)
         var document = try Document.open(dir.file("n.peernote"))
         #expect(document.notes.map(\.title) == ["Alpha", "Beta"])
+        let restored = try dir.bytes("n.peernote")
         let again = try Binary.run(["restore", "n.peernote", "Alpha"], in: dir)
-        #expect(again.status == 0 && again.stderr.contains("not deleted"))
+        // A live note: exit 0, one line naming the file, nothing recorded.
+        #expect(again.status == 0)
+        #expect(again.stderr == "peernote: n.peernote: note \(alpha.prefix(8)) \"Alpha\" is not deleted; nothing recorded\n", "\(again.stderr)")
+        #expect(try dir.bytes("n.peernote") == restored)
 
         try ok(["move", "n.peernote", "Alpha", "--to", "1"], in: dir)
         document = try Document.open(dir.file("n.peernote"))
