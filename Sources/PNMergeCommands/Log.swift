@@ -98,7 +98,7 @@ struct HistoryView {
             lines.append("")
             // As git log: every line of the message indented; an empty line stays empty.
             lines += DisplayText.lines(e.message).map { $0.isEmpty ? "" : "    " + $0 }
-            if !e.summary.isEmpty && e.summary != e.message { lines.append("    " + style.paint(DisplayText.oneLine(e.summary), .dim)) }
+            if !e.summary.isEmpty && e.summary != e.message { lines.append("    " + style.paint(DisplayText.oneLine(Self.shortSummary(e)), .dim)) }
             if e.message.isEmpty && e.summary.isEmpty { lines.append("    (\(Text.count(e.operationCount, "operation")))") }
             lines.append("")
         }
@@ -112,15 +112,46 @@ struct HistoryView {
         let g = graph
         let lines = g.render(order: g.topoOrder(rank: rank)) { i in
             let e = entries[i]
-            let headline = e.message.isEmpty ? [DisplayText.oneLine(e.summary)] : DisplayText.lines(e.message)
+            let headline = e.message.isEmpty ? [DisplayText.oneLine(Self.shortSummary(e))] : DisplayText.lines(e.message)
             var first = style.paint(e.id.description, .yellow) + " " + style.dateTime(e.time) + " " + Text.author(e.author)
             if heads.contains(e.id) { first += " " + style.paint("(head)", .cyan) }
             if let line = headline.first, !line.isEmpty { first += ": " + line }
             let more = headline.dropFirst().map { $0.isEmpty ? "" : "    " + $0 }
-            let detail = !e.message.isEmpty && !e.summary.isEmpty && e.summary != e.message ? [style.paint(DisplayText.oneLine(e.summary), .dim)] : []
+            let detail = !e.message.isEmpty && !e.summary.isEmpty && e.summary != e.message ? [style.paint(DisplayText.oneLine(Self.shortSummary(e)), .dim)] : []
             return [first] + more + detail
         }
         return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// A change's summary for one line of text: whole when it is at most `width` characters,
+    /// else its first parts (at least one, while they fit in `width` less room for the rest),
+    /// then how many notes more and what was done to them, e.g. `added "Note 0"; added "Note 1";
+    /// and 4998 more notes added` (an import). The JSON keeps the summary whole.
+    static func shortSummary(_ e: HistoryEntry, width: Int = 120) -> String {
+        let parts = e.summaryParts
+        guard parts.count > 1, e.summary.count > width else { return e.summary }
+        var shown: [String] = []
+        var length = 0
+        for part in parts {
+            let more = (shown.isEmpty ? 0 : 2) + part.text.count
+            if !shown.isEmpty && length + more > width - 40 { break }
+            shown.append(part.text)
+            length += more
+        }
+        let rest = parts.dropFirst(shown.count)
+        let notes = rest.filter { $0.kind != .newerFormat && $0.kind != .notebookTitle }
+        if !notes.isEmpty {
+            let kinds: [(SummaryPart.Kind, String)] = [(.added, "added"), (.deleted, "deleted"), (.changed, "changed")]
+            let counts = kinds.compactMap { kind, verb in
+                let n = notes.filter { $0.kind == kind }.count
+                return n == 0 ? nil : (n, verb)
+            }
+            let more = "and \(notes.count) more \(notes.count == 1 ? "note" : "notes")"
+            shown.append(counts.count == 1 ? "\(more) \(counts[0].1)" : "\(more): " + counts.map { "\($0.0) \($0.1)" }.joined(separator: ", "))
+        }
+        // What no note part tells (a newer version's ops) is never left out.
+        shown += rest.filter { $0.kind == .newerFormat || $0.kind == .notebookTitle }.map(\.text)
+        return shown.joined(separator: "; ")
     }
 
     /// Newest first; the schema is documented in man/pnmerge.1 (LOG).

@@ -212,6 +212,60 @@ struct CommandTests {
         #expect(text.out.components(separatedBy: "\nchange ").count == merged.changeCount)
     }
 
+    @Test("log and log --graph cap a long summary (an import): its first parts, then how many notes more and what was done to them; --json keeps it whole")
+    func logLongSummary() throws {
+        let doc = Document(title: "Many", author: "me", time: at(9, 0))
+        doc.clock = { at(9, 1) }
+        doc.transaction(message: "Import many.md") {
+            for i in 0 ..< 500 { doc.addNote(title: "Note \(i)") }
+        }
+        // No message (the summary is --graph's headline), and notes added and deleted.
+        let first = doc.notes.prefix(2).map(\.id)
+        try doc.transaction { () throws(PeerNoteError) in
+            for i in 500 ..< 800 { doc.addNote(title: "Note \(i)") }
+            for id in first { try doc.deleteNote(id) }
+        }
+        let bytes = doc.save()
+
+        /// The numbers of parts listed and left out, from a capped summary ending "and N more notes…".
+        func counts(_ line: String, tail: String) throws -> (shown: Int, more: Int) {
+            let parts = line.components(separatedBy: "; ")
+            let last = try #require(parts.last)
+            #expect(last.hasPrefix("and ") && last.hasSuffix(tail), "\(last)")
+            let more = try #require(Int(last.dropFirst(4).prefix { $0.isNumber }))
+            return (parts.count - 1, more)
+        }
+
+        let text = pnmerge(["log", "-"], input: bytes)
+        #expect(text.status == 0)
+        let lines = text.out.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        #expect(lines.allSatisfy { $0.count <= 160 }, "\(lines.map(\.count).max() ?? 0)")
+        let imported = try #require(lines.first { $0.hasPrefix("    added \"Note 0\"; added \"Note 1\"; ") })
+        let i = try counts(imported, tail: " more notes added")
+        #expect(i.shown + i.more == 500 && i.shown >= 2)
+        let mixed = try #require(lines.first { $0.hasPrefix("    added \"Note 500\"; added \"Note 501\"; ") })
+        let m = try counts(mixed, tail: " deleted")
+        #expect(m.shown + m.more == 302)
+        #expect(mixed.hasSuffix("; and \(m.more) more notes: \(m.more - 2) added, 2 deleted"), "\(mixed)")
+
+        let graph = pnmerge(["log", "--graph", "-"], input: bytes)
+        #expect(graph.status == 0)
+        let graphLines = graph.out.split(separator: "\n").map(String.init)
+        #expect(graphLines.allSatisfy { $0.count <= 180 }, "\(graphLines.map(\.count).max() ?? 0)")
+        // The import's summary, on the line under its message, beside the graph's lane.
+        let detail = try #require(graphLines.first { $0.contains(" added \"Note 0\"; added \"Note 1\"; ") })
+        let g = try counts(String(try #require(detail.range(of: "added \"Note 0\"").map { detail[$0.lowerBound...] })), tail: " more notes added")
+        #expect(g.shown + g.more == 500)
+        #expect(graphLines.contains { $0.hasPrefix("* ") && $0.contains(": added \"Note 500\"; ") && $0.hasSuffix(" added, 2 deleted") })
+
+        // The JSON summary is whole.
+        let json = pnmerge(["log", "--json", "-"], input: bytes)
+        let entries = try #require(try parseJSON(json.out) as? [[String: Any]])
+        let summaries = entries.compactMap { $0["summary"] as? String }
+        #expect(summaries.contains((0 ..< 500).map { "added \"Note \($0)\"" }.joined(separator: "; ")))
+        #expect(summaries.contains(doc.history[2].summary) && doc.history[2].summary.hasSuffix("added \"Note 799\"; deleted \"Note 0\"; deleted \"Note 1\""))
+    }
+
     @Test("log --graph draws the two branches and the change that joins them")
     func logGraph() throws {
         let s = try Diverged()

@@ -12,13 +12,15 @@ extension Document {
 
     func historyEntry(_ ci: Int) -> HistoryEntry {
         let c = log.changes[ci]
+        let parts = summaryParts(ofChange: ci)
         return HistoryEntry(id: log.changeID(ci), author: log.author(of: ci), time: Date(timeIntervalSince1970: TimeInterval(c.time)),
                             message: log.message(of: ci), dependencies: log.deps(of: ci).map(log.changeID).sorted(),
-                            operationCount: c.length, summary: summary(ofChange: ci))
+                            operationCount: c.length, summary: parts.map(\.text).joined(separator: "; "), summaryParts: parts)
     }
 
-    /// A one-line account of a change in note terms, e.g. `added "Milk"; edited "Plan" (+12 −3)`.
-    func summary(ofChange ci: Int) -> String {
+    /// A one-line account of a change in note terms, in parts, e.g. `added "Milk"` and
+    /// `edited "Plan" (+12 −3)` (`HistoryEntry.summary` joins them with "; ").
+    func summaryParts(ofChange ci: Int) -> [SummaryPart] {
         struct Tally { var created = false, title: String?, inserted = 0, deleted = 0, tagsAdded: [String] = [], tagsRemoved: [String] = []
                        var priority: Priority?, removed = false, restored = false, moved = false, unknown = 0 }
         var order: [LocalID] = []
@@ -47,13 +49,13 @@ extension Document {
             case .unknown: unknown += 1
             }
         }
-        var parts: [String] = []
-        if let t = notebookTitle { parts.append("titled notebook \"\(t)\"") }
+        var parts: [SummaryPart] = []
+        if let t = notebookTitle { parts.append(SummaryPart(kind: .notebookTitle, text: "titled notebook \"\(t)\"")) }
         for n in order {
             guard let t = tallies[n] else { continue }
             let name = "\"\(state.note(n)?.title.value ?? "?")\""
-            if t.created { parts.append("added \(t.title.map { "\"\($0)\"" } ?? name)"); continue }
-            if t.removed { parts.append("deleted \(name)"); continue }
+            if t.created { parts.append(SummaryPart(kind: .added, text: "added \(t.title.map { "\"\($0)\"" } ?? name)")); continue }
+            if t.removed { parts.append(SummaryPart(kind: .deleted, text: "deleted \(name)")); continue }
             var what: [String] = []
             if t.restored { what.append("restored") }
             if let v = t.title { what.append("retitled \"\(v)\"") }
@@ -63,10 +65,10 @@ extension Document {
             if let p = t.priority { what.append("priority \(p.rawValue)") }
             if t.moved { what.append("moved") }
             let current = state.note(n)?.title.value ?? "?"
-            parts.append(what.joined(separator: ", ") + (t.title == nil ? " " + name : (t.title == current ? "" : " (now \(name))")))
+            parts.append(SummaryPart(kind: .changed, text: what.joined(separator: ", ") + (t.title == nil ? " " + name : (t.title == current ? "" : " (now \(name))"))))
         }
-        if unknown > 0 { parts.append("\(unknown) op(s) of a newer format version") }
-        return parts.joined(separator: "; ")
+        if unknown > 0 { parts.append(SummaryPart(kind: .newerFormat, text: "\(unknown) op(s) of a newer format version")) }
+        return parts
     }
 
     /// The notebook as it was just after `change` (and everything in its causal past).

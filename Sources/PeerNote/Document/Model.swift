@@ -102,6 +102,29 @@ public struct HistoryEntry: Equatable, Sendable {
     public var operationCount: Int
     /// A one-line account of what the change did, in note terms.
     public var summary: String
+    /// `summary` in its parts (joined by "; " they are `summary`): one per note the change
+    /// touched, in the order it touched them, after the notebook's title when it set that.
+    public var summaryParts: [SummaryPart] = []
+}
+
+/// One part of a change's summary: what the change did to the notebook's title or to one note.
+public struct SummaryPart: Equatable, Sendable {
+    /// What the part tells of.
+    public enum Kind: Equatable, Sendable {
+        /// The notebook's title was set.
+        case notebookTitle
+        /// A note was added.
+        case added
+        /// A note was deleted.
+        case deleted
+        /// A note was edited otherwise (retitled, text, tags, priority, moved, restored).
+        case changed
+        /// Ops of a newer format version (counted, not described).
+        case newerFormat
+    }
+
+    public var kind: Kind
+    public var text: String
 }
 
 /// How two copies relate.
