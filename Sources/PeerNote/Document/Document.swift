@@ -54,6 +54,9 @@ public final class Document {
     @exclusivity(unchecked) var core: DocumentCore
     #endif
     /// The op log and the state, with the keystrokes of a burst applied first (see `DocumentCore.Burst`).
+    /// Bind a large stored property of either (`let order = state.order`) before calling a method
+    /// on it or passing it to a function: Swift 6.3's debug builds release it from freed memory
+    /// otherwise (see `originsForInsert(after:)`).
     var log: OpLog {
         _read {
             if !core.burst.isEmpty { core.flushBurst() }
@@ -297,7 +300,7 @@ public final class Document {
                 // added made adding n notes (an import) take time in n².
                 after = state.lastLiveNote?.position.value ?? .none
             }
-            let (left, right) = state.order.originsForInsert(after: after)
+            let (left, right) = originsForInsert(after: after)
             // From the clock that stamps changes, so that a note is not created after its change.
             let created = core.customClock.map { Int64($0().timeIntervalSince1970.rounded(.down)) } ?? Self.systemSeconds()
             appendLocal(.createNote(originLeft: left, originRight: right, created: created), length: 1)
@@ -308,6 +311,17 @@ public final class Document {
             if !body.isEmpty, let t = try? core.target(noteID(note)) { insertScalars(t, at: 0, Array(body.unicodeScalars)) }
             return noteID(note)
         }
+    }
+
+    /// `state.order.originsForInsert(after:)`, with the order bound first. Swift 6.3's
+    /// LoadableByAddress pass miscompiles a method call (or an argument) on a large value read
+    /// straight through a `_read` accessor in debug builds: the caller releases the value from
+    /// the accessor's frame after the accessor has freed it (swiftlang/swift#89836, fixed in
+    /// 6.4). Here, so that the copy does not outlive the call and make the edit that follows
+    /// copy the whole list.
+    private func originsForInsert(after: LocalID) -> (left: LocalID, right: LocalID) {
+        let order = state.order
+        return order.originsForInsert(after: after)
     }
 
     /// Deletes a note. For a note already deleted, nothing, unless it was deleted on one copy
@@ -339,7 +353,7 @@ public final class Document {
         }
         if !n.position.isConflicted, let current = live.firstIndex(where: { state.noteStates[$0].id == n.id }), current == index { return }
         let after = index == 0 ? LocalID.none : (state.noteStates[others[index - 1]].position.value ?? .none)
-        let (left, right) = state.order.originsForInsert(after: after)
+        let (left, right) = originsForInsert(after: after)
         appendLocal(.moveNote(note: n.id, originLeft: left, originRight: right, preds: n.position.ids), length: 1)
     }
 
