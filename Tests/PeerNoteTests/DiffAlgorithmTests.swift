@@ -257,6 +257,159 @@ import Testing
         #expect(edits.allSatisfy { $0.deleteCount == 4 && $0.insert.count == 4 && !$0.insert.contains("\n") })
     }
 
+    /// Where each scalar of the old text is in the new one after `edits`; nil where deleted.
+    static func kept(_ edits: [TextDiff.Edit<Unicode.Scalar>], count: Int) -> [Int?] {
+        var out: [Int?] = []
+        var at = 0, shift = 0
+        for e in edits {
+            while at < e.offset { out.append(at + shift); at += 1 }
+            for _ in 0 ..< e.deleteCount { out.append(nil); at += 1 }
+            shift += e.insert.count - e.deleteCount
+        }
+        while at < count { out.append(at + shift); at += 1 }
+        return out
+    }
+
+    /// The positions of the line breaks of `text`.
+    static func breaks(_ text: [Unicode.Scalar]) -> [Int] { text.indices.filter { text[$0] == "\n" } }
+
+    @Test func everyLineOfALongBodyChangedIsEditedLineByLine() {
+        // 6,000 lines differ: more than a line script looks for (it once became one replacement).
+        let a = Self.scalars((1 ... 3_000).map { "line \($0)\n" }.joined())
+        let b = Self.scalars((1 ... 3_000).map { "LINE \($0)\n" }.joined())
+        let edits = TextDiff.bodyEdits(from: a, to: b)
+        #expect(DiffAlgorithmTests.apply(edits, to: a) == b)
+        #expect(edits.count == 3_000)
+        #expect(edits.allSatisfy { $0.deleteCount == 4 && $0.insert == Self.scalars("LINE") })
+    }
+
+    @Test func anInsertMadeMeanwhileInALongBodyEditedEverywhereStaysInItsLine() throws {
+        let v1 = (1 ... 3_000).map { "line \($0)" }
+        let original = Document(title: "Notes", author: "me")
+        let note = original.addNote(title: "Long", body: v1.joined(separator: "\n") + "\n")
+        let saved = original.save(.compact)
+        let laptop = try Document.load(saved), phone = try Document.load(saved)
+        laptop.author = "laptop"
+        phone.author = "phone"
+        try laptop.setBody(note, v1.map { $0.replacingOccurrences(of: "line", with: "LINE") }.joined(separator: "\n") + "\n")
+        // The phone types at the end of line 1500.
+        let end = v1.prefix(1_500).reduce(0) { $0 + $1.unicodeScalars.count + 1 } - 1
+        try phone.insertText(note, at: end, " PHONE")
+        let laptopAlone = try Document.load(laptop.save(.compact))
+        _ = try laptop.merge(phone)
+        _ = try phone.merge(laptopAlone)
+        let body = laptop.notebook.notes[0].body
+        #expect(phone.notebook.notes[0].body == body)
+        let lines = body.split(separator: "\n", omittingEmptySubsequences: false)
+        #expect(lines.count == 3_001)
+        #expect(lines[1_499] == "LINE 1500 PHONE")
+        #expect(lines.filter { $0.contains("PHONE") }.count == 1)
+    }
+
+    @Test("Lines added or deleted in a stretch of lines that all changed are one block, the other lines paired with their new selves",
+          arguments: [(0, 40), (1_700, 40), (1_700, -40), (2_960, -40)])
+    func linesAddedToLinesThatAllChanged(at: Int, count: Int) {
+        let old = (1 ... 3_000).map { "item \($0) to do\n" }
+        var new = old.map { $0.replacingOccurrences(of: "to do", with: "DONE") }
+        if count > 0 {
+            new.insert(contentsOf: (1 ... count).map { "new \($0)\n" }, at: at)
+        } else {
+            new.removeSubrange(at ..< at - count)
+        }
+        let a = Self.scalars(old.joined()), b = Self.scalars(new.joined())
+        let edits = TextDiff.bodyEdits(from: a, to: b)
+        #expect(DiffAlgorithmTests.apply(edits, to: a) == b)
+        // Each old line break that stays is the break of the same line in the new text.
+        let kept = Self.kept(edits, count: a.count)
+        let breaksA = Self.breaks(a), breaksB = Self.breaks(b)
+        let moved = breaksA.indices.filter { i in
+            if count < 0 && i >= at && i < at - count { return false }
+            let j = i < at ? i : i + count
+            return kept[breaksA[i]] != breaksB[j]
+        }
+        #expect(moved.isEmpty, "\(moved.count) lines not kept in place, the first \(moved.first ?? -1)")
+        // The lines changed each in itself: "to do" replaced by "DONE", the block apart.
+        let changes = edits.filter { $0.deleteCount == 5 && $0.insert == Self.scalars("DONE") }
+        #expect(changes.count == (count > 0 ? 3_000 : 3_000 + count))
+        #expect(edits.count - changes.count == 1)
+    }
+
+    @Test("Unique and repeated lines: paragraphs whose every line of text changed, one deleted and one added, keep their lines in place",
+          arguments: [false, true])
+    func uniqueAndRepeatedLines(headingsChange: Bool) {
+        // Lines by paragraph and role, the role's text, or nil for a repeated line.
+        func paragraph(_ p: Int, revised: Bool) -> [(key: String, text: String)] {
+            var lines = [("h\(p)", revised && headingsChange ? "## SECTION \(p)" : "## Section \(p)"),
+                         ("t\(p)", revised ? "Text of section \(p), revised." : "Text of section \(p)."),
+                         ("b\(p)", "")]
+            if p % 3 == 0 { lines.append(("todo\(p)", "TODO")) }
+            lines.append(("r\(p)", "---"))
+            return lines
+        }
+        let oldLines = (1 ... 2_500).flatMap { paragraph($0, revised: false) }
+        // With the headings changing, nothing is unique to both: one block of lines may come or go.
+        let deleted = headingsChange ? -1 : 1_200
+        let newLines = (1 ... 2_500).filter { $0 != deleted }.flatMap { p in
+            p == 2_000 ? paragraph(p, revised: true) + [("n", "A new paragraph."), ("nb", "")] : paragraph(p, revised: true)
+        }
+        let a = Self.scalars(oldLines.map { $0.text + "\n" }.joined()), b = Self.scalars(newLines.map { $0.text + "\n" }.joined())
+        let edits = TextDiff.bodyEdits(from: a, to: b)
+        #expect(DiffAlgorithmTests.apply(edits, to: a) == b)
+        let kept = Self.kept(edits, count: a.count)
+        let breaksA = Self.breaks(a), breaksB = Self.breaks(b)
+        let newIndex = Dictionary(uniqueKeysWithValues: newLines.enumerated().map { ($1.key, $0) })
+        let moved = oldLines.indices.filter { i in
+            // The "---" before the deleted paragraph and the one ending it are alike: either may go.
+            guard let j = newIndex[oldLines[i].key], oldLines[i].key != "r\(deleted - 1)" else { return false }
+            return kept[breaksA[i]] != breaksB[j]
+        }
+        #expect(moved.isEmpty, "\(moved.count) lines not kept in place, the first \(moved.first.map { oldLines[$0].key } ?? "")")
+        let changed = edits.reduce(0) { $0 + $1.deleteCount + $1.insert.count }
+        #expect(changed < (a.count + b.count) / 4, "\(changed) of \(a.count + b.count) changed")
+    }
+
+    @Test func largeRandomEditsOfLinesTurnOneBodyIntoTheOtherAndStayLocal() {
+        var rng = SeededRandom(state: 0x1A4E)
+        let repeated = ["", "---", "TODO", "}", "  - item", "\t"]
+        let words = ["alpha", "beta", "gamma", "delta", "é", "🙂", "x", "", "the cat", "1"]
+        func word() -> String { words.randomElement(using: &rng) ?? "" }
+        func line(_ i: Int) -> String {
+            Int.random(in: 0 ..< 4, using: &rng) == 0 ? repeated.randomElement(using: &rng) ?? "" : "line \(i) \(word()) \(word())"
+        }
+        for round in 0 ..< 40 {
+            let large = round % 2 == 0
+            let n = large ? Int.random(in: 3_000 ... 5_000, using: &rng) : Int.random(in: 1 ... 600, using: &rng)
+            let old = (0 ..< n).map { line($0) }
+            // Touched: scalars of old lines changed or deleted and of new lines changed or added.
+            var touched = 0
+            let p = large ? Double.random(in: 0.6 ... 0.9, using: &rng) : Double.random(in: 0 ... 1, using: &rng)
+            var new = old.map { l -> String in
+                guard Double.random(in: 0 ..< 1, using: &rng) < p else { return l }
+                let changed = Bool.random(using: &rng) ? l.uppercased() : l + " " + word()
+                touched += l.unicodeScalars.count + changed.unicodeScalars.count + 2
+                return changed
+            }
+            for _ in 0 ..< Int.random(in: 0 ... 4, using: &rng) {
+                let at = Int.random(in: 0 ... new.count, using: &rng), k = Int.random(in: 1 ... 60, using: &rng)
+                if Bool.random(using: &rng), at < new.count {
+                    let gone = new[at ..< min(new.count, at + k)]
+                    touched += gone.reduce(0) { $0 + $1.unicodeScalars.count + 1 }
+                    new.removeSubrange(at ..< min(new.count, at + k))
+                } else {
+                    let came = (0 ..< k).map { _ in line(-1) }
+                    touched += came.reduce(0) { $0 + $1.unicodeScalars.count + 1 }
+                    new.insert(contentsOf: came, at: at)
+                }
+            }
+            let a = Self.scalars(old.joined(separator: "\n")), b = Self.scalars(new.joined(separator: "\n"))
+            let edits = TextDiff.bodyEdits(from: a, to: b)
+            #expect(DiffAlgorithmTests.apply(edits, to: a) == b, "round \(round)")
+            #expect(zip(edits, edits.dropFirst()).allSatisfy { $0.offset + $0.deleteCount < $1.offset }, "round \(round): not grouped")
+            let changed = edits.reduce(0) { $0 + $1.deleteCount + $1.insert.count }
+            #expect(changed <= touched, "round \(round): \(changed) scalars changed, \(touched) touched, of \(a.count + b.count)")
+        }
+    }
+
     @Test func unrelatedLongBodiesAreStillReplacedWholesale() {
         var rng = SeededRandom(state: 99)
         let letters = Self.scalars("abcdefghij ")

@@ -202,41 +202,74 @@ extension TextDiff {
     /// Diagonals and comparisons a character diff may spend before it gives up (tens of
     /// milliseconds).
     static let workLimit = 20_000_000
+    /// Diagonals and comparisons one body's diff may spend in all, its line scripts and the
+    /// character diffs of its lines together (a few tenths of a second). Past it, lines still
+    /// to compare are each replaced as a whole.
+    static let totalWorkLimit = 5 * workLimit
+    /// How deep the search for lines that occur once (`alignLines`) may go into the stretches
+    /// between those it found.
+    static let maxAnchorDepth = 8
 
     /// A diff of `x` and `y` past their common prefix and suffix: `byLines` and large, by
-    /// lines first (`lineDiff`); otherwise minimal when that takes at most `maxDifferences`
+    /// lines (`lineDiff`, past the whole lines they begin and end with); otherwise minimal when that takes at most `maxDifferences`
     /// differences and `workLimit` work; otherwise the differing middle replaced wholesale.
     static func diff(_ x: ArraySlice<Unicode.Scalar>, _ y: ArraySlice<Unicode.Scalar>, byLines: Bool) -> [Segment] {
+        var work = 0
+        return diff(x, y, byLines: byLines, work: &work)
+    }
+
+    /// `diff(_:_:byLines:)`, adding the work it spends to `work` and spending no more once
+    /// that passes `totalWorkLimit`.
+    private static func diff(_ x: ArraySlice<Unicode.Scalar>, _ y: ArraySlice<Unicode.Scalar>, byLines: Bool, work: inout Int) -> [Segment] {
         var prefix = 0
         while prefix < x.count && prefix < y.count && x[x.startIndex + prefix] == y[y.startIndex + prefix] { prefix += 1 }
         var suffix = 0
         while suffix < x.count - prefix && suffix < y.count - prefix && x[x.endIndex - 1 - suffix] == y[y.endIndex - 1 - suffix] { suffix += 1 }
+        let byLines = byLines && x.count + y.count - 2 * (prefix + suffix) > lineModeThreshold
+            && x.count > prefix + suffix && y.count > prefix + suffix
+        if byLines {
+            // Whole lines: lines deleted at the end ("x\ny\nz\n" to "x\n") lose their own
+            // breaks, not the break of the line before them.
+            while prefix > 0 && x[x.startIndex + prefix - 1] != "\n" { prefix -= 1 }
+            while suffix > 0 && (x[x.endIndex - 1 - suffix] != "\n" || y[y.endIndex - 1 - suffix] != "\n") { suffix -= 1 }
+        }
         let mx = Array(x[x.startIndex + prefix ..< x.endIndex - suffix]), my = Array(y[y.startIndex + prefix ..< y.endIndex - suffix])
         var out: [Segment] = []
         if prefix > 0 { out.append(Segment(kind: .equal, text: Array(x.prefix(prefix)))) }
         if mx.isEmpty || my.isEmpty {
             if !mx.isEmpty { out.append(Segment(kind: .delete, text: mx)) }
             if !my.isEmpty { out.append(Segment(kind: .insert, text: my)) }
-        } else if byLines && mx.count + my.count > lineModeThreshold, let lines = lineDiff(mx, my) {
-            out += lines
+        } else if byLines {
+            out += lineDiff(mx, my, work: &work)
         } else {
-            var script = Script(mx, my)
-            script.workLimit = workLimit
-            if script.run(budget: maxDifferences) {
-                out += segments(of: script.steps, mx, my)
-            } else {
-                out += [Segment(kind: .delete, text: mx), Segment(kind: .insert, text: my)]
-            }
+            out += characterDiff(mx, my, work: &work) ?? [Segment(kind: .delete, text: mx), Segment(kind: .insert, text: my)]
         }
         if suffix > 0 { out.append(Segment(kind: .equal, text: Array(x.suffix(suffix)))) }
         return out
     }
 
-    /// A diff of `x` and `y` by lines (each with its line break): equal lines are kept, and
-    /// each stretch of lines deleted and inserted between two equal ones is compared by
-    /// characters: line by line when as many lines went as came and the stretch is large,
-    /// else as a whole. Nil when the lines differ in more than `maxDifferences`.
-    private static func lineDiff(_ x: [Unicode.Scalar], _ y: [Unicode.Scalar]) -> [Segment]? {
+    /// A minimal diff of `x` and `y`, or nil when it takes more than `maxDifferences`
+    /// differences or more work than `workLimit` and what is left of `totalWorkLimit`.
+    private static func characterDiff(_ x: [Unicode.Scalar], _ y: [Unicode.Scalar], work: inout Int) -> [Segment]? {
+        var script = Script(x, y)
+        script.workLimit = min(workLimit, totalWorkLimit - work)
+        let found = script.run(budget: maxDifferences)
+        work += script.work
+        return found ? segments(of: script.steps, x, y) : nil
+    }
+
+    /// A stretch of lines that differ: old lines `old` gave way to new lines `new`, the lines
+    /// between two hunks being equal. `unaligned` when no line script was found for it.
+    private struct Hunk { var old: Range<Int>, new: Range<Int>, unaligned: Bool }
+
+    /// A diff of `x` and `y` by lines (each with its line break). Equal lines are kept: those
+    /// of a minimal line script when one is found within `maxDifferences`; else those of a
+    /// patience diff (`alignLines`). Each stretch of lines deleted and inserted between two
+    /// equal ones is compared by characters (`changedLines`). The work is bounded by
+    /// `totalWorkLimit` plus time linear in the texts (times `maxAnchorDepth`), so a body of
+    /// any number of lines keeps its untouched lines in place; only a single line too
+    /// different for a character diff is replaced as a whole.
+    private static func lineDiff(_ x: [Unicode.Scalar], _ y: [Unicode.Scalar], work: inout Int) -> [Segment] {
         var numbers: [ArraySlice<Unicode.Scalar>: Int] = [:]
         func lines(_ t: [Unicode.Scalar]) -> (lines: [ArraySlice<Unicode.Scalar>], ids: [Int]) {
             var out: [ArraySlice<Unicode.Scalar>] = [], ids: [Int] = []
@@ -253,34 +286,155 @@ extension TextDiff {
             return (out, ids)
         }
         let (xl, xi) = lines(x), (yl, yi) = lines(y)
-        var script = Script(xi, yi)
-        script.workLimit = workLimit
-        guard script.run(budget: maxDifferences) else { return nil }
+        var hunks: [Hunk] = []
+        alignLines(xi, yi, 0 ..< xi.count, 0 ..< yi.count, depth: 0, work: &work, into: &hunks)
         var out: [Segment] = []
-        func keep(_ lines: ArraySlice<ArraySlice<Unicode.Scalar>>) {
-            if !lines.isEmpty { out.append(Segment(kind: .equal, text: Array(lines.joined()))) }
+        var old = 0
+        for h in hunks {
+            if h.old.lowerBound > old { out.append(Segment(kind: .equal, text: Array(xl[old ..< h.old.lowerBound].joined()))) }
+            out += changedLines(xl[h.old], yl[h.new], unaligned: h.unaligned, work: &work)
+            old = h.old.upperBound
         }
-        let steps = script.steps
-        var old = 0, new = 0, i = 0
-        while i < steps.count {
-            keep(xl[old ..< steps[i].old])
-            (old, new) = (steps[i].old, steps[i].new)
-            var delEnd = old, insEnd = new
-            while i < steps.count && steps[i].old == delEnd && steps[i].new == insEnd {
-                delEnd += steps[i].deleted
-                insEnd += steps[i].inserted
-                i += 1
-            }
-            let gone = xl[old ..< delEnd], came = yl[new ..< insEnd]
-            let goneText = Array(gone.joined()), cameText = Array(came.joined())
-            if gone.count == came.count && goneText.count + cameText.count > lineModeThreshold {
-                for (g, c) in zip(gone, came) { out += diff(g, c, byLines: false) }
-            } else {
-                out += diff(goneText[...], cameText[...], byLines: false)
-            }
-            (old, new) = (delEnd, insEnd)
+        if old < xl.count { out.append(Segment(kind: .equal, text: Array(xl[old...].joined()))) }
+        return out
+    }
+
+    /// Appends to `hunks`, in order, the stretches in which lines `xi[xr]` and `yi[yr]` (line
+    /// numbers) differ. A minimal line script when one is found within `maxDifferences` and
+    /// the work left; else a patience diff: the lines that occur exactly once in each, the
+    /// longest run of them in the same order in both (O(n log n)), are kept and the
+    /// stretches between them diffed the same way (`maxAnchorDepth` deep); a stretch without
+    /// such lines is one unaligned hunk.
+    private static func alignLines(_ xi: [Int], _ yi: [Int], _ xr: Range<Int>, _ yr: Range<Int>, depth: Int, work: inout Int, into hunks: inout [Hunk]) {
+        var (xLo, xHi, yLo, yHi) = (xr.lowerBound, xr.upperBound, yr.lowerBound, yr.upperBound)
+        while xLo < xHi && yLo < yHi && xi[xLo] == yi[yLo] { xLo += 1; yLo += 1 }
+        while xLo < xHi && yLo < yHi && xi[xHi - 1] == yi[yHi - 1] { xHi -= 1; yHi -= 1 }
+        if xLo == xHi || yLo == yHi {
+            if xLo < xHi || yLo < yHi { hunks.append(Hunk(old: xLo ..< xHi, new: yLo ..< yHi, unaligned: false)) }
+            return
         }
-        keep(xl[old...])
+        var script = Script(Array(xi[xLo ..< xHi]), Array(yi[yLo ..< yHi]))
+        script.workLimit = min(workLimit, totalWorkLimit - work)
+        let found = script.run(budget: maxDifferences)
+        work += script.work
+        if found {
+            // A delete and the inserts where it ends (or the reverse) are one hunk.
+            let steps = script.steps
+            var i = 0
+            while i < steps.count {
+                let (old, new) = (steps[i].old, steps[i].new)
+                var delEnd = old, insEnd = new
+                while i < steps.count && steps[i].old == delEnd && steps[i].new == insEnd {
+                    delEnd += steps[i].deleted
+                    insEnd += steps[i].inserted
+                    i += 1
+                }
+                hunks.append(Hunk(old: xLo + old ..< xLo + delEnd, new: yLo + new ..< yLo + insEnd, unaligned: false))
+            }
+            return
+        }
+        let anchors = depth < maxAnchorDepth ? uniqueAnchors(xi, yi, xLo ..< xHi, yLo ..< yHi) : []
+        guard !anchors.isEmpty else {
+            hunks.append(Hunk(old: xLo ..< xHi, new: yLo ..< yHi, unaligned: true))
+            return
+        }
+        var (i, j) = (xLo, yLo)
+        for (a, b) in anchors {
+            alignLines(xi, yi, i ..< a, j ..< b, depth: depth + 1, work: &work, into: &hunks)
+            (i, j) = (a + 1, b + 1)
+        }
+        alignLines(xi, yi, i ..< xHi, j ..< yHi, depth: depth + 1, work: &work, into: &hunks)
+    }
+
+    /// The positions (in `xi`, in `yi`) of lines that occur exactly once in `xi[xr]` and once
+    /// in `yi[yr]`: the longest run of them in the same order in both, by patience sorting.
+    private static func uniqueAnchors(_ xi: [Int], _ yi: [Int], _ xr: Range<Int>, _ yr: Range<Int>) -> [(Int, Int)] {
+        // Each line's position, or -1 once it repeats.
+        var inX: [Int: Int] = [:], inY: [Int: Int] = [:]
+        for i in xr { inX[xi[i]] = inX[xi[i]] == nil ? i : -1 }
+        for j in yr { inY[yi[j]] = inY[yi[j]] == nil ? j : -1 }
+        var pairs: [(Int, Int)] = []
+        for i in xr where inX[xi[i]] == i {
+            if let j = inY[xi[i]], j >= 0 { pairs.append((i, j)) }
+        }
+        // tails[k]: the pair ending the best run of length k + 1 found so far (least j).
+        var tails: [Int] = [], previous = [Int](repeating: -1, count: pairs.count)
+        for (k, p) in pairs.enumerated() {
+            var lo = 0, hi = tails.count
+            while lo < hi {
+                let mid = (lo + hi) / 2
+                if pairs[tails[mid]].1 < p.1 { lo = mid + 1 } else { hi = mid }
+            }
+            if lo > 0 { previous[k] = tails[lo - 1] }
+            if lo == tails.count { tails.append(k) } else { tails[lo] = k }
+        }
+        var out: [(Int, Int)] = []
+        var k = tails.last ?? -1
+        while k >= 0 {
+            out.append(pairs[k])
+            k = previous[k]
+        }
+        return out.reversed()
+    }
+
+    /// The diff of a hunk: lines `gone` replaced by lines `came`. Small, or all on one side,
+    /// it is compared by characters as a whole. Larger, its lines are paired (`pairedLines`)
+    /// and each pair compared by characters: at once when as many lines went as came or the
+    /// hunk is `unaligned` (too different for a script), else when the hunk as a whole is too
+    /// different for a character diff.
+    private static func changedLines(_ gone: ArraySlice<ArraySlice<Unicode.Scalar>>, _ came: ArraySlice<ArraySlice<Unicode.Scalar>>,
+                                     unaligned: Bool, work: inout Int) -> [Segment] {
+        let goneText = Array(gone.joined()), cameText = Array(came.joined())
+        if goneText.count + cameText.count <= lineModeThreshold || gone.isEmpty || came.isEmpty {
+            return diff(goneText[...], cameText[...], byLines: false, work: &work)
+        }
+        if !unaligned && gone.count != came.count, let whole = characterDiff(goneText, cameText, work: &work) {
+            return whole
+        }
+        return pairedLines(gone, came, work: &work)
+    }
+
+    /// Lines `gone` and `came` paired in order, each pair compared by characters, the lines
+    /// one side has more kept together as one block deleted or inserted whole. The block goes
+    /// where the pairs are most alike (their common prefixes and suffixes longest), so lines
+    /// added at the top, or anywhere, of lines that were all changed do not shift every pair.
+    private static func pairedLines(_ gone: ArraySlice<ArraySlice<Unicode.Scalar>>, _ came: ArraySlice<ArraySlice<Unicode.Scalar>>, work: inout Int) -> [Segment] {
+        let g = Array(gone), c = Array(came)
+        let pairs = min(g.count, c.count), extra = max(g.count, c.count) - pairs
+        func alike(_ a: ArraySlice<Unicode.Scalar>, _ b: ArraySlice<Unicode.Scalar>) -> Int {
+            var p = 0
+            while p < a.count && p < b.count && a[a.startIndex + p] == b[b.startIndex + p] { p += 1 }
+            var s = 0
+            while s < a.count - p && s < b.count - p && a[a.endIndex - 1 - s] == b[b.endIndex - 1 - s] { s += 1 }
+            return p + s
+        }
+        // The block at `at`: pairs before it are (g[i], c[i]), after it (g[i], c[i + extra])
+        // when lines came, (g[i + extra], c[i]) when they went. Score every place, ties to the end.
+        var at = pairs
+        if extra > 0 {
+            let moreCame = c.count > g.count
+            var after = 0
+            for i in 0 ..< pairs { after += moreCame ? alike(g[i], c[i + extra]) : alike(g[i + extra], c[i]) }
+            var score = after, best = after
+            at = 0
+            for i in 0 ..< pairs {
+                score += alike(g[i], c[i]) - (moreCame ? alike(g[i], c[i + extra]) : alike(g[i + extra], c[i]))
+                if score >= best { (best, at) = (score, i + 1) }
+            }
+        }
+        var out: [Segment] = []
+        for i in 0 ..< pairs {
+            if i == at && extra > 0 {
+                if c.count > g.count { out.append(Segment(kind: .insert, text: Array(c[at ..< at + extra].joined()))) }
+                else { out.append(Segment(kind: .delete, text: Array(g[at ..< at + extra].joined()))) }
+            }
+            let (old, new) = i < at ? (g[i], c[i]) : c.count > g.count ? (g[i], c[i + extra]) : (g[i + extra], c[i])
+            out += diff(old, new, byLines: false, work: &work)
+        }
+        if at == pairs && extra > 0 {
+            if c.count > g.count { out.append(Segment(kind: .insert, text: Array(c[at ..< at + extra].joined()))) }
+            else { out.append(Segment(kind: .delete, text: Array(g[at ..< at + extra].joined()))) }
+        }
         return out
     }
 
@@ -341,8 +495,12 @@ extension TextDiff {
     /// Turns short equal pieces between larger changes into part of the change: an equal
     /// segment no longer than the larger side of the changes before it and of those after it
     /// goes (its text deleted and inserted again). "bread" to "cheese" keeps its "e" in a
-    /// minimal diff; here it becomes one replacement of the word. After an equal segment goes,
-    /// the scan resumes after the equal segment before it, whose changes have just grown.
+    /// minimal diff; here it becomes one replacement of the word. An equal segment that holds
+    /// a line break stays: lines changed one after another stay changes of their own lines
+    /// (every line of a long body changed was otherwise one replacement of all of them, and an
+    /// insert made meanwhile on another copy in one of those lines did not stay in it). After
+    /// an equal segment goes, the scan resumes after the equal segment before it, whose
+    /// changes have just grown.
     static func cleanupSemantic(_ segments: inout [Segment]) {
         normalize(&segments)
         var equalities: [Int] = []       // indices of the equal segments met, still in play
@@ -356,7 +514,7 @@ extension TextDiff {
                 equalities.append(i)
                 before = after
                 after = (0, 0)
-                lastEqualLength = s.text.count
+                lastEqualLength = s.text.contains("\n") ? nil : s.text.count
             } else {
                 if s.kind == .delete { after.deleted += s.text.count } else { after.inserted += s.text.count }
                 if let n = lastEqualLength, let e = equalities.last,
@@ -381,6 +539,7 @@ extension TextDiff {
     /// Slides each lone insert or delete between two equal segments to where its ends fall on
     /// the best boundaries (a line break, a space, punctuation; not inside a word): typing
     /// "cat " before "came" may diff as "c" + "at c" + "ame"; it becomes "" + "cat " + "came".
+    /// It slides up to a change beyond its equal neighbours only where nothing scores better.
     /// The texts stay the same.
     static func cleanupLossless(_ segments: inout [Segment]) {
         var i = 1
@@ -393,11 +552,18 @@ extension TextDiff {
             let at: (Int) -> Unicode.Scalar = { p in
                 p < left.count ? left[p] : p < left.count + n ? edit[p - left.count] : right[p - left.count - n]
             }
+            // The ends of the three are the text's ends only for the first and last segments;
+            // elsewhere an edit slid to them joins the change beyond, which may be on another
+            // line ("\n" + lines added after a changed line would join that line's change).
+            let textStart = i == 1, textEnd = i + 2 == segments.count
+            func score(_ p: Int) -> Int {
+                (p == 0 && !textStart) || (p == count && !textEnd) ? 0 : boundaryScore(at, count, p)
+            }
             var start = left.count
             while start > 0 && at(start - 1) == at(start + n - 1) { start -= 1 }
             var best = start, bestScore = -1
             while true {
-                let score = boundaryScore(at, count, start) + boundaryScore(at, count, start + n)
+                let score = score(start) + score(start + n)
                 if score >= bestScore { (best, bestScore) = (start, score) }
                 guard start + n < count && at(start) == at(start + n) else { break }
                 start += 1
