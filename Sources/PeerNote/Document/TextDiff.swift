@@ -506,22 +506,24 @@ extension TextDiff {
         var equalities: [Int] = []       // indices of the equal segments met, still in play
         var lastEqualLength: Int?         // the length of the last of them, while it may go
         var before = (deleted: 0, inserted: 0), after = (deleted: 0, inserted: 0)
+        // Equal segments that went: deleted and inserted again. Marked rather than split in
+        // place (an insert into the array per line made a long body's edit quadratic).
+        var gone = [Bool](repeating: false, count: segments.count)
         var changed = false
         var i = 0
         while i < segments.count {
             let s = segments[i]
-            if s.kind == .equal {
+            if s.kind == .equal && !gone[i] {
                 equalities.append(i)
                 before = after
                 after = (0, 0)
                 lastEqualLength = s.text.contains("\n") ? nil : s.text.count
             } else {
-                if s.kind == .delete { after.deleted += s.text.count } else { after.inserted += s.text.count }
+                if s.kind != .insert { after.deleted += s.text.count }
+                if s.kind != .delete { after.inserted += s.text.count }
                 if let n = lastEqualLength, let e = equalities.last,
                    n <= max(before.deleted, before.inserted) && n <= max(after.deleted, after.inserted) {
-                    let text = segments[e].text
-                    segments[e] = Segment(kind: .insert, text: text)
-                    segments.insert(Segment(kind: .delete, text: text), at: e)
+                    gone[e] = true
                     equalities.removeLast()
                     if !equalities.isEmpty { equalities.removeLast() }
                     i = equalities.last ?? -1
@@ -533,7 +535,19 @@ extension TextDiff {
             }
             i += 1
         }
-        if changed { normalize(&segments) }
+        guard changed else { return }
+        var out: [Segment] = []
+        out.reserveCapacity(segments.count)
+        for (s, went) in zip(segments, gone) {
+            if went {
+                out.append(Segment(kind: .delete, text: s.text))
+                out.append(Segment(kind: .insert, text: s.text))
+            } else {
+                out.append(s)
+            }
+        }
+        segments = out
+        normalize(&segments)
     }
 
     /// Slides each lone insert or delete between two equal segments to where its ends fall on
