@@ -205,7 +205,7 @@ extension TextDiff {
     /// Diagonals and comparisons one body's diff may spend in all, its line scripts and the
     /// character diffs of its lines together (a few tenths of a second). Past it, lines still
     /// to compare are each replaced as a whole.
-    static let totalWorkLimit = 5 * workLimit
+    static let totalWorkLimit = 2 * workLimit
     /// How deep the search for lines that occur once (`alignLines`) may go into the stretches
     /// between those it found.
     static let maxAnchorDepth = 8
