@@ -254,6 +254,38 @@ def scen_registers():
     run_both("craft-delete-vs-restore", build([R1, R2], [""], ch8, ops8))
 
 
+def scen_deleted_note_conflicts():
+    """A deleted note's own conflicts (two titles written concurrently, then the note deleted
+    by a change that saw both) are not listed: readers show no deleted note (peernote(5),
+    Conflicts), so only a delete concurrent with an edit is."""
+    import compare
+    N = (0, 1)
+    ch = [dict(r=0, seq=1, length=1, deps=[]), dict(r=0, seq=2, length=1, deps=[1]),
+          dict(r=0, seq=3, length=1, deps=[1]), dict(r=1, seq=1, length=1, deps=[2]),
+          dict(r=0, seq=4, length=1, deps=[2, 1])]
+    ops = [dict(kind=1, length=1, value="T"),
+           dict(kind=2, length=1, ref1=None, ref2=None, created=1700000000),
+           dict(kind=3, length=1, note=N, value="a", preds=[]),
+           dict(kind=3, length=1, note=N, value="b", preds=[]),
+           dict(kind=9, length=1, note=N, preds=[])]
+    name = "craft-deleted-note-conflicts"
+    run_both(name, build([R1, R2], [""], ch, ops))
+    path = os.path.join(mutate.OUT, name + ".peernote")
+    if compare.main([path]):
+        mutate.FAILURES.append(name + " (compare.py)")
+    # The same with the delete concurrent with one title: a delete/edit conflict, listed.
+    ch2 = ch[:4] + [dict(r=0, seq=4, length=1, deps=[2])]
+    name2 = "craft-deleted-note-edited"
+    run_both(name2, build([R1, R2], [""], ch2, ops))
+    path2 = os.path.join(mutate.OUT, name2 + ".peernote")
+    if compare.main([path2]):
+        mutate.FAILURES.append(name2 + " (compare.py)")
+    counts = [len(pnread.conflicts(pnread.load(p))) for p in (path, path2)]
+    print("%s %-28s conflicts %s (expected [0, 1])" % ("  " if counts == [0, 1] else "!!", name, counts))
+    if counts != [0, 1]:
+        mutate.FAILURES.append(name + " counts")
+
+
 def scen_exact_strings():
     """Strings are compared by their exact code points, never by Unicode canonical equivalence
     (peernote(5), CONVENTIONS): tags, titles and authors spelled NFC and NFD side by side."""
@@ -302,4 +334,5 @@ if __name__ == "__main__":
     scen_backwards_typing()
     scen_unknown_kind_between_text()
     scen_registers()
+    scen_deleted_note_conflicts()
     sys.exit(1 if mutate.FAILURES else 0)

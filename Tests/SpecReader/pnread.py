@@ -1073,13 +1073,14 @@ def conflicts(doc):
     if doc.title.visible_conflict():
         c.append("notebook title")
     for nid, n in doc.notes.items():
-        if n.title.visible_conflict():
-            c.append("title " + note_hex(nid))
-        if n.priority.visible_conflict():
-            c.append("priority " + note_hex(nid))
-        if n.position.conflict() and not moves_agree(doc, n):
-            c.append("position " + note_hex(nid))
         dels = [oid for oid, e in n.deleted.entries.items() if e[2]]
+        # A deleted note's register conflicts are not listed (spec: Delete and restore).
+        if not dels and n.title.visible_conflict():
+            c.append("title " + note_hex(nid))
+        if not dels and n.priority.visible_conflict():
+            c.append("priority " + note_hex(nid))
+        if not dels and n.position.conflict() and not moves_agree(doc, n):
+            c.append("position " + note_hex(nid))
         if dels:
             unseen = set()
             for oid in dels:
