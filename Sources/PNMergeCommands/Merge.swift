@@ -106,9 +106,11 @@ enum MergeOperation {
         var merged = try combine(base, others, output: target, dryRun: dryRun, appendingToMine: inPlace && !dryRun)
         let document = merged.document
         // An OUT that exists is replaced only when the result holds all it holds: read under the
-        // lock, before anything is written (and in a dry run too).
-        if !inPlace && target != "-" {
-            try checkReplaceable(target, at: writePath, by: document, command: [mine] + theirs)
+        // lock, before anything is written (in a dry run here; else once the result's bytes
+        // are made, below, which settles the usual case, a run of the same merge again).
+        let checksOutput = !inPlace && target != "-"
+        if checksOutput && dryRun {
+            try checkReplaceable(target, at: writePath, by: document, bytes: nil, command: [mine] + theirs)
         }
         // The copies as read are not needed any more: let their histories go before the save
         // (the merged one was copied from one of them).
@@ -131,6 +133,9 @@ enum MergeOperation {
             return merged.report
         }
         let bytes = merged.finishing { document.save(.compact) }
+        if checksOutput {
+            try checkReplaceable(target, at: writePath, by: document, bytes: bytes, command: [mine] + theirs)
+        }
         var report = merged.report
         if target == "-" {
             try Console.current.writeBytes(bytes)
@@ -152,7 +157,11 @@ enum MergeOperation {
     /// (`command`: MINE and THEIRS as given, for the merge that takes OUT in too). A missing OUT,
     /// and a FIFO or a character device (written into, never replaced), pass; so do a file that is
     /// not a regular file and a read-only one, which the write refuses (74, as before).
-    static func checkReplaceable(_ output: String, at path: String, by result: Document, command: [String]) throws(CLIFailure) {
+    /// `bytes`, the result's compact save when it is made already: an OUT holding exactly those
+    /// bytes (the same merge run again; a compact save depends only on the changes it holds)
+    /// passes without being loaded.
+    static func checkReplaceable(_ output: String, at path: String, by result: Document, bytes resultBytes: [UInt8]?,
+                                 command: [String]) throws(CLIFailure) {
         var st = stat()
         guard stat(path, &st) == 0, st.st_mode & S_IFMT == S_IFREG, st.st_mode & 0o222 != 0, access(path, W_OK) == 0 else { return }
         let name = Inputs.displayName(output)
@@ -161,6 +170,7 @@ enum MergeOperation {
         do { bytes = try FileStore.read(path) } catch {
             throw CLIFailure(.cannotCreate, "\(name): already exists and cannot be read (\(error.message)); not replaced (\(other))")
         }
+        if let resultBytes, bytes == resultBytes { return }
         let existing: Document
         do { existing = try Document.load(bytes) } catch {
             throw CLIFailure(.cannotCreate, "\(name): already exists and is not a copy of this notebook (it does not load: \(error)); not replaced (\(other))")
