@@ -170,4 +170,48 @@ struct LibraryAPITests {
         let preview = Notebook(id: UUID(), title: "Preview", notes: [])
         #expect(preview.conflicts.isEmpty && preview.title == "Preview")
     }
+
+    @Test("addNote(created:) keeps a past creation time in whole seconds, through save, load and merge")
+    func createdKept() throws {
+        let now: TimeInterval = 1_700_000_000
+        let doc = Document(title: "T", author: "a")
+        doc.clock = { Date(timeIntervalSince1970: now + 0.9) }
+        let past = doc.addNote(title: "past", created: Date(timeIntervalSince1970: 1_500_000_000.75))
+        let old = doc.addNote(title: "before 1970", created: Date(timeIntervalSince1970: -86_400.5))
+        let plain = doc.addNote(title: "now")
+        func created(_ d: Document, _ id: NoteID) -> TimeInterval? {
+            d.notes.first { $0.id == id }?.created.timeIntervalSince1970
+        }
+        #expect(created(doc, past) == 1_500_000_000)
+        #expect(created(doc, old) == -86_401)
+        #expect(created(doc, plain) == now)
+        for mode in [SaveMode.compact, .incremental] {
+            let loaded = try Document.load(doc.save(mode))
+            #expect([past, old, plain].map { created(loaded, $0) } == [1_500_000_000, -86_401, now], "\(mode)")
+        }
+        // Added on another copy, then merged: the time comes with the note.
+        let copy = doc.fork(author: "b")
+        let merged = copy.addNote(title: "from the copy", created: Date(timeIntervalSince1970: 1_234_567_890))
+        try doc.merge(copy)
+        #expect(created(doc, merged) == 1_234_567_890)
+        #expect(created(try Document.load(doc.save()), merged) == 1_234_567_890)
+    }
+
+    @Test("addNote(created:) never dates a note after its change: a later time reads as the clock's")
+    func createdClamped() throws {
+        let now: TimeInterval = 1_700_000_000
+        let doc = Document(title: "T", author: "a")
+        doc.clock = { Date(timeIntervalSince1970: now) }
+        let future = doc.addNote(title: "future", created: Date(timeIntervalSince1970: now + 3600))
+        let infinite = doc.addNote(title: "infinite", created: Date(timeIntervalSince1970: .infinity))
+        let notANumber = doc.addNote(title: "nan", created: Date(timeIntervalSince1970: .nan))
+        let ancient = doc.addNote(title: "ancient", created: Date(timeIntervalSince1970: -1e300))
+        let times = doc.notes.map(\.created.timeIntervalSince1970)
+        #expect(doc.notes.map(\.id) == [future, infinite, notANumber, ancient])
+        #expect(times == [now, now, now, -4_503_599_627_370_496])
+        // Each note's time is no later than its change's.
+        for change in doc.history.dropFirst() { #expect(change.time.timeIntervalSince1970 >= now) }
+        // The earliest time a file holds: the document saves and loads.
+        #expect(try Document.load(doc.save()).notes.map(\.created.timeIntervalSince1970) == times)
+    }
 }

@@ -287,8 +287,15 @@ public final class Document {
     }
 
     /// Adds a note at `index` (default: the end) and returns its id.
+    ///
+    /// `created` is the note's creation time (default: now, from `clock`), stored in whole
+    /// seconds (a fraction is dropped, rounding down), as `Note.created` reads it back; an
+    /// import passes the time a note was first written. A note is never created after the
+    /// change that adds it: a time later than the clock's reads as the clock's. A time before
+    /// -2^52 s (about 142 million years ago, the earliest a file holds) reads as that.
     @discardableResult
-    public func addNote(title: String, body: String = "", tags: [String] = [], priority: Priority = .normal, at index: Int? = nil) -> NoteID {
+    public func addNote(title: String, body: String = "", tags: [String] = [], priority: Priority = .normal,
+                        created: Date? = nil, at index: Int? = nil) -> NoteID {
         transaction(message: transactionMessage(or: "Add note \"\(title)\"")) {
             let after: LocalID
             if let index {
@@ -302,8 +309,9 @@ public final class Document {
             }
             let (left, right) = originsForInsert(after: after)
             // From the clock that stamps changes, so that a note is not created after its change.
-            let created = core.customClock.map { Int64($0().timeIntervalSince1970.rounded(.down)) } ?? Self.systemSeconds()
-            appendLocal(.createNote(originLeft: left, originRight: right, created: created), length: 1)
+            let now = core.customClock.map { Int64($0().timeIntervalSince1970.rounded(.down)) } ?? Self.systemSeconds()
+            let seconds = created.map { Self.creationSeconds($0, notAfter: now) } ?? now
+            appendLocal(.createNote(originLeft: left, originRight: right, created: seconds), length: 1)
             let note = log.nextID.advanced(by: -1)
             appendLocal(.setNoteTitle(note: note, title, preds: []), length: 1)
             if priority != .normal { appendLocal(.setPriority(note: note, priority, preds: []), length: 1) }
@@ -311,6 +319,15 @@ public final class Document {
             if !body.isEmpty, let t = try? core.target(noteID(note)) { insertScalars(t, at: 0, Array(body.unicodeScalars)) }
             return noteID(note)
         }
+    }
+
+    /// `date` in whole seconds since 1970 (rounded down), no later than `now` and no earlier
+    /// than -`WireCodec.maxTime` (what a file can hold); a date that is not a number reads as `now`.
+    static func creationSeconds(_ date: Date, notAfter now: Int64) -> Int64 {
+        let t = date.timeIntervalSince1970.rounded(.down)
+        // Compared as Double first: converting a huge or infinite one to Int64 would trap.
+        guard !t.isNaN, t < Double(now) else { return now }
+        return min(now, Int64(max(t, Double(-WireCodec.maxTime))))
     }
 
     /// `state.order.originsForInsert(after:)`, with the order bound first. Swift 6.3's
