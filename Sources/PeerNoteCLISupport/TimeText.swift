@@ -65,6 +65,63 @@ public enum TimeText {
         civil(date, .utc).map { "\($0.day)T\($0.hour):\($0.minute):\($0.second)Z" } ?? fallback(date)
     }
 
+    /// The time `iso8601` writes, read back in whole seconds (a fraction is dropped): an
+    /// RFC 3339 date and time, `2024-03-01T10:02:33Z`, with `Z` or an offset (`+01:00`), an
+    /// optional fraction of a second (`:33.25`), and a year of 4 to 9 digits with an optional
+    /// sign; or `@SECONDS`, which `iso8601` writes for a time too far from ours for the
+    /// calendar. `T` and `Z` may be lowercase. Nil for anything else, and for a day, hour,
+    /// minute or second that does not exist (`2023-02-29`, `24:00:00`; second 60, a leap
+    /// second, reads as the next minute's first).
+    public static func parseISO8601(_ text: String) -> Date? {
+        let b = Array(text.utf8)
+        var i = 0
+        func digits(min: Int, max: Int) -> Int64? {
+            let start = i
+            var value: Int64 = 0
+            while i < b.count, i - start < max, (UInt8(ascii: "0") ... UInt8(ascii: "9")).contains(b[i]) {
+                value = value * 10 + Int64(b[i] - UInt8(ascii: "0"))
+                i += 1
+            }
+            return i - start >= min ? value : nil
+        }
+        func take(_ c: Character) -> Bool {
+            guard i < b.count, let a = c.asciiValue, b[i] == a || (c.isLetter && b[i] == a | 0x20) else { return false }
+            i += 1
+            return true
+        }
+        if take("@") {
+            let negative = take("-")
+            guard let n = digits(min: 1, max: 18), i == b.count else { return nil }
+            return Date(timeIntervalSince1970: TimeInterval(negative ? -n : n))
+        }
+        let negative = take("-")
+        if !negative { _ = take("+") }
+        guard let y = digits(min: 4, max: 9), take("-"), let month = digits(min: 2, max: 2), take("-"),
+              let day = digits(min: 2, max: 2), take("T"), let hour = digits(min: 2, max: 2), take(":"),
+              let minute = digits(min: 2, max: 2), take(":"), let second = digits(min: 2, max: 2) else { return nil }
+        if take(".") { guard digits(min: 1, max: Int.max) != nil else { return nil } }
+        var offset: Int64 = 0
+        if !take("Z") {
+            let sign: Int64 = take("+") ? 1 : take("-") ? -1 : 0
+            guard sign != 0, let oh = digits(min: 2, max: 2), take(":"), let om = digits(min: 2, max: 2),
+                  oh <= 23, om <= 59 else { return nil }
+            offset = sign * (oh * 3600 + om * 60)
+        }
+        let year = negative ? -y : y
+        let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0)
+        let monthDays: [Int64] = [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31]
+        guard i == b.count, (1 ... 12).contains(month), day >= 1, day <= monthDays[Int(month) - 1],
+              hour <= 23, minute <= 59, second <= 60 else { return nil }
+        // Days since 1970-01-01 in the proleptic Gregorian calendar (H. Hinnant's days_from_civil).
+        let yy = month <= 2 ? year - 1 : year
+        let era = (yy >= 0 ? yy : yy - 399) / 400
+        let yearOfEra = yy - era * 400
+        let dayOfYear = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1
+        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
+        let days = era * 146_097 + dayOfEra - 719_468
+        return Date(timeIntervalSince1970: TimeInterval(days * 86_400 + hour * 3600 + minute * 60 + second - offset))
+    }
+
     /// A time too far from ours for the calendar functions: its seconds since 1970.
     private static func fallback(_ date: Date) -> String {
         let t = date.timeIntervalSince1970

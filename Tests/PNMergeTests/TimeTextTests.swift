@@ -66,4 +66,42 @@ struct TimeTextTests {
         #expect(TimeText.iso8601(Date(timeIntervalSince1970: -62_135_596_800)) == "0001-01-01T00:00:00Z")
         #expect(TimeText.day(Date(timeIntervalSince1970: -12_219_292_801), in: .utc) == "1582-10-14")
     }
+
+    @Test("parseISO8601 reads back what iso8601 writes, in whole seconds, and what ISO8601DateFormatter reads")
+    func parseRoundTrip() {
+        let f = ISO8601DateFormatter()
+        f.timeZone = TimeZone(identifier: "UTC")
+        let years: [TimeInterval] = [-62_135_596_800, -62_167_219_200, -62_198_755_200, -80_000_000_000, 1e14, -1e14, 999_999_999_999_999]
+        for t in Self.times + years {
+            let text = TimeText.iso8601(Date(timeIntervalSince1970: t))
+            #expect(TimeText.parseISO8601(text) == Date(timeIntervalSince1970: t.rounded(.down)), "\(t) \(text)")
+            if t > -62_135_596_800 && t < 253_402_300_800, let d = f.date(from: text) {
+                #expect(TimeText.parseISO8601(text) == d, "\(text)")
+            }
+        }
+        // The year 0 and before: a sign and at least four digits, as iso8601 writes them.
+        #expect(TimeText.iso8601(Date(timeIntervalSince1970: -62_198_755_200)) == "-0001-01-01T00:00:00Z")
+        #expect(TimeText.parseISO8601("@100000000000000000") == Date(timeIntervalSince1970: 1e17))
+        #expect(TimeText.parseISO8601("@-4503599627370496") == Date(timeIntervalSince1970: -4_503_599_627_370_496))
+    }
+
+    @Test("parseISO8601 takes offsets, fractions and lowercase letters, and refuses days and times that do not exist")
+    func parseForms() {
+        let may = Date(timeIntervalSince1970: 1_714_555_800)  // 2024-05-01T09:30:00Z
+        for text in ["2024-05-01T09:30:00Z", "2024-05-01t09:30:00z", "2024-05-01T11:30:00+02:00", "2024-05-01T05:00:00-04:30",
+                     "2024-05-01T09:30:00.999Z", "2024-05-01T09:29:60Z", "+2024-05-01T09:30:00Z"] {
+            #expect(TimeText.parseISO8601(text) == may, "\(text)")
+        }
+        #expect(TimeText.parseISO8601("2024-02-29T00:00:00Z") == Date(timeIntervalSince1970: 1_709_164_800))
+        #expect(TimeText.parseISO8601("2000-02-29T00:00:00Z") == Date(timeIntervalSince1970: 951_782_400))
+        for text in ["", "2024-05-01", "2024-05-01 09:30:00Z", "2024-05-01T09:30:00", "2024-05-01T09:30Z", "24-05-01T09:30:00Z",
+                     "2024-5-01T09:30:00Z", "2024-13-01T00:00:00Z", "2024-00-01T00:00:00Z", "2023-02-29T00:00:00Z",
+                     "1900-02-29T00:00:00Z", "2024-04-31T00:00:00Z", "2024-05-00T00:00:00Z", "2024-05-01T24:00:00Z",
+                     "2024-05-01T09:60:00Z", "2024-05-01T09:30:61Z", "2024-05-01T09:30:00.Z", "2024-05-01T09:30:00+2:00",
+                     "2024-05-01T09:30:00+24:00", "2024-05-01T09:30:00+02:60", "2024-05-01T09:30:00+0200", "2024-05-01T09:30:00Z ",
+                     " 2024-05-01T09:30:00Z", "2024-05-01T09:30:00ZZ", "@", "@-", "@12a", "@1234567890123456789",
+                     "2024\u{2010}05-01T09:30:00Z", "２０２４-05-01T09:30:00Z", "1234567890-01-01T00:00:00Z"] {
+            #expect(TimeText.parseISO8601(text) == nil, "\(text)")
+        }
+    }
 }
