@@ -7,7 +7,7 @@ extension PeerNoteCLI {
         static let configuration = CommandConfiguration(
             commandName: "export",
             abstract: "Write the notebook as Markdown or JSON to standard output.",
-            discussion: "'peernote import' reads both back, keeping titles, bodies, tags and priorities. See peernote(1) for the Markdown format."
+            discussion: "'peernote import' reads both back, keeping titles, bodies, tags, priorities and creation dates. See peernote(1) for the Markdown format."
         )
 
         /// The output formats.

@@ -1,4 +1,10 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 import PeerNote
+import PeerNoteCLISupport
 
 /// The Markdown form of a notebook, written by `peernote export` and read by `peernote import`.
 ///
@@ -7,7 +13,9 @@ import PeerNote
 ///     # Notebook title            (only when the title is not empty)
 ///
 ///     ## Note title
-///     Tags: a, b · Priority: high (only when there are tags or the priority is not normal)
+///     Tags: a, b · Priority: high · Created: 2024-05-01T09:30:00Z
+///                                 (each part only when there are tags, the priority is not
+///                                  normal, the creation time is known)
 ///
 ///     body, then one blank line (nothing when the body is empty)
 ///
@@ -15,8 +23,9 @@ import PeerNote
 /// `##` too) starts a note, and runs to the next such line. The first heading is the notebook
 /// title instead when it is a `# ` heading with only blank lines under it and every later
 /// heading is a `## ` heading. The line right under a note heading is metadata when it reads
-/// `Tags: …`, `Priority: …` or both joined by `·`. Of the rest, one leading blank line and up
-/// to two trailing newlines are layout; everything else is the body.
+/// `Tags: …`, `Priority: …`, `Created: …` or several of them joined by `·` (a note without
+/// `Created:` is dated when it is imported). Of the rest, one leading blank line and up to two
+/// trailing newlines are layout; everything else is the body.
 ///
 /// Escapes keep every body, title and tag intact:
 /// - a body line that would read as such a heading once its leading backslashes are removed
@@ -36,18 +45,20 @@ public enum MarkdownFormat {
         if !notebook.title.isEmpty { out += "# " + escapeHeading(notebook.title) + "\n\n" }
         for note in notebook.notes {
             out += "## " + escapeHeading(note.title) + "\n"
-            if let meta = metadataLine(tags: note.tags, priority: note.priority) { out += meta + "\n" }
+            if let meta = metadataLine(tags: note.tags, priority: note.priority, created: note.created) { out += meta + "\n" }
             out += "\n"
             if !note.body.isEmpty { out += escapeBody(note.body) + "\n\n" }
         }
         return out
     }
 
-    /// `Tags: a, b · Priority: high`, or nil when there are no tags and the priority is normal.
-    static func metadataLine(tags: [String], priority: Priority) -> String? {
+    /// `Tags: a, b · Priority: high · Created: 2024-05-01T09:30:00Z`, or nil when there are no
+    /// tags, the priority is normal and the creation time is not known.
+    static func metadataLine(tags: [String], priority: Priority, created: Date?) -> String? {
         var parts: [String] = []
         if !tags.isEmpty { parts.append("Tags: " + tags.map(escapeTag).joined(separator: ", ")) }
         if priority != .normal { parts.append("Priority: " + priority.rawValue) }
+        if let created { parts.append("Created: " + TimeText.iso8601(created)) }
         return parts.isEmpty ? nil : parts.joined(separator: " · ")
     }
 
@@ -149,17 +160,18 @@ public enum MarkdownFormat {
             let end = nextIndex < noteHeadings.endIndex ? noteHeadings[nextIndex] : lines.count
             let (body, meta) = noteBody(text(from: h + 1, to: end), metadata: true)
             if meta == nil, h + 1 < end, looksLikeMetadata(lines[h + 1]) {
-                warnings.append("line \(h + 2) starts like a note's 'Tags: … · Priority: …' line but is not one (tags are separated by ',', the priority is low, normal or high), so it was kept as the note's text")
+                warnings.append("line \(h + 2) starts like a note's 'Tags: … · Priority: … · Created: …' line but is not one (tags are separated by ',', the priority is low, normal or high, the date is like 2024-05-01T09:30:00Z), so it was kept as the note's text")
             }
-            notes.append(NoteContent(title: headingText(lines[h]), body: body, tags: meta?.tags ?? [], priority: meta?.priority ?? .normal))
+            notes.append(NoteContent(title: headingText(lines[h]), body: body, tags: meta?.tags ?? [], priority: meta?.priority ?? .normal,
+                                     created: meta?.created))
         }
         return (NotebookContent(title: title, notes: notes), warnings)
     }
 
     /// Splits a note's text (after its heading line) into metadata and body.
-    private static func noteBody(_ chunk: Line, metadata: Bool) -> (body: String, meta: (tags: [String], priority: Priority)?) {
+    private static func noteBody(_ chunk: Line, metadata: Bool) -> (body: String, meta: Metadata?) {
         var rest = chunk[...]
-        var meta: (tags: [String], priority: Priority)?
+        var meta: Metadata?
         if metadata {
             let lineEnd = rest.firstIndex(of: "\n") ?? rest.endIndex
             if let m = parseMetadata(Array(rest[..<lineEnd])) {
@@ -242,10 +254,20 @@ public enum MarkdownFormat {
     static func looksLikeMetadata(_ line: Line) -> Bool {
         let start = line.drop { $0 == " " || $0 == "\t" }
         let word = String(String.UnicodeScalarView(start.prefix { $0 != ":" })).lowercased()
-        return start.contains(":") && (word == "tags" || word == "priority")
+        return start.contains(":") && (word == "tags" || word == "priority" || word == "created")
     }
 
-    static func parseMetadata(_ line: Line) -> (tags: [String], priority: Priority)? {
+    /// A note's metadata line, read.
+    struct Metadata {
+        var tags: [String]
+        var priority: Priority
+        /// Nil when the line has no `Created:` part.
+        var created: Date?
+    }
+
+    /// `line` (without its line break) as metadata: `Tags:`, `Priority:` and
+    /// `Created:` parts, each at most once, in any order, joined by `·`; nil when it is not that.
+    static func parseMetadata(_ line: Line) -> Metadata? {
         var cells: [Cell] = []
         var i = 0
         while i < line.count {
@@ -277,6 +299,7 @@ public enum MarkdownFormat {
         }
         var tags: [String]?
         var priority: Priority?
+        var created: Date?
         for segment in splitCells(cells, on: "·") {
             let s = trimmed(segment)
             guard let colon = s.firstIndex(where: { !$0.escaped && $0.scalar == ":" }),
@@ -291,11 +314,14 @@ public enum MarkdownFormat {
             case "priority" where priority == nil:
                 guard value.allSatisfy({ !$0.escaped }), let p = Priority(rawValue: text(value).lowercased()) else { return nil }
                 priority = p
+            case "created" where created == nil:
+                guard value.allSatisfy({ !$0.escaped }), let date = TimeText.parseISO8601(text(value)) else { return nil }
+                created = date
             default:
                 return nil
             }
         }
-        return (tags ?? [], priority ?? .normal)
+        return Metadata(tags: tags ?? [], priority: priority ?? .normal, created: created)
     }
 
     // MARK: Helpers

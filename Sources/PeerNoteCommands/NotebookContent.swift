@@ -20,13 +20,14 @@ public struct NotebookContent: Equatable, Sendable {
         self.init(title: notebook.title, notes: notebook.notes.map(NoteContent.init))
     }
 
-    /// A new document holding this content: one genesis change, then one change adding every note.
+    /// A new document holding this content: one genesis change, then one change adding every
+    /// note, each created when its `created` says (now when nil; never after the change).
     public func makeDocument(author: String, message: String) -> Document {
         let document = Document(title: title, author: author)
         if !notes.isEmpty {
             document.transaction(message: message) {
                 for note in notes {
-                    document.addNote(title: note.title, body: note.body, tags: note.tags, priority: note.priority)
+                    document.addNote(title: note.title, body: note.body, tags: note.tags, priority: note.priority, created: note.created)
                 }
             }
         }
@@ -41,16 +42,20 @@ public struct NoteContent: Equatable, Sendable {
     /// Sorted, without duplicates.
     public var tags: [String]
     public var priority: Priority
+    /// When the note was created, in whole seconds; nil when the source did not say (an import
+    /// then dates the note now).
+    public var created: Date?
 
-    public init(title: String, body: String = "", tags: [String] = [], priority: Priority = .normal) {
+    public init(title: String, body: String = "", tags: [String] = [], priority: Priority = .normal, created: Date? = nil) {
         self.title = title
         self.body = body
         self.tags = tags.uniquedByScalars().sortedByScalars()
         self.priority = priority
+        self.created = created
     }
 
     public init(_ note: Note) {
-        self.init(title: note.title, body: note.body, tags: note.tags, priority: note.priority)
+        self.init(title: note.title, body: note.body, tags: note.tags, priority: note.priority, created: note.created)
     }
 }
 
@@ -77,5 +82,6 @@ extension NoteContent {
     public static func == (a: NoteContent, b: NoteContent) -> Bool {
         a.title.hasSameScalars(as: b.title) && a.body.hasSameScalars(as: b.body)
             && a.tags.map(ExactString.init) == b.tags.map(ExactString.init) && a.priority == b.priority
+            && a.created == b.created
     }
 }

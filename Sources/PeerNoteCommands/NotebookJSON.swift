@@ -13,7 +13,8 @@ import PeerNoteCLISupport
 ///                 "priority": "low|normal|high", "created": "2024-05-01T09:30:00Z"}]}
 ///
 /// Keys are written in that order, pretty-printed. Reading needs only `notes` and each
-/// note's `title`; `id` and `created` are ignored (an import is a new notebook).
+/// note's `title`; `id` is ignored (an import is a new notebook). `created` (what
+/// `TimeText.parseISO8601` reads) dates the imported note; without it the note is dated now.
 public enum NotebookJSON {
     public static func render(_ notebook: Notebook) -> String {
         var out = "{\n"
@@ -73,6 +74,7 @@ public enum NotebookJSON {
         var body: String?
         var tags: [String]?
         var priority: String?
+        var created: String?
     }
 
     public static func parse(_ bytes: [UInt8]) throws(ImportError) -> NotebookContent {
@@ -98,7 +100,14 @@ public enum NotebookJSON {
                 }
                 priority = known
             }
-            notes.append(NoteContent(title: n.title, body: n.body ?? "", tags: n.tags ?? [], priority: priority))
+            var created: Date?
+            if let c = n.created {
+                guard let date = TimeText.parseISO8601(c) else {
+                    throw ImportError("notes[\(i)].created: \"\(c)\" is not a date and time like 2024-05-01T09:30:00Z (note \"\(n.title)\")")
+                }
+                created = date
+            }
+            notes.append(NoteContent(title: n.title, body: n.body ?? "", tags: n.tags ?? [], priority: priority, created: created))
         }
         return NotebookContent(title: value.title ?? "", notes: notes)
     }
@@ -119,7 +128,13 @@ public enum NotebookJSON {
             default: return "a list"
             }
         }
-        if type == String.self { return field == "priority" ? "a string: low, normal or high" : "a string" }
+        if type == String.self {
+            switch field {
+            case "priority": return "a string: low, normal or high"
+            case "created": return "a string: a date and time like 2024-05-01T09:30:00Z"
+            default: return "a string"
+            }
+        }
         return "a \(name)"
     }
 

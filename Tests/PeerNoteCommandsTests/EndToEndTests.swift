@@ -1,5 +1,6 @@
 import Foundation
 import PeerNote
+import PeerNoteCLISupport
 import Testing
 
 /// End-to-end tests: the built `.build/debug/peernote` run as a separate process.
@@ -43,7 +44,8 @@ struct EndToEndTests {
         #expect(document.notes[2].body == "one\ntwo\nthree\n")
         #expect(document.history.map(\.author).allSatisfy { $0 == "tester" })
         let markdown = try ok(["export", "n.peernote"], in: dir)
-        #expect(markdown.hasPrefix("# Book\n\n## Gamma\nTags: a, z · Priority: high\n\n## Alpha\n\nThe quick brown fox"))
+        let created = document.notes.map { TimeText.iso8601($0.created) }
+        #expect(markdown.hasPrefix("# Book\n\n## Gamma\nTags: a, z · Priority: high · Created: \(created[0])\n\n## Alpha\nCreated: \(created[1])\n\nThe quick brown fox"))
         let json = try ok(["export", "n.peernote", "--format", "json"], in: dir)
         let object = try #require(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any])
         #expect((object["notes"] as? [[String: Any]])?.compactMap { $0["title"] as? String } == ["Gamma", "Alpha", "Beta"])
@@ -435,6 +437,37 @@ struct EndToEndTests {
         let json = try ok(["export", "n.peernote", "--format", "json"], in: dir)
         try ok(["import", "-", "-o", "stdin.peernote"], in: dir, stdin: json)
         #expect(try Document.open(dir.file("stdin.peernote")).notes.map(\.title) == original.notes.map(\.title))
+    }
+
+    @Test("Export then import keeps each note's creation date, and a CRLF body (Markdown and JSON); a bad date is refused")
+    func exportImportCreated() throws {
+        let dir = try TempDir()
+        let may = Date(timeIntervalSince1970: 1_714_555_800)  // 2024-05-01T09:30:00Z
+        let document = Document(title: "Dated", author: "tester", time: may)
+        document.clock = { may }
+        document.addNote(title: "May", body: "line one\r\nline two\r\n")
+        document.addNote(title: "Older", tags: ["t"], created: Date(timeIntervalSince1970: 946_684_800))  // 2000-01-01
+        try document.write(to: dir.file("dated.peernote"))
+        let original = try Document.open(dir.file("dated.peernote")).notes
+        #expect(original.map(\.created.timeIntervalSince1970) == [1_714_555_800, 946_684_800])
+        for format in ["markdown", "json"] {
+            let exported = try ok(["export", "dated.peernote", "--format", format], in: dir)
+            #expect(exported.contains(format == "json" ? "\"created\": \"2000-01-01T00:00:00Z\"" : "## Older\nTags: t · Created: 2000-01-01T00:00:00Z\n"))
+            let source = try dir.write("dated.\(format == "json" ? "json" : "md")", exported)
+            let out = "back-\(format).peernote"
+            try ok(["import", source, "-o", out], in: dir)
+            let back = try Document.open(dir.file(out)).notes
+            #expect(back.map(\.created) == original.map(\.created), "\(format)")
+            #expect(back.map(\.title) == ["May", "Older"])
+            #expect(sameScalars(back[0].body, "line one\r\nline two\r\n"), "\(format): \(Array(back[0].body.unicodeScalars))")
+            if format == "markdown" { #expect(try ok(["export", out], in: dir) == exported) }
+        }
+        // A date that does not exist: one line naming the file and the note, exit 65, nothing written.
+        _ = try dir.write("bad.json", "{\"notes\": [{\"title\": \"ok\"}, {\"title\": \"Trip\\nplans\", \"created\": \"2024-02-30T00:00:00Z\"}]}")
+        let r = try Binary.run(["import", "bad.json", "-o", "bad.peernote"], in: dir)
+        #expect(r.status == 65)
+        #expect(r.stderr == "peernote: bad.json: notes[1].created: \"2024-02-30T00:00:00Z\" is not a date and time like 2024-05-01T09:30:00Z (note \"Trip\\nplans\")\n")
+        #expect(!FileManager.default.fileExists(atPath: dir.file("bad.peernote")))
     }
 
     @Test("Two copies edited with peernote, merged with the library: every edit is present")

@@ -109,7 +109,7 @@ struct FormatTests {
         let (parsed, warnings) = MarkdownFormat.parse("# Book\n\n## One\nTags: home, urgent · Priority: urgent\n\nbody\n## Two\n  priority: High\n")
         #expect(parsed.notes.map(\.body) == ["Tags: home, urgent · Priority: urgent\n\nbody", ""])
         #expect(parsed.notes.map(\.priority) == [.normal, .high])
-        #expect(warnings == ["line 4 starts like a note's 'Tags: … · Priority: …' line but is not one (tags are separated by ',', the priority is low, normal or high), so it was kept as the note's text"])
+        #expect(warnings == ["line 4 starts like a note's 'Tags: … · Priority: … · Created: …' line but is not one (tags are separated by ',', the priority is low, normal or high, the date is like 2024-05-01T09:30:00Z), so it was kept as the note's text"])
         // A body that starts so, written by export, reads back as it was, without a warning.
         for body in ["Priority: urgent", "Tags: x · Priority: no", "tags:"] {
             let content = NotebookContent(title: "", notes: [NoteContent(title: "N", body: body)])
@@ -144,18 +144,21 @@ struct FormatTests {
         func phrase() -> String {
             (0 ..< Int.random(in: 0 ... 6, using: &rng)).map { _ in Bool.random(using: &rng) ? words.randomElement(using: &rng) ?? "" : text(4) }.joined()
         }
+        let times: [TimeInterval?] = [nil, nil, 0, -1, 1_714_555_800, 4_102_444_799, -62_135_596_800]
         for _ in 0 ..< 400 {
             let notes = (0 ..< Int.random(in: 0 ... 4, using: &rng)).map { _ in
                 NoteContent(title: phrase(), body: phrase() + text(12) + phrase(),
                             tags: (0 ..< Int.random(in: 0 ... 3, using: &rng)).map { _ in phrase() },
-                            priority: [Priority.low, .normal, .high].randomElement(using: &rng) ?? .normal)
+                            priority: [Priority.low, .normal, .high].randomElement(using: &rng) ?? .normal,
+                            created: (times.randomElement(using: &rng) ?? nil).map { Date(timeIntervalSince1970: $0) })
             }
             let content = NotebookContent(title: Bool.random(using: &rng) ? "" : phrase(), notes: notes)
             let rendered = MarkdownFormat.render(content)
             let (parsed, warnings) = MarkdownFormat.parse(rendered)
             #expect(warnings.isEmpty)
             #expect(identical(parsed, content), "round trip changed the notebook; Markdown was:\n\(rendered)")
-            if !identical(parsed, content) { break }
+            #expect(parsed.notes.map(\.created) == content.notes.map(\.created), "Markdown was:\n\(rendered)")
+            if !identical(parsed, content) || parsed.notes.map(\.created) != content.notes.map(\.created) { break }
         }
     }
 
@@ -215,6 +218,56 @@ struct FormatTests {
         #expect(sameScalars(result.notebook.notes[0].body, "line 1\nline 2"))
     }
 
+
+    @Test("Markdown: the creation time is on the metadata line, and reads back; a file without it still imports")
+    func markdownCreated() throws {
+        let may = Date(timeIntervalSince1970: 1_714_555_800)  // 2024-05-01T09:30:00Z
+        let content = NotebookContent(title: "Dated", notes: [
+            NoteContent(title: "Both", body: "text", tags: ["a"], priority: .high, created: may),
+            NoteContent(title: "Only the date", body: "Created: 2020-01-01T00:00:00Z", created: Date(timeIntervalSince1970: -86_400)),
+            NoteContent(title: "No date", body: "Created: 2020-01-01T00:00:00Z"),
+        ])
+        let text = MarkdownFormat.render(content)
+        #expect(text == """
+            # Dated
+
+            ## Both
+            Tags: a · Priority: high · Created: 2024-05-01T09:30:00Z
+
+            text
+
+            ## Only the date
+            Created: 1969-12-31T00:00:00Z
+
+            Created: 2020-01-01T00:00:00Z
+
+            ## No date
+
+            Created: 2020-01-01T00:00:00Z
+
+
+            """)
+        let (parsed, warnings) = MarkdownFormat.parse(text)
+        #expect(warnings.isEmpty)
+        #expect(parsed == content)
+        #expect(parsed.notes.map(\.created) == [may, Date(timeIntervalSince1970: -86_400), nil])
+
+        // Written by hand: any order, any case, an offset, a fraction (dropped); a file without dates.
+        let hand = MarkdownFormat.parse("## A\ncreated: 2024-05-01t11:30:00.9+02:00 · tags: x\nbody\n## B\nPriority: low\n## C\n")
+        #expect(hand.warnings.isEmpty)
+        #expect(hand.notebook.notes.map(\.created) == [may, nil, nil])
+        #expect(hand.notebook.notes.map(\.tags) == [["x"], [], []])
+        #expect(hand.notebook.notes.map(\.body) == ["body", "", ""])
+
+        // Not a date: the line stays text, with a warning naming it.
+        for bad in ["Created: yesterday", "Created: 2024-02-30T00:00:00Z", "Tags: a · Created: 2024-05-01", "Created: 2024-05-01T09:30:00Z · Created: 2024-05-01T09:30:00Z"] {
+            let r = MarkdownFormat.parse("## N\n\(bad)\n")
+            #expect(r.notebook.notes.map(\.body) == [bad])
+            #expect(r.notebook.notes.map(\.created) == [nil])
+            #expect(r.warnings.count == 1 && r.warnings[0].hasPrefix("line 2 starts like a note's"), "\(r.warnings)")
+        }
+    }
+
     @Test("JSON: export then import keeps titles, bodies, tags and priorities")
     func jsonRoundTrip() throws {
         let content = NotebookContent(title: "J \"quoted\" \\ \u{1}", notes: [
@@ -231,6 +284,43 @@ struct FormatTests {
         #expect(notes.first?["id"] as? String == document.notes.first?.id.description)
         #expect(notes.first?["priority"] as? String == "low")
         #expect(notes.first?["created"] is String)
+    }
+
+
+    @Test("JSON: created dates the imported note; without it the note is dated now; a bad one is named")
+    func jsonCreated() throws {
+        let parsed = try NotebookJSON.parse(Array("""
+            {"notes": [{"title": "a", "created": "2024-05-01T09:30:00Z"}, {"title": "b"}, {"title": "c", "created": null},
+                       {"title": "d", "created": "1969-12-31T23:59:59.5-01:00"}, {"title": "e", "created": "@-4000000000000000"}]}
+            """.utf8))
+        let expected: [TimeInterval?] = [1_714_555_800, nil, nil, 3599, -4_000_000_000_000_000]
+        #expect(parsed.notes.map(\.created) == expected.map { $0.map { Date(timeIntervalSince1970: $0) } })
+        #expect(throws: ImportError("notes[1].created: \"2024-05-01 09:30\" is not a date and time like 2024-05-01T09:30:00Z (note \"Second\")")) {
+            try NotebookJSON.parse(Array("{\"notes\": [{\"title\": \"a\"}, {\"title\": \"Second\", \"created\": \"2024-05-01 09:30\"}]}".utf8))
+        }
+        #expect(throws: ImportError("notes[0].created must be a string: a date and time like 2024-05-01T09:30:00Z")) {
+            try NotebookJSON.parse(Array("{\"notes\": [{\"title\": \"a\", \"created\": 1714555800}]}".utf8))
+        }
+    }
+
+    @Test("An import dates each note as its source says, never after the import's change")
+    func makeDocumentCreated() throws {
+        let past = Date(timeIntervalSince1970: 1_500_000_000)
+        let future = Date(timeIntervalSince1970: 4_102_444_800)
+        let content = NotebookContent(title: "T", notes: [
+            NoteContent(title: "past", created: past), NoteContent(title: "now"), NoteContent(title: "future", created: future),
+        ])
+        let before = Date().timeIntervalSince1970.rounded(.down)
+        let document = content.makeDocument(author: "a", message: "import")
+        let after = Date().timeIntervalSince1970
+        let times = document.notes.map(\.created.timeIntervalSince1970)
+        #expect(times[0] == 1_500_000_000)
+        for t in times.dropFirst() { #expect(t >= before && t <= after) }
+        #expect(NotebookContent(document.notebook).notes[0] == content.notes[0])
+        // JSON export then import keeps the date.
+        let json = try NotebookJSON.parse(Array(NotebookJSON.render(document.notebook).utf8))
+        #expect(json.notes.first?.created == past)
+        #expect(json.makeDocument(author: "b", message: "again").notes.first?.created == past)
     }
 
     @Test("JSON import errors say what is wrong")
