@@ -27,13 +27,17 @@ import PeerNoteCLISupport
 /// `Created:` is dated when it is imported). Of the rest, one leading blank line and up to two
 /// trailing newlines are layout; everything else is the body.
 ///
+/// Line ends: a file whose every line ends in CRLF is read as if it used LF. In any other
+/// file, the lines that give the structure (headings, the metadata line, the blank layout
+/// lines) drop one CR before their LF, and body lines keep theirs (a body may hold CRLF).
+///
 /// Escapes keep every body, title and tag intact:
 /// - a body line that would read as such a heading once its leading backslashes are removed
 ///   (`# x`, `\## x`, `  \\# x`, …) gets one more backslash before its first `#` or `\`;
 ///   reading removes one;
-/// - in headings, `\` is written `\\` and a line break `\n`;
-/// - in tags, `\`, `,` and `·` are escaped with `\`, a line break is `\n`, a leading or
-///   trailing space or tab is escaped, and an empty tag is `\e`.
+/// - in headings, `\` is written `\\`, a line break `\n` and a carriage return `\r`;
+/// - in tags, `\`, `,` and `·` are escaped with `\`, a line break is `\n`, a carriage return
+///   `\r`, a leading or trailing space or tab is escaped, and an empty tag is `\e`.
 /// Text before the first heading becomes an untitled note.
 public enum MarkdownFormat {
     typealias Line = [Unicode.Scalar]
@@ -68,6 +72,8 @@ public enum MarkdownFormat {
             switch s {
             case "\\": out.append(contentsOf: "\\\\".unicodeScalars)
             case "\n": out.append(contentsOf: "\\n".unicodeScalars)
+            // A heading line drops a CR before its LF: one that ends a title would be lost.
+            case "\r": out.append(contentsOf: "\\r".unicodeScalars)
             default: out.append(s)
             }
         }
@@ -82,6 +88,9 @@ public enum MarkdownFormat {
             let atEnd = i == 0 || i == scalars.count - 1
             if s == "\n" {
                 out.append(contentsOf: "\\n".unicodeScalars)
+            } else if s == "\r" {
+                // The metadata line drops a CR before its LF: one that ends the last tag would be lost.
+                out.append(contentsOf: "\\r".unicodeScalars)
             } else if s == "\\" || s == "," || s == "·" || (atEnd && (s == " " || s == "\t")) {
                 out.append("\\")
                 out.append(s)
@@ -169,18 +178,32 @@ public enum MarkdownFormat {
     }
 
     /// Splits a note's text (after its heading line) into metadata and body.
+    /// The metadata line, the blank line after it and the trailing blank line are structural:
+    /// each drops one CR before its LF (a file that is all CRLF has none left by then).
     private static func noteBody(_ chunk: Line, metadata: Bool) -> (body: String, meta: Metadata?) {
         var rest = chunk[...]
         var meta: Metadata?
         if metadata {
             let lineEnd = rest.firstIndex(of: "\n") ?? rest.endIndex
-            if let m = parseMetadata(Array(rest[..<lineEnd])) {
+            if let m = parseMetadata(withoutCR(Array(rest[..<lineEnd]))) {
                 meta = m
                 rest = lineEnd < rest.endIndex ? rest[(lineEnd + 1)...] : rest[rest.endIndex...]
             }
         }
-        if rest.first == "\n" { rest = rest.dropFirst() }
-        for _ in 0 ..< 2 where rest.last == "\n" { rest = rest.dropLast() }
+        // One leading blank line.
+        if rest.first == "\n" {
+            rest = rest.dropFirst()
+        } else if rest.starts(with: ["\r", "\n"]) {
+            rest = rest.dropFirst(2)
+        }
+        // Up to two trailing newlines: the blank line after the body (with its CR, when it is
+        // the last line of the chunk and holds only a CR), then the body's last line break.
+        // Export ends a body with "\n\n", so a CR in the body is never taken for the blank line's.
+        if rest.last == "\n" {
+            rest = rest.dropLast()
+            if rest.last == "\r", rest.dropLast().last == "\n" { rest = rest.dropLast() }
+            if rest.last == "\n" { rest = rest.dropLast() }
+        }
         let lines = split(Array(rest)).map { line -> Line in
             guard let m = marker(line), m.backslashes > 0 else { return line }
             var l = line
@@ -202,38 +225,42 @@ public enum MarkdownFormat {
         return n >= 3 ? c : nil
     }
 
-    /// A heading marker: up to three spaces, backslashes, then `#` or `##` and a space, tab or the end of the line.
+    /// A heading marker: up to three spaces, backslashes, then `#` or `##` and a space, tab or the
+    /// end of the line. `end` is where the heading's text ends: before the line's last scalar
+    /// when that is a CR (a heading is a structural line, which drops one CR before its LF).
     struct Marker {
         var indent: Int
         var backslashes: Int
         var level: Int
         var textStart: Int
+        var end: Int
     }
 
     static func marker(_ line: Line) -> Marker? {
+        let end = line.last == "\r" ? line.count - 1 : line.count
         var i = 0
-        while i < line.count && i < 3 && line[i] == " " { i += 1 }
+        while i < end && i < 3 && line[i] == " " { i += 1 }
         let indent = i
-        while i < line.count && line[i] == "\\" { i += 1 }
+        while i < end && line[i] == "\\" { i += 1 }
         let backslashes = i - indent
         let hashes = i
-        while i < line.count && line[i] == "#" { i += 1 }
+        while i < end && line[i] == "#" { i += 1 }
         let level = i - hashes
         guard level == 1 || level == 2 else { return nil }
-        if i == line.count { return Marker(indent: indent, backslashes: backslashes, level: level, textStart: i) }
+        if i == end { return Marker(indent: indent, backslashes: backslashes, level: level, textStart: i, end: end) }
         guard line[i] == " " || line[i] == "\t" else { return nil }
-        return Marker(indent: indent, backslashes: backslashes, level: level, textStart: i + 1)
+        return Marker(indent: indent, backslashes: backslashes, level: level, textStart: i + 1, end: end)
     }
 
-    /// A heading's text with `\\` and `\n` decoded (other backslashes are kept).
+    /// A heading's text with `\\`, `\n` and `\r` decoded (other backslashes are kept).
     static func headingText(_ line: Line) -> String {
         guard let m = marker(line) else { return string(line) }
-        let raw = line[m.textStart...]
+        let raw = line[m.textStart ..< m.end]
         var out = String.UnicodeScalarView()
         var i = raw.startIndex
         while i < raw.endIndex {
-            if raw[i] == "\\", i + 1 < raw.endIndex, raw[i + 1] == "\\" || raw[i + 1] == "n" {
-                out.append(raw[i + 1] == "n" ? "\n" : "\\")
+            if raw[i] == "\\", i + 1 < raw.endIndex, raw[i + 1] == "\\" || raw[i + 1] == "n" || raw[i + 1] == "r" {
+                out.append(raw[i + 1] == "n" ? "\n" : raw[i + 1] == "r" ? "\r" : "\\")
                 i += 2
             } else {
                 out.append(raw[i])
@@ -265,7 +292,7 @@ public enum MarkdownFormat {
         var created: Date?
     }
 
-    /// `line` (without its line break) as metadata: `Tags:`, `Priority:` and
+    /// `line` (without its line break or a CR before it) as metadata: `Tags:`, `Priority:` and
     /// `Created:` parts, each at most once, in any order, joined by `·`; nil when it is not that.
     static func parseMetadata(_ line: Line) -> Metadata? {
         var cells: [Cell] = []
@@ -273,7 +300,7 @@ public enum MarkdownFormat {
         while i < line.count {
             if line[i] == "\\", i + 1 < line.count {
                 let next = line[i + 1]
-                cells.append(Cell(scalar: next == "n" ? "\n" : next == "e" ? nil : next, escaped: true))
+                cells.append(Cell(scalar: next == "n" ? "\n" : next == "r" ? "\r" : next == "e" ? nil : next, escaped: true))
                 i += 2
             } else {
                 cells.append(Cell(scalar: line[i], escaped: false))
@@ -338,12 +365,19 @@ public enum MarkdownFormat {
         String(String.UnicodeScalarView(scalars))
     }
 
+    /// `line` without one CR at its end (a structural line's, before its LF).
+    private static func withoutCR(_ line: Line) -> Line {
+        line.last == "\r" ? Array(line.dropLast()) : line
+    }
+
     private static func isBlank(_ scalars: Line) -> Bool {
         scalars.allSatisfy { $0 == " " || $0 == "\t" || $0 == "\n" || $0 == "\r" }
     }
 
     /// A file whose every line break is CRLF (as saved on Windows) is read as if it used LF.
-    /// Exported files always hold a bare LF, so this never changes a round trip.
+    /// Exported files always hold a bare LF (a heading's or a tag's CR is escaped), so this never
+    /// changes a round trip. Other files keep their CRs here: the reader drops one from each
+    /// structural line (`marker`, `noteBody`), and body lines keep theirs.
     private static func normalizingCRLF(_ scalars: Line) -> Line {
         var breaks = 0
         for (i, s) in scalars.enumerated() where s == "\n" {

@@ -462,6 +462,13 @@ struct EndToEndTests {
             #expect(sameScalars(back[0].body, "line one\r\nline two\r\n"), "\(format): \(Array(back[0].body.unicodeScalars))")
             if format == "markdown" { #expect(try ok(["export", out], in: dir) == exported) }
         }
+        // A Markdown file edited on two systems: some lines end in CRLF, some in LF.
+        _ = try dir.write("mixed.md", "# Book\r\n\r\n## Mixed\r\nCreated: 2000-01-01T00:00:00Z\r\n\r\nbody\n\n## Plain\n\ntext\n")
+        try ok(["import", "mixed.md", "-o", "mixed.peernote"], in: dir)
+        let mixed = try Document.open(dir.file("mixed.peernote"))
+        #expect(sameScalars(mixed.title, "Book"))
+        #expect(mixed.notes.map(\.title) == ["Mixed", "Plain"] && mixed.notes.map(\.body) == ["body", "text"])
+        #expect(mixed.notes.first?.created.timeIntervalSince1970 == 946_684_800)
         // A date that does not exist: one line naming the file and the note, exit 65, nothing written.
         _ = try dir.write("bad.json", "{\"notes\": [{\"title\": \"ok\"}, {\"title\": \"Trip\\nplans\", \"created\": \"2024-02-30T00:00:00Z\"}]}")
         let r = try Binary.run(["import", "bad.json", "-o", "bad.peernote"], in: dir)

@@ -268,6 +268,41 @@ struct FormatTests {
         }
     }
 
+    @Test("Markdown: a file with some CRLF lines reads its headings, metadata and layout lines without the CR")
+    func partlyCRLF() {
+        let text = "# Book\r\n\r\n## First\r\nTags: a, b · Created: 2024-05-01T09:30:00Z\r\n\r\nkept\r\nline\n\r\n## Second\n\nplain\n\n##\r\n\r\n## Last\r\nPriority: low\r\n"
+        let (parsed, warnings) = MarkdownFormat.parse(text)
+        #expect(warnings.isEmpty)
+        #expect(sameScalars(parsed.title, "Book"))
+        #expect(parsed.notes.count == 4)
+        let titles = parsed.notes.map(\.title), bodies = parsed.notes.map(\.body)
+        #expect(zip(titles, ["First", "Second", "", "Last"]).allSatisfy(sameScalars), "\(titles.map(\.unicodeScalars).map(Array.init))")
+        // Body lines keep their CR: the file is not all CRLF, and a body may hold CRLF.
+        #expect(zip(bodies, ["kept\r\nline", "plain", "", ""]).allSatisfy(sameScalars), "\(bodies.map(\.unicodeScalars).map(Array.init))")
+        #expect(parsed.notes.map(\.tags) == [["a", "b"], [], [], []])
+        #expect(parsed.notes.map(\.priority) == [.normal, .normal, .normal, .low])
+        #expect(parsed.notes[0].created == Date(timeIntervalSince1970: 1_714_555_800))
+        // A blank line that is only a CR, at the end of a note, is layout too.
+        let blankCR = MarkdownFormat.parse("## A\nbody\n\r\n## B\n")
+        #expect(blankCR.notebook.notes.map(\.body) == ["body", ""])
+    }
+
+    @Test("Markdown: bodies with CRLF and titles and tags with a CR survive export then import")
+    func crlfContentRoundTrip() {
+        let content = NotebookContent(title: "Windows\r", notes: [
+            NoteContent(title: "CRLF body", body: "one\r\ntwo\r\n", created: Date(timeIntervalSince1970: 1_600_000_000)),
+            NoteContent(title: "All CRLF\r\n", body: "a\r\n\r\nb\r\n\r\n", tags: ["cr\r", "\r"]),
+            NoteContent(title: "#\r", body: "#\r\n##\r\n\\#\r\n\r\n\r"),
+            NoteContent(title: "Lone CR", body: "\r"),
+        ])
+        let text = MarkdownFormat.render(content)
+        #expect(text.contains("# Windows\\r\n") && text.contains("## All CRLF\\r\\n\n") && text.contains("Tags: \\r, cr\\r\n"))
+        let (parsed, warnings) = MarkdownFormat.parse(text)
+        #expect(warnings.isEmpty)
+        #expect(identical(parsed, content), "Markdown was:\n\(text.debugDescription)")
+        #expect(parsed == content)
+    }
+
     @Test("JSON: export then import keeps titles, bodies, tags and priorities")
     func jsonRoundTrip() throws {
         let content = NotebookContent(title: "J \"quoted\" \\ \u{1}", notes: [
