@@ -77,7 +77,7 @@ struct LocalID: Hashable, Comparable, Sendable {
 
 /// The id of a change as it goes on the wire: the replica that made it and the
 /// change's sequence number within that replica (1, 2, 3, ... without gaps).
-public struct ChangeID: Hashable, Comparable, Sendable, CustomStringConvertible {
+public struct ChangeID: Hashable, Comparable, Sendable, Codable, CustomStringConvertible {
     public var replica: ReplicaID
     public var seq: UInt32
 
@@ -100,7 +100,7 @@ public struct ChangeID: Hashable, Comparable, Sendable, CustomStringConvertible 
 /// Its text form (`description`) is 16 hex digits of a SHA-256 over the
 /// creating replica and counter, so that, like git commit ids, any short
 /// prefix is very likely unique and can name the note on a command line.
-public struct NoteID: Hashable, Comparable, Sendable, CustomStringConvertible {
+public struct NoteID: Hashable, Comparable, Sendable, Codable, CustomStringConvertible {
     public var replica: ReplicaID
     public var counter: UInt32
 

@@ -5,7 +5,7 @@ import Foundation
 #endif
 
 /// A note as a reader sees it: a plain value, safe to bind to a UI.
-public struct Note: Identifiable, Equatable, Hashable, Sendable {
+public struct Note: Identifiable, Equatable, Hashable, Sendable, Codable {
     public var id: NoteID
     public var title: String
     public var body: String
@@ -27,8 +27,9 @@ public struct Note: Identifiable, Equatable, Hashable, Sendable {
     }
 }
 
-/// The whole visible state of a document: a plain value.
-public struct Notebook: Equatable, Sendable {
+/// The whole visible state of a document: a plain value. Codable (with `Note`, `Conflict` and
+/// the ids), so that an app can keep or pass on a snapshot; see Model+Codable.swift.
+public struct Notebook: Equatable, Sendable, Codable {
     public var id: UUID
     public var title: String
     /// The live notes, in document order.
@@ -45,20 +46,20 @@ public struct Notebook: Equatable, Sendable {
 }
 
 /// Who wrote something, and when.
-public struct Attribution: Equatable, Hashable, Sendable {
+public struct Attribution: Equatable, Hashable, Sendable, Codable {
     public var change: ChangeID
     public var author: String
     public var time: Date
 }
 
 /// One of several values written concurrently to a register.
-public struct ConflictValue: Equatable, Hashable, Sendable {
+public struct ConflictValue: Equatable, Hashable, Sendable, Codable {
     public var value: String
     public var by: Attribution
 }
 
 /// Something copies disagree on, kept visible until a later edit resolves it.
-public enum Conflict: Equatable, Hashable, Sendable {
+public enum Conflict: Equatable, Hashable, Sendable, Codable {
     /// Concurrent writes to the notebook title; `showing` is the value readers see.
     case notebookTitle(values: [ConflictValue], showing: String)
     /// Concurrent writes to a note's title.
