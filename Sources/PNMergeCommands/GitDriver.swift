@@ -25,11 +25,18 @@ extension PNMerge {
             merge made them, or THEIRS had them) are listed on standard error; those OURS \
             already had are counted on one line.
 
+            A damaged side (a commit of a file cut short or corrupted) is not refused whole: \
+            its intact changes are recovered as 'pnmerge salvage' would and merged, the result \
+            is written into OURS, a line per damaged side says what was wrong and how many \
+            changes were kept, and the exit status is 1, so git marks the path as conflicted \
+            with that result in the work tree ('git add' keeps it; 'git checkout --ours' \
+            would drop what the other side's intact changes brought).
+
             When the sides cannot be merged (different documents created at one path on two \
-            branches, or a damaged side), OURS is left byte-identical, one line naming PATH \
-            (or OURS without PATH) explains why on standard error, and the exit status is 1, \
-            so git marks the path as conflicted. No lock file is created: git owns the \
-            temporary files it passes.
+            branches, or a side with nothing to recover), OURS is left byte-identical, one line \
+            naming PATH (or OURS without PATH) explains why on standard error, and the exit \
+            status is 1, so git marks the path as conflicted. No lock file is created: git owns \
+            the temporary files it passes.
             """
         )
 
@@ -48,53 +55,115 @@ extension PNMerge {
         func run() throws {
             let name = path ?? ours
             let console = Console.current
-            do {
-                let report = try GitMergeDriver.merge(ours: ours, theirs: theirs, name: name)
-                // Conflicts are named when this merge brought something (not on every no-op merge):
-                // those OURS lacked (made here, or THEIRS had them) in full, those OURS already had
-                // (committed before) counted.
-                let conflicts = report.newConflicts, earlier = report.earlierConflicts.count
-                let see = "(see: pnmerge show \(DisplayText.oneLine(ShellQuote.word(name))))"
-                if !report.upToDate && !conflicts.isEmpty {
-                    let style = RenderStyle(color: false, timeZone: console.timeZone)
-                    var lines = ["pnmerge: \(Inputs.displayName(name)): merged; \(Text.count(conflicts.count, "conflict")) kept in the notebook \(see):"]
-                    lines += conflicts.map { "  " + ConflictRendering.line($0, in: report.notebook, style: style) }
-                    console.writeError(lines.joined(separator: "\n") + "\n")
-                }
-                if !report.upToDate && earlier > 0 {
-                    console.writeError("pnmerge: \(Inputs.displayName(name)): \(Text.count(earlier, "conflict")) from before this merge \(earlier == 1 ? "is" : "are") still open \(see)\n")
-                }
-                if !report.upToDate && !report.overlaps.isEmpty {
-                    var lines = ["pnmerge: \(Inputs.displayName(name)): both sides edited \(Text.count(report.overlaps.count, "place")) in note bodies; every edit is kept, check that they read as meant:"]
-                    lines += report.overlaps.map { "  " + MergeReport.line($0) }
-                    console.writeError(lines.joined(separator: "\n") + "\n")
-                }
-            } catch {
+            let outcome: GitMergeDriver.Outcome
+            do { outcome = try GitMergeDriver.merge(ours: ours, theirs: theirs, name: name) } catch {
                 throw CLIFailure(.conflict, "\(error.message); left our version of \(name) as it was, for git to mark as a conflict")
             }
+            let report = outcome.report
+            // Conflicts are named when this merge brought something (not on every no-op merge):
+            // those OURS lacked (made here, or THEIRS had them) in full, those OURS already had
+            // (committed before) counted.
+            let conflicts = report.newConflicts, earlier = report.earlierConflicts.count
+            let see = "(see: pnmerge show \(DisplayText.oneLine(ShellQuote.word(name))))"
+            if !report.upToDate && !conflicts.isEmpty {
+                let style = RenderStyle(color: false, timeZone: console.timeZone)
+                var lines = ["pnmerge: \(Inputs.displayName(name)): merged; \(Text.count(conflicts.count, "conflict")) kept in the notebook \(see):"]
+                lines += conflicts.map { "  " + ConflictRendering.line($0, in: report.notebook, style: style) }
+                console.writeError(lines.joined(separator: "\n") + "\n")
+            }
+            if !report.upToDate && earlier > 0 {
+                console.writeError("pnmerge: \(Inputs.displayName(name)): \(Text.count(earlier, "conflict")) from before this merge \(earlier == 1 ? "is" : "are") still open \(see)\n")
+            }
+            if !report.upToDate && !report.overlaps.isEmpty {
+                var lines = ["pnmerge: \(Inputs.displayName(name)): both sides edited \(Text.count(report.overlaps.count, "place")) in note bodies; every edit is kept, check that they read as meant:"]
+                lines += report.overlaps.map { "  " + MergeReport.line($0) }
+                console.writeError(lines.joined(separator: "\n") + "\n")
+            }
+            // A damaged side: what could be read is merged and written, and git is told of a
+            // conflict, so that someone looks before the merge is committed.
+            guard !outcome.salvaged.isEmpty else { return }
+            for side in outcome.salvaged { console.writeError("pnmerge: \(side.line)\n") }
+            let shown = DisplayText.oneLine(ShellQuote.word(name))
+            throw CLIFailure(.conflict, "\(Inputs.displayName(name)): the merge of what could be read is in the work tree, for git to mark as a conflict: "
+                             + "check it (pnmerge show \(shown)), then 'git add \(shown)' to keep it")
         }
     }
 }
 
 /// The merge git asks for: OURS and THEIRS are git's temporary copies, named in messages by the tracked path.
 enum GitMergeDriver {
-    /// Merges THEIRS into OURS and writes OURS (atomically, appended) unless it already has every change.
-    /// Any failure leaves OURS untouched.
-    static func merge(ours: String, theirs: String, name: String) throws(CLIFailure) -> MergeReport {
-        let loaded = try Inputs.loadAll([ours, theirs], labels: ["\(name) (ours)", "\(name) (theirs)"])
+    /// A side that did not load and whose intact changes were recovered (`Document.salvage`).
+    struct SalvagedSide {
+        /// The side as messages name it (`PATH (theirs)`), and whether it is OURS.
+        var label: String, isOurs: Bool
+        /// Why it did not load (the loader's message, with the offset where known).
+        var problem: String
+        /// The changes recovered, and those known lost (at least that many when not `exact`).
+        var kept: Int, lost: Int, exact: Bool
+        /// THEIRS: how many of the recovered changes OURS lacked (the merge brought them).
+        var brought = 0
+
+        /// The line that reports it (after `pnmerge: `).
+        var line: String {
+            let lostText = switch (lost, exact) {
+            case (0, true): "no change was lost"
+            case (0, false): "what the damaged bytes held is lost"
+            case (_, true): "\(Text.count(lost, "change")) \(lost == 1 ? "is" : "are") lost"
+            case (_, false): "at least \(Text.count(lost, "change")) are lost"
+            }
+            let kept = Text.count(self.kept, "intact change")
+            let done = isOurs ? "kept its \(kept)" : "recovered its \(kept), \(brought) of them new to ours and merged"
+            return "\(label): \(problem); \(done) (\(lostText); 'pnmerge salvage' on that commit's file says more)"
+        }
+    }
+
+    /// What the driver did: the merge's report, and the damaged sides it recovered.
+    struct Outcome {
+        var report: MergeReport
+        var salvaged: [SalvagedSide]
+    }
+
+    /// Merges THEIRS into OURS and writes OURS (atomically, appended) unless it already has every
+    /// change. A side that does not load as a document (`invalidDocument`: damaged bytes) is
+    /// salvaged and its intact changes are merged (`Outcome.salvaged`; OURS is then written,
+    /// compact when OURS itself was the damaged side). Any other failure leaves OURS untouched.
+    static func merge(ours: String, theirs: String, name: String) throws(CLIFailure) -> Outcome {
+        let paths = [ours, theirs], labels = ["\(name) (ours)", "\(name) (theirs)"]
+        var bytes: [[UInt8]] = []
+        for (path, label) in zip(paths, labels) { bytes.append(try Inputs.readBytes(path, label: label)) }
+        var loaded: [LoadedDocument] = []
+        var salvaged: [SalvagedSide] = []
+        for (i, result) in Document.loadAll(bytes).enumerated() {
+            switch result {
+            case .success(let document):
+                loaded.append(LoadedDocument(path: paths[i], bytes: bytes[i], document: document, label: labels[i]))
+            case .failure(let error):
+                // Only damage is salvaged: a newer format version, say, is refused as before.
+                guard case .invalidDocument = error, let rescue = try? Document.salvage(bytes[i]), !rescue.isIntact else {
+                    throw CLIFailure(.invalidInput, "\(labels[i]): \(error)")
+                }
+                let lost = rescue.unreadableChanges + rescue.droppedChanges.count + rescue.leftOutChanges
+                salvaged.append(SalvagedSide(label: labels[i], isOurs: i == 0, problem: "\(error)", kept: rescue.document.changeCount,
+                                             lost: lost, exact: rescue.unreadableChangesExact))
+                loaded.append(LoadedDocument(path: paths[i], bytes: rescue.bytes, document: rescue.document, label: labels[i]))
+            }
+        }
         let mine = loaded[0], other = loaded[1]
+        let oursDamaged = salvaged.contains(where: \.isOurs)
         // The merge checks the shared history (once) and refuses unrelated copies (the driver
         // then exits 1, for git to mark the path as conflicted).
         // (The places where both sides edited one passage are found while the result is saved.)
         // Built from the copy with the longer history; saved as OURS followed by the block OURS lacks.
-        var merged = try MergeOperation.combine(mine, [other], output: ours, dryRun: false, appendingToMine: true, nothingWrittenNote: false)
-        guard !merged.report.upToDate else { return merged.finished() }
+        // (A salvaged OURS is written whole even when THEIRS brings nothing: its damaged bytes go.)
+        var merged = try MergeOperation.combine(mine, [other], output: ours, dryRun: false, appendingToMine: !oursDamaged, nothingWrittenNote: false)
+        for i in salvaged.indices where !salvaged[i].isOurs { salvaged[i].brought = merged.report.inputs.first?.changes ?? 0 }
+        guard !merged.report.upToDate || oursDamaged else { return Outcome(report: merged.finished(), salvaged: salvaged) }
         let document = merged.document
-        let bytes = merged.finishing { document.save(.incremental) }
+        let result = merged.finishing { document.save(oursDamaged ? .compact : .incremental) }
         var report = merged.report
         // No FileLock here: git owns OURS (a temporary file in the work tree) and runs one driver per path.
-        do { try FileStore.writeAtomically(bytes, to: ours) } catch { throw CLIFailure(writing: error) }
-        report.bytesWritten = bytes.count
-        return report
+        do { try FileStore.writeAtomically(result, to: ours) } catch { throw CLIFailure(writing: error) }
+        report.bytesWritten = result.count
+        return Outcome(report: report, salvaged: salvaged)
     }
 }

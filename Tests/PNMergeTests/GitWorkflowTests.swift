@@ -492,4 +492,76 @@ struct GitWorkflowTests {
         #expect(merge.status == 0, "\(merge.out)\(merge.err)")
         #expect(try Document.open(repo.path("n.peernote")).notes.first?.body == "b x a")
     }
+
+    @Test("A merge with a branch whose notebook was committed damaged: a git conflict whose work tree holds every intact change of both sides; 'git add' keeps them")
+    func damagedSideIntactChangesMerged() throws {
+        let repo = try GitRepo()
+        try #require(try repo.pnmerge(["git-setup"]).status == 0)
+        let base = Document(title: "Home", author: "carol")
+        base.addNote(title: "Base")
+        try base.write(to: repo.path("n.peernote"), mode: .compact)
+        try repo.git("add", ".gitattributes", "n.peernote")
+        try repo.git("commit", "-q", "-m", "base")
+        // The phone's branch: two intact commits, then one whose file lost its last bytes (each
+        // edit appends a block, so only the last block is damaged).
+        try repo.git("checkout", "-q", "-b", "phone")
+        for title in ["Phone 1", "Phone 2", "Phone 3"] {
+            try repo.edit("n.peernote", author: "phone") { d in d.addNote(title: title) }
+            if title == "Phone 3" {
+                let bytes = try repo.bytes("n.peernote")
+                try Data(bytes.dropLast(10)).write(to: URL(fileURLWithPath: repo.path("n.peernote")))
+            }
+            try repo.git("commit", "-q", "-a", "-m", title)
+        }
+        try repo.git("checkout", "-q", "main")
+        try repo.edit("n.peernote", author: "laptop") { d in d.addNote(title: "Main 1") }
+        try repo.git("commit", "-q", "-a", "-m", "main")
+        let oursBefore = try repo.bytes("n.peernote")
+
+        let merge = try repo.tryGit(["merge", "-m", "merge phone", "phone"])
+        #expect(merge.status != 0, "a damaged side is a git conflict")
+        let said = merge.out + merge.err
+        #expect(said.contains("pnmerge: n.peernote (theirs): offset "), "\(said)")
+        #expect(said.contains("new to ours and merged"), "\(said)")
+        #expect(said.contains("then 'git add n.peernote' to keep it"), "\(said)")
+        #expect(try !repo.git("ls-files", "-u").out.isEmpty, "the path is unmerged")
+        // The work tree: ours (unchanged bytes first: an appended block) plus the phone's intact notes.
+        let merged = try repo.bytes("n.peernote")
+        #expect(merged.starts(with: oursBefore))
+        let titles = Set(try Document.open(repo.path("n.peernote")).notes.map(\.title))
+        #expect(titles == ["Base", "Main 1", "Phone 1", "Phone 2"])
+        #expect(try repo.pnmerge(["validate", "n.peernote"]).status == 0)
+
+        try repo.git("add", "n.peernote")
+        try repo.git("commit", "-q", "-m", "merge phone (intact part)")
+        let committed = try repo.git("show", "HEAD:n.peernote").out
+        #expect(!committed.isEmpty)
+        #expect(Set(try Document.open(repo.path("n.peernote")).notes.map(\.title)) == titles)
+    }
+
+    @Test("OURS committed damaged: the driver keeps its intact changes, merges THEIRS, writes a valid notebook and reports a conflict")
+    func damagedOursSalvaged() throws {
+        let dir = try TempDir()
+        let base = Document(title: "Home", author: "carol")
+        base.addNote(title: "Base")
+        let mine = try Document.load(base.save(.compact))
+        mine.author = "laptop"
+        mine.addNote(title: "Mine 1")
+        let appended = try Document.load(mine.save(.incremental))
+        appended.author = "laptop"
+        appended.addNote(title: "Mine 2 (lost)")
+        let damaged = Array(appended.save(.incremental).dropLast(7))
+        let theirs = base.fork(author: "phone")
+        theirs.addNote(title: "Theirs")
+        let ours = try dir.write(damaged, "ours")
+        let other = try dir.write(theirs.save(), "theirs")
+        let r = pnmerge(["git-driver", "", ours, other, "n.peernote"])
+        #expect(r.status == ExitStatus.conflict.rawValue, "\(r.err)")
+        let lines = r.err.split(separator: "\n").map(String.init)
+        #expect(lines.count == 2, "\(r.err)")
+        #expect(lines.first?.hasPrefix("pnmerge: n.peernote (ours): offset ") == true, "\(r.err)")
+        #expect(lines.first?.contains("; kept its 3 intact changes (") == true, "\(r.err)")
+        let result = try Document.load(try dir.bytes("ours"))
+        #expect(Set(result.notes.map(\.title)) == ["Base", "Mine 1", "Theirs"])
+    }
 }
