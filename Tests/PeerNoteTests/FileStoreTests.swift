@@ -38,6 +38,26 @@ struct FileStoreTests {
         return fds.compactMap { try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/" + $0) }.filter { $0.hasPrefix(folder + "/") }
     }
 
+    @Test("Writing into a folder that does not exist, or under a file, says so plainly; nothing is created")
+    func missingFolder() throws {
+        let folder = try Folder()
+        let plain = try folder.file("plain.txt", age: 0)
+        let cases = [(folder.path + "/nodir/x.peernote", "the folder \(folder.path)/nodir does not exist"),
+                     (plain + "/x.peernote", "\(plain) is not a folder")]
+        for (path, message) in cases {
+            for write in [{ try FileStore.writeAtomically([1, 2, 3], to: path) }, { try FileStore.create([1, 2, 3], at: path) }] as [() throws -> Void] {
+                do {
+                    try write()
+                    Issue.record("\(path) was written")
+                } catch let error as FileError {
+                    #expect(error.message == message, "\(error)")
+                    #expect(error.description.hasPrefix(path), "\(error)")
+                }
+            }
+        }
+        #expect(folder.names == ["plain.txt"])
+    }
+
     @Test("A path splits into its directory and last component as NSString split it (the library no longer links it)")
     func pathParts() {
         let cases: [(path: String, directory: String, last: String)] = [

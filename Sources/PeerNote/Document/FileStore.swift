@@ -470,7 +470,15 @@ public enum FileStore {
         let name = lastComponent(of: path)
         var template = Array("\(dir)/\(temporaryPrefix(forName: name))XXXXXX".utf8CString)
         let fd = template.withUnsafeMutableBufferPointer { buf in buf.baseAddress.map { mkstemp($0) } ?? -1 }
-        guard fd >= 0 else { throw FileError(path: shown, message: "cannot create a temporary file in \(dir): \(errnoText())") }
+        guard fd >= 0 else {
+            // The usual mistakes said plainly: a folder that is not there, or a file in its place.
+            let problem = errno
+            var st = stat()
+            let message = if problem == ENOENT && stat(dir, &st) != 0 { "the folder \(dir) does not exist" }
+                else if problem == ENOTDIR { "\(dir) is not a folder" }
+                else { "cannot create a temporary file in \(dir): \(String(cString: strerror(problem)))" }
+            throw FileError(path: shown, message: message)
+        }
         let tmpPath = String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
         // Removed by the tools' signal handler if the process is interrupted before it is released.
         let slot = template.withUnsafeBufferPointer { buf in buf.baseAddress.map { peernote_temporary_register($0) } ?? -1 }
