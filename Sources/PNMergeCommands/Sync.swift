@@ -145,7 +145,7 @@ struct SyncReport {
             lines.append("No .peernote files found in \(roots.joined(separator: ", ")).")
         }
         for notebook in notebooks where !notebook.actions.isEmpty {
-            var head = "\(Text.quoted(notebook.title)) (\(notebook.id.uuidString.lowercased().prefix(8))): \(Text.count(notebook.copies, "copy", "copies"))"
+            var head = "\(notebook.title.isEmpty ? "(untitled notebook)" : Text.quoted(notebook.title)) (\(notebook.id.uuidString.lowercased().prefix(8))): \(Text.count(notebook.copies, "copy", "copies"))"
             if notebook.conflictCopies > 0 { head += " and \(Text.count(notebook.conflictCopies, "conflict copy", "conflict copies"))" }
             if notebook.conflicts > 0 { head += "; \(Text.count(notebook.conflicts, "conflict")) kept in the notebook (pnmerge show lists them)" }
             lines.append(style.paint(head, .bold))

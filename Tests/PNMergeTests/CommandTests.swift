@@ -522,6 +522,22 @@ struct CommandTests {
         #expect(PNMerge.execute(["log", "-"], output: sink) == 0)
         #expect(sink.standardOutput.contains("\u{1B}[33mchange "))
     }
+
+    @Test("An untitled notebook is named '(untitled notebook)' in sync's summary, as show and textconv name it")
+    func untitledInSync() throws {
+        let dir = try TempDir()
+        let base = Document(title: "", author: "ann")
+        base.addNote(title: "one")
+        let other = base.fork(author: "bob")
+        other.addNote(title: "two")
+        _ = try dir.write(base.save(), "notes.peernote")
+        _ = try dir.write(other.save(), "notes (Dropbox's conflicted copy 2026-01-02).peernote")
+        let r = pnmerge(["sync", dir.url.path])
+        #expect(r.status == 0, "\(r.err)")
+        #expect(r.out.contains("(untitled notebook) ("), "\(r.out)")
+        #expect(!r.out.contains("\"\" ("), "\(r.out)")
+        #expect(pnmerge(["show", dir.path("notes.peernote")]).out.contains("(untitled notebook)"))
+    }
 }
 
 /// The error `Document.load` gives for `bytes`, if any.

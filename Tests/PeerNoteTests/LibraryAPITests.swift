@@ -214,4 +214,13 @@ struct LibraryAPITests {
         // The earliest time a file holds: the document saves and loads.
         #expect(try Document.load(doc.save()).notes.map(\.created.timeIntervalSince1970) == times)
     }
+
+    @Test("A notebook created or set without a title says so in its history, not 'titled notebook \"\"'")
+    func untitledInHistory() throws {
+        let doc = Document(title: "", author: "ann")
+        #expect(doc.history.last?.summary == "left the notebook untitled")
+        doc.setTitle("Home")
+        doc.setTitle("")
+        #expect(doc.history.map(\.summary) == ["left the notebook untitled", "titled notebook \"Home\"", "left the notebook untitled"])
+    }
 }

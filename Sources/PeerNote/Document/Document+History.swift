@@ -50,7 +50,8 @@ extension Document {
             }
         }
         var parts: [SummaryPart] = []
-        if let t = notebookTitle { parts.append(SummaryPart(kind: .notebookTitle, text: "titled notebook \"\(t)\"")) }
+        // An empty title reads as the tools show it elsewhere (show, textconv: "(untitled notebook)").
+        if let t = notebookTitle { parts.append(SummaryPart(kind: .notebookTitle, text: t.isEmpty ? "left the notebook untitled" : "titled notebook \"\(t)\"")) }
         for n in order {
             guard let t = tallies[n] else { continue }
             let name = "\"\(state.note(n)?.title.value ?? "?")\""
