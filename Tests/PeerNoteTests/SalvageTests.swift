@@ -91,6 +91,17 @@ struct SalvageTests {
         #expect(throws: PeerNoteError.unsupportedVersion(FormatInfo.version + 1)) { _ = try Document.salvage(bytes) }
     }
 
+    @Test("A change asking for more integration work than the file's size allows (60,000 inserts at one place) is dropped, as the loader refuses it, instead of replayed for minutes")
+    func workBudget() throws {
+        let bytes = try FuzzFixtures.sameOriginInserts()
+        #expect(throws: PeerNoteError.self) { _ = try Document.load(bytes) }
+        let result = try Document.salvage(bytes)
+        #expect(result.droppedChanges.count == 1)
+        #expect(result.droppedChanges.first?.reason.contains("more work than the file's size allows") == true, "\(result.droppedChanges)")
+        #expect(result.document.changeCount == 2)
+        #expect(try Document.load(result.bytes).notebook == result.document.notebook)
+    }
+
     @Test("Every damaged fixture is either recovered into a valid document or refused with an error; none crashes")
     func damagedFixtures() throws {
         for entry in FixtureCatalog.damaged {

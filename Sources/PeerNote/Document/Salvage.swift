@@ -698,6 +698,10 @@ private struct Salvager {
             return .failure(ReplayFailure(key: ChangeKey(block: 0, index: 0), message: "the base block has no identity"))
         }
         let doc = Document(id: docID, genesis: genesis, log: OpLog(), state: DocState(), replica: .random(), author: "")
+        // The loader's bound on integration work (`Document.load`): a crafted file's concurrent
+        // inserts at one place (quadratic work) make their change fail to apply here, and it is
+        // dropped, instead of the replay running for minutes.
+        doc.state.workBudget = 256 * bytes.count + 4_000_000
         doc.unknownFields = base.unknownFields
         var newRow: [Int: Int] = [:]   // original row → row in the recovered document
         for (bi, t) in trusted.enumerated() {
@@ -806,6 +810,7 @@ private struct Salvager {
                 }
             }
         }
+        doc.state.workBudget = .max
         return .success(doc)
     }
 
