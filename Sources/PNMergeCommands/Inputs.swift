@@ -41,12 +41,15 @@ enum Inputs {
 
     /// Parses and verifies `bytes` read from `path`, or an `invalidInput` (65) failure naming it.
     static func parse(_ bytes: [UInt8], from path: String) throws(CLIFailure) -> Document {
-        do { return try Document.load(bytes) } catch { throw invalid(error, path: path) }
+        do { return try Document.load(bytes) } catch { throw invalid(error, path: path, bytes: bytes) }
     }
 
-    /// The `invalidInput` (65) failure for a document that `path` (named by `label` when given) holds.
-    private static func invalid(_ error: PeerNoteError, path: String, label: String? = nil) -> CLIFailure {
-        CLIFailure(.invalidInput, "\(label ?? displayName(path)): \(error)")
+    /// The `invalidInput` (65) failure for a document that `path` (named by `label` when given)
+    /// holds: `bytes`, whose intact changes, if damage comes after some, `pnmerge salvage` recovers
+    /// (the line says so, unless a label names the file: git's temporary files cannot be salvaged by name).
+    private static func invalid(_ error: PeerNoteError, path: String, label: String? = nil, bytes: [UInt8]) -> CLIFailure {
+        let hint = label == nil ? SalvageHint.suffix(for: error, bytes: bytes, path: path) : ""
+        return CLIFailure(.invalidInput, "\(label ?? displayName(path)): \(error)\(hint)")
     }
 
     /// Reads and verifies a document.
@@ -76,7 +79,7 @@ enum Inputs {
                 guard let result = parsed.next() else { preconditionFailure("one result per readable input") }
                 do throws(PeerNoteError) {
                     loaded.append(LoadedDocument(path: path, bytes: bytes, document: try result.get(), label: label))
-                } catch { throw invalid(error, path: path, label: label) }
+                } catch { throw invalid(error, path: path, label: label, bytes: bytes) }
             }
         }
         return loaded

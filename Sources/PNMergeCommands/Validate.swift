@@ -59,6 +59,9 @@ struct FileCheck {
 
     var file: String
     var problem: Problem?
+    /// For a damaged file whose start is intact: how `pnmerge salvage` gets its changes back
+    /// (`SalvageHint`), said at the end of the error line.
+    var hint = ""
 
     static func check(_ path: String) -> FileCheck {
         let bytes: [UInt8]
@@ -78,7 +81,8 @@ struct FileCheck {
             return FileCheck(file: path, problem: nil)
         } catch {
             if case .invalidDocument(let offset, let message) = error {
-                return FileCheck(file: path, problem: .invalid(offset: offset, message: message))
+                return FileCheck(file: path, problem: .invalid(offset: offset, message: message),
+                                 hint: SalvageHint.suffix(for: error, bytes: bytes, path: path))
             }
             return FileCheck(file: path, problem: .invalid(offset: nil, message: error.description))
         }
@@ -91,7 +95,7 @@ struct FileCheck {
         case nil: return nil
         case .unreadable(let m): return "\(name): \(m)"
         case .invalid(let offset, let m):
-            return DocumentFileError.document(path: name, .invalidDocument(offset: offset, message: m)).description
+            return DocumentFileError.document(path: name, .invalidDocument(offset: offset, message: m)).description + hint
         }
     }
 

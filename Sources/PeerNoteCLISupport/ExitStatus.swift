@@ -59,7 +59,7 @@ public struct CLIFailure: Error, CustomStringConvertible, Sendable {
         case .document(let path, let e):
             switch e {
             case .unrelated: self.init(.unrelated, "\(path): \(e)")
-            default: self.init(.invalidInput, "\(path): \(e)")
+            default: self.init(.invalidInput, "\(path): \(e)\(SalvageHint.suffix(for: e, path: path))")
             }
         }
     }

@@ -523,6 +523,38 @@ struct CommandTests {
         #expect(sink.standardOutput.contains("\u{1B}[33mchange "))
     }
 
+    @Test("A damaged file whose start is intact: its error line ends with the salvage command and what it recovers (validate, merge); other bad files do not")
+    func salvageHint() throws {
+        let dir = try TempDir()
+        let doc = try Document.load(Document(title: "Home", author: "ann").save())
+        doc.addNote(title: "kept")
+        let intact = try Document.load(doc.save(.incremental))
+        intact.addNote(title: "lost")
+        let damaged = try dir.write(Array(intact.save(.incremental).dropLast(6)), "my notes.peernote")
+        let quoted = "; 'pnmerge salvage \(ShellQuote.word(damaged)) -o NEW.peernote' recovers its 2 intact changes"
+        let v = pnmerge(["validate", damaged])
+        #expect(v.status == ExitStatus.invalidInput.rawValue)
+        #expect(v.err.hasSuffix(quoted + "\n"), "\(v.err)")
+        #expect(v.err.split(separator: "\n").count == 1)
+        let m = pnmerge(["merge", "--dry-run", try dir.write(doc.save(), "mine.peernote"), damaged])
+        #expect(m.status == ExitStatus.invalidInput.rawValue)
+        #expect(m.err.hasPrefix("pnmerge: \(damaged): offset "), "\(m.err)")
+        #expect(m.err.hasSuffix(quoted + "\n"), "\(m.err)")
+        // Following it recovers what it says.
+        let out = dir.path("NEW.peernote")
+        #expect(pnmerge(["salvage", damaged, "-o", out]).status == 0)
+        #expect(try Document.load(try dir.bytes("NEW.peernote")).changeCount == 2)
+        // Not a notebook, or damaged in its first block: nothing to recover, no hint.
+        var first = doc.save(.compact)
+        first[first.count / 2] ^= 0x10
+        for bytes in [Array("text".utf8), first] {
+            let bad = try dir.write(bytes, "bad.peernote")
+            let r = pnmerge(["validate", bad])
+            #expect(r.status == ExitStatus.invalidInput.rawValue)
+            #expect(!r.err.contains("salvage"), "\(r.err)")
+        }
+    }
+
     @Test("An untitled notebook is named '(untitled notebook)' in sync's summary, as show and textconv name it")
     func untitledInSync() throws {
         let dir = try TempDir()

@@ -550,8 +550,11 @@ struct EndToEndTests {
         #expect(listed.status == 65)
         #expect(listed.stderr.hasPrefix("peernote: damaged.peernote: "))
         #expect(listed.stderr.filter { $0 == "\n" }.count == 1)
+        // Its first blocks are intact (each command appended one): the line says how to get them back.
+        #expect(listed.stderr.contains("; 'pnmerge salvage damaged.peernote -o NEW.peernote' recovers its "), "\(listed.stderr)")
         let edited = try Binary.run(["add", "damaged.peernote", "--title", "x"], in: dir)
         #expect(edited.status == 65)
+        #expect(edited.stderr.contains("'pnmerge salvage "), "\(edited.stderr)")
         #expect(try dir.bytes("damaged.peernote") == damaged)
 
         let missing = try Binary.run(["add", "missing.peernote", "--title", "x"], in: dir)

@@ -1,0 +1,23 @@
+import PeerNote
+
+/// The way back for a damaged notebook, said on its error line: when the file's start is intact
+/// (so `pnmerge salvage` recovers something), the tools end the line with the command and what
+/// it would recover. Only on the error path: it salvages the bytes to count.
+public enum SalvageHint {
+    /// `; 'pnmerge salvage FILE -o NEW.peernote' recovers its N intact changes`, or "" when
+    /// `error` is not damage or nothing can be recovered (`path` as the user gave it; `-` for
+    /// standard input, whose bytes were `bytes`).
+    public static func suffix(for error: PeerNoteError, bytes: [UInt8], path: String) -> String {
+        guard case .invalidDocument = error, !bytes.isEmpty,
+              let rescue = try? Document.salvage(bytes), !rescue.isIntact else { return "" }
+        let n = rescue.document.changeCount
+        let file = path == "-" ? "-" : ShellQuote.word(path)
+        return "; 'pnmerge salvage \(file) -o NEW.peernote' recovers its \(n) intact change\(n == 1 ? "" : "s")"
+    }
+
+    /// `suffix(for:bytes:path:)` for a file not read yet (read again here; "" when it cannot be).
+    public static func suffix(for error: PeerNoteError, path: String) -> String {
+        guard case .invalidDocument = error, path != "-", let bytes = try? FileStore.read(path) else { return "" }
+        return suffix(for: error, bytes: bytes, path: path)
+    }
+}
