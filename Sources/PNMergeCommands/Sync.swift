@@ -28,7 +28,8 @@ extension PNMerge {
             Conflict copies that sync tools leave beside a notebook are merged into it and \
             then removed (--keep keeps them): Syncthing's NAME.sync-conflict-*.peernote, \
             Dropbox's and Nextcloud's 'NAME (... conflicted copy ...).peernote', Unison's \
-            'NAME (conflict...).peernote' and rsync --backup's NAME.peernote~.
+            'NAME (conflict...).peernote' and rsync --backup's NAME.peernote~; a copy of \
+            a conflict copy carries both marks, and every mark is stripped to find NAME.
 
             Symbolic links are never followed, hidden files and folders are skipped, and \
             nothing outside the folders is written. Damaged or unreadable files, conflict \

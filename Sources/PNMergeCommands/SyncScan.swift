@@ -24,11 +24,31 @@ enum SyncName: Equatable {
     /// - Nextcloud before 3.x: `NAME_conflict-YYYYMMDD-HHMMSS.peernote`
     /// - Unison (`copyonconflict`): `NAME (conflict_on_YYYY-MM-DD).peernote`, `NAME (conflict #1_on_…)`
     /// - rsync `--backup`: `NAME.peernote~`
+    ///
+    /// A copy of a conflict copy (two devices changed the conflict copy itself: Syncthing names
+    /// it `NAME.sync-conflict-A.sync-conflict-B.peernote`, syncthing issue #1658; a Dropbox copy of
+    /// a Syncthing copy, an rsync backup of either, a backup of a backup `NAME.peernote~~`) carries
+    /// every marker: all are stripped, so `original` is always the notebook's own name. `tool`
+    /// names the outermost marker, the tool that made this file.
     static func classify(_ name: String) -> SyncName? {
+        guard let outer = peel(name) else {
+            let ext = ".peernote"
+            return name.hasSuffix(ext) && name.count > ext.count ? .notebook : nil
+        }
+        // Each step strips a marker, so the name gets shorter and the loop ends.
+        var original = outer.original
+        while let inner = peel(original) { original = inner.original }
+        return .conflictCopy(original: original, tool: outer.tool)
+    }
+
+    /// The name one conflict marker was added to, and the tool that adds it; nil when `name`
+    /// carries none (a notebook's name, or not a .peernote name).
+    private static func peel(_ name: String) -> (original: String, tool: String)? {
         let ext = ".peernote"
-        if name.hasSuffix(ext + "~") {
+        if name.hasSuffix("~") {
+            // rsync --backup's copy of a .peernote name (a notebook, a conflict copy, or another backup).
             let original = String(name.dropLast())
-            return original.count > ext.count ? .conflictCopy(original: original, tool: "rsync backup") : nil
+            return classify(original) != nil ? (original, "rsync backup") : nil
         }
         guard name.hasSuffix(ext), name.count > ext.count else { return nil }
         let stem = String(name.dropLast(ext.count))
@@ -37,22 +57,22 @@ enum SyncName: Equatable {
             // FileStore.removeStaleTemporaries) with Syncthing's pattern and device "peernote"
             // ("peernote2" and on for a second one in the same second).
             let keptAside = stem.wholeMatch(of: #/.*-peernote[0-9]*/#) != nil
-            return .conflictCopy(original: base + ext, tool: keptAside ? "copy kept aside by an interrupted write" : "Syncthing conflict copy")
+            return (base + ext, keptAside ? "copy kept aside by an interrupted write" : "Syncthing conflict copy")
         }
         if let base = match(stem, #/(.+)_conflict-[0-9]{8}-[0-9]{6}/#) {
-            return .conflictCopy(original: base + ext, tool: "Nextcloud conflict copy")
+            return (base + ext, "Nextcloud conflict copy")
         }
         if let (base, inner) = parenthesized(stem) {
             let lower = inner.lowercased()
             let dated = lower.contains(#/[0-9]{4}-[0-9]{2}-[0-9]{2}/#)
             if dated && lower.contains("conflicted copy") {
-                return .conflictCopy(original: base + ext, tool: "Dropbox/Nextcloud conflicted copy")
+                return (base + ext, "Dropbox/Nextcloud conflicted copy")
             }
             if dated && lower.hasPrefix("conflict") {
-                return .conflictCopy(original: base + ext, tool: "Unison conflict copy")
+                return (base + ext, "Unison conflict copy")
             }
         }
-        return .notebook
+        return nil
     }
 
     /// The first capture group when `pattern` matches all of `text`.

@@ -37,6 +37,16 @@ struct SyncTests {
         ("notes (conflict_on_2024-03-01).peernote", "Unison"),
         ("notes (conflict #1_on_2024-03-01).peernote", "Unison"),
         ("notes.peernote~", "rsync"),
+        // Copies of conflict copies (syncthing issue #1658) and of each other: every marker is stripped.
+        ("notes.sync-conflict-20261124-101010-DEV3AAA.sync-conflict-20261124-101011-DEV1BBB.peernote", "Syncthing"),
+        ("notes.sync-conflict-20261124-101010-DEV3AAA.sync-conflict-20261124-101011-peernote.peernote", "interrupted write"),
+        ("notes (Bob's conflicted copy 2024-03-01) (Carol's conflicted copy 2024-03-02).peernote", "Dropbox"),
+        ("notes.sync-conflict-20240301-101530-ABCDEF7 (Bob's conflicted copy 2024-03-01).peernote", "Dropbox"),
+        ("notes (Bob's conflicted copy 2024-03-01).sync-conflict-20240301-101530-ABCDEF7.peernote", "Syncthing"),
+        ("notes_conflict-20240301-101530_conflict-20240302-090000.peernote", "Nextcloud"),
+        ("notes (conflict_on_2024-03-01) (conflict #1_on_2024-03-02).peernote", "Unison"),
+        ("notes.sync-conflict-20240301-101530-ABCDEF7.peernote~", "rsync"),
+        ("notes.peernote~~", "rsync"),
     ]
 
     @Test("File names: conflict copies of each sync tool are recognised; look-alikes are notebooks")
@@ -57,6 +67,57 @@ struct SyncTests {
         #expect(SyncName.classify(".peernote") == nil)
         #expect(SyncName.classify("notes.peernote.bak") == nil)
         #expect(SyncName.classify("notes.txt") == nil)
+        #expect(SyncName.classify("notes.txt~") == nil)
+        #expect(SyncName.classify(".peernote~") == nil)
+        #expect(SyncName.classify("a (b) (Dropbox's conflicted copy 2024-01-02) (Carol's conflicted copy 2024-01-03).peernote") == .conflictCopy(original: "a (b).peernote", tool: "Dropbox/Nextcloud conflicted copy"),
+                "a copy of a copy: both markers go, the title's parentheses stay")
+    }
+
+    @Test("A conflict copy of a conflict copy (syncthing #1658) merges into the notebook, with the copy it was made from, and both are removed; without the notebook both are kept")
+    func nestedConflictCopies() throws {
+        let binary = try Binary.require()
+        let s = try Diverged()
+        let carol = s.bob.fork(author: "carol")
+        carol.clock = { at(10, 9) }
+        carol.addNote(title: "From d3", body: "c")
+        let outer = "notes.sync-conflict-20261124-101010-DEV3AAA.sync-conflict-20261124-101011-DEV1BBB.peernote"
+        let middle = "notes.sync-conflict-20261124-101010-DEV3AAA.peernote"
+        for withMiddle in [false, true] {
+            let dir = try TempDir()
+            let notes = try dir.write(s.alice.save(), "notes.peernote")
+            let nested = try dir.write(carol.save(), outer)
+            let inner = withMiddle ? try dir.write(s.bob.save(), middle) : nil
+            let r = try binary.run(["sync", dir.url.path])
+            #expect(r.status == 0, "\(r.err)")
+            #expect(r.err.isEmpty, "\(r.err)")
+            #expect(r.out.contains("wrote \(notes): +"), "\(r.out)")
+            #expect(r.out.contains("removed \(nested) (Syncthing conflict copy, merged)"), "\(r.out)")
+            if let inner { #expect(r.out.contains("removed \(inner) (Syncthing conflict copy, merged)"), "\(r.out)") }
+            #expect(r.out.contains("\(withMiddle ? 2 : 1) conflict cop\(withMiddle ? "ies" : "y") removed"), "\(r.out)")
+            #expect(try FileManager.default.contentsOfDirectory(atPath: dir.url.path).filter { !$0.hasPrefix(".") } == ["notes.peernote"])
+            let merged = try s.merged()
+            try merged.merge(carol)
+            #expect(try Document.load(dir.bytes("notes.peernote")).notebook == merged.notebook)
+            // A second run finds nothing left to do.
+            let again = try binary.run(["sync", dir.url.path])
+            #expect(again.status == 0, "\(again.err)")
+            #expect(again.out == "1 notebook in 1 file: 0 written, 1 already up to date, 0 conflict copies removed.\n", "\(again.out)")
+        }
+
+        // No notebook beside them: the copy and the copy of the copy are both kept, for the
+        // notebook's own name (never merged into one another, which would make a notebook of a copy).
+        let lone = try TempDir()
+        let nested = try lone.write(carol.save(), outer)
+        let inner = try lone.write(s.bob.save(), middle)
+        let before = try snapshot(lone.url.path)
+        let l = try binary.run(["sync", lone.url.path])
+        #expect(l.status == 0, "\(l.err)")
+        for copy in [nested, inner] {
+            #expect(l.out.contains("kept: there is no notes.peernote beside it"), "\(l.out)")
+            #expect(l.out.contains(": \(copy)\n"), "\(l.out)")
+        }
+        #expect(l.out.contains("2 kept"), "\(l.out)")
+        #expect(try snapshot(lone.url.path) == before)
     }
 
     @Test("A conflict copy of each naming pattern is merged into the notebook beside it, then removed (kept with --keep)",
