@@ -60,14 +60,16 @@ public struct ParserOutcome: Sendable {
     }
 
     /// `message` without surrounding white space and a final ".", its first word in lower case
-    /// when it is capitalised (an upper-case letter, then a lower-case one).
+    /// when it is capitalised (an upper-case letter, then a lower-case one), or is the article
+    /// "A" ("A tag cannot be empty"); an acronym ("JSON …") or "I" is kept.
     static func sentence(_ message: String) -> String {
         var text = Substring(message)
         while text.last?.isWhitespace == true { text.removeLast() }
         while text.first?.isWhitespace == true { text.removeFirst() }
         if text.hasSuffix("."), !text.hasSuffix("..") { text.removeLast() }
         let start = Array(text.unicodeScalars.prefix(2))
-        guard start.count == 2, ("A"..."Z").contains(start[0]), ("a"..."z").contains(start[1]) else { return String(text) }
+        guard start.count == 2, ("A"..."Z").contains(start[0]),
+              ("a"..."z").contains(start[1]) || (start[0] == "A" && start[1] == " ") else { return String(text) }
         return String(start[0]).lowercased() + String(Substring(text.unicodeScalars.dropFirst()))
     }
 }

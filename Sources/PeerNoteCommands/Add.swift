@@ -32,7 +32,7 @@ extension PeerNoteCLI {
         @OptionGroup var message: MessageOptions
 
         func validate() throws {
-            if tags.contains(where: \.isEmpty) { throw ValidationError("A tag cannot be empty.") }
+            if tags.contains(where: \.isEmpty) { throw ValidationError("--tag: a tag cannot be empty.") }
             if let index, index < 0 { throw ValidationError("--at must be 0 or more.") }
         }
 

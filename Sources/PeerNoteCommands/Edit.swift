@@ -50,7 +50,7 @@ extension PeerNoteCLI {
                 throw ValidationError("Nothing to change: give --title, --body, --body-file, --editor, --add-tag, --remove-tag or --priority.")
             }
             // An empty tag cannot be added here; one that an import brought in can be removed.
-            if addTags.contains(where: \.isEmpty) { throw ValidationError("A tag cannot be empty.") }
+            if addTags.contains(where: \.isEmpty) { throw ValidationError("--add-tag: a tag cannot be empty.") }
             if let both = addTags.first(where: removeTags.containsScalars(of:)) {
                 throw ValidationError("Tag '\(both)' is both added and removed.")
             }
@@ -67,7 +67,7 @@ extension PeerNoteCLI {
                 try apply(to: document, target, body: newBody)
                 warning = sharedTitleWarning(renaming: target, in: document)
             }
-            if !changed { Failure.report("no changes; nothing recorded") }
+            if !changed { Failure.report("\(file): no changes; nothing recorded") }
             if let warning { Failure.report(warning) }
         }
 
@@ -117,7 +117,7 @@ extension PeerNoteCLI {
             snapshot.author = author
             let target = try NoteLookup.find(note, in: snapshot, path: file)
             try checkRemovedTags(of: target)
-            let session = try EditorSession(text: target.body)
+            let session = try EditorSession(text: target.body, notebook: file)
             let ran: Duration
             do { ran = try session.run() } catch {
                 // Text typed before the editor failed (vim exits 1 after :wq when a command
@@ -145,7 +145,7 @@ extension PeerNoteCLI {
             guard snapshot.changeCount != before else {
                 let untouched = !session.wasChanged
                 session.remove()
-                Failure.report("no changes; nothing recorded")
+                Failure.report("\(file): no changes; nothing recorded")
                 if untouched && ran < EditorSession.returnedAtOnce { Failure.report(session.returnedAtOnceHint) }
                 return
             }
@@ -154,7 +154,7 @@ extension PeerNoteCLI {
                 try DocumentFile.update(file, author: author) { current in
                     let bodyMeanwhile = current.note(target.id)?.body
                     try current.merge(snapshot)
-                    notices = Self.notices(after: current, target: target, bodyMeanwhile: bodyMeanwhile, editedBody: edited)
+                    notices = Self.notices(after: current, target: target, bodyMeanwhile: bodyMeanwhile, editedBody: edited, path: file)
                     if let warning = sharedTitleWarning(renaming: target, in: current) { notices.append(warning) }
                 }
             } catch let failure as CLIFailure {
@@ -167,14 +167,14 @@ extension PeerNoteCLI {
         /// What the user should know once an editor's edit is merged into the file as it is now:
         /// the note was deleted meanwhile (the edit is kept with it), or its body was changed
         /// meanwhile (both edits are kept, merged character by character: a fix made twice is
-        /// then in the body twice).
-        static func notices(after current: Document, target: Note, bodyMeanwhile: String?, editedBody: String) -> [String] {
+        /// then in the body twice). Each line starts with `path`, the notebook.
+        static func notices(after current: Document, target: Note, bodyMeanwhile: String?, editedBody: String, path: String) -> [String] {
             guard let now = current.note(target.id) else { return [] }
             if now.isDeleted {
-                return ["note \"\(DisplayText.oneLine(now.title))\" was deleted while the editor was open; the edit is kept with it ('peernote restore' brings both back)"]
+                return ["\(path): note \"\(DisplayText.oneLine(now.title))\" was deleted while the editor was open; the edit is kept with it ('peernote restore' brings both back)"]
             }
             if let meanwhile = bodyMeanwhile, meanwhile != target.body, now.body != editedBody {
-                return ["note \"\(DisplayText.oneLine(now.title))\": its body was changed while the editor was open; both edits are kept, merged: check that it reads as meant"]
+                return ["\(path): note \"\(DisplayText.oneLine(now.title))\": its body was changed while the editor was open; both edits are kept, merged: check that it reads as meant"]
             }
             return []
         }

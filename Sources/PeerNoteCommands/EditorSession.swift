@@ -16,10 +16,13 @@ private func sysWrite(_ fd: Int32, _ buf: UnsafeRawPointer?, _ n: Int) -> Int { 
 /// Edits a text with the user's editor: `$VISUAL`, else `$EDITOR`, else `vi`, run as
 /// `/bin/sh -c '$EDITOR "$1"' sh FILE` on a temporary `.md` file, in the foreground with
 /// the terminal's standard input and output (while it runs, peernote ignores SIGINT and
-/// SIGQUIT, as system(3) does, so Ctrl-C reaches only the editor).
+/// SIGQUIT, as system(3) does, so Ctrl-C reaches only the editor). Its messages start with the
+/// notebook's name, as every error does (`NOTEBOOK: the editor (vi) exited with status 1; …`).
 struct EditorSession {
     /// The temporary file the editor works on.
     let file: String
+    /// The notebook whose note is edited, as given: what its messages name first.
+    let notebook: String
     let editor: String
     private let environment: [String: String]
     /// The bytes the file started with.
@@ -33,15 +36,16 @@ struct EditorSession {
         return "vi"
     }
 
-    /// Writes `text` to a new temporary file (mode 0600).
-    init(text: String, environment: [String: String] = ProcessInfo.processInfo.environment) throws(CLIFailure) {
+    /// Writes `text` to a new temporary file (mode 0600), for a note of `notebook`.
+    init(text: String, notebook: String, environment: [String: String] = ProcessInfo.processInfo.environment) throws(CLIFailure) {
+        self.notebook = notebook
         self.environment = environment
         self.editor = Self.command(environment: environment)
         var dir = environment["TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
         while dir.count > 1 && dir.hasSuffix("/") { dir.removeLast() }
         var template = Array("\(dir)/peernote-XXXXXX.md".utf8CString)
         let fd = template.withUnsafeMutableBufferPointer { buf in buf.baseAddress.map { mkstemps($0, 3) } ?? -1 }
-        guard fd >= 0 else { throw CLIFailure(.ioError, "cannot create a temporary file in \(dir): \(String(cString: strerror(errno)))") }
+        guard fd >= 0 else { throw CLIFailure(.ioError, "\(notebook): cannot create a temporary file in \(dir) for the editor: \(String(cString: strerror(errno)))") }
         file = String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
         let bytes = Array(text.utf8)
         original = bytes
@@ -53,7 +57,7 @@ struct EditorSession {
                 let message = String(cString: strerror(errno))
                 close(fd)
                 unlink(file)
-                throw CLIFailure(.ioError, "\(file): write failed: \(message)")
+                throw CLIFailure(.ioError, "\(notebook): cannot write the note's text to \(file) for the editor: \(message)")
             }
             written += n
         }
@@ -69,10 +73,10 @@ struct EditorSession {
         let status = try spawnAndWait()
         guard status == 0 else {
             let how = status < 0 ? "was killed by signal \(-status)" : "exited with status \(status)"
-            throw CLIFailure(.noInput, "the editor (\(editor)) \(how); nothing was recorded")
+            throw CLIFailure(.noInput, "\(notebook): the editor (\(editor)) \(how); nothing was recorded")
         }
         guard DocumentFile.exists(file) else {
-            throw CLIFailure(.noInput, "the editor (\(editor)) removed \(file); nothing was recorded")
+            throw CLIFailure(.noInput, "\(notebook): the editor (\(editor)) removed \(file); nothing was recorded")
         }
         return ContinuousClock.now - start
     }
@@ -83,12 +87,19 @@ struct EditorSession {
 
     /// The hint for an editor that returned at once and changed nothing.
     var returnedAtOnceHint: String {
-        "the editor (\(editor)) returned at once; if it opens a window, make it wait until the window is closed (for example EDITOR=\"code --wait\" or \"subl -w\")"
+        "\(notebook): the editor (\(editor)) returned at once; if it opens a window, make it wait until the window is closed (for example EDITOR=\"code --wait\" or \"subl -w\")"
     }
 
-    /// The file's text (UTF-8, else exit 65).
+    /// The file's text (UTF-8, else exit 65 naming the offset).
     func read() throws(CLIFailure) -> String {
-        try TextFile.read(file)
+        let bytes: [UInt8]
+        do { bytes = try TextFile.bytes(file) } catch {
+            throw CLIFailure(error.status, "\(notebook): cannot read the edited text: \(error.message)")
+        }
+        if let offset = TextFile.firstInvalidUTF8(bytes) {
+            throw CLIFailure(.invalidInput, "\(notebook): the edited text is not valid UTF-8 at offset \(offset); nothing was recorded")
+        }
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     /// Whether the file is there and holds other bytes than it started with (or cannot be read:
@@ -118,7 +129,7 @@ struct EditorSession {
             case .signal(let n): return -n
             }
         } catch {
-            throw CLIFailure(.noInput, "cannot run the editor (\(editor)): \(error.reason)")
+            throw CLIFailure(.noInput, "\(notebook): cannot run the editor (\(editor)): \(error.reason)")
         }
     }
 }

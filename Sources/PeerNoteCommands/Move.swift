@@ -28,15 +28,20 @@ extension PeerNoteCLI {
         }
 
         func execute() throws {
+            var moved: Note?
             let changed = try DocumentFile.update(file, author: author.resolved()) { document in
                 let target = try NoteLookup.find(note, in: document, path: file)
+                moved = target
                 let count = document.notes.count
                 guard index < count else { throw CLIFailure(.usage, "\(file): --to \(index) is out of range 0...\(count - 1)") }
                 try document.transaction(message: message.or("Move note \"\(target.title)\" to \(index)")) {
                     try document.moveNote(target.id, to: index)
                 }
             }
-            if !changed { Failure.report("the note is already at index \(index); nothing recorded") }
+            if !changed {
+                let which = moved.map { "note \($0.id.short) \"\(DisplayText.oneLine($0.title))\"" } ?? "the note"
+                Failure.report("\(file): \(which) is already at index \(index); nothing recorded")
+            }
         }
     }
 }

@@ -21,7 +21,7 @@ extension PeerNoteCLI {
                     document.setTitle(title)
                 }
             }
-            if !changed { Failure.report("no changes; nothing recorded") }
+            if !changed { Failure.report("\(file): no changes; nothing recorded") }
         }
     }
 }

@@ -498,6 +498,12 @@ struct CommandTests {
             #expect(lines.count == 3 && lines[1].hasPrefix(c.usage) && lines[2].isEmpty, "\(c.args): \(r.err)")
             #expect(!r.err.contains("Error:") && !r.err.contains("for more information"), "\(c.args): \(r.err)")
         }
+        // The message starts in lower case when its first word is a capitalised word or the
+        // article "A" (peernote's "A tag cannot be empty." was left capitalised), not an acronym or "I".
+        for (message, first) in [("A tag cannot be empty.", "a tag cannot be empty"), ("Missing expected argument", "missing expected argument"),
+                                 ("JSON is not allowed here.", "JSON is not allowed here"), ("I cannot", "I cannot"), ("ABC", "ABC"), ("A", "A")] {
+            #expect(ParserOutcome.usageError(tool: "t", message: message, fullMessage: "") == "t: \(first) (see 't --help')\n", "\(message)")
+        }
         // Help and the version still go to standard output, exit 0.
         let help = pnmerge(["log", "--help"])
         #expect(help.status == 0 && help.err.isEmpty && help.out.contains("USAGE: pnmerge log <file>"))

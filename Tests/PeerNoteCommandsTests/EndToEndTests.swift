@@ -173,13 +173,14 @@ struct EndToEndTests {
         }
         let untouched = try Binary.run(["edit", "n.peernote", "Alpha", "--editor"], in: dir, env: ["EDITOR": "false", "TMPDIR": tmp.path])
         #expect(untouched.status == 66 && !untouched.stderr.contains("kept"))
+        #expect(untouched.stderr == "peernote: n.peernote: the editor (false) exited with status 1; nothing was recorded\n", "\(untouched.stderr)")
         #expect(try tmp.entries().isEmpty)
 
         // Text that is not UTF-8 is refused, and kept for the user rather than thrown away.
         let binary = try dir.write("binary.sh", "#!/bin/sh\nprintf '\\377' >> \"$1\"\n", executable: true)
         let bad = try Binary.run(["edit", "n.peernote", "Alpha", "--editor"], in: dir, env: ["EDITOR": binary, "TMPDIR": tmp.path])
         #expect(bad.status == 65)
-        #expect(bad.stderr.contains("not valid UTF-8") && bad.stderr.contains("is kept in \(tmp.path)/peernote-"))
+        #expect(bad.stderr.hasPrefix("peernote: n.peernote: the edited text is not valid UTF-8 at offset 44; nothing was recorded (the edited text is kept in \(tmp.path)/peernote-"), "\(bad.stderr)")
         #expect(try tmp.entries().count == 1)
         #expect(try dir.bytes("n.peernote") == before)
 
@@ -187,7 +188,7 @@ struct EndToEndTests {
         let same = try Binary.run(["edit", "n.peernote", "Alpha", "--editor"], in: dir, env: ["EDITOR": "true"])
         #expect(same.status == 0)
         #expect(same.stderr.contains("no changes"))
-        #expect(same.stderr.contains("the editor (true) returned at once; if it opens a window, make it wait"), "\(same.stderr)")
+        #expect(same.stderr.hasPrefix("peernote: n.peernote: no changes; nothing recorded\npeernote: n.peernote: the editor (true) returned at once; if it opens a window, make it wait"), "\(same.stderr)")
         #expect(try dir.bytes("n.peernote") == before)
         // One that took its time (a person who looked and changed nothing) gets none.
         let slow = try Binary.run(["edit", "n.peernote", "Alpha", "--editor"], in: dir, env: ["EDITOR": "sleep 1.2; true"])
@@ -202,7 +203,7 @@ struct EndToEndTests {
         let tmp = try TempDir()
         let r = try Binary.run(["edit", "n.peernote", "Alpha", "--editor"], in: dir, env: ["EDITOR": "rm", "TMPDIR": tmp.path])
         #expect(r.status == 66)
-        #expect(r.stderr.hasPrefix("peernote: the editor (rm) removed \(tmp.path)/peernote-"), "\(r.stderr)")
+        #expect(r.stderr.hasPrefix("peernote: n.peernote: the editor (rm) removed \(tmp.path)/peernote-"), "\(r.stderr)")
         #expect(r.stderr.hasSuffix(".md; nothing was recorded\n"), "\(r.stderr)")
         #expect(r.stderr.split(separator: "\n").count == 1 && !r.stderr.contains("No such file"), "\(r.stderr)")
         #expect(try dir.bytes("n.peernote") == before)
@@ -227,7 +228,7 @@ struct EndToEndTests {
         #expect(document.notes.map(\.title) == ["Alpha", "Beta", "Meanwhile"])
         #expect(document.notes[0].body == "A quick brown fox jumps over the lazy dog. Twice.")
         // Both edits are kept, merged; the user is told to look (a fix made twice would be there twice).
-        #expect(r.stderr.contains("note \"Alpha\": its body was changed while the editor was open; both edits are kept, merged"))
+        #expect(r.stderr.contains("peernote: n.peernote: note \"Alpha\": its body was changed while the editor was open; both edits are kept, merged"), "\(r.stderr)")
     }
 
     @Test("An edit made in the editor to a note deleted meanwhile is kept, and the user is told")
@@ -243,7 +244,7 @@ struct EndToEndTests {
             """, executable: true)
         let r = try Binary.run(["edit", "n.peernote", "Alpha", "--editor"], in: dir, env: ["EDITOR": script])
         #expect(r.status == 0)
-        #expect(r.stderr.contains("note \"Alpha\" was deleted while the editor was open; the edit is kept with it ('peernote restore' brings both back)"))
+        #expect(r.stderr.contains("peernote: n.peernote: note \"Alpha\" was deleted while the editor was open; the edit is kept with it ('peernote restore' brings both back)"), "\(r.stderr)")
         try ok(["restore", "n.peernote", "Alpha"], in: dir)
         #expect(try Document.open(dir.file("n.peernote")).notes[0].body == "The quick red fox jumps over the lazy dog.")
     }
@@ -305,10 +306,19 @@ struct EndToEndTests {
         let far = try Binary.run(["move", "n.peernote", "Alpha", "--to", "2"], in: dir)
         #expect(far.status == 64 && far.stderr.contains("out of range 0...1"))
         #expect(try dir.bytes("n.peernote") == before)
+        // Where it already is, and a title the notebook already has: one line naming the file, exit 0.
+        let stay = try Binary.run(["move", "n.peernote", "Alpha", "--to", "1"], in: dir)
+        #expect(stay.status == 0)
+        #expect(stay.stderr == "peernote: n.peernote: note \(alpha.prefix(8)) \"Alpha\" is already at index 1; nothing recorded\n", "\(stay.stderr)")
+        #expect(try dir.bytes("n.peernote") == before)
 
         try ok(["title", "n.peernote", "Renamed book"], in: dir)
         document = try Document.open(dir.file("n.peernote"))
         #expect(document.title == "Renamed book")
+        let retitled = try dir.bytes("n.peernote")
+        let sameTitle = try Binary.run(["title", "n.peernote", "Renamed book"], in: dir)
+        #expect(sameTitle.status == 0 && sameTitle.stderr == "peernote: n.peernote: no changes; nothing recorded\n", "\(sameTitle.stderr)")
+        #expect(try dir.bytes("n.peernote") == retitled)
         #expect(try ok(["export", "n.peernote"], in: dir).hasPrefix("# Renamed book\n"))
     }
 
@@ -386,6 +396,9 @@ struct EndToEndTests {
             (["add"], "peernote: missing expected argument '<FILE>' (see 'peernote add --help')", "Usage: peernote add "),
             (["list", "n.peernote", "--bogus"], "peernote: unknown option '--bogus' (see 'peernote list --help')", "Usage: peernote list "),
             (["lsit"], "peernote: unexpected argument 'lsit' (see 'peernote --help')", "Usage: peernote <subcommand>"),
+            // An argument's own error, lower case after the prefix; it names the option, not the file.
+            (["edit", "n.peernote", "Alpha", "--add-tag", ""], "peernote: --add-tag: a tag cannot be empty (see 'peernote edit --help')", "Usage: peernote edit "),
+            (["add", "n.peernote", "--title", "x", "--tag", "ok", "--tag", ""], "peernote: --tag: a tag cannot be empty (see 'peernote add --help')", "Usage: peernote add "),
         ]
         for c in cases {
             let r = try Binary.run(c.args, in: dir)
