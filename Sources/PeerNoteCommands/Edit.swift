@@ -61,14 +61,37 @@ extension PeerNoteCLI {
             if editor { return try executeWithEditor(author: author) }
             let newBody = try body.text()
             var warning: String?
+            var tagNotices: [String] = []
             let changed = try DocumentFile.update(file, author: author) { document in
                 let target = try NoteLookup.find(note, in: document, path: file)
                 try checkRemovedTags(of: target)
+                tagNotices = unchangedTags(of: target)
                 try apply(to: document, target, body: newBody)
                 warning = sharedTitleWarning(renaming: target, in: document)
             }
+            for line in tagNotices { Failure.report(line) }
             if !changed { Failure.report("\(file): no changes; nothing recorded") }
             if let warning { Failure.report(warning) }
+        }
+
+        /// A line for each --add-tag of a tag `target` already has and each --remove-tag of one it
+        /// lacks (matched by exact scalars, as the edit is): those change nothing, and saying
+        /// nothing would hide a typo. Not an error (exit 0), as `restore` of a live note is not:
+        /// the note already is as asked.
+        func unchangedTags(of target: Note) -> [String] {
+            let note = "note \(target.id.short) \"\(DisplayText.oneLine(target.title))\""
+            var lines: [String] = []
+            var seen: [String] = []
+            for tag in addTags where target.tags.containsScalars(of: tag) && !seen.containsScalars(of: tag) {
+                seen.append(tag)
+                lines.append("\(file): \(note) already has tag \"\(DisplayText.oneLine(tag))\"; not added again")
+            }
+            seen = []
+            for tag in removeTags where !target.tags.containsScalars(of: tag) && !seen.containsScalars(of: tag) {
+                seen.append(tag)
+                lines.append("\(file): \(note) has no tag \"\(DisplayText.oneLine(tag))\"; nothing to remove")
+            }
+            return lines
         }
 
         /// When --title gave `target` (as it was before this edit) a new title that other live
@@ -117,6 +140,7 @@ extension PeerNoteCLI {
             snapshot.author = author
             let target = try NoteLookup.find(note, in: snapshot, path: file)
             try checkRemovedTags(of: target)
+            let tagNotices = unchangedTags(of: target)
             let session = try EditorSession(text: target.body, notebook: file)
             let ran: Duration
             do { ran = try session.run() } catch {
@@ -142,6 +166,7 @@ extension PeerNoteCLI {
                 session.remove()
                 throw CLIFailure(error, path: file)
             }
+            for line in tagNotices { Failure.report(line) }
             guard snapshot.changeCount != before else {
                 let untouched = !session.wasChanged
                 session.remove()

@@ -387,6 +387,31 @@ struct EndToEndTests {
         #expect(edited.count == 1 && edited.allSatisfy { sameScalars($0.title, "caf\u{E9}") })
     }
 
+    @Test("--remove-tag of a tag the note lacks and --add-tag of one it has say so, naming the file, note and tag; exit 0, the rest of the edit is recorded")
+    func unchangedTags() throws {
+        let dir = try TempDir()
+        let (_, beta) = try makeNotebook(dir)
+        let note = "note \(beta.prefix(8)) \"Beta\""
+        let before = try dir.bytes("n.peernote")
+        let missing = try Binary.run(["edit", "n.peernote", "Beta", "--remove-tag", "zzz"], in: dir)
+        #expect(missing.status == 0)
+        #expect(missing.stderr == "peernote: n.peernote: \(note) has no tag \"zzz\"; nothing to remove\npeernote: n.peernote: no changes; nothing recorded\n", "\(missing.stderr)")
+        let present = try Binary.run(["edit", "n.peernote", "Beta", "--add-tag", "b", "--add-tag", "b"], in: dir)
+        #expect(present.status == 0)
+        #expect(present.stderr == "peernote: n.peernote: \(note) already has tag \"b\"; not added again\npeernote: n.peernote: no changes; nothing recorded\n", "\(present.stderr)")
+        #expect(try dir.bytes("n.peernote") == before)
+        // With the editor too (it opened and changed nothing: the lines come before "no changes").
+        let viaEditor = try Binary.run(["edit", "n.peernote", "Beta", "--editor", "--remove-tag", "zzz"], in: dir, env: ["EDITOR": "sleep 1.2; true"])
+        #expect(viaEditor.status == 0)
+        #expect(viaEditor.stderr == missing.stderr, "\(viaEditor.stderr)")
+        #expect(try dir.bytes("n.peernote") == before)
+        // Beside changes that do happen: the line, and the change recorded.
+        let mixed = try Binary.run(["edit", "n.peernote", "Beta", "--remove-tag", "b", "--remove-tag", "zzz", "--add-tag", "c"], in: dir)
+        #expect(mixed.status == 0)
+        #expect(mixed.stderr == "peernote: n.peernote: \(note) has no tag \"zzz\"; nothing to remove\n", "\(mixed.stderr)")
+        #expect(try Document.open(dir.file("n.peernote")).notes[1].tags == ["c"])
+    }
+
     @Test("A usage error is one line 'peernote: … (see 'peernote SUBCOMMAND --help')', then the usage synopsis; exit 64")
     func usageErrors() throws {
         let dir = try TempDir()
