@@ -30,6 +30,7 @@ let package = Package(
         fuzzTarget("FuzzMerge"),
         fuzzTarget("FuzzDecodeCBOR"),
         fuzzTarget("FuzzColumns"),
+        fuzzTarget("FuzzSalvage"),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -5,8 +5,8 @@
 
 writes OUT/FuzzLoad (every fixture, damaged ones too), OUT/FuzzMerge (pairs of fixtures in the
 target's input layout: 2-byte big-endian length of the first file, then both files),
-OUT/FuzzDecodeCBOR (each block's payload) and OUT/FuzzColumns (each file's first block in
-FuzzColumns' layout, columns inflated). Only the standard library is used.
+OUT/FuzzDecodeCBOR (each block's payload), OUT/FuzzColumns (each file's first block in
+FuzzColumns' layout, columns inflated) and OUT/FuzzSalvage (every fixture, as FuzzLoad). Only the standard library is used.
 """
 import os
 import struct
@@ -107,7 +107,7 @@ def main():
                 with open(path, "rb") as f:
                     files[os.path.relpath(path, fixtures).replace("/", "_")] = f.read()
     valid = {k: v for k, v in files.items() if not k.startswith("damaged")}
-    dirs = {t: os.path.join(out, t) for t in ("FuzzLoad", "FuzzMerge", "FuzzDecodeCBOR", "FuzzColumns")}
+    dirs = {t: os.path.join(out, t) for t in ("FuzzLoad", "FuzzMerge", "FuzzDecodeCBOR", "FuzzColumns", "FuzzSalvage")}
     for d in dirs.values():
         os.makedirs(d, exist_ok=True)
 
@@ -117,6 +117,7 @@ def main():
 
     for name, data in files.items():
         put("FuzzLoad", name, data)
+        put("FuzzSalvage", name, data)
     for a, da in valid.items():
         for b, db in valid.items():
             if a < b or a == b == "hi.peernote":
