@@ -45,11 +45,25 @@ public struct PNMerge: ParsableCommand {
 
     public init() {}
 
+    /// What a first word that is no subcommand is refused with (`pnmerge mrege …`).
+    public static let unknownCommand = UnknownCommand(
+        tool: "pnmerge",
+        commands: configuration.subcommands.map { $0._commandName },
+        aliases: ["check": "validate", "verify": "validate", "info": "inspect", "cat": "show", "print": "show",
+                  "view": "show", "history": "log", "compare": "diff", "setup": "git-setup", "install": "git-setup",
+                  "driver": "git-driver", "repair": "salvage", "recover": "salvage", "gc": "compact"],
+        fileCommand: "show")
+
     /// Parses `arguments` (without the program name), runs the command with its output going to `output`,
     /// and returns the exit status. Errors are written to `output`'s error stream as one line (control
     /// characters in it, say from a file name or a document, made visible: `DisplayText.oneLine`).
     public static func execute(_ arguments: [String], output: any OutputSink = StandardStreams()) -> Int32 {
-        Console.$current.withValue(output) {
+        // `pnmerge mrege a b -o c`: the unknown command, not ArgumentParser's "unknown option '-o'".
+        if let refusal = unknownCommand.refusal(arguments) {
+            output.writeError(refusal)
+            return ExitStatus.usage.rawValue
+        }
+        return Console.$current.withValue(output) {
             do {
                 var command = try parseAsRoot(arguments)
                 try command.run()

@@ -26,11 +26,24 @@ public struct PeerNoteCLI: ParsableCommand {
 
     public init() {}
 
+    /// What a first word that is no subcommand is refused with (`peernote mv …`).
+    public static let unknownCommand = UnknownCommand(
+        tool: "peernote",
+        commands: configuration.subcommands.map { $0._commandName },
+        aliases: ["mv": "move", "delete": "rm", "del": "rm", "remove": "rm", "ls": "list", "init": "new",
+                  "create": "new", "undelete": "restore"],
+        fileCommand: "list")
+
     /// Parses `arguments` (without the program name, already `normalizedArguments`), runs the
     /// command, and returns the exit status. A subcommand reports its own failures (one line,
     /// `PeerNoteSubcommand`); ArgumentParser's outcomes are written as `ParserOutcome` says: help
     /// on standard output, a usage error as one line `peernote: …` and the usage synopsis.
     public static func execute(_ arguments: [String]) -> Int32 {
+        // `peernote mv f n --to 1`: the unknown command, not ArgumentParser's "unknown option '--to'".
+        if let refusal = unknownCommand.refusal(arguments) {
+            Terminal.error(String(refusal.dropLast()))
+            return ExitStatus.usage.rawValue
+        }
         do {
             var command = try parseAsRoot(arguments)
             try command.run()

@@ -487,7 +487,7 @@ struct CommandTests {
             (["sync"], "pnmerge: missing expected argument '<dir> ...' (see 'pnmerge sync --help')", "Usage: pnmerge sync "),
             (["show"], "pnmerge: missing expected argument '<file>' (see 'pnmerge show --help')", "Usage: pnmerge show "),
             (["log", "--jsn", file], "pnmerge: unknown option '--jsn'. Did you mean '--json'? (see 'pnmerge log --help')", "Usage: pnmerge log "),
-            (["lgo", file], "pnmerge: 2 unexpected arguments: 'lgo', '\(file)' (see 'pnmerge --help')", "Usage: pnmerge <subcommand>"),
+            (["lgo", file], "pnmerge: unknown command 'lgo'; did you mean 'log'? (see 'pnmerge --help')", "Commands: merge, validate, "),
         ]
         for c in cases {
             let r = pnmerge(c.args)

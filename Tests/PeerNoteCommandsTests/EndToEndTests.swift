@@ -420,7 +420,7 @@ struct EndToEndTests {
             (["edit", "n.peernote", "Alpha"], "peernote: nothing to change: give --title, --body, --body-file, --editor, --add-tag, --remove-tag or --priority (see 'peernote edit --help')", "Usage: peernote edit "),
             (["add"], "peernote: missing expected argument '<FILE>' (see 'peernote add --help')", "Usage: peernote add "),
             (["list", "n.peernote", "--bogus"], "peernote: unknown option '--bogus' (see 'peernote list --help')", "Usage: peernote list "),
-            (["lsit"], "peernote: unexpected argument 'lsit' (see 'peernote --help')", "Usage: peernote <subcommand>"),
+            (["lsit"], "peernote: unknown command 'lsit'; did you mean 'list'? (see 'peernote --help')", "Commands: new, add, "),
             // An argument's own error, lower case after the prefix; it names the option, not the file.
             (["edit", "n.peernote", "Alpha", "--add-tag", ""], "peernote: --add-tag: a tag cannot be empty (see 'peernote edit --help')", "Usage: peernote edit "),
             (["add", "n.peernote", "--title", "x", "--tag", "ok", "--tag", ""], "peernote: --tag: a tag cannot be empty (see 'peernote add --help')", "Usage: peernote add "),

@@ -1,0 +1,76 @@
+import Foundation
+import PeerNoteCLISupport
+import Testing
+
+/// The first word of a peernote command line.
+@Suite("peernote: a first word that is no command")
+struct CommandWordTests {
+    static let commandsLine = "Commands: new, add, edit, rm, restore, move, title, list, export, import\n"
+
+    @Test("A first word that is no command is named as that, with the command it likely meant, even when options follow",
+          arguments: [
+              (["mv", "f.peernote", "n1", "--to", "1"], "unknown command 'mv'; did you mean 'move'?"),
+              (["delete", "f", "x", "--author", "y"], "unknown command 'delete'; did you mean 'rm'?"),
+              (["remove", "f", "x"], "unknown command 'remove'; did you mean 'rm'?"),
+              (["lsit", "f.peernote"], "unknown command 'lsit'; did you mean 'list'?"),
+              (["Add", "f.peernote", "--title", "x"], "unknown command 'Add'; did you mean 'add'?"),
+              (["exprot", "f.peernote", "--format", "json"], "unknown command 'exprot'; did you mean 'export'?"),
+              (["frobnicate", "--all"], "unknown command 'frobnicate'"),
+              (["x", "f.peernote"], "unknown command 'x'"),
+              (["f.peernote"], "unknown command 'f.peernote'; the command comes first: peernote list f.peernote"),
+              (["notes/my notes.peernote", "--deleted"], "unknown command 'notes/my notes.peernote'; the command comes first: peernote list 'notes/my notes.peernote'"),
+          ])
+    func unknownCommand(args: [String], message: String) throws {
+        let dir = try TempDir()
+        let r = try Binary.run(args, in: dir)
+        #expect(r.status == ExitStatus.usage.rawValue, "\(args): \(r.stderr)")
+        #expect(r.stderr == "peernote: \(message) (see 'peernote --help')\n" + Self.commandsLine, "\(args)")
+        #expect(r.stdout.isEmpty)
+        #expect(try dir.entries().isEmpty)
+    }
+
+    @Test("An existing file given first is told to come after the command; help, options and real commands parse as before")
+    func firstWordsThatStillWork() throws {
+        let dir = try TempDir()
+        #expect(try Binary.run(["new", "book", "--title", "B"], in: dir).status == 0)
+        let file = try Binary.run(["book"], in: dir)
+        #expect(file.status == 64)
+        #expect(file.stderr.hasPrefix("peernote: unknown command 'book'; the command comes first: peernote list book (see 'peernote --help')\n"), "\(file.stderr)")
+        let help = try Binary.run(["help", "move"], in: dir)
+        #expect(help.status == 0)
+        #expect(help.stdout.contains("USAGE: peernote move"), "\(help.stdout)")
+        let option = try Binary.run(["--frob"], in: dir)
+        #expect(option.status == 64)
+        #expect(option.stderr.hasPrefix("peernote: unknown option '--frob' (see 'peernote --help')\n"), "\(option.stderr)")
+        let stdin = try Binary.run(["-"], in: dir)
+        #expect(stdin.status == 64)
+        #expect(stdin.stderr.hasPrefix("peernote: unexpected argument '-'"), "\(stdin.stderr)")
+        #expect(try Binary.run(["--version"], in: dir).status == 0)
+        // A subcommand's own errors are its own, as before.
+        let move = try Binary.run(["move", "book", "n1", "--to", "1"], in: dir)
+        #expect(move.status == 64)
+        #expect(move.stderr.contains("n1"), "\(move.stderr)")
+        #expect(!move.stderr.contains("unknown command"), "\(move.stderr)")
+    }
+
+    @Test("Suggestions: aliases, a unique beginning, the closest names; nothing for a word that is not close")
+    func suggestions() {
+        let peernote = UnknownCommand(tool: "peernote", commands: ["new", "add", "edit", "rm", "restore", "move", "title", "list", "export", "import"],
+                                      aliases: ["mv": "move", "delete": "rm", "ls": "list"], fileCommand: "list")
+        #expect(peernote.suggestions(for: "mv") == ["move"])
+        #expect(peernote.suggestions(for: "LS") == ["list"])
+        #expect(peernote.suggestions(for: "imp") == ["import"])
+        #expect(peernote.suggestions(for: "delte") == ["rm"])
+        #expect(peernote.suggestions(for: "mvoe") == ["move"])
+        #expect(peernote.suggestions(for: "ediit") == ["edit"])
+        #expect(peernote.suggestions(for: "ad") == ["add"])
+        #expect(peernote.suggestions(for: "x") == [])
+        #expect(peernote.suggestions(for: "zzz") == [])
+        #expect(peernote.suggestions(for: "e") == [])
+        #expect(peernote.refusal(["move", "a"]) == nil)
+        #expect(peernote.refusal(["help"]) == nil)
+        #expect(peernote.refusal(["--help"]) == nil)
+        #expect(peernote.refusal([]) == nil)
+        #expect(peernote.refusal(["a\u{1b}[2Jb"], namesFile: { _ in false })?.hasPrefix("peernote: unknown command 'a\\u{1b}[2Jb' (see") == true)
+    }
+}
