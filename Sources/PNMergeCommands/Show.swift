@@ -17,7 +17,8 @@ extension PNMerge {
             Prints the notebook title and every live note in document order: title, \
             priority and tags, creation time and body, followed by the open conflicts. \
             --format markdown gives '# Title', then '## Note title', a priority/tags line \
-            and the body for each note, for reading ('peernote export' writes the Markdown \
+            and the body for each note, for reading (a body line that would read as a heading, \
+            such as '# Steps', is written '\\# Steps'; 'peernote export' writes the Markdown \
             that 'peernote import' reads back); --format json gives the object described in \
             pnmerge(1). --at CHANGE shows the notebook as it was just after that change \
             (a change id as 'pnmerge log' prints it, SEQ@REPLICA, with any unique prefix of \
@@ -65,7 +66,8 @@ extension PNMerge {
 
 /// A notebook as text, Markdown and JSON, for `show`. In text and Markdown, titles and tags are shown
 /// on one line and bodies as lines, with control characters made visible (`DisplayText`); tags that
-/// are the same text in other Unicode scalars are each followed by their scalars.
+/// are the same text in other Unicode scalars are each followed by their scalars. In Markdown, body
+/// lines that would read as a `#` or `##` heading get a backslash (`MarkdownHeading.escapeBody`).
 enum NotebookRendering {
     static func text(_ notebook: Notebook, style: RenderStyle) -> String {
         let title = notebook.title.isEmpty ? "(untitled notebook)" : DisplayText.oneLine(notebook.title)
@@ -97,7 +99,9 @@ enum NotebookRendering {
             if !note.tags.isEmpty { facts.append("Tags: " + DisplayText.sideBySide(note.tags, DisplayText.oneLine).joined(separator: ", ")) }
             facts.append("Created: " + style.dateTime(note.created))
             lines.append(facts.joined(separator: " · "))
-            if !note.body.isEmpty { lines += ["", DisplayText.multiline(note.body)] }
+            // A body line such as "# Steps" would read as a note or the notebook title: escaped
+            // as `peernote export` escapes it ("\# Steps").
+            if !note.body.isEmpty { lines += ["", DisplayText.multiline(MarkdownHeading.escapeBody(note.body))] }
         }
         if !notebook.conflicts.isEmpty {
             lines += ["", "---", "", "**Conflicts**", ""]

@@ -101,16 +101,8 @@ public enum MarkdownFormat {
         return String(out)
     }
 
-    static func escapeBody(_ body: String) -> String {
-        let lines = split(Array(body.unicodeScalars))
-        let escaped = lines.map { line -> Line in
-            guard let m = marker(line) else { return line }
-            var l = line
-            l.insert("\\", at: m.indent)
-            return l
-        }
-        return string(join(escaped))
-    }
+    /// Body lines that would read as headings get one more backslash (shared with `pnmerge show`).
+    static func escapeBody(_ body: String) -> String { MarkdownHeading.escapeBody(body) }
 
     // MARK: Reading
 
@@ -225,32 +217,11 @@ public enum MarkdownFormat {
         return n >= 3 ? c : nil
     }
 
-    /// A heading marker: up to three spaces, backslashes, then `#` or `##` and a space, tab or the
-    /// end of the line. `end` is where the heading's text ends: before the line's last scalar
-    /// when that is a CR (a heading is a structural line, which drops one CR before its LF).
-    struct Marker {
-        var indent: Int
-        var backslashes: Int
-        var level: Int
-        var textStart: Int
-        var end: Int
-    }
+    /// A heading marker (`MarkdownHeading.Marker`): up to three spaces, backslashes, then `#` or
+    /// `##` and a space, tab or the end of the line.
+    typealias Marker = MarkdownHeading.Marker
 
-    static func marker(_ line: Line) -> Marker? {
-        let end = line.last == "\r" ? line.count - 1 : line.count
-        var i = 0
-        while i < end && i < 3 && line[i] == " " { i += 1 }
-        let indent = i
-        while i < end && line[i] == "\\" { i += 1 }
-        let backslashes = i - indent
-        let hashes = i
-        while i < end && line[i] == "#" { i += 1 }
-        let level = i - hashes
-        guard level == 1 || level == 2 else { return nil }
-        if i == end { return Marker(indent: indent, backslashes: backslashes, level: level, textStart: i, end: end) }
-        guard line[i] == " " || line[i] == "\t" else { return nil }
-        return Marker(indent: indent, backslashes: backslashes, level: level, textStart: i + 1, end: end)
-    }
+    static func marker(_ line: Line) -> Marker? { MarkdownHeading.marker(line) }
 
     /// A heading's text with `\\`, `\n` and `\r` decoded (other backslashes are kept).
     static func headingText(_ line: Line) -> String {
