@@ -1,6 +1,11 @@
 import ArgumentParser
 import PeerNote
 import PeerNoteCLISupport
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 extension PeerNoteCLI {
     /// `peernote list FILE`: one note a line: index, short id, title, tags, priority.
@@ -8,7 +13,7 @@ extension PeerNoteCLI {
         static let configuration = CommandConfiguration(
             commandName: "list",
             abstract: "List the notes: index, short id, title, tags and priority.",
-            discussion: "One note a line, in aligned columns; '-' stands for no tags. Line breaks, tabs and other control characters in titles and tags show as \\n, \\t and \\u{1b}. A note's tags that are the same text in other Unicode scalars are each followed by their scalars: caf\\u{e9}."
+            discussion: "One note a line, in aligned columns; '-' stands for no tags. A notebook without notes lists nothing ('(no notes)' when standard output is a terminal). When the notebook has open conflicts, one line on standard error after the list says how many ('pnmerge show' lists them). Line breaks, tabs and other control characters in titles and tags show as \\n, \\t and \\u{1b}. A note's tags that are the same text in other Unicode scalars are each followed by their scalars: caf\\u{e9}."
         )
 
         @Argument(help: ArgumentHelp("The .peernote file (- for standard input).", valueName: "FILE"), completion: .file(extensions: ["peernote"]))
@@ -20,7 +25,26 @@ extension PeerNoteCLI {
         func execute() throws {
             let document = try DocumentFile.open(file)
             let notes = deleted ? document.deletedNotes : document.notes
-            try StandardOutput.write(Self.render(notes, indexed: !deleted, color: Terminal.colorEnabled()))
+            var listing = Self.render(notes, indexed: !deleted, color: Terminal.colorEnabled())
+            // "(no notes)" is for the person at the terminal; a script reading the list gets no lines.
+            if notes.isEmpty, isatty(1) == 1 { listing = Self.nothingListed(deleted: deleted) + "\n" }
+            try StandardOutput.write(listing)
+            // On standard error, so that the list itself stays one note a line for a pipe.
+            if let line = Self.conflictsLine(document.conflicts.count, file: file) { Failure.report(line) }
+        }
+
+        /// What an empty listing says on a terminal.
+        static func nothingListed(deleted: Bool) -> String {
+            deleted ? "(no deleted notes)" : "(no notes)"
+        }
+
+        /// `FILE: 2 conflicts: see 'pnmerge show FILE'`, or nil when there are none. A FILE that
+        /// the shell needs quoted is given as `see: pnmerge show 'my notes.peernote'`.
+        static func conflictsLine(_ count: Int, file: String) -> String? {
+            guard count > 0 else { return nil }
+            let quoted = ShellQuote.word(file)
+            let command = "pnmerge show " + quoted
+            return "\(file): \(count) conflict\(count == 1 ? "" : "s"): " + (quoted == file ? "see '\(command)'" : "see: \(command)")
         }
 
         /// The widest the title and tags columns are padded to: a longer cell runs on into the
