@@ -77,7 +77,7 @@ enum NotebookRendering {
             lines.append("")
             lines.append(style.paint(note.title.isEmpty ? "(untitled)" : DisplayText.oneLine(note.title), .bold))
             var facts = ["priority \(note.priority.rawValue)"]
-            if !note.tags.isEmpty { facts.append("tags " + DisplayText.sideBySide(note.tags, DisplayText.oneLine).joined(separator: ", ")) }
+            if !note.tags.isEmpty { facts.append("tags " + DisplayText.tagList(note.tags)) }
             facts.append("created " + style.dateTime(note.created))
             lines.append("  " + style.paint(facts.joined(separator: " · "), .dim))
             if !note.body.isEmpty {
@@ -96,7 +96,7 @@ enum NotebookRendering {
         for note in notebook.notes {
             lines += ["", "## " + (note.title.isEmpty ? "(untitled)" : DisplayText.oneLine(note.title)), ""]
             var facts = ["Priority: \(note.priority.rawValue)"]
-            if !note.tags.isEmpty { facts.append("Tags: " + DisplayText.sideBySide(note.tags, DisplayText.oneLine).joined(separator: ", ")) }
+            if !note.tags.isEmpty { facts.append("Tags: " + DisplayText.tagList(note.tags)) }
             facts.append("Created: " + style.dateTime(note.created))
             lines.append(facts.joined(separator: " · "))
             // A body line such as "# Steps" would read as a note or the notebook title: escaped

@@ -56,7 +56,7 @@ enum TextconvRendering {
             lines.append("")
             var header = "## " + oneLine(note.title.isEmpty ? "(untitled)" : note.title) + "  [\(note.id.short)]"
             header += " priority: \(note.priority.rawValue)"
-            if !note.tags.isEmpty { header += " tags: " + note.tags.map(oneLine).joined(separator: ", ") }
+            if !note.tags.isEmpty { header += " tags: " + DisplayText.tagList(note.tags) }
             lines.append(header)
             if !note.body.isEmpty {
                 lines += DisplayText.bodyLines(note.body).map { "    " + $0 }

@@ -99,6 +99,30 @@ public enum DisplayText {
         texts.map { text in hasLookAlike(text, among: texts) ? show(text) + " (" + scalars(text) + ")" : show(text) }
     }
 
+    /// A note's tags on one line, as the tools list them: `a, b`. A tag that would not read as
+    /// one there is quoted, `"a, b"` (`"` and `\` inside escaped with a backslash): an empty tag,
+    /// `-` (what `peernote list` shows for no tags), one holding a comma or a double quote, or
+    /// one that starts or ends with a space or a tab. So the tags `a, b` and `a`, `b` read apart.
+    /// Each is shown with `oneLine`, and look-alikes are spelled out (`sideBySide`).
+    public static func tagList(_ tags: [String]) -> String {
+        sideBySide(tags) { tag in
+            guard needsQuotes(tag) else { return oneLine(tag) }
+            var quoted = String.UnicodeScalarView()
+            for s in tag.unicodeScalars {
+                if s == "\\" || s == "\"" { quoted.append("\\") }
+                quoted.append(s)
+            }
+            return "\"" + oneLine(String(quoted)) + "\""
+        }.joined(separator: ", ")
+    }
+
+    /// Whether `tagList` quotes `tag`.
+    static func needsQuotes(_ tag: String) -> Bool {
+        let scalars = tag.unicodeScalars
+        guard let first = scalars.first, let last = scalars.last, tag != "-" else { return true }
+        return first == " " || first == "\t" || last == " " || last == "\t" || scalars.contains { $0 == "," || $0 == "\"" }
+    }
+
     /// Whether one of `others` is `text` in other Unicode scalars: canonically equivalent, not the same scalars.
     public static func hasLookAlike(_ text: String, among others: [String]) -> Bool {
         // Two ASCII strings are equivalent only when they are the same (a non-ASCII one, such as

@@ -57,7 +57,7 @@ extension PeerNoteCLI {
         static func render(_ notes: [Note], indexed: Bool, color: Bool) -> String {
             let rows = notes.enumerated().map { i, note in
                 [indexed ? String(i) : "-", note.id.short, DisplayText.oneLine(note.title),
-                 note.tags.isEmpty ? "-" : DisplayText.sideBySide(note.tags, DisplayText.oneLine).joined(separator: ", "), note.priority.rawValue]
+                 note.tags.isEmpty ? "-" : DisplayText.tagList(note.tags), note.priority.rawValue]
             }
             var widths = [Int](repeating: 0, count: 5)
             // Padded by terminal columns (a CJK character or an emoji takes two), not by characters.

@@ -131,4 +131,25 @@ struct LookAlikeReportTests {
         #expect(DisplayText.sideBySide(["K", "\u{212A}"], { $0 }) == ["K (K)", "\u{212A} (\\u{212a})"])
         #expect(DisplayText.sideBySide(["a", "b"], { $0 }) == ["a", "b"])
     }
+
+    @Test("Tags that would not read as one tag in a list are quoted, so 'a, b' and 'a', 'b' read apart (list, show, textconv)")
+    func tagList() throws {
+        #expect(DisplayText.tagList(["a", "b"]) == "a, b")
+        #expect(DisplayText.tagList(["a, b"]) == "\"a, b\"")
+        #expect(DisplayText.tagList([" a", "a "]) == "\" a\", \"a \"")
+        #expect(DisplayText.tagList(["", "-", "x"]) == "\"\", \"-\", x")
+        #expect(DisplayText.tagList(["say \"hi\"", "back\\slash"]) == "\"say \\\"hi\\\"\", back\\slash")
+        #expect(DisplayText.tagList(["tab\tin", "esc\u{1B}"]) == "tab\\tin, esc\\u{1b}")
+        // End to end: two notes whose tags once printed alike.
+        let dir = try TempDir()
+        let doc = Document(title: "T", author: "ann")
+        doc.addNote(title: "one", tags: ["a, b"])
+        doc.addNote(title: "two", tags: ["a", "b"])
+        let file = try dir.write(doc.save(), "t.peernote")
+        let shown = pnmerge(["show", file]).out
+        #expect(shown.contains("tags \"a, b\""), "\(shown)")
+        #expect(shown.contains("tags a, b"), "\(shown)")
+        let textconv = pnmerge(["textconv", file]).out
+        #expect(textconv.contains("tags: \"a, b\""), "\(textconv)")
+    }
 }
