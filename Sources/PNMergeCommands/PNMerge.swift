@@ -58,11 +58,6 @@ public struct PNMerge: ParsableCommand {
     /// and returns the exit status. Errors are written to `output`'s error stream as one line (control
     /// characters in it, say from a file name or a document, made visible: `DisplayText.oneLine`).
     public static func execute(_ arguments: [String], output: any OutputSink = StandardStreams()) -> Int32 {
-        // `pnmerge mrege a b -o c`: the unknown command, not ArgumentParser's "unknown option '-o'".
-        if let refusal = unknownCommand.refusal(arguments) {
-            output.writeError(refusal)
-            return ExitStatus.usage.rawValue
-        }
         return Console.$current.withValue(output) {
             do {
                 var command = try parseAsRoot(arguments)
@@ -82,6 +77,14 @@ public struct PNMerge: ParsableCommand {
                 output.writeError(errorLine("\(error)"))
                 return ExitStatus.invalidInput.rawValue
             } catch {
+                // `pnmerge mrege a b -o c`: the unknown command, not ArgumentParser's "unknown
+                // option '-o'". Looked for only here: a first word that is no command never
+                // parses, and listing the commands' names reads every subcommand's configuration
+                // (0.6 M instructions, which every run, the git driver's too, paid when this came first).
+                if let refusal = unknownCommand.refusal(arguments) {
+                    output.writeError(refusal)
+                    return ExitStatus.usage.rawValue
+                }
                 // ArgumentParser's own outcomes: help, version, completion scripts, usage errors
                 // (one line, `pnmerge: … (see 'pnmerge log --help')`, then the usage synopsis), ExitCode.
                 let outcome = ParserOutcome(error, command: Self.self, tool: "pnmerge")
