@@ -64,7 +64,7 @@ extension PNMerge {
             // those OURS lacked (made here, or THEIRS had them) in full, those OURS already had
             // (committed before) counted.
             let conflicts = report.newConflicts, earlier = report.earlierConflicts.count
-            let see = "(see: pnmerge show \(DisplayText.oneLine(ShellQuote.word(name))))"
+            let see = "(see: pnmerge show \(DisplayText.oneLine(ShellQuote.path(name))))"
             if !report.upToDate && !conflicts.isEmpty {
                 let style = RenderStyle(color: false, timeZone: console.timeZone)
                 var lines = ["pnmerge: \(Inputs.displayName(name)): merged; \(Text.count(conflicts.count, "conflict")) kept in the notebook \(see):"]
@@ -83,7 +83,7 @@ extension PNMerge {
             // conflict, so that someone looks before the merge is committed.
             guard !outcome.salvaged.isEmpty else { return }
             for side in outcome.salvaged { console.writeError("pnmerge: \(side.line)\n") }
-            let shown = DisplayText.oneLine(ShellQuote.word(name))
+            let shown = DisplayText.oneLine(ShellQuote.path(name))
             throw CLIFailure(.conflict, "\(Inputs.displayName(name)): the merge of what could be read is in the work tree, for git to mark as a conflict: "
                              + "check it (pnmerge show \(shown)), then 'git add \(shown)' to keep it")
         }
@@ -112,8 +112,9 @@ enum GitMergeDriver {
             case (_, false): "at least \(Text.count(lost, "change")) are lost"
             }
             let kept = Text.count(self.kept, "intact change")
-            let done = isOurs ? "kept its \(kept)" : "recovered its \(kept), \(brought) of them new to ours and merged"
-            return "\(label): \(problem); \(done) (\(lostText); 'pnmerge salvage' on that commit's file says more)"
+            let done = isOurs ? "kept its \(kept)"
+                : brought == 0 ? "recovered its \(kept), none of them new to ours" : "recovered its \(kept), \(brought) of them new to ours and merged"
+            return "\(label): \(problem); \(done) (\(lostText); 'pnmerge salvage' on that commit's file, from 'git show COMMIT:PATH', says more)"
         }
     }
 

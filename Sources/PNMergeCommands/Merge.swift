@@ -184,7 +184,7 @@ enum MergeOperation {
         var held: [String] = []
         if changes > 0 { held.append("\(Text.count(changes, "change")) the result lacks (\(Text.authors(lacking.changesByAuthor)))") }
         if lacking.fields > 0 { held.append("\(Text.count(lacking.fields, "field")) of a newer version the result lacks") }
-        let again = (["pnmerge", "merge"] + (command + [output, "-o", output]).map(ShellQuote.word)).joined(separator: " ")
+        let again = (["pnmerge", "merge"] + (command + [output]).map(ShellQuote.path) + ["-o", ShellQuote.path(output)]).joined(separator: " ")
         throw CLIFailure(.cannotCreate, "\(name): already exists and holds \(held.joined(separator: " and ")); "
                          + "merge it too (\(DisplayText.oneLine(again))) or choose another output")
     }

@@ -79,7 +79,7 @@ struct MergeReport {
             if dryRun && !upToDate { return these + " would still be open." }
             // Named when the file holds the result: written, or MINE already up to date.
             let holder = written ? output : (upToDate && output == mine ? mine : "-")
-            let see = holder == "-" ? "" : " (see: pnmerge show \(DisplayText.oneLine(ShellQuote.word(holder))))"
+            let see = holder == "-" ? "" : " (see: pnmerge show \(DisplayText.oneLine(ShellQuote.path(holder))))"
             return these + (n == 1 ? " is" : " are") + " still open" + see + "."
         }
         if let n = bytesWritten {

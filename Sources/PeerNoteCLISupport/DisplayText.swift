@@ -154,10 +154,38 @@ public enum ShellQuote {
             s.isASCII && (s.properties.isAlphabetic || ("0" ... "9").contains(s) || "_@%+=:,./-".unicodeScalars.contains(s))
         }
         if safe { return word }
+        // A line break or another control character cannot be written inside single quotes so
+        // that a message shows it: `$'…'` (bash, zsh, ksh) spells it with a backslash.
+        if word.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) {
+            var quoted = "$'"
+            for s in word.unicodeScalars {
+                switch s {
+                case "\\": quoted += "\\\\"
+                case "'": quoted += "\\'"
+                case "\n": quoted += "\\n"
+                case "\t": quoted += "\\t"
+                case "\r": quoted += "\\r"
+                case _ where s.value < 0x20 || s.value == 0x7F:
+                    quoted += "\\x" + String(s.value, radix: 16).leftPadded(to: 2)
+                default: quoted.unicodeScalars.append(s)
+                }
+            }
+            return quoted + "'"
+        }
         var quoted = "'"
         for c in word { quoted += c == "'" ? "'\\''" : String(c) }
         return quoted + "'"
     }
+
+    /// A file name as a command's argument: `word(path)`, with `./` before a relative name that
+    /// starts with `-` (which a command would take for an option). `-` alone (standard input) stays.
+    public static func path(_ path: String) -> String {
+        word(path.hasPrefix("-") && path != "-" ? "./" + path : path)
+    }
+}
+
+private extension String {
+    func leftPadded(to width: Int) -> String { count >= width ? self : String(repeating: "0", count: width - count) + self }
 }
 
 extension DisplayText {

@@ -11,7 +11,7 @@ public enum SalvageHint {
         guard case .invalidDocument = error, !bytes.isEmpty,
               let rescue = try? Document.salvage(bytes), !rescue.isIntact else { return "" }
         let n = rescue.document.changeCount
-        let file = path == "-" ? "-" : ShellQuote.word(path)
+        let file = ShellQuote.path(path)
         return "; 'pnmerge salvage \(file) -o NEW.peernote' recovers its \(n) intact change\(n == 1 ? "" : "s")"
     }
 

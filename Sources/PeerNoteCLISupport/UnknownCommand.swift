@@ -42,7 +42,7 @@ public struct UnknownCommand: Sendable {
         if !suggestions.isEmpty {
             first += "; did you mean " + suggestions.map { "'\($0)'" }.joined(separator: " or ") + "?"
         } else if word.hasSuffix(".peernote") || word.contains("/") || namesFile(word) {
-            first += "; the command comes first: \(tool) \(fileCommand) \(ShellQuote.word(word))"
+            first += "; the command comes first: \(tool) \(fileCommand) \(ShellQuote.path(word))"
         }
         first += " (see '\(tool) --help')"
         return DisplayText.oneLine(first) + "\n" + "Commands: " + commands.joined(separator: ", ") + "\n"

@@ -154,12 +154,12 @@ enum NoteLookup {
                 // No live note matches: say so of the deleted notes that do, one or several.
                 let deleted = deletedMatches(query, in: document)
                 if deleted.count == 1, let only = deleted.first {
-                    throw CLIFailure(.usage, "\(path): note \(only.id.short) \"\(only.title)\" is deleted; bring it back with: peernote restore \(ShellQuote.word(path)) \(only.id.short)")
+                    throw CLIFailure(.usage, "\(path): note \(only.id.short) \"\(only.title)\" is deleted; bring it back with: peernote restore \(ShellQuote.path(path)) \(only.id.short)")
                 }
                 if deleted.count > 1 {
                     let shown = deleted.prefix(10).map { "\($0.id.short) \"\($0.title)\"" }.joined(separator: ", ")
                     let more = deleted.count > 10 ? ", … (\(deleted.count) in all; peernote list --deleted shows them)" : ""
-                    throw CLIFailure(.usage, "\(path): \"\(query)\" matches only deleted notes, \(deleted.count) of them: \(shown)\(more); bring one back by its id with: peernote restore \(ShellQuote.word(path)) ID")
+                    throw CLIFailure(.usage, "\(path): \"\(query)\" matches only deleted notes, \(deleted.count) of them: \(shown)\(more); bring one back by its id with: peernote restore \(ShellQuote.path(path)) ID")
                 }
                 try refuseEquivalentTitle(query, among: document.notes, path: path)
                 throw CLIFailure(.usage, "\(path): \(error)\(candidates(document.notes))")

@@ -38,13 +38,13 @@ extension PeerNoteCLI {
             deleted ? "(no deleted notes)" : "(no notes)"
         }
 
-        /// `FILE: 2 conflicts: see 'pnmerge show FILE'`, or nil when there are none. A FILE that
-        /// the shell needs quoted is given as `see: pnmerge show 'my notes.peernote'`.
+        /// `FILE: 2 conflicts (see: pnmerge show FILE)`, FILE quoted for the shell where it needs it
+        /// (as pnmerge's lines give such commands), or nil when there are none. Standard input,
+        /// read already, has only the count.
         static func conflictsLine(_ count: Int, file: String) -> String? {
             guard count > 0 else { return nil }
-            let quoted = ShellQuote.word(file)
-            let command = "pnmerge show " + quoted
-            return "\(file): \(count) conflict\(count == 1 ? "" : "s"): " + (quoted == file ? "see '\(command)'" : "see: \(command)")
+            let counted = "\(file == "-" ? "<stdin>" : file): \(count) conflict\(count == 1 ? "" : "s")"
+            return file == "-" ? counted : counted + " (see: pnmerge show \(ShellQuote.path(file)))"
         }
 
         /// The widest the title and tags columns are padded to: a longer cell runs on into the

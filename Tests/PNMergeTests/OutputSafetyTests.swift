@@ -124,9 +124,20 @@ struct OutputSafetyTests {
         #expect(ShellQuote.word("notes.peernote") == "notes.peernote")
         #expect(ShellQuote.word("dir/a-b_c@1%2+3=4:5,6.peernote") == "dir/a-b_c@1%2+3=4:5,6.peernote")
         #expect(ShellQuote.word("my notes.peernote") == "'my notes.peernote'")
-        for word in ["my notes.peernote", "it's.peernote", "$(rm -rf x)", "a\"b`c`", "", "-x", "tab\there", "ünï code", "a'b'c"] {
+        // A name with a control character is quoted $'…' (one line in a message): bash's and zsh's
+        // syntax, not plain sh's.
+        #expect(ShellQuote.word("new\nline.peernote") == "$'new\\nline.peernote'")
+        #expect(ShellQuote.word("a\u{1B}'\\") == "$'a\\x1b\\'\\\\'")
+        // A name that starts with a dash is not taken for an option; standard input stays `-`.
+        #expect(ShellQuote.path("-x.peernote") == "./-x.peernote")
+        #expect(ShellQuote.path("- x") == "'./- x'")
+        #expect(ShellQuote.path("-") == "-")
+        #expect(ShellQuote.path("/abs/-x") == "/abs/-x")
+        for word in ["my notes.peernote", "it's.peernote", "$(rm -rf x)", "a\"b`c`", "", "-x", "tab\there", "ünï code", "a'b'c",
+                     "new\nline", "esc\u{1B}[2J", "cr\r'q'\\"] {
             let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/bin/sh")
+            let control = word.unicodeScalars.contains { $0.value < 0x20 }
+            process.executableURL = URL(fileURLWithPath: control ? "/bin/bash" : "/bin/sh")
             process.arguments = ["-c", "printf %s " + ShellQuote.word(word)]
             let pipe = Pipe()
             process.standardOutput = pipe
