@@ -70,7 +70,7 @@ enum CompactOperation {
 
     static func perform(_ file: String) throws(CLIFailure) -> Result {
         let target = Inputs.writeTarget(file)
-        var input = try Inputs.load(file)
+        var input = try Inputs.load(file, pipes: false)
         var compact = input.document.save(.compact)
         if compact == input.bytes { return try result(file, input.bytes, compact, written: false) }
 
@@ -78,7 +78,7 @@ enum CompactOperation {
         let lock: FileLock
         do { lock = try Inputs.lock(target) } catch { throw CLIFailure(writing: error) }
         return try withExtendedLifetime(lock) { () throws(CLIFailure) -> Result in
-            let now = try Inputs.readBytes(file)
+            let now = try Inputs.readBytes(file, pipes: false)
             if now != input.bytes {
                 input = LoadedDocument(path: file, bytes: now, document: try Inputs.parse(now, from: file))
                 compact = input.document.save(.compact)

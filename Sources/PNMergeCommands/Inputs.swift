@@ -31,10 +31,16 @@ enum Inputs {
     /// path shown escaped like document text (a file name can hold ESC sequences too).
     static func displayName(_ path: String) -> String { path == "-" ? "<stdin>" : DisplayText.oneLine(path) }
 
-    /// The file's bytes, or a `noInput` (66) failure naming it (by `label` when given).
-    static func readBytes(_ path: String, label: String? = nil) throws(CLIFailure) -> [UInt8] {
+    /// The file's bytes, or a `noInput` (66) failure naming it (by `label` when given). A pipe
+    /// (`<(git show main:notes.peernote)`, a named pipe) is read to its end, unless `pipes` is
+    /// false: for a file that is written back (a merge in place, `compact`), which must be a
+    /// regular file.
+    static func readBytes(_ path: String, label: String? = nil, pipes: Bool = true) throws(CLIFailure) -> [UInt8] {
         if path == "-" { return try Console.current.readInput() }
-        do { return try FileStore.read(path) } catch {
+        if !pipes, isPipe(path) {
+            throw CLIFailure(.noInput, "\(label ?? displayName(path)): is a pipe, and this command writes the file back: it needs a regular file")
+        }
+        do { return try FileStore.read(path, pipes: pipes) } catch {
             throw CLIFailure(.noInput, "\(label ?? displayName(path)): \(error.message)")
         }
     }
@@ -52,22 +58,23 @@ enum Inputs {
         return CLIFailure(.invalidInput, "\(label ?? displayName(path)): \(error)\(hint)")
     }
 
-    /// Reads and verifies a document.
-    static func load(_ path: String) throws(CLIFailure) -> LoadedDocument {
-        let bytes = try readBytes(path)
+    /// Reads and verifies a document (`pipes` as for `readBytes`).
+    static func load(_ path: String, pipes: Bool = true) throws(CLIFailure) -> LoadedDocument {
+        let bytes = try readBytes(path, pipes: pipes)
         return LoadedDocument(path: path, bytes: bytes, document: try parse(bytes, from: path))
     }
 
     /// Reads every input, then verifies them all at once (`Document.loadAll`: a second core reads
     /// the second copy). `labels` name the inputs in messages where given (else the path does).
     /// Fails as reading them one after another would: with the first input, in order, that
-    /// cannot be read (66) or verified (65).
-    static func loadAll(_ paths: [String], labels: [String?]? = nil) throws(CLIFailure) -> [LoadedDocument] {
+    /// cannot be read (66) or verified (65). Pipes are read, except for the paths in
+    /// `regularOnly` (files that are written back).
+    static func loadAll(_ paths: [String], labels: [String?]? = nil, regularOnly: Set<String> = []) throws(CLIFailure) -> [LoadedDocument] {
         let names = labels ?? paths.map { _ in nil }
         precondition(names.count == paths.count, "one label per input")
         var read: [Result<[UInt8], CLIFailure>] = []
         for (path, label) in zip(paths, names) {
-            do throws(CLIFailure) { read.append(.success(try readBytes(path, label: label))) } catch { read.append(.failure(error)) }
+            do throws(CLIFailure) { read.append(.success(try readBytes(path, label: label, pipes: !regularOnly.contains(path)))) } catch { read.append(.failure(error)) }
         }
         let readable = read.compactMap { try? $0.get() }
         var parsed = Document.loadAll(readable).makeIterator()
@@ -83,6 +90,12 @@ enum Inputs {
             }
         }
         return loaded
+    }
+
+    /// Whether `path` is a FIFO (a named pipe, or a shell's `<(command)`).
+    static func isPipe(_ path: String) -> Bool {
+        var st = stat()
+        return path != "-" && stat(path, &st) == 0 && st.st_mode & S_IFMT == S_IFIFO
     }
 
     /// Standard input can be read once: `-` may name at most one input.

@@ -76,7 +76,13 @@ enum MergeOperation {
         // both copies hold is the merge's own (once per pair); a copy that fails it is refused
         // before anything is written.
         // (All at once: a second core reads the second copy.)
-        var others = try Inputs.loadAll(theirs + [mine])
+        // A pipe (`<(git show other:notes.peernote)`) is read like a file, except as a MINE the
+        // result is written back to.
+        let writesMine = inPlace && !dryRun
+        if writesMine, Inputs.isPipe(mine) {
+            throw CLIFailure(.noInput, "\(Inputs.displayName(mine)): is a pipe, and a merge in place writes the result back to MINE: give -o OUT (or -o - for standard output); nothing was written")
+        }
+        var others = try Inputs.loadAll(theirs + [mine], regularOnly: writesMine ? [mine] : [])
         var base = others.removeLast()
         for other in others {
             let identity = base.document.identityRelation(to: other.document)

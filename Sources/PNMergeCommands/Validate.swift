@@ -72,7 +72,7 @@ struct FileCheck {
                 return FileCheck(file: path, problem: .unreadable(m.hasPrefix(prefix) ? String(m.dropFirst(prefix.count)) : m))
             }
         } else {
-            do { bytes = try FileStore.read(path) } catch {
+            do { bytes = try FileStore.read(path, pipes: true) } catch {
                 return FileCheck(file: path, problem: .unreadable(error.message))
             }
         }

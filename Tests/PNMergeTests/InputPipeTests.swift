@@ -1,0 +1,70 @@
+import Foundation
+import PeerNote
+import Testing
+
+/// Inputs that are pipes: a shell's process substitution (`<(git show laptop:notes.peernote)`)
+/// is read like a file wherever the file is only read, and refused where the result would be
+/// written back into it.
+@Suite("Input pipes")
+struct InputPipeTests {
+    /// Runs `script` with bash (for `<(…)`), with `$PNMERGE` the built pnmerge.
+    private func bash(_ script: String, in dir: TempDir) throws -> (status: Int32, out: String, err: String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/bash")
+        process.arguments = ["-c", script]
+        process.currentDirectoryURL = URL(fileURLWithPath: dir.path(""))
+        var env = ProcessInfo.processInfo.environment
+        env["PNMERGE"] = Binary.path
+        process.environment = env
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        let o = out.fileHandleForReading.readDataToEndOfFile(), e = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: o, as: UTF8.self), String(decoding: e, as: UTF8.self))
+    }
+
+    @Test("THEIRS from <(cat …) merges in place; validate, show and diff read pipes too")
+    func theirsFromProcessSubstitution() throws {
+        _ = try Binary.require()
+        let dir = try TempDir()
+        let s = try Diverged()
+        try s.write(to: dir)
+        let r = try bash(#""$PNMERGE" merge alice.peernote <(cat bob.peernote)"#, in: dir)
+        #expect(r.status == 0, "\(r.err)")
+        let merged = try Document.load(dir.bytes("alice.peernote"))
+        #expect(merged.notebook == (try s.merged()).notebook)
+
+        let v = try bash(#""$PNMERGE" validate <(cat bob.peernote)"#, in: dir)
+        #expect(v.status == 0, "\(v.err)")
+        let show = try bash(#""$PNMERGE" show <(cat bob.peernote)"#, in: dir)
+        #expect(show.status == 0 && show.out.contains("Boat"), "\(show.err)")
+        let diff = try bash(#""$PNMERGE" diff <(cat base.peernote) <(cat bob.peernote)"#, in: dir)
+        #expect(diff.status == 0 && diff.out.contains("Boat"), "\(diff.out)\(diff.err)")
+    }
+
+    @Test("MINE as a pipe: merged with -o; refused in place (66, nothing written), as compact refuses a pipe")
+    func minePipe() throws {
+        _ = try Binary.require()
+        let dir = try TempDir()
+        let s = try Diverged()
+        try s.write(to: dir)
+        let out = try bash(#""$PNMERGE" merge <(cat alice.peernote) bob.peernote -o out.peernote"#, in: dir)
+        #expect(out.status == 0, "\(out.err)")
+        #expect(try Document.load(dir.bytes("out.peernote")).notebook == (try s.merged()).notebook)
+
+        let fifo = dir.path("mine.fifo")
+        try #require(mkfifo(fifo, 0o600) == 0)
+        let inPlace = try bash(#""$PNMERGE" merge mine.fifo bob.peernote"#, in: dir)
+        #expect(inPlace.status == 66, "\(inPlace.err)")
+        #expect(inPlace.err == "pnmerge: mine.fifo: is a pipe, and a merge in place writes the result back to MINE: give -o OUT (or -o - for standard output); nothing was written\n")
+        var st = stat()
+        #expect(lstat(fifo, &st) == 0 && st.st_mode & S_IFMT == S_IFIFO, "still a FIFO")
+
+        let compact = try bash(#""$PNMERGE" compact mine.fifo"#, in: dir)
+        #expect(compact.status == 66, "\(compact.err)")
+        #expect(compact.err.contains("mine.fifo: is a pipe, and this command writes the file back: it needs a regular file"), "\(compact.err)")
+    }
+}
