@@ -367,6 +367,37 @@ struct MergeRuleTests {
         #expect(found > 100, "\(found) places found")
     }
 
+    @Test("The edge check run on the clusters around the inserts it looks at finds what it finds on the whole body")
+    func editedTextClusters() {
+        var rng = SeededRandom(state: 5)
+        let alphabet: [Unicode.Scalar] = ["a", "b", " ", ".", "\n"]
+        var found = 0, cut = 0
+        for round in 0 ..< 600 {
+            let w = Int.random(in: 1 ... 3, using: &rng)
+            let mine = round % 3 != 1, theirs = round % 3 != 2
+            var whole = EditedText(mine: mine, theirs: theirs, context: w)
+            var pieces: [EditedText.Piece] = []
+            var place = 0
+            for _ in 0 ..< Int.random(in: 1 ... 40, using: &rng) {
+                // Untouched text, visible or deleted long ago, often long enough to get a barrier,
+                // and edited runs of every kind (5 and 10: a side's own insert it deleted).
+                let mask: UInt8 = [0, 0, 0, 0, 1, 2, 4, 8, 12, 5, 10, 1, 2].randomElement(using: &rng)!
+                let deleted = mask & 12 != 0 || (mask == 0 && Int.random(in: 0 ..< 4, using: &rng) == 0)
+                let count = Int.random(in: 0 ... (mask == 0 ? 5 * w : 4 * w), using: &rng)
+                let content = (0 ..< count).map { _ in alphabet.randomElement(using: &rng)! }
+                whole.append(content[...], mask: mask, deleted: deleted, place: place)
+                pieces.append(.init(content: content[...], mask: mask, deleted: deleted, place: place))
+                if mask == 0 && !deleted && count > 0 { place += 1 }
+                if mask == 0 && !deleted && count > 3 * w { cut += 1 }
+            }
+            let expected = Set(whole.insertsAtDeletedEdges())
+            let clustered = EditedText.insertsAtDeletedEdges(of: pieces, mine: mine, theirs: theirs, context: w)
+            #expect(Set(clustered) == expected, "round \(round)")
+            found += expected.count
+        }
+        #expect(found > 100 && cut > 500, "\(found) places found, \(cut) long stretches")
+    }
+
     @Test("Random edits on two copies: both merge orders name the same places")
     func randomOverlapsAgree() throws {
         var rng = SeededRandom(state: 11)

@@ -110,6 +110,12 @@ struct ChangeTable: RandomAccessCollection, Sendable {
     /// How many runs the changes form (for tests and statistics).
     var runCount: Int { runs.count }
 
+    /// Every run in log order: its agent, its first change's seq and index, and how many changes
+    /// it has (change `firstIndex + k` has seq `seqStart + k`).
+    func forEachRun(_ body: (_ agent: UInt32, _ seqStart: UInt32, _ firstIndex: Int, _ count: Int) -> Void) {
+        for r in runs.indices { body(runs[r].agent, runs[r].seqStart, runs[r].firstIndex, Int(runs[r].count)) }
+    }
+
     // Fields are read one at a time (`runs[r].field`): reading a whole `Run` copies 72 bytes.
 
     @inline(__always)

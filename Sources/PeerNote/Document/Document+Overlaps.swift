@@ -63,43 +63,59 @@ public struct OverlapSearch: Sendable {
         // The edits of the note the last ops edited, kept out of the dictionary while ops go on
         // editing it (each op of a long history would otherwise look it up and copy it).
         var current = (note: LocalID.none, edits: NoteEdits())
-        var hint = 0
+        // The units one copy held and the other did not, as spans of local versions in log order:
+        // an agent's such changes are those numbered past the smaller count, up to the larger.
+        // Found run by run of the change table (a long history is mostly runs of typing), so
+        // that an op, below, is matched against them without looking up its change.
+        var spans: [DifferingSpan] = []
+        let changes = log.changes
+        changes.forEachRun { agent, seqStart, firstIndex, count in
+            let m = sides.mine.count(of: Int(agent)), t = sides.theirs.count(of: Int(agent))
+            guard m != t else { return }
+            // Seqs lo ... hi of this run (its seqs are seqStart ..< seqStart + count).
+            let lo = max(Int(seqStart), min(m, t) + 1), hi = min(Int(seqStart) + count - 1, max(m, t))
+            guard lo <= hi else { return }
+            let first = firstIndex + (lo - Int(seqStart)), last = firstIndex + (hi - Int(seqStart))
+            let span = DifferingSpan(lvStart: changes.lvStart(first), lvEnd: changes.lvEnd(last), agent: agent,
+                                     counterStart: changes.counterStart(first), mine: m > t)
+            if let previous = spans.last, previous.continues(into: span) {
+                spans[spans.count - 1].lvEnd = span.lvEnd
+            } else if span.lvEnd > span.lvStart {
+                spans.append(span)
+            }
+        }
+        var s = 0
         for op in log.ops {
             let note: LocalID
             switch op.body {
             case .insertText(let n, _, _, _), .deleteText(let n, _, _): note = n
             default: continue
             }
-            // An op's units are consecutive changes of one agent. Those that one copy held and
-            // the other did not are the changes numbered past the smaller count, up to the larger.
-            let ci = log.changeIndex(containingLV: op.lv, from: hint)
-            hint = ci
-            let agent = Int(log.changes.agent(ci))
-            let m = sides.mine.count(of: agent), t = sides.theirs.count(of: agent)
-            guard m != t else { continue }
-            let low = min(m, t), high = max(m, t)
-            let s1 = Int(log.changes.seq(ci))
-            let last = log.changeIndex(containingLV: op.lv + op.length - 1, from: ci)
-            let s2 = Int(log.changes.seq(last))
-            let lo = max(s1, low + 1), hi = min(s2, high)
-            guard lo <= hi else { continue }
-            var from = op.lv, to = op.lv + op.length
-            if lo > s1, let c = log.changeIndex(agent: UInt32(agent), seq: UInt32(lo)) { from = log.changes.lvStart(c) }
-            if hi < s2, let c = log.changeIndex(agent: UInt32(agent), seq: UInt32(hi)) { to = log.changes.lvEnd(c) }
+            // An op's units are consecutive changes of one agent: the part of it one copy held and
+            // the other did not is one stretch, in one span (or in spans that continue each other).
+            let opEnd = op.lv + op.length
+            while s < spans.count && spans[s].lvEnd <= op.lv { s += 1 }
+            guard s < spans.count, spans[s].lvStart < opEnd else { continue }
+            let span = spans[s]
+            let from = max(op.lv, span.lvStart)
+            var to = min(opEnd, span.lvEnd)
+            while to < opEnd, s + 1 < spans.count, spans[s + 1].lvStart == to {
+                s += 1
+                to = min(opEnd, spans[s].lvEnd)
+            }
             let k = from - op.lv, n = to - from
             guard n > 0 else { continue }
             if note != current.note {
                 if !current.note.isNone { edits[current.note] = current.edits }
                 current = (note, edits.removeValue(forKey: note) ?? NoteEdits())
             }
-            let mine = m > t
             switch op.body {
             case .insertText:
-                let first = log.localID(ofLV: from, change: log.changeIndex(containingLV: from, from: ci))
-                current.edits.add(.init(first: first, count: n), inserted: true, mine: mine)
+                let first = LocalID(agent: span.agent, counter: span.counterStart).advanced(by: from - span.lvStart)
+                current.edits.add(.init(first: first, count: n), inserted: true, mine: span.mine)
             case .deleteText(_, let target, let reversed):
                 let first = reversed ? LocalID(agent: target.agent, counter: target.counter - UInt32(k + n - 1)) : target.advanced(by: k)
-                current.edits.add(.init(first: first, count: n), inserted: false, mine: mine)
+                current.edits.add(.init(first: first, count: n), inserted: false, mine: span.mine)
             default: break
             }
         }
@@ -116,6 +132,23 @@ public struct OverlapSearch: Sendable {
             }
         }
         return out
+    }
+}
+
+/// Op units (local versions `lvStart ..< lvEnd`) of changes that one copy of a merge held and
+/// the other did not: one agent's, with consecutive op counters from `counterStart`; `mine`
+/// when the copy merged into held them.
+private struct DifferingSpan {
+    var lvStart: Int
+    var lvEnd: Int
+    var agent: UInt32
+    var counterStart: UInt32
+    var mine: Bool
+
+    /// Whether `next` goes on where this ends: the same agent's next units, on the same side.
+    func continues(into next: DifferingSpan) -> Bool {
+        next.lvStart == lvEnd && next.agent == agent && next.mine == mine
+            && Int(next.counterStart) == Int(counterStart) + (lvEnd - lvStart)
     }
 }
 
@@ -148,8 +181,16 @@ private struct NoteEdits {
 
     var bothSides: Bool { !(runs[0][0].isEmpty && runs[0][1].isEmpty) && !(runs[1][0].isEmpty && runs[1][1].isEmpty) }
 
+    /// Adds `run` to a list; a run that continues the list's last one extends it (typing, one
+    /// op per burst, gives thousands that continue each other; each would be two events to sort).
     mutating func add(_ run: IDRun, inserted: Bool, mine: Bool) {
-        runs[mine ? 0 : 1][inserted ? 0 : 1].append(run)
+        let side = mine ? 0 : 1, kind = inserted ? 0 : 1
+        if let last = runs[side][kind].last, last.first.agent == run.first.agent,
+           Int(last.first.counter) + last.count == Int(run.first.counter) {
+            runs[side][kind][runs[side][kind].count - 1].count += run.count
+        } else {
+            runs[side][kind].append(run)
+        }
     }
 
     /// Builds `segments` from the four lists (bit 0 mine inserted, 1 theirs inserted, 2 mine
@@ -188,8 +229,10 @@ private struct NoteEdits {
             inside = false
         }
         // The text around the edits, when one side inserted and the other deleted.
-        var text = EditedText(mine: !runs[0][0].isEmpty && !runs[1][1].isEmpty, theirs: !runs[1][0].isEmpty && !runs[0][1].isEmpty)
-        let edges = text.mine || text.theirs
+        let lookAtMine = !runs[0][0].isEmpty && !runs[1][1].isEmpty, lookAtTheirs = !runs[1][0].isEmpty && !runs[0][1].isEmpty
+        let edges = lookAtMine || lookAtTheirs
+        // The body's pieces in order, for the edge check (`EditedText.insertsAtDeletedEdges(of:)`).
+        var pieces: [EditedText.Piece] = []
         let segments = self.segments
         var hint = -1
         body.forEachRun { id, length, deleted, content in
@@ -219,7 +262,7 @@ private struct NoteEdits {
                     close()
                 }
                 if edges {
-                    text.append(content[content.startIndex + start ..< content.startIndex + end], mask: mask, deleted: deleted, place: places.count)
+                    pieces.append(.init(content: content[content.startIndex + start ..< content.startIndex + end], mask: mask, deleted: deleted, place: places.count))
                 }
                 if !deleted {
                     for scalar in content[content.startIndex + start ..< content.startIndex + end] where scalar == "\n" { line += 1 }
@@ -228,7 +271,9 @@ private struct NoteEdits {
         }
         close()
         if edges {
-            for p in text.insertsAtDeletedEdges() where places[p].kind == nil { places[p].kind = .insideDeleted }
+            for p in EditedText.insertsAtDeletedEdges(of: pieces, mine: lookAtMine, theirs: lookAtTheirs) where places[p].kind == nil {
+                places[p].kind = .insideDeleted
+            }
         }
         return places.compactMap { place in place.kind.map { ($0, place.line) } }
     }
@@ -355,6 +400,61 @@ struct EditedText {
         while let last = runStarts.last, last >= tailStart { runStarts.removeLast() }
         if barrier { add(CollectionOfOne(" "), mask: Self.barrier) }
         add(tail, mask: mask)
+    }
+
+    /// A stretch of a body, as `append` takes it.
+    struct Piece {
+        var content: ArraySlice<Unicode.Scalar>
+        var mask: UInt8
+        var deleted: Bool
+        var place: Int
+    }
+
+    /// `insertsAtDeletedEdges()` of an `EditedText` given all of `pieces` in order, computed on
+    /// fewer of them: only around the inserts it looks at. Untouched text long enough to get a
+    /// barrier (more than three times `context` elements between two edited pieces) cuts the
+    /// body into clusters that cannot see each other: no walk, slide or score crosses a barrier,
+    /// and what is read past one (up to two elements, by `baseElements`) lies in that same
+    /// untouched stretch. So each run of clusters holding such an insert is appended on its own,
+    /// with the whole untouched stretch before and after it, and the rest is never copied (a long
+    /// history edited all over, merged with a few edits elsewhere, had the whole body copied).
+    static func insertsAtDeletedEdges(of pieces: [Piece], mine: Bool, theirs: Bool, context: Int = 1_000) -> [Int] {
+        guard mine || theirs else { return [] }
+        // The long untouched stretches, as piece ranges (pieces `append` passes over included).
+        var stretches: [Range<Int>] = []
+        // Whether each cluster (the pieces between two long stretches) holds an insert looked at.
+        var relevant: [Bool] = [false]
+        var stretchStart = 0, untouched = 0
+        for (k, p) in pieces.enumerated() where !p.content.isEmpty {
+            if p.mask == 0 {
+                if !p.deleted { untouched += p.content.count }
+                continue
+            }
+            if p.mask & 5 == 5 || p.mask & 10 == 10 { continue }
+            if untouched > 3 * context {
+                stretches.append(stretchStart ..< k)
+                relevant.append(false)
+            }
+            stretchStart = k + 1
+            untouched = 0
+            if (p.mask == 1 && mine) || (p.mask == 2 && theirs) { relevant[relevant.count - 1] = true }
+        }
+        if untouched > 3 * context { stretches.append(stretchStart ..< pieces.count) }
+        var out: [Int] = []
+        var c = 0
+        while c < relevant.count {
+            guard relevant[c] else { c += 1; continue }
+            var last = c
+            while last + 1 < relevant.count && relevant[last + 1] { last += 1 }
+            // Clusters c ... last, with the stretch before c and the one after last.
+            let from = c == 0 ? 0 : stretches[c - 1].lowerBound
+            let to = last < stretches.count ? stretches[last].upperBound : pieces.count
+            var text = EditedText(mine: mine, theirs: theirs, context: context)
+            for p in pieces[from ..< to] { text.append(p.content, mask: p.mask, deleted: p.deleted, place: p.place) }
+            out += text.insertsAtDeletedEdges()
+            c = last + 1
+        }
+        return out
     }
 
     /// One side's bits.
