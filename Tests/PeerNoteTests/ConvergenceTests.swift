@@ -265,6 +265,11 @@ struct ConvergenceTests {
                 let b = replicas[Int.random(in: 0 ..< replicas.count, using: &rng)]
                 try a.merge(b)
             }
+            // Every copy, conflicts and deleted notes and all, saves to bytes that load as it.
+            for doc in replicas {
+                let loaded = try Document.load(doc.save())
+                #expect(loaded.notebook == doc.notebook && loaded.conflicts == doc.conflicts && loaded.deletedNotes == doc.deletedNotes)
+            }
         }
         // Everyone merges everyone, in a random order per replica.
         for doc in replicas {

@@ -176,6 +176,41 @@ struct StateSectionTests {
         #expect(performing: { _ = try Document.readNotebook(bytes) }, throws: refused)
     }
 
+    @Test("A note deleted after a title, priority or move conflict: its compact save loads, and the conflict is back on restore",
+          arguments: ["title", "priority", "position"])
+    func conflictThenDelete(register: String) throws {
+        let doc = Document(title: "Notes", author: "alice")
+        let dentist = doc.addNote(title: "Dentist", body: "Tuesday 9:00")
+        doc.addNote(title: "Other", body: "x")
+        let phone = doc.fork(author: "bob")
+        switch register {
+        case "title":
+            try doc.setNoteTitle(dentist, "Dentist!")
+            try phone.setNoteTitle(dentist, "Dentist?")
+        case "priority":
+            try doc.setPriority(dentist, .low)
+            try phone.setPriority(dentist, .high)
+        default:
+            try doc.moveNote(dentist, to: 1)
+            doc.addNote(title: "Third", body: "y")
+            try phone.moveNote(dentist, to: 1)
+            phone.addNote(title: "Fourth", body: "z", at: 0)
+        }
+        try doc.merge(phone)
+        try #require(doc.conflicts.count == 1, "\(doc.conflicts)")
+        try doc.deleteNote(dentist)
+        #expect(doc.conflicts.isEmpty, "a deleted note's register conflicts are not listed")
+        let bytes = doc.save()
+        #expect(try Self.onlyBlock(bytes).raw.version == 2, "a state section is written")
+        let loaded = try Document.load(bytes)
+        #expect(loaded.notebook == doc.notebook && loaded.deletedNotes == doc.deletedNotes)
+        #expect(try Document.readNotebook(bytes) == doc.notebook)
+        #expect(try Document.salvage(bytes).document.notebook == doc.notebook)
+        try loaded.restoreNote(dentist)
+        #expect(loaded.conflicts.count == 1, "the conflict is back once the note is restored: \(loaded.conflicts)")
+        #expect(try Document.load(loaded.save()).notebook == loaded.notebook)
+    }
+
     @Test("Random notebooks: compact save, readNotebook and load agree, and loaded copies merge with the originals")
     func randomized() throws {
         var rng = SystemRandomNumberGenerator()
