@@ -37,6 +37,47 @@ struct LibraryAPITests {
         #expect(try other.write(to: folder.path + "/new.peernote").mergedMeanwhile == 0)
     }
 
+    @Test("write(to:) over a damaged copy of the notebook merges its intact changes and keeps its bytes aside; a newer version is not replaced",
+          arguments: ["flipped", "truncated"])
+    func writeOverDamaged(damage: String) throws {
+        let folder = try FileStoreTests.Folder()
+        let path = folder.path + "/notes.peernote"
+        let laptop = Document(title: "Notes", author: "laptop")
+        laptop.addNote(title: "common")
+        try laptop.write(to: path, mode: .compact)
+        // The phone adds five notes and writes (a block), then one more (another block).
+        let phone = try Document.open(path, author: "phone")
+        for k in 0 ..< 5 { phone.addNote(title: "phone note \(k)") }
+        try phone.write(to: path)
+        phone.addNote(title: "phone note 5")
+        try phone.write(to: path)
+        // A sync client leaves the last block damaged.
+        var bytes = try FileStore.read(path)
+        if damage == "flipped" { bytes[bytes.count - 3] ^= 0x55 } else { bytes.removeLast(20) }
+        try FileStore.writeAtomically(bytes, to: path)
+        #expect(throws: PeerNoteError.self) { try Document.load(bytes) }
+
+        laptop.addNote(title: "laptop note")
+        let outcome = try laptop.write(to: path)
+        let kept = try #require(outcome.keptDamaged)
+        #expect(outcome.mergedMeanwhile == 1)
+        #expect(try FileStore.read(kept) == bytes, "the damaged bytes are kept as they were")
+        #expect(kept.hasPrefix(folder.path + "/notes.sync-conflict-"), "\(kept)")
+        let titles = Set(try Document.open(path).notes.map(\.title))
+        #expect(titles == Set(["common", "laptop note"] + (0 ..< 5).map { "phone note \($0)" }), "the intact changes are in: \(titles)")
+
+        // A file of a newer format version is not written over: the write throws, naming it.
+        var newer = laptop.save(.compact)
+        try #require(newer[8] == 0x83 && (newer[9] == 0x01 || newer[9] == 0x02), "[version, ...] after the magic bytes")
+        newer[9] = 0x03
+        try FileStore.writeAtomically(newer, to: path)
+        laptop.addNote(title: "one more")
+        #expect { try laptop.write(to: path) } throws: { error in
+            "\(error)".contains("holds a notebook of format version 3, newer than this library reads (2); not written")
+        }
+        #expect(try FileStore.read(path) == newer)
+    }
+
     @Test("Document.open(_:author:) records that author on the changes made through the document")
     func openWithAuthor() throws {
         let folder = try FileStoreTests.Folder()

@@ -924,8 +924,13 @@ extension Document {
     /// holds a copy of this notebook with changes this document lacks (another device's edits,
     /// brought by a sync client since the document was read, or another program's), they are
     /// merged into this document first, and written with it (`mergedMeanwhile` then counts the
-    /// merges; read the document again to show them). A file that holds something else (another
-    /// notebook, other data) is replaced, as "Save As" replaces it; a missing one is created.
+    /// merges; read the document again to show them). A damaged notebook file (one that does not
+    /// load, `pnmerge salvage`'s case) is not lost either: the changes of this notebook that can
+    /// be read from it are merged in the same way, and its bytes are kept beside it as a conflict
+    /// copy, named by `WriteOutcome.keptDamaged`. A file of a newer format version is not
+    /// replaced (the write throws). A file that holds something else (another notebook, other
+    /// data) is replaced, as "Save As" replaces it: check first where that must not happen. A
+    /// missing file is created.
     ///
     /// `.incremental` (the default) appends the changes since the file was read or last saved,
     /// so sync tools move little; `Document.readNotebook`'s fast path needs a compact file
@@ -938,19 +943,41 @@ extension Document {
             return WriteOutcome(byteCount: bytes.count, mergedMeanwhile: 0)
         }
         var merged = 0
-        if current != persisted?.bytes, let other = try? Document.load(current), other.id == id {
-            do throws(PeerNoteError) {
-                if try !merge(other).isUpToDate { merged = 1 }
-            } catch {
-                // Another notebook that happens to share the id (no shared history) is replaced;
-                // anything else (a transaction is open) must not be overwritten.
-                if case .unrelated = error {} else {
-                    throw FileError(path: path, message: "holds changes of this notebook that cannot be merged now (\(error)); not written")
+        var keptDamaged: String?
+        if current != persisted?.bytes {
+            func mergeFound(_ other: Document) throws(FileError) {
+                guard other.id == id else { return }
+                do throws(PeerNoteError) {
+                    if try !merge(other).isUpToDate { merged = 1 }
+                } catch {
+                    // Another notebook that happens to share the id (no shared history) is replaced;
+                    // anything else (a transaction is open) must not be overwritten.
+                    if case .unrelated = error {} else {
+                        throw FileError(path: path, message: "holds changes of this notebook that cannot be merged now (\(error)); not written")
+                    }
                 }
+            }
+            switch Result(catching: { () throws(PeerNoteError) in try Document.load(current) }) {
+            case .success(let other):
+                try mergeFound(other)
+            case .failure(.unsupportedVersion(let version)):
+                // A newer writer's notebook: replacing it would throw away what this one cannot read.
+                throw FileError(path: path, message: "holds a notebook of format version \(version), newer than this library reads (\(Format.version)); not written")
+            case .failure(let damage) where current.starts(with: Format.magic):
+                // A damaged notebook (a sync client that stopped mid-copy, a bad disk): its intact
+                // changes, if it is this notebook, are merged in, and its bytes are kept beside it
+                // (`keptDamaged`), so that nothing it held is lost by writing over it.
+                if let rescued = try? Document.salvage(current).document { try mergeFound(rescued) }
+                do { keptDamaged = try FileStore.keepAsConflictCopy(bytes: current, of: path) } catch {
+                    throw FileError(path: path, message: "holds a damaged notebook (\(damage)) that could not be kept aside (\(error.message)); not written")
+                }
+            case .failure:
+                break
             }
         }
         var outcome = try write(over: path, loaded: current, mode: mode)
         outcome.mergedMeanwhile += merged
+        outcome.keptDamaged = keptDamaged
         return outcome
     }
 
@@ -1064,6 +1091,10 @@ public struct WriteOutcome: Equatable, Sendable {
     /// How many times the file had changed since it was read (another program wrote it), so
     /// that what it then held was merged in before writing; almost always 0.
     public var mergedMeanwhile: Int
+    /// Where the damaged notebook the file held was kept (`write(to:)`), if it held one: a
+    /// conflict copy beside it, whose readable changes of this notebook are merged in already.
+    /// Tell the user: `pnmerge salvage` may recover more from it by hand.
+    public var keptDamaged: String? = nil
 }
 
 // The errors' messages, for `localizedDescription` (what Foundation, SwiftUI and AppKit show).
