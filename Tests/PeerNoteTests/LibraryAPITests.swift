@@ -78,6 +78,48 @@ struct LibraryAPITests {
         #expect(try FileStore.read(path) == newer)
     }
 
+    @Test("A custom clock that reads NaN, infinity or a time past what files hold stamps changes within range: saves load")
+    func outlandishClock() throws {
+        for seconds in [Double.nan, .infinity, -.infinity, 1e17, -1e17] {
+            let doc = Document(title: "T", author: "a")
+            doc.clock = { Date(timeIntervalSince1970: seconds) }
+            let n = doc.addNote(title: "N", body: "b")
+            try doc.insertText(n, at: 0, "x")
+            let loaded = try Document.load(doc.save())
+            #expect(loaded.notebook == doc.notebook, "\(seconds)")
+        }
+    }
+
+    /// A device's notebook, kept in an actor (one per isolation domain), that hands out merges.
+    actor Device {
+        private let doc: Document
+        init(_ doc: sending Document) { self.doc = doc }
+        func mergedCopy(with other: sending Document) throws(PeerNoteError) -> sending Document {
+            try doc.merged(with: other).document
+        }
+    }
+
+    @Test("An actor can hand out merged(with:)'s result (it is sent, as fork()'s is), and a transaction's errors are typed")
+    func mergedIsSent() async throws {
+        let laptop = Document(title: "Notes", author: "laptop")
+        let n = laptop.addNote(title: "N", body: "x")
+        let phone = laptop.fork(author: "phone")
+        try phone.insertText(n, at: 1, "y")
+        let device = Device(laptop)
+        let merged = try await device.mergedCopy(with: phone)
+        #expect(merged.notes.map(\.body) == ["xy"])
+        do {
+            try merged.transaction(message: "rename") { () throws(PeerNoteError) in
+                try merged.setNoteTitle(n, "M")
+                try merged.insertText(n, at: 99, "!")
+            }
+            Issue.record("the insert past the end throws")
+        } catch {
+            let typed: PeerNoteError = error
+            #expect("\(typed)".contains("outside the body"), "\(typed)")
+        }
+    }
+
     @Test("Document.open(_:author:) records that author on the changes made through the document")
     func openWithAuthor() throws {
         let folder = try FileStoreTests.Folder()

@@ -74,7 +74,7 @@ extension Document {
     @discardableResult
     public func merge(_ other: Document) throws(PeerNoteError) -> MergeSummary {
         try checkMergeable(with: other)
-        return try absorb(other)
+        return try absorb(log: other.log, unknownFields: other.unknownFields)
     }
 
     /// A new document holding the changes of this copy and of `other`, and the summary that
@@ -86,31 +86,32 @@ extension Document {
     ///
     /// Its incremental save (and `write(over:loaded:)`) appends to the bytes this copy was loaded
     /// from or last saved as, the block this copy's own would append after `merge(other)`.
-    public func merged(with other: Document) throws(PeerNoteError) -> (document: Document, summary: MergeSummary) {
+    public func merged(with other: Document) throws(PeerNoteError) -> sending (document: Document, summary: MergeSummary) {
         try merged(with: other, keepingFile: true)
     }
 
     /// `merged(with:)`; without `keepingFile`, the result has no file (its incremental save is
     /// compact), which spares working out where this copy's file has each change.
-    package func merged(with other: Document, keepingFile: Bool) throws(PeerNoteError) -> (document: Document, summary: MergeSummary) {
+    package func merged(with other: Document, keepingFile: Bool) throws(PeerNoteError) -> sending (document: Document, summary: MergeSummary) {
         try checkMergeable(with: other)
         guard other.log.lvCount > log.lvCount else {
             let result = fork()
             // The fork's log is this one's (plus an agent without changes): the file's changes
             // are its first ones, in the same rows.
             if keepingFile { result.persisted = persisted }
-            return (result, try result.absorb(other))
+            return (result, try result.absorb(log: other.log, unknownFields: other.unknownFields))
         }
         let result = other.fork(author: author)
         result.core.customClock = core.customClock
         // What `other` brings: its changes this copy lacks, in its order (as `absorb` counts them).
         let brought = log.missingChanges(from: other.log)
         let fieldsAdded = other.unknownFields.filter { !unknownFields.contains($0) }
-        try result.absorb(self)
+        try result.absorb(log: log, unknownFields: unknownFields)
         result.unknownFields = unknownFields + fieldsAdded
-        if keepingFile { result.persisted = persisted.flatMap { persistedView($0, for: result.log) } }
+        let resultLog = result.log
+        if keepingFile, let p = persisted { result.persisted = persistedView(p, for: resultLog) }
         let counts = { (copy: OpLog) in
-            AgentCounts(counts: result.log.replicas.map { r in copy.existingAgent(for: r).map { copy.changeCount(of: $0) } ?? 0 })
+            AgentCounts(counts: resultLog.replicas.map { r in copy.existingAgent(for: r).map { copy.changeCount(of: $0) } ?? 0 })
         }
         let summary = MergeSummary(changesByAuthor: other.log.authorCounts(of: brought),
                                    sides: MergeSides(mine: counts(log), theirs: counts(other.log)), fieldsAdded: fieldsAdded.count)
@@ -179,10 +180,10 @@ extension Document {
 
     /// Takes in every change of `other` that this copy lacks (the copies are known to share
     /// history); changes nothing when one cannot be applied.
+    /// (Given the other copy's log and fields, values, rather than the copy: a result built from
+    /// a fork stays apart from both copies, so `merged(with:)` can send it.)
     @discardableResult
-    private func absorb(_ other: Document) throws(PeerNoteError) -> MergeSummary {
-        // Read through a local: each access to `other.log` would copy the whole op log.
-        let source = other.log
+    private func absorb(log source: OpLog, unknownFields otherFields: [[UInt8]]) throws(PeerNoteError) -> MergeSummary {
         let (savedLog, savedState) = (log, state)
         // The changes we lack, in their causal order.
         let missing = log.missingChanges(from: source)
@@ -210,7 +211,7 @@ extension Document {
                 throw .invalidDocument(offset: nil, message: "change \(failed.fullDescription) could not be applied: \(error.error)")
             }
         }
-        let addedFields = other.unknownFields.filter { !unknownFields.contains($0) }
+        let addedFields = otherFields.filter { !unknownFields.contains($0) }
         unknownFields += addedFields
         let mine = AgentCounts(counts: (0 ..< savedLog.replicas.count).map { savedLog.changeCount(of: UInt32($0)) })
         let theirs = AgentCounts(counts: log.replicas.map { r in source.existingAgent(for: r).map { source.changeCount(of: $0) } ?? 0 })

@@ -235,9 +235,14 @@ public final class Document {
 
     // MARK: Editing
 
-    /// Groups the edits made in `body` into one change with `message`. Throws what `body` throws
-    /// (typed: a body of editing calls throws `PeerNoteError`); the edits made before the error
-    /// stay recorded.
+    /// Groups the edits made in `body` into one change with `message`. Throws what `body` throws,
+    /// typed; the edits made before the error stay recorded. Swift infers a closure's error type
+    /// as `any Error` unless it is written out, so to catch a `PeerNoteError`:
+    ///
+    ///     try doc.transaction(message: "rename") { () throws(PeerNoteError) in
+    ///         try doc.setNoteTitle(note, "Plan")
+    ///         try doc.addTag(note, "work")
+    ///     }
     @discardableResult
     public func transaction<T, E: Error>(message: String = "", _ body: () throws(E) -> T) throws(E) -> T {
         core.beginTransaction(message: message)
@@ -256,7 +261,7 @@ public final class Document {
         switch core.changeClock {
         case .noChange: return 0
         case .system: return Self.systemSeconds()
-        case .custom(let clock): return Int64(clock().timeIntervalSince1970.rounded(.down))
+        case .custom(let clock): return Self.clockSeconds(clock())
         }
     }
 
@@ -309,7 +314,7 @@ public final class Document {
             }
             let (left, right) = originsForInsert(after: after)
             // From the clock that stamps changes, so that a note is not created after its change.
-            let now = core.customClock.map { Int64($0().timeIntervalSince1970.rounded(.down)) } ?? Self.systemSeconds()
+            let now = core.customClock.map { Self.clockSeconds($0()) } ?? Self.systemSeconds()
             let seconds = created.map { Self.creationSeconds($0, notAfter: now) } ?? now
             appendLocal(.createNote(originLeft: left, originRight: right, created: seconds), length: 1)
             let note = log.nextID.advanced(by: -1)
@@ -323,6 +328,15 @@ public final class Document {
 
     /// `date` in whole seconds since 1970 (rounded down), no later than `now` and no earlier
     /// than -`WireCodec.maxTime` (what a file can hold); a date that is not a number reads as `now`.
+    /// A custom clock's reading in whole seconds, within the times a file can hold (a NaN or
+    /// infinite `Date` would trap in the conversion, and a time past 2^52 s would be written into
+    /// a file no reader accepts): NaN reads as 1970.
+    static func clockSeconds(_ date: Date) -> Int64 {
+        let t = date.timeIntervalSince1970.rounded(.down)
+        guard !t.isNaN else { return 0 }
+        return Int64(min(max(t, Double(-WireCodec.maxTime)), Double(WireCodec.maxTime)))
+    }
+
     static func creationSeconds(_ date: Date, notAfter now: Int64) -> Int64 {
         let t = date.timeIntervalSince1970.rounded(.down)
         // Compared as Double first: converting a huge or infinite one to Int64 would trap.
