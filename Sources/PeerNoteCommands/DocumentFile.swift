@@ -255,7 +255,7 @@ extension CLIFailure {
     /// A library error about the document at `path`: naming a note or a value wrongly is a usage error (64).
     init(_ error: PeerNoteError, path: String) {
         switch error {
-        case .noSuchNote, .ambiguousNote, .noSuchChange, .ambiguousChange, .invalidArgument: self.init(.usage, "\(path): \(error)")
+        case .noSuchNote, .ambiguousNote, .noSuchChange, .ambiguousChange, .invalidArgument, .noteDeleted: self.init(.usage, "\(path): \(error)")
         case .unrelated: self.init(.unrelated, "\(path): \(error)")
         case .invalidDocument, .unsupportedVersion, .fieldConflict: self.init(.invalidInput, "\(path): \(error)")
         }

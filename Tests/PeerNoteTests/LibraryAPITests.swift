@@ -120,6 +120,24 @@ struct LibraryAPITests {
         }
     }
 
+    @Test("An app tells a missing file from other file errors, and a deleted note from other bad arguments")
+    func errorKinds() throws {
+        let folder = try FileStoreTests.Folder()
+        #expect { try Document.open(folder.path + "/missing.peernote") } throws: { error in
+            guard case DocumentFileError.file(let e) = error else { return false }
+            return e.isMissing && e.code == ENOENT
+        }
+        #expect { try Document.open(folder.path) } throws: { error in
+            guard case DocumentFileError.file(let e) = error else { return false }
+            return !e.isMissing && e.message == "is a directory"
+        }
+        let doc = Document(title: "T", author: "a")
+        let n = doc.addNote(title: "N", body: "abc")
+        #expect(throws: PeerNoteError.invalidArgument("offset 9 is outside the body (0...3)")) { try doc.insertText(n, at: 9, "x") }
+        try doc.deleteNote(n)
+        #expect(throws: PeerNoteError.noteDeleted(n)) { try doc.insertText(n, at: 0, "x") }
+    }
+
     @Test("Document.open(_:author:) records that author on the changes made through the document")
     func openWithAuthor() throws {
         let folder = try FileStoreTests.Folder()
@@ -152,7 +170,7 @@ struct LibraryAPITests {
         ]
         let changes = doc.changeCount
         for (name, edit) in edits {
-            #expect(throws: PeerNoteError.invalidArgument("note \(n) is deleted; restore it (restoreNote) before editing it"), "\(name)") { try edit() }
+            #expect(throws: PeerNoteError.noteDeleted(n), "\(name)") { try edit() }
         }
         #expect(doc.changeCount == changes, "nothing was recorded")
         #expect(doc.conflicts.isEmpty)

@@ -230,7 +230,7 @@ public final class Document {
 
     /// What editing a deleted note throws.
     static func deletedNoteError(_ id: NoteID) -> PeerNoteError {
-        .invalidArgument("note \(id) is deleted; restore it (restoreNote) before editing it")
+.noteDeleted(id)
     }
 
     // MARK: Editing

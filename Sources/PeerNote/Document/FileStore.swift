@@ -17,11 +17,18 @@ private func sysWrite(_ fd: Int32, _ buf: UnsafeRawPointer?, _ n: Int) -> Int { 
 public struct FileError: Error, Equatable, Sendable, CustomStringConvertible {
     public var path: String
     public var message: String
+    /// The `errno` of the system call that failed, where one did: `ENOENT` when the file (or
+    /// a folder on its path) does not exist (`isMissing`), `EACCES` when it may not be read.
+    public var code: Int32?
 
-    public init(path: String, message: String) {
+    public init(path: String, message: String, code: Int32? = nil) {
         self.path = path
         self.message = message
+        self.code = code
     }
+
+    /// Whether the file does not exist (an app's "open, or create it if missing").
+    public var isMissing: Bool { code == ENOENT }
     public var description: String { "\(path): \(message)" }
 }
 
@@ -47,14 +54,14 @@ public enum FileStore {
     /// before anything is read (and one that grows past it while it is read, once it has).
     public static func read(_ path: String, pipes: Bool = false) throws(FileError) -> [UInt8] {
         var st = stat()
-        guard stat(path, &st) == 0 else { throw FileError(path: path, message: errnoText()) }
+        guard stat(path, &st) == 0 else { let e = errno; throw FileError(path: path, message: errnoText(), code: e) }
         let kind = st.st_mode & S_IFMT
         if kind == S_IFDIR { throw FileError(path: path, message: "is a directory") }
         guard kind == S_IFREG || (pipes && kind == S_IFIFO) else {
             throw FileError(path: path, message: pipes ? "is not a regular file or a pipe" : "is not a regular file")
         }
         let fd = open(path, O_RDONLY)
-        guard fd >= 0 else { throw FileError(path: path, message: errnoText()) }
+        guard fd >= 0 else { let e = errno; throw FileError(path: path, message: errnoText(), code: e) }
         defer { close(fd) }
         return try readToEnd(fd, path: path)
     }

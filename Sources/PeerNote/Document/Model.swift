@@ -170,6 +170,9 @@ public enum PeerNoteError: Error, Equatable, Sendable, CustomStringConvertible {
     /// A change named by a replica prefix that more than one replica's change of that number matches.
     case ambiguousChange(String, candidates: [String])
     case invalidArgument(String)
+    /// The note is deleted: edit it only once it is restored (`restoreNote`). An app shows this
+    /// when another device's deletion arrived while the note was open.
+    case noteDeleted(NoteID)
     /// Both copies carry a payload field a newer version wrote (`key`), with different values:
     /// this version cannot know which to keep, so it does not merge them.
     case fieldConflict(key: UInt64)
@@ -192,6 +195,7 @@ public enum PeerNoteError: Error, Equatable, Sendable, CustomStringConvertible {
         case .noSuchChange(let c): "no change \(c) in this document"
         case .ambiguousChange(let c, let m): "\"\(c)\" matches several changes: \(m.joined(separator: ", ")); give more of the replica id"
         case .invalidArgument(let m): m
+        case .noteDeleted(let id): "note \(id) is deleted; restore it (restoreNote) before editing it"
         }
     }
 }
