@@ -59,6 +59,10 @@ public struct PNMerge: ParsableCommand {
     /// characters in it, say from a file name or a document, made visible: `DisplayText.oneLine`).
     public static func execute(_ arguments: [String], output: any OutputSink = StandardStreams()) -> Int32 {
         return Console.$current.withValue(output) {
+            if let refusal = DashFileName.refusal(arguments) {
+                output.writeError(errorLine(refusal))
+                return ExitStatus.usage.rawValue
+            }
             do {
                 var command = try parseAsRoot(arguments)
                 try command.run()

@@ -39,6 +39,10 @@ public struct PeerNoteCLI: ParsableCommand {
     /// `PeerNoteSubcommand`); ArgumentParser's outcomes are written as `ParserOutcome` says: help
     /// on standard output, a usage error as one line `peernote: …` and the usage synopsis.
     public static func execute(_ arguments: [String]) -> Int32 {
+        if let refusal = DashFileName.refusal(arguments) {
+            Terminal.error("peernote: " + refusal)
+            return ExitStatus.usage.rawValue
+        }
         do {
             var command = try parseAsRoot(arguments)
             try command.run()

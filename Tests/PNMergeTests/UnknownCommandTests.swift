@@ -54,3 +54,46 @@ struct UnknownCommandTests {
         #expect(r.err.hasPrefix("pnmerge: unknown command '\(file)'; the command comes first: pnmerge show \(ShellQuote.word(file)) (see"), "\(r.err)")
     }
 }
+
+@Suite("pnmerge and peernote: a file name that starts with '-'")
+struct DashFileNameTests {
+    @Test("-sh.peernote is refused (64) with how to write it, not read as -s -h (help, exit 0, nothing done)",
+          arguments: [["validate", "-sh.peernote"], ["merge", "-dash.peernote", "theirs.peernote"], ["show", "-foo.json"]])
+    func refused(args: [String]) {
+        let name = args.first { $0.hasPrefix("-") } ?? ""
+        let r = pnmerge(args)
+        #expect(r.status == ExitStatus.usage.rawValue, "\(r.out)\(r.err)")
+        #expect(r.err == "pnmerge: \(name): a file name that starts with '-' reads as options; write it as ./\(name) (or put -- before it)\n")
+        #expect(r.out.isEmpty, "no help printed")
+    }
+
+    @Test("The file written ./-sh.peernote or after -- reaches the command; a name without an extension is refused when the file exists; options and '-' are untouched")
+    func writtenRight() throws {
+        let dir = try TempDir()
+        _ = try dir.write(Diverged().alice.save(), "-sh.peernote")
+        _ = try dir.write(Diverged().alice.save(), "-hx")
+        let bin = try Binary.require()
+        func run(_ args: [String]) throws -> (status: Int32, err: String) {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: Binary.path)
+            process.arguments = args
+            process.currentDirectoryURL = URL(fileURLWithPath: dir.path(""))
+            let err = Pipe()
+            process.standardError = err
+            process.standardOutput = FileHandle.nullDevice
+            try process.run()
+            let bytes = err.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            return (process.terminationStatus, String(decoding: bytes, as: UTF8.self))
+        }
+        _ = bin
+        #expect(try run(["validate", "./-sh.peernote"]).status == 0)
+        #expect(try run(["validate", "--", "-sh.peernote"]).status == 0)
+        let hx = try run(["validate", "-hx"])
+        #expect(hx.status == 64 && hx.err.contains("-hx: a file name that starts with '-' reads as options; write it as ./-hx"), "\(hx.err)")
+        #expect(pnmerge(["-h"]).status == 0)
+        #expect(pnmerge(["validate", "-h"]).out.contains("USAGE"))
+        #expect(DashFileName.refusal(["merge", "a", "b", "-o", "-"]) == nil)
+        #expect(DashFileName.refusal(["show", "x", "--format", "json", "-v"]) == nil)
+    }
+}

@@ -74,3 +74,23 @@ struct CommandWordTests {
         #expect(peernote.refusal(["a\u{1b}[2Jb"], namesFile: { _ in false })?.hasPrefix("peernote: unknown command 'a\\u{1b}[2Jb' (see") == true)
     }
 }
+
+@Suite("peernote: a file name that starts with '-'")
+struct PeerNoteDashFileNameTests {
+    @Test("peernote new/add -sh.peernote is refused (64), not read as -s -h (help, exit 0, nothing done); ./-sh.peernote works")
+    func refused() throws {
+        let dir = try TempDir()
+        let new = try Binary.run(["new", "-sh.peernote", "--title", "T"], in: dir)
+        #expect(new.status == 64, "\(new.stdout)\(new.stderr)")
+        #expect(new.stderr == "peernote: -sh.peernote: a file name that starts with '-' reads as options; write it as ./-sh.peernote (or put -- before it)\n")
+        #expect(new.stdout.isEmpty)
+        #expect(try Binary.run(["new", "./-sh.peernote", "--title", "T"], in: dir).status == 0)
+        let add = try Binary.run(["add", "-sh.peernote", "--title", "X"], in: dir)
+        #expect(add.status == 64 && add.stdout.isEmpty, "\(add.stdout)")
+        #expect(try Binary.run(["add", "--title", "X", "--", "-sh.peernote"], in: dir).status == 0)
+        let list = try Binary.run(["list", "./-sh.peernote"], in: dir)
+        #expect(list.stdout.contains("X"), "\(list.stdout)\(list.stderr)")
+        // A value that starts with '-' is a value, not a file name.
+        #expect(try Binary.run(["add", "./-sh.peernote", "--title", "-x.md"], in: dir).status == 0)
+    }
+}

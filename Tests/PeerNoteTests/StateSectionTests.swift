@@ -191,10 +191,11 @@ struct StateSectionTests {
             try doc.setPriority(dentist, .low)
             try phone.setPriority(dentist, .high)
         default:
-            try doc.moveNote(dentist, to: 1)
+            // Two places apart, whichever move wins: after "Third", and before "Fourth".
             doc.addNote(title: "Third", body: "y")
-            try phone.moveNote(dentist, to: 1)
+            try doc.moveNote(dentist, to: 2)
             phone.addNote(title: "Fourth", body: "z", at: 0)
+            try phone.moveNote(dentist, to: 0)
         }
         try doc.merge(phone)
         try #require(doc.conflicts.count == 1, "\(doc.conflicts)")
