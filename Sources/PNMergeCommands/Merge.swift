@@ -66,7 +66,10 @@ enum MergeOperation {
         try Inputs.checkStandardInputUsedOnce([mine] + theirs)
         if output == "-" && !dryRun { try Console.checkBinaryOutputAllowed() }
         let inPlace = output == nil || (output != "-" && output.map { Inputs.sameFile(Inputs.writeTarget($0), Inputs.writeTarget(mine)) } == true)
-        let target = inPlace ? mine : (output ?? mine)
+        // OUT itself, when it is MINE by another name: a symbolic link is written through (the
+        // link stays), and a hard link's name gets the result (an atomic write replaces the file
+        // that one name gives; MINE's name keeps the bytes it had, as any other link's would).
+        let target = output ?? mine
         if mine == "-" && inPlace && !dryRun {
             throw CLIFailure(.usage, "cannot write the result back to standard input; give -o OUT (or -o - for standard output)")
         }
@@ -100,8 +103,8 @@ enum MergeOperation {
         if !dryRun && target != "-" {
             do { lock = try Inputs.lock(writePath) } catch { throw CLIFailure(writing: error) }
             if inPlace {
-                let now = try Inputs.readBytes(mine)
-                if now != base.bytes { base = LoadedDocument(path: mine, bytes: now, document: try Inputs.parse(now, from: mine)) }
+                let now = try Inputs.readBytes(target, pipes: false)
+                if now != base.bytes { base = LoadedDocument(path: mine, bytes: now, document: try Inputs.parse(now, from: target)) }
             }
         }
         defer { withExtendedLifetime(lock) {} }
