@@ -75,5 +75,12 @@ int peernote_remove_temporaries_on_signals(void) {
         sigfillset(&action.sa_mask);
         if (sigaction(signals[i], &action, NULL) == 0) installed++;
     }
+    // A write past the file-size limit (`ulimit -f`) would kill the process with SIGXFSZ (exit
+    // 153, no message, the temporary file left); ignored, the write fails with EFBIG, which the
+    // writer reports naming the file, removing its temporary file.
+    struct sigaction old;
+    if (sigaction(SIGXFSZ, NULL, &old) == 0 && !(old.sa_flags & SA_SIGINFO) && old.sa_handler == SIG_DFL) {
+        signal(SIGXFSZ, SIG_IGN);
+    }
     return installed;
 }

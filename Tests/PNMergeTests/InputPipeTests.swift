@@ -68,3 +68,40 @@ struct InputPipeTests {
         #expect(compact.err.contains("mine.fifo: is a pipe, and this command writes the file back: it needs a regular file"), "\(compact.err)")
     }
 }
+
+@Suite("File-size limit")
+struct FileSizeLimitTests {
+    @Test("A write past 'ulimit -f' fails with a message naming the file (exit 74), MINE intact, no temporary file left")
+    func ulimit() throws {
+        _ = try Binary.require()
+        let dir = try TempDir()
+        // Text that does not compress much: about 110 KiB in a file each, 220 KiB merged.
+        var rng = SystemRandomNumberGenerator()
+        let alphabet = Array("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 .")
+        func text() -> String { String((0 ..< 150_000).map { _ in alphabet[Int.random(in: 0 ..< alphabet.count, using: &rng)] }) }
+        let big = Document(title: "Big", author: "a")
+        big.addNote(title: "N", body: text())
+        let other = big.fork(author: "b")
+        other.addNote(title: "M", body: text())
+        _ = try dir.write(big.save(), "mine.peernote")
+        _ = try dir.write(other.save(), "theirs.peernote")
+        let before = try dir.bytes("mine.peernote")
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/bash")
+        // 200 blocks of 1 KiB: more than either input, less than their merge.
+        process.arguments = ["-c", "ulimit -f 200; exec \"$0\" merge mine.peernote theirs.peernote -o out.peernote", Binary.path]
+        process.currentDirectoryURL = URL(fileURLWithPath: dir.path(""))
+        let err = Pipe()
+        process.standardError = err
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        let message = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        try #require(before.count < 200 * 1024, "the inputs fit the limit")
+        #expect(process.terminationStatus == 74, "\(message)")
+        #expect(message.hasPrefix("pnmerge: ") && message.contains("out.peernote") && message.contains("File too large"), "\(message)")
+        #expect(try dir.bytes("mine.peernote") == before)
+        let left = try FileManager.default.contentsOfDirectory(atPath: dir.path("")).sorted()
+        #expect(left == ["mine.peernote", "theirs.peernote"], "\(left)")
+    }
+}

@@ -29,8 +29,10 @@ void peernote_temporary_unregister(int slot);
 
 /// Installs, for SIGINT, SIGTERM and SIGHUP, a handler that unlinks the registered temporary
 /// files and then lets the signal take its default action (the process ends as it would have).
-/// A signal that is ignored, or already has a handler, is left as it is. For the command-line
-/// tools, not for a library: returns how many handlers were installed.
+/// A signal that is ignored, or already has a handler, is left as it is. SIGXFSZ, if it has its
+/// default action, is ignored, so that a write past `ulimit -f` fails with EFBIG (an error the
+/// writer reports) instead of killing the process. For the command-line tools, not for a
+/// library: returns how many handlers were installed.
 int peernote_remove_temporaries_on_signals(void);
 
 #endif
