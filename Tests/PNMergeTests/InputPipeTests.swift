@@ -87,9 +87,11 @@ struct FileSizeLimitTests {
         _ = try dir.write(other.save(), "theirs.peernote")
         let before = try dir.bytes("mine.peernote")
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/bash")
-        // 200 blocks of 1 KiB: more than either input, less than their merge.
-        process.arguments = ["-c", "ulimit -f 200; exec \"$0\" merge mine.peernote theirs.peernote -o out.peernote", Binary.path]
+        // SIGXFSZ as a shell gives it (the test runner may ignore it, and an ignored signal stays
+        // ignored in its children); 200 blocks of 1 KiB: more than either input, less than their merge.
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["--default-signal=XFSZ", "/bin/bash", "-c",
+                             "ulimit -f 200; exec \"$0\" merge mine.peernote theirs.peernote -o out.peernote", Binary.path]
         process.currentDirectoryURL = URL(fileURLWithPath: dir.path(""))
         let err = Pipe()
         process.standardError = err
