@@ -124,6 +124,17 @@ struct LookAlikeReportTests {
         #expect(!json.out.contains("\\\\u{"), "\(json.out)")
     }
 
+    @Test("DisplayText.sideBySide (grouped) marks exactly the texts hasLookAlike (pairwise) finds, on random lists")
+    func sideBySideGrouped() {
+        var rng = SystemRandomNumberGenerator()
+        let pool = [Self.nfc, Self.nfd, "K", "\u{212A}", "x", "cafe", "\u{1E9B}\u{0323}", "\u{017F}\u{0323}\u{0307}", "a\u{0301}\u{0328}", "a\u{0328}\u{0301}"]
+        for _ in 0 ..< 200 {
+            let texts = (0 ..< Int.random(in: 0 ... 8, using: &rng)).map { _ in pool.randomElement(using: &rng) ?? "" }
+            let expected = texts.map { t in DisplayText.hasLookAlike(t, among: texts) ? t + " (" + DisplayText.scalars(t) + ")" : t }
+            #expect(DisplayText.sideBySide(texts, { $0 }) == expected, "\(texts.map(DisplayText.scalars))")
+        }
+    }
+
     @Test("DisplayText.sideBySide spells out only look-alikes, the Kelvin sign beside K included")
     func sideBySide() {
         #expect(DisplayText.sideBySide([Self.nfc, Self.nfd, "x"], { $0 }) == [Self.nfc + " (caf\\u{e9})", Self.nfd + " (cafe\\u{301})", "x"])
