@@ -172,7 +172,14 @@ enum MergeOperation {
     static func checkReplaceable(_ output: String, at path: String, by result: Document, bytes resultBytes: [UInt8]?,
                                  command: [String]) throws(CLIFailure) {
         var st = stat()
-        guard stat(path, &st) == 0, st.st_mode & S_IFMT == S_IFREG, st.st_mode & 0o222 != 0, access(path, W_OK) == 0 else { return }
+        guard stat(path, &st) == 0 else {
+            // A symbolic link that loops: renaming over it would replace the link with a file.
+            if errno == ELOOP {
+                throw CLIFailure(.cannotCreate, "\(Inputs.displayName(output)): already exists and cannot be read (\(String(cString: strerror(ELOOP)))); not replaced (choose another output)")
+            }
+            return
+        }
+        guard st.st_mode & S_IFMT == S_IFREG, st.st_mode & 0o222 != 0, access(path, W_OK) == 0 else { return }
         let name = Inputs.displayName(output)
         let other = "choose another output, or remove \(name) first if it is not needed"
         let bytes: [UInt8]

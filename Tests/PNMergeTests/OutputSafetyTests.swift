@@ -35,6 +35,21 @@ struct OutputSafetyTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path("")).filter { $0.contains(".tmp-") }.isEmpty, "no temporary file left")
     }
 
+    @Test("-o naming a symbolic link that loops is refused (73); both links stay links")
+    func loopingLinkOutput() throws {
+        let dir = try TempDir()
+        try Diverged().write(to: dir)
+        let one = dir.path("loop1"), two = dir.path("loop2")
+        try FileManager.default.createSymbolicLink(atPath: two, withDestinationPath: one)
+        try FileManager.default.createSymbolicLink(atPath: one, withDestinationPath: two)
+        let r = pnmerge(["merge", dir.path("alice.peernote"), dir.path("bob.peernote"), "-o", one])
+        #expect(r.status == 73, "\(r.err)")
+        #expect(r.err == "pnmerge: \(one): already exists and cannot be read (Too many levels of symbolic links); not replaced (choose another output)\n")
+        var st = stat()
+        #expect(lstat(one, &st) == 0 && st.st_mode & S_IFMT == S_IFLNK)
+        #expect(lstat(two, &st) == 0 && st.st_mode & S_IFMT == S_IFLNK)
+    }
+
     @Test("-o naming a folder is refused naming it; nothing is written")
     func folderOutput() throws {
         let dir = try TempDir()
