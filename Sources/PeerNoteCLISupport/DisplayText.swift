@@ -110,6 +110,17 @@ public enum DisplayText {
         return texts.indices.map { i in lookAlike[i] ? show(texts[i]) + " (" + scalars(texts[i]) + ")" : show(texts[i]) }
     }
 
+    /// `text` cut to its first `limit` characters, with `…` after, when it is longer: for a title
+    /// in a list of candidates, where a megabyte-long title would make a megabyte-long message.
+    public static func clipped(_ text: String, to limit: Int = 60) -> String {
+        var end = text.startIndex
+        for _ in 0 ..< limit {
+            guard end < text.endIndex else { return text }
+            end = text.index(after: end)
+        }
+        return end == text.endIndex ? text : String(text[..<end]) + "…"
+    }
+
     /// A note's tags on one line, as the tools list them: `a, b`. A tag that would not read as
     /// one there is quoted, `"a, b"` (`"` and `\` inside escaped with a backslash): an empty tag,
     /// `-` (what `peernote list` shows for no tags), one holding a comma or a double quote, or

@@ -234,7 +234,7 @@ enum NoteLookup {
         if others.count == 1 {
             return warning + "note \(first.id.short) \"\(first.title)\" has this title too; the title alone will no longer pick either note: name them by id"
         }
-        let listed = lookAlikeList(others) { "\($0.id.short) \"\($0.title)\"" }
+        let listed = lookAlikeList(others) { "\($0.id.short) \"\(DisplayText.clipped($0.title))\"" }
         return warning + "\(others.count) notes have this title too: \(listed); the title alone picks none of these notes: name them by id"
     }
 
@@ -246,7 +246,7 @@ enum NoteLookup {
     /// `; notes: 1a2b3c4d "Title", …` (at most ten).
     static func candidates(_ notes: [Note], deleted: Bool = false) -> String {
         if notes.isEmpty { return deleted ? "; there are no deleted notes" : "; the notebook has no notes" }
-        let shown = notes.prefix(10).map { "\($0.id.short) \"\($0.title)\"" }.joined(separator: ", ")
+        let shown = notes.prefix(10).map { "\($0.id.short) \"\(DisplayText.clipped($0.title))\"" }.joined(separator: ", ")
         return "; \(deleted ? "deleted notes" : "notes"): \(shown)\(notes.count > 10 ? ", … (\(notes.count) in all)" : "")"
     }
 }

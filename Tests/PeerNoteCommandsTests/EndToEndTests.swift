@@ -661,6 +661,20 @@ struct EndToEndTests {
         #expect(try dir.entries() == ["in.md"])
     }
 
+    @Test("A note that matches nothing, or several, lists the titles cut to 60 characters: a 100,000-character title makes no 100,000-character message")
+    func longTitlesInCandidates() throws {
+        let dir = try TempDir()
+        let long = String(repeating: "T", count: 100_000)
+        #expect(try Binary.run(["new", "n.peernote", "--title", "N"], in: dir).status == 0)
+        #expect(try Binary.run(["add", "n.peernote", "--title", long], in: dir).status == 0)
+        #expect(try Binary.run(["add", "n.peernote", "--title", long], in: dir).status == 0)
+        let none = try Binary.run(["rm", "n.peernote", "zzzz"], in: dir)
+        #expect(none.status == 64 && none.stderr.count < 400, "\(none.stderr.count) characters")
+        #expect(none.stderr.contains("\"" + String(repeating: "T", count: 60) + "…\""), "\(none.stderr.prefix(300))")
+        let several = try Binary.run(["rm", "n.peernote", String(repeating: "T", count: 70)], in: dir)
+        #expect(several.status == 64 && several.stderr.count < 100_000, "\(several.stderr.count) characters")
+    }
+
     @Test("rm on a note deleted on one copy while edited on another accepts the deletion; on a plain deleted note it points to restore")
     func removeAcceptsDeletion() throws {
         let dir = try TempDir()

@@ -174,7 +174,10 @@ public final class Document {
         for n in byTitle where !candidates.contains(where: { $0.id == n.id }) { candidates.append(n) }
         if candidates.count == 1 { return makeNote(state.noteStates[candidates[0].slot]) }
         if candidates.isEmpty { throw .noSuchNote(query) }
-        throw .ambiguousNote(query, candidates: candidates.map { "\($0.id.short) \"\($0.title)\"" })
+        // Titles cut to 60 characters: a message stays a line, however long a title is.
+        throw .ambiguousNote(query, candidates: candidates.map { n in
+            "\(n.id.short) \"\(n.title.count > 60 ? String(n.title.prefix(60)) + "…" : n.title)\""
+        })
     }
 
     /// A note as `findNote` matches it: its slot in `DocState.noteStates`, id and title.
