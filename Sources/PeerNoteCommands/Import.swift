@@ -48,8 +48,13 @@ extension PeerNoteCLI {
             case .json:
                 do { content = try NotebookJSON.parse(bytes) } catch { throw CLIFailure(.invalidInput, "\(source): \(error)") }
             case .markdown:
-                let (parsed, warnings) = MarkdownFormat.parse(try TextFile.decode(bytes, path: source))
+                let text = try TextFile.decode(bytes, path: source)
+                let (parsed, warnings) = MarkdownFormat.parse(text)
                 for warning in warnings { Failure.report("\(source): warning: \(warning)") }
+                // An empty source (an export that failed into `> notes.md`) makes an empty notebook: said.
+                if text.unicodeScalars.allSatisfy(\.properties.isWhitespace) {
+                    Failure.report("\(source): warning: it is empty; the notebook has no title and no notes")
+                }
                 content = parsed
             }
             if let title { content.title = title }

@@ -269,6 +269,17 @@ struct EndToEndTests {
         #expect(try Document.open(path).notes[0].tags == ["kept"])
     }
 
+    @Test("Importing an empty Markdown file warns that the notebook is empty (exit 0); one with notes does not")
+    func importEmpty() throws {
+        let dir = try TempDir()
+        _ = try dir.write("empty.md", "\n  \n")
+        let r = try Binary.run(["import", "empty.md", "-o", "e.peernote"], in: dir)
+        #expect(r.status == 0 && r.stderr == "peernote: empty.md: warning: it is empty; the notebook has no title and no notes\n", "\(r.stderr)")
+        _ = try dir.write("one.md", "## A\n\nbody\n")
+        let one = try Binary.run(["import", "one.md", "-o", "o.peernote"], in: dir)
+        #expect(one.status == 0 && one.stderr.isEmpty, "\(one.stderr)")
+    }
+
     @Test("An empty tag an import brought in can be removed")
     func removeEmptyTag() throws {
         let dir = try TempDir()
