@@ -154,9 +154,13 @@ extension PeerNoteCLI {
             }
             var edited: String
             do { edited = try session.read() } catch {
-                // When the editor removed the file, there is nothing kept to point to.
-                let kept = DocumentFile.exists(session.file) ? " (the edited text is kept in \(session.file))" : ""
-                throw CLIFailure(error.status, error.message + kept)
+                // When the editor removed the file, or left something else in its place (a FIFO,
+                // a folder), there is no text kept to point to; a FIFO is removed.
+                guard session.isRegularFile else {
+                    if session.isFIFO { session.remove() }
+                    throw error
+                }
+                throw CLIFailure(error.status, error.message + " (the edited text is kept in \(session.file))")
             }
             edited = Self.droppingAddedLineBreak(edited, original: target.body)
             let before = snapshot.changeCount

@@ -93,8 +93,9 @@ struct EditorSession {
     /// The file's text (UTF-8, else exit 65 naming the offset).
     func read() throws(CLIFailure) -> String {
         let bytes: [UInt8]
-        do { bytes = try TextFile.bytes(file) } catch {
-            throw CLIFailure(error.status, "\(notebook): cannot read the edited text: \(error.message)")
+        // A regular file only: an editor that left a FIFO in its place would block the read.
+        do { bytes = try FileStore.read(file) } catch {
+            throw CLIFailure(.noInput, "\(notebook): cannot read the edited text: \(error.description)")
         }
         if let offset = TextFile.firstInvalidUTF8(bytes) {
             throw CLIFailure(.invalidInput, "\(notebook): the edited text is not valid UTF-8 at offset \(offset); nothing was recorded")
@@ -108,6 +109,17 @@ struct EditorSession {
         guard DocumentFile.exists(file) else { return false }
         guard let now = try? FileStore.read(file) else { return true }
         return now != original
+    }
+
+    /// Whether the file is there and a regular file (an editor may leave anything in its place).
+    var isRegularFile: Bool { kind == S_IFREG }
+
+    /// Whether a FIFO is in the file's place.
+    var isFIFO: Bool { kind == S_IFIFO }
+
+    private var kind: mode_t? {
+        var st = stat()
+        return lstat(file, &st) == 0 ? st.st_mode & S_IFMT : nil
     }
 
     /// Deletes the temporary file.

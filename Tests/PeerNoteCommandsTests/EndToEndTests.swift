@@ -195,6 +195,20 @@ struct EndToEndTests {
         #expect(slow.status == 0 && slow.stderr.contains("no changes") && !slow.stderr.contains("returned at once"), "\(slow.stderr)")
     }
 
+    @Test("An editor that leaves a FIFO in place of the file is refused at once (66), not waited on forever")
+    func editorLeavesFIFO() throws {
+        let dir = try TempDir()
+        _ = try makeNotebook(dir)
+        let before = try dir.bytes("n.peernote")
+        let script = try dir.write("fifo.sh", "#!/bin/sh\nrm -f \"$1\"\nmkfifo \"$1\"\n", executable: true)
+        let tmp = try TempDir()
+        let r = try Binary.run(["edit", "n.peernote", "Alpha", "--editor"], in: dir, env: ["EDITOR": script, "TMPDIR": tmp.path])
+        #expect(r.status == 66, "\(r.stderr)")
+        #expect(r.stderr.hasPrefix("peernote: n.peernote: cannot read the edited text: \(tmp.path)/peernote-") && r.stderr.hasSuffix(": is not a regular file\n"), "\(r.stderr)")
+        #expect(try dir.bytes("n.peernote") == before)
+        #expect(try tmp.entries().isEmpty, "the FIFO is removed")
+    }
+
     @Test("An editor that exits 0 but removes the file records nothing and says so, as other editor failures do (exit 66)")
     func editorRemovesFile() throws {
         let dir = try TempDir()
