@@ -138,6 +138,26 @@ struct LibraryAPITests {
         #expect(throws: PeerNoteError.noteDeleted(n)) { try doc.insertText(n, at: 0, "x") }
     }
 
+    @Test("A text view's UTF-16 offsets convert to the scalar offsets edits take, and back; inside a surrogate pair is nil")
+    func utf16Offsets() throws {
+        let doc = Document(title: "T", author: "a")
+        let id = doc.addNote(title: "N", body: "👍🏽 é!")   // 👍 and 🏽 are two UTF-16 units each
+        let note = try #require(doc.notes.first)
+        #expect((0 ... 8).map { note.scalarOffset(utf16: $0) } == [0, nil, 1, nil, 2, 3, 4, 5, nil])
+        #expect((0 ... 6).map { note.utf16Offset(scalars: $0) } == [0, 2, 4, 5, 6, 7, nil])
+        // An insert at the text view's caret after "👍🏽 " (UTF-16 offset 5).
+        try doc.insertText(id, at: try #require(note.scalarOffset(utf16: 5)), "x")
+        #expect(doc.notes.first?.body == "👍🏽 xé!")
+        // Every offset of random text goes there and back.
+        let body = "a😀b\u{1F3FD}\u{0301}c\n日本"
+        let n = Note(id: id, title: "", body: body, tags: [], priority: .normal, created: Date())
+        for k in 0 ... body.unicodeScalars.count {
+            let u = try #require(n.utf16Offset(scalars: k))
+            #expect(n.scalarOffset(utf16: u) == k)
+            #expect(String(body.utf16.prefix(u)) == String(String.UnicodeScalarView(body.unicodeScalars.prefix(k))))
+        }
+    }
+
     @Test("Document.open(_:author:) records that author on the changes made through the document")
     func openWithAuthor() throws {
         let folder = try FileStoreTests.Folder()

@@ -27,6 +27,37 @@ public struct Note: Identifiable, Equatable, Hashable, Sendable, Codable {
     }
 }
 
+extension Note {
+    /// The offset in Unicode scalars, as `Document.insertText(_:at:_:)` and
+    /// `deleteText(_:range:)` count, of `utf16` UTF-16 code units into `body` (what `NSRange`,
+    /// `UITextView` and `NSTextView` count). Nil when it is past the end or falls between the
+    /// two halves of a surrogate pair (an emoji, say).
+    public func scalarOffset(utf16 offset: Int) -> Int? {
+        guard offset >= 0 else { return nil }
+        var units = 0, scalars = 0
+        for s in body.unicodeScalars {
+            if units == offset { return scalars }
+            units += UTF16.width(s)
+            scalars += 1
+            if units > offset { return nil }
+        }
+        return units == offset ? scalars : nil
+    }
+
+    /// The offset in UTF-16 code units of `scalars` Unicode scalars into `body` (the other way
+    /// round: where an edit at that scalar offset is in a text view). Nil when it is past the end.
+    public func utf16Offset(scalars offset: Int) -> Int? {
+        guard offset >= 0 else { return nil }
+        var units = 0, scalars = 0
+        for s in body.unicodeScalars {
+            if scalars == offset { return units }
+            units += UTF16.width(s)
+            scalars += 1
+        }
+        return scalars == offset ? units : nil
+    }
+}
+
 /// The whole visible state of a document: a plain value. Codable (with `Note`, `Conflict` and
 /// the ids), so that an app can keep or pass on a snapshot; see Model+Codable.swift.
 public struct Notebook: Equatable, Sendable, Codable {
