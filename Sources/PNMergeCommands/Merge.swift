@@ -179,6 +179,9 @@ enum MergeOperation {
             }
             return
         }
+        if st.st_mode & S_IFMT == S_IFDIR {
+            throw CLIFailure(.cannotCreate, "\(Inputs.displayName(output)): is a directory; not replaced (name a file as OUT)")
+        }
         guard st.st_mode & S_IFMT == S_IFREG, st.st_mode & 0o222 != 0, access(path, W_OK) == 0 else { return }
         let name = Inputs.displayName(output)
         let other = "choose another output, or remove \(name) first if it is not needed"

@@ -50,15 +50,17 @@ struct OutputSafetyTests {
         #expect(lstat(two, &st) == 0 && st.st_mode & S_IFMT == S_IFLNK)
     }
 
-    @Test("-o naming a folder is refused naming it; nothing is written")
+    @Test("-o naming a folder is refused naming it (73, as any OUT not replaced); nothing is written")
     func folderOutput() throws {
         let dir = try TempDir()
         try Diverged().write(to: dir)
         let folder = dir.path("sub")
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: false)
         let r = pnmerge(["merge", dir.path("alice.peernote"), dir.path("bob.peernote"), "-o", folder])
-        #expect(r.status == 74)
-        #expect(r.err.contains("\(folder): is a directory"), "\(r.err)")
+        #expect(r.status == 73, "as every OUT that is not replaced")
+        #expect(r.err == "pnmerge: \(folder): is a directory; not replaced (name a file as OUT)\n", "\(r.err)")
+        let dry = pnmerge(["merge", dir.path("alice.peernote"), dir.path("bob.peernote"), "-o", folder, "--dry-run"])
+        #expect(dry.status == 73, "\(dry.err)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder).isEmpty)
     }
 
