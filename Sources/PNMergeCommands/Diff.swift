@@ -87,7 +87,7 @@ struct DiffReport {
         }
         let merged = mergedFromA.notebook, conflicts = merged.conflicts, mergedPlaces = mergedFromA.notePlaces
         func changes(_ side: Document) -> NotebookDiff {
-            NotebookDiff(from: side.notebook, placed: side.notePlaces, to: merged, placed: mergedPlaces)
+            NotebookDiff(from: side.notebook, placed: side.notePlaces, to: merged, placed: mergedPlaces, deletedBefore: side.deletedNoteIDs)
         }
         return DiffReport(
             documentID: a.document.id,

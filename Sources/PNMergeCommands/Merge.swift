@@ -246,7 +246,7 @@ enum MergeOperation {
     static func combine(_ base: LoadedDocument, _ others: [LoadedDocument], output: String, dryRun: Bool,
                         appendingToMine: Bool, nothingWrittenNote: Bool = true) throws(CLIFailure) -> Combined {
         var document = base.document
-        let before = document.notebook, placesBefore = document.notePlaces
+        let before = document.notebook, placesBefore = document.notePlaces, deletedBefore = document.deletedNoteIDs
         var inputs: [MergeReport.Input] = []
         var overlaps: [TextOverlap] = []
         var pending: OverlapSearch?
@@ -274,7 +274,7 @@ enum MergeOperation {
         }
         let after = document.notebook, conflicts = after.conflicts
         let report = MergeReport(documentID: document.id, mine: base.path, output: output, dryRun: dryRun, inputs: inputs,
-                                 diff: NotebookDiff(from: before, placed: placesBefore, to: after, placed: document.notePlaces), notebook: after, conflicts: conflicts,
+                                 diff: NotebookDiff(from: before, placed: placesBefore, to: after, placed: document.notePlaces, deletedBefore: deletedBefore), notebook: after, conflicts: conflicts,
                                  // Only MINE's: a conflict a THEIRS brought is news to MINE's owner.
                                  earlierConflicts: ConflictAge.earlier(conflicts, copies: [base.document]),
                                  overlaps: overlaps)

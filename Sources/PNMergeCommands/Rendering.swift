@@ -210,6 +210,8 @@ enum DiffRendering {
             switch change {
             case .added(let n):
                 out.append(style.paint("added   ", .green) + " " + Text.quoted(n.title))
+            case .restored(let n):
+                out.append(style.paint("restored", .green) + " " + Text.quoted(n.title))
             case .deleted(let n):
                 out.append(style.paint("deleted ", .red) + " " + Text.quoted(n.title))
             case .edited(let before, let after, let fields):
@@ -224,11 +226,13 @@ enum DiffRendering {
         return out
     }
 
-    /// `{"change": "added"|"deleted"|"edited"|"moved", "note": id, "title": …, …}`.
+    /// `{"change": "added"|"restored"|"deleted"|"edited"|"moved", "note": id, "title": …, …}`.
     static func json(_ change: NotebookDiff.NoteChange) -> JSONValue {
         switch change {
         case .added(let n):
             .object([("change", .string("added")), ("note", .string(n.id.description)), ("title", .string(n.title))])
+        case .restored(let n):
+            .object([("change", .string("restored")), ("note", .string(n.id.description)), ("title", .string(n.title))])
         case .deleted(let n):
             .object([("change", .string("deleted")), ("note", .string(n.id.description)), ("title", .string(n.title))])
         case .edited(let before, let after, let fields):

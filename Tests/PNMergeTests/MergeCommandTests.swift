@@ -51,6 +51,31 @@ struct MergeCommandTests {
         #expect(try Document.load(after).notebook == (try s.merged()).notebook)
     }
 
+    @Test("A note the other copy restored is reported restored, not added (text and JSON); NotebookDiff of documents says so too")
+    func restoredNote() throws {
+        let dir = try TempDir()
+        let base = Document(title: "T", author: "carol")
+        let old = base.addNote(title: "Old", body: "x")
+        base.addNote(title: "Keep", body: "y")
+        try base.deleteNote(old)
+        let mine = base.fork(author: "alice"), theirs = base.fork(author: "bob")
+        try theirs.restoreNote(old)
+        theirs.addNote(title: "New", body: "z")
+        #expect(NotebookDiff(from: mine, to: theirs).changes.map { change -> String in
+            switch change {
+            case .added(let n): "added \(n.title)"
+            case .restored(let n): "restored \(n.title)"
+            default: "other"
+            }
+        }.sorted() == ["added New", "restored Old"])
+        let a = try dir.write(mine.save(), "mine.peernote"), b = try dir.write(theirs.save(), "theirs.peernote")
+        let r = pnmerge(["merge", a, b, "--dry-run"])
+        #expect(r.status == 0, "\(r.err)")
+        #expect(r.out.contains("restored \"Old\"") && r.out.contains("added    \"New\"") && !r.out.contains("added    \"Old\""), "\(r.out)")
+        let json = pnmerge(["merge", a, b, "--dry-run", "--json"])
+        #expect(json.out.contains("\"change\": \"restored\"") || json.out.contains("\"change\":\"restored\""), "\(json.out)")
+    }
+
     @Test("Merging reports changes per file and author, note changes, conflicts and delete-vs-edit, and writes an appended block")
     func mergeInPlace() throws {
         let dir = try TempDir()

@@ -131,6 +131,12 @@ public final class Document {
         state.allNoteSlotsInOrder.filter { state.noteStates[$0].isDeleted }.map { makeNote(state.noteStates[$0]) }
     }
 
+    /// The ids of the deleted notes (`deletedNotes` without making each note).
+    public var deletedNoteIDs: Set<NoteID> {
+        let state = self.state
+        return Set(state.noteStates.filter(\.isDeleted).map { noteID($0.id) })
+    }
+
     public var notebook: Notebook { Notebook(id: id, title: title, notes: notes, conflicts: conflicts) }
 
     /// Where each live note was last placed (see `NotePlace`): what `NotebookDiff` compares to

@@ -5,13 +5,15 @@ public struct NotebookDiff: Equatable, Sendable {
 
     public enum NoteChange: Equatable, Sendable {
         case added(Note)
+        /// A note the first state held deleted and the second shows again (`restoreNote`).
+        case restored(Note)
         case deleted(Note)
         case edited(before: Note, after: Note, fields: [Field])
         case moved(Note, from: Int, to: Int)
 
         public var note: Note {
             switch self {
-            case .added(let n), .deleted(let n), .moved(let n, _, _): n
+            case .added(let n), .restored(let n), .deleted(let n), .moved(let n, _, _): n
             case .edited(_, let n, _): n
             }
         }
@@ -31,12 +33,19 @@ public struct NotebookDiff: Equatable, Sendable {
     /// and, of the notes both states show, the ones before it are no longer the same: a note
     /// whose index changed only because others were added, deleted or moved is not, and
     /// neither is one moved back to where it stood. A note missing from either map of places is
-    /// never reported moved.
-    public init(from a: Notebook, placed placesA: [NoteID: NotePlace], to b: Notebook, placed placesB: [NoteID: NotePlace]) {
+    /// never reported moved. A note the second state shows that `deletedBefore` holds (the first
+    /// state's deleted notes, `Document.deletedNoteIDs`) is restored rather than added.
+    public init(from a: Notebook, placed placesA: [NoteID: NotePlace], to b: Notebook, placed placesB: [NoteID: NotePlace],
+                deletedBefore: Set<NoteID> = []) {
         titleBefore = a.title
         titleAfter = b.title
         changes = Self.changes(uniqueFrom: a.notes, placed: placesA, to: b.notes, placed: placesB)
             ?? Self.changes(from: a.notes, placed: placesA, to: b.notes, placed: placesB)
+        if !deletedBefore.isEmpty {
+            for k in changes.indices {
+                if case .added(let n) = changes[k], deletedBefore.contains(n.id) { changes[k] = .restored(n) }
+            }
+        }
     }
 
     /// The changes `init` finds, in any two lists of notes (an id may repeat in either: the
@@ -128,7 +137,7 @@ public struct NotebookDiff: Equatable, Sendable {
 
     /// Compares two documents as they stand (`init(from:placed:to:placed:)` of their notebooks).
     public init(from a: Document, to b: Document) {
-        self.init(from: a.notebook, placed: a.notePlaces, to: b.notebook, placed: b.notePlaces)
+        self.init(from: a.notebook, placed: a.notePlaces, to: b.notebook, placed: b.notePlaces, deletedBefore: a.deletedNoteIDs)
     }
 }
 
