@@ -14,7 +14,7 @@ extension PNMerge {
             commandName: "git-driver",
             abstract: "Merge driver for git: merge THEIRS into OURS.",
             discussion: """
-            Git runs it as 'pnmerge git-driver %O %A %B %P' for paths marked \
+            Git runs it as 'pnmerge git-driver %O %A %B -- %P' for paths marked \
             'merge=peernote' in .gitattributes ('pnmerge git-setup' does that). Every change \
             of THEIRS that OURS lacks is added and the result is written atomically into \
             OURS, as an appended block when OURS already holds the older changes; the exit \

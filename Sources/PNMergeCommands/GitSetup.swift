@@ -22,8 +22,8 @@ extension PNMerge {
             Adds the line '*.peernote merge=peernote diff=peernote -text' to the repository's \
             .gitattributes (with --global: to the file named by 'git config --global \
             core.attributesFile', which is set to ~/.config/git/attributes when unset) and \
-            sets merge.peernote.name, merge.peernote.driver ('pnmerge git-driver %O %A %B %P') \
-            and diff.peernote.textconv ('pnmerge textconv') in the repository's git config \
+            sets merge.peernote.name, merge.peernote.driver ('pnmerge git-driver %O %A %B -- %P') \
+            and diff.peernote.textconv ('pnmerge textconv --') in the repository's git config \
             (with --global: in your global git config). The commands name 'pnmerge' when it \
             is on PATH, otherwise the absolute path of the running pnmerge.
 
@@ -111,8 +111,10 @@ struct GitSetupOperation {
         // 2. The driver and textconv config.
         let settings = [
             ("merge.peernote.name", "PeerNote notebook merge (pnmerge)"),
-            ("merge.peernote.driver", "\(program) git-driver %O %A %B %P"),
-            ("diff.peernote.textconv", "\(program) textconv"),
+            // `--` before the paths git adds: a notebook named `-notes.peernote` at the top of
+            // the repository would otherwise read as options.
+            ("merge.peernote.driver", "\(program) git-driver %O %A %B -- %P"),
+            ("diff.peernote.textconv", "\(program) textconv --"),
         ]
         let which = global ? "global" : "repository"
         for (key, value) in settings {

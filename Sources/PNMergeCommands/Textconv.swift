@@ -14,7 +14,7 @@ extension PNMerge {
             commandName: "textconv",
             abstract: "Print a notebook as stable lines of text, for git diff.",
             discussion: """
-            Git runs it as 'pnmerge textconv FILE' for paths marked 'diff=peernote' \
+            Git runs it as 'pnmerge textconv -- FILE' for paths marked 'diff=peernote' \
             ('pnmerge git-setup' configures it), so 'git diff' and 'git log -p' show note \
             changes as text. The notebook title comes first, then for each live note in \
             order a header line with its title, short id, priority and tags, and its body \

@@ -234,6 +234,36 @@ struct GitWorkflowTests {
         #expect(branches.out.contains("-# Home\n+# Feature home"), "\(branches.out)")
     }
 
+    @Test("A notebook named -notes.peernote at the top of the repository merges and diffs (git-setup puts -- before the paths git adds)")
+    func dashNamedNotebook() throws {
+        let repo = try GitRepo()
+        #expect(try repo.pnmerge(["git-setup"]).status == 0)
+        let base = Document(title: "Home", author: "carol")
+        let note = base.addNote(title: "A", body: "a")
+        try base.write(to: repo.path("-notes.peernote"), mode: .compact)
+        try repo.git("add", "-A")
+        try repo.git("commit", "-q", "-m", "base")
+        try repo.git("checkout", "-q", "-b", "side")
+        let side = try Document.open(repo.path("-notes.peernote"), author: "bob")
+        side.addNote(title: "S", body: "s")
+        try side.write(to: repo.path("-notes.peernote"))
+        try repo.git("commit", "-q", "-a", "-m", "side")
+        try repo.git("checkout", "-q", "main")
+        let main = try Document.open(repo.path("-notes.peernote"), author: "alice")
+        try main.insertText(note, at: 1, "!")
+        try main.write(to: repo.path("-notes.peernote"))
+        try repo.git("commit", "-q", "-a", "-m", "main")
+        let merge = try repo.tryGit(["merge", "--no-edit", "side"])
+        #expect(merge.status == 0, "\(merge.out)\(merge.err)")
+        let merged = try Document.open(repo.path("-notes.peernote"))
+        #expect(merged.notes.map(\.title) == ["A", "S"] && merged.notes.first?.body == "a!", "\(merged.notes)")
+        let edited = try Document.open(repo.path("-notes.peernote"), author: "alice")
+        edited.addNote(title: "Diffed", body: "d")
+        try edited.write(to: repo.path("-notes.peernote"))
+        let diff = try repo.git("diff")
+        #expect(diff.out.contains("+## Diffed  ["), "\(diff.out)")
+    }
+
     @Test("add/add of two unrelated notebooks at one path is a conflict, and OURS stays intact")
     func addAddUnrelated() throws {
         let repo = try GitRepo()
@@ -336,8 +366,8 @@ struct GitWorkflowTests {
         let first = try repo.pnmerge(["git-setup", "--hooks"])
         #expect(first.status == 0, "\(first.err)")
         #expect(first.out.contains(".gitattributes: added '*.peernote merge=peernote diff=peernote -text'"), "\(first.out)")
-        #expect(first.out.contains("merge.peernote.driver set to 'pnmerge git-driver %O %A %B %P'"), "\(first.out)")
-        #expect(first.out.contains("diff.peernote.textconv set to 'pnmerge textconv'"))
+        #expect(first.out.contains("merge.peernote.driver set to 'pnmerge git-driver %O %A %B -- %P'"), "\(first.out)")
+        #expect(first.out.contains("diff.peernote.textconv set to 'pnmerge textconv --'"))
         #expect(first.out.contains("pre-commit: installed"))
         #expect(try String(decoding: repo.bytes(".gitattributes"), as: UTF8.self) == "*.txt text\n*.peernote merge=peernote diff=peernote -text\n")
         let attributes = try repo.bytes(".gitattributes")
@@ -425,7 +455,7 @@ struct GitWorkflowTests {
         #expect(r.out.contains("# >>> pnmerge pre-commit check"), "the lines to add are printed")
         #expect(r.err.contains("pre-commit: a pre-commit hook already exists"), "\(r.err)")
         // The rest of the setup was still done.
-        #expect(try repo.git("config", "--get", "merge.peernote.driver").out == "pnmerge git-driver %O %A %B %P\n")
+        #expect(try repo.git("config", "--get", "merge.peernote.driver").out == "pnmerge git-driver %O %A %B -- %P\n")
 
         // A hook holding pnmerge's marked block among other lines gets that block refreshed, the rest kept.
         let block = r.out.components(separatedBy: "\n").drop { !$0.hasPrefix("# >>> pnmerge") }
@@ -451,8 +481,8 @@ struct GitWorkflowTests {
         #expect(first.out.contains("core.attributesFile set to '~/.config/git/attributes'"), "\(first.out)")
         let attributesPath = repo.home.path(".config/git/attributes")
         #expect(try String(contentsOfFile: attributesPath, encoding: .utf8) == "*.peernote merge=peernote diff=peernote -text\n")
-        #expect(try repo.git("config", "--global", "--get", "merge.peernote.driver").out == "pnmerge git-driver %O %A %B %P\n")
-        #expect(try repo.git("config", "--global", "--get", "diff.peernote.textconv").out == "pnmerge textconv\n")
+        #expect(try repo.git("config", "--global", "--get", "merge.peernote.driver").out == "pnmerge git-driver %O %A %B -- %P\n")
+        #expect(try repo.git("config", "--global", "--get", "diff.peernote.textconv").out == "pnmerge textconv --\n")
         #expect(try repo.tryGit(["config", "--local", "--get", "merge.peernote.driver"]).status != 0, "nothing local")
         #expect(try repo.git("check-attr", "merge", "--", "x.peernote").out == "x.peernote: merge: peernote\n")
 
@@ -474,7 +504,7 @@ struct GitWorkflowTests {
         #expect(r.status == 0, "\(r.err)")
         let driver = try repo.git("config", "--get", "merge.peernote.driver").out.trimmingCharacters(in: .newlines)
         let real = URL(fileURLWithPath: Binary.path).resolvingSymlinksInPath().path
-        #expect(driver == "\(real) git-driver %O %A %B %P", "\(driver)")
+        #expect(driver == "\(real) git-driver %O %A %B -- %P", "\(driver)")
         #expect(r.out.contains("pnmerge is not on PATH; git will run \(real)"))
         // And git can run it that way: a merge through the driver works without pnmerge on PATH.
         let base = Document(title: "T", author: "a")
