@@ -11,16 +11,17 @@ import Darwin
 public enum DashFileName {
     /// The refusal (without the tool's prefix) for the first argument before `--` that starts
     /// with one `-`, is longer than a flag, and reads as a file name: it names a file that exists,
-    /// or ends in `.peernote`, `.json`, `.md` or `.txt`. Nil when there is none.
+    /// or ends in `.peernote`. (Not any other ending: `peernote title F -Draft.md` is a title.)
+    /// Nil when there is none.
     public static func refusal(_ arguments: [String]) -> String? {
         for argument in arguments {
             if argument == "--" { return nil }
             guard argument.hasPrefix("-"), !argument.hasPrefix("--"), argument.unicodeScalars.count > 2 else { continue }
             let lower = argument.lowercased()
             var st = stat()
-            guard [".peernote", ".json", ".md", ".txt"].contains(where: { lower.hasSuffix($0) }) || stat(argument, &st) == 0 else { continue }
+            guard lower.hasSuffix(".peernote") || stat(argument, &st) == 0 else { continue }
             return "\(DisplayText.oneLine(argument)): a file name that starts with '-' reads as options; "
-                + "write it as \(DisplayText.oneLine(ShellQuote.path(argument))) (or put -- before it)"
+                + "write it as \(DisplayText.oneLine(ShellQuote.path(argument)))"
         }
         return nil
     }

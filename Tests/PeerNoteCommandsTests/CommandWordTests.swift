@@ -82,7 +82,7 @@ struct PeerNoteDashFileNameTests {
         let dir = try TempDir()
         let new = try Binary.run(["new", "-sh.peernote", "--title", "T"], in: dir)
         #expect(new.status == 64, "\(new.stdout)\(new.stderr)")
-        #expect(new.stderr == "peernote: -sh.peernote: a file name that starts with '-' reads as options; write it as ./-sh.peernote (or put -- before it)\n")
+        #expect(new.stderr == "peernote: -sh.peernote: a file name that starts with '-' reads as options; write it as ./-sh.peernote\n")
         #expect(new.stdout.isEmpty)
         #expect(try Binary.run(["new", "./-sh.peernote", "--title", "T"], in: dir).status == 0)
         let add = try Binary.run(["add", "-sh.peernote", "--title", "X"], in: dir)
@@ -90,7 +90,9 @@ struct PeerNoteDashFileNameTests {
         #expect(try Binary.run(["add", "--title", "X", "--", "-sh.peernote"], in: dir).status == 0)
         let list = try Binary.run(["list", "./-sh.peernote"], in: dir)
         #expect(list.stdout.contains("X"), "\(list.stdout)\(list.stderr)")
-        // A value that starts with '-' is a value, not a file name.
+        // A value that starts with '-' is a value, not a file name; so is a title given as a note
+        // name (no file by that name exists).
         #expect(try Binary.run(["add", "./-sh.peernote", "--title", "-x.md"], in: dir).status == 0)
+        #expect(DashFileName.refusal(["rm", "g.peernote", "-notes.md"]) == nil)
     }
 }
