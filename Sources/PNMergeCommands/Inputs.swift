@@ -72,6 +72,7 @@ enum Inputs {
     static func loadAll(_ paths: [String], labels: [String?]? = nil, regularOnly: Set<String> = []) throws(CLIFailure) -> [LoadedDocument] {
         let names = labels ?? paths.map { _ in nil }
         precondition(names.count == paths.count, "one label per input")
+        try checkPipesUsedOnce(paths)
         var read: [Result<[UInt8], CLIFailure>] = []
         for (path, label) in zip(paths, names) {
             do throws(CLIFailure) { read.append(.success(try readBytes(path, label: label, pipes: !regularOnly.contains(path)))) } catch { read.append(.failure(error)) }
@@ -96,6 +97,21 @@ enum Inputs {
     static func isPipe(_ path: String) -> Bool {
         var st = stat()
         return path != "-" && stat(path, &st) == 0 && st.st_mode & S_IFMT == S_IFIFO
+    }
+
+    /// A pipe can be read once: the same one named twice (`/dev/fd/3 /dev/fd/3`, a named FIFO
+    /// twice) would give its bytes to the first and nothing to the second, or wait forever.
+    static func checkPipesUsedOnce(_ paths: [String]) throws(CLIFailure) {
+        var seen: [(dev: UInt64, ino: UInt64, path: String)] = []
+        for path in paths where path != "-" {
+            var st = stat()
+            guard stat(path, &st) == 0, st.st_mode & S_IFMT == S_IFIFO else { continue }
+            if let first = seen.first(where: { $0.dev == UInt64(st.st_dev) && $0.ino == UInt64(st.st_ino) }) {
+                let same = first.path == path ? displayName(path) : "\(displayName(first.path)) and \(displayName(path))"
+                throw CLIFailure(.usage, "\(same): the same pipe is given twice; a pipe can be read only once")
+            }
+            seen.append((UInt64(st.st_dev), UInt64(st.st_ino), path))
+        }
     }
 
     /// Standard input can be read once: `-` may name at most one input.

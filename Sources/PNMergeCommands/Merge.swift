@@ -82,7 +82,8 @@ enum MergeOperation {
         // A pipe (`<(git show other:notes.peernote)`) is read like a file, except as a MINE the
         // result is written back to.
         let writesMine = inPlace && !dryRun
-        if writesMine, Inputs.isPipe(mine) {
+        // (A dry run says so too: it reports what the run would do.)
+        if inPlace, Inputs.isPipe(mine) {
             throw CLIFailure(.noInput, "\(Inputs.displayName(mine)): is a pipe, and a merge in place writes the result back to MINE: give -o OUT (or -o - for standard output); nothing was written")
         }
         var others = try Inputs.loadAll(theirs + [mine], regularOnly: writesMine ? [mine] : [])

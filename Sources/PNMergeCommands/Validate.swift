@@ -32,6 +32,7 @@ extension PNMerge {
 
         func run() throws {
             try Inputs.checkStandardInputUsedOnce(files)
+            try Inputs.checkPipesUsedOnce(files)
             let results = files.map(FileCheck.check)
             let console = Console.current
             for r in results { if let line = r.errorLine { console.writeError(DisplayText.oneLine(line) + "\n") } }

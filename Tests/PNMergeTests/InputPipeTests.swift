@@ -63,6 +63,15 @@ struct InputPipeTests {
         var st = stat()
         #expect(lstat(fifo, &st) == 0 && st.st_mode & S_IFMT == S_IFIFO, "still a FIFO")
 
+        let dry = try bash(#""$PNMERGE" merge mine.fifo bob.peernote --dry-run"#, in: dir)
+        #expect(dry.status == 66 && dry.err.contains("is a pipe, and a merge in place writes the result back to MINE"), "a dry run says what the run would: \(dry.err)")
+
+        // The same pipe twice: refused naming it, not read as an empty second file (or waited on).
+        let twice = try bash(#""$PNMERGE" merge alice.peernote /dev/fd/3 /dev/fd/3 3< <(cat bob.peernote)"#, in: dir)
+        #expect(twice.status == 64 && twice.err == "pnmerge: /dev/fd/3: the same pipe is given twice; a pipe can be read only once\n", "\(twice.err)")
+        let fifoTwice = try bash(#""$PNMERGE" validate mine.fifo mine.fifo"#, in: dir)
+        #expect(fifoTwice.status == 64 && fifoTwice.err.contains("mine.fifo: the same pipe is given twice"), "\(fifoTwice.err)")
+
         let compact = try bash(#""$PNMERGE" compact mine.fifo"#, in: dir)
         #expect(compact.status == 66, "\(compact.err)")
         #expect(compact.err.contains("mine.fifo: is a pipe, and this command writes the file back: it needs a regular file"), "\(compact.err)")
