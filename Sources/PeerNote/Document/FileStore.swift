@@ -931,13 +931,13 @@ extension Document {
     /// holds a copy of this notebook with changes this document lacks (another device's edits,
     /// brought by a sync client since the document was read, or another program's), they are
     /// merged into this document first, and written with it (`mergedMeanwhile` then counts the
-    /// merges; read the document again to show them). A damaged notebook file (one that does not
-    /// load, `pnmerge salvage`'s case) is not lost either: the changes of this notebook that can
-    /// be read from it are merged in the same way, and its bytes are kept beside it as a conflict
-    /// copy, named by `WriteOutcome.keptDamaged`. A file of a newer format version is not
-    /// replaced (the write throws). A file that holds something else (another notebook, other
-    /// data) is replaced, as "Save As" replaces it: check first where that must not happen. A
-    /// missing file is created.
+    /// merges; read the document again to show them). A file that does not load (a damaged
+    /// notebook, `pnmerge salvage`'s case, or other bytes) is not lost either: the changes of
+    /// this notebook that can be read from it are merged in the same way, and its bytes are kept
+    /// beside it as a conflict copy, named by `WriteOutcome.keptDamaged`. A file of a newer
+    /// format version is not replaced (the write throws). Another notebook is replaced, as
+    /// "Save As" replaces it: check first where that must not happen. An empty or missing file
+    /// is written.
     ///
     /// `.incremental` (the default) appends the changes since the file was read or last saved,
     /// so sync tools move little; `Document.readNotebook`'s fast path needs a compact file
@@ -970,10 +970,12 @@ extension Document {
             case .failure(.unsupportedVersion(let version)):
                 // A newer writer's notebook: replacing it would throw away what this one cannot read.
                 throw FileError(path: path, message: "holds a notebook of format version \(version), newer than this library reads (\(Format.version)); not written")
-            case .failure(let damage) where current.starts(with: Format.magic):
-                // A damaged notebook (a sync client that stopped mid-copy, a bad disk): its intact
-                // changes, if it is this notebook, are merged in, and its bytes are kept beside it
-                // (`keptDamaged`), so that nothing it held is lost by writing over it.
+            case .failure(let damage) where !current.isEmpty:
+                // A damaged notebook (a sync client that stopped mid-copy, a bad disk; its first
+                // bytes too): its intact changes, if it is this notebook, are merged in, and its
+                // bytes are kept beside it (`keptDamaged`), so that nothing it held is lost by
+                // writing over it. Bytes that are no notebook at all are kept the same way: a
+                // damaged one cannot always be told from them.
                 if let rescued = try? Document.salvage(current).document { try mergeFound(rescued) }
                 do { keptDamaged = try FileStore.keepAsConflictCopy(bytes: current, of: path) } catch {
                     throw FileError(path: path, message: "holds a damaged notebook (\(damage)) that could not be kept aside (\(error.message)); not written")
