@@ -32,7 +32,7 @@ public enum ExitStatus: Int32, CaseIterable, Sendable {
         case .unrelated: "the documents share no history; nothing was written"
         case .usage: "usage error"
         case .invalidInput: "invalid or damaged document"
-        case .noInput: "input file missing or unreadable"
+        case .noInput: "input file missing, unreadable or of a kind not read there"
         case .cannotCreate: "output file already exists"
         case .ioError: "I/O error while writing"
         }

@@ -1,3 +1,8 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import PeerNote
 
 /// The way back for a damaged notebook, said on its error line: when the file's start is intact
@@ -6,8 +11,11 @@ import PeerNote
 public enum SalvageHint {
     /// `; 'pnmerge salvage FILE -o NEW.peernote' recovers its N intact changes`, or "" when
     /// `error` is not damage or nothing can be recovered (`path` as the user gave it; `-` for
-    /// standard input, whose bytes were `bytes`).
+    /// standard input, whose bytes were `bytes`). No hint for a pipe (`<(command)`): the
+    /// command would name a pipe that is gone by the time it runs.
     public static func suffix(for error: PeerNoteError, bytes: [UInt8], path: String) -> String {
+        var st = stat()
+        if path != "-", stat(path, &st) == 0, st.st_mode & S_IFMT == S_IFIFO { return "" }
         guard case .invalidDocument = error, !bytes.isEmpty,
               let rescue = try? Document.salvage(bytes), !rescue.isIntact else { return "" }
         let n = rescue.document.changeCount

@@ -157,7 +157,7 @@ extension PeerNoteCLI {
                 // When the editor removed the file, or left something else in its place (a FIFO,
                 // a folder), there is no text kept to point to; a FIFO is removed.
                 guard session.isRegularFile else {
-                    if session.isFIFO { session.remove() }
+                    session.removeLeftover()
                     throw error
                 }
                 throw CLIFailure(error.status, error.message + " (the edited text is kept in \(session.file))")

@@ -114,8 +114,15 @@ struct EditorSession {
     /// Whether the file is there and a regular file (an editor may leave anything in its place).
     var isRegularFile: Bool { kind == S_IFREG }
 
-    /// Whether a FIFO is in the file's place.
-    var isFIFO: Bool { kind == S_IFIFO }
+    /// Removes what an editor left in the file's place that is not a regular file: a FIFO, a
+    /// socket, a symbolic link, an empty folder (a folder with something in it stays).
+    func removeLeftover() {
+        switch kind {
+        case S_IFDIR: rmdir(file)
+        case nil, S_IFREG: break
+        default: unlink(file)
+        }
+    }
 
     private var kind: mode_t? {
         var st = stat()

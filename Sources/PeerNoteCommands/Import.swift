@@ -52,7 +52,7 @@ extension PeerNoteCLI {
                 let (parsed, warnings) = MarkdownFormat.parse(text)
                 for warning in warnings { Failure.report("\(source): warning: \(warning)") }
                 // An empty source (an export that failed into `> notes.md`) makes an empty notebook: said.
-                if text.unicodeScalars.allSatisfy(\.properties.isWhitespace) {
+                if text.unicodeScalars.allSatisfy({ $0.properties.isWhitespace || $0 == "\u{FEFF}" }) {
                     Failure.report("\(source): warning: it is empty; the notebook has no title and no notes")
                 }
                 content = parsed

@@ -41,6 +41,13 @@ struct InputPipeTests {
         #expect(v.status == 0, "\(v.err)")
         let show = try bash(#""$PNMERGE" show <(cat bob.peernote)"#, in: dir)
         #expect(show.status == 0 && show.out.contains("Boat"), "\(show.err)")
+        // A damaged notebook read from a pipe: no salvage command naming the pipe, which is gone by then.
+        let appended = try [UInt8](Data(contentsOf: Binary.packageRoot.appendingPathComponent("Fixtures/meeting-appended.peernote")))
+        _ = try dir.write(Array(appended.dropLast(20)), "trunc.peernote")
+        let file = try bash(#""$PNMERGE" validate trunc.peernote"#, in: dir)
+        #expect(file.status == 65 && file.err.contains("'pnmerge salvage trunc.peernote -o NEW.peernote' recovers"), "\(file.err)")
+        let damaged = try bash(#""$PNMERGE" validate <(cat trunc.peernote)"#, in: dir)
+        #expect(damaged.status == 65 && !damaged.err.contains("pnmerge salvage"), "\(damaged.err)")
         let diff = try bash(#""$PNMERGE" diff <(cat base.peernote) <(cat bob.peernote)"#, in: dir)
         #expect(diff.status == 0 && diff.out.contains("Boat"), "\(diff.out)\(diff.err)")
     }

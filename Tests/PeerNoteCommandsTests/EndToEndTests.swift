@@ -207,6 +207,13 @@ struct EndToEndTests {
         #expect(r.stderr.hasPrefix("peernote: n.peernote: cannot read the edited text: \(tmp.path)/peernote-") && r.stderr.hasSuffix(": is not a regular file\n"), "\(r.stderr)")
         #expect(try dir.bytes("n.peernote") == before)
         #expect(try tmp.entries().isEmpty, "the FIFO is removed")
+        // A folder or a dangling link in its place: refused the same way, and removed.
+        for leftover in ["mkdir \"$1\"", "ln -s /nonexistent/x \"$1\""] {
+            let editor = try dir.write("left.sh", "#!/bin/sh\nrm -f \"$1\"\n\(leftover)\n", executable: true)
+            let left = try Binary.run(["edit", "n.peernote", "Alpha", "--editor"], in: dir, env: ["EDITOR": editor, "TMPDIR": tmp.path])
+            #expect(left.status == 66 && left.stderr.contains("cannot read the edited text") && !left.stderr.contains("kept in"), "\(left.stderr)")
+            #expect(try tmp.entries().isEmpty, "\(leftover): removed")
+        }
     }
 
     @Test("An editor that exits 0 but removes the file records nothing and says so, as other editor failures do (exit 66)")
@@ -289,6 +296,9 @@ struct EndToEndTests {
         _ = try dir.write("empty.md", "\n  \n")
         let r = try Binary.run(["import", "empty.md", "-o", "e.peernote"], in: dir)
         #expect(r.status == 0 && r.stderr == "peernote: empty.md: warning: it is empty; the notebook has no title and no notes\n", "\(r.stderr)")
+        _ = try dir.write("bom.md", "\u{FEFF}")
+        let bom = try Binary.run(["import", "bom.md", "-o", "b.peernote"], in: dir)
+        #expect(bom.status == 0 && bom.stderr.contains("bom.md: warning: it is empty"), "a byte-order mark alone is empty too: \(bom.stderr)")
         _ = try dir.write("one.md", "## A\n\nbody\n")
         let one = try Binary.run(["import", "one.md", "-o", "o.peernote"], in: dir)
         #expect(one.status == 0 && one.stderr.isEmpty, "\(one.stderr)")
