@@ -221,7 +221,9 @@ enum SyncOperation {
             do {
                 copies.append(SyncCopy(file: file, bytes: bytes, document: try Document.load(bytes)))
             } catch {
-                report.problems.append(.init(kind: .damaged, message: "\(file.path): \(error); left alone"))
+                // The way back, said on every run while the file is there.
+                let hint = SalvageHint.suffix(for: error, bytes: bytes, path: file.path)
+                report.problems.append(.init(kind: .damaged, message: "\(file.path): \(error); left alone\(hint)"))
                 failedLocations.insert(Location(root: file.root, relative: file.relative))
             }
         }

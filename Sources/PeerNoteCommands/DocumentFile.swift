@@ -16,10 +16,16 @@ import Darwin
 /// command leaves the file as it was and concurrent commands lose nothing.
 enum DocumentFile {
     /// Loads a document (`-` is standard input).
-    static func open(_ path: String) throws(CLIFailure) -> Document {
+    static func open(_ path: String, pipes: Bool = false) throws(CLIFailure) -> Document {
         try requireName(path)
         guard path == "-" else {
-            do { return try Document.open(path) } catch { throw CLIFailure(error) }
+            guard pipes else {
+                do { return try Document.open(path) } catch { throw CLIFailure(error) }
+            }
+            // Read-only commands read a pipe too (`peernote list <(git show main:notes.peernote)`).
+            let bytes: [UInt8]
+            do { bytes = try FileStore.read(path, pipes: true) } catch { throw CLIFailure(DocumentFileError.file(error)) }
+            do { return try Document.load(bytes) } catch { throw CLIFailure(DocumentFileError.document(path: path, error)) }
         }
         let bytes: [UInt8]
         do { bytes = try FileStore.readStandardInput() } catch { throw CLIFailure(DocumentFileError.file(error)) }

@@ -20,7 +20,7 @@ extension PeerNoteCLI {
         var format: Format = .markdown
 
         func execute() throws {
-            let document = try DocumentFile.open(file)
+            let document = try DocumentFile.open(file, pipes: true)
             switch format {
             case .markdown: try StandardOutput.write(MarkdownFormat.render(NotebookContent(document.notebook)))
             case .json: try StandardOutput.write(NotebookJSON.render(document.notebook))

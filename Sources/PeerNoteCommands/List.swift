@@ -23,7 +23,7 @@ extension PeerNoteCLI {
         var deleted = false
 
         func execute() throws {
-            let document = try DocumentFile.open(file)
+            let document = try DocumentFile.open(file, pipes: true)
             let notes = deleted ? document.deletedNotes : document.notes
             var listing = Self.render(notes, indexed: !deleted, color: Terminal.colorEnabled())
             // "(no notes)" is for the person at the terminal; a script reading the list gets no lines.

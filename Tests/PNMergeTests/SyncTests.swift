@@ -205,6 +205,17 @@ struct SyncTests {
         #expect(d.err.contains("pnmerge: \(damaged): offset "), "\(d.err)")
         #expect(d.err.contains("left alone"))
         #expect(try FileStore.read(damaged) == damagedBytes)
+
+        // A damaged copy whose start is intact: the line says how to get its changes back.
+        let loaded = try Document.load(s.alice.save())
+        loaded.addNote(title: "appended", body: "x")
+        let appended = loaded.save(.incremental)
+        let dir3 = try TempDir()
+        _ = try dir3.write(s.alice.save(), "notes.peernote")
+        let partial = try dir3.write(Array(appended.dropLast(4)), "notes.sync-conflict-20240301-101530-ABCDEFG.peernote")
+        let p = pnmerge(["sync", dir3.url.path])
+        #expect(p.status == ExitStatus.invalidInput.rawValue)
+        #expect(p.err.contains("left alone; 'pnmerge salvage \(partial) -o NEW.peernote' recovers its "), "\(p.err)")
     }
 
     @Test("A kept conflict copy says why: no other copy at all, a symbolic link beside it, or read-only; a copy an interrupted write kept aside is named so, and an rsync backup gets its article")

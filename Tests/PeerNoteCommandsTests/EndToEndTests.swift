@@ -290,6 +290,18 @@ struct EndToEndTests {
         #expect(try Document.open(path).notes[0].tags == ["kept"])
     }
 
+    @Test("peernote list and export read a notebook from a pipe; add refuses one (it writes the file back)")
+    func readOnlyPipes() throws {
+        let dir = try TempDir()
+        _ = try makeNotebook(dir)
+        let list = try peernoteScript(#"mkfifo p; cat n.peernote > p & exec "$0" list p"#, in: dir)
+        #expect(list.status == 0 && list.stdout.contains("Alpha") && list.stdout.contains("Beta"), "\(list.stderr)")
+        let export = try peernoteScript(#"rm -f p; mkfifo p; cat n.peernote > p & exec "$0" export p --format json"#, in: dir)
+        #expect(export.status == 0 && export.stdout.contains("\"Alpha\""), "\(export.stderr)")
+        let add = try peernoteScript(#"rm -f p; mkfifo p; exec "$0" add p --title x"#, in: dir)
+        #expect(add.status == 66 && add.stderr == "peernote: p: is not a regular file\n", "\(add.stderr)")
+    }
+
     @Test("Importing an empty Markdown file warns that the notebook is empty (exit 0); one with notes does not")
     func importEmpty() throws {
         let dir = try TempDir()
