@@ -103,7 +103,7 @@ struct MoveReportTests {
         }
         let quiet = try Self.copies(edits)
         let dry = pnmerge(["merge", "--dry-run", quiet.path("alice.peernote"), quiet.path("bob.peernote")])
-        #expect(dry.out.contains("added    \"New first\"") && dry.out.contains("added    \"Echo\"") && dry.out.contains("deleted  \"Charlie\""), "\(dry.out)")
+        #expect(dry.out.contains("added    \"New first\"") && dry.out.contains("restored \"Echo\"") && dry.out.contains("deleted  \"Charlie\""), "\(dry.out)")
         try Self.expectMoves(quiet, [], json: [])
 
         // Alice adds and deletes too: merged either way, still no move.
