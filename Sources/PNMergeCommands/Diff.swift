@@ -15,7 +15,7 @@ extension PNMerge {
             abstract: "Show what each of two copies has that the other lacks.",
             discussion: """
             For each side: how many changes the other copy has that it lacks, and by whom, \
-            and what merging them would do to its notes (added, edited, moved, deleted). \
+            and what merging them would do to its notes (added, restored, edited, moved, deleted). \
             Then, under "Check", the places in note bodies where both copies edited one \
             passage, as 'merge' reports them; then the conflicts merging would make, grouped \
             as 'merge' reports them, and a count of those a copy already has. Nothing is \

@@ -103,9 +103,10 @@ enum Inputs {
     /// twice) would give its bytes to the first and nothing to the second, or wait forever.
     static func checkPipesUsedOnce(_ paths: [String]) throws(CLIFailure) {
         var seen: [(dev: UInt64, ino: UInt64, path: String)] = []
-        for path in paths where path != "-" {
+        for path in paths {
+            // `-` is standard input: a pipe there is the one `/dev/stdin` names too.
             var st = stat()
-            guard stat(path, &st) == 0, st.st_mode & S_IFMT == S_IFIFO else { continue }
+            guard (path == "-" ? fstat(0, &st) : stat(path, &st)) == 0, st.st_mode & S_IFMT == S_IFIFO else { continue }
             if let first = seen.first(where: { $0.dev == UInt64(st.st_dev) && $0.ino == UInt64(st.st_ino) }) {
                 let same = first.path == path ? displayName(path) : "\(displayName(first.path)) and \(displayName(path))"
                 throw CLIFailure(.usage, "\(same): the same pipe is given twice; a pipe can be read only once")

@@ -25,8 +25,8 @@ extension PNMerge {
             report to standard error). An OUT that exists is replaced only when the result holds \
             all it holds (an earlier run's result); a copy with changes of its own, another \
             notebook or any other file is refused (exit 73) and left unchanged. The report says \
-            how many changes each file brought and from whom, which notes were added, edited, \
-            moved or deleted, every conflict of the result that MINE did not have (made by the \
+            how many changes each file brought and from whom, which notes were added, restored, \
+            edited, moved or deleted, every conflict of the result that MINE did not have (made by the \
             merge or brought by a THEIRS) with each value and the one shown, every such note \
             deleted on one copy while edited on another, and how many conflicts MINE already had.
 

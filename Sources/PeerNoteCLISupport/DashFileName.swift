@@ -11,7 +11,7 @@ import Darwin
 public enum DashFileName {
     /// The refusal (without the tool's prefix) for the first argument before `--` that starts
     /// with one `-`, is longer than a flag, and reads as a file name: it names a file that exists,
-    /// or ends in `.peernote`. (Not any other ending: `peernote title F -Draft.md` is a title.)
+    /// or ends in `.peernote`. (Not any other ending: `-Draft.md` may be a note's title.)
     /// Nil when there is none.
     public static func refusal(_ arguments: [String]) -> String? {
         for argument in arguments {
@@ -21,7 +21,7 @@ public enum DashFileName {
             var st = stat()
             guard lower.hasSuffix(".peernote") || stat(argument, &st) == 0 else { continue }
             return "\(DisplayText.oneLine(argument)): a file name that starts with '-' reads as options; "
-                + "write it as \(DisplayText.oneLine(ShellQuote.path(argument)))"
+                + "write it as \(DisplayText.oneLine(ShellQuote.path(argument))) (a note or other value: put -- before it)"
         }
         return nil
     }

@@ -87,6 +87,11 @@ enum DocumentFile {
         guard path != "-" else { throw CLIFailure(.usage, "cannot edit standard input; name a .peernote file") }
         var st = stat()
         guard lstat(path, &st) == 0 else { throw CLIFailure(.noInput, "\(path): \(String(cString: strerror(errno)))") }
+        // `<(command)` is a link to a pipe that has no path: say what it is, not that realpath fails.
+        var pipe = stat()
+        if stat(path, &pipe) == 0, pipe.st_mode & S_IFMT == S_IFIFO {
+            throw CLIFailure(.noInput, "\(path): is a pipe, and this command writes the file back: it needs a regular file")
+        }
         var target = path
         if (st.st_mode & S_IFMT) == S_IFLNK {
             guard let resolved = realpath(path, nil) else { throw CLIFailure(.noInput, "\(path): \(String(cString: strerror(errno)))") }

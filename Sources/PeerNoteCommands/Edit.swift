@@ -145,7 +145,11 @@ extension PeerNoteCLI {
             let ran: Duration
             do { ran = try session.run() } catch {
                 // Text typed before the editor failed (vim exits 1 after :wq when a command
-                // failed) is kept; an untouched file is not.
+                // failed) is kept; an untouched file is not, nor what is not a file at all.
+                guard session.isRegularFile else {
+                    let left = session.removeLeftover()
+                    throw CLIFailure(error.status, error.message + left)
+                }
                 guard session.wasChanged else {
                     session.remove()
                     throw error
@@ -157,8 +161,8 @@ extension PeerNoteCLI {
                 // When the editor removed the file, or left something else in its place (a FIFO,
                 // a folder), there is no text kept to point to; a FIFO is removed.
                 guard session.isRegularFile else {
-                    session.removeLeftover()
-                    throw error
+                    let left = session.removeLeftover()
+                    throw CLIFailure(error.status, error.message + left)
                 }
                 throw CLIFailure(error.status, error.message + " (the edited text is kept in \(session.file))")
             }

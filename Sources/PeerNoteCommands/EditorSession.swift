@@ -116,12 +116,14 @@ struct EditorSession {
 
     /// Removes what an editor left in the file's place that is not a regular file: a FIFO, a
     /// socket, a symbolic link, an empty folder (a folder with something in it stays).
-    func removeLeftover() {
+    /// Returns what to add to the error: "" when nothing is left, else that it was left.
+    func removeLeftover() -> String {
         switch kind {
         case S_IFDIR: rmdir(file)
         case nil, S_IFREG: break
         default: unlink(file)
         }
+        return kind == nil ? "" : " (the editor left \(file), not a file; it is left as it is)"
     }
 
     private var kind: mode_t? {

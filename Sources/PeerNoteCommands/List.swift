@@ -44,7 +44,10 @@ extension PeerNoteCLI {
         static func conflictsLine(_ count: Int, file: String) -> String? {
             guard count > 0 else { return nil }
             let counted = "\(file == "-" ? "<stdin>" : file): \(count) conflict\(count == 1 ? "" : "s")"
-            return file == "-" ? counted : counted + " (see: pnmerge show \(ShellQuote.path(file)))"
+            // No command for standard input or a pipe: what it read is gone by then.
+            var st = stat()
+            let pipe = stat(file, &st) == 0 && st.st_mode & S_IFMT == S_IFIFO
+            return file == "-" || pipe ? counted : counted + " (see: pnmerge show \(ShellQuote.path(file)))"
         }
 
         /// The widest the title and tags columns are padded to: a longer cell runs on into the

@@ -76,6 +76,8 @@ struct InputPipeTests {
         // The same pipe twice: refused naming it, not read as an empty second file (or waited on).
         let twice = try bash(#""$PNMERGE" merge alice.peernote /dev/fd/3 /dev/fd/3 3< <(cat bob.peernote)"#, in: dir)
         #expect(twice.status == 64 && twice.err == "pnmerge: /dev/fd/3: the same pipe is given twice; a pipe can be read only once\n", "\(twice.err)")
+        let stdinTwice = try bash(#"cat bob.peernote | "$PNMERGE" diff - /dev/stdin"#, in: dir)
+        #expect(stdinTwice.status == 64 && stdinTwice.err.contains("the same pipe is given twice"), "\(stdinTwice.err)")
         let fifoTwice = try bash(#""$PNMERGE" validate mine.fifo mine.fifo"#, in: dir)
         #expect(fifoTwice.status == 64 && fifoTwice.err.contains("mine.fifo: the same pipe is given twice"), "\(fifoTwice.err)")
 

@@ -63,7 +63,7 @@ struct DashFileNameTests {
         let name = args.first { $0.hasPrefix("-") } ?? ""
         let r = pnmerge(args)
         #expect(r.status == ExitStatus.usage.rawValue, "\(r.out)\(r.err)")
-        #expect(r.err == "pnmerge: \(name): a file name that starts with '-' reads as options; write it as ./\(name)\n")
+        #expect(r.err == "pnmerge: \(name): a file name that starts with '-' reads as options; write it as ./\(name) (a note or other value: put -- before it)\n")
         #expect(r.out.isEmpty, "no help printed")
     }
 

@@ -82,7 +82,7 @@ struct PeerNoteDashFileNameTests {
         let dir = try TempDir()
         let new = try Binary.run(["new", "-sh.peernote", "--title", "T"], in: dir)
         #expect(new.status == 64, "\(new.stdout)\(new.stderr)")
-        #expect(new.stderr == "peernote: -sh.peernote: a file name that starts with '-' reads as options; write it as ./-sh.peernote\n")
+        #expect(new.stderr == "peernote: -sh.peernote: a file name that starts with '-' reads as options; write it as ./-sh.peernote (a note or other value: put -- before it)\n")
         #expect(new.stdout.isEmpty)
         #expect(try Binary.run(["new", "./-sh.peernote", "--title", "T"], in: dir).status == 0)
         let add = try Binary.run(["add", "-sh.peernote", "--title", "X"], in: dir)
