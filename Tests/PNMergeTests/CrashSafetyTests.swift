@@ -331,7 +331,7 @@ struct CrashSafetyTests {
         }
         _ = try temporary(".target.peernote.tmp-Dead01")
         let live = try temporary(".target.peernote.tmp-Live01")
-        let liveFD = open(live, O_RDONLY)
+        let liveFD = open(live, O_RDONLY | O_CLOEXEC)   // not inherited by processes other tests start
         try #require(liveFD >= 0 && flock(liveFD, LOCK_EX | LOCK_NB) == 0)
         let merged = try bin.run(["merge", target, dir.path("bob.peernote")])
         #expect(merged.status == 0, "\(merged.err)")

@@ -87,7 +87,8 @@ struct FileStoreTests {
         // mkstemp's pattern, not a regular file.
         _ = try folder.file(".n.peernote.tmp-Young1", age: 0)
         let held = try folder.file(".n.peernote.tmp-Held01")
-        let heldFD = open(held, O_RDONLY)
+        // Close-on-exec: a process another test starts meanwhile would otherwise inherit it, and its lock.
+        let heldFD = open(held, O_RDONLY | O_CLOEXEC)
         try #require(heldFD >= 0 && flock(heldFD, LOCK_EX | LOCK_NB) == 0)
         _ = try folder.file(".other.peernote.tmp-AbC123")
         _ = try folder.file(".n.peernote.tmp-AbC123.keep")
@@ -124,7 +125,8 @@ struct FileStoreTests {
         let stale = try folder.file(FileStore.temporaryPrefix(forName: name) + "AbC123")
         let young = try folder.file(FileStore.temporaryPrefix(forName: name) + "Young1", age: 0)
         let held = try folder.file(FileStore.temporaryPrefix(forName: name, infix: FileStore.swapInfix) + "Held01")
-        let heldFD = open(held, O_RDONLY)
+        // Close-on-exec: a process another test starts meanwhile would otherwise inherit it, and its lock.
+        let heldFD = open(held, O_RDONLY | O_CLOEXEC)
         try #require(heldFD >= 0 && flock(heldFD, LOCK_EX | LOCK_NB) == 0)
         defer { close(heldFD) }
         _ = try folder.file(FileStore.temporaryPrefix(forName: name) + "AbC12")
