@@ -167,6 +167,21 @@ struct LibraryAPITests {
         }
     }
 
+    @Test("A note query that matches nothing, or several notes with long titles, makes a short message: query and titles cut to 60 characters")
+    func longQueriesAndTitles() throws {
+        let doc = Document(title: "T", author: "a")
+        let long = String(repeating: "T", count: 10_000)
+        doc.addNote(title: long)
+        doc.addNote(title: long)
+        let cut = String(repeating: "T", count: 60) + "…"
+        #expect { try doc.findNote(String(repeating: "q", count: 10_000)) } throws: { error in
+            "\(error)" == "no note matches \"" + String(repeating: "q", count: 60) + "…\""
+        }
+        #expect { try doc.findNote(String(repeating: "T", count: 100)) } throws: { error in
+            "\(error)".count < 400 && "\(error)".contains("\"" + cut + "\"")
+        }
+    }
+
     @Test("Document.open(_:author:) records that author on the changes made through the document")
     func openWithAuthor() throws {
         let folder = try FileStoreTests.Folder()

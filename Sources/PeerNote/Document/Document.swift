@@ -182,7 +182,7 @@ public final class Document {
         if candidates.isEmpty { throw .noSuchNote(query) }
         // Titles cut to 60 characters: a message stays a line, however long a title is.
         throw .ambiguousNote(query, candidates: candidates.map { n in
-            "\(n.id.short) \"\(n.title.count > 60 ? String(n.title.prefix(60)) + "…" : n.title)\""
+            "\(n.id.short) \"\(n.title.clippedForMessage())\""
         })
     }
 

@@ -221,7 +221,7 @@ public enum PeerNoteError: Error, Equatable, Sendable, CustomStringConvertible {
             case .conflictingChange(let c): "both copies hold change \(c.fullDescription) with different content; refusing to merge"
             }
         case .fieldConflict(let k): "both copies carry field \(k), written by a newer version of PeerNote, with different values; this version cannot tell which to keep, so it does not merge them (a newer pnmerge can)"
-        case .noSuchNote(let n): "no note matches \"\(n.count > 60 ? String(n.prefix(60)) + "…" : n)\""
+        case .noSuchNote(let n): "no note matches \"\(n.clippedForMessage())\""
         case .ambiguousNote(let n, let c): "\"\(n)\" matches several notes: \(c.joined(separator: ", "))"
         case .noSuchChange(let c): "no change \(c) in this document"
         case .ambiguousChange(let c, let m): "\"\(c)\" matches several changes: \(m.joined(separator: ", ")); give more of the replica id"

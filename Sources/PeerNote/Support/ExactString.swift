@@ -69,3 +69,11 @@ extension Sequence<String> {
     /// Whether one of the strings has the same Unicode scalars as `string`.
     public func containsScalars(of string: String) -> Bool { contains { $0.hasSameScalars(as: string) } }
 }
+
+extension String {
+    /// The first `limit` characters with `…` after, when the string is longer: for a title or a
+    /// query in a one-line message, where a megabyte-long one would make a megabyte-long line.
+    func clippedForMessage(to limit: Int = 60) -> String {
+        count > limit ? String(prefix(limit)) + "…" : self
+    }
+}
