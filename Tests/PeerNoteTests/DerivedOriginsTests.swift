@@ -128,4 +128,178 @@ struct DerivedOriginsTests {
         let audit = loaded.originAudit()
         #expect(audit.bodies.leftExceptions <= audit.bodies.elements)
     }
+
+    // MARK: Lists built from their structure
+
+    /// `list`'s structure, elements and ranks (places in `log`), as a file storing the
+    /// structure would give them.
+    static func structure<E>(of list: ListCRDT<E>, _ log: OpLog) -> (runs: [StructureRun], elements: [E], ranks: [Int]) {
+        var runs: [StructureRun] = [], elements: [E] = [], ranks: [Int] = []
+        list.forEachRun { id, length, deleted, content in
+            runs.append(StructureRun(id: id, length: length, deleted: deleted))
+            elements.append(contentsOf: content)
+            for k in 0 ..< length { ranks.append(log.lv(of: id.advanced(by: k)) ?? -1) }
+        }
+        return (runs, elements, ranks)
+    }
+
+    /// Whether two lists hold the same elements (id, value, deleted) in the same order.
+    static func sameElements<E: Equatable>(_ a: ListCRDT<E>, _ b: ListCRDT<E>) -> Bool {
+        var x: [LocalID] = [], y: [LocalID] = [], xv: [E] = [], yv: [E] = [], xd: [Bool] = [], yd: [Bool] = []
+        a.forEachElement { x.append($0); xv.append($1); xd.append($2) }
+        b.forEachElement { y.append($0); yv.append($1); yd.append($2) }
+        return x == y && xv == yv && xd == yd
+    }
+
+    /// Whether two lists give every element the same origins.
+    static func sameOrigins<E>(_ a: ListCRDT<E>, _ b: ListCRDT<E>) -> Bool {
+        let x = a.elementsWithOrigins(), y = b.elementsWithOrigins()
+        return x.count == y.count && zip(x, y).allSatisfy { p, q in p.id == q.id && p.left == q.left && p.right == q.right && p.deleted == q.deleted }
+    }
+
+    /// Builds every list of `doc` from its structure and checks it against the one replay
+    /// built: the same elements in the same order; the same origins where `sameOrigins`; and,
+    /// edited on in the same random ways, still the same list (the tree built at once holds
+    /// its counts, parents and id index as inserting does).
+    static func expectListsBuildFromStructure(_ doc: Document, sameOrigins: Bool, _ rng: inout SeededRandom) throws {
+        let log = doc.log
+        var bodies = doc.state.noteStates.map(\.body)
+        bodies.append(contentsOf: bodies)   // twice: the second time edited on
+        for (n, body) in bodies.enumerated() {
+            var replayed = body
+            let (runs, elements, ranks) = structure(of: replayed, log)
+            #expect(!ranks.contains(-1))
+            var built = ListCRDT<Unicode.Scalar>(structure: runs, elements: elements, ranks: ranks)
+            #expect(built.visibleCount == replayed.visibleCount && built.totalCount == replayed.totalCount)
+            #expect(sameElements(built, replayed))
+            if sameOrigins { #expect(Self.sameOrigins(built, replayed)) }
+            guard n >= bodies.count / 2 else { continue }
+            // Edited on: inserts at random places (from a new agent, as a merge brings them) and
+            // deletes of random elements, the same on both.
+            var counter: UInt32 = 0
+            var budget = Int.max
+            for _ in 0 ..< 60 {
+                let visible = replayed.visibleCount
+                if visible > 0 && Bool.random(using: &rng) {
+                    let at = Int.random(in: 0 ..< visible, using: &rng)
+                    guard let id = replayed.idOfVisible(at) else { Issue.record("no element at \(at)"); return }
+                    let a = try replayed.delete(target: id, length: 1, reversed: false)
+                    let b = try built.delete(target: id, length: 1, reversed: false)
+                    #expect(a == b)
+                } else {
+                    let at = Int.random(in: 0 ... visible, using: &rng)
+                    let (left, right) = replayed.originsForInsert(atVisible: at)
+                    #expect(built.originsForInsert(atVisible: at) == (left, right))
+                    let id = LocalID(agent: 9_999, counter: counter)
+                    let text: [Unicode.Scalar] = Array(repeating: "+", count: Int.random(in: 1 ... 3, using: &rng))
+                    counter += UInt32(text.count)
+                    try replayed.integrate(id: id, originLeft: left, originRight: right, elements: text, budget: &budget, replicaLess: { $0 < $1 })
+                    try built.integrate(id: id, originLeft: left, originRight: right, elements: text, budget: &budget, replicaLess: { $0 < $1 })
+                }
+                #expect(built.visibleCount == replayed.visibleCount && built.totalCount == replayed.totalCount)
+            }
+            #expect(sameElements(built, replayed))
+            // Every visible element is found by its id, at the place it has.
+            var ids: [LocalID] = []
+            built.forEachVisible { id, _ in ids.append(id) }
+            for (k, id) in ids.enumerated() { #expect(built.visibleIndex(of: id) == k) }
+        }
+    }
+
+    @Test("A list built from its structure is the one replay built, and edits on the same", arguments: [11, 12, 13])
+    func builtFromStructure(seed: UInt64) throws {
+        var rng = SeededRandom(state: seed)
+        // One writer (every origin follows), then concurrent copies merged (some may not).
+        let doc = Document(title: "Solo", author: "me")
+        for _ in 0 ..< 400 { try ConvergenceTests().randomEdit(doc, &rng) }
+        let solo = try Document.load(doc.save(.compact))
+        try Self.expectListsBuildFromStructure(solo, sameOrigins: true, &rng)
+
+        let replicas = (0 ..< 3).map { doc.fork(author: "r\($0)") }
+        for _ in 0 ..< 6 {
+            for r in replicas {
+                for _ in 0 ..< Int.random(in: 1 ... 8, using: &rng) { try ConvergenceTests().randomEdit(r, &rng) }
+            }
+            try replicas[Int.random(in: 0 ..< 3, using: &rng)].merge(replicas[Int.random(in: 0 ..< 3, using: &rng)])
+        }
+        for r in replicas.dropFirst() { try replicas[0].merge(r) }
+        let merged = try Document.load(replicas[0].save(.compact))
+        let audit = merged.originAudit()
+        try Self.expectListsBuildFromStructure(merged, sameOrigins: audit.bodies.leftExceptions + audit.bodies.rightExceptions == 0, &rng)
+    }
+
+    @Test("A large list builds from its structure into a tree of many levels")
+    func largeListFromStructure() throws {
+        // 20,000 runs of one to three elements from two agents, alternating: many leaves and
+        // three levels of inner nodes; ranks increase along the list (one writer typing on).
+        var runs: [StructureRun] = []
+        var counters: [UInt32] = [0, 0]
+        var total = 0
+        for k in 0 ..< 20_000 {
+            let agent = k % 2, length = 1 + k % 3
+            runs.append(StructureRun(id: LocalID(agent: UInt32(agent), counter: counters[agent]), length: length, deleted: k % 5 == 0))
+            counters[agent] += UInt32(length) + 1
+            total += length
+        }
+        let elements = Array(0 ..< total)
+        let list = ListCRDT<Int>(structure: runs, elements: elements, ranks: Array(0 ..< total))
+        #expect(list.totalCount == total)
+        #expect(list.visibleCount == runs.filter { !$0.deleted }.reduce(0) { $0 + $1.length })
+        var seen: [Int] = []
+        list.forEachElement { _, e, _ in seen.append(e) }
+        #expect(seen == elements)
+        // Every visible element is found by its id at its visible index.
+        var v = 0
+        for r in runs {
+            for k in 0 ..< r.length where !r.deleted {
+                #expect(list.visibleIndex(of: r.id.advanced(by: k)) == v)
+                v += 1
+            }
+        }
+    }
+
+    @Test("Built from its structure a run at a time, every element gets the origins nearestEarlier gives it", arguments: [21, 22, 23, 24])
+    func runLevelOriginsMatchElementLevel(seed: UInt64) {
+        var rng = SeededRandom(state: seed)
+        for _ in 0 ..< 60 {
+            let n = Int.random(in: 1 ... 400, using: &rng)
+            // Ranks: a permutation in which runs of rising ranks are common (typing), ids: two or
+            // three agents' counters in rank order.
+            var ranks: [Int] = []
+            var pool = Array(0 ..< n).shuffled(using: &rng)
+            while !pool.isEmpty {
+                let take = min(pool.count, Int.random(in: 1 ... 12, using: &rng))
+                ranks.append(contentsOf: pool.suffix(take).sorted())
+                pool.removeLast(take)
+            }
+            let agents = Int.random(in: 1 ... 3, using: &rng)
+            var agentOfRank = (0 ..< n).map { _ in UInt32.random(in: 0 ..< UInt32(agents), using: &rng) }
+            // Runs of rising ranks mostly keep one agent, so that structure runs grow long.
+            for r in 1 ..< max(n, 1) where Int.random(in: 0 ..< 4, using: &rng) > 0 { agentOfRank[r] = agentOfRank[r - 1] }
+            var counters = [UInt32](repeating: 0, count: agents)
+            var idOfRank = [LocalID](repeating: .none, count: n)
+            for r in 0 ..< n {
+                let a = Int(agentOfRank[r])
+                idOfRank[r] = LocalID(agent: UInt32(a), counter: counters[a])
+                counters[a] += 1
+            }
+            let ids = ranks.map { idOfRank[$0] }
+            var structure: [StructureRun] = []
+            for (k, id) in ids.enumerated() {
+                let deleted = Int.random(in: 0 ..< 5, using: &rng) == 0
+                if let last = structure.last, last.deleted == deleted, last.id.agent == id.agent,
+                   Int(last.id.counter) + last.length == Int(id.counter), k > 0 {
+                    structure[structure.count - 1].length += 1
+                } else {
+                    structure.append(StructureRun(id: id, length: 1, deleted: deleted))
+                }
+            }
+            let list = ListCRDT<Int>(structure: structure, elements: Array(0 ..< n), ranks: ranks)
+            let (left, right) = DerivedOrigins.nearestEarlier(ranks)
+            let got = list.elementsWithOrigins()
+            #expect(got.map(\.id) == ids)
+            #expect(got.map(\.left) == left.map { $0 < 0 ? LocalID.none : ids[$0] })
+            #expect(got.map(\.right) == right.map { $0 < 0 ? LocalID.none : ids[$0] })
+        }
+    }
 }

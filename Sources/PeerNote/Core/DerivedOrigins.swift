@@ -58,3 +58,124 @@ extension ListCRDT {
         return out
     }
 }
+
+/// A run of a list's structure: `length` elements with consecutive ids from `id` (one agent's),
+/// next to each other in list order, all deleted or all visible.
+struct StructureRun: Sendable, Equatable {
+    var id: LocalID
+    var length: Int
+    var deleted: Bool
+}
+
+extension ListCRDT {
+    /// The list whose structure is `structure` (its runs in list order), whose elements are
+    /// `elements` (in list order, tombstones included) and whose elements' places in the log's
+    /// order are `ranks` (in list order, all different): every element gets the origins that
+    /// follow from the structure (`DerivedOrigins`), and the tree is built from runs at once,
+    /// integrating nothing. Where every origin follows from the structure (no two copies
+    /// inserted at one place concurrently), this is the list that replaying the history builds:
+    /// the same elements, origins and tombstones (cut into runs as integrating them would cut
+    /// them, or joined where replay left two runs that continue each other). Where one does not, it is still a list
+    /// in that order, whose origins rebuild that order (see `DerivedOrigins`).
+    init(structure: [StructureRun], elements: [Element], ranks: [Int]) {
+        precondition(elements.count == ranks.count && structure.reduce(0, { $0 + $1.length }) == ranks.count,
+                     "one element and one rank for each element of the structure")
+        // `nearestEarlier`, a structure run at a time: a run's ids are one agent's consecutive
+        // units, so its ranks increase along it, each element's left origin is the one before
+        // it, and its right origins change only a few times along it (each is the nearest
+        // earlier element after the run, deeper on the stack the smaller the element's rank).
+        let n = structure.count
+        var starts: [Int] = []
+        starts.reserveCapacity(n + 1)
+        var total = 0
+        for r in structure {
+            starts.append(total)
+            total += r.length
+        }
+        starts.append(total)
+        @inline(__always) func id(_ element: Int, inRun s: Int) -> LocalID { structure[s].id.advanced(by: element - starts[s]) }
+
+        // Left to right: the left origin of each run's first element. The stack holds the
+        // elements that can still be the nearest earlier one for what comes next (ranks
+        // increasing upwards), as parts of runs: run `stackRun[j]`'s elements from its start up
+        // to `stackEnd[j]`.
+        var firstLeft = [LocalID](repeating: .none, count: n)
+        var stackRun: [Int] = [], stackEnd: [Int] = []
+        for s in 0 ..< n {
+            let r = ranks[starts[s]]
+            while let top = stackRun.last {
+                if ranks[starts[top]] > r {
+                    stackRun.removeLast()
+                    stackEnd.removeLast()
+                    continue
+                }
+                // Its elements of a larger rank end it: keep those before the first of them.
+                let e = stackEnd[stackEnd.count - 1]
+                if ranks[e - 1] > r {
+                    var lo = starts[top], hi = e - 1      // ranks[lo] < r < ranks[hi]
+                    while hi - lo > 1 {
+                        let mid = (lo + hi) / 2
+                        if ranks[mid] < r { lo = mid } else { hi = mid }
+                    }
+                    stackEnd[stackEnd.count - 1] = hi
+                }
+                firstLeft[s] = id(stackEnd[stackEnd.count - 1] - 1, inRun: top)
+                break
+            }
+            stackRun.append(s)
+            stackEnd.append(starts[s + 1])
+        }
+
+        // Right to left: each run's elements cut where their right origin changes. The stack
+        // holds elements (with their runs) after the run, ranks increasing upwards; the
+        // elements of a larger rank than the top's share it as right origin, and are a suffix.
+        var rightStack: [(element: Int, run: Int)] = []
+        var pieces: [(run: Int, start: Int, end: Int, right: LocalID)] = []
+        pieces.reserveCapacity(n)
+        for s in stride(from: n - 1, through: 0, by: -1) {
+            let a = starts[s]
+            var hi = starts[s + 1]
+            while hi > a {
+                guard let top = rightStack.last else {
+                    pieces.append((s, a, hi, .none))
+                    break
+                }
+                let t = ranks[top.element]
+                var kb = hi
+                if ranks[a] > t {
+                    kb = a
+                } else if ranks[hi - 1] > t {
+                    var lo = a, h = hi - 1                // ranks[lo] < t < ranks[h]
+                    while h - lo > 1 {
+                        let mid = (lo + h) / 2
+                        if ranks[mid] < t { lo = mid } else { h = mid }
+                    }
+                    kb = h
+                }
+                if kb < hi {
+                    pieces.append((s, kb, hi, id(top.element, inRun: top.run)))
+                    hi = kb
+                }
+                if hi > a { rightStack.removeLast() }
+            }
+            // Of the run, only its first element (its smallest rank) stays a candidate.
+            rightStack.append((a, s))
+        }
+
+        var runs: [ListRun] = []
+        runs.reserveCapacity(pieces.count)
+        for p in pieces.reversed() {
+            let run = ListRun(id: id(p.start, inRun: p.run), length: p.end - p.start,
+                              originLeft: p.start == starts[p.run] ? firstLeft[p.run] : id(p.start - 1, inRun: p.run),
+                              originRight: p.right, deleted: structure[p.run].deleted, contentStart: p.start)
+            // Runs that continue a list run (the next ids, the one before as left origin, the
+            // same right origin and state) join it, as integrating them in turn does.
+            if let last = runs.last, last.canAppend(run) {
+                runs[runs.count - 1].length += run.length
+            } else {
+                runs.append(run)
+            }
+        }
+        self.init(tree: ListTree(runs: runs, content: elements))
+    }
+}

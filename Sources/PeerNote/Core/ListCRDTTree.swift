@@ -13,6 +13,11 @@
 struct ListCRDT<Element: Sendable>: Sendable {
     private var tree = ListTree<Element>()
 
+    init() {}
+
+    /// A list over a tree built from runs (`init(structure:elements:ranks:)`).
+    init(tree: ListTree<Element>) { self.tree = tree }
+
     var visibleCount: Int { tree.visibleCount }
     var totalCount: Int { tree.totalCount }
 

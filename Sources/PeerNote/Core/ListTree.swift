@@ -541,3 +541,82 @@ struct ListTree<Element: Sendable>: Sendable {
         }
     }
 }
+
+extension ListTree {
+    /// A tree holding `runs` in list order, each run's elements at its `contentStart` in
+    /// `content`: built bottom-up in one pass, instead of inserting the runs one by one (each
+    /// an id lookup and a leaf insert). Leaves take up to three quarters of `leafCapacity` runs
+    /// and inner nodes three quarters of `fanout` children, leaving room for the edits that
+    /// follow before the first split; the id index gets an entry per run (an agent's ids from the
+    /// entry's counter up to its next entry are in that run's leaf, or are not in this list).
+    /// The caller gives runs that do not continue each other (`ListRun.canAppend`), with ids that
+    /// occur once; the tree is then the one inserting them in order builds, but for how runs are
+    /// grouped into nodes, which no reader sees.
+    init(runs: [ListRun], content: [Element]) {
+        self.content = content
+        guard !runs.isEmpty else { return }
+        let perLeaf = Self.leafCapacity * 3 / 4, perInner = Self.fanout * 3 / 4
+        var leaves: [ListLeaf] = []
+        leaves.reserveCapacity((runs.count + perLeaf - 1) / perLeaf)
+        var index: [[ListIndexEntry]] = []
+        var start = 0
+        while start < runs.count {
+            let end = min(start + perLeaf, runs.count)
+            var leaf = ListLeaf()
+            leaf.runs = Array(runs[start ..< end])
+            for r in leaf.runs {
+                leaf.total += r.length
+                if !r.deleted { leaf.visible += r.length }
+                let a = Int(r.id.agent)
+                while index.count <= a { index.append([]) }
+                index[a].append(ListIndexEntry(counter: r.id.counter, leaf: Int32(leaves.count)))
+            }
+            leaf.next = end < runs.count ? Int32(leaves.count + 1) : -1
+            leaves.append(leaf)
+            start = end
+        }
+        for a in index.indices where !index[a].isEmpty {
+            // An agent's runs come in list order; the index is by counter.
+            // (Sorted as packed integers, counter above leaf: a sort with a closure took most of
+            // the build.)
+            if zip(index[a], index[a].dropFirst()).contains(where: { $0.counter > $1.counter }) {
+                var packed = index[a].map { UInt64($0.counter) << 32 | UInt64(UInt32(bitPattern: $0.leaf)) }
+                packed.sort()
+                index[a] = packed.map { ListIndexEntry(counter: UInt32(truncatingIfNeeded: $0 >> 32), leaf: Int32(bitPattern: UInt32(truncatingIfNeeded: $0))) }
+            }
+        }
+        // The levels above, each node taking the next `perInner` nodes of the level below.
+        var inners: [ListInner] = []
+        var level = leaves.indices.map { NodeRef.leaf($0) }
+        while level.count > 1 {
+            var above: [NodeRef] = []
+            above.reserveCapacity((level.count + perInner - 1) / perInner)
+            var k = 0
+            while k < level.count {
+                let children = Array(level[k ..< min(k + perInner, level.count)])
+                var node = ListInner()
+                node.children = children
+                let me = Int32(inners.count)
+                for ch in children {
+                    if ch.isLeaf {
+                        leaves[ch.index].parent = me
+                        node.total += leaves[ch.index].total
+                        node.visible += leaves[ch.index].visible
+                    } else {
+                        inners[ch.index].parent = me
+                        node.total += inners[ch.index].total
+                        node.visible += inners[ch.index].visible
+                    }
+                }
+                inners.append(node)
+                above.append(.inner(Int(me)))
+                k += perInner
+            }
+            level = above
+        }
+        self.leaves = leaves
+        self.inners = inners
+        self.index = index
+        root = level[0]
+    }
+}

@@ -161,6 +161,24 @@ struct OpLog: Sendable {
         return changes.lvStart(ci) + Int(id.counter) - Int(changes.counterStart(ci))
     }
 
+    /// Appends to `out` the local versions of the `length` ids of one agent from `id` on, a run
+    /// of the change table at a time (its changes' units have consecutive counters and local
+    /// versions, so a typing run is one lookup); false, having appended a part, when the log
+    /// lacks one of them.
+    func appendLVs(of id: LocalID, length: Int, to out: inout [Int]) -> Bool {
+        var next = id, remaining = length
+        while remaining > 0 {
+            guard let ci = changeIndex(containing: next) else { return false }
+            let offset = Int(next.counter) - Int(changes.counterStart(ci))
+            let lv = changes.lvStart(ci) + offset
+            let take = min(remaining, changes.lvEnd(changes.runEnd(of: ci) - 1) - lv)
+            out.append(contentsOf: lv ..< lv + take)
+            remaining -= take
+            next = next.advanced(by: take)
+        }
+        return true
+    }
+
     @inline(__always) func localID(ofLV lv: Int, change: Int) -> LocalID {
         LocalID(agent: changes.agent(change), counter: changes.counterStart(change)).advanced(by: lv - changes.lvStart(change))
     }

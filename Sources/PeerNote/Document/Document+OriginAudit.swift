@@ -104,4 +104,64 @@ extension Document {
         for note in state.noteStates { bodies += note.body.originAudit(rank: rank) }
         return (order, bodies, state.noteStates.count)
     }
+
+    /// Every note body's structure and elements, as a file storing the structure would hold
+    /// them: the input of `buildBodies(from:)`.
+    @_spi(Diagnostics) public func bodyStructures() -> BodyStructures {
+        BodyStructures(lists: state.noteStates.map { note in
+            var runs: [StructureRun] = [], elements: [Unicode.Scalar] = []
+            note.body.forEachRun { id, length, deleted, content in
+                runs.append(StructureRun(id: id, length: length, deleted: deleted))
+                elements.append(contentsOf: content)
+            }
+            return (runs, elements)
+        })
+    }
+
+    /// Builds every note body from `structures` (this document's `bodyStructures()`) as a
+    /// reader of such a file would: each element's place in the log, the origins that follow,
+    /// the tree at once. Returns the lists, or nil when the log lacks an element.
+    func buildBodies(from structures: BodyStructures) -> [ListCRDT<Unicode.Scalar>]? {
+        let log = self.log
+        var lists: [ListCRDT<Unicode.Scalar>] = []
+        lists.reserveCapacity(structures.lists.count)
+        for (runs, elements) in structures.lists {
+            var ranks: [Int] = []
+            ranks.reserveCapacity(elements.count)
+            for r in runs where !log.appendLVs(of: r.id, length: r.length, to: &ranks) { return nil }
+            lists.append(ListCRDT(structure: runs, elements: elements, ranks: ranks))
+        }
+        return lists
+    }
+
+    /// `buildBodies(from:)` for timing: the number of elements built (-1 when it failed).
+    @_spi(Diagnostics) public func buildBodyCount(from structures: BodyStructures) -> Int {
+        buildBodies(from: structures)?.reduce(0) { $0 + $1.totalCount } ?? -1
+    }
+
+    /// Whether every note body built from its structure (`buildBodies`) holds the elements and
+    /// tombstones the replayed one holds, in the same order, and, where all its origins follow
+    /// from the structure, the same origins.
+    @_spi(Diagnostics) public func bodiesRebuildIdentically() -> Bool {
+        guard let built = buildBodies(from: bodyStructures()) else { return false }
+        let log = self.log
+        for (note, list) in zip(state.noteStates, built) {
+            var a: [LocalID] = [], b: [LocalID] = [], ad: [Bool] = [], bd: [Bool] = []
+            note.body.forEachElement { id, _, deleted in a.append(id); ad.append(deleted) }
+            list.forEachElement { id, _, deleted in b.append(id); bd.append(deleted) }
+            guard a == b, ad == bd, note.body.visibleElements == list.visibleElements,
+                  note.body.deletedElements == list.deletedElements else { return false }
+            let audit = note.body.originAudit { log.lv(of: $0) ?? Int.max }
+            if audit.leftExceptions + audit.rightExceptions == 0 {
+                let x = note.body.elementsWithOrigins(), y = list.elementsWithOrigins()
+                guard zip(x, y).allSatisfy({ $0.left == $1.left && $0.right == $1.right }) else { return false }
+            }
+        }
+        return true
+    }
+}
+
+/// The structures of a document's note bodies (`Document.bodyStructures()`).
+@_spi(Diagnostics) public struct BodyStructures: Sendable {
+    var lists: [(runs: [StructureRun], elements: [Unicode.Scalar])]
 }
