@@ -134,7 +134,7 @@ struct MergeReport {
     /// One place both sides edited, in words.
     static func line(_ o: TextOverlap) -> String {
         let what = switch o.kind {
-        case .sameText: "both sides replaced the same text: both replacements are kept, side by side"
+        case .sameText: "both sides edited the same place: what each typed is kept, side by side"
         case .insideDeleted: "text added on one side lies in or at the edge of text the other deleted: it is kept, without that text"
         }
         return "note \(Text.quoted(o.noteTitle)), line \(o.line): \(what)"

@@ -281,7 +281,7 @@ struct MergeCommandTests {
         #expect(r.status == 0)
         #expect(r.out.contains("""
             Check (2): both sides edited these places; every edit is kept
-              note "N", line 1: both sides replaced the same text: both replacements are kept, side by side
+              note "N", line 1: both sides edited the same place: what each typed is kept, side by side
               note "N", line 5: text added on one side lies in or at the edge of text the other deleted: it is kept, without that text
             """), "\(r.out)")
         let json = pnmerge(["merge", "--dry-run", "--json", mine, theirs])
@@ -298,7 +298,7 @@ struct MergeCommandTests {
         // -o, in place, and after another copy merged first (whose places are found before).
         let places = """
             Check (2): both sides edited these places; every edit is kept
-              note "N", line 1: both sides replaced the same text: both replacements are kept, side by side
+              note "N", line 1: both sides edited the same place: what each typed is kept, side by side
               note "N", line 5: text added on one side lies in or at the edge of text the other deleted: it is kept, without that text
             """
         let out = pnmerge(["merge", mine, theirs, "-o", dir.path("out.peernote")])

@@ -97,7 +97,7 @@ struct OverlappingEdits {
     /// The lines `merge` prints for alice and bob (N's title never changes, so this is fixed).
     static let check = """
         Check (2): both sides edited these places; every edit is kept
-          note "N", line 1: both sides replaced the same text: both replacements are kept, side by side
+          note "N", line 1: both sides edited the same place: what each typed is kept, side by side
           note "N", line 5: text added on one side lies in or at the edge of text the other deleted: it is kept, without that text
         """
 

@@ -3,8 +3,9 @@
 ///
 /// Two kinds are found (others, such as both copies typing at one place, only put the two
 /// texts one after the other, and are not reported):
-/// - `sameText`: both copies replaced text at one place (the same typo fixed on two devices):
-///   both replacements are kept, side by side ("teh" fixed twice reads "thehe");
+/// - `sameText`: both copies put text at one place where at least one of them replaced text
+///   (the same typo fixed on two devices; a word replaced on one and a word typed before it on
+///   the other): both are kept, side by side ("teh" fixed twice reads "thethe");
 /// - `insideDeleted`: text one copy added lies in text only the other copy deleted, or at its
 ///   edge and belonging with it (a clause added to a paragraph deleted elsewhere, "See: " typed
 ///   before it, a sentence added after a deleted one): it stays, without the text around it.
