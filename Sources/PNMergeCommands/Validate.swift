@@ -83,7 +83,7 @@ struct FileCheck {
         } catch {
             if case .invalidDocument(let offset, let message) = error {
                 return FileCheck(file: path, problem: .invalid(offset: offset, message: message),
-                                 hint: SalvageHint.suffix(for: error, bytes: bytes, path: path))
+                                 hint: SalvageHint.suffix(for: error, bytes: bytes, path: path, standardInputIsFile: Console.current.standardInputIsFile))
             }
             return FileCheck(file: path, problem: .invalid(offset: nil, message: error.description))
         }
