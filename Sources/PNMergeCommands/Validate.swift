@@ -60,7 +60,7 @@ struct FileCheck {
 
     var file: String
     var problem: Problem?
-    /// For a damaged file whose start is intact: how `pnmerge salvage` gets its changes back
+    /// For a damaged file that still holds an intact base block: how `pnmerge salvage` gets its changes back
     /// (`SalvageHint`), said at the end of the error line.
     var hint = ""
 

@@ -5,9 +5,10 @@ import Darwin
 #endif
 import PeerNote
 
-/// The way back for a damaged notebook, said on its error line: when the file's start is intact
-/// (so `pnmerge salvage` recovers something), the tools end the line with the command and what
-/// it would recover. Only on the error path: it salvages the bytes to count.
+/// The way back for a damaged notebook, said on its error line: when `pnmerge salvage` recovers
+/// something (an intact base block anywhere in the file: damage after intact blocks, or junk
+/// before, between or after them), the tools end the line with the command and what it would
+/// recover. Only on the error path: it salvages the bytes to count.
 public enum SalvageHint {
     /// `; 'pnmerge salvage FILE -o NEW.peernote' recovers its N intact changes`, or "" when
     /// `error` is not damage or nothing can be recovered (`path` as the user gave it; `-` for
