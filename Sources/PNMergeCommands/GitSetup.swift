@@ -21,7 +21,8 @@ extension PNMerge {
             discussion: """
             Adds the line '*.peernote merge=peernote diff=peernote -text' to the repository's \
             .gitattributes (with --global: to the file named by 'git config --global \
-            core.attributesFile', which is set to ~/.config/git/attributes when unset) and \
+            core.attributesFile', which is set to ~/.config/git/attributes, or \
+            $XDG_CONFIG_HOME/git/attributes when XDG_CONFIG_HOME is set, when unset) and \
             sets merge.peernote.name, merge.peernote.driver ('pnmerge git-driver %O %A %B -- %P') \
             and diff.peernote.textconv ('pnmerge textconv --') in the repository's git config \
             (with --global: in your global git config). The commands name 'pnmerge' when it \

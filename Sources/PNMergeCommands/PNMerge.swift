@@ -27,7 +27,9 @@ public struct PNMerge: ParsableCommand {
         and one input of merge or diff); '-o -' writes the merged or salvaged document to \
         standard output. Results go to \
         standard output, errors to standard error, one line naming the file. Colour is used \
-        only on a terminal and never when NO_COLOR is set. See pnmerge(1) and peernote(5).
+        only on a terminal and never when NO_COLOR is set or TERM is dumb. 'pnmerge \
+        --generate-completion-script bash|zsh|fish' prints a shell completion script. See \
+        pnmerge(1) and peernote(5).
 
         EXIT STATUS
         \(exitStatusTable)

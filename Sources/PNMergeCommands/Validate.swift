@@ -21,7 +21,8 @@ extension PNMerge {
             gets 'FILE: reason').
 
             Exit status: 0 when every file is valid; 65 when at least one file is damaged or \
-            not a .peernote document; otherwise 66 when a file is missing or unreadable.
+            not a .peernote document; otherwise 66 when a file is missing, unreadable or a \
+            directory.
             """
         )
 

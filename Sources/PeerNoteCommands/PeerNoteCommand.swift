@@ -15,6 +15,9 @@ public struct PeerNoteCLI: ParsableCommand {
             Changes are recorded as made by --author, else $PEERNOTE_AUTHOR, else git's user.name, \
             else the login name.
 
+            'peernote --generate-completion-script bash|zsh|fish' prints a shell completion \
+            script.
+
             Exit status: 0 success, 2 unrelated documents, 64 usage error (including a NOTE that \
             names no note or several), 65 invalid or damaged input, 66 missing or unreadable input \
             (or a failed editor), 73 output file exists, 74 I/O error while writing.

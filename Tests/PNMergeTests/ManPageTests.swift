@@ -39,4 +39,27 @@ struct ManPageTests {
         }
         #expect(page.contains(".BR peernote (5)"))
     }
+
+    @Test("--help says what pnmerge(1) says: inspect's title, validate's 66 for a folder, sync's 74 for a conflict copy not removed, git-setup's XDG_CONFIG_HOME, the completion script, TERM=dumb")
+    func helpAsMuchAsThePage() throws {
+        let page = try text()
+        func help(_ args: [String]) -> String {
+            pnmerge(args + ["--help"]).out.split(whereSeparator: \.isWhitespace).joined(separator: " ")
+        }
+        for (args, said, pageSays) in [
+            (["inspect"], "Prints the document id, notebook title,", "Prints the document id, notebook title,"),
+            (["validate"], "otherwise 66 when a file is missing, unreadable or a directory", "otherwise 66 when a file is missing,\nunreadable or a directory"),
+            (["sync"], "74 when a copy could not be written or a conflict copy removed", "74 when a copy could not be\nwritten or a conflict copy removed"),
+            (["git-setup"], "$XDG_CONFIG_HOME/git/attributes", "$XDG_CONFIG_HOME/git/attributes"),
+            ([], "'pnmerge --generate-completion-script bash|zsh|fish' prints a shell completion script", "\\-\\-generate\\-completion\\-script"),
+            ([], "never when NO_COLOR is set or TERM is dumb", ".B TERM\nWhen\n.BR dumb ,\nno colour."),
+        ] {
+            #expect(help(args).contains(said), "\(args): \(said)")
+            #expect(page.contains(pageSays), "\(args): \(pageSays)")
+        }
+        // And what they say holds: a folder is 66, and the option prints a script.
+        let dir = try TempDir()
+        #expect(pnmerge(["validate", dir.url.path]).status == ExitStatus.noInput.rawValue)
+        #expect(pnmerge(["--generate-completion-script", "bash"]).out.contains("pnmerge"))
+    }
 }

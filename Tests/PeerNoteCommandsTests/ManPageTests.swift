@@ -59,6 +59,17 @@ struct PeerNoteManPageTests {
         #expect(try options(of: "import", in: dir).contains("--output"))
     }
 
+    @Test("--help names --generate-completion-script, which ArgumentParser leaves out of its options list (the page says so), and the option prints a script")
+    func completionScript() throws {
+        let dir = try TempDir()
+        let help = try Binary.run(["--help"], in: dir)
+        let words = help.stdout.split(whereSeparator: \.isWhitespace).joined(separator: " ")
+        #expect(words.contains("'peernote --generate-completion-script bash|zsh|fish' prints a shell completion script."), "\(help.stdout)")
+        #expect(try text().contains("by design leaves it out of the options that\n.B \\-\\-help\nlists"))
+        let script = try Binary.run(["--generate-completion-script", "bash"], in: dir)
+        #expect(script.status == 0 && script.stdout.contains("peernote"))
+    }
+
     @Test("list and export read a notebook from standard input ('-', a pipe or a file), as the page says")
     func standardInput() throws {
         let dir = try TempDir()
