@@ -93,7 +93,9 @@ public struct PNMerge: ParsableCommand {
                 }
                 // ArgumentParser's own outcomes: help, version, completion scripts, usage errors
                 // (one line, `pnmerge: … (see 'pnmerge log --help')`, then the usage synopsis), ExitCode.
-                let outcome = ParserOutcome(error, command: Self.self, tool: "pnmerge")
+                // An unknown option is named rather than an argument missing beside it (`validate -q`).
+                let reported = ParserOutcome.unknownOption(behind: error, arguments: arguments, command: Self.self) ?? error
+                let outcome = ParserOutcome(reported, command: Self.self, tool: "pnmerge")
                 if !outcome.standardOutput.isEmpty {
                     do { try output.write(outcome.standardOutput) } catch { return ExitStatus.ioError.rawValue }
                 }

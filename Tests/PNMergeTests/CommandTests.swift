@@ -488,6 +488,12 @@ struct CommandTests {
             (["show"], "pnmerge: missing expected argument '<file>' (see 'pnmerge show --help')", "Usage: pnmerge show "),
             (["log", "--jsn", file], "pnmerge: unknown option '--jsn'. Did you mean '--json'? (see 'pnmerge log --help')", "Usage: pnmerge log "),
             (["lgo", file], "pnmerge: unknown command 'lgo'; did you mean 'log'? (see 'pnmerge --help')", "Commands: merge, validate, "),
+            // The unknown option, with or without the argument ArgumentParser would name first as missing.
+            (["validate", "-q"], "pnmerge: unknown option '-q' (see 'pnmerge validate --help')", "Usage: pnmerge validate "),
+            (["validate", "-q", file], "pnmerge: unknown option '-q' (see 'pnmerge validate --help')", "Usage: pnmerge validate "),
+            (["diff", "-z", file], "pnmerge: unknown option '-z' (see 'pnmerge diff --help')", "Usage: pnmerge diff "),
+            // A missing argument beside known options is still that.
+            (["merge", "--dry-run", file], "pnmerge: missing expected argument '<theirs> ...' (see 'pnmerge merge --help')", "Usage: pnmerge merge "),
         ]
         for c in cases {
             let r = pnmerge(c.args)
