@@ -40,6 +40,24 @@ struct ManPageTests {
         #expect(page.contains(".BR peernote (5)"))
     }
 
+    @Test("INPUT AND OUTPUT: errors start with 'pnmerge:', and validate's line for a bad file, its report, does not, as the page says")
+    func errorPrefix() throws {
+        let dir = try TempDir()
+        let bad = try dir.write(Array("not a notebook".utf8), "bad.peernote")
+        let validate = pnmerge(["validate", bad])
+        #expect(validate.err == "\(bad): offset 0: not a .peernote file (wrong magic bytes)\n", "\(validate.err)")
+        for command in ["show", "inspect", "log"] {
+            let r = pnmerge([command, bad])
+            #expect(r.err == "pnmerge: \(bad): offset 0: not a .peernote file (wrong magic bytes)\n", "\(command): \(r.err)")
+        }
+        let page = try text()
+        let section = try #require(page.range(of: "\n.SH INPUT AND OUTPUT\n"))
+        let end = try #require(page.range(of: "\n.SH ", range: section.upperBound ..< page.endIndex))
+        let words = page[section.upperBound ..< end.lowerBound].split(whereSeparator: \.isWhitespace).joined(separator: " ")
+        #expect(words.contains("errors to standard error, each error one line that starts with .B pnmerge: and says what is wrong."))
+        #expect(words.contains("without that prefix: .BR validate 's line for each bad file"))
+    }
+
     @Test("--help says what pnmerge(1) says: inspect's title, validate's 66 for a folder, sync's 74 for a conflict copy not removed, git-setup's XDG_CONFIG_HOME, the completion script, TERM=dumb")
     func helpAsMuchAsThePage() throws {
         let page = try text()
