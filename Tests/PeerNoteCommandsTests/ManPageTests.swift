@@ -70,6 +70,42 @@ struct PeerNoteManPageTests {
         #expect(script.status == 0 && script.stdout.contains("peernote"))
     }
 
+    @Test("export's JSON is pnmerge show's without its conflicts key, as the page says; import reads both")
+    func exportSchema() throws {
+        let dir = try TempDir()
+        let root = Self.page.deletingLastPathComponent().deletingLastPathComponent()
+        let pnmerge = URL(fileURLWithPath: try Binary.require()).deletingLastPathComponent().appendingPathComponent("pnmerge").path
+        let fixtures = root.appendingPathComponent("Fixtures").path
+        // A notebook with open conflicts.
+        let merged = try peernoteScript(#"""# + pnmerge + #"" merge "# + "'\(fixtures)/meeting-alice.peernote' '\(fixtures)/meeting-bob.peernote' -o m.peernote", in: dir)
+        try #require(merged.status == 0, "\(merged.stderr)")
+        let show = try peernoteScript(#"""# + pnmerge + #"" show m.peernote --format json"#, in: dir)
+        let export = try Binary.run(["export", "m.peernote", "--format", "json"], in: dir)
+        let shown = try #require(try JSONSerialization.jsonObject(with: Data(show.stdout.utf8)) as? [String: Any])
+        let exported = try #require(try JSONSerialization.jsonObject(with: Data(export.stdout.utf8)) as? [String: Any])
+        #expect(((shown["conflicts"] as? [Any]) ?? []).count > 0, "the notebook has conflicts")
+        #expect(Set(exported.keys) == ["id", "title", "notes"])
+        #expect(Set(shown.keys) == Set(exported.keys).union(["conflicts"]))
+        for key in exported.keys {
+            #expect(try JSONSerialization.data(withJSONObject: shown[key] as Any, options: [.sortedKeys, .fragmentsAllowed])
+                    == JSONSerialization.data(withJSONObject: exported[key] as Any, options: [.sortedKeys, .fragmentsAllowed]), "\(key)")
+        }
+        // import reads both, conflicts left aside.
+        _ = try dir.write("show.json", show.stdout)
+        _ = try dir.write("export.json", export.stdout)
+        for source in ["show.json", "export.json"] {
+            let out = source + ".peernote"
+            let imported = try Binary.run(["import", source, "-o", out], in: dir)
+            #expect(imported.status == 0, "\(source): \(imported.stderr)")
+            let again = try Binary.run(["export", out, "--format", "json"], in: dir)
+            let notes = try #require(try JSONSerialization.jsonObject(with: Data(again.stdout.utf8)) as? [String: Any])["notes"] as? [[String: Any]]
+            #expect(notes?.map { $0["title"] as? String } == (exported["notes"] as? [[String: Any]])?.map { $0["title"] as? String }, "\(source)")
+        }
+        let words = try text().split(whereSeparator: \.isWhitespace).joined(separator: " ")
+        #expect(words.contains("as JSON: the notebook as .B pnmerge show \\-\\-format json writes it, without its .B conflicts key"))
+        #expect(!words.contains("the schema .B pnmerge show \\-\\-format json uses"))
+    }
+
     @Test("list and export read a notebook from standard input ('-', a pipe or a file), as the page says")
     func standardInput() throws {
         let dir = try TempDir()
