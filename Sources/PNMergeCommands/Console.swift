@@ -29,10 +29,14 @@ public protocol OutputSink: Sendable {
     var timeZone: DisplayTimeZone { get }
     /// Whether the results stream is a terminal (a binary document is not written to one).
     var resultsAreTerminal: Bool { get }
+    /// Whether standard input is a regular file (`< FILE`): only then does a salvage hint name
+    /// `-` (`SalvageHint`), since a pipe's bytes are gone once read.
+    var standardInputIsFile: Bool { get }
 }
 
 extension OutputSink {
     public var resultsAreTerminal: Bool { false }
+    public var standardInputIsFile: Bool { false }
 }
 
 extension Console {
@@ -71,6 +75,7 @@ public struct StandardStreams: OutputSink {
     public var colorEnabled: Bool { Terminal.colorEnabled(fileDescriptor: 1) }
     public var timeZone: DisplayTimeZone { .local }
     public var resultsAreTerminal: Bool { isatty(1) == 1 }
+    public var standardInputIsFile: Bool { SalvageHint.standardInputIsFile() }
 }
 
 /// Collects everything a command writes, for running commands in-process (tests, embedding).
@@ -82,13 +87,16 @@ public final class CapturedOutput: OutputSink, @unchecked Sendable {
     private let input: [UInt8]
     public let colorEnabled: Bool
     public let timeZone: DisplayTimeZone
+    public let standardInputIsFile: Bool
 
     /// - Parameters:
     ///   - input: what the command reads as standard input (`-`).
+    ///   - inputIsFile: whether that input stands for a regular file (`< FILE`) rather than a pipe.
     ///   - color: whether to colour results (as on a terminal).
     ///   - timeZone: the time zone for human-readable times (UTC by default, for reproducible output).
-    public init(input: [UInt8] = [], color: Bool = false, timeZone: DisplayTimeZone = .utc) {
+    public init(input: [UInt8] = [], inputIsFile: Bool = false, color: Bool = false, timeZone: DisplayTimeZone = .utc) {
         self.input = input
+        self.standardInputIsFile = inputIsFile
         self.colorEnabled = color
         self.timeZone = timeZone
     }

@@ -21,7 +21,8 @@ extension PNMerge {
             discussion: """
             Adds the line '*.peernote merge=peernote diff=peernote -text' to the repository's \
             .gitattributes (with --global: to the file named by 'git config --global \
-            core.attributesFile', which is set to ~/.config/git/attributes when unset) and \
+            core.attributesFile', which is set to ~/.config/git/attributes, or \
+            $XDG_CONFIG_HOME/git/attributes when XDG_CONFIG_HOME is set, when unset) and \
             sets merge.peernote.name, merge.peernote.driver ('pnmerge git-driver %O %A %B -- %P') \
             and diff.peernote.textconv ('pnmerge textconv --') in the repository's git config \
             (with --global: in your global git config). The commands name 'pnmerge' when it \
@@ -29,7 +30,8 @@ extension PNMerge {
 
             --hooks also installs a pre-commit hook in the current repository that checks \
             every staged .peernote file with 'pnmerge validate' and refuses the commit when \
-            one is damaged. An existing pre-commit hook that pnmerge did not write is never \
+            one is damaged, with the command that recovers its intact changes when it has some \
+            ('git show :PATH | pnmerge salvage - -o NEW.peernote'). An existing pre-commit hook that pnmerge did not write is never \
             changed: the lines to add to it are printed and the exit status is 73.
 
             Running it again changes nothing that is already in place. Each step is printed.
@@ -241,18 +243,32 @@ struct GitSetupOperation {
     /// renamed (git lists a rename under its new name) or changed in type is read from
     /// the index and validated; any damaged one stops the commit. A symbolic link (mode 120000, whose
     /// blob is the link's target) or a submodule named *.peernote is not a document and is skipped.
+    /// validate reads the staged blob from a pipe, so its line names no salvage command; when
+    /// `pnmerge salvage` recovers something from that blob, the hook's line ends with a command
+    /// that does it from any folder of the work tree, whatever the work-tree file holds:
+    /// `git show :PATH | pnmerge salvage - -o NEW.peernote` (PATH in single quotes, by
+    /// `git rev-parse --sq-quote`, when it holds anything but letters, digits and `._/+-`).
     /// `program` is one shell word.
     static func hookBlock(program: String) -> String {
         """
         \(hookBegin)
-        # Refuses the commit when a staged .peernote file is damaged (pnmerge validate).
+        # Refuses the commit when a staged .peernote file is damaged (pnmerge validate), and says
+        # how to recover its intact changes when it has some (pnmerge salvage).
         git diff --cached --name-only --diff-filter=ACMRT -z -- '*.peernote' |
         xargs -0 sh -c '
         status=0
         for f do
             case $(git ls-files --stage -- ":(literal)$f") in 120000*|160000*) continue ;; esac
             if ! problem=$(git cat-file blob ":0:$f" | "$0" validate - 2>&1 >/dev/null); then
-                printf "pre-commit: %s: %s\\n" "$f" "${problem#<stdin>: }" >&2
+                problem=${problem#<stdin>: }
+                if git cat-file blob ":0:$f" | "$0" salvage - -o - >/dev/null 2>&1; then
+                    case $f in
+                    *[!A-Za-z0-9._/+-]*) q=$(git rev-parse --sq-quote ":$f"); q=${q# } ;;
+                    *) q=:$f ;;
+                    esac
+                    problem="$problem; recover its intact changes with: git show $q | pnmerge salvage - -o NEW.peernote"
+                fi
+                printf "pre-commit: %s: %s\\n" "$f" "$problem" >&2
                 status=1
             fi
         done

@@ -54,7 +54,7 @@ enum Inputs {
     /// holds: `bytes`, whose intact changes, if damage comes after some, `pnmerge salvage` recovers
     /// (the line says so, unless a label names the file: git's temporary files cannot be salvaged by name).
     private static func invalid(_ error: PeerNoteError, path: String, label: String? = nil, bytes: [UInt8]) -> CLIFailure {
-        let hint = label == nil ? SalvageHint.suffix(for: error, bytes: bytes, path: path) : ""
+        let hint = label == nil ? SalvageHint.suffix(for: error, bytes: bytes, path: path, standardInputIsFile: Console.current.standardInputIsFile) : ""
         return CLIFailure(.invalidInput, "\(label ?? displayName(path)): \(error)\(hint)")
     }
 

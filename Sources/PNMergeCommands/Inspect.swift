@@ -14,10 +14,11 @@ extension PNMerge {
             commandName: "inspect",
             abstract: "Show what a .peernote file holds: identity, history, replicas and storage.",
             discussion: """
-            Prints the document id, format version, file size and blocks, the numbers of \
-            changes and op units, the replicas (editing sessions) with the authors they \
-            recorded, the heads of the history, the numbers of notes and deleted notes, the \
-            open conflicts, and how the bytes divide between history, text and metadata.
+            Prints the document id, notebook title, format version, file size and blocks, \
+            the numbers of changes and op units, the replicas (editing sessions) with the \
+            authors they recorded, the heads of the history, the numbers of notes and \
+            deleted notes, the open conflicts, and how the bytes divide between history, text \
+            and metadata.
             """
         )
 

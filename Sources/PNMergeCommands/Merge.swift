@@ -32,7 +32,9 @@ extension PNMerge {
 
             When MINE already has every change, the merge succeeds with "Already up to date" \
             and MINE is not touched. Copies that share no history are refused (exit 2) and \
-            nothing is written.
+            nothing is written. So are copies that hold different values of one field a newer \
+            version of PeerNote wrote (exit 65, though neither is damaged): this version cannot \
+            tell which value to keep; a newer pnmerge merges them.
             """
         )
 

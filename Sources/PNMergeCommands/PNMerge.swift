@@ -27,7 +27,9 @@ public struct PNMerge: ParsableCommand {
         and one input of merge or diff); '-o -' writes the merged or salvaged document to \
         standard output. Results go to \
         standard output, errors to standard error, one line naming the file. Colour is used \
-        only on a terminal and never when NO_COLOR is set. See pnmerge(1) and peernote(5).
+        only on a terminal and never when NO_COLOR is set or TERM is dumb. 'pnmerge \
+        --generate-completion-script bash|zsh|fish' prints a shell completion script. See \
+        pnmerge(1) and peernote(5).
 
         EXIT STATUS
         \(exitStatusTable)
@@ -91,7 +93,9 @@ public struct PNMerge: ParsableCommand {
                 }
                 // ArgumentParser's own outcomes: help, version, completion scripts, usage errors
                 // (one line, `pnmerge: … (see 'pnmerge log --help')`, then the usage synopsis), ExitCode.
-                let outcome = ParserOutcome(error, command: Self.self, tool: "pnmerge")
+                // An unknown option is named rather than an argument missing beside it (`validate -q`).
+                let reported = ParserOutcome.unknownOption(behind: error, arguments: arguments, command: Self.self) ?? error
+                let outcome = ParserOutcome(reported, command: Self.self, tool: "pnmerge")
                 if !outcome.standardOutput.isEmpty {
                     do { try output.write(outcome.standardOutput) } catch { return ExitStatus.ioError.rawValue }
                 }

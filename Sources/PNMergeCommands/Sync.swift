@@ -36,8 +36,10 @@ extension PNMerge {
             copies of a different notebook, and different notebooks at the same place in two \
             folders are reported and left as they are; everything else still syncs.
 
-            Exit status: 0 when everything synced; 74 when a copy could not be written; \
-            else 65 when a damaged file was left alone; else 66 when a file could not be \
+            Exit status: 0 when everything synced; 74 when a copy could not be written or a \
+            conflict copy removed; \
+            else 65 when a damaged file, or a copy this version cannot merge (different values \
+            of one field a newer version wrote), was left alone; else 66 when a file could not be \
             read (or a .peernote file or folder was skipped because its name is not valid \
             UTF-8: rename it); else 2 when copies that share no history were left alone.
             """

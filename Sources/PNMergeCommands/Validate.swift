@@ -21,7 +21,8 @@ extension PNMerge {
             gets 'FILE: reason').
 
             Exit status: 0 when every file is valid; 65 when at least one file is damaged or \
-            not a .peernote document; otherwise 66 when a file is missing or unreadable.
+            not a .peernote document; otherwise 66 when a file is missing, unreadable or a \
+            directory.
             """
         )
 
@@ -60,7 +61,7 @@ struct FileCheck {
 
     var file: String
     var problem: Problem?
-    /// For a damaged file whose start is intact: how `pnmerge salvage` gets its changes back
+    /// For a damaged file that still holds an intact base block: how `pnmerge salvage` gets its changes back
     /// (`SalvageHint`), said at the end of the error line.
     var hint = ""
 
@@ -83,7 +84,7 @@ struct FileCheck {
         } catch {
             if case .invalidDocument(let offset, let message) = error {
                 return FileCheck(file: path, problem: .invalid(offset: offset, message: message),
-                                 hint: SalvageHint.suffix(for: error, bytes: bytes, path: path))
+                                 hint: SalvageHint.suffix(for: error, bytes: bytes, path: path, standardInputIsFile: Console.current.standardInputIsFile))
             }
             return FileCheck(file: path, problem: .invalid(offset: nil, message: error.description))
         }

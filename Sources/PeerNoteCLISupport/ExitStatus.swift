@@ -9,7 +9,7 @@ import PeerNote
 /// | 1    | the operation found conflicts it could not resolve (git merge driver: a conflict git should mark) |
 /// | 2    | the documents are unrelated (no shared history); nothing was written |
 /// | 64   | usage error: bad arguments or options |
-/// | 65   | invalid or damaged input document |
+/// | 65   | invalid or damaged input document, or one only a newer version can handle (a newer format version; copies holding different values of one field a newer version wrote) |
 /// | 66   | an input file is missing, unreadable, or not a regular file |
 /// | 73   | an output file could not be created because it exists |
 /// | 74   | I/O error while writing (or other writers kept changing the file for 60 s: the change is kept in a conflict copy the message names) |
@@ -31,7 +31,7 @@ public enum ExitStatus: Int32, CaseIterable, Sendable {
         case .conflict: "conflicts that need a person (git merge driver)"
         case .unrelated: "the documents share no history; nothing was written"
         case .usage: "usage error"
-        case .invalidInput: "invalid or damaged document"
+        case .invalidInput: "invalid or damaged document, or one only a newer version can handle"
         case .noInput: "input file missing, unreadable or of a kind not read there"
         case .cannotCreate: "output file already exists"
         case .ioError: "I/O error while writing"

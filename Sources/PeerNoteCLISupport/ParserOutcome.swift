@@ -15,7 +15,10 @@ public struct ParserOutcome: Sendable {
     public var standardError: String
 
     /// The outcome of `error`, which `Command.parseAsRoot` or a command's `run()` threw.
-    public init<Command: ParsableCommand>(_ error: any Error, command: Command.Type, tool: String) {
+    /// `rewording` may change a usage error's message (as `sentence` left it) before the hint
+    /// is added: peernote names `-m` as typed, for one.
+    public init<Command: ParsableCommand>(_ error: any Error, command: Command.Type, tool: String,
+                                          rewording: (String) -> String = { $0 }) {
         let code = Command.exitCode(for: error)
         status = code.rawValue
         standardOutput = ""
@@ -29,7 +32,7 @@ public struct ParserOutcome: Sendable {
         let message = Command.message(for: error)
         if message.isEmpty { return }
         if code.rawValue == ExitStatus.usage.rawValue {
-            standardError = Self.usageError(tool: tool, message: message, fullMessage: Command.fullMessage(for: error))
+            standardError = Self.usageError(tool: tool, message: message, fullMessage: Command.fullMessage(for: error), rewording: rewording)
         } else {
             standardError = "\(tool): " + DisplayText.oneLine(message) + "\n"
         }
@@ -40,7 +43,8 @@ public struct ParserOutcome: Sendable {
     /// The message is made one line, loses a final full stop, and starts in lower case when it
     /// starts with a capitalised word ("Missing expected argument" → "missing expected argument"),
     /// as the tools' other messages do.
-    public static func usageError(tool: String, message: String, fullMessage: String) -> String {
+    public static func usageError(tool: String, message: String, fullMessage: String,
+                                  rewording: (String) -> String = { $0 }) -> String {
         var hint = "\(tool) --help"
         var usage: [String] = []
         var inUsage = false
@@ -55,8 +59,38 @@ public struct ParserOutcome: Sendable {
             if line.isEmpty { inUsage = false }
             if inUsage { usage.append(String(line)) }
         }
-        let first = "\(tool): \(sentence(message)) (see '\(hint)')"
+        let first = "\(tool): \(rewording(sentence(message))) (see '\(hint)')"
         return ([DisplayText.oneLine(first)] + usage).joined(separator: "\n") + "\n"
+    }
+
+    /// ArgumentParser reports a missing argument before an option the command does not know, so
+    /// `pnmerge validate -q` said "missing expected argument '<file> ...'" (with a file it says
+    /// "unknown option '-q'"), and `peernote edit FILE -draft- --body T` named the missing
+    /// NOTE rather than `-draft-`, which it read as an option. When `error` is such a missing
+    /// argument and `arguments` (as parsed) hold a word before `--` that starts with `-` (other
+    /// than `-` alone), this parses them again with placeholder arguments after `--`, one more
+    /// each time an argument is still missing (up to 4), and returns the unknown-option error
+    /// that parse gives. Nil otherwise: the missing argument is then the error to report. Only
+    /// parsed, never run.
+    public static func unknownOption<Command: ParsableCommand>(behind error: any Error, arguments: [String],
+                                                               command: Command.Type) -> (any Error)? {
+        guard Command.message(for: error).hasPrefix("Missing expected argument") else { return nil }
+        let options = arguments.prefix { $0 != "--" }
+        guard options.contains(where: { $0.hasPrefix("-") && $0 != "-" }) else { return nil }
+        var line = arguments
+        if options.count == arguments.count { line.append("--") }
+        for _ in 0 ..< 4 {
+            line.append("placeholder")
+            do {
+                _ = try Command.parseAsRoot(line)
+                return nil
+            } catch {
+                let message = Command.message(for: error)
+                if message.hasPrefix("Unknown option ") { return error }
+                guard message.hasPrefix("Missing expected argument") else { return nil }
+            }
+        }
+        return nil
     }
 
     /// `message` without surrounding white space and a final ".", its first word in lower case

@@ -11,6 +11,8 @@
 /// suggest `rm`). For a word that looks like a file instead (it names
 /// one, holds a `/` or ends in `.peernote`), the line says `; the command comes first: pnmerge
 /// show x.peernote`. A second line lists the subcommands. The exit status is the usage one (64).
+/// `help WORD` with such a WORD is refused the same way: ArgumentParser's help command would
+/// print the tool's whole help for it and exit 0.
 public struct UnknownCommand: Sendable {
     /// The program name (`peernote`).
     public var tool: String
@@ -32,10 +34,12 @@ public struct UnknownCommand: Sendable {
     static let builtIn: Set<String> = ["help"]
 
     /// What to write on standard error (the lines, each ending in a line break) when the first of
-    /// `arguments` (without the program name) is a word that is no subcommand; nil when it is a
-    /// subcommand, starts with `-` (an option, or `-` for standard input, which ArgumentParser
-    /// reports), or there are no arguments.
+    /// `arguments` (without the program name) is a word that is no subcommand, or is `help`
+    /// followed by such a word; nil when it is a subcommand (or `help` alone or before one),
+    /// starts with `-` (an option, or `-` for standard input, which ArgumentParser reports), or
+    /// there are no arguments.
     public func refusal(_ arguments: [String], namesFile: (String) -> Bool = { RawArguments.namesExistingFile(Array($0.utf8)) }) -> String? {
+        if arguments.first == "help", arguments.count > 1 { return refusal(Array(arguments.dropFirst()), namesFile: namesFile) }
         guard let word = arguments.first, !word.hasPrefix("-"), !commands.contains(word), !Self.builtIn.contains(word) else { return nil }
         var first = "\(tool): unknown command '\(word)'"
         let suggestions = suggestions(for: word)

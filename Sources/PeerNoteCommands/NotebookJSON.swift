@@ -6,7 +6,8 @@ import Foundation
 import PeerNote
 import PeerNoteCLISupport
 
-/// The JSON form of a notebook, the same schema as `pnmerge show --format json`:
+/// The JSON form of a notebook: `pnmerge show --format json`'s without its `conflicts` key (open
+/// conflicts stay in the document; reading ignores that key, so show's JSON imports too):
 ///
 ///     {"id": "<document uuid>", "title": "…",
 ///      "notes": [{"id": "<16 hex digits>", "title": "…", "body": "…", "tags": ["…"],

@@ -15,6 +15,9 @@ public struct PeerNoteCLI: ParsableCommand {
             Changes are recorded as made by --author, else $PEERNOTE_AUTHOR, else git's user.name, \
             else the login name.
 
+            'peernote --generate-completion-script bash|zsh|fish' prints a shell completion \
+            script.
+
             Exit status: 0 success, 2 unrelated documents, 64 usage error (including a NOTE that \
             names no note or several), 65 invalid or damaged input, 66 missing or unreadable input \
             (or a failed editor), 73 output file exists, 74 I/O error while writing.
@@ -34,11 +37,13 @@ public struct PeerNoteCLI: ParsableCommand {
                   "create": "new", "undelete": "restore"],
         fileCommand: "list")
 
-    /// Parses `arguments` (without the program name, already `normalizedArguments`), runs the
-    /// command, and returns the exit status. A subcommand reports its own failures (one line,
+    /// Parses `typed` (the arguments without the program name, as typed: they are
+    /// `normalizedArguments` here, and a usage error names what was typed), runs the command, and
+    /// returns the exit status. A subcommand reports its own failures (one line,
     /// `PeerNoteSubcommand`); ArgumentParser's outcomes are written as `ParserOutcome` says: help
     /// on standard output, a usage error as one line `peernote: …` and the usage synopsis.
-    public static func execute(_ arguments: [String]) -> Int32 {
+    public static func execute(_ typed: [String]) -> Int32 {
+        let arguments = normalizedArguments(typed)
         if let refusal = DashFileName.refusal(arguments) {
             Terminal.error("peernote: " + refusal)
             return ExitStatus.usage.rawValue
@@ -56,11 +61,45 @@ public struct PeerNoteCLI: ParsableCommand {
                 Terminal.error(String(refusal.dropLast()))
                 return ExitStatus.usage.rawValue
             }
-            let outcome = ParserOutcome(error, command: Self.self, tool: "peernote")
+            // An unknown option is named rather than an argument missing beside it (`edit FILE -draft- --body T`).
+            let reported = ParserOutcome.unknownOption(behind: error, arguments: arguments, command: Self.self) ?? error
+            let outcome = ParserOutcome(reported, command: Self.self, tool: "peernote", rewording: { usageMessage($0, typed: typed) })
             if !outcome.standardOutput.isEmpty { print(outcome.standardOutput, terminator: "") }
             if !outcome.standardError.isEmpty { Terminal.error(String(outcome.standardError.dropLast())) }
             return outcome.status
         }
+    }
+
+    /// A usage error's `message` in the terms of the command line as `typed`: `-m` where `-m` was
+    /// typed (`normalizedArguments` makes it `--message`, so `new FILE -m hi` was refused with
+    /// "unknown option '--message'"); and an unknown option that reads as a value (one `-`,
+    /// longer than a flag, given whole: `-draft-`, a note's title) gets where such a value goes,
+    /// as `DashFileName` says for a file: after `--`.
+    static func usageMessage(_ message: String, typed: [String]) -> String {
+        let unknown = "unknown option '"
+        guard message.hasPrefix(unknown) else { return message }
+        var message = message
+        let long = unknown + "--message'"
+        if message.hasPrefix(long), typedOptions(typed).contains("-m"), !typedOptions(typed).contains(where: { $0 == "--message" || $0.hasPrefix("--message=") }) {
+            message = unknown + "-m'" + message.dropFirst(long.count)
+        }
+        let name = String(message.dropFirst(unknown.count).prefix { $0 != "'" })
+        if name.hasPrefix("-"), !name.hasPrefix("--"), name.unicodeScalars.count > 2, typedOptions(typed).contains(name) {
+            message += "; a note or other value that starts with '-' goes after --: -- \(ShellQuote.word(name))"
+        }
+        return message
+    }
+
+    /// The words of `typed` before `--` that are not the value of a verbatim-value option (the
+    /// options and arguments as the person gave them).
+    static func typedOptions(_ typed: [String]) -> [String] {
+        var out: [String] = []
+        var i = 0
+        while i < typed.count, typed[i] != "--" {
+            out.append(typed[i])
+            i += verbatimValueOptions.contains(typed[i] == "-m" ? "--message" : typed[i]) ? 2 : 1
+        }
+        return out
     }
 
     /// The options whose value is taken as it is, even when it starts with a dash (`--body -5`,

@@ -12,4 +12,4 @@ _ = pn_tune_allocator_for_command()
 RawArguments.requireUTF8(tool: "peernote")
 // Ctrl-C or SIGTERM mid-write leaves no temporary file beside the document.
 FileStore.removeTemporariesOnSignals()
-exit(PeerNoteCLI.execute(PeerNoteCLI.normalizedArguments(Array(CommandLine.arguments.dropFirst()))))
+exit(PeerNoteCLI.execute(Array(CommandLine.arguments.dropFirst())))

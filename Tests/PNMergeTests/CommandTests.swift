@@ -488,6 +488,12 @@ struct CommandTests {
             (["show"], "pnmerge: missing expected argument '<file>' (see 'pnmerge show --help')", "Usage: pnmerge show "),
             (["log", "--jsn", file], "pnmerge: unknown option '--jsn'. Did you mean '--json'? (see 'pnmerge log --help')", "Usage: pnmerge log "),
             (["lgo", file], "pnmerge: unknown command 'lgo'; did you mean 'log'? (see 'pnmerge --help')", "Commands: merge, validate, "),
+            // The unknown option, with or without the argument ArgumentParser would name first as missing.
+            (["validate", "-q"], "pnmerge: unknown option '-q' (see 'pnmerge validate --help')", "Usage: pnmerge validate "),
+            (["validate", "-q", file], "pnmerge: unknown option '-q' (see 'pnmerge validate --help')", "Usage: pnmerge validate "),
+            (["diff", "-z", file], "pnmerge: unknown option '-z' (see 'pnmerge diff --help')", "Usage: pnmerge diff "),
+            // A missing argument beside known options is still that.
+            (["merge", "--dry-run", file], "pnmerge: missing expected argument '<theirs> ...' (see 'pnmerge merge --help')", "Usage: pnmerge merge "),
         ]
         for c in cases {
             let r = pnmerge(c.args)
@@ -529,7 +535,7 @@ struct CommandTests {
         #expect(sink.standardOutput.contains("\u{1B}[33mchange "))
     }
 
-    @Test("A damaged file whose start is intact: its error line ends with the salvage command and what it recovers (validate, merge); other bad files do not")
+    @Test("A damaged file that holds an intact base block (cut short, or junk in front): its error line ends with the salvage command and what it recovers (validate, merge); other bad files do not")
     func salvageHint() throws {
         let dir = try TempDir()
         let doc = try Document.load(Document(title: "Home", author: "ann").save())
@@ -550,6 +556,16 @@ struct CommandTests {
         let out = dir.path("NEW.peernote")
         #expect(pnmerge(["salvage", damaged, "-o", out]).status == 0)
         #expect(try Document.load(try dir.bytes("NEW.peernote")).changeCount == 2)
+        // Junk in front of a notebook: offset 0, wrong magic, and salvage recovers every change;
+        // the hint says so, and pnmerge(1) says it comes for that too.
+        let junk = try dir.write(Array("JUNKJUNK".utf8) + doc.save(.compact), "junk.peernote")
+        let j = pnmerge(["validate", junk])
+        #expect(j.status == ExitStatus.invalidInput.rawValue)
+        #expect(j.err.hasPrefix("\(junk): offset 0: not a .peernote file (wrong magic bytes); "), "\(j.err)")
+        #expect(j.err.hasSuffix("; 'pnmerge salvage \(ShellQuote.word(junk)) -o NEW.peernote' recovers its \(doc.changeCount) intact changes\n"), "\(j.err)")
+        let page = try String(contentsOf: Binary.packageRoot.appendingPathComponent("man/pnmerge.1"), encoding: .utf8)
+        #expect(page.contains("such as junk in front of a notebook, which fails at offset 0 as\nwrong magic"))
+        #expect(!page.contains("whose start is intact"))
         // Not a notebook, or damaged in its first block: nothing to recover, no hint.
         var first = doc.save(.compact)
         first[first.count / 2] ^= 0x10

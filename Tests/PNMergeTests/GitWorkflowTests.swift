@@ -318,6 +318,8 @@ struct GitWorkflowTests {
         #expect(refused.status != 0)
         #expect(refused.err.contains("pre-commit: my notes.peernote: offset "), "\(refused.err)")
         #expect(!refused.err.contains("good.peernote"), "\(refused.err)")
+        // Its only block is damaged: nothing to recover, so no command for it.
+        #expect(!refused.err.contains("salvage"), "\(refused.err)")
         #expect(try repo.git("rev-parse", "HEAD").out == head)
 
         // Stage a valid version of the same file (the index is what is checked, not the work tree).
@@ -357,6 +359,40 @@ struct GitWorkflowTests {
         let retyped = try repo.tryGit(["commit", "-q", "-m", "link to damaged file"])
         #expect(retyped.status != 0)
         #expect(retyped.err.contains("pre-commit: latest.peernote: offset "), "\(retyped.err)")
+        try repo.git("reset", "-q", "--hard")
+
+        // Notebooks damaged after some intact blocks: the line ends with a command that recovers
+        // them at a terminal. Not validate's 'pnmerge salvage - …' (validate read the staged blob
+        // from a pipe, gone by then), but one that reads the staged version again, from any folder
+        // of the work tree, the path quoted when it needs it.
+        try FileManager.default.createDirectory(atPath: repo.path("trips"), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: repo.path("elsewhere"), withIntermediateDirectories: true)
+        var recoverable: [String: Int] = [:]
+        for name in ["trips/it's a trip.peernote", "plain.peernote"] {
+            let notebook = Document(title: "Trip", author: "alice")
+            notebook.addNote(title: "Day 1")
+            try notebook.write(to: repo.path(name), mode: .compact)
+            try repo.edit(name, author: "alice") { $0.addNote(title: "Day 2") }
+            try repo.edit(name, author: "bob") { $0.addNote(title: "Day 3") }
+            let cut = Array(try repo.bytes(name).dropLast(6))
+            try Data(cut).write(to: URL(fileURLWithPath: repo.path(name)))
+            recoverable[name] = try Document.salvage(cut).document.changeCount
+            try repo.git("add", name)
+        }
+        let cut = try repo.tryGit(["commit", "-q", "-m", "cut short"])
+        #expect(cut.status != 0)
+        let quoted = "git show ':trips/it'\\''s a trip.peernote' | pnmerge salvage - -o NEW.peernote"
+        #expect(cut.err.contains("pre-commit: trips/it's a trip.peernote: offset "), "\(cut.err)")
+        #expect(cut.err.contains("; recover its intact changes with: \(quoted)\n"), "\(cut.err)")
+        #expect(cut.err.contains("pre-commit: plain.peernote: offset "), "\(cut.err)")
+        #expect(cut.err.contains("; recover its intact changes with: git show :plain.peernote | pnmerge salvage - -o NEW.peernote\n"), "\(cut.err)")
+        #expect(!cut.err.contains("pnmerge salvage - -o NEW.peernote' recovers"), "no command naming the hook's pipe: \(cut.err)")
+        // The command, run as printed in another folder, recovers what the staged copy holds intact.
+        let run = try Command.run("/bin/sh", ["-c", quoted], in: repo.path("elsewhere"), environment: repo.environment)
+        #expect(run.status == 0, "\(run.err)")
+        let recovered = try Document.load(try repo.bytes("elsewhere/NEW.peernote"))
+        #expect(recovered.changeCount == recoverable["trips/it's a trip.peernote"])
+        #expect(recovered.changeCount >= 3, "the base block and the first append block are intact")
     }
 
     @Test("git-setup is idempotent: the second run changes nothing and says so")

@@ -48,6 +48,15 @@ struct InputPipeTests {
         #expect(file.status == 65 && file.err.contains("'pnmerge salvage trunc.peernote -o NEW.peernote' recovers"), "\(file.err)")
         let damaged = try bash(#""$PNMERGE" validate <(cat trunc.peernote)"#, in: dir)
         #expect(damaged.status == 65 && !damaged.err.contains("pnmerge salvage"), "\(damaged.err)")
+        // '-' on a pipe (as the pre-commit hook reads the staged blob) names no command either,
+        // for validate and for the commands that load through Inputs; '-' redirected from a
+        // file does, since '< FILE' can be given again.
+        for command in ["validate", "show"] {
+            let piped = try bash(#"cat trunc.peernote | "$PNMERGE" "# + command + " -", in: dir)
+            #expect(piped.status == 65 && piped.err.contains("<stdin>: offset ") && !piped.err.contains("salvage"), "\(command): \(piped.err)")
+            let redirected = try bash(#""$PNMERGE" "# + command + " - < trunc.peernote", in: dir)
+            #expect(redirected.status == 65 && redirected.err.contains("; 'pnmerge salvage - -o NEW.peernote' recovers its "), "\(command): \(redirected.err)")
+        }
         let diff = try bash(#""$PNMERGE" diff <(cat base.peernote) <(cat bob.peernote)"#, in: dir)
         #expect(diff.status == 0 && diff.out.contains("Boat"), "\(diff.out)\(diff.err)")
     }

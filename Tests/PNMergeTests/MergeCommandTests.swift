@@ -1,5 +1,5 @@
 import Foundation
-import PeerNote
+@testable import PeerNote
 import PeerNoteCLISupport
 import Testing
 @testable import PNMergeCommands
@@ -506,5 +506,45 @@ struct MergeCommandTests {
         #expect(r.status == 0, "\(r.err)")
         #expect(try Document.load(r.outBytes).notebook == s.merged().notebook)
         #expect(r.err.contains("Merged <stdin> with:"))
+    }
+
+    @Test("Copies holding different values of one field a newer version wrote: merge and sync refuse them with 65, and every exit table says what 65 then means")
+    func newerFieldConflict() throws {
+        let dir = try TempDir()
+        let a = Document(title: "Trip", author: "ann")
+        a.addNote(title: "one")
+        let b = try Document.load(a.save())
+        a.unknownFields = [[0x14, 0x61, 0x61]]   // field 20: "a"
+        b.unknownFields = [[0x14, 0x61, 0x62]]   // field 20: "b"
+        let mine = try dir.write(a.save(), "a.peernote"), theirs = try dir.write(b.save(), "b.peernote")
+        let before = try dir.bytes("a.peernote")
+        let r = pnmerge(["merge", mine, theirs])
+        #expect(r.status == ExitStatus.invalidInput.rawValue, "\(r.err)")
+        #expect(r.err.contains("field 20, written by a newer version of PeerNote, with different values"), "\(r.err)")
+        #expect(try dir.bytes("a.peernote") == before)
+        // sync leaves such a copy alone, with the same status.
+        let folder = try TempDir()
+        _ = try folder.write(a.save(), "trip.peernote")
+        _ = try folder.write(b.save(), "trip.sync-conflict-20260101-000000-ABCDEFG.peernote")
+        #expect(pnmerge(["sync", folder.url.path]).status == ExitStatus.invalidInput.rawValue)
+
+        // What the tables say of 65 names it: ExitStatus (so --help), pnmerge(1), merge and sync --help, README, peernote(5).
+        #expect(ExitStatus.invalidInput.meaning.contains("only a newer version can handle"))
+        #expect(pnmerge(["--help"]).out.contains("65  " + ExitStatus.invalidInput.meaning))
+        let root = Binary.packageRoot
+        let page = try String(contentsOf: root.appendingPathComponent("man/pnmerge.1"), encoding: .utf8)
+        let exit = try #require(page.range(of: "\n.SH EXIT STATUS\n"))
+        let entry = try #require(page.range(of: ".B 65\n", range: exit.upperBound ..< page.endIndex))
+        let next = try #require(page.range(of: "\n.TP\n", range: entry.upperBound ..< page.endIndex))
+        let sixtyFive = page[entry.upperBound ..< next.lowerBound]
+        #expect(sixtyFive.contains("copies that hold different values of one field a newer version of PeerNote\nwrote"), "\(sixtyFive)")
+        for command in ["merge", "sync"] {
+            let help = pnmerge([command, "--help"]).out.split(whereSeparator: \.isWhitespace).joined(separator: " ")
+            #expect(help.contains("different values of one field a newer version"), "\(command) --help")
+        }
+        let readme = try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
+        #expect(readme.contains("| 65 | invalid or damaged document, or one only a newer version can handle: "))
+        let format = try String(contentsOf: root.appendingPathComponent("man/peernote.5"), encoding: .utf8)
+        #expect(format.contains("then names the field and exits 65"))
     }
 }

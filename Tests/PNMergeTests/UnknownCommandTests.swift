@@ -19,6 +19,10 @@ struct UnknownCommandTests {
               (["frobnicate", "--all"], "unknown command 'frobnicate'"),
               (["x.peernote", "--format", "json"], "unknown command 'x.peernote'; the command comes first: pnmerge show x.peernote"),
               (["dir/a b.peernote"], "unknown command 'dir/a b.peernote'; the command comes first: pnmerge show 'dir/a b.peernote'"),
+              // 'help WORD' as the WORD alone (it printed the whole help, exit 0).
+              (["help", "nosuch"], "unknown command 'nosuch'"),
+              (["help", "mrege"], "unknown command 'mrege'; did you mean 'merge'?"),
+              (["help", "help", "chek"], "unknown command 'chek'; did you mean 'validate'?"),
           ])
     func unknownCommand(args: [String], message: String) {
         let r = pnmerge(args)

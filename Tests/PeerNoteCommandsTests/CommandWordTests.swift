@@ -19,6 +19,9 @@ struct CommandWordTests {
               (["x", "f.peernote"], "unknown command 'x'"),
               (["f.peernote"], "unknown command 'f.peernote'; the command comes first: peernote list f.peernote"),
               (["notes/my notes.peernote", "--deleted"], "unknown command 'notes/my notes.peernote'; the command comes first: peernote list 'notes/my notes.peernote'"),
+              // 'help WORD' as the WORD alone (it printed the whole help, exit 0).
+              (["help", "nosuch"], "unknown command 'nosuch'"),
+              (["help", "mv"], "unknown command 'mv'; did you mean 'move'?"),
           ])
     func unknownCommand(args: [String], message: String) throws {
         let dir = try TempDir()

@@ -472,6 +472,13 @@ struct EndToEndTests {
             // An argument's own error, lower case after the prefix; it names the option, not the file.
             (["edit", "n.peernote", "Alpha", "--add-tag", ""], "peernote: --add-tag: a tag cannot be empty (see 'peernote edit --help')", "Usage: peernote edit "),
             (["add", "n.peernote", "--title", "x", "--tag", "ok", "--tag", ""], "peernote: --tag: a tag cannot be empty (see 'peernote add --help')", "Usage: peernote add "),
+            // The option as typed: -m, which the arguments' normalisation spells --message.
+            (["new", "zz.peernote", "-m", "hi"], "peernote: unknown option '-m' (see 'peernote new --help')", "Usage: peernote new "),
+            (["new", "zz.peernote", "--message", "hi"], "peernote: unknown option '--message' (see 'peernote new --help')", "Usage: peernote new "),
+            // An unknown option rather than the argument missing beside it; one that reads as a
+            // value (a note's title) is told where such a value goes.
+            (["edit", "n.peernote", "-draft-", "--body", "T2"], "peernote: unknown option '-draft-'; a note or other value that starts with '-' goes after --: -- -draft- (see 'peernote edit --help')", "Usage: peernote edit "),
+            (["rm", "n.peernote", "-q"], "peernote: unknown option '-q' (see 'peernote rm --help')", "Usage: peernote rm "),
         ]
         for c in cases {
             let r = try Binary.run(c.args, in: dir)
