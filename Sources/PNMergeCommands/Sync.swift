@@ -510,7 +510,8 @@ enum SyncOperation {
                 case .replaced:
                     for kept in keptAside { unlink(kept) }
                     return .success((output.count, note))
-                case .changed:
+                case .changed, .missing:
+                    // (Missing: the read above says so, and nothing is written.)
                     continue
                 case .changedTwice(_, let displaced, let keptAt):
                     keptAside.append(keptAt)

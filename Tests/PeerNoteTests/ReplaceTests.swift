@@ -58,10 +58,7 @@ struct ReplaceTests {
         #expect(folder.names == ["n.peernote"], "no temporary file is left behind")
         #expect(FileStoreTests.openFiles(under: folder.path) == [])
 
-        // A file removed meanwhile is written again (what was merged is not dropped).
-        let gone = folder.path + "/gone.peernote"
-        #expect(try FileStore.replace(Array("kept".utf8), at: gone, expecting: Array("old".utf8), exchange: exchange) == .replaced)
-        #expect(try Self.bytes(gone) == Array("kept".utf8))
+        // A file removed meanwhile: see `missingSinceRead` (not written again).
     }
 
     @Test("Through a symbolic link the file it points to is replaced, and the link kept")
@@ -400,5 +397,67 @@ struct ReplaceTests {
             #expect(titles.contains("Laptop") && titles.contains("Tablet"), "the change, and the version taken out: \(titles)")
         }
         #expect(try Document.load(Self.bytes(path)).notebook.notes.map(\.title).contains("Phone \(calls)"), "the file holds the last copy that arrived")
+    }
+
+    @Test("A file read and gone since is not created again (a sync client moving it aside would overwrite it); with nothing read, one is created",
+          arguments: [true, false])
+    func missingSinceRead(exchange: Bool) throws {
+        let folder = try FileStoreTests.Folder()
+        let doc = folder.path + "/n.peernote"
+        #expect(try FileStore.replace(Array("new".utf8), at: doc, expecting: Array("as read".utf8), exchange: exchange) == .missing)
+        #expect(folder.names.isEmpty, "nothing written, no temporary file left: \(folder.names)")
+        #expect(try FileStore.replace(Array("new".utf8), at: doc, expecting: [], exchange: exchange) == .replaced)
+        #expect(try Self.bytes(doc) == Array("new".utf8))
+    }
+
+    @Test("A file a sync client moves aside while a write is prepared, then replaces with another device's copy: that copy is merged in, nothing lost")
+    func movedAsideThenReplaced() throws {
+        let folder = try FileStoreTests.Folder()
+        let (path, loaded, milk, bread) = try Self.notebook(in: folder)
+        let (mine, phone) = try Self.laptopAndPhone(loaded, milk: milk, bread: bread)
+        let aside = folder.path + "/notes.sync-conflict-20261125-000000-LOCAL01.peernote"
+        var calls = 0
+        let outcome = try mine.write(over: path, loaded: loaded, mode: .incremental, saved: nil, patience: 5) { (bytes, expected) throws(FileError) in
+            calls += 1
+            if calls == 1 {
+                // The client takes the local file aside, and this write finds it gone...
+                #expect(rename(path, aside) == 0)
+                let first = try FileStore.replace(bytes, at: path, expecting: expected)
+                #expect(first == .missing)
+                // ...then puts the other device's copy in its place.
+                try FileStore.writeAtomically(phone.save(.compact), to: path)
+                return first
+            }
+            return try FileStore.replace(bytes, at: path, expecting: expected)
+        }
+        #expect(calls == 2 && outcome.mergedMeanwhile == 1)
+        let notes = try Document.load(Self.bytes(path)).notebook.notes
+        #expect(notes.first { $0.id == milk }?.body == "Oat 2 litres", "this write's change")
+        #expect(notes.first { $0.id == bread }?.body == "sourdough", "the other device's change")
+    }
+
+    @Test("A file that goes missing after it was read and does not come back: the change is kept in a conflict copy the error names")
+    func goneForGood() throws {
+        let folder = try FileStoreTests.Folder()
+        let (path, loaded, _, _) = try Self.notebook(in: folder)
+        let mine = try Document.load(loaded)
+        mine.author = "laptop"
+        _ = mine.addNote(title: "Laptop")
+        var message = ""
+        do {
+            _ = try mine.write(over: path, loaded: loaded, mode: .incremental, saved: nil, patience: 0.3) { (bytes, expected) throws(FileError) in
+                unlink(path)
+                return try FileStore.replace(bytes, at: path, expecting: expected)
+            }
+            Issue.record("written although the file was gone")
+        } catch { message = error.message }
+        #expect(message.contains("disappeared while this was being written") && message.contains("did not come back in 300 ms")
+                && message.contains("this change is kept in \(folder.path)/notes.sync-conflict-"), "\(message)")
+        #expect(!FileManager.default.fileExists(atPath: path), "not created again")
+        let copies = folder.names.filter { $0.hasPrefix("notes.sync-conflict-") }
+        #expect(copies.count == 1 && folder.names.count == 1, "\(folder.names)")
+        if let copy = copies.first {
+            #expect(try Document.load(Self.bytes(folder.path + "/" + copy)).notebook.notes.map(\.title).contains("Laptop"))
+        }
     }
 }

@@ -168,12 +168,17 @@ public enum FileStore {
         /// writer was killed), a later writer's cleanup removes it once it is 10 seconds old if
         /// the document holds all of it, and otherwise makes it a conflict copy.
         case changedTwice(current: [UInt8], displaced: [UInt8], keptAt: String)
+        /// The file the caller read is gone: another program moved it away or deleted it (a sync
+        /// client moves a file aside before putting another device's copy in its place, which a
+        /// file put there now would be overwritten by). Nothing was written.
+        case missing
     }
 
     /// Replaces `path` with `bytes` as `writeAtomically` does, but only while it still holds
     /// `expected` (what the caller read from it): a read-modify-write that a program not
     /// taking `FileLock` (a sync client) raced is told so instead of overwriting that
-    /// program's file. A missing file is created.
+    /// program's file. A missing file is created when `expected` is empty (nothing was read);
+    /// else it is `.missing`, and nothing is written.
     ///
     /// Where the system can exchange two files atomically (Linux's `renameat2`, Apple's
     /// `renamex_np`), the new file is swapped in and the file it displaced compared with
@@ -260,6 +265,12 @@ public enum FileStore {
         }
         // No atomic exchange here (or no file to exchange with): compare, then rename.
         var st = stat()
+        if lstat(target, &st) != 0 && errno == ENOENT && !expected.isEmpty {
+            // Read, and gone since: written now, it would be overwritten by what a sync client
+            // that moved it aside puts in its place.
+            unlink(source)
+            return .missing
+        }
         if lstat(target, &st) == 0 {
             let now: [UInt8]
             do { now = try read(target) } catch {
@@ -316,6 +327,9 @@ public enum FileStore {
     public struct Contention: Sendable {
         /// Seconds a write goes on trying while other writers keep changing its file.
         public static let patience: Double = 60
+        /// Seconds a write waits for a file that went missing since it was read to come back
+        /// (a sync client puts another device's copy in place right after moving it aside).
+        public static let missingPatience: Double = 10
 
         private let deadline: Double
         private var tries = 0
@@ -1044,6 +1058,8 @@ extension Document {
             }
         }
         var contention = FileStore.Contention(patience: patience)
+        // While the file is missing: how long to wait for it to come back.
+        var missing: FileStore.Contention?
         var merges = 0
         while true {
             let bytes = merges == 0 ? saved ?? save(mode) : save(mode)
@@ -1064,6 +1080,19 @@ extension Document {
                 try mergeIn(displaced)
                 try mergeIn(current)
                 expected = current
+            case .missing:
+                // Moved aside or deleted since it was read: wait for a file to come back, and
+                // merge what it holds (written now, this change would be overwritten by it).
+                var wait = missing ?? FileStore.Contention(patience: min(patience, FileStore.Contention.missingPatience))
+                guard wait.wait() else { throw vanished(from: path, after: min(patience, FileStore.Contention.missingPatience), fail: fail) }
+                missing = wait
+                if let now = try? FileStore.read(path) {
+                    try mergeIn(now)
+                    expected = now
+                    missing = nil
+                    merges += 1
+                }
+                continue
             }
             merges += 1
             guard contention.wait() else { throw parked(at: path, after: patience, keptAside: keptAside, fail: fail) }
@@ -1072,6 +1101,20 @@ extension Document {
                 try mergeIn(now)
                 expected = now
             }
+        }
+    }
+
+    /// The error of a write whose file went missing after it was read and did not come back
+    /// within `seconds`: this document, which holds this change, is kept as a conflict copy
+    /// beside where the file was (which `pnmerge sync` merges in wherever the file comes back).
+    private func vanished(from path: String, after seconds: Double, fail: (String) -> FileError) -> FileError {
+        let wait = seconds >= 1 ? "\(Int(seconds)) s" : "\(Int(seconds * 1_000)) ms"
+        let reason = "disappeared while this was being written (another program moved or deleted it) and did not come back in \(wait)"
+        do throws(FileError) {
+            let copy = try FileStore.keepAsConflictCopy(bytes: save(.compact), of: path)
+            return fail("\(reason); this change is kept in \(copy) instead (pnmerge sync merges it in)")
+        } catch {
+            return fail("\(reason), and this change could not be kept aside (\(error.message)); not written")
         }
     }
 
