@@ -60,6 +60,9 @@ public struct PNMerge: ParsableCommand {
     /// and returns the exit status. Errors are written to `output`'s error stream as one line (control
     /// characters in it, say from a file name or a document, made visible: `DisplayText.oneLine`).
     public static func execute(_ arguments: [String], output: any OutputSink = StandardStreams()) -> Int32 {
+        // `merge … -oOUT` is `-o OUT` (merge and salvage have `-o`); `--format`'s value is left whole.
+        let arguments = ["merge", "salvage"].contains(arguments.first ?? "")
+            ? GluedShortOption.split(arguments, options: ["-o"], valueOptions: ["--format"]) : arguments
         return Console.$current.withValue(output) {
             if let refusal = DashFileName.refusal(arguments) {
                 output.writeError(errorLine(refusal))

@@ -43,7 +43,9 @@ public struct PeerNoteCLI: ParsableCommand {
     /// `PeerNoteSubcommand`); ArgumentParser's outcomes are written as `ParserOutcome` says: help
     /// on standard output, a usage error as one line `peernote: …` and the usage synopsis.
     public static func execute(_ typed: [String]) -> Int32 {
-        let arguments = normalizedArguments(typed)
+        // `-mFIX` is `-m FIX`, and `import … -oFILE` is `-o FILE` (only import has `-o`).
+        let glued: Set<String> = typed.first == "import" ? ["-m", "-o"] : ["-m"]
+        let arguments = normalizedArguments(GluedShortOption.split(typed, options: glued, valueOptions: verbatimValueOptions))
         if let refusal = DashFileName.refusal(arguments) {
             Terminal.error("peernote: " + refusal)
             return ExitStatus.usage.rawValue

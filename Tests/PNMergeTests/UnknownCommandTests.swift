@@ -101,3 +101,21 @@ struct DashFileNameTests {
         #expect(DashFileName.refusal(["show", "x", "--format", "json", "-v"]) == nil)
     }
 }
+
+@Suite("pnmerge: -oOUT")
+struct GluedOutputTests {
+    @Test("merge -oOUT and salvage -oOUT write OUT (it was refused as unknown flags); other commands leave such a word alone")
+    func gluedOutput() throws {
+        let dir = try TempDir()
+        let a = try dir.write(Diverged().alice.save(), "a.peernote")
+        let b = try dir.write(Diverged().bob.save(), "b.peernote")
+        let out = dir.path("out.peernote")
+        let r = pnmerge(["merge", a, b, "-o" + out])
+        #expect(r.status == 0, "\(r.out)\(r.err)")
+        #expect(FileManager.default.fileExists(atPath: out))
+        let saved = dir.path("saved.peernote")
+        #expect(pnmerge(["salvage", a, "-o" + saved]).status == 0)
+        #expect(FileManager.default.fileExists(atPath: saved))
+        #expect(pnmerge(["validate", a, "-oops"]).status == ExitStatus.usage.rawValue)
+    }
+}

@@ -341,3 +341,35 @@ struct InProcessTests {
         #expect(EditorSession.command(environment: [:]) == "vi")
     }
 }
+
+/// `-mFIX` and `-oFILE`: a short option with its value glued on, as POSIX tools take it.
+@Suite("A short option's value glued on")
+struct GluedShortOptionTests {
+    @Test("The splitter: -mhi is -m hi before --, a verbatim option's value is left whole, and only the options named split")
+    func splitter() {
+        let options: Set<String> = ["-m"], verbatim: Set<String> = ["--title", "--message"]
+        #expect(GluedShortOption.split(["edit", "f", "N", "-mhi"], options: options, valueOptions: verbatim) == ["edit", "f", "N", "-m", "hi"])
+        #expect(GluedShortOption.split(["edit", "f", "--title", "-mhi", "N"], options: options, valueOptions: verbatim)
+                == ["edit", "f", "--title", "-mhi", "N"])
+        #expect(GluedShortOption.split(["edit", "f", "-m", "-mx", "N"], options: options, valueOptions: verbatim) == ["edit", "f", "-m", "-mx", "N"])
+        #expect(GluedShortOption.split(["edit", "f", "--", "-mhi"], options: options, valueOptions: verbatim) == ["edit", "f", "--", "-mhi"])
+        #expect(GluedShortOption.split(["edit", "f", "-q", "--message=x", "-o"], options: options, valueOptions: verbatim)
+                == ["edit", "f", "-q", "--message=x", "-o"])
+    }
+
+    @Test("peernote: -mFIX records the message (it showed help, exit 0, and recorded nothing); import -oFILE writes FILE")
+    func peernoteRecords() throws {
+        let dir = try TempDir()
+        #expect(try Binary.run(["new", "n.peernote", "--title", "T"], in: dir).status == 0)
+        #expect(try Binary.run(["add", "n.peernote", "--title", "Note", "--body", "a", "-mfirst"], in: dir).status == 0)
+        let edit = try Binary.run(["edit", "n.peernote", "Note", "--body", "b", "-mhi"], in: dir)
+        #expect(edit.status == 0 && edit.stdout.isEmpty, "\(edit)")
+        let doc = try Document.load(FileStore.read(dir.path + "/n.peernote"))
+        #expect(doc.notebook.notes.first?.body == "b")
+        #expect(doc.history.map(\.message).suffix(2).sorted() == ["first", "hi"], "\(doc.history.map(\.message))")
+        let md = dir.path + "/in.md"
+        try Data("# One\n\nbody\n".utf8).write(to: URL(fileURLWithPath: md))
+        #expect(try Binary.run(["import", "in.md", "-oout.peernote"], in: dir).status == 0)
+        #expect(FileManager.default.fileExists(atPath: dir.path + "/out.peernote"))
+    }
+}
