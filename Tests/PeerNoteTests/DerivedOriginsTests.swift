@@ -169,6 +169,8 @@ struct DerivedOriginsTests {
             var replayed = body
             let (runs, elements, ranks) = structure(of: replayed, log)
             #expect(!ranks.contains(-1))
+            // A change-table run at a time, as a reader would find them.
+            #expect(log.localVersions(of: runs, total: ranks.count) == ranks)
             var built = ListCRDT<Unicode.Scalar>(structure: runs, elements: elements, ranks: ranks)
             #expect(built.visibleCount == replayed.visibleCount && built.totalCount == replayed.totalCount)
             #expect(sameElements(built, replayed))

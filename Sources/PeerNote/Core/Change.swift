@@ -255,6 +255,32 @@ struct ChangeTable: RandomAccessCollection, Sendable {
     /// The change of `agent` numbered `seq`, if there is one.
     @inline(__always) func index(agent: UInt32, seq: UInt32) -> Int? { indexAndRest(agent: agent, seq: seq)?.index }
 
+    /// The local version of `agent`'s op unit `counter`, and how many of its units from there
+    /// on have consecutive local versions (the rest of its run), if the table holds it: a search
+    /// over the agent's runs only (no change is looked for), with nothing copied.
+    func lvSpan(agent: UInt32, counter: UInt32) -> (lv: Int, count: Int)? {
+        guard Int(agent) < agentRuns.count else { return nil }
+        return agentRuns[Int(agent)].withUnsafeBufferPointer { list in
+            runs.withUnsafeBufferPointer { runs -> (lv: Int, count: Int)? in
+                var lo = 0, hi = list.count - 1
+                while lo <= hi {
+                    let mid = (lo + hi) / 2
+                    let r = Int(list[mid])
+                    let start = runs[r].counterStart
+                    if counter < start {
+                        hi = mid - 1
+                    } else if Int(counter) - Int(start) >= runs[r].length {
+                        lo = mid + 1
+                    } else {
+                        let offset = Int(counter) - Int(start)
+                        return (runs[r].lvStart + offset, runs[r].length - offset)
+                    }
+                }
+                return nil
+            }
+        }
+    }
+
     /// The change of `agent` holding its op unit `counter`, if there is one.
     func index(agent: UInt32, counter: UInt32) -> Int? {
         guard Int(agent) < agentRuns.count else { return nil }

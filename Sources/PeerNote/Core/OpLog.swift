@@ -161,22 +161,28 @@ struct OpLog: Sendable {
         return changes.lvStart(ci) + Int(id.counter) - Int(changes.counterStart(ci))
     }
 
-    /// Appends to `out` the local versions of the `length` ids of one agent from `id` on, a run
-    /// of the change table at a time (its changes' units have consecutive counters and local
-    /// versions, so a typing run is one lookup); false, having appended a part, when the log
-    /// lacks one of them.
-    func appendLVs(of id: LocalID, length: Int, to out: inout [Int]) -> Bool {
-        var next = id, remaining = length
-        while remaining > 0 {
-            guard let ci = changeIndex(containing: next) else { return false }
-            let offset = Int(next.counter) - Int(changes.counterStart(ci))
-            let lv = changes.lvStart(ci) + offset
-            let take = min(remaining, changes.lvEnd(changes.runEnd(of: ci) - 1) - lv)
-            out.append(contentsOf: lv ..< lv + take)
-            remaining -= take
-            next = next.advanced(by: take)
+    /// The local version of every element of `structure` (runs of one agent's consecutive ids),
+    /// in order, for `total` elements in all: a run of the change table at a time (its units
+    /// have consecutive counters and local versions, so a typing run is one lookup). Nil when
+    /// the log lacks one of them.
+    func localVersions(of structure: [StructureRun], total: Int) -> [Int]? {
+        var out = [Int](repeating: 0, count: total)
+        let complete = out.withUnsafeMutableBufferPointer { buffer -> Bool in
+            var k = 0
+            for run in structure {
+                var counter = run.id.counter, remaining = run.length
+                while remaining > 0 {
+                    guard let (lv, count) = changes.lvSpan(agent: run.id.agent, counter: counter), k + remaining <= buffer.count else { return false }
+                    let take = min(remaining, count)
+                    for t in 0 ..< take { buffer[k + t] = lv + t }
+                    k += take
+                    remaining -= take
+                    counter &+= UInt32(take)
+                }
+            }
+            return k == buffer.count
         }
-        return true
+        return complete ? out : nil
     }
 
     @inline(__always) func localID(ofLV lv: Int, change: Int) -> LocalID {

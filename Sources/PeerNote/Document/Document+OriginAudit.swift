@@ -126,9 +126,7 @@ extension Document {
         var lists: [ListCRDT<Unicode.Scalar>] = []
         lists.reserveCapacity(structures.lists.count)
         for (runs, elements) in structures.lists {
-            var ranks: [Int] = []
-            ranks.reserveCapacity(elements.count)
-            for r in runs where !log.appendLVs(of: r.id, length: r.length, to: &ranks) { return nil }
+            guard let ranks = log.localVersions(of: runs, total: elements.count) else { return nil }
             lists.append(ListCRDT(structure: runs, elements: elements, ranks: ranks))
         }
         return lists
