@@ -231,26 +231,6 @@ import Testing
         #expect(t == [TextDiff.Edit(offset: 9, deleteCount: 10, insert: Self.scalars("sunscreen"))])
     }
 
-    @Test func aWordSharingItsEndingOrStartWithAnotherIsReplacedWhole() {
-        // "Monday" to "Friday" keeps "day" in a minimal diff: no longer than the change, so the
-        // word goes whole.
-        #expect(TextDiff.bodyEdits(from: Self.scalars("Meet on Monday"), to: Self.scalars("Meet on Friday"))
-                == [TextDiff.Edit(offset: 8, deleteCount: 6, insert: Self.scalars("Friday"))])
-        // Each end on its own: "w0195x" to "w0180x" keeps "w01" (longer than "95" -> "80") and
-        // "x" (not): the change takes the "x" and leaves "w01".
-        #expect(TextDiff.bodyEdits(from: Self.scalars("a w0195x b"), to: Self.scalars("a w0180x b"))
-                == [TextDiff.Edit(offset: 5, deleteCount: 3, insert: Self.scalars("80x"))])
-        // At the start of the text and before punctuation too.
-        #expect(TextDiff.bodyEdits(from: Self.scalars("Monday."), to: Self.scalars("Friday."))
-                == [TextDiff.Edit(offset: 0, deleteCount: 6, insert: Self.scalars("Friday"))])
-        // A fix inside a longer word keeps the rest of it: "rec" is longer than "ie" -> "ei".
-        let fix = TextDiff.bodyEdits(from: Self.scalars("I recieve it"), to: Self.scalars("I receive it"))
-        #expect(fix.allSatisfy { $0.offset >= 5 && $0.offset + $0.deleteCount <= 9 }, "\(fix)")
-        // A word typed next to another, with no letter deleted, is not widened.
-        #expect(TextDiff.bodyEdits(from: Self.scalars("on Monday"), to: Self.scalars("on Mondays"))
-                == [TextDiff.Edit(offset: 9, deleteCount: 0, insert: Self.scalars("s"))])
-    }
-
     @Test func aSpellingFixStaysSmall() {
         let edits = TextDiff.bodyEdits(from: Self.scalars("the quikc brown fox"), to: Self.scalars("the quick brown fox"))
         #expect(edits.reduce(0) { $0 + $1.deleteCount + $1.insert.count } <= 4)

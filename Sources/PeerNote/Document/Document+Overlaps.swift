@@ -5,7 +5,8 @@
 /// texts one after the other, and are not reported):
 /// - `sameText`: both copies put text at one place where at least one of them replaced text
 ///   (the same typo fixed on two devices; a word replaced on one and a word typed before it on
-///   the other): both are kept, side by side ("teh" fixed twice reads "thethe");
+///   the other): both are kept, side by side ("teh" fixed twice reads "thehe"; "Monday"
+///   replaced by "Friday" where "next " was typed before it may read "Frinext day");
 /// - `insideDeleted`: text one copy added lies in text only the other copy deleted, or at its
 ///   edge and belonging with it (a clause added to a paragraph deleted elsewhere, "See: " typed
 ///   before it, a sentence added after a deleted one): it stays, without the text around it.

@@ -169,72 +169,7 @@ extension TextDiff {
         var segments = diff(a[...], b[...], byLines: true)
         cleanupSemantic(&segments)
         cleanupLossless(&segments)
-        replaceWholeWords(&segments)
         return edits(of: segments)
-    }
-
-    /// Makes a change that replaces part of a word replace the whole word, when the part it
-    /// keeps is no longer than the change: "Monday" to "Friday" diffs as "Mon" replaced by
-    /// "Fri" before a kept "day", and a word another copy typed meanwhile right before
-    /// "Monday" would land inside the new word ("Frinext day"); here all of "Monday" is
-    /// replaced. A change inside a longer word keeps the rest ("recieve" to "receive" replaces
-    /// "ie" by "ei", so that two fixes of one long word made on two copies both apply). Only
-    /// changes that delete and insert are widened, to the letters and digits around them up to
-    /// the word's edge. The last cleanup: `normalize` would take the widened part out again.
-    static func replaceWholeWords(_ segments: inout [Segment]) {
-        func isWordy(_ c: Unicode.Scalar) -> Bool { c.properties.isAlphabetic || c.properties.numericType != nil }
-        var input = segments
-        var out: [Segment] = []
-        out.reserveCapacity(input.count)
-        var changed = false
-        var i = 0
-        while i < input.count {
-            guard input[i].kind != .equal else {
-                if !input[i].text.isEmpty { out.append(input[i]) }
-                i += 1
-                continue
-            }
-            // The change: the segments up to the next equal one.
-            var deleted: [Unicode.Scalar] = [], inserted: [Unicode.Scalar] = []
-            var j = i
-            while j < input.count && input[j].kind != .equal {
-                if input[j].kind == .delete { deleted += input[j].text } else { inserted += input[j].text }
-                j += 1
-            }
-            if let firstDeleted = deleted.first, let firstInserted = inserted.first,
-               let lastDeleted = deleted.last, let lastInserted = inserted.last {
-                let larger = max(deleted.count, inserted.count)
-                // The word it starts inside: the letters ending the equal text before it.
-                if let before = out.last, before.kind == .equal, let l = before.text.last, isWordy(l),
-                   isWordy(firstDeleted) || isWordy(firstInserted) {
-                    var k = 0
-                    while k < before.text.count && isWordy(before.text[before.text.count - 1 - k]) { k += 1 }
-                    if k <= larger {
-                        let piece = Array(before.text.suffix(k))
-                        out[out.count - 1].text.removeLast(k)
-                        if out[out.count - 1].text.isEmpty { out.removeLast() }
-                        deleted = piece + deleted
-                        inserted = piece + inserted
-                        changed = true
-                    }
-                }
-                // The word it ends inside: the letters starting the equal text after it.
-                if j < input.count, let f = input[j].text.first, isWordy(f), isWordy(lastDeleted) || isWordy(lastInserted) {
-                    let k = input[j].text.prefix(while: isWordy).count
-                    if k <= larger {
-                        let piece = Array(input[j].text.prefix(k))
-                        input[j].text.removeFirst(k)
-                        deleted += piece
-                        inserted += piece
-                        changed = true
-                    }
-                }
-            }
-            if !deleted.isEmpty { out.append(Segment(kind: .delete, text: deleted)) }
-            if !inserted.isEmpty { out.append(Segment(kind: .insert, text: inserted)) }
-            i = j
-        }
-        if changed { segments = out }
     }
 
     /// The edits a list of segments makes to the old text, grouped as `edits(from:to:)` groups them.
