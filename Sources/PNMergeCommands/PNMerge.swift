@@ -62,9 +62,9 @@ public struct PNMerge: ParsableCommand {
     public static func execute(_ arguments: [String], output: any OutputSink = StandardStreams()) -> Int32 {
         // `merge … -oOUT` is `-o OUT` (merge and salvage have `-o`); `--format`'s value is left whole.
         let arguments = ["merge", "salvage"].contains(arguments.first ?? "")
-            ? GluedShortOption.split(arguments, options: ["-o"], valueOptions: ["--format"]) : arguments
+            ? GluedShortOption.split(arguments, options: ["-o"], valueOptions: ["--format"]).arguments : arguments
         return Console.$current.withValue(output) {
-            if let refusal = DashFileName.refusal(arguments) {
+            if let refusal = DashFileName.refusal(arguments) ?? GluedShortOption.helpTrap(arguments, valueOptions: ["-o", "--output", "--at", "--format"]) {
                 output.writeError(errorLine(refusal))
                 return ExitStatus.usage.rawValue
             }

@@ -43,10 +43,16 @@ public struct PeerNoteCLI: ParsableCommand {
     /// `PeerNoteSubcommand`); ArgumentParser's outcomes are written as `ParserOutcome` says: help
     /// on standard output, a usage error as one line `peernote: …` and the usage synopsis.
     public static func execute(_ typed: [String]) -> Int32 {
-        // `-mFIX` is `-m FIX`, and `import … -oFILE` is `-o FILE` (only import has `-o`).
-        let glued: Set<String> = typed.first == "import" ? ["-m", "-o"] : ["-m"]
-        let arguments = normalizedArguments(GluedShortOption.split(typed, options: glued, valueOptions: verbatimValueOptions))
-        if let refusal = DashFileName.refusal(arguments) {
+        // `-mFIX` is `-m FIX` for the commands that record a message, and `import … -oFILE` is
+        // `-o FILE`; `-mbook.peernote` is left whole, a file name (refused below).
+        let first = typed.first ?? ""
+        var glued: Set<String> = Self.messageCommands.contains(first) ? ["-m"] : []
+        if first == "import" { glued.insert("-o") }
+        let (split, splitWords) = GluedShortOption.split(typed, options: glued, valueOptions: verbatimValueOptions) { word, option in
+            option == "-m" && word.lowercased().hasSuffix(".peernote")
+        }
+        let arguments = normalizedArguments(split)
+        if let refusal = DashFileName.refusal(arguments) ?? GluedShortOption.helpTrap(arguments, valueOptions: verbatimValueOptions.union(["-m"])) {
             Terminal.error("peernote: " + refusal)
             return ExitStatus.usage.rawValue
         }
@@ -65,7 +71,9 @@ public struct PeerNoteCLI: ParsableCommand {
             }
             // An unknown option is named rather than an argument missing beside it (`edit FILE -draft- --body T`).
             let reported = ParserOutcome.unknownOption(behind: error, arguments: arguments, command: Self.self) ?? error
-            let outcome = ParserOutcome(reported, command: Self.self, tool: "peernote", rewording: { usageMessage($0, typed: typed) })
+            let outcome = ParserOutcome(reported, command: Self.self, tool: "peernote", rewording: {
+                usageMessage($0, typed: typed) + GluedShortOption.hint(splitWords)
+            })
             if !outcome.standardOutput.isEmpty { print(outcome.standardOutput, terminator: "") }
             if !outcome.standardError.isEmpty { Terminal.error(String(outcome.standardError.dropLast())) }
             return outcome.status
@@ -103,6 +111,9 @@ public struct PeerNoteCLI: ParsableCommand {
         }
         return out
     }
+
+    /// The commands that record a message (`-m`).
+    static let messageCommands: Set<String> = ["add", "edit", "import", "move", "rm", "restore", "title"]
 
     /// The options whose value is taken as it is, even when it starts with a dash (`--body -5`,
     /// `--title --draft--`); `-m` is `--message`.

@@ -348,13 +348,40 @@ struct GluedShortOptionTests {
     @Test("The splitter: -mhi is -m hi before --, a verbatim option's value is left whole, and only the options named split")
     func splitter() {
         let options: Set<String> = ["-m"], verbatim: Set<String> = ["--title", "--message"]
-        #expect(GluedShortOption.split(["edit", "f", "N", "-mhi"], options: options, valueOptions: verbatim) == ["edit", "f", "N", "-m", "hi"])
-        #expect(GluedShortOption.split(["edit", "f", "--title", "-mhi", "N"], options: options, valueOptions: verbatim)
-                == ["edit", "f", "--title", "-mhi", "N"])
-        #expect(GluedShortOption.split(["edit", "f", "-m", "-mx", "N"], options: options, valueOptions: verbatim) == ["edit", "f", "-m", "-mx", "N"])
-        #expect(GluedShortOption.split(["edit", "f", "--", "-mhi"], options: options, valueOptions: verbatim) == ["edit", "f", "--", "-mhi"])
-        #expect(GluedShortOption.split(["edit", "f", "-q", "--message=x", "-o"], options: options, valueOptions: verbatim)
-                == ["edit", "f", "-q", "--message=x", "-o"])
+        func split(_ a: [String]) -> [String] { GluedShortOption.split(a, options: options, valueOptions: verbatim).arguments }
+        #expect(split(["edit", "f", "N", "-mhi"]) == ["edit", "f", "N", "-m", "hi"])
+        #expect(GluedShortOption.split(["edit", "f", "N", "-mhi"], options: options, valueOptions: verbatim).split == ["-mhi"])
+        #expect(split(["edit", "f", "--title", "-mhi", "N"]) == ["edit", "f", "--title", "-mhi", "N"])
+        #expect(split(["edit", "f", "-m", "-mx", "N"]) == ["edit", "f", "-m", "-mx", "N"])
+        #expect(split(["edit", "f", "--", "-mhi"]) == ["edit", "f", "--", "-mhi"])
+        #expect(split(["edit", "f", "-q", "--message=x", "-o"]) == ["edit", "f", "-q", "--message=x", "-o"])
+        #expect(GluedShortOption.split(["list", "-mx"], options: [], valueOptions: verbatim).arguments == ["list", "-mx"])
+        #expect(GluedShortOption.split(["add", "-mbook.peernote"], options: options, valueOptions: verbatim) { w, _ in w.hasSuffix(".peernote") }.arguments
+                == ["add", "-mbook.peernote"])
+    }
+
+    @Test("peernote: a glued -m only where a command records a message; a file name and a note keep their hints")
+    func gluedMessageHints() throws {
+        let dir = try TempDir()
+        #expect(try Binary.run(["new", "x.peernote", "--title", "T"], in: dir).status == 0)
+        // `new` and `list` have no -m: the word is named as typed.
+        let new = try Binary.run(["new", "y.peernote", "-mhi"], in: dir)
+        #expect(new.status == 64 && new.stderr.contains("unknown option '-mhi'"), "\(new.stderr)")
+        let list = try Binary.run(["list", "x.peernote", "-mx"], in: dir)
+        #expect(list.status == 64 && list.stderr.contains("unknown option '-mx'"), "\(list.stderr)")
+        // A file name that starts with -m is refused as a file name, with how to write it.
+        let add = try Binary.run(["add", "-mbook.peernote", "--title", "X"], in: dir)
+        #expect(add.status == 64 && add.stderr.contains("-mbook.peernote: a file name that starts with '-' reads as options; write it as ./-mbook.peernote"), "\(add.stderr)")
+        // A word holding an h, which ArgumentParser read as flags with -h: help, exit 0, nothing
+        // done (`new y.peernote -mhi` made no notebook); refused, with how to write a value.
+        let hello = try Binary.run(["rm", "x.peernote", "-hello"], in: dir)
+        #expect(hello.status == 64 && hello.stdout.isEmpty
+                && hello.stderr.contains("unknown option '-hello' (read as single-letter options, it would only show the help); a note or other value that starts with '-' goes after --: -- -hello"), "\(hello)")
+        #expect(!FileManager.default.fileExists(atPath: dir.path + "/y.peernote"))
+        #expect(try Binary.run(["edit", "x.peernote", "--title", "-hello", "--", "-x"], in: dir).stderr.contains("no note matches"), "a title's value is left alone")
+        // A note named -mylist, read as -m ylist: the error says so, and how to write it.
+        let rm = try Binary.run(["rm", "x.peernote", "-mylist"], in: dir)
+        #expect(rm.status == 64 && rm.stderr.contains("-mylist was read as -m ylist (a note or other value that starts with '-' goes after --: -- -mylist)"), "\(rm.stderr)")
     }
 
     @Test("peernote: -mFIX records the message (it showed help, exit 0, and recorded nothing); import -oFILE writes FILE")
