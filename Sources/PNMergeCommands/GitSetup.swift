@@ -247,7 +247,9 @@ struct GitSetupOperation {
     /// `pnmerge salvage` recovers something from that blob, the hook's line ends with a command
     /// that does it from any folder of the work tree, whatever the work-tree file holds:
     /// `git show :PATH | pnmerge salvage - -o NEW.peernote` (PATH in single quotes, by
-    /// `git rev-parse --sq-quote`, when it holds anything but letters, digits and `._/+-`).
+    /// `git rev-parse --sq-quote`, when it holds anything but letters, digits and `._/+-`;
+    /// pnmerge named as the hook runs it: `program`, an absolute path when pnmerge was not on
+    /// PATH at setup, where `pnmerge` would not be found either).
     /// `program` is one shell word.
     static func hookBlock(program: String) -> String {
         """
@@ -266,7 +268,11 @@ struct GitSetupOperation {
                     *[!A-Za-z0-9._/+-]*) q=$(git rev-parse --sq-quote ":$f"); q=${q# } ;;
                     *) q=:$f ;;
                     esac
-                    problem="$problem; recover its intact changes with: git show $q | pnmerge salvage - -o NEW.peernote"
+                    case $0 in
+                    *[!A-Za-z0-9._/+-]*) p=$(git rev-parse --sq-quote "$0"); p=${p# } ;;
+                    *) p=$0 ;;
+                    esac
+                    problem="$problem; recover its intact changes with: git show $q | $p salvage - -o NEW.peernote"
                 fi
                 printf "pre-commit: %s: %s\\n" "$f" "$problem" >&2
                 status=1

@@ -1,6 +1,7 @@
 import Foundation
 import PeerNote
 import PeerNoteCLISupport
+@testable import PNMergeCommands
 import Testing
 
 /// One notebook, committed on `main`, then edited on two branches:
@@ -393,6 +394,25 @@ struct GitWorkflowTests {
         let recovered = try Document.load(try repo.bytes("elsewhere/NEW.peernote"))
         #expect(recovered.changeCount == recoverable["trips/it's a trip.peernote"])
         #expect(recovered.changeCount >= 3, "the base block and the first append block are intact")
+
+        // A hook set up where pnmerge was not on PATH runs it by its absolute path, and its
+        // line names it so (a pasted 'pnmerge' would not be found either).
+        try FileManager.default.createDirectory(atPath: repo.path("bin dir"), withIntermediateDirectories: true)
+        let program = repo.path("bin dir") + "/pnmerge"
+        try FileManager.default.copyItem(atPath: Binary.path, toPath: program)
+        let hookPath = repo.path(".git/hooks/pre-commit")
+        try FileManager.default.removeItem(atPath: hookPath)
+        #expect(try GitSetupOperation.installHook(at: hookPath, program: GitSetupOperation.shellQuoted(program)) == .installed)
+        let absolute = try repo.tryGit(["commit", "-q", "-m", "cut short"])
+        #expect(absolute.status != 0)
+        let named = "git show :plain.peernote | '\(program)' salvage - -o NEW.peernote"
+        #expect(absolute.err.contains("; recover its intact changes with: \(named)\n"), "\(absolute.err)")
+        var bare = repo.environment
+        bare["PATH"] = "/usr/bin:/bin"
+        try FileManager.default.createDirectory(atPath: repo.path("third"), withIntermediateDirectories: true)
+        let pasted = try Command.run("/bin/sh", ["-c", named], in: repo.path("third"), environment: bare)
+        #expect(pasted.status == 0, "\(pasted.err)")
+        #expect(try Document.load(try repo.bytes("third/NEW.peernote")).changeCount == recoverable["plain.peernote"])
     }
 
     @Test("git-setup is idempotent: the second run changes nothing and says so")
