@@ -12,7 +12,7 @@ import PeerNote
 /// | 65   | invalid or damaged input document, or one only a newer version can handle (a newer format version; copies holding different values of one field a newer version wrote) |
 /// | 66   | an input file is missing, unreadable, or not a regular file |
 /// | 73   | an output file could not be created because it exists |
-/// | 74   | I/O error while writing (or other writers kept changing the file for 60 s: the change is kept in a conflict copy the message names) |
+/// | 74   | I/O error while writing (or the file kept changing for 60 s, was moved away or deleted and did not come back in 10 s, or became another notebook, garbage or a folder while being written: the change is kept in a conflict copy the message names) |
 public enum ExitStatus: Int32, CaseIterable, Sendable {
     case success = 0
     case conflict = 1

@@ -107,14 +107,24 @@ struct ReplaceTests {
         #expect {
             try mine.write(over: path, loaded: loaded)
         } throws: { error in
-            (error as? FileError)?.message.contains("was replaced by another notebook") == true
+            let message = (error as? FileError)?.message ?? ""
+            return message.contains("was replaced by another notebook while this was being written; this change is kept in \(folder.path)/notes.sync-conflict-")
         }
         #expect(try Self.bytes(path) == other)
 
         try FileStore.writeAtomically(Array("not a notebook".utf8), to: path)
-        #expect(throws: FileError.self) { try mine.write(over: path, loaded: loaded) }
+        #expect {
+            try mine.write(over: path, loaded: loaded)
+        } throws: { error in
+            (error as? FileError)?.message.contains("was replaced by a file that cannot be merged") == true
+        }
         #expect(try Self.bytes(path) == Array("not a notebook".utf8))
-        #expect(folder.names == ["notes.peernote"])
+        // The change is in a conflict copy each time, beside the file left as it was.
+        let copies = folder.names.filter { $0.hasPrefix("notes.sync-conflict-") }
+        #expect(copies.count == 2 && folder.names.count == 3, "\(folder.names)")
+        for copy in copies {
+            #expect(try Document.load(Self.bytes(folder.path + "/" + copy)).notebook.notes.first { $0.id == milk }?.body == "Oat 2 litres")
+        }
     }
 
     @Test("What a writer that died mid-exchange left under .NAME.swap-XXXXXX goes only when the document has all of it; a sync client's copy becomes a conflict copy")
@@ -246,11 +256,15 @@ struct ReplaceTests {
         } throws: { error in
             let message = (error as? FileError)?.message ?? ""
             return message.contains("was replaced by another notebook") && message.contains("kept as \(folder.path)/notes.sync-conflict-")
+                && message.contains("this change is kept in \(folder.path)/notes.sync-conflict-")
         }
         #expect(try Self.bytes(path) == phoneBytes, "the file is left as it was")
+        // Two conflict copies: the version taken out, and this write's change.
         let copies = folder.names.filter { $0.hasPrefix("notes.sync-conflict-") }
-        #expect(copies.count == 1 && folder.names.count == 2, "\(folder.names)")
-        if let copy = copies.first { #expect(try Self.bytes(folder.path + "/" + copy) == other) }
+        #expect(copies.count == 2 && folder.names.count == 3, "\(folder.names)")
+        let held = try copies.map { try Self.bytes(folder.path + "/" + $0) }
+        #expect(held.contains(other))
+        #expect(try held.contains { try $0 != other && Document.load($0).notebook.notes.first { $0.id == milk }?.body == "Oat 2 litres" })
     }
 
     @Test("A version a killed writer had taken out of place (.NAME.kept-XXXXXX) goes only when the document has all of it, even when it has more than the document")
@@ -456,6 +470,47 @@ struct ReplaceTests {
         #expect(!FileManager.default.fileExists(atPath: path), "not created again")
         let copies = folder.names.filter { $0.hasPrefix("notes.sync-conflict-") }
         #expect(copies.count == 1 && folder.names.count == 1, "\(folder.names)")
+        if let copy = copies.first {
+            #expect(try Document.load(Self.bytes(folder.path + "/" + copy)).notebook.notes.map(\.title).contains("Laptop"))
+        }
+    }
+
+    @Test("A file moved away and put back as it was is written with nothing said to have changed; a folder put in its place gets a conflict copy")
+    func putBackOrFolder() throws {
+        let folder = try FileStoreTests.Folder()
+        let (path, loaded, milk, bread) = try Self.notebook(in: folder)
+        let (mine, _) = try Self.laptopAndPhone(loaded, milk: milk, bread: bread)
+        let aside = folder.path + "/aside"
+        var calls = 0
+        let outcome = try mine.write(over: path, loaded: loaded, mode: .incremental, saved: nil, patience: 5) { (bytes, expected) throws(FileError) in
+            calls += 1
+            if calls == 1 {
+                #expect(rename(path, aside) == 0)
+                let first = try FileStore.replace(bytes, at: path, expecting: expected)
+                #expect(rename(aside, path) == 0)
+                return first
+            }
+            return try FileStore.replace(bytes, at: path, expecting: expected)
+        }
+        #expect(calls == 2 && outcome.mergedMeanwhile == 0, "put back unchanged: nothing merged, nothing to report")
+        #expect(try Document.load(Self.bytes(path)).notebook.notes.first { $0.id == milk }?.body == "Oat 2 litres")
+
+        // A folder where the file was: the change goes into a conflict copy the error names.
+        let again = try Document.load(Self.bytes(path))
+        _ = again.addNote(title: "Laptop")
+        let now = try Self.bytes(path)
+        var message = ""
+        do {
+            _ = try again.write(over: path, loaded: now, mode: .incremental, saved: nil, patience: 5) { (bytes, expected) throws(FileError) in
+                _ = rename(path, aside)
+                _ = mkdir(path, 0o755)
+                return try FileStore.replace(bytes, at: path, expecting: expected)
+            }
+            Issue.record("written over a folder")
+        } catch { message = error.message }
+        #expect(message.contains("is a directory; this change is kept in \(folder.path)/notes.sync-conflict-"), "\(message)")
+        let copies = folder.names.filter { $0.hasPrefix("notes.sync-conflict-") }
+        #expect(copies.count == 1, "\(folder.names)")
         if let copy = copies.first {
             #expect(try Document.load(Self.bytes(folder.path + "/" + copy)).notebook.notes.map(\.title).contains("Laptop"))
         }

@@ -1045,6 +1045,16 @@ extension Document {
             let also = kept.isEmpty ? "" : " (a version written meanwhile is kept as \(kept.joined(separator: ", ")))"
             return FileError(path: path, message: message + also)
         }
+        // This document, kept as a conflict copy beside the file when the file it was to go over
+        // became something it cannot be written over: the error then names the copy.
+        func keptInstead(_ reason: String) -> FileError {
+            do throws(FileError) {
+                let copy = try FileStore.keepAsConflictCopy(bytes: save(.compact), of: path)
+                return fail("\(reason); this change is kept in \(copy) instead")
+            } catch {
+                return fail("\(reason); not written (and it could not be kept aside: \(error.message))")
+            }
+        }
         func mergeIn(_ bytes: [UInt8]) throws(FileError) {
             do throws(PeerNoteError) {
                 _ = try merge(Document.load(bytes))
@@ -1054,7 +1064,7 @@ extension Document {
                 case .unrelated: what = "another notebook"
                 default: what = "a file that cannot be merged (\(error))"
                 }
-                throw fail("was replaced by \(what) while this was being written; not written")
+                throw keptInstead("was replaced by \(what) while this was being written")
             }
         }
         var contention = FileStore.Contention(patience: patience)
@@ -1065,6 +1075,12 @@ extension Document {
             let bytes = merges == 0 ? saved ?? save(mode) : save(mode)
             let outcome: FileStore.ReplaceOutcome
             do { outcome = try replace(bytes, expected) } catch {
+                // The file changed under this write (a version merged in, gone and back, or no
+                // longer a file): what is in hand is more than anyone else holds.
+                var st = stat()
+                if merges > 0 || missing != nil || (lstat(path, &st) == 0 && (st.st_mode & S_IFMT) == S_IFDIR) {
+                    throw keptInstead(error.message)
+                }
                 if keptAside.isEmpty { throw error }
                 throw fail(error.message)
             }
@@ -1087,10 +1103,13 @@ extension Document {
                 guard wait.wait() else { throw vanished(from: path, after: min(patience, FileStore.Contention.missingPatience), fail: fail) }
                 missing = wait
                 if let now = try? FileStore.read(path) {
-                    try mergeIn(now)
+                    // Put back as it was (moved away and back): nothing to merge or to report.
+                    if now != expected {
+                        try mergeIn(now)
+                        merges += 1
+                    }
                     expected = now
                     missing = nil
-                    merges += 1
                 }
                 continue
             }
