@@ -54,7 +54,7 @@ public enum GluedShortOption {
         guard let first = split.first, let option = first.unicodeScalars.prefix(2).map(String.init).joined() as String? else { return "" }
         let rest = String(first.unicodeScalars.dropFirst(2))
         return "; \(DisplayText.oneLine(first)) was read as \(option) \(DisplayText.oneLine(ShellQuote.word(rest))) "
-            + "(a note or other value that starts with '-' goes after --: -- \(DisplayText.oneLine(ShellQuote.word(first))))"
+            + "(a note or other value that starts with '-' goes last, after the options and --: -- \(DisplayText.oneLine(ShellQuote.word(first))))"
     }
 
     /// The refusal (without the tool's prefix) for the first word before `--` that starts with
@@ -73,7 +73,7 @@ public enum GluedShortOption {
             }
             if arg.hasPrefix("-"), !arg.hasPrefix("--"), arg.unicodeScalars.count > 2, arg.unicodeScalars.dropFirst().contains("h") {
                 return "unknown option '\(DisplayText.oneLine(arg))' (read as single-letter options, it would only show the help); "
-                    + "a note or other value that starts with '-' goes after --: -- \(DisplayText.oneLine(ShellQuote.word(arg)))"
+                    + "a note or other value that starts with '-' goes last, after the options and --: -- \(DisplayText.oneLine(ShellQuote.word(arg)))"
             }
             i += 1
         }

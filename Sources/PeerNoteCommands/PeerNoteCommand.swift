@@ -95,7 +95,7 @@ public struct PeerNoteCLI: ParsableCommand {
         }
         let name = String(message.dropFirst(unknown.count).prefix { $0 != "'" })
         if name.hasPrefix("-"), !name.hasPrefix("--"), name.unicodeScalars.count > 2, typedOptions(typed).contains(name) {
-            message += "; a note or other value that starts with '-' goes after --: -- \(ShellQuote.word(name))"
+            message += "; a note or other value that starts with '-' goes last, after the options and --: -- \(ShellQuote.word(name))"
         }
         return message
     }

@@ -477,7 +477,7 @@ struct EndToEndTests {
             (["new", "zz.peernote", "--message", "hi"], "peernote: unknown option '--message' (see 'peernote new --help')", "Usage: peernote new "),
             // An unknown option rather than the argument missing beside it; one that reads as a
             // value (a note's title) is told where such a value goes.
-            (["edit", "n.peernote", "-draft-", "--body", "T2"], "peernote: unknown option '-draft-'; a note or other value that starts with '-' goes after --: -- -draft- (see 'peernote edit --help')", "Usage: peernote edit "),
+            (["edit", "n.peernote", "-draft-", "--body", "T2"], "peernote: unknown option '-draft-'; a note or other value that starts with '-' goes last, after the options and --: -- -draft- (see 'peernote edit --help')", "Usage: peernote edit "),
             (["rm", "n.peernote", "-q"], "peernote: unknown option '-q' (see 'peernote rm --help')", "Usage: peernote rm "),
         ]
         for c in cases {

@@ -376,12 +376,12 @@ struct GluedShortOptionTests {
         // done (`new y.peernote -mhi` made no notebook); refused, with how to write a value.
         let hello = try Binary.run(["rm", "x.peernote", "-hello"], in: dir)
         #expect(hello.status == 64 && hello.stdout.isEmpty
-                && hello.stderr.contains("unknown option '-hello' (read as single-letter options, it would only show the help); a note or other value that starts with '-' goes after --: -- -hello"), "\(hello)")
+                && hello.stderr.contains("unknown option '-hello' (read as single-letter options, it would only show the help); a note or other value that starts with '-' goes last, after the options and --: -- -hello"), "\(hello)")
         #expect(!FileManager.default.fileExists(atPath: dir.path + "/y.peernote"))
         #expect(try Binary.run(["edit", "x.peernote", "--title", "-hello", "--", "-x"], in: dir).stderr.contains("no note matches"), "a title's value is left alone")
         // A note named -mylist, read as -m ylist: the error says so, and how to write it.
         let rm = try Binary.run(["rm", "x.peernote", "-mylist"], in: dir)
-        #expect(rm.status == 64 && rm.stderr.contains("-mylist was read as -m ylist (a note or other value that starts with '-' goes after --: -- -mylist)"), "\(rm.stderr)")
+        #expect(rm.status == 64 && rm.stderr.contains("-mylist was read as -m ylist (a note or other value that starts with '-' goes last, after the options and --: -- -mylist)"), "\(rm.stderr)")
     }
 
     @Test("peernote: -mFIX records the message (it showed help, exit 0, and recorded nothing); import -oFILE writes FILE")

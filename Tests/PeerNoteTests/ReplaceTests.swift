@@ -108,7 +108,7 @@ struct ReplaceTests {
             try mine.write(over: path, loaded: loaded)
         } throws: { error in
             let message = (error as? FileError)?.message ?? ""
-            return message.contains("was replaced by another notebook while this was being written; this change is kept in \(folder.path)/notes.sync-conflict-")
+            return message.contains("was replaced by another notebook while this was being written; what was being written is kept in \(folder.path)/notes.sync-conflict-")
         }
         #expect(try Self.bytes(path) == other)
 
@@ -256,7 +256,7 @@ struct ReplaceTests {
         } throws: { error in
             let message = (error as? FileError)?.message ?? ""
             return message.contains("was replaced by another notebook") && message.contains("kept as \(folder.path)/notes.sync-conflict-")
-                && message.contains("this change is kept in \(folder.path)/notes.sync-conflict-")
+                && message.contains("what was being written is kept in \(folder.path)/notes.sync-conflict-")
         }
         #expect(try Self.bytes(path) == phoneBytes, "the file is left as it was")
         // Two conflict copies: the version taken out, and this write's change.
@@ -402,7 +402,7 @@ struct ReplaceTests {
             Issue.record("written although the file never stopped changing")
         } catch { message = error.message }
         #expect(calls > 1)
-        #expect(message.contains("other writers kept changing it for 300 ms") && message.contains("this change is kept in \(folder.path)/notes.sync-conflict-"), "\(message)")
+        #expect(message.contains("other writers kept changing it for 300 ms") && message.contains("what was being written is kept in \(folder.path)/notes.sync-conflict-"), "\(message)")
         #expect(!message.contains("not written"), "\(message)")
         let copies = folder.names.filter { $0.hasPrefix("notes.sync-conflict-") }
         #expect(copies.count == 1 && folder.names.count == 2, "only the conflict copy beside the file, nothing kept aside: \(folder.names)")
@@ -466,7 +466,7 @@ struct ReplaceTests {
             Issue.record("written although the file was gone")
         } catch { message = error.message }
         #expect(message.contains("disappeared while this was being written") && message.contains("did not come back in 300 ms")
-                && message.contains("this change is kept in \(folder.path)/notes.sync-conflict-"), "\(message)")
+                && message.contains("what was being written is kept in \(folder.path)/notes.sync-conflict-"), "\(message)")
         #expect(!FileManager.default.fileExists(atPath: path), "not created again")
         let copies = folder.names.filter { $0.hasPrefix("notes.sync-conflict-") }
         #expect(copies.count == 1 && folder.names.count == 1, "\(folder.names)")
@@ -508,11 +508,66 @@ struct ReplaceTests {
             }
             Issue.record("written over a folder")
         } catch { message = error.message }
-        #expect(message.contains("is a directory; this change is kept in \(folder.path)/notes.sync-conflict-"), "\(message)")
+        #expect(message.contains("is a directory; what was being written is kept in \(folder.path)/notes.sync-conflict-"), "\(message)")
         let copies = folder.names.filter { $0.hasPrefix("notes.sync-conflict-") }
         #expect(copies.count == 1, "\(folder.names)")
         if let copy = copies.first {
             #expect(try Document.load(Self.bytes(folder.path + "/" + copy)).notebook.notes.map(\.title).contains("Laptop"))
         }
+    }
+
+    @Test("A FIFO or a dangling link put where the file was keeps the change in a conflict copy; a file emptied and filled again is merged, not copied aside")
+    func otherKindsAndEmptied() throws {
+        for kind in ["fifo", "dangling"] {
+            let folder = try FileStoreTests.Folder()
+            let (path, loaded, _, _) = try Self.notebook(in: folder)
+            let mine = try Document.load(loaded)
+            _ = mine.addNote(title: "Laptop")
+            var message = ""
+            do {
+                _ = try mine.write(over: path, loaded: loaded, mode: .incremental, saved: nil, patience: 5) { (bytes, expected) throws(FileError) in
+                    _ = rename(path, folder.path + "/aside")
+                    if kind == "fifo" { _ = mkfifo(path, 0o644) } else { _ = symlink(folder.path + "/nowhere.peernote", path) }
+                    return try FileStore.replace(bytes, at: path, expecting: expected)
+                }
+                Issue.record("\(kind): written")
+            } catch { message = error.message }
+            #expect(message.contains("what was being written is kept in ") && !message.contains("not written"), "\(kind): \(message)")
+            let copies = folder.names.filter { $0.contains("sync-conflict-") }
+            #expect(copies.count == 1, "\(kind): \(folder.names)")
+            if let copy = copies.first {
+                #expect(try Document.load(Self.bytes(folder.path + "/" + copy)).notebook.notes.map(\.title).contains("Laptop"), "\(kind)")
+            }
+        }
+
+        // Emptied, then filled again with another device's copy (a writer that rewrites in place).
+        let folder = try FileStoreTests.Folder()
+        let (path, loaded, milk, bread) = try Self.notebook(in: folder)
+        let (mine, phone) = try Self.laptopAndPhone(loaded, milk: milk, bread: bread)
+        var calls = 0
+        let outcome = try mine.write(over: path, loaded: loaded, mode: .incremental, saved: nil, patience: 5) { (bytes, expected) throws(FileError) in
+            calls += 1
+            if calls == 1 {
+                _ = truncate(path, 0)
+                let first = try FileStore.replace(bytes, at: path, expecting: expected)
+                try FileStore.writeAtomically(phone.save(.compact), to: path)
+                return first
+            }
+            return try FileStore.replace(bytes, at: path, expecting: expected)
+        }
+        #expect(outcome.mergedMeanwhile == 1 && folder.names == ["notes.peernote"], "\(folder.names)")
+        let notes = try Document.load(Self.bytes(path)).notebook.notes
+        #expect(notes.first { $0.id == milk }?.body == "Oat 2 litres" && notes.first { $0.id == bread }?.body == "sourdough")
+
+        // Emptied for good: it held nothing, and is written over.
+        let again = try Document.load(Self.bytes(path))
+        _ = again.addNote(title: "After")
+        let now = try Self.bytes(path)
+        _ = try again.write(over: path, loaded: now, mode: .incremental, saved: nil, patience: 0.2) { (bytes, expected) throws(FileError) in
+            if expected == now { _ = truncate(path, 0) }
+            return try FileStore.replace(bytes, at: path, expecting: expected)
+        }
+        #expect(try Document.load(Self.bytes(path)).notebook.notes.map(\.title).contains("After"))
+        #expect(folder.names == ["notes.peernote"], "no conflict copy for an empty file: \(folder.names)")
     }
 }

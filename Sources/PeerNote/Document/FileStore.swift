@@ -202,6 +202,11 @@ public enum FileStore {
     static func replace(_ bytes: [UInt8], at path: String, expecting expected: [UInt8], exchange: Bool,
                         beforeExchanging: () -> Void = {}, beforePuttingBack: () -> Void) throws(FileError) -> ReplaceOutcome {
         if try isSpecial(path) {
+            // A FIFO or a device where the caller read a file: written into, it would hang on a
+            // FIFO no one reads, or send the notebook to the device, and the change would be lost.
+            guard expected.isEmpty else {
+                throw FileError(path: path, message: "is no longer a regular file (a FIFO or a device took its place)")
+            }
             try writeInto(bytes, special: path)
             return .replaced
         }
@@ -1048,9 +1053,10 @@ extension Document {
         // This document, kept as a conflict copy beside the file when the file it was to go over
         // became something it cannot be written over: the error then names the copy.
         func keptInstead(_ reason: String) -> FileError {
+            let reason = reason.hasSuffix("; not written") ? String(reason.dropLast("; not written".count)) : reason
             do throws(FileError) {
                 let copy = try FileStore.keepAsConflictCopy(bytes: save(.compact), of: path)
-                return fail("\(reason); this change is kept in \(copy) instead")
+                return fail("\(reason); what was being written is kept in \(copy) instead")
             } catch {
                 return fail("\(reason); not written (and it could not be kept aside: \(error.message))")
             }
@@ -1078,7 +1084,7 @@ extension Document {
                 // The file changed under this write (a version merged in, gone and back, or no
                 // longer a file): what is in hand is more than anyone else holds.
                 var st = stat()
-                if merges > 0 || missing != nil || (lstat(path, &st) == 0 && (st.st_mode & S_IFMT) == S_IFDIR) {
+                if merges > 0 || missing != nil || stat(path, &st) != 0 || (st.st_mode & S_IFMT) != S_IFREG {
                     throw keptInstead(error.message)
                 }
                 if keptAside.isEmpty { throw error }
@@ -1088,6 +1094,26 @@ extension Document {
             case .replaced:
                 for kept in keptAside { unlink(kept) }
                 return WriteOutcome(byteCount: bytes.count, mergedMeanwhile: merges)
+            case .changed(let current) where current.isEmpty:
+                // Emptied (a program that rewrites a file in place truncates it first): waited for
+                // as a missing file is; still empty after that, it holds nothing to keep, and the
+                // next try writes over it.
+                var wait = missing ?? FileStore.Contention(patience: min(patience, FileStore.Contention.missingPatience))
+                if wait.wait() {
+                    missing = wait
+                    if let now = try? FileStore.read(path), !now.isEmpty {
+                        if now != expected {
+                            try mergeIn(now)
+                            merges += 1
+                        }
+                        expected = now
+                        missing = nil
+                    }
+                } else {
+                    expected = current
+                    missing = nil
+                }
+                continue
             case .changed(let current):
                 try mergeIn(current)
                 expected = current
@@ -1131,7 +1157,7 @@ extension Document {
         let reason = "disappeared while this was being written (another program moved or deleted it) and did not come back in \(wait)"
         do throws(FileError) {
             let copy = try FileStore.keepAsConflictCopy(bytes: save(.compact), of: path)
-            return fail("\(reason); this change is kept in \(copy) instead (pnmerge sync merges it in)")
+            return fail("\(reason); what was being written is kept in \(copy) instead (pnmerge sync merges it in)")
         } catch {
             return fail("\(reason), and this change could not be kept aside (\(error.message)); not written")
         }
@@ -1148,7 +1174,7 @@ extension Document {
         do throws(FileError) {
             let copy = try FileStore.keepAsConflictCopy(bytes: save(.compact), of: path)
             for kept in keptAside { unlink(kept) }
-            return FileError(path: path, message: "\(reason); this change is kept in \(copy) instead (pnmerge sync merges it in; it may be in the file already, so do not make it again)")
+            return FileError(path: path, message: "\(reason); what was being written is kept in \(copy) instead (pnmerge sync merges it in; it may be in the file already, so do not make it again)")
         } catch {
             return fail("\(reason), and it could not be kept aside (\(error.message)); it may be in the file or not")
         }
