@@ -1074,9 +1074,26 @@ extension Document {
             }
         }
         var contention = FileStore.Contention(patience: patience)
-        // While the file is missing: how long to wait for it to come back.
+        // While the file is missing (or empty): how long to wait for it to come back.
         var missing: FileStore.Contention?
         var merges = 0
+        // Waits a moment for a file that is missing or empty to come back; merges it in when it
+        // has, unless it came back as it was read (moved away and back: nothing to report).
+        // False once the wait is over (`missingPatience`).
+        func awaitFile() throws(FileError) -> Bool {
+            var wait = missing ?? FileStore.Contention(patience: min(patience, FileStore.Contention.missingPatience))
+            guard wait.wait() else { return false }
+            missing = wait
+            if let now = try? FileStore.read(path), !now.isEmpty {
+                if now != expected {
+                    try mergeIn(now)
+                    merges += 1
+                }
+                expected = now
+                missing = nil
+            }
+            return true
+        }
         while true {
             let bytes = merges == 0 ? saved ?? save(mode) : save(mode)
             let outcome: FileStore.ReplaceOutcome
@@ -1098,18 +1115,7 @@ extension Document {
                 // Emptied (a program that rewrites a file in place truncates it first): waited for
                 // as a missing file is; still empty after that, it holds nothing to keep, and the
                 // next try writes over it.
-                var wait = missing ?? FileStore.Contention(patience: min(patience, FileStore.Contention.missingPatience))
-                if wait.wait() {
-                    missing = wait
-                    if let now = try? FileStore.read(path), !now.isEmpty {
-                        if now != expected {
-                            try mergeIn(now)
-                            merges += 1
-                        }
-                        expected = now
-                        missing = nil
-                    }
-                } else {
+                if try !awaitFile() {
                     expected = current
                     missing = nil
                 }
@@ -1125,18 +1131,7 @@ extension Document {
             case .missing:
                 // Moved aside or deleted since it was read: wait for a file to come back, and
                 // merge what it holds (written now, this change would be overwritten by it).
-                var wait = missing ?? FileStore.Contention(patience: min(patience, FileStore.Contention.missingPatience))
-                guard wait.wait() else { throw vanished(from: path, after: min(patience, FileStore.Contention.missingPatience), fail: fail) }
-                missing = wait
-                if let now = try? FileStore.read(path) {
-                    // Put back as it was (moved away and back): nothing to merge or to report.
-                    if now != expected {
-                        try mergeIn(now)
-                        merges += 1
-                    }
-                    expected = now
-                    missing = nil
-                }
+                guard try awaitFile() else { throw vanished(from: path, after: min(patience, FileStore.Contention.missingPatience), fail: fail) }
                 continue
             }
             merges += 1
