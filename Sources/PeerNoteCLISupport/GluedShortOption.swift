@@ -51,8 +51,9 @@ public enum GluedShortOption {
     /// The end of a usage error's message when `split` (words read as an option and its value)
     /// may be why: how a note or other value that starts with '-' is written.
     public static func hint(_ split: [String]) -> String {
-        guard let first = split.first, let option = first.unicodeScalars.prefix(2).map(String.init).joined() as String? else { return "" }
-        let rest = String(first.unicodeScalars.dropFirst(2))
+        guard let first = split.first else { return "" }
+        let option = String(String.UnicodeScalarView(first.unicodeScalars.prefix(2)))
+        let rest = String(String.UnicodeScalarView(first.unicodeScalars.dropFirst(2)))
         return "; \(DisplayText.oneLine(first)) was read as \(option) \(DisplayText.oneLine(ShellQuote.word(rest))) "
             + "(a note or other value that starts with '-' goes last, after the options and --: -- \(DisplayText.oneLine(ShellQuote.word(first))))"
     }
