@@ -424,27 +424,56 @@ struct ReplaceTests {
         #expect(try Self.bytes(doc) == Array("new".utf8))
     }
 
+    /// `doc.write(over:)` raced by another program: on the first try `before` runs just before
+    /// the real `FileStore.replace` and `after` just after it; later tries replace plainly.
+    /// The outcome, the first try's outcome and the number of tries.
+    static func write(_ doc: Document, over path: String, loaded: [UInt8], patience: Double = 5, before: () -> Void,
+                      after: () throws(FileError) -> Void = {}) throws(FileError) -> (outcome: WriteOutcome, first: FileStore.ReplaceOutcome?, tries: Int) {
+        var tries = 0
+        var first: FileStore.ReplaceOutcome?
+        let outcome = try doc.write(over: path, loaded: loaded, mode: .incremental, saved: nil, patience: patience) { (bytes, expected) throws(FileError) in
+            tries += 1
+            guard tries == 1 else { return try FileStore.replace(bytes, at: path, expecting: expected) }
+            before()
+            let outcome = try FileStore.replace(bytes, at: path, expecting: expected)
+            first = outcome
+            try after()
+            return outcome
+        }
+        return (outcome, first, tries)
+    }
+
+    /// The message of `write`, which must fail, having left one conflict copy in `folder` that
+    /// holds a note titled `title` (the change it was writing).
+    static func keptAside(in folder: FileStoreTests.Folder, title: String, _ write: () throws -> Void,
+                          sourceLocation: SourceLocation = #_sourceLocation) -> String {
+        var message = ""
+        do {
+            try write()
+            Issue.record("written", sourceLocation: sourceLocation)
+        } catch { message = (error as? FileError)?.message ?? "\(error)" }
+        #expect(message.contains("what was being written is kept in \(folder.path)/notes.sync-conflict-") && !message.contains("not written"),
+                "\(message)", sourceLocation: sourceLocation)
+        let copies = folder.names.filter { $0.hasPrefix("notes.sync-conflict-") }
+        #expect(copies.count == 1, "\(folder.names)", sourceLocation: sourceLocation)
+        if let copy = copies.first {
+            #expect((try? Document.load(Self.bytes(folder.path + "/" + copy)).notebook.notes.map(\.title).contains(title)) == true,
+                    "the copy holds the change", sourceLocation: sourceLocation)
+        }
+        return message
+    }
+
     @Test("A file a sync client moves aside while a write is prepared, then replaces with another device's copy: that copy is merged in, nothing lost")
     func movedAsideThenReplaced() throws {
         let folder = try FileStoreTests.Folder()
         let (path, loaded, milk, bread) = try Self.notebook(in: folder)
         let (mine, phone) = try Self.laptopAndPhone(loaded, milk: milk, bread: bread)
         let aside = folder.path + "/notes.sync-conflict-20261125-000000-LOCAL01.peernote"
-        var calls = 0
-        let outcome = try mine.write(over: path, loaded: loaded, mode: .incremental, saved: nil, patience: 5) { (bytes, expected) throws(FileError) in
-            calls += 1
-            if calls == 1 {
-                // The client takes the local file aside, and this write finds it gone...
-                #expect(rename(path, aside) == 0)
-                let first = try FileStore.replace(bytes, at: path, expecting: expected)
-                #expect(first == .missing)
-                // ...then puts the other device's copy in its place.
-                try FileStore.writeAtomically(phone.save(.compact), to: path)
-                return first
-            }
-            return try FileStore.replace(bytes, at: path, expecting: expected)
-        }
-        #expect(calls == 2 && outcome.mergedMeanwhile == 1)
+        // The client takes the local file aside, this write finds it gone, then the client puts
+        // the other device's copy in its place.
+        let w = try Self.write(mine, over: path, loaded: loaded, before: { #expect(rename(path, aside) == 0) },
+                               after: { () throws(FileError) in try FileStore.writeAtomically(phone.save(.compact), to: path) })
+        #expect(w.first == .missing && w.tries == 2 && w.outcome.mergedMeanwhile == 1)
         let notes = try Document.load(Self.bytes(path)).notebook.notes
         #expect(notes.first { $0.id == milk }?.body == "Oat 2 litres", "this write's change")
         #expect(notes.first { $0.id == bread }?.body == "sourdough", "the other device's change")
@@ -455,24 +484,16 @@ struct ReplaceTests {
         let folder = try FileStoreTests.Folder()
         let (path, loaded, _, _) = try Self.notebook(in: folder)
         let mine = try Document.load(loaded)
-        mine.author = "laptop"
         _ = mine.addNote(title: "Laptop")
-        var message = ""
-        do {
+        let message = Self.keptAside(in: folder, title: "Laptop") {
             _ = try mine.write(over: path, loaded: loaded, mode: .incremental, saved: nil, patience: 0.3) { (bytes, expected) throws(FileError) in
                 unlink(path)
                 return try FileStore.replace(bytes, at: path, expecting: expected)
             }
-            Issue.record("written although the file was gone")
-        } catch { message = error.message }
-        #expect(message.contains("disappeared while this was being written") && message.contains("did not come back in 300 ms")
-                && message.contains("what was being written is kept in \(folder.path)/notes.sync-conflict-"), "\(message)")
-        #expect(!FileManager.default.fileExists(atPath: path), "not created again")
-        let copies = folder.names.filter { $0.hasPrefix("notes.sync-conflict-") }
-        #expect(copies.count == 1 && folder.names.count == 1, "\(folder.names)")
-        if let copy = copies.first {
-            #expect(try Document.load(Self.bytes(folder.path + "/" + copy)).notebook.notes.map(\.title).contains("Laptop"))
         }
+        #expect(message.contains("disappeared while this was being written") && message.contains("did not come back in 300 ms"), "\(message)")
+        #expect(!FileManager.default.fileExists(atPath: path), "not created again")
+        #expect(folder.names.count == 1, "\(folder.names)")
     }
 
     @Test("A file moved away and put back as it was is written with nothing said to have changed; a folder put in its place gets a conflict copy")
@@ -481,62 +502,36 @@ struct ReplaceTests {
         let (path, loaded, milk, bread) = try Self.notebook(in: folder)
         let (mine, _) = try Self.laptopAndPhone(loaded, milk: milk, bread: bread)
         let aside = folder.path + "/aside"
-        var calls = 0
-        let outcome = try mine.write(over: path, loaded: loaded, mode: .incremental, saved: nil, patience: 5) { (bytes, expected) throws(FileError) in
-            calls += 1
-            if calls == 1 {
-                #expect(rename(path, aside) == 0)
-                let first = try FileStore.replace(bytes, at: path, expecting: expected)
-                #expect(rename(aside, path) == 0)
-                return first
-            }
-            return try FileStore.replace(bytes, at: path, expecting: expected)
-        }
-        #expect(calls == 2 && outcome.mergedMeanwhile == 0, "put back unchanged: nothing merged, nothing to report")
+        let w = try Self.write(mine, over: path, loaded: loaded, before: { #expect(rename(path, aside) == 0) },
+                               after: { #expect(rename(aside, path) == 0) })
+        #expect(w.first == .missing && w.tries == 2 && w.outcome.mergedMeanwhile == 0, "put back unchanged: nothing merged, nothing to report")
         #expect(try Document.load(Self.bytes(path)).notebook.notes.first { $0.id == milk }?.body == "Oat 2 litres")
 
         // A folder where the file was: the change goes into a conflict copy the error names.
         let again = try Document.load(Self.bytes(path))
         _ = again.addNote(title: "Laptop")
         let now = try Self.bytes(path)
-        var message = ""
-        do {
-            _ = try again.write(over: path, loaded: now, mode: .incremental, saved: nil, patience: 5) { (bytes, expected) throws(FileError) in
+        let message = Self.keptAside(in: folder, title: "Laptop") {
+            _ = try Self.write(again, over: path, loaded: now, before: {
                 _ = rename(path, aside)
                 _ = mkdir(path, 0o755)
-                return try FileStore.replace(bytes, at: path, expecting: expected)
-            }
-            Issue.record("written over a folder")
-        } catch { message = error.message }
-        #expect(message.contains("is a directory; what was being written is kept in \(folder.path)/notes.sync-conflict-"), "\(message)")
-        let copies = folder.names.filter { $0.hasPrefix("notes.sync-conflict-") }
-        #expect(copies.count == 1, "\(folder.names)")
-        if let copy = copies.first {
-            #expect(try Document.load(Self.bytes(folder.path + "/" + copy)).notebook.notes.map(\.title).contains("Laptop"))
+            })
         }
+        #expect(message.contains("is a directory; what was being written is kept in "), "\(message)")
     }
 
-    @Test("A FIFO or a dangling link put where the file was keeps the change in a conflict copy; a file emptied and filled again is merged, not copied aside")
+    @Test("A FIFO or a dangling link put where the file was keeps the change in a conflict copy beside it (not named after the link's target); a file emptied and filled again is merged, not copied aside")
     func otherKindsAndEmptied() throws {
         for kind in ["fifo", "dangling"] {
             let folder = try FileStoreTests.Folder()
             let (path, loaded, _, _) = try Self.notebook(in: folder)
             let mine = try Document.load(loaded)
             _ = mine.addNote(title: "Laptop")
-            var message = ""
-            do {
-                _ = try mine.write(over: path, loaded: loaded, mode: .incremental, saved: nil, patience: 5) { (bytes, expected) throws(FileError) in
+            _ = Self.keptAside(in: folder, title: "Laptop") {
+                _ = try Self.write(mine, over: path, loaded: loaded, patience: 0.3, before: {
                     _ = rename(path, folder.path + "/aside")
                     if kind == "fifo" { _ = mkfifo(path, 0o644) } else { _ = symlink(folder.path + "/nowhere.peernote", path) }
-                    return try FileStore.replace(bytes, at: path, expecting: expected)
-                }
-                Issue.record("\(kind): written")
-            } catch { message = error.message }
-            #expect(message.contains("what was being written is kept in ") && !message.contains("not written"), "\(kind): \(message)")
-            let copies = folder.names.filter { $0.contains("sync-conflict-") }
-            #expect(copies.count == 1, "\(kind): \(folder.names)")
-            if let copy = copies.first {
-                #expect(try Document.load(Self.bytes(folder.path + "/" + copy)).notebook.notes.map(\.title).contains("Laptop"), "\(kind)")
+                })
             }
         }
 
@@ -544,29 +539,16 @@ struct ReplaceTests {
         let folder = try FileStoreTests.Folder()
         let (path, loaded, milk, bread) = try Self.notebook(in: folder)
         let (mine, phone) = try Self.laptopAndPhone(loaded, milk: milk, bread: bread)
-        var calls = 0
-        let outcome = try mine.write(over: path, loaded: loaded, mode: .incremental, saved: nil, patience: 5) { (bytes, expected) throws(FileError) in
-            calls += 1
-            if calls == 1 {
-                _ = truncate(path, 0)
-                let first = try FileStore.replace(bytes, at: path, expecting: expected)
-                try FileStore.writeAtomically(phone.save(.compact), to: path)
-                return first
-            }
-            return try FileStore.replace(bytes, at: path, expecting: expected)
-        }
-        #expect(outcome.mergedMeanwhile == 1 && folder.names == ["notes.peernote"], "\(folder.names)")
+        let w = try Self.write(mine, over: path, loaded: loaded, before: { _ = truncate(path, 0) },
+                               after: { () throws(FileError) in try FileStore.writeAtomically(phone.save(.compact), to: path) })
+        #expect(w.outcome.mergedMeanwhile == 1 && folder.names == ["notes.peernote"], "\(folder.names)")
         let notes = try Document.load(Self.bytes(path)).notebook.notes
         #expect(notes.first { $0.id == milk }?.body == "Oat 2 litres" && notes.first { $0.id == bread }?.body == "sourdough")
 
         // Emptied for good: it held nothing, and is written over.
         let again = try Document.load(Self.bytes(path))
         _ = again.addNote(title: "After")
-        let now = try Self.bytes(path)
-        _ = try again.write(over: path, loaded: now, mode: .incremental, saved: nil, patience: 0.2) { (bytes, expected) throws(FileError) in
-            if expected == now { _ = truncate(path, 0) }
-            return try FileStore.replace(bytes, at: path, expecting: expected)
-        }
+        _ = try Self.write(again, over: path, loaded: try Self.bytes(path), patience: 0.2, before: { _ = truncate(path, 0) })
         #expect(try Document.load(Self.bytes(path)).notebook.notes.map(\.title).contains("After"))
         #expect(folder.names == ["notes.peernote"], "no conflict copy for an empty file: \(folder.names)")
     }

@@ -299,7 +299,7 @@ public enum FileStore {
     /// Makes the version `replace` kept at `keptAt` (see `ReplaceOutcome.changedTwice`) a
     /// conflict copy beside the document at `path`, and returns its name (see `keep`).
     public static func keepAsConflictCopy(_ keptAt: String, of path: String) -> String {
-        keep(keptAt, beside: resolvingSymlink(path))
+        keep(keptAt, beside: notebookBeside(path))
     }
 
     /// Writes `bytes` (complete and fsynced, with the document's permissions) as a new conflict
@@ -307,7 +307,7 @@ public enum FileStore {
     /// could not be put in place leaves what it would have written, for the user and `pnmerge
     /// sync` to see. Throws, leaving nothing, when that cannot be done.
     public static func keepAsConflictCopy(bytes: [UInt8], of path: String) throws(FileError) -> String {
-        let target = resolvingSymlink(path)
+        let target = notebookBeside(path)
         let tmp = try writeTemporary(bytes, beside: target, reportingAs: path)
         defer { tmp.release() }
         let kept = keep(tmp.path, beside: target)
@@ -756,6 +756,15 @@ public enum FileStore {
     }
 
     /// The file a symbolic link finally points to (the path itself when it is no link).
+    /// Where a conflict copy of the document at `path` goes beside: the file a symbolic link
+    /// leads to when it leads to a file (the notebook lives there), else `path` itself (a link
+    /// left dangling or put to a folder meanwhile: a copy named after its target, elsewhere,
+    /// would not be found as this notebook's).
+    static func notebookBeside(_ path: String) -> String {
+        var st = stat()
+        return stat(path, &st) == 0 && (st.st_mode & S_IFMT) == S_IFREG ? resolvingSymlink(path) : path
+    }
+
     static func resolvingSymlink(_ path: String) -> String {
         var st = stat()
         guard lstat(path, &st) == 0, (st.st_mode & S_IFMT) == S_IFLNK else { return path }
