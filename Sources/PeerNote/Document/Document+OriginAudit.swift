@@ -19,8 +19,9 @@ import Foundation
     public var rightExceptions = 0
     /// Runs (as `runs` counts them) holding at least one exception.
     public var runsWithExceptions = 0
-    /// The runs in a draft encoding (replica index, counter offset, length and deleted flag as
-    /// LEB128 numbers, one run after another), deflated as the file's sections are.
+    /// The runs as the next format version would store them (`StructureCodec`: replica index,
+    /// counter offset, length and deleted flag as LEB128 numbers, one run after another),
+    /// deflated as the file's sections are.
     public var structureBytes = 0
 
     public static func += (a: inout OriginAudit, b: OriginAudit) {
@@ -42,32 +43,19 @@ extension ListCRDT {
         let derived = DerivedOrigins.nearestEarlier(ranks)
         var audit = OriginAudit()
         audit.elements = elements.count
-        var draft: [UInt8] = []
+        // The structure as the next format version would store it (`StructureCodec`), the log's
+        // agent numbers standing for the block's replica indices.
+        var structure: [WireStructureRun] = []
         var runHasException = false
         var previous: (id: LocalID, deleted: Bool)?
-        func leb(_ v: Int) {
-            var v = UInt(bitPattern: v)
-            repeat {
-                let byte = UInt8(v & 0x7F)
-                v >>= 7
-                draft.append(v == 0 ? byte : byte | 0x80)
-            } while v != 0
-        }
         var runStart = LocalID.none
         var runLength = 0
         var runDeleted = false
-        var lastCounterOfAgent: [UInt32: Int] = [:]
         func closeRun() {
             guard runLength > 0 else { return }
             audit.runs += 1
             if runHasException { audit.runsWithExceptions += 1 }
-            // A run's counter as an offset from where the same replica's previous run ended.
-            let base = lastCounterOfAgent[runStart.agent] ?? 0
-            leb(Int(runStart.agent))
-            let delta = Int(runStart.counter) - base
-            leb(delta >= 0 ? delta << 1 : (-delta << 1) | 1)
-            leb(runLength << 1 | (runDeleted ? 1 : 0))
-            lastCounterOfAgent[runStart.agent] = Int(runStart.counter) + runLength
+            structure.append(WireStructureRun(replica: Int(runStart.agent), counter: runStart.counter, length: runLength, deleted: runDeleted))
         }
         for (i, e) in elements.enumerated() {
             let continues = previous.map { $0.id.agent == e.id.agent && Int($0.id.counter) + 1 == Int(e.id.counter) && $0.deleted == e.deleted } ?? false
@@ -86,7 +74,9 @@ extension ListCRDT {
             previous = (e.id, e.deleted)
         }
         closeRun()
-        audit.structureBytes = draft.isEmpty ? 0 : Deflate.compress(draft[...]).count
+        var bytes: [UInt8] = []
+        if !structure.isEmpty { StructureCodec.encode(structure, into: &bytes) }
+        audit.structureBytes = bytes.isEmpty ? 0 : Deflate.compress(bytes[...]).count
         return audit
     }
 }
