@@ -131,6 +131,8 @@ struct StructureLoadTests {
             let differing = zip(log.ops, original.ops).filter { $0 != $1 }
             let audit = doc.originAudit().bodies
             let exceptions = audit.leftExceptions + audit.rightExceptions
+            // What `pnbench origins` times: the check, the bodies built, the origins taken.
+            #expect(doc.readBodiesAsVersion3(from: doc.bodyStructures()) == lists.reduce(0) { $0 + $1.totalCount })
             if concurrent {
                 #expect(exceptions > 0 && !differing.isEmpty, "the concurrent copies make exceptions")
                 #expect(differing.count <= exceptions, "an op differs only where an element's origins do not follow")

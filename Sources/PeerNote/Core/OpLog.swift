@@ -247,8 +247,18 @@ struct OpLog: Sendable {
         return Op(lv: from, length: to - from, body: body)
     }
 
+    /// Sets the origins of insertText ops (`op` indexes `ops`; each an insert): the origins a
+    /// file left out (`takeInsertOrigins`).
+    mutating func setInsertOrigins(_ origins: [(op: Int, left: LocalID, right: LocalID)]) {
+        for (i, left, right) in origins {
+            guard case .insertText(let note, _, _, let start) = ops[i].body else { preconditionFailure("origins are set on inserts") }
+            ops[i].body = .insertText(note: note, originLeft: left, originRight: right, contentStart: start)
+        }
+        if !origins.isEmpty { fingerprints.removeAll() }
+    }
+
     /// Replaces the ops with `new`, which cover the same local versions op by op and say the same
-    /// things but for the origins of inserts (`takeInsertOrigins`: origins a file left out).
+    /// things but for the origins of inserts (tests blank them, as a version 3 file leaves them out).
     mutating func replaceOps(_ new: [Op]) {
         precondition(new.count == ops.count && zip(new, ops).allSatisfy { $0.lv == $1.lv && $0.length == $1.length && $0.body.kind == $1.body.kind },
                      "the same ops, but for their origins")

@@ -122,6 +122,26 @@ extension Document {
         return lists
     }
 
+    /// The work a reader of the proposed version 3 (docs/FORMAT-V3.md) does for the bodies once
+    /// the log is built, on this document's own structures: the structures checked against the
+    /// log (`OpLog.structureProblem`), the bodies built from them, and every insert given the
+    /// origins its first unit got (`takeInsertOrigins`, on a copy of the log). For timing: the
+    /// number of elements built, or -1 when a step failed.
+    @_spi(Diagnostics) public func readBodiesAsVersion3(from structures: BodyStructures) -> Int {
+        var log = self.log
+        let notes = state.noteStates
+        guard case .success(let ranks) = log.checkStructures(zip(notes, structures.lists).map { ($0.id, $1.runs) }) else { return -1 }
+        var bodies: [LocalID: ListCRDT<Unicode.Scalar>] = [:]
+        bodies.reserveCapacity(notes.count)
+        var elements = 0
+        for ((note, list), ranks) in zip(zip(notes, structures.lists), ranks) {
+            bodies[note.id] = ListCRDT(structure: list.runs, elements: list.elements, ranks: ranks)
+            elements += ranks.count
+        }
+        guard log.takeInsertOrigins(from: bodies) else { return -1 }
+        return elements
+    }
+
     /// `buildBodies(from:)` for timing: the number of elements built (-1 when it failed).
     @_spi(Diagnostics) public func buildBodyCount(from structures: BodyStructures) -> Int {
         buildBodies(from: structures)?.reduce(0) { $0 + $1.totalCount } ?? -1
