@@ -68,20 +68,25 @@ struct DerivedOriginsTests {
         }
     }
 
-    @Test("One writer's history: every origin follows from the structure", arguments: [5, 6, 7])
-    func oneWriter(seed: UInt64) throws {
+    /// A history with no concurrent changes: one writer's `edits` random edits, then a second copy
+    /// and the first taking `turns` turns (each merges the other's work before editing).
+    static func oneWriterHistory(seed: UInt64, edits: Int, turns: Int) throws -> Document {
         var rng = SeededRandom(state: seed)
         let doc = Document(title: "Solo", author: "me")
-        for _ in 0 ..< 300 { try ConvergenceTests().randomEdit(doc, &rng) }
-        // Copies that take turns (each merges the other's work before editing) make no
-        // concurrent changes either.
+        for _ in 0 ..< edits { try ConvergenceTests().randomEdit(doc, &rng) }
         let other = doc.fork(author: "other")
-        for _ in 0 ..< 5 {
+        for _ in 0 ..< turns {
             for _ in 0 ..< 20 { try ConvergenceTests().randomEdit(other, &rng) }
             try doc.merge(other)
             for _ in 0 ..< 20 { try ConvergenceTests().randomEdit(doc, &rng) }
             try other.merge(doc)
         }
+        return doc
+    }
+
+    @Test("One writer's history: every origin follows from the structure", arguments: [5, 6, 7])
+    func oneWriter(seed: UInt64) throws {
+        let doc = try Self.oneWriterHistory(seed: seed, edits: 300, turns: 5)
         let loaded = try Document.load(doc.save(.compact))
         let audit = loaded.originAudit()
         #expect(audit.bodies.elements > 0)

@@ -108,16 +108,7 @@ struct StructureLoadTests {
     @Test("Bodies built from their structures give every insert its origins back where none was made concurrently at one place, and differ only at such places")
     func originsFromStructures() throws {
         // One writer (and copies that take turns): every origin follows from the structure.
-        var rng = SeededRandom(state: 8)
-        let solo = Document(title: "Solo", author: "me")
-        for _ in 0 ..< 200 { try ConvergenceTests().randomEdit(solo, &rng) }
-        let other = solo.fork(author: "other")
-        for _ in 0 ..< 3 {
-            for _ in 0 ..< 20 { try ConvergenceTests().randomEdit(other, &rng) }
-            try solo.merge(other)
-            for _ in 0 ..< 20 { try ConvergenceTests().randomEdit(solo, &rng) }
-            try other.merge(solo)
-        }
+        let solo = try DerivedOriginsTests.oneWriterHistory(seed: 8, edits: 200, turns: 3)
         // Three copies editing at once: some inserts were made at one place concurrently.
         let shared = try Self.document(seed: 5)
         for (doc, concurrent) in [(try Document.load(solo.save(.compact)), false), (shared, true)] {
