@@ -79,9 +79,9 @@ struct StructureLoadTests {
     /// `log` with every insert's origins blanked: what a version 3 file leaves out.
     static func withoutInsertOrigins(_ log: OpLog) -> OpLog {
         var log = log
-        log.replaceOps(log.ops.map { op in
-            guard case .insertText(let n, _, _, let s) = op.body else { return op }
-            return Op(lv: op.lv, length: op.length, body: .insertText(note: n, originLeft: .none, originRight: .none, contentStart: s))
+        log.setInsertOrigins(log.ops.indices.compactMap { i in
+            guard case .insertText = log.ops[i].body else { return nil }
+            return (i, .none, .none)
         })
         return log
     }

@@ -257,15 +257,6 @@ struct OpLog: Sendable {
         if !origins.isEmpty { fingerprints.removeAll() }
     }
 
-    /// Replaces the ops with `new`, which cover the same local versions op by op and say the same
-    /// things but for the origins of inserts (tests blank them, as a version 3 file leaves them out).
-    mutating func replaceOps(_ new: [Op]) {
-        precondition(new.count == ops.count && zip(new, ops).allSatisfy { $0.lv == $1.lv && $0.length == $1.length && $0.body.kind == $1.body.kind },
-                     "the same ops, but for their origins")
-        ops = new
-        fingerprints.removeAll()
-    }
-
     // MARK: Appending
 
     /// Starts a new change by `agent` on top of `deps` (default: the current heads).
