@@ -201,7 +201,11 @@ let pnmergeBinary: String? = {
 /// Runs `pnmerge ARGS` in a child process (output discarded), killing it after `timeout` seconds.
 /// A child measures memory without the other tests that share this process, and a crash or a
 /// hang in it fails a test instead of the whole test run. nil when pnmerge is not built.
-func runPNMerge(_ args: [String], timeout: Double = 20) -> ChildOutcome? {
+///
+/// The default is twice the hang guard: the child is the debug build, whose validate of the
+/// largest legitimate file here (100,000 changes) takes 3 s alone and took over 20 s on a
+/// 2-core machine running the suite beside other builds (session 32); a blowup takes minutes.
+func runPNMerge(_ args: [String], timeout: Double = 2 * HangGuard.seconds) -> ChildOutcome? {
     guard let tool = pnmergeBinary else { return nil }
     var actions = posix_spawn_file_actions_t()
     posix_spawn_file_actions_init(&actions)
@@ -246,7 +250,7 @@ func runPNMerge(_ args: [String], timeout: Double = 20) -> ChildOutcome? {
 }
 
 /// `pnmerge validate` on `bytes` (written to a temporary file) in a child process.
-func validateInChild(_ bytes: [UInt8], timeout: Double = 20) throws -> ChildOutcome? {
+func validateInChild(_ bytes: [UInt8], timeout: Double = 2 * HangGuard.seconds) throws -> ChildOutcome? {
     let path = FileManager.default.temporaryDirectory.appendingPathComponent("hostile-\(UUID().uuidString).peernote").path
     try Data(bytes).write(to: URL(fileURLWithPath: path))
     defer { try? FileManager.default.removeItem(atPath: path) }
