@@ -78,6 +78,21 @@ struct ChangeTableTests {
                 #expect(found == expected, "agent \(a), after seq \(after)")
             }
         }
+        // A lookup given a hint (right, next, stale, out of range) finds what one without finds.
+        var hints = [Int](repeating: 0, count: 3)
+        for _ in 0 ..< 3000 {
+            let a = UInt32.random(in: 0 ... 2, using: &rng)
+            let counter = UInt32.random(in: 0 ... counters[Int(a)] + 2, using: &rng)
+            if Int.random(in: 0 ..< 4, using: &rng) == 0 { hints[Int(a)] = Int.random(in: -1 ... 5_000, using: &rng) }
+            let plain = table.lvSpan(agent: a, counter: counter)
+            let hinted = table.lvSpan(agent: a, counter: counter, hint: &hints[Int(a)])
+            #expect(plain?.lv == hinted?.lv && plain?.count == hinted?.count, "agent \(a), counter \(counter)")
+            // Consecutive lookups on: the hint now points at the run found.
+            if let plain, plain.count > 1 {
+                var again = hints[Int(a)]
+                #expect(table.lvSpan(agent: a, counter: counter + 1, hint: &again)?.lv == plain.lv + 1 && again == hints[Int(a)])
+            }
+        }
         var none: [Int] = []
         table.appendIndices(agent: 7, after: 0, to: &none)
         #expect(none.isEmpty)

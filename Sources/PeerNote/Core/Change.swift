@@ -259,9 +259,28 @@ struct ChangeTable: RandomAccessCollection, Sendable {
     /// on have consecutive local versions (the rest of its run), if the table holds it: a search
     /// over the agent's runs only (no change is looked for), with nothing copied.
     func lvSpan(agent: UInt32, counter: UInt32) -> (lv: Int, count: Int)? {
+        var hint = -2
+        return lvSpan(agent: agent, counter: counter, hint: &hint)
+    }
+
+    /// `lvSpan(agent:counter:)` for lookups that often land in the run of the one before or the
+    /// next: `hint` is where among the agent's runs the last lookup found its unit (0 at first),
+    /// and is tried, then the run after it, before the search.
+    func lvSpan(agent: UInt32, counter: UInt32, hint: inout Int) -> (lv: Int, count: Int)? {
         guard Int(agent) < agentRuns.count else { return nil }
         return agentRuns[Int(agent)].withUnsafeBufferPointer { list in
             runs.withUnsafeBufferPointer { runs -> (lv: Int, count: Int)? in
+                // (A hint of -2, from `lvSpan(agent:counter:)`, tries nothing.)
+                var guess = hint
+                while guess >= 0 && guess <= hint + 1 && guess < list.count {
+                    let r = Int(list[guess])
+                    let offset = Int(counter) - Int(runs[r].counterStart)
+                    if offset >= 0 && offset < runs[r].length {
+                        hint = guess
+                        return (runs[r].lvStart + offset, runs[r].length - offset)
+                    }
+                    guess += 1
+                }
                 var lo = 0, hi = list.count - 1
                 while lo <= hi {
                     let mid = (lo + hi) / 2
@@ -273,6 +292,7 @@ struct ChangeTable: RandomAccessCollection, Sendable {
                         lo = mid + 1
                     } else {
                         let offset = Int(counter) - Int(start)
+                        hint = mid
                         return (runs[r].lvStart + offset, runs[r].length - offset)
                     }
                 }

@@ -80,102 +80,132 @@ extension ListCRDT {
     init(structure: [StructureRun], elements: [Element], ranks: [Int]) {
         precondition(elements.count == ranks.count && structure.reduce(0, { $0 + $1.length }) == ranks.count,
                      "one element and one rank for each element of the structure")
+        self.init(tree: ListTree(runs: Self.runs(structure: structure, ranks: ranks), content: elements))
+    }
+
+    /// The list runs `init(structure:elements:ranks:)` builds its tree from, in list order: each
+    /// with the origins that follow from the structure, and its elements' index in list order as
+    /// `contentStart`. `ranks` has one entry for each element of the structure.
+    static func runs(structure: [StructureRun], ranks: [Int]) -> [ListRun] {
         // `nearestEarlier`, a structure run at a time: a run's ids are one agent's consecutive
         // units, so its ranks increase along it, each element's left origin is the one before
         // it, and its right origins change only a few times along it (each is the nearest
         // earlier element after the run, deeper on the stack the smaller the element's rank).
+        // The stacks and tables hold at most one entry per run: they are allocated once, at
+        // that size, and used through pointers.
         let n = structure.count
-        var starts: [Int] = []
-        starts.reserveCapacity(n + 1)
-        var total = 0
-        for r in structure {
-            starts.append(total)
-            total += r.length
+        guard n > 0 else { return [] }
+        precondition(ranks.count == structure.reduce(0) { $0 + $1.length }, "one rank for each element of the structure")
+        let starts = UnsafeMutableBufferPointer<Int>.allocate(capacity: n + 1)
+        let firstLeft = UnsafeMutableBufferPointer<LocalID>.allocate(capacity: n)
+        let stackRun = UnsafeMutableBufferPointer<Int>.allocate(capacity: n)
+        let stackEnd = UnsafeMutableBufferPointer<Int>.allocate(capacity: n)
+        defer {
+            starts.deallocate()
+            firstLeft.deallocate()
+            stackRun.deallocate()
+            stackEnd.deallocate()
         }
-        starts.append(total)
-        @inline(__always) func id(_ element: Int, inRun s: Int) -> LocalID { structure[s].id.advanced(by: element - starts[s]) }
-
-        // Left to right: the left origin of each run's first element. The stack holds the
-        // elements that can still be the nearest earlier one for what comes next (ranks
-        // increasing upwards), as parts of runs: run `stackRun[j]`'s elements from its start up
-        // to `stackEnd[j]`.
-        var firstLeft = [LocalID](repeating: .none, count: n)
-        var stackRun: [Int] = [], stackEnd: [Int] = []
-        for s in 0 ..< n {
-            let r = ranks[starts[s]]
-            while let top = stackRun.last {
-                if ranks[starts[top]] > r {
-                    stackRun.removeLast()
-                    stackEnd.removeLast()
-                    continue
-                }
-                // Its elements of a larger rank end it: keep those before the first of them.
-                let e = stackEnd[stackEnd.count - 1]
-                if ranks[e - 1] > r {
-                    var lo = starts[top], hi = e - 1      // ranks[lo] < r < ranks[hi]
-                    while hi - lo > 1 {
-                        let mid = (lo + hi) / 2
-                        if ranks[mid] < r { lo = mid } else { hi = mid }
-                    }
-                    stackEnd[stackEnd.count - 1] = hi
-                }
-                firstLeft[s] = id(stackEnd[stackEnd.count - 1] - 1, inRun: top)
-                break
-            }
-            stackRun.append(s)
-            stackEnd.append(starts[s + 1])
-        }
-
-        // Right to left: each run's elements cut where their right origin changes. The stack
-        // holds elements (with their runs) after the run, ranks increasing upwards; the
-        // elements of a larger rank than the top's share it as right origin, and are a suffix.
-        var rightStack: [(element: Int, run: Int)] = []
-        var pieces: [(run: Int, start: Int, end: Int, right: LocalID)] = []
-        pieces.reserveCapacity(n)
-        for s in stride(from: n - 1, through: 0, by: -1) {
-            let a = starts[s]
-            var hi = starts[s + 1]
-            while hi > a {
-                guard let top = rightStack.last else {
-                    pieces.append((s, a, hi, .none))
-                    break
-                }
-                let t = ranks[top.element]
-                var kb = hi
-                if ranks[a] > t {
-                    kb = a
-                } else if ranks[hi - 1] > t {
-                    var lo = a, h = hi - 1                // ranks[lo] < t < ranks[h]
-                    while h - lo > 1 {
-                        let mid = (lo + h) / 2
-                        if ranks[mid] < t { lo = mid } else { h = mid }
-                    }
-                    kb = h
-                }
-                if kb < hi {
-                    pieces.append((s, kb, hi, id(top.element, inRun: top.run)))
-                    hi = kb
-                }
-                if hi > a { rightStack.removeLast() }
-            }
-            // Of the run, only its first element (its smallest rank) stays a candidate.
-            rightStack.append((a, s))
-        }
-
         var runs: [ListRun] = []
-        runs.reserveCapacity(pieces.count)
-        for p in pieces.reversed() {
-            let run = ListRun(id: id(p.start, inRun: p.run), length: p.end - p.start,
-                              originLeft: p.start == starts[p.run] ? firstLeft[p.run] : id(p.start - 1, inRun: p.run),
-                              originRight: p.right, deleted: structure[p.run].deleted, contentStart: p.start)
-            // Runs that continue a list run (the next ids, the one before as left origin, the
-            // same right origin and state) join it, as integrating them in turn does.
-            if let last = runs.last, last.canAppend(run) {
-                runs[runs.count - 1].length += run.length
-            } else {
-                runs.append(run)
+        structure.withUnsafeBufferPointer { structure in
+            ranks.withUnsafeBufferPointer { ranks in
+                var total = 0
+                for s in 0 ..< n {
+                    starts[s] = total
+                    total += structure[s].length
+                }
+                starts[n] = total
+                @inline(__always) func id(_ element: Int, inRun s: Int) -> LocalID { structure[s].id.advanced(by: element - starts[s]) }
+
+                // Left to right: the left origin of each run's first element. The stack holds
+                // the elements that can still be the nearest earlier one for what comes next
+                // (ranks increasing upwards), as parts of runs: run `stackRun[j]`'s elements from
+                // its start up to `stackEnd[j]`.
+                var depth = 0
+                for s in 0 ..< n {
+                    let r = ranks[starts[s]]
+                    firstLeft[s] = .none
+                    while depth > 0 {
+                        let top = stackRun[depth - 1]
+                        if ranks[starts[top]] > r {
+                            depth -= 1
+                            continue
+                        }
+                        // Its elements of a larger rank end it: keep those before the first of them.
+                        let e = stackEnd[depth - 1]
+                        if ranks[e - 1] > r {
+                            var lo = starts[top], hi = e - 1      // ranks[lo] < r < ranks[hi]
+                            while hi - lo > 1 {
+                                let mid = (lo + hi) / 2
+                                if ranks[mid] < r { lo = mid } else { hi = mid }
+                            }
+                            stackEnd[depth - 1] = hi
+                        }
+                        firstLeft[s] = id(stackEnd[depth - 1] - 1, inRun: top)
+                        break
+                    }
+                    stackRun[depth] = s
+                    stackEnd[depth] = starts[s + 1]
+                    depth += 1
+                }
+
+                // Right to left: each run's elements cut where their right origin changes. The
+                // stack holds elements (with their runs) after the run, ranks increasing upwards
+                // (in `stackEnd` and `stackRun`); the elements of a larger rank than the top's
+                // share it as right origin, and are a suffix. The pieces come out last first.
+                var pieces: [(run: Int, start: Int, end: Int, right: LocalID)] = []
+                pieces.reserveCapacity(n + n / 4)
+                depth = 0
+                var s = n - 1
+                while s >= 0 {
+                    let a = starts[s]
+                    var hi = starts[s + 1]
+                    while hi > a {
+                        guard depth > 0 else {
+                            pieces.append((s, a, hi, .none))
+                            break
+                        }
+                        let topElement = stackEnd[depth - 1]
+                        let t = ranks[topElement]
+                        var kb = hi
+                        if ranks[a] > t {
+                            kb = a
+                        } else if ranks[hi - 1] > t {
+                            var lo = a, h = hi - 1                // ranks[lo] < t < ranks[h]
+                            while h - lo > 1 {
+                                let mid = (lo + h) / 2
+                                if ranks[mid] < t { lo = mid } else { h = mid }
+                            }
+                            kb = h
+                        }
+                        if kb < hi {
+                            pieces.append((s, kb, hi, id(topElement, inRun: stackRun[depth - 1])))
+                            hi = kb
+                        }
+                        if hi > a { depth -= 1 }
+                    }
+                    // Of the run, only its first element (its smallest rank) stays a candidate.
+                    stackEnd[depth] = a
+                    stackRun[depth] = s
+                    depth += 1
+                    s -= 1
+                }
+
+                runs.reserveCapacity(pieces.count)
+                for p in pieces.reversed() {
+                    let run = ListRun(id: id(p.start, inRun: p.run), length: p.end - p.start,
+                                      originLeft: p.start == starts[p.run] ? firstLeft[p.run] : id(p.start - 1, inRun: p.run),
+                                      originRight: p.right, deleted: structure[p.run].deleted, contentStart: p.start)
+                    // Runs that continue a list run (the next ids, the one before as left origin,
+                    // the same right origin and state) join it, as integrating them in turn does.
+                    if let last = runs.last, last.canAppend(run) {
+                        runs[runs.count - 1].length += run.length
+                    } else {
+                        runs.append(run)
+                    }
+                }
             }
         }
-        self.init(tree: ListTree(runs: runs, content: elements))
+        return runs
     }
 }

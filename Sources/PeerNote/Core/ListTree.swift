@@ -576,13 +576,11 @@ extension ListTree {
             start = end
         }
         for a in index.indices where !index[a].isEmpty {
-            // An agent's runs come in list order; the index is by counter.
-            // (Sorted as packed integers, counter above leaf: a sort with a closure took most of
-            // the build.)
+            // An agent's runs come in list order; the index is by counter (each counter once).
+            // (A radix sort of the counters: comparison sorts took most of the build.)
             if zip(index[a], index[a].dropFirst()).contains(where: { $0.counter > $1.counter }) {
-                var packed = index[a].map { UInt64($0.counter) << 32 | UInt64(UInt32(bitPattern: $0.leaf)) }
-                packed.sort()
-                index[a] = packed.map { ListIndexEntry(counter: UInt32(truncatingIfNeeded: $0 >> 32), leaf: Int32(bitPattern: UInt32(truncatingIfNeeded: $0))) }
+                let entries = index[a]
+                index[a] = RadixSort.order(of: entries.map(\.counter)).map { entries[$0] }
             }
         }
         // The levels above, each node taking the next `perInner` nodes of the level below.

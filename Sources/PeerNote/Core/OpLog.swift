@@ -247,12 +247,18 @@ struct OpLog: Sendable {
         return Op(lv: from, length: to - from, body: body)
     }
 
+    /// Gives this log's ops storage of their own, so that a change to them copies nothing
+    /// (for timing a copy's changes apart from the copy).
+    mutating func copyOpsStorage() { ops.reserveCapacity(ops.count + 1) }
+
     /// Sets the origins of insertText ops (`op` indexes `ops`; each an insert): the origins a
-    /// file left out (`takeInsertOrigins`).
+    /// file left out (`buildBodies(from:)`).
     mutating func setInsertOrigins(_ origins: [(op: Int, left: LocalID, right: LocalID)]) {
-        for (i, left, right) in origins {
-            guard case .insertText(let note, _, _, let start) = ops[i].body else { preconditionFailure("origins are set on inserts") }
-            ops[i].body = .insertText(note: note, originLeft: left, originRight: right, contentStart: start)
+        ops.withUnsafeMutableBufferPointer { ops in
+            for (i, left, right) in origins {
+                guard case .insertText(let note, _, _, let start) = ops[i].body else { preconditionFailure("origins are set on inserts") }
+                ops[i].body = .insertText(note: note, originLeft: left, originRight: right, contentStart: start)
+            }
         }
         if !origins.isEmpty { fingerprints.removeAll() }
     }

@@ -124,22 +124,23 @@ extension Document {
 
     /// The work a reader of the proposed version 3 (docs/FORMAT-V3.md) does for the bodies once
     /// the log is built, on this document's own structures: the structures checked against the
-    /// log (`OpLog.structureProblem`), the bodies built from them, and every insert given the
-    /// origins its first unit got (`takeInsertOrigins`, on a copy of the log). For timing: the
-    /// number of elements built, or -1 when a step failed.
+    /// log, the bodies built from them, and every insert given the origins its first unit got
+    /// (`OpLog.buildBodies(from:)`, on a copy of the log). The number of elements built, or -1
+    /// when it failed.
     @_spi(Diagnostics) public func readBodiesAsVersion3(from structures: BodyStructures) -> Int {
+        var read = version3BodyRead(from: structures)
+        return read.run()
+    }
+
+    /// `readBodiesAsVersion3(from:)` made ready to run, its copy of the log already made (a
+    /// reader builds its own log), so that timing it times the reader's work alone.
+    @_spi(Diagnostics) public func version3BodyRead(from structures: BodyStructures) -> Version3BodyRead {
         var log = self.log
-        let notes = state.noteStates
-        guard case .success(let ranks) = log.checkStructures(zip(notes, structures.lists).map { ($0.id, $1.runs) }) else { return -1 }
-        var bodies: [LocalID: ListCRDT<Unicode.Scalar>] = [:]
-        bodies.reserveCapacity(notes.count)
-        var elements = 0
-        for ((note, list), ranks) in zip(zip(notes, structures.lists), ranks) {
-            bodies[note.id] = ListCRDT(structure: list.runs, elements: list.elements, ranks: ranks)
-            elements += ranks.count
-        }
-        guard log.takeInsertOrigins(from: bodies) else { return -1 }
-        return elements
+        // Storage of its own, as a reader's log has: the copy is made here, not in `run`.
+        log.copyOpsStorage()
+        return Version3BodyRead(log: log, stored: zip(state.noteStates, structures.lists).map {
+            StoredBody(note: $0.id, runs: $1.runs, elements: $1.elements)
+        })
     }
 
     /// `buildBodies(from:)` for timing: the number of elements built (-1 when it failed).
@@ -172,4 +173,17 @@ extension Document {
 /// The structures of a document's note bodies (`Document.bodyStructures()`).
 @_spi(Diagnostics) public struct BodyStructures: Sendable {
     var lists: [(runs: [StructureRun], elements: [Unicode.Scalar])]
+}
+
+/// The input of a version 3 reader's work on the bodies (`Document.version3BodyRead(from:)`).
+@_spi(Diagnostics) public struct Version3BodyRead: Sendable {
+    var log: OpLog
+    var stored: [StoredBody]
+
+    /// Checks the structures against the log, builds the bodies and gives the inserts their
+    /// origins: the number of elements built, or -1 when the structures were refused.
+    public mutating func run() -> Int {
+        guard case .success(let bodies) = log.buildBodies(from: stored) else { return -1 }
+        return bodies.reduce(0) { $0 + $1.totalCount }
+    }
 }

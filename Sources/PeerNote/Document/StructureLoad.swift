@@ -1,155 +1,280 @@
+/// One note body as a file storing its structure (the proposed format version 3,
+/// docs/FORMAT-V3.md) gives it to a reader: the note, the body's runs in list order (tombstones
+/// included), and its elements in that order. Unverified: `OpLog.buildBodies(from:)` checks it
+/// against the log's history before it builds anything.
+struct StoredBody: Sendable {
+    var note: LocalID
+    var runs: [StructureRun]
+    var elements: [Unicode.Scalar]
+}
+
 /// What a reader of a file that stores each note body's structure (the proposed format version 3,
-/// docs/FORMAT-V3.md, "Reading a version 3 block") checks before it builds the bodies from their
-/// structures instead of replaying the history, and what it gives the log once they are built.
-/// Nothing reads such files yet: these are tested on the structures of documents replayed as now.
+/// docs/FORMAT-V3.md, "Reading a version 3 block") does instead of replaying the history to build
+/// the bodies: check the structures against the log, build each body from its structure, and give
+/// the log's inserts the origins the file leaves out. Nothing reads such files yet: this is tested
+/// on the structures of documents replayed as now.
 extension OpLog {
-    /// Why `structures` (note bodies, each as its runs in list order, tombstones included) are
-    /// not the bodies this log's ops make, as far as the ops decide it; nil when they are (see
-    /// `checkStructures`).
-    func structureProblem(_ structures: [(note: LocalID, runs: [StructureRun])]) -> String? {
-        if case .failure(let problem) = checkStructures(structures) { return problem.message }
-        return nil
-    }
-
-    /// Each structure's ranks (its elements' local versions, in list order: what
-    /// `ListCRDT(structure:elements:ranks:)` takes) when `structures` are the bodies this log's
-    /// ops make as far as the ops decide it: every element is a unit of an insertText op into that
-    /// note, each element is listed once, every such unit is listed, and an element is deleted
-    /// exactly when a deleteText op (of that note) targets it. Else what is wrong. The order is
-    /// not checked: it is what the structure states, and the origins derived from it rebuild it
-    /// (`DerivedOrigins`).
-    func checkStructures(_ structures: [(note: LocalID, runs: [StructureRun])]) -> Result<[[Int]], StructureProblem> {
-        func fail(_ message: String) -> Result<[[Int]], StructureProblem> { .failure(StructureProblem(message: message)) }
+    /// The bodies built from `stored` (`ListCRDT(structure:elements:ranks:)`), in its order, once
+    /// they are checked to be the bodies this log's ops make as far as the ops decide it: every
+    /// element is a unit of an insertText op into that note, each element is listed once, every
+    /// such unit is listed, and an element is deleted exactly when a deleteText op (of that note)
+    /// targets it. Every insertText op of the log then gets the origins its first unit has in the
+    /// built body. Else what is wrong, the log unchanged. The order is not checked: it is what the
+    /// structure states, and the origins derived from it rebuild it (`DerivedOrigins`).
+    ///
+    /// One walk does it, in local-version order: the ops, the structures' runs cut where the
+    /// change table cuts them (one sort of their starts), and the deletes' targets joined where
+    /// they overlap (one sort more), each compared a span at a time, not element by element.
+    mutating func buildBodies(from stored: [StoredBody]) -> Result<[ListCRDT<Unicode.Scalar>], StructureProblem> {
+        func fail(_ message: String) -> Result<[ListCRDT<Unicode.Scalar>], StructureProblem> { .failure(StructureProblem(message: message)) }
         let units = lvCount
+        // Local versions are sorted as 32-bit numbers.
+        guard units <= 1 << 32 else { return fail("the history is too long for its bodies to be built from their structures") }
         var noteIndex: [LocalID: Int32] = [:]
-        for (k, s) in structures.enumerated() {
-            guard noteIndex.updateValue(Int32(k), forKey: s.note) == nil else { return fail("note \(name(s.note)) has two structures") }
+        noteIndex.reserveCapacity(stored.count)
+        for (k, body) in stored.enumerated() {
+            guard noteIndex.updateValue(Int32(k), forKey: body.note) == nil else { return fail("note \(name(body.note)) has two structures") }
         }
-        // Per op unit: the structure of the note it inserted into, or -1 (not an insert); -2 once
-        // a structure listed it.
-        var insertedInto = [Int32](repeating: -1, count: units)
-        var targeted = [Bool](repeating: false, count: units)
-        let listed: Int32 = -2
-        // Ops come in runs on one note: the last note's structure is checked before the dictionary.
-        var last = (note: LocalID.none, index: Int32(-1))
-        func index(of note: LocalID) -> Int32? {
-            if note == last.note { return last.index }
-            guard let k = noteIndex[note] else { return nil }
-            last = (note, k)
-            return k
-        }
-        for op in ops {
-            guard case .insertText(let note, _, _, _) = op.body else { continue }
-            guard let k = index(of: note) else { return fail("an insert into note \(name(note)), which has no structure") }
-            insertedInto.withUnsafeMutableBufferPointer { p in
-                guard let base = p.baseAddress else { return }
-                (base + op.lv).update(repeating: k, count: op.length)
-            }
-        }
-        for op in ops {
-            guard case .deleteText(let note, let target, let reversed) = op.body else { continue }
-            guard let k = index(of: note) else { return fail("a delete in note \(name(note)), which has no structure") }
-            // The targets are one replica's consecutive units (counting down when reversed).
-            var counter = reversed ? Int(target.counter) - (op.length - 1) : Int(target.counter)
-            var remaining = op.length
-            guard counter >= 0 else { return fail("a delete in note \(name(note)) counts down past the first element") }
-            while remaining > 0 {
-                guard let (lv, count) = changes.lvSpan(agent: target.agent, counter: UInt32(counter)) else {
-                    return fail("a delete in note \(name(note)) targets an element the history lacks")
+        let notes = NoteLookup(indices: noteIndex)
+        // Every element's rank (its local version), and the structures as spans of consecutive
+        // local versions: a structure run is one lookup per change-table run it covers.
+        var spans: [ListedSpan] = []
+        // Where each agent's last lookup landed among its runs (`ChangeTable.lvSpan(agent:counter:hint:)`).
+        // (Through a pointer: the closures below would otherwise retain the array at each lookup.)
+        let hints = UnsafeMutableBufferPointer<Int>.allocate(capacity: replicas.count)
+        hints.initialize(repeating: 0)
+        defer { hints.deallocate() }
+        // A structure run is one span unless it crosses changes (a few in four do).
+        let runCount = stored.reduce(0) { $0 + $1.runs.count }
+        spans.reserveCapacity(runCount + runCount / 2 + 16)
+        var ranks: [[Int]] = []
+        ranks.reserveCapacity(stored.count)
+        for (k, body) in stored.enumerated() {
+            var total = 0
+            for run in body.runs {
+                guard run.length > 0, run.length <= units - total else {
+                    return fail("the structure of note \(name(body.note)) lists an element the history lacks")
                 }
-                let take = min(count, remaining)
-                let inNote = insertedInto.withUnsafeBufferPointer { p in p[lv ..< lv + take].allSatisfy { $0 == k } }
-                guard inNote else { return fail("a delete in note \(name(note)) targets an element of another note") }
-                targeted.withUnsafeMutableBufferPointer { p in
-                    guard let base = p.baseAddress else { return }
-                    (base + lv).update(repeating: true, count: take)
-                }
-                counter += take
-                remaining -= take
+                total += run.length
             }
-        }
-        var allRanks: [[Int]] = []
-        allRanks.reserveCapacity(structures.count)
-        for (k, s) in structures.enumerated() {
-            let total = s.runs.reduce(0) { $0 + $1.length }
-            guard total <= units, let ranks = localVersions(of: s.runs, total: total) else {
-                return fail("the structure of note \(name(s.note)) lists an element the history lacks")
-            }
-            let problem: String? = insertedInto.withUnsafeMutableBufferPointer { inserted in
-                targeted.withUnsafeBufferPointer { targeted in
-                    var e = 0
-                    for run in s.runs {
-                        for _ in 0 ..< run.length {
-                            let lv = ranks[e]
-                            e += 1
-                            if inserted[lv] == listed { return "the structure of note \(name(s.note)) lists an element twice" }
-                            guard inserted[lv] == Int32(k) else { return "the structure of note \(name(s.note)) lists an element that is not an insert into it" }
-                            guard targeted[lv] == run.deleted else {
-                                return run.deleted ? "the structure of note \(name(s.note)) shows an element deleted that no delete targets"
-                                                   : "the structure of note \(name(s.note)) shows a deleted element as visible"
-                            }
-                            inserted[lv] = listed
-                        }
+            var complete = true
+            let r = [Int](unsafeUninitializedCapacity: total) { buffer, initialized in
+                guard let base = buffer.baseAddress else { return }
+                var e = 0
+                defer { initialized = e }
+                for run in body.runs {
+                    var counter = run.id.counter, remaining = run.length
+                    while remaining > 0 {
+                        let a = Int(run.id.agent)
+                        guard a < hints.count, let (lv, count) = changes.lvSpan(agent: run.id.agent, counter: counter, hint: &hints[a]) else { complete = false; return }
+                        let take = min(remaining, count)
+                        let to = base + e
+                        for t in 0 ..< take { to[t] = lv &+ t }
+                        spans.append(ListedSpan(lv: lv, length: take, element: e, body: Int32(k), deleted: run.deleted))
+                        e += take
+                        remaining -= take
+                        counter &+= UInt32(take)
                     }
-                    return nil
                 }
             }
-            if let problem { return fail(problem) }
-            allRanks.append(ranks)
+            guard complete else { return fail("the structure of note \(name(body.note)) lists an element the history lacks") }
+            ranks.append(r)
         }
-        if let lv = insertedInto.firstIndex(where: { $0 >= 0 }) {
-            return fail("an insert into note \(name(structures[Int(insertedInto[lv])].note)) is missing from its structure")
+        let spanOrder = Self.lvOrder(spans.count) { spans[$0].lv }
+
+        // The deletes' targets, joined where they touch or overlap (concurrent deletes of one
+        // element), in local-version order.
+        var targetSpans: [(lv: Int, length: Int, body: Int32)] = []
+        targetSpans.reserveCapacity(ops.count / 2 + 16)
+        hints.update(repeating: 0)
+        let deleteProblem: String? = ops.withUnsafeBufferPointer { ops in
+            var notes = notes
+            for i in ops.indices {
+                guard case .deleteText(let note, let target, let reversed) = ops[i].body else { continue }
+                let length = ops[i].length
+                guard let k = notes.index(of: note) else { return "a delete in note \(name(note)), which has no structure" }
+                // The targets are one replica's consecutive units (counting down when reversed).
+                var counter = reversed ? Int(target.counter) - (length - 1) : Int(target.counter)
+                var remaining = length
+                guard counter >= 0 else { return "a delete in note \(name(note)) counts down past the first element" }
+                while remaining > 0 {
+                    let a = Int(target.agent)
+                    guard counter <= Int(UInt32.max), a < hints.count,
+                          let (lv, count) = changes.lvSpan(agent: target.agent, counter: UInt32(counter), hint: &hints[a]) else {
+                        return "a delete in note \(name(note)) targets an element the history lacks"
+                    }
+                    let take = min(count, remaining)
+                    targetSpans.append((lv, take, k))
+                    counter += take
+                    remaining -= take
+                }
+            }
+            return nil
         }
-        return .success(allRanks)
+        if let deleteProblem { return fail(deleteProblem) }
+        var targets: [(lv: Int, end: Int, body: Int32)] = []
+        for i in Self.lvOrder(targetSpans.count, { targetSpans[$0].lv }) {
+            let t = targetSpans[i]
+            if let j = targets.indices.last, t.lv < targets[j].end || (t.lv == targets[j].end && t.body == targets[j].body) {
+                guard t.body == targets[j].body else { return fail("a delete in note \(name(stored[Int(t.body)].note)) targets an element of another note") }
+                targets[j].end = max(targets[j].end, t.lv + t.length)
+            } else {
+                targets.append((t.lv, t.lv + t.length, t.body))
+            }
+        }
+
+        // The walk. `current` is the listed span being matched (its part from `pos` on); the
+        // targets before `ti` and `targets[ti]` up to `tpos` are matched.
+        var si = 0
+        var current = ListedSpan(lv: 0, length: 0, element: 0, body: -1, deleted: false)
+        var pos = 0, end = 0
+        @inline(__always) func nextSpan() {
+            if si < spanOrder.count {
+                current = spans[spanOrder[si]]
+                pos = current.lv
+                end = current.lv + current.length
+                si += 1
+            } else {
+                pos = Int.max
+                end = Int.max
+            }
+        }
+        var ti = 0
+        var tpos = targets.first?.lv ?? Int.max
+        // Each insert op's first element: (op index, its body, the element's index in it).
+        var firsts: [(op: Int, body: Int32, element: Int)] = []
+        firsts.reserveCapacity(ops.count)
+        var inserts = 0
+        let walkProblem: String? = ops.withUnsafeBufferPointer { ops in
+            var notes = notes
+            for i in ops.indices {
+                let opStart = ops[i].lv, opEnd = opStart + ops[i].length
+                if pos == end { nextSpan() }
+                guard case .insertText(let note, _, _, _) = ops[i].body else {
+                    guard pos >= opEnd else { return "the structure of note \(name(stored[Int(current.body)].note)) lists an element that is not an insert into it" }
+                    continue
+                }
+                guard let k = notes.index(of: note) else { return "an insert into note \(name(note)), which has no structure" }
+                inserts += 1
+                var at = opStart
+                while at < opEnd {
+                    if pos == end { nextSpan() }
+                    guard pos <= at else { return "an insert into note \(name(note)) is missing from its structure" }
+                    guard pos == at else { return "the structure of note \(name(stored[Int(current.body)].note)) lists an element twice" }
+                    guard current.body == k else { return "the structure of note \(name(stored[Int(current.body)].note)) lists an element that is not an insert into it" }
+                    if at == opStart { firsts.append((i, k, current.element + (pos - current.lv))) }
+                    let chunkEnd = min(end, opEnd)
+                    // The targets wholly before this chunk must all have been matched.
+                    while ti < targets.count && targets[ti].end <= at {
+                        guard tpos >= targets[ti].end else { return "a delete in note \(name(stored[Int(targets[ti].body)].note)) targets an element of another note" }
+                        ti += 1
+                        tpos = ti < targets.count ? targets[ti].lv : Int.max
+                    }
+                    if current.deleted {
+                        guard ti < targets.count, targets[ti].lv <= at, chunkEnd <= targets[ti].end else {
+                            return "the structure of note \(name(note)) shows an element deleted that no delete targets"
+                        }
+                        guard tpos == at, targets[ti].body == k else {
+                            return "a delete in note \(name(stored[Int(targets[ti].body)].note)) targets an element of another note"
+                        }
+                        tpos = chunkEnd
+                    } else if ti < targets.count && targets[ti].lv < chunkEnd {
+                        return targets[ti].body == k ? "the structure of note \(name(note)) shows a deleted element as visible"
+                                                     : "a delete in note \(name(stored[Int(targets[ti].body)].note)) targets an element of another note"
+                    }
+                    pos = chunkEnd
+                    at = chunkEnd
+                }
+            }
+            return nil
+        }
+        if let walkProblem { return fail(walkProblem) }
+        if pos == end { nextSpan() }
+        guard pos == Int.max else { return fail("the structure of note \(name(stored[Int(current.body)].note)) lists an element that is not an insert into it") }
+        while ti < targets.count {
+            guard tpos >= targets[ti].end else { return fail("a delete in note \(name(stored[Int(targets[ti].body)].note)) targets an element of another note") }
+            ti += 1
+            tpos = ti < targets.count ? targets[ti].lv : Int.max
+        }
+
+        // The bodies' runs, and each insert's origins: those of its first element in its body.
+        var runs: [[ListRun]] = []
+        runs.reserveCapacity(stored.count)
+        for (k, body) in stored.enumerated() {
+            guard body.elements.count == ranks[k].count else {
+                return fail("the structure of note \(name(body.note)) has \(ranks[k].count) elements and its text \(body.elements.count)")
+            }
+            runs.append(ListCRDT<Unicode.Scalar>.runs(structure: body.runs, ranks: ranks[k]))
+        }
+        var origins: [(op: Int, left: LocalID, right: LocalID)] = []
+        origins.reserveCapacity(firsts.count)
+        // The run found last in each body: typing puts an op's first element in it or the next.
+        var hint = [Int](repeating: 0, count: stored.count)
+        for (op, k, element) in firsts {
+            let list = runs[Int(k)]
+            // The list run holding the element (runs are in list order, by `contentStart`).
+            func holds(_ r: Int) -> Bool { r < list.count && list[r].contentStart <= element && element < list[r].contentStart + list[r].length }
+            var at = hint[Int(k)]
+            if !holds(at) && holds(at + 1) {
+                at += 1
+            } else if !holds(at) {
+                var lo = 0, hi = list.count - 1
+                while lo < hi {
+                    let mid = (lo + hi + 1) / 2
+                    if list[mid].contentStart <= element { lo = mid } else { hi = mid - 1 }
+                }
+                at = lo
+            }
+            hint[Int(k)] = at
+            let run = list[at]
+            origins.append((op, run.originLeft(at: element - run.contentStart), run.originRight))
+        }
+        var bodies: [ListCRDT<Unicode.Scalar>] = []
+        bodies.reserveCapacity(stored.count)
+        for (list, body) in zip(runs, stored) { bodies.append(ListCRDT(tree: ListTree(runs: list, content: body.elements))) }
+        setInsertOrigins(origins)
+        return .success(bodies)
     }
 
-    /// Gives every insertText op the origins its first unit has in `bodies[note]` (the bodies
-    /// built from their structures): the origins a file of version 3 leaves out. Walks each body
-    /// once, a run at a time. False, changing nothing, when an op's first unit is in no body, in
-    /// another note's, or in two places.
-    mutating func takeInsertOrigins(from bodies: [LocalID: ListCRDT<Unicode.Scalar>]) -> Bool {
-        // The origins found, by op index; applied once every insert has them.
-        var found: [(op: Int, left: LocalID, right: LocalID)] = []
-        var failed = false
-        let ops = self.ops
-        var seen = [Bool](repeating: false, count: ops.count)
-        for (note, body) in bodies {
-            body.forEachRunWithOrigins { id, length, left, right, _ in
-                guard !failed else { return }
-                var k = 0
-                while k < length {
-                    guard let (lv, count) = changes.lvSpan(agent: id.agent, counter: id.counter &+ UInt32(k)) else { failed = true; return }
-                    let take = min(count, length - k)
-                    // The ops starting among these units (ops are in local-version order).
-                    guard !ops.isEmpty else { failed = true; return }
-                    var i = opIndex(containingLV: lv)
-                    if ops[i].lv < lv { i += 1 }
-                    while i < ops.count && ops[i].lv < lv + take {
-                        if case .insertText(let n, _, _, _) = ops[i].body {
-                            guard n == note, !seen[i] else { failed = true; return }
-                            seen[i] = true
-                            let t = ops[i].lv - lv
-                            found.append((i, k + t == 0 ? left : id.advanced(by: k + t - 1), right))
-                        }
-                        i += 1
-                    }
-                    k += take
-                }
-            }
-        }
-        let inserts = ops.reduce(0) { n, op in if case .insertText = op.body { n + 1 } else { n } }
-        guard !failed, found.count == inserts else { return false }
-        setInsertOrigins(found)
-        return true
+    /// The indices `0 ..< count` in the order of `lv(index)` (each in `0 ..< 2^32`; equal ones in
+    /// index order).
+    private static func lvOrder(_ count: Int, _ lv: (Int) -> Int) -> [Int] {
+        RadixSort.order(of: (0 ..< count).map { UInt32(truncatingIfNeeded: lv($0)) })
     }
 
     /// `id` as messages name an op unit (counter@replica).
-    private func name(_ id: LocalID) -> String {
+    func name(_ id: LocalID) -> String {
         "\(id.counter)@\(Int(id.agent) < replicas.count ? replicas[Int(id.agent)].short : "?")"
     }
 }
 
-/// Why a stored structure is not the body a log's ops make (`OpLog.checkStructures`).
+/// Why a stored structure is not the body a log's ops make (`OpLog.buildBodies(from:)`).
 struct StructureProblem: Error, Sendable, Equatable {
     var message: String
+}
+
+/// A structure run's part that lies in one run of the change table: `length` elements with
+/// consecutive local versions from `lv`, from the element at `element` in body `body`'s list order.
+private struct ListedSpan {
+    var lv: Int
+    var length: Int
+    var element: Int
+    var body: Int32
+    var deleted: Bool
+}
+
+/// A note's structure by the note's id, the last one found kept at hand (ops come in runs on one
+/// note).
+private struct NoteLookup {
+    var indices: [LocalID: Int32]
+    var last = (note: LocalID.none, index: Int32(-1))
+
+    init(indices: [LocalID: Int32]) { self.indices = indices }
+
+    mutating func index(of note: LocalID) -> Int32? {
+        if note == last.note { return last.index }
+        guard let k = indices[note] else { return nil }
+        last = (note, k)
+        return k
+    }
 }
