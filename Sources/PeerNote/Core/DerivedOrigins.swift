@@ -80,13 +80,14 @@ extension ListCRDT {
     init(structure: [StructureRun], elements: [Element], ranks: [Int]) {
         precondition(elements.count == ranks.count && structure.reduce(0, { $0 + $1.length }) == ranks.count,
                      "one element and one rank for each element of the structure")
-        self.init(tree: ListTree(runs: Self.runs(structure: structure, ranks: ranks), content: elements))
+        self.init(tree: ListTree(runs: Self.runs(structure: structure, ranks: ranks).runs, content: elements))
     }
 
     /// The list runs `init(structure:elements:ranks:)` builds its tree from, in list order: each
     /// with the origins that follow from the structure, and its elements' index in list order as
-    /// `contentStart`. `ranks` has one entry for each element of the structure.
-    static func runs(structure: [StructureRun], ranks: [Int]) -> [ListRun] {
+    /// `contentStart`; and for each structure run, the list run holding its first element (the
+    /// others follow it). `ranks` has one entry for each element of the structure.
+    static func runs(structure: [StructureRun], ranks: [Int]) -> (runs: [ListRun], firstOf: [Int]) {
         // `nearestEarlier`, a structure run at a time: a run's ids are one agent's consecutive
         // units, so its ranks increase along it, each element's left origin is the one before
         // it, and its right origins change only a few times along it (each is the nearest
@@ -94,7 +95,7 @@ extension ListCRDT {
         // The stacks and tables hold at most one entry per run: they are allocated once, at
         // that size, and used through pointers.
         let n = structure.count
-        guard n > 0 else { return [] }
+        guard n > 0 else { return ([], []) }
         precondition(ranks.count == structure.reduce(0) { $0 + $1.length }, "one rank for each element of the structure")
         let starts = UnsafeMutableBufferPointer<Int>.allocate(capacity: n + 1)
         let firstLeft = UnsafeMutableBufferPointer<LocalID>.allocate(capacity: n)
@@ -107,6 +108,7 @@ extension ListCRDT {
             stackEnd.deallocate()
         }
         var runs: [ListRun] = []
+        var firstOf = [Int](repeating: -1, count: n)
         structure.withUnsafeBufferPointer { structure in
             ranks.withUnsafeBufferPointer { ranks in
                 var total = 0
@@ -203,9 +205,10 @@ extension ListCRDT {
                     } else {
                         runs.append(run)
                     }
+                    if firstOf[p.run] < 0 { firstOf[p.run] = runs.count - 1 }
                 }
             }
         }
-        return runs
+        return (runs, firstOf)
     }
 }

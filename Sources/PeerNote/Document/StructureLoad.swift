@@ -62,7 +62,7 @@ extension OpLog {
                 guard let base = buffer.baseAddress else { return }
                 var e = 0
                 defer { initialized = e }
-                for run in body.runs {
+                for (r, run) in body.runs.enumerated() {
                     var counter = run.id.counter, remaining = run.length
                     while remaining > 0 {
                         let a = Int(run.id.agent)
@@ -70,7 +70,7 @@ extension OpLog {
                         let take = min(remaining, count)
                         let to = base + e
                         for t in 0 ..< take { to[t] = lv &+ t }
-                        spans.append(ListedSpan(lv: lv, length: take, element: e, body: Int32(k), deleted: run.deleted))
+                        spans.append(ListedSpan(lv: lv, length: take, element: e, run: r, body: Int32(k), deleted: run.deleted))
                         e += take
                         remaining -= take
                         counter &+= UInt32(take)
@@ -126,7 +126,7 @@ extension OpLog {
         // The walk. `current` is the listed span being matched (its part from `pos` on); the
         // targets before `ti` and `targets[ti]` up to `tpos` are matched.
         var si = 0
-        var current = ListedSpan(lv: 0, length: 0, element: 0, body: -1, deleted: false)
+        var current = ListedSpan(lv: 0, length: 0, element: 0, run: 0, body: -1, deleted: false)
         var pos = 0, end = 0
         @inline(__always) func nextSpan() {
             if si < spanOrder.count {
@@ -141,8 +141,9 @@ extension OpLog {
         }
         var ti = 0
         var tpos = targets.first?.lv ?? Int.max
-        // Each insert op's first element: (op index, its body, the element's index in it).
-        var firsts: [(op: Int, body: Int32, element: Int)] = []
+        // Each insert op's first element: the op's index, its body, the element's index in it and
+        // the structure run holding it.
+        var firsts: [(op: Int, body: Int32, element: Int, run: Int)] = []
         firsts.reserveCapacity(ops.count)
         var inserts = 0
         let walkProblem: String? = ops.withUnsafeBufferPointer { ops in
@@ -162,7 +163,7 @@ extension OpLog {
                     guard pos <= at else { return "an insert into note \(name(note)) is missing from its structure" }
                     guard pos == at else { return "the structure of note \(name(stored[Int(current.body)].note)) lists an element twice" }
                     guard current.body == k else { return "the structure of note \(name(stored[Int(current.body)].note)) lists an element that is not an insert into it" }
-                    if at == opStart { firsts.append((i, k, current.element + (pos - current.lv))) }
+                    if at == opStart { firsts.append((i, k, current.element + (pos - current.lv), current.run)) }
                     let chunkEnd = min(end, opEnd)
                     // The targets wholly before this chunk must all have been matched.
                     while ti < targets.count && targets[ti].end <= at {
@@ -198,7 +199,7 @@ extension OpLog {
         }
 
         // The bodies' runs, and each insert's origins: those of its first element in its body.
-        var runs: [[ListRun]] = []
+        var runs: [(runs: [ListRun], firstOf: [Int])] = []
         runs.reserveCapacity(stored.count)
         for (k, body) in stored.enumerated() {
             guard body.elements.count == ranks[k].count else {
@@ -208,30 +209,17 @@ extension OpLog {
         }
         var origins: [(op: Int, left: LocalID, right: LocalID)] = []
         origins.reserveCapacity(firsts.count)
-        // The run found last in each body: typing puts an op's first element in it or the next.
-        var hint = [Int](repeating: 0, count: stored.count)
-        for (op, k, element) in firsts {
-            let list = runs[Int(k)]
-            // The list run holding the element (runs are in list order, by `contentStart`).
-            func holds(_ r: Int) -> Bool { r < list.count && list[r].contentStart <= element && element < list[r].contentStart + list[r].length }
-            var at = hint[Int(k)]
-            if !holds(at) && holds(at + 1) {
-                at += 1
-            } else if !holds(at) {
-                var lo = 0, hi = list.count - 1
-                while lo < hi {
-                    let mid = (lo + hi + 1) / 2
-                    if list[mid].contentStart <= element { lo = mid } else { hi = mid - 1 }
-                }
-                at = lo
-            }
-            hint[Int(k)] = at
+        for (op, k, element, r) in firsts {
+            let (list, firstOf) = runs[Int(k)]
+            // The list run holding the element: its structure run's first, or one after it.
+            var at = firstOf[r]
+            while at + 1 < list.count && list[at + 1].contentStart <= element { at += 1 }
             let run = list[at]
             origins.append((op, run.originLeft(at: element - run.contentStart), run.originRight))
         }
         var bodies: [ListCRDT<Unicode.Scalar>] = []
         bodies.reserveCapacity(stored.count)
-        for (list, body) in zip(runs, stored) { bodies.append(ListCRDT(tree: ListTree(runs: list, content: body.elements))) }
+        for (list, body) in zip(runs, stored) { bodies.append(ListCRDT(tree: ListTree(runs: list.runs, content: body.elements))) }
         setInsertOrigins(origins)
         return .success(bodies)
     }
@@ -254,11 +242,13 @@ struct StructureProblem: Error, Sendable, Equatable {
 }
 
 /// A structure run's part that lies in one run of the change table: `length` elements with
-/// consecutive local versions from `lv`, from the element at `element` in body `body`'s list order.
+/// consecutive local versions from `lv`, from the element at `element` in body `body`'s list order
+/// (in its structure run `run`).
 private struct ListedSpan {
     var lv: Int
     var length: Int
     var element: Int
+    var run: Int
     var body: Int32
     var deleted: Bool
 }
