@@ -7,54 +7,52 @@ enum RadixSort {
     /// When the keys are in order already, that order at once.
     static func order(of keys: [UInt32]) -> [Int] {
         let count = keys.count
-        var order = [Int](repeating: 0, count: count)
         var sorted = true, largest: UInt32 = 0
         keys.withUnsafeBufferPointer { keys in
-            order.withUnsafeMutableBufferPointer { order in
-                var previous: UInt32 = 0
-                for i in 0 ..< count {
-                    let key = keys[i]
-                    order[i] = i
-                    largest = max(largest, key)
-                    if key < previous { sorted = false }
-                    previous = key
-                }
+            var previous: UInt32 = 0
+            for key in keys {
+                largest = max(largest, key)
+                if key < previous { sorted = false }
+                previous = key
             }
         }
-        guard !sorted else { return order }
+        guard !sorted else { return Array(0 ..< count) }
+        // Two pairs of buffers, each pass reading one pair and writing the other.
         let bits: UInt32 = 11, mask = UInt32(1 << bits - 1)
-        var keys = keys
-        var otherKeys = keys, otherOrder = order
-        var start = [Int](repeating: 0, count: Int(mask) + 2)
+        let keysA = UnsafeMutableBufferPointer<UInt32>.allocate(capacity: count)
+        let keysB = UnsafeMutableBufferPointer<UInt32>.allocate(capacity: count)
+        let orderA = UnsafeMutableBufferPointer<Int>.allocate(capacity: count)
+        let orderB = UnsafeMutableBufferPointer<Int>.allocate(capacity: count)
+        let start = UnsafeMutableBufferPointer<Int>.allocate(capacity: Int(mask) + 2)
+        defer {
+            keysA.deallocate()
+            keysB.deallocate()
+            orderA.deallocate()
+            orderB.deallocate()
+            start.deallocate()
+        }
+        _ = keysA.initialize(from: keys)
+        for i in 0 ..< count { orderA[i] = i }
+        var (fromKeys, toKeys, fromOrder, toOrder) = (keysA, keysB, orderA, orderB)
         var shift: UInt32 = 0
         repeat {
-            start.withUnsafeMutableBufferPointer { start in
-                keys.withUnsafeBufferPointer { keys in
-                    order.withUnsafeBufferPointer { order in
-                        otherKeys.withUnsafeMutableBufferPointer { otherKeys in
-                            otherOrder.withUnsafeMutableBufferPointer { otherOrder in
-                                start.update(repeating: 0)
-                                // start[d + 1] counts the keys of digit d, then start[d] becomes
-                                // where the keys of digit d go.
-                                for key in keys { start[Int((key >> shift) & mask) + 1] += 1 }
-                                for d in 1 ..< start.count { start[d] += start[d - 1] }
-                                for i in 0 ..< count {
-                                    let key = keys[i]
-                                    let d = Int((key >> shift) & mask)
-                                    let at = start[d]
-                                    start[d] = at + 1
-                                    otherKeys[at] = key
-                                    otherOrder[at] = order[i]
-                                }
-                            }
-                        }
-                    }
-                }
+            start.initialize(repeating: 0)
+            // start[d + 1] counts the keys of digit d, then start[d] becomes where the keys of
+            // digit d go.
+            for key in fromKeys { start[Int((key >> shift) & mask) + 1] += 1 }
+            for d in 1 ..< start.count { start[d] += start[d - 1] }
+            for i in 0 ..< count {
+                let key = fromKeys[i]
+                let d = Int((key >> shift) & mask)
+                let at = start[d]
+                start[d] = at + 1
+                toKeys[at] = key
+                toOrder[at] = fromOrder[i]
             }
-            swap(&keys, &otherKeys)
-            swap(&order, &otherOrder)
+            swap(&fromKeys, &toKeys)
+            swap(&fromOrder, &toOrder)
             shift += bits
         } while shift < 32 && largest >> shift != 0
-        return order
+        return Array(fromOrder)
     }
 }
