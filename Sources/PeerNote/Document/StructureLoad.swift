@@ -52,7 +52,8 @@ extension OpLog {
         for (k, body) in stored.enumerated() {
             var total = 0
             for run in body.runs {
-                guard run.length > 0, run.length <= units - total else {
+                // (A run past the last counter would wrap round to the agent's first units.)
+                guard run.length > 0, run.length <= units - total, Int(run.id.counter) + run.length <= 1 << 32 else {
                     return fail("the structure of note \(name(body.note)) lists an element the history lacks")
                 }
                 total += run.length
