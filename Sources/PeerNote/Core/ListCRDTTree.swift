@@ -60,13 +60,6 @@ struct ListCRDT<Element: Sendable>: Sendable {
         }
     }
 
-    /// The left and right origin of element `id`, if the list holds it.
-    func origins(of id: LocalID) -> (left: LocalID, right: LocalID)? {
-        guard let (c, _, _) = tree.find(id) else { return nil }
-        let run = tree.run(at: c)
-        return (run.originLeft(at: c.offset), run.originRight)
-    }
-
     /// Every run of the list in list order: its first id, length, whether deleted, and elements.
     func forEachRun(_ body: (LocalID, Int, Bool, ArraySlice<Element>) -> Void) {
         let content = tree.content
