@@ -44,7 +44,7 @@ extension OpLog {
         let hints = UnsafeMutableBufferPointer<Int>.allocate(capacity: replicas.count)
         hints.initialize(repeating: 0)
         defer { hints.deallocate() }
-        // A structure run is one span unless it crosses changes (a few in four do).
+        // A structure run is one span unless it crosses changes (some do).
         let runCount = stored.reduce(0) { $0 + $1.runs.count }
         spans.reserveCapacity(runCount + runCount / 2 + 16)
         var ranks: [[Int]] = []
@@ -59,11 +59,11 @@ extension OpLog {
                 total += run.length
             }
             var complete = true
-            let r = [Int](unsafeUninitializedCapacity: total) { buffer, initialized in
+            let bodyRanks = [Int](unsafeUninitializedCapacity: total) { buffer, initialized in
                 guard let base = buffer.baseAddress else { return }
                 var e = 0
                 defer { initialized = e }
-                for (r, run) in body.runs.enumerated() {
+                for (runIndex, run) in body.runs.enumerated() {
                     var counter = run.id.counter, remaining = run.length
                     while remaining > 0 {
                         let a = Int(run.id.agent)
@@ -71,7 +71,7 @@ extension OpLog {
                         let take = min(remaining, count)
                         let to = base + e
                         for t in 0 ..< take { to[t] = lv &+ t }
-                        spans.append(ListedSpan(lv: lv, length: take, element: e, run: r, body: Int32(k), deleted: run.deleted))
+                        spans.append(ListedSpan(lv: lv, length: take, element: e, run: runIndex, body: Int32(k), deleted: run.deleted))
                         e += take
                         remaining -= take
                         counter &+= UInt32(take)
@@ -79,7 +79,7 @@ extension OpLog {
                 }
             }
             guard complete else { return fail("the structure of note \(name(body.note)) lists an element the history lacks") }
-            ranks.append(r)
+            ranks.append(bodyRanks)
         }
         let spanOrder = Self.lvOrder(spans.count) { spans[$0].lv }
 
