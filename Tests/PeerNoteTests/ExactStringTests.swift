@@ -175,7 +175,7 @@ struct ExactStringTests {
         func refused(_ s: WireState, _ fragment: String) -> Bool {
             var b = block
             b.state = s
-            let file = BlockCodec.encode(payload: WireCodec.encodePayload(b), version: 2)
+            let file = BlockCodec.encode(payload: WireCodec.encodePayload(b), version: Format.version(of: b))
             do { _ = try Document.load(file); return false } catch {
                 guard case .invalidDocument(_, let m) = error else { return false }
                 return m.contains(fragment)

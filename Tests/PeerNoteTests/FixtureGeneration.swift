@@ -337,6 +337,8 @@ enum FixtureFactory {
         var files: [String: [UInt8]] = [:]
         let meeting = try meeting()
         files["meeting.peernote"] = meeting
+        // The same file as writers before format version 3 wrote it.
+        files["meeting-v2.peernote"] = try Document.load(meeting).save(.compact, writeStructures: false)
         files["meeting-appended.peernote"] = try meetingAppended(meeting)
         let pair = try meetingPair(meeting)
         files["meeting-alice.peernote"] = pair.alice

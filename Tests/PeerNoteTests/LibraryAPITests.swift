@@ -77,12 +77,12 @@ struct LibraryAPITests {
 
         // A file of a newer format version is not written over: the write throws, naming it.
         var newer = laptop.save(.compact)
-        try #require(newer[8] == 0x83 && (newer[9] == 0x01 || newer[9] == 0x02), "[version, ...] after the magic bytes")
-        newer[9] = 0x03
+        try #require(newer[8] == 0x83 && (1 ... FormatInfo.version).contains(UInt64(newer[9])), "[version, ...] after the magic bytes")
+        newer[9] = UInt8(FormatInfo.version + 1)
         try FileStore.writeAtomically(newer, to: path)
         laptop.addNote(title: "one more")
         #expect { try laptop.write(to: path) } throws: { error in
-            "\(error)".contains("holds a notebook of format version 3, newer than this library reads (2); not written")
+            "\(error)".contains("holds a notebook of format version \(FormatInfo.version + 1), newer than this library reads (\(FormatInfo.version)); not written")
         }
         #expect(try FileStore.read(path) == newer)
     }

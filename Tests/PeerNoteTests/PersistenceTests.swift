@@ -134,7 +134,7 @@ struct PersistenceTests {
         // Repeated in one payload map: refused, naming the field.
         var (_, block) = try StateSectionTests.onlyBlock(try Document.load(a.save()).save())
         block.unknownFields = [[0x14, 0x61, 0x61], [0x14, 0x61, 0x62]]
-        let twice = BlockCodec.encode(payload: WireCodec.encodePayload(block), version: Format.version(hasState: block.state != nil))
+        let twice = BlockCodec.encode(payload: WireCodec.encodePayload(block), version: Format.version(of: block))
         #expect {
             try Document.load(twice)
         } throws: { error in
@@ -191,10 +191,11 @@ struct PersistenceTests {
     @Test("A newer format version is refused with a clear message")
     func newerVersion() throws {
         var bytes = try sampleDocument().save()
-        // [version, ...] follows the 8 magic bytes and the array head (version 2: it has text, so a state section).
-        #expect(bytes[8] == 0x83 && bytes[9] == 0x02)
-        bytes[9] = 0x03
-        #expect(throws: PeerNoteError.unsupportedVersion(3)) { try Document.load(bytes) }
+        // [version, ...] follows the 8 magic bytes and the array head (version 3: it has text, so a
+        // state section with the bodies' structures).
+        #expect(bytes[8] == 0x83 && bytes[9] == 0x03)
+        bytes[9] = 0x04
+        #expect(throws: PeerNoteError.unsupportedVersion(4)) { try Document.load(bytes) }
     }
 }
 

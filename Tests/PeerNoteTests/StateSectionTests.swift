@@ -2,8 +2,9 @@ import Foundation
 import Testing
 @testable import PeerNote
 
-/// The state section (block field 12, format version 2): a compact save stores the notebook as
-/// readers see it, and its text in document order, so `Document.readNotebook` needs no replay.
+/// The state section (block field 12, format versions 2 and 3): a compact save stores the notebook
+/// as readers see it, and its text in document order, so `Document.readNotebook` needs no replay.
+/// (What version 3 adds, each body's structure: `FormatVersion3Tests`.)
 @Suite("State section")
 struct StateSectionTests {
     static func onlyBlock(_ bytes: [UInt8]) throws -> (raw: RawBlock, block: WireBlock) {
@@ -12,9 +13,10 @@ struct StateSectionTests {
         return (raws[0], try WireCodec.decodePayload(raws[0], fileSize: bytes.count))
     }
 
-    /// `block` re-encoded as a whole file (version 2, as a writer would).
+    /// `block` re-encoded as a whole file (of the version a writer would give it: 3 when its
+    /// state section stores the bodies' structures, 2 when it does not).
     static func file(_ block: WireBlock) -> [UInt8] {
-        BlockCodec.encode(payload: WireCodec.encodePayload(block), version: 2)
+        BlockCodec.encode(payload: WireCodec.encodePayload(block), version: Format.version(of: block))
     }
 
     /// Load reads the state section's text through these two; they must agree with the standard library.
@@ -36,12 +38,12 @@ struct StateSectionTests {
         }
     }
 
-    @Test("A compact save with text has a state section (version 2) that reads back as the notebook, deleted notes included")
+    @Test("A compact save with text has a state section (version 3) that reads back as the notebook, deleted notes included")
     func roundTrip() throws {
         let d = try sampleDocument()
         let bytes = d.save()
         let (raw, block) = try Self.onlyBlock(bytes)
-        #expect(raw.version == 2)
+        #expect(raw.version == 3)
         let state = try #require(block.state)
         #expect(state.notes.map(\.deleted) == [false, false, true])
         #expect(state.notes.last?.body == "zzz ✓ 日本")
@@ -146,7 +148,7 @@ struct StateSectionTests {
         missing.notes.removeLast()
         try expectRefused(missing, "fewer than the ops insert")
         var extra = state
-        extra.notes.append(WireNoteState(replica: 0, counter: 999, title: "", tags: [], priority: .normal, created: 0, deleted: true, body: ""))
+        extra.notes.append(WireNoteState(replica: 0, counter: 999, title: "", tags: [], priority: .normal, created: 0, deleted: true, body: "", structure: []))
         try expectRefused(extra, "lists 4 notes, the history has 3")
         var renamed = state
         renamed.title = "Not the title"
@@ -202,7 +204,7 @@ struct StateSectionTests {
         try doc.deleteNote(dentist)
         #expect(doc.conflicts.isEmpty, "a deleted note's register conflicts are not listed")
         let bytes = doc.save()
-        #expect(try Self.onlyBlock(bytes).raw.version == 2, "a state section is written")
+        #expect(try Self.onlyBlock(bytes).raw.version == 3, "a state section is written")
         let loaded = try Document.load(bytes)
         #expect(loaded.notebook == doc.notebook && loaded.deletedNotes == doc.deletedNotes)
         #expect(try Document.readNotebook(bytes) == doc.notebook)
@@ -288,10 +290,11 @@ struct StringScalarsTests {
 
 @Suite("State section: malformed")
 struct MalformedStateSectionTests {
-    /// `sampleDocument()`'s compact file with its block's own state section removed and `fields`
-    /// (raw CBOR key and value) added to its payload map.
+    /// `sampleDocument()`'s compact file (of version 2: every insert's origins stored) with its
+    /// block's own state section removed and `fields` (raw CBOR key and value) added to its
+    /// payload map.
     static func file(with fields: [[UInt8]], kind: BlockKind = .base) throws -> [UInt8] {
-        var (_, block) = try StateSectionTests.onlyBlock(try sampleDocument().save())
+        var (_, block) = try StateSectionTests.onlyBlock(try sampleDocument().save(.compact, writeStructures: false))
         block.state = nil
         block.deadText = []
         block.kind = kind

@@ -104,9 +104,11 @@ struct StructureLoadTests {
         let p8 = problem { s in s.append(s[k]) }
         #expect(p8.hasSuffix("has two structures"), "\(p8)")
         // Two runs swapped: the order is the structure's to state (its derived origins rebuild
-        // it), so the checks pass; a swap within one note's own elements changes no membership.
+        // it), so the checks pass, unless the swap puts an earlier element between two units of
+        // one insert (the units of an op follow each other).
+        let apart = "lists the characters of one insert apart"
         let p9 = problem { s in s[k].runs.swapAt(1, 2) }
-        #expect(p9 == "none")
+        #expect(p9 == "none" || p9.hasSuffix(apart), "\(p9)")
         // A run cut in two, one part moved to the end: still every element once.
         let p10 = problem { s in
             let r = s[k].runs[0]
@@ -114,7 +116,22 @@ struct StructureLoadTests {
             s[k].runs[0].length = 1
             s[k].runs.append(StructureRun(id: r.id.advanced(by: 1), length: r.length - 1, deleted: r.deleted))
         }
-        #expect(p10 == "none")
+        #expect(p10 == "none" || p10.hasSuffix(apart), "\(p10)")
+        // The units of one insert listed apart: the last unit of a typing run of two or more
+        // moved to the front of the body.
+        if let r = runs.indices.first(where: { r in
+            guard runs[r].length > 1, let lv = log.lv(of: runs[r].id.advanced(by: runs[r].length - 1)) else { return false }
+            return log.ops[log.opIndex(containingLV: lv)].lv < lv
+        }) {
+            let p12 = problem { s in
+                let last = s[k].runs[r]
+                s[k].runs[r].length -= 1
+                s[k].runs.insert(StructureRun(id: last.id.advanced(by: last.length - 1), length: 1, deleted: last.deleted), at: 0)
+            }
+            #expect(p12.hasSuffix(apart), "\(p12)")
+        } else {
+            Issue.record("the note has a run holding two units of one insert")
+        }
         // A run one element longer overlaps what follows it in the history, or runs past it.
         let p11 = problem { s in s[k].runs[2].length += 1 }
         #expect(p11 != "none")
@@ -133,7 +150,8 @@ struct StructureLoadTests {
                 let k = Int.random(in: 0 ..< s.count, using: &rng)
                 guard !s[k].runs.isEmpty else { continue }
                 let i = Int.random(in: 0 ..< s[k].runs.count, using: &rng)
-                // One round in five only reorders a note's own runs, which keeps every check.
+                // One round in five only reorders a note's own runs, which keeps every check but
+                // the one on an insert's units listed apart.
                 switch round % 5 == 0 ? 6 : Int.random(in: 0 ..< 9, using: &rng) {
                 case 0: s[k].runs[i].deleted.toggle()
                 case 1: s[k].runs[i].length += Int.random(in: 1 ... 3, using: &rng)
@@ -149,10 +167,13 @@ struct StructureLoadTests {
             let found = Self.problem(log, s)
             let reference = log.referenceStructureProblem(s)
             #expect((found == nil) == (reference == nil), "built: \(found ?? "passes"); reference: \(reference ?? "passes")")
-            if round % 5 == 0 { #expect(found == nil, "reordered runs pass: \(found ?? "")") }
+            if round % 5 == 0 {
+                #expect(found == nil || found?.hasSuffix("lists the characters of one insert apart") == true,
+                        "reordered runs pass, or split an insert: \(found ?? "")")
+            }
             if found == nil { passed += 1 } else { refused += 1 }
         }
-        #expect(refused > 50 && passed >= 30, "the damage both breaks and keeps structures (\(refused) refused, \(passed) passed)")
+        #expect(refused > 50 && passed >= 15, "the damage both breaks and keeps structures (\(refused) refused, \(passed) passed)")
     }
 
     /// `log` with every insert's origins blanked: what a version 3 file leaves out.
@@ -266,6 +287,24 @@ extension OpLog {
         }
         if let lv = insertedInto.firstIndex(where: { $0 >= 0 }) {
             return "an insert into note \(name(structures[Int(insertedInto[lv])].note)) is missing from its structure"
+        }
+        // Every unit of an insert after its first: its derived left origin (the nearest element
+        // before it with a smaller local version) is the unit before it.
+        for s in structures {
+            var ids: [LocalID] = [], ranks: [Int] = []
+            for run in s.runs {
+                for offset in 0 ..< run.length {
+                    let id = run.id.advanced(by: offset)
+                    ids.append(id)
+                    ranks.append(lv(of: id) ?? -1)
+                }
+            }
+            let derived = DerivedOrigins.nearestEarlier(ranks)
+            for (i, id) in ids.enumerated() where ops[opIndex(containingLV: ranks[i])].lv != ranks[i] {
+                guard derived.left[i] >= 0, ids[derived.left[i]] == id.advanced(by: -1) else {
+                    return "the structure of note \(name(s.note)) lists the characters of one insert apart"
+                }
+            }
         }
         return nil
     }

@@ -4,12 +4,14 @@
 Usage: pnread.py FILE            -> notebook as JSON on stdout
        pnread.py --info FILE     -> also summary counts (changes, op units, conflicts)
 Exit 0 on success, 65 on a refused file (message on stderr: "offset N: ...").
-Standard library only.
+Standard library only. Reads format versions 1 to 3 (version 3: each note body's structure in
+the state section, and the insert origins that follow from it left out, column 49).
 """
 import sys, json, zlib, hashlib, datetime
 
 MAGIC = bytes.fromhex("D9D9F7DA706E6F74")
-SUPPORTED_VERSION = 2
+SUPPORTED_VERSION = 3
+STRUCTURES_VERSION = 3   # the first version whose state section stores each body's structure
 
 
 class PNError(Exception):
@@ -248,15 +250,17 @@ def bool_decode(data, count, name):
 
 
 KNOWN_COLS = set(range(10, 20)) | set(range(30, 49))
+# column 49 opOriginsStored: only in a block of version 3 with a state section
+KNOWN_COLS_V3 = KNOWN_COLS | {49}
 
 
-def parse_column_set(data):
+def parse_column_set(data, known=KNOWN_COLS):
     r = Reader(data, "set")
     cols, last = {}, -1
     while not r.done():
         cid = r.uleb()
         ln = r.uleb()
-        if cid not in KNOWN_COLS:
+        if cid not in known:
             raise ColErr("unknown column id %d" % cid)
         if cid <= last:
             raise ColErr("column ids not strictly ascending (%d after %d)" % (cid, last))
@@ -476,11 +480,44 @@ def interpret_payload(b, data, first):
             raise PNError(soff, "state section: " + e.msg)
         if q != len(raw):
             raise PNError(soff, "state section: bytes after the array")
-        b.state = parse_state(st, soff)
+        b.state = parse_state(st, soff, b.version >= STRUCTURES_VERSION, len(b.replicas), b.opUnitCount)
         b.state_off = soff
+    # version 3 with a state section: structures in the state section, column 49
+    b.v3 = b.state is not None and b.version >= STRUCTURES_VERSION
 
 
-def parse_state(st, off):
+def decode_structure(data, nrep, budget):
+    """A note body's structure (peernote(5), State section): runs (replica index, first counter,
+    length, deleted) in document order, canonical. `budget`: how many elements it may hold."""
+    r = Reader(data, "structure")
+    n = r.uleb()
+    runs, ends, total = [], {}, 0
+    for i in range(n):
+        ri = r.uleb()
+        if ri >= nrep:
+            raise ColErr("run %d: replica index %d outside the replica table" % (i, ri))
+        c = ends.get(ri, 0) + r.sleb()
+        if not 0 <= c <= 0xFFFFFFFF:
+            raise ColErr("run %d: counter outside 0 ... 2^32-1" % i)
+        packed = r.uleb()
+        ln, dl = packed >> 1, bool(packed & 1)
+        if ln == 0:
+            raise ColErr("run %d is empty" % i)
+        if total + ln > budget:
+            raise ColErr("more elements than the block's %d op units" % budget)
+        if c + ln > 1 << 32:
+            raise ColErr("run %d passes counter 2^32" % i)
+        if runs and runs[-1][0] == ri and runs[-1][1] + runs[-1][2] == c and runs[-1][3] == dl:
+            raise ColErr("run %d continues the one before it (not canonical)" % i)
+        runs.append((ri, c, ln, dl))
+        ends[ri] = c + ln
+        total += ln
+    if not r.done():
+        raise ColErr("bytes after the last run")
+    return runs, total
+
+
+def parse_state(st, off, structures=False, nrep=0, units=0):
     def bad(msg):
         raise PNError(off, "state section: " + msg)
     def isuint(x):
@@ -488,17 +525,28 @@ def parse_state(st, off):
     if not (isinstance(st, list) and len(st) == 2 and isinstance(st[0], str) and isinstance(st[1], list)):
         bad("not [title, notes]")
     notes = []
-    for n in st[1]:
-        if not (isinstance(n, list) and len(n) == 8):
-            bad("note is not an array of 8")
-        rep, ctr, title, tags, prio, created, deleted, body = n
+    fields = 9 if structures else 8
+    budget = units
+    for k, n in enumerate(st[1]):
+        if not (isinstance(n, list) and len(n) == fields):
+            bad("note is not an array of %d" % fields)
+        rep, ctr, title, tags, prio, created, deleted, body = n[:8]
         if not (isuint(rep) and isuint(ctr) and isinstance(title, str) and isinstance(tags, list)
                 and all(isinstance(t, str) for t in tags) and isuint(prio) and prio <= 2
                 and isinstance(created, int) and not isinstance(created, bool)
                 and isinstance(deleted, bool) and isinstance(body, str)):
             bad("note fields have wrong types")
+        structure = None
+        if structures:
+            if not isinstance(n[8], bytes):
+                bad("note %d's structure is not a byte string" % k)
+            try:
+                structure, count = decode_structure(n[8], nrep, budget)
+            except ColErr as e:
+                bad("note %d's structure: %s" % (k, str(e).replace("column structure: ", "")))
+            budget -= count
         notes.append(dict(rep=rep, ctr=ctr, title=title, tags=tags, prio=prio,
-                          created=created, deleted=deleted, body=body))
+                          created=created, deleted=deleted, body=body, structure=structure))
     return dict(title=st[0], notes=notes)
 
 
@@ -522,7 +570,7 @@ KIND_COLS = {
 
 def decode_columns(b):
     try:
-        cols = parse_column_set(b.columns_raw)
+        cols = parse_column_set(b.columns_raw, KNOWN_COLS_V3 if b.v3 else KNOWN_COLS)
         col = lambda i: cols.get(i, b"")
         n = b.changeCount
         if n > 8 * b.file_size + 65536:
@@ -548,10 +596,18 @@ def decode_columns(b):
             raise ColErr("more op rows than op units")
         kinds = rle_decode(col(30), R, "30 opKind")
         lengths = rle_decode(col(31), R, "31 opLength")
+        # version 3: one opOriginsStored value per insertText op; one that is false has no
+        # entries in columns 34-37 (its origins follow from its note's structure)
+        stored = bool_decode(col(49), kinds.count(4), "49 opOriginsStored") if b.v3 else None
         cnt = dict(note=0, ref1=0, ref2=0, reversed=0, value=0, preds=0, priority=0, created=0, unknown=0)
+        ins = 0
         for k in kinds:
+            skip_refs = False
+            if k == 4:
+                skip_refs = stored is not None and not stored[ins]
+                ins += 1
             for c in KIND_COLS.get(k, ["unknown"]):
-                if c != "text":
+                if c != "text" and not (skip_refs and c in ("ref1", "ref2")):
                     cnt[c] += 1
         noteRep = rle_decode(col(32), cnt["note"], "32 opNoteReplica")
         noteCtr = delta_decode(col(33), cnt["note"], "33 opNoteCounter")
@@ -597,14 +653,22 @@ def decode_columns(b):
             raise PNError(b.colbytes_off, "%s: replica index %d outside the replica table" % (what, i))
         return i
 
+    ins = 0
     for i, (k, ln) in enumerate(zip(kinds, lengths)):
         if ln < 1:
             raise PNError(b.colbytes_off, "op row %d has length 0" % i)
         if k in KIND_COLS and k not in (4, 5) and ln != 1:
             raise PNError(b.colbytes_off, "op row %d of kind %d has length %d" % (i, k, ln))
         op = dict(kind=k, length=ln)
+        derive = False
+        if k == 4:
+            derive = stored is not None and not stored[ins]
+            ins += 1
         for c in KIND_COLS.get(k, ["unknown"]):
-            if c == "note":
+            if derive and c in ("ref1", "ref2"):
+                op[c] = None   # filled in from the note's structure before the block is replayed
+                op["derive"] = True
+            elif c == "note":
                 j = cur["note"]; cur["note"] += 1
                 op["note"] = (rep_index(noteRep[j], "note"), noteCtr[j])
             elif c in ("ref1", "ref2"):
@@ -845,27 +909,101 @@ def load(path):
             by_change_id[(rep, seq)] = c
             for k in range(ln):
                 units.append((rep, ctr0 + k, lam + k, row))
-        # op rows tile units
-        u = 0
-        for i, op in enumerate(b.ops):
-            seg = units[u:u + op["length"]]
-            if len(seg) != op["length"]:
-                raise PNError(b.start, "op rows cover more units than the changes")
-            rep0, c0 = seg[0][0], seg[0][1]
-            for k, (r, c, l, row) in enumerate(seg):
-                if r != rep0 or c != c0 + k:
-                    raise PNError(b.start, "change at row %d: op row %d covers units of two replicas or non-continuing counters" % (row, i))
-            op["units"] = seg
-            u += op["length"]
-            apply_op(doc, b, op)
-        if u != len(units):
-            raise PNError(b.start, "op rows do not cover all op units")
+        if b.v3:
+            # version 3: the inserts that do not store their origins take them from their
+            # note's structure first; then the block is read as version 2
+            tile_ops(b, units, None)
+            derive_origins(b, units)
+            for op in b.ops:
+                apply_op(doc, b, op)
+        else:
+            tile_ops(b, units, lambda op: apply_op(doc, b, op))
         if b.state is not None:
             resolve_state(doc, b)
     doc.changes = changes
     doc.blocks = blocks
     doc.data = data
     return doc
+
+
+def tile_ops(b, units, each):
+    """Op rows tile the block's units (IDENTIFIERS AND DERIVED NUMBERS); `each(op)` after each."""
+    u = 0
+    for i, op in enumerate(b.ops):
+        seg = units[u:u + op["length"]]
+        if len(seg) != op["length"]:
+            raise PNError(b.start, "op rows cover more units than the changes")
+        rep0, c0 = seg[0][0], seg[0][1]
+        for k, (r, c, l, row) in enumerate(seg):
+            if r != rep0 or c != c0 + k:
+                raise PNError(b.start, "change at row %d: op row %d covers units of two replicas or non-continuing counters" % (row, i))
+        op["units"] = seg
+        op["u0"] = u          # the number of its first unit in the block: its rank
+        u += op["length"]
+        if each is not None:
+            each(op)
+    if u != len(units):
+        raise PNError(b.start, "op rows do not cover all op units")
+
+
+def nearest_earlier(ranks):
+    """For each position i: (the largest j < i with ranks[j] < ranks[i], the smallest j > i with
+    ranks[j] < ranks[i]), None where there is none. One pass with a stack (ranks distinct)."""
+    n = len(ranks)
+    left, right = [None] * n, [None] * n
+    stack = []
+    for i in range(n):
+        while stack and ranks[stack[-1]] > ranks[i]:
+            right[stack.pop()] = i
+        left[i] = stack[-1] if stack else None
+        stack.append(i)
+    return left, right
+
+
+def derive_origins(b, units):
+    """Version 3: check that the structures list exactly the block's inserted characters, each
+    in the note it was inserted into, and give each insertText op that does not store its
+    origins the ones its first unit's place in the structure gives (peernote(5), Origins
+    derived from a structure). Keeps each note's structure for resolve_state."""
+    R = b.replicas
+    index = {r: i for i, r in enumerate(R)}
+    inserted = {}   # unit id -> (rank, op, k)
+    for op in b.ops:
+        if op["kind"] != 4:
+            continue
+        for k, (r, c, l, row) in enumerate(op["units"]):
+            inserted[(r, c)] = (op["u0"] + k, op, k)
+    def bad(msg):
+        # a history error (peernote(5), DIAGNOSTICS): at the block's offset
+        raise PNError(b.start, "the state section does not match the history: " + msg)
+    seen = set()
+    b.structures = {}
+    for sn in b.state["notes"]:
+        if sn["rep"] >= len(R):
+            raise PNError(b.state_off, "state section: replica index outside the table")
+        nid = (R[sn["rep"]], sn["ctr"])
+        elems, ranks = [], []
+        for ri, c0, ln, dl in sn["structure"]:
+            for c in range(c0, c0 + ln):
+                eid = (R[ri], c)
+                got = inserted.get(eid)
+                if got is None or (R[got[1]["note"][0]], got[1]["note"][1]) != nid:
+                    bad("the structure of note %s lists %d@%s, which is not a character inserted into that note" % (note_hex(nid), c, R[ri].hex()[:8]))
+                if eid in seen:
+                    bad("the structure of note %s lists %d@%s twice" % (note_hex(nid), c, R[ri].hex()[:8]))
+                seen.add(eid)
+                elems.append((eid, dl))
+                ranks.append(got[0])
+        b.structures[nid] = elems
+        left, right = nearest_earlier(ranks)
+        for i, (eid, dl) in enumerate(elems):
+            rank, op, k = inserted[eid]
+            if k == 0 and op.get("derive"):
+                op["ref1"] = None if left[i] is None else (index[elems[left[i]][0][0]], elems[left[i]][0][1])
+                op["ref2"] = None if right[i] is None else (index[elems[right[i]][0][0]], elems[right[i]][0][1])
+    if len(seen) != len(inserted):
+        missing = next(e for e in inserted if e not in seen)
+        bad("inserted character %d@%s is in no note's structure" % (missing[1], missing[0].hex()[:8]))
 
 
 def resolve_state(doc, b):
@@ -884,6 +1022,8 @@ def resolve_state(doc, b):
             raise PNError(b.state_off, "state section lists a note twice")
         listed.add(nid)
         note = doc.notes[nid]
+        if b.v3 and [(e.id, e.deleted) for e in note.body.S] != b.structures[nid]:
+            raise PNError(b.start, "the state section does not match the history: the body of note %s is not its structure" % note_hex(nid))
         vis = sn["body"]
         vpos = 0
         for e in note.body.S:

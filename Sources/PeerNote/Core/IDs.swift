@@ -67,6 +67,11 @@ struct LocalID: Hashable, Comparable, Sendable {
 
     static let none = LocalID(agent: .max, counter: .max)
     var isNone: Bool { agent == .max }
+    /// An insert's origin that its block does not store (format version 3: it follows from the
+    /// note body's structure). Only between reading such a block's ops and building its bodies,
+    /// which replaces every one (`OpLog.buildBodies(from:)`); never equal to a real id or `none`.
+    static let unstated = LocalID(agent: .max - 1, counter: .max)
+    var isUnstated: Bool { self == .unstated }
 
     func advanced(by n: Int) -> LocalID {
         LocalID(agent: agent, counter: UInt32(truncatingIfNeeded: Int(counter) + n))

@@ -665,6 +665,14 @@ struct OpLog: Sendable {
         }
     }
 
+    /// Writes inserted characters in place: `body` gets the text's storage (positions are the
+    /// ops' `contentStart` plus an offset). Loading a block whose text is stored in document
+    /// order uses it (`buildBodies(from:fillingText:)`).
+    mutating func withInsertedTextStorage<R>(_ body: (UnsafeMutableBufferPointer<Unicode.Scalar>) -> R) -> R {
+        fingerprints.removeAll()
+        return text.withUnsafeMutableBufferPointer { body($0) }
+    }
+
     /// `a` and `b` as one op when `b` continues `a` (typing on, or deleting on in one direction):
     /// same replica, consecutive ids, and bodies that chain.
     static func merge(_ a: Op, firstID aID: LocalID, _ b: Op, firstID bID: LocalID) -> Op? {

@@ -234,8 +234,9 @@ public enum PeerNoteError: Error, Equatable, Sendable, CustomStringConvertible {
 /// Format constants shared by the encoder and the documentation.
 public enum FormatInfo {
     /// The newest format version this library reads and writes (it writes version 1 for
-    /// blocks without a state section, so that older readers still read them).
-    public static let version: UInt64 = 2
+    /// blocks without a state section, so that older readers still read them; version 3 for a
+    /// base block with one, which stores each note body's structure: peernote(5)).
+    public static let version: UInt64 = 3
 }
 
 extension String {

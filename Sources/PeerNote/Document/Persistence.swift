@@ -46,6 +46,13 @@ extension Document {
 
     /// The document as bytes. Saving records the result, so a later incremental save appends to it.
     public func save(_ mode: SaveMode = .compact) -> [UInt8] {
+        save(mode, writeStructures: true)
+    }
+
+    /// `save(mode)`; without `writeStructures`, a compact save's base block is written as format
+    /// version 2 (its state section without the bodies' structures, every insert's origins
+    /// stored), as this library wrote it before version 3: tests read such files.
+    func save(_ mode: SaveMode, writeStructures: Bool) -> [UInt8] {
         // Appending is possible only when the file's last change is in it whole: a save made
         // inside a transaction holds its change as it stood then (else: a compact save).
         // An appended block carries no payload fields a newer version wrote: when a merge brought
@@ -83,6 +90,11 @@ extension Document {
         if let (state, dead) = stateSection(replicaTable: block.replicas) {
             block.state = state
             block.deadText = dead
+            if writeStructures {
+                var blockIndex = [UInt32](repeating: .max, count: log.replicas.count)
+                for (i, r) in block.replicas.enumerated() { if let a = log.existingAgent(for: r) { blockIndex[Int(a)] = UInt32(i) } }
+                storeStructures(in: &block, order: order, blockIndex: blockIndex)
+            }
         }
         block.unknownFields = unknownFields.sorted { $0.lexicographicallyPrecedes($1) }
         let predecessors = block.predecessorCount
@@ -99,7 +111,7 @@ extension Document {
         let required = WireCodec.Limits().requiredFileSize(
             changes: changes, ops: opRows, predecessors: predecessors, dependencies: block.depRows.count,
             units: block.ops.reduce(0) { $0 + $1.length }, insertedScalars: block.text.count)
-        let version = Format.version(hasState: block.state != nil)
+        let version = Format.version(of: block)
         let bytes = BlockCodec.encode(payload: WireCodec.encodePayload(block), version: version)
         guard fileBefore + bytes.count < required else { return bytes }
         // The padding field's own key and length header only add to the size.
@@ -373,12 +385,23 @@ extension Document {
                     unknownFields.append(f)
                 }
             }
+            let structured = block.state?.storesStructures ?? false
+            // A block storing its bodies' structures: the text ops are applied to the log alone,
+            // then the bodies built from the structures.
+            replayer.state.bodiesFromStructures = structured
             if block.offset == 0 && block.changes.count + block.ops.count >= concurrentFrom {
                 try replayer.replayBase(block)
             } else {
                 try replayer.replay(block)
             }
-            if let state = block.state { try replayer.fillText(state, dead: block.deadText, block: block) }
+            replayer.state.bodiesFromStructures = false
+            if let state = block.state {
+                if structured {
+                    try replayer.buildBodies(state, dead: block.deadText, block: block)
+                } else {
+                    try replayer.fillText(state, dead: block.deadText, block: block)
+                }
+            }
             rows += block.changes.count
         }
         replayer.state.workBudget = .max
@@ -424,7 +447,7 @@ struct BlockReplayer {
     /// The log's errors come first, as they would; then the state's, named as `replay` names them.
     mutating func replayBase(_ block: WireBlock) throws(PeerNoteError) {
         precondition(log.changes.count == 0 && block.offset == 0, "a base block is replayed into an empty log")
-        let budget = state.workBudget
+        let budget = state.workBudget, bodiesFromStructures = state.bodiesFromStructures
         let genesis = genesis
         // A file the log refuses is refused at once: the state's half, which may take up to the
         // whole work budget on a hostile file, stops when told so.
@@ -434,7 +457,7 @@ struct BlockReplayer {
         // The state here, the log on the other thread: the log is a few large arrays, the
         // list many small blocks, which then stay in this thread's malloc arena.
         let (applied, logged) = Concurrently.run({ () -> DocState.BaseApplication in
-            DocState.applyBase(block, workBudget: budget, stop: { refused.isRaised })
+            DocState.applyBase(block, workBudget: budget, bodiesFromStructures: bodiesFromStructures, stop: { refused.isRaised })
         }, alongside: { () -> LogResult in
             var log = OpLog(), state = DocState()
             do throws(PeerNoteError) {
@@ -459,6 +482,7 @@ struct BlockReplayer {
             // the log instead, as `replay` does.
             var state = DocState()
             state.workBudget = budget
+            state.bodiesFromStructures = bodiesFromStructures
             do throws(ApplyFailure) { try state.applyOps(of: log, from: 0, firstChange: 0) } catch {
                 throw Self.applyError(error, block: block, firstChange: 0, log: log)
             }
@@ -479,7 +503,7 @@ struct BlockReplayer {
 
     private static func replay(_ block: WireBlock, genesis: ChangeID, log: inout OpLog, state: inout DocState, applying: Bool = true) throws(PeerNoteError) {
         let agents = block.replicas.map { log.agent(for: $0) }
-        let mapAgent: (LocalID) -> LocalID = { id in id.isNone ? id : LocalID(agent: agents[Int(id.agent)], counter: id.counter) }
+        let mapAgent: (LocalID) -> LocalID = { id in id.isNone || id.isUnstated ? id : LocalID(agent: agents[Int(id.agent)], counter: id.counter) }
         let startLV = log.lvCount
         log.reserve(changes: block.changes.count, ops: block.ops.count, text: block.text.count)
         // The block's authors and messages, interned once (changes then refer to them by index).
@@ -611,14 +635,7 @@ struct BlockReplayer {
         func fail(_ message: String) -> PeerNoteError {
             .invalidDocument(offset: block.offset, message: "the state section does not match the history: \(message)")
         }
-        let agents = block.replicas.map { log.agent(for: $0) }
-        let ids = snapshot.notes.map { LocalID(agent: agents[$0.replica], counter: $0.counter) }
-        guard Set(ids).count == ids.count, ids.count == state.noteStates.count else {
-            throw fail("it lists \(ids.count) notes, the history has \(state.noteStates.count)")
-        }
-        let expectedOrder = state.orderedNoteSlots.map { state.noteStates[$0].id }
-            + state.allNoteSlotsInOrder.filter { state.noteStates[$0].isDeleted }.map { state.noteStates[$0].id }
-        guard expectedOrder == ids else { throw fail("notes are not listed in document order") }
+        let ids = try listedNotes(snapshot, block: block, log: &log, state: state)
         var deadPos = 0
         for (k, note) in snapshot.notes.enumerated() {
             let live = note.body.scalarArray
@@ -632,20 +649,8 @@ struct BlockReplayer {
                 return source[pos ..< pos + length]
             }
             guard ok, livePos == live.count else { throw fail("note \(k)'s text does not fit its body") }
-            guard let slot = state.slot(of: ids[k]) else { throw fail("note \(k) does not exist") }
-            // In place: copying each note to compare it was a tenth of loading a notebook of many notes.
-            // A deleted note's registers may hold concurrent values: readers do not show it, and
-            // its conflicts are not listed until it is restored (writers wrote such files, and
-            // must go on reading them); the section holds the values the history shows.
-            let shown = !note.deleted
-            guard (state.noteStates[slot].title.value ?? "").hasSameScalars(as: note.title), !(shown && state.noteStates[slot].title.isConflicted),
-                  state.noteStates[slot].visibleTags.elementsEqual(note.tags, by: { $0.hasSameScalars(as: $1) }),
-                  state.noteStates[slot].priority.value ?? .normal == note.priority, !(shown && state.noteStates[slot].priority.isConflicted),
-                  state.noteStates[slot].created == note.created, state.noteStates[slot].isDeleted == note.deleted,
-                  !(shown && state.noteStates[slot].position.isConflicted) else {
-                throw fail("note \(k) differs")
-            }
         }
+        try checkRegisters(snapshot, ids: ids, block: block, state: state)
         // Each insert's characters, from its note: a note's elements in the order it integrated
         // them are its inserts' characters in op order (the block was just replayed, in op order,
         // into an empty state).
@@ -668,7 +673,162 @@ struct BlockReplayer {
         }
         guard complete, zip(used, arenas).allSatisfy({ $0 == $1.count }) else { throw fail("the inserted text does not add up") }
         guard deadPos == dead.count else { throw fail("deleted text is left over") }
-        guard (state.title.value ?? "").hasSameScalars(as: snapshot.title), !state.title.isConflicted else { throw fail("the notebook title differs") }
+    }
+
+    /// The ids of the notes a state section lists, once checked to be the history's notes, each
+    /// once, in the order the section lists them in (live notes in the order of notes, then
+    /// deleted ones).
+    private static func listedNotes(_ snapshot: WireState, block: WireBlock, log: inout OpLog, state: DocState) throws(PeerNoteError) -> [LocalID] {
+        let agents = block.replicas.map { log.agent(for: $0) }
+        let ids = snapshot.notes.map { LocalID(agent: agents[$0.replica], counter: $0.counter) }
+        guard Set(ids).count == ids.count, ids.count == state.noteStates.count else {
+            throw Self.snapshotMismatch(block, "it lists \(ids.count) notes, the history has \(state.noteStates.count)")
+        }
+        let expectedOrder = state.orderedNoteSlots.map { state.noteStates[$0].id }
+            + state.allNoteSlotsInOrder.filter { state.noteStates[$0].isDeleted }.map { state.noteStates[$0].id }
+        guard expectedOrder == ids else { throw Self.snapshotMismatch(block, "notes are not listed in document order") }
+        return ids
+    }
+
+    /// Checks each listed note's title, tags, priority, creation time and deleted flag, and the
+    /// notebook's title, against the history's.
+    private static func checkRegisters(_ snapshot: WireState, ids: [LocalID], block: WireBlock, state: DocState) throws(PeerNoteError) {
+        for (k, note) in snapshot.notes.enumerated() {
+            guard let slot = state.slot(of: ids[k]) else { throw Self.snapshotMismatch(block, "note \(k) does not exist") }
+            // In place: copying each note to compare it was a tenth of loading a notebook of many notes.
+            // A deleted note's registers may hold concurrent values: readers do not show it, and
+            // its conflicts are not listed until it is restored (writers wrote such files, and
+            // must go on reading them); the section holds the values the history shows.
+            let shown = !note.deleted
+            guard (state.noteStates[slot].title.value ?? "").hasSameScalars(as: note.title), !(shown && state.noteStates[slot].title.isConflicted),
+                  state.noteStates[slot].visibleTags.elementsEqual(note.tags, by: { $0.hasSameScalars(as: $1) }),
+                  state.noteStates[slot].priority.value ?? .normal == note.priority, !(shown && state.noteStates[slot].priority.isConflicted),
+                  state.noteStates[slot].created == note.created, state.noteStates[slot].isDeleted == note.deleted,
+                  !(shown && state.noteStates[slot].position.isConflicted) else {
+                throw Self.snapshotMismatch(block, "note \(k) differs")
+            }
+        }
+        guard (state.title.value ?? "").hasSameScalars(as: snapshot.title), !state.title.isConflicted else {
+            throw Self.snapshotMismatch(block, "the notebook title differs")
+        }
+    }
+
+    private static func snapshotMismatch(_ block: WireBlock, _ message: String) -> PeerNoteError {
+        .invalidDocument(offset: block.offset, message: "the state section does not match the history: \(message)")
+    }
+
+    /// For a block whose state section stores each note body's structure (format version 3),
+    /// right after `replay(block)` with `bodiesFromStructures`: builds every body from its
+    /// structure, with the characters of the section's bodies and the deleted text, once the
+    /// structures are checked against the history (`OpLog.buildBodies(from:fillingText:)`), which
+    /// gives the inserts that do not store their origins the ones the structures give. Where
+    /// some insert stores its origins (two copies inserted at one place concurrently), the bodies
+    /// are instead replayed with all the origins, and must come out as the structures state. Then
+    /// the section's other items are checked, as `fillText` checks them.
+    mutating func buildBodies(_ snapshot: WireState, dead: [Unicode.Scalar], block: WireBlock) throws(PeerNoteError) {
+        try Self.buildBodies(snapshot, dead: dead, block: block, log: &log, state: &state)
+    }
+
+    /// `buildBodies` on a given log and state.
+    static func buildBodies(_ snapshot: WireState, dead: [Unicode.Scalar], block: WireBlock, log: inout OpLog, state: inout DocState) throws(PeerNoteError) {
+        func fail(_ message: String) -> PeerNoteError { snapshotMismatch(block, message) }
+        let ids = try listedNotes(snapshot, block: block, log: &log, state: state)
+        let agents = block.replicas.map { log.agent(for: $0) }
+        // Each body's elements in list order: visible ones from the section's body, deleted ones
+        // from the deleted text.
+        var stored: [StoredBody] = []
+        stored.reserveCapacity(ids.count)
+        var deadPos = 0
+        for (k, note) in snapshot.notes.enumerated() {
+            let runs = note.structure ?? []
+            let live = note.body.scalarArray
+            var livePos = 0
+            var elements: [Unicode.Scalar] = []
+            elements.reserveCapacity(live.count)
+            var structure: [StructureRun] = []
+            structure.reserveCapacity(runs.count)
+            for run in runs {
+                structure.append(StructureRun(id: LocalID(agent: agents[run.replica], counter: run.counter), length: run.length, deleted: run.deleted))
+                if run.deleted {
+                    guard run.length <= dead.count - deadPos else { throw fail("the deleted text is shorter than the structures' tombstones") }
+                    elements.append(contentsOf: dead[deadPos ..< deadPos + run.length])
+                    deadPos += run.length
+                } else {
+                    guard run.length <= live.count - livePos else { throw fail("note \(k)'s text does not fit its body") }
+                    elements.append(contentsOf: live[livePos ..< livePos + run.length])
+                    livePos += run.length
+                }
+            }
+            guard livePos == live.count else { throw fail("note \(k)'s text does not fit its body") }
+            stored.append(StoredBody(note: ids[k], runs: structure, elements: elements))
+        }
+        guard deadPos == dead.count else { throw fail("deleted text is left over") }
+        // The inserts that store their origins (found before the build gives every insert the
+        // structure's).
+        var stated: [(op: Int, left: LocalID, right: LocalID)] = []
+        for (i, op) in log.ops.enumerated() {
+            if case .insertText(_, let left, let right, _) = op.body, !left.isUnstated { stated.append((i, left, right)) }
+        }
+        let bodies: [ListCRDT<Unicode.Scalar>]
+        switch log.buildBodies(from: stored, fillingText: true) {
+        case .success(let built): bodies = built
+        case .failure(let problem): throw fail(problem.message)
+        }
+        if stated.isEmpty {
+            for (k, body) in bodies.enumerated() {
+                do throws(ApplyError) { try state.setBody(body, of: ids[k]) } catch { throw fail("note \(k) does not exist") }
+            }
+        } else {
+            // Replayed with the stored origins where there are some, the structures' elsewhere.
+            log.setInsertOrigins(stated)
+            var replayed = DocState()
+            replayed.workBudget = state.workBudget
+            do throws(ApplyFailure) { try replayed.applyOps(of: log, from: 0, firstChange: 0) } catch {
+                throw applyError(error, block: block, firstChange: 0, log: log)
+            }
+            for (k, body) in bodies.enumerated() {
+                guard let slot = replayed.slot(of: ids[k]) else { throw fail("note \(k) does not exist") }
+                guard replayed.noteStates[slot].body.totalCount == body.totalCount, Self.sameElements(replayed.noteStates[slot].body, body) else {
+                    throw fail("note \(k)'s structure is not the order its history gives")
+                }
+            }
+            state = replayed
+        }
+        if let problem = derivedOriginProblem(log) { throw fail(problem) }
+        try checkRegisters(snapshot, ids: ids, block: block, state: state)
+    }
+
+    /// Whether two lists hold the same elements (ids and tombstones) in the same order.
+    private static func sameElements(_ a: ListCRDT<Unicode.Scalar>, _ b: ListCRDT<Unicode.Scalar>) -> Bool {
+        var x: [(LocalID, Int, Bool)] = [], y: [(LocalID, Int, Bool)] = []
+        func add(_ out: inout [(LocalID, Int, Bool)], _ id: LocalID, _ length: Int, _ deleted: Bool) {
+            if let last = out.last, last.0.agent == id.agent, last.2 == deleted, Int(last.0.counter) + last.1 == Int(id.counter) {
+                out[out.count - 1].1 += length
+            } else {
+                out.append((id, length, deleted))
+            }
+        }
+        a.forEachRun { id, length, deleted, _ in add(&x, id, length, deleted) }
+        b.forEachRun { id, length, deleted, _ in add(&y, id, length, deleted) }
+        return x.count == y.count && zip(x, y).allSatisfy { $0.0 == $1.0 && $0.1 == $1.1 && $0.2 == $1.2 }
+    }
+
+    /// The first insert whose origins are not earlier than it (by Lamport timestamp), as a
+    /// stored reference must be (`problem`): an origin the structure gives is checked as one
+    /// the block stores.
+    private static func derivedOriginProblem(_ log: OpLog) -> String? {
+        var ci = 0
+        for op in log.ops {
+            guard case .insertText(_, let left, let right, _) = op.body else { continue }
+            ci = log.changeIndex(containingLV: op.lv, from: ci)
+            let me = log.localID(ofLV: op.lv, change: ci)
+            let c = log.changes[ci]
+            let lamport = c.lamport + UInt64(op.lv - c.lvStart)
+            if let bad = problem(left, me, lamport, log) ?? problem(right, me, lamport, log) {
+                return "an insert (\(name(me, log))) has an origin the structure gives, \(bad)"
+            }
+        }
+        return nil
     }
 
     /// The first op id `body` refers to that is not strictly earlier (by Lamport timestamp)
@@ -709,8 +869,9 @@ struct BlockReplayer {
 
     /// Why reference `r` may not appear in the op whose first unit is `me` (Lamport `myLamport`), if it may not.
     private static func problem(_ r: LocalID, _ me: LocalID, _ myLamport: UInt64, _ log: OpLog) -> String? {
-        // Earlier ops of the same replica always come first (checked per change above).
-        if r.isNone || (r.agent == me.agent && r.counter < me.counter) { return nil }
+        // Earlier ops of the same replica always come first (checked per change above). An origin
+        // a block leaves out is checked once the structure gives it (`checkDerivedOrigins`).
+        if r.isNone || r.isUnstated || (r.agent == me.agent && r.counter < me.counter) { return nil }
         guard let l = log.lamport(of: r) else { return "\(name(r, log)), which does not exist" }
         guard l < myLamport else { return "\(name(r, log)), which is not in its history" }
         return nil

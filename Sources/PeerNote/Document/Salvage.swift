@@ -705,10 +705,12 @@ private struct Salvager {
         doc.unknownFields = base.unknownFields
         var newRow: [Int: Int] = [:]   // original row → row in the recovered document
         for (bi, t) in trusted.enumerated() {
-            let block = t.block
+            // A block that leaves origins out (format version 3) gets them from its structures
+            // first: replaying it change by change needs them.
+            let block = t.block.statingDerivedOrigins()
             if bi > 0 { for f in block.unknownFields where !doc.unknownFields.contains(f) { doc.unknownFields.append(f) } }
             let agents = block.replicas.map { doc.log.agent(for: $0) }
-            let mapAgent: (LocalID) -> LocalID = { id in id.isNone ? id : LocalID(agent: agents[Int(id.agent)], counter: id.counter) }
+            let mapAgent: (LocalID) -> LocalID = { id in id.isNone || id.isUnstated ? id : LocalID(agent: agents[Int(id.agent)], counter: id.counter) }
             var opIndex = 0
             var used = 0
             var opFirstID = LocalID.none

@@ -54,6 +54,10 @@ struct DocState: Sendable {
     var order = ListCRDT<LocalID>()
     /// Scan steps list integration may still take (set while loading a file; see `Document.load`).
     var workBudget = Int.max
+    /// While a block that stores its bodies' structures is read (format version 3): text ops only
+    /// check that their note exists, and the bodies are built from the structures afterwards
+    /// (`setBody(_:of:)`).
+    var bodiesFromStructures = false
     /// Counts the delete and restore ops applied, so that a cached lookup of a live note
     /// (`DocumentCore.target`) knows when to look at the note again.
     private(set) var deletionEpoch = 0
@@ -95,12 +99,14 @@ struct DocState: Sendable {
             }
         case .insertText(let n, let left, let right, let start):
             let i = try index(of: n)
+            if bodiesFromStructures { return }
             try Self.lift { () throws(ListError) in
                 try noteStates[i].body.integrate(id: id, originLeft: left, originRight: right,
                                                    elements: text[start ..< start + op.length], budget: &workBudget, replicaLess: { replicas[Int($0)] < replicas[Int($1)] })
             }
         case .deleteText(let n, let target, let reversed):
             let i = try index(of: n)
+            if bodiesFromStructures { return }
             try Self.lift { () throws(ListError) in
                 try noteStates[i].body.delete(target: target, length: op.length, reversed: reversed)
             }
@@ -125,6 +131,12 @@ struct DocState: Sendable {
         guard let i = noteSlots[n] else { throw .unknownNote(n) }
         lastNote = (n, i)
         return i
+    }
+
+    /// Puts `body` in place of note `n`'s body (built from its structure: `bodiesFromStructures`).
+    mutating func setBody(_ body: ListCRDT<Unicode.Scalar>, of n: LocalID) throws(ApplyError) {
+        let i = try index(of: n)
+        noteStates[i].body = body
     }
 
     /// Rewrites the elements of note `n`'s body in list order (see `ListCRDT.rewriteContent`);
@@ -261,7 +273,7 @@ extension DocState {
     /// `inconsistent`, and the log's checks, run on the same block, report it.
     /// `stop` is asked now and then (it is true once the caller no longer needs the result):
     /// then this gives up, saying `inconsistent`.
-    static func applyBase(_ block: WireBlock, workBudget: Int, stop: () -> Bool = { false }) -> BaseApplication {
+    static func applyBase(_ block: WireBlock, workBudget: Int, bodiesFromStructures: Bool = false, stop: () -> Bool = { false }) -> BaseApplication {
         // Plain loops over locals, a run of changes at a time: no closures or nested functions
         // capture the mutable state, which would make every access to it a dynamic exclusivity
         // check (20 M instructions on copy A of the benchmark).
@@ -298,6 +310,7 @@ extension DocState {
         // unit, and its first unit's position in the block (`unit`).
         var state = DocState()
         state.workBudget = workBudget
+        state.bodiesFromStructures = bodiesFromStructures
         var agent = 0, counter = 0, unit = 0
         var counterNext = [Int](repeating: 0, count: replicaCount)
         var next = 0, nextUnit = 0   // the next op and its first unit's position

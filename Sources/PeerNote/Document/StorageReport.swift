@@ -65,11 +65,21 @@ extension Document {
         return t.isEmpty ? 0 : Deflate.compress(t).count
     }
 
-    /// The compressed size of a block's history: its columns without text, titles, tags and strings.
+    /// The compressed size of a block's history: its columns without text, titles, tags and
+    /// strings, and the bodies' structures when its state section stores them.
     private static func historySize(_ block: WireBlock) -> Int {
         var stripped = block
         stripped.text = []
-        stripped.state = nil
+        // A state section storing the structures stays (its inserts leave origins out of the
+        // columns), without text: only the columns are measured, and the structures apart.
+        var structureBytes = 0
+        if let state = block.state, state.storesStructures {
+            var bytes: [UInt8] = []
+            for n in state.notes { StructureCodec.encode(n.structure ?? [], into: &bytes) }
+            structureBytes = Deflate.compress(bytes[...]).count
+        } else {
+            stripped.state = nil
+        }
         stripped.deadText = []
         stripped.ops = block.ops.map { op in
             var o = op
@@ -84,7 +94,7 @@ extension Document {
             return o
         }
         stripped.changes.setAuthorsAndMessages(to: 0)
-        return historyColumnsSize(stripped)
+        return historyColumnsSize(stripped) + structureBytes
     }
 
     private static func historyColumnsSize(_ block: WireBlock) -> Int {

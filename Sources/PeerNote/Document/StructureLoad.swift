@@ -25,7 +25,14 @@ extension OpLog {
     /// One walk does it, in local-version order: the ops, the structures' runs cut where the
     /// change table cuts them (one sort of their starts), and the deletes' targets joined where
     /// they overlap (one sort more), each compared a span at a time, not element by element.
-    mutating func buildBodies(from stored: [StoredBody]) -> Result<[ListCRDT<Unicode.Scalar>], StructureProblem> {
+    ///
+    /// The characters of each insert are the elements the structure lists for its units: with
+    /// `fillingText`, they are written into the log's text (a reader's log holds placeholders
+    /// there until now). An insert whose units the structure lists apart, with an element of a
+    /// smaller rank between two of them, is refused: an op's units follow each other (each one's
+    /// left origin is the one before it), which the origins derived from such a structure would
+    /// contradict.
+    mutating func buildBodies(from stored: [StoredBody], fillingText: Bool = false) -> Result<[ListCRDT<Unicode.Scalar>], StructureProblem> {
         func fail(_ message: String) -> Result<[ListCRDT<Unicode.Scalar>], StructureProblem> { .failure(StructureProblem(message: message)) }
         let units = lvCount
         // Local versions are sorted as 32-bit numbers.
@@ -71,7 +78,8 @@ extension OpLog {
                         let take = min(remaining, count)
                         let to = base + e
                         for t in 0 ..< take { to[t] = lv &+ t }
-                        spans.append(ListedSpan(lv: lv, length: take, element: e, run: runIndex, body: Int32(k), deleted: run.deleted))
+                        spans.append(ListedSpan(lv: lv, length: take, element: e, run: runIndex, body: Int32(k), deleted: run.deleted,
+                                                startsRun: remaining == run.length))
                         e += take
                         remaining -= take
                         counter &+= UInt32(take)
@@ -127,7 +135,7 @@ extension OpLog {
         // The walk. `current` is the listed span being matched (its part from `pos` on); the
         // targets before `ti` and `targets[ti]` up to `tpos` are matched.
         var si = 0
-        var current = ListedSpan(lv: 0, length: 0, element: 0, run: 0, body: -1, deleted: false)
+        var current = ListedSpan(lv: 0, length: 0, element: 0, run: 0, body: -1, deleted: false, startsRun: false)
         var pos = 0, end = 0
         @inline(__always) func nextSpan() {
             if si < spanOrder.count {
@@ -146,13 +154,19 @@ extension OpLog {
         // the structure run holding it.
         var firsts: [(op: Int, body: Int32, element: Int, run: Int)] = []
         firsts.reserveCapacity(ops.count)
+        // The structure runs that start inside an insert (after its first unit): their first
+        // element's derived left origin must be the unit before it.
+        var inside: [(body: Int32, element: Int, run: Int)] = []
+        // Where each chunk's characters go in the log's text (with `fillingText`).
+        var textChunks: [(text: Int, body: Int32, element: Int, length: Int)] = []
+        if fillingText { textChunks.reserveCapacity(spans.count + ops.count / 4 + 16) }
         var inserts = 0
         let walkProblem: String? = ops.withUnsafeBufferPointer { ops in
             var notes = notes
             for i in ops.indices {
                 let opStart = ops[i].lv, opEnd = opStart + ops[i].length
                 if pos == end { nextSpan() }
-                guard case .insertText(let note, _, _, _) = ops[i].body else {
+                guard case .insertText(let note, _, _, let textStart) = ops[i].body else {
                     guard pos >= opEnd else { return "the structure of note \(name(stored[Int(current.body)].note)) lists an element that is not an insert into it" }
                     continue
                 }
@@ -164,8 +178,14 @@ extension OpLog {
                     guard pos <= at else { return "an insert into note \(name(note)) is missing from its structure" }
                     guard pos == at else { return "the structure of note \(name(stored[Int(current.body)].note)) lists an element twice" }
                     guard current.body == k else { return "the structure of note \(name(stored[Int(current.body)].note)) lists an element that is not an insert into it" }
-                    if at == opStart { firsts.append((i, k, current.element + (pos - current.lv), current.run)) }
+                    let element = current.element + (pos - current.lv)
+                    if at == opStart {
+                        firsts.append((i, k, element, current.run))
+                    } else if current.startsRun && pos == current.lv {
+                        inside.append((k, element, current.run))
+                    }
                     let chunkEnd = min(end, opEnd)
+                    if fillingText { textChunks.append((textStart + at - opStart, k, element, chunkEnd - at)) }
                     // The targets wholly before this chunk must all have been matched.
                     while ti < targets.count && targets[ti].end <= at {
                         guard tpos >= targets[ti].end else { return "a delete in note \(name(stored[Int(targets[ti].body)].note)) targets an element of another note" }
@@ -218,6 +238,24 @@ extension OpLog {
             let run = list[at]
             origins.append((op, run.originLeft(at: element - run.contentStart), run.originRight))
         }
+        for (k, element, r) in inside {
+            let (list, firstOf) = runs[Int(k)]
+            var at = firstOf[r]
+            while at + 1 < list.count && list[at + 1].contentStart <= element { at += 1 }
+            let run = stored[Int(k)].runs[r]
+            guard run.id.counter > 0, list[at].originLeft(at: element - list[at].contentStart) == run.id.advanced(by: -1) else {
+                return fail("the structure of note \(name(stored[Int(k)].note)) lists the characters of one insert apart")
+            }
+        }
+        if fillingText {
+            withInsertedTextStorage { text in
+                for (start, k, element, length) in textChunks {
+                    stored[Int(k)].elements.withUnsafeBufferPointer { elements in
+                        for t in 0 ..< length { text[start + t] = elements[element + t] }
+                    }
+                }
+            }
+        }
         var bodies: [ListCRDT<Unicode.Scalar>] = []
         bodies.reserveCapacity(stored.count)
         for (list, body) in zip(runs, stored) { bodies.append(ListCRDT(tree: ListTree(runs: list.runs, content: body.elements))) }
@@ -252,6 +290,8 @@ private struct ListedSpan {
     var run: Int
     var body: Int32
     var deleted: Bool
+    /// Whether the span starts its structure run (else it continues the span before it there).
+    var startsRun: Bool
 }
 
 /// A note's structure by the note's id, the last one found kept at hand (ops come in runs on one

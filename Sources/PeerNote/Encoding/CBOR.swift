@@ -324,6 +324,8 @@ enum CBORToken {
     }
     var textValue: String? { if case .text(let s) = self { s } else { nil } }
     var boolValue: Bool? { if case .bool(let b) = self { b } else { nil } }
+    /// A byte string's bytes (a slice of the bytes read, indexed as they are).
+    var bytesValue: ArraySlice<UInt8>? { if case .bytes(let b) = self { b } else { nil } }
     /// An array's element count.
     var arrayCount: Int? { if case .array(let n) = self { n } else { nil } }
 }

@@ -11,9 +11,16 @@ enum Format {
     static let magic: [UInt8] = [0xD9, 0xD9, 0xF7, 0xDA, 0x70, 0x6E, 0x6F, 0x74]
     /// The newest format version this library reads and writes; files with a larger version are refused.
     static let version: UInt64 = FormatInfo.version
-    /// The version a block is written with: 2 when it has a state section (readers of version 1
-    /// would take its text column, which then holds only deleted text, for all inserted text), else 1.
-    static func version(hasState: Bool) -> UInt64 { hasState ? 2 : 1 }
+    /// The version a block is written with: 3 when it has a state section that stores each note
+    /// body's structure (and column 49 says which inserts store their origins), 2 when it has one
+    /// without (readers of version 1 would take its text column, which then holds only deleted
+    /// text, for all inserted text), else 1.
+    static func version(of block: WireBlock) -> UInt64 {
+        guard let state = block.state else { return 1 }
+        return state.storesStructures ? 3 : 2
+    }
+    /// The first version whose state section stores each note body's structure.
+    static let structuresVersion: UInt64 = 3
     /// Upper bound on a block's inflated column bytes, relative to its compressed size
     /// (plus a constant), so a small file can never demand a large allocation.
     static let maxInflateRatio = 1_100
@@ -85,4 +92,8 @@ enum ColumnID: UInt64, CaseIterable {
 
     case opPayloadLength = 47    // uint RLE: bytes of an unknown op kind's CBOR payload
     case opPayload = 48          // raw bytes
+    /// Version 3, with a state section: one value per insertText op, in op order. True when the
+    /// op's origins are stored in columns 34-37; false when they follow from its note's
+    /// structure (then it has no entries there).
+    case opOriginsStored = 49    // bool
 }

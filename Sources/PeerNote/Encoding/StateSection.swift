@@ -17,6 +17,9 @@ struct WireNoteState: Sendable, Equatable {
     var created: Int64
     var deleted: Bool
     var body: String
+    /// The body's structure (format version 3): its elements in list order, tombstones
+    /// included, as canonical runs (`StructureCodec`); nil in a version 2 section.
+    var structure: [WireStructureRun]?
 }
 
 /// A block's state section (block field 12): what readers see after the block's changes,
@@ -31,6 +34,10 @@ struct WireState: Sendable, Equatable {
     var title: String
     var notes: [WireNoteState]
 
+    /// Whether the notes' entries hold their bodies' structures (format version 3). A section
+    /// stores them for every note or for none.
+    var storesStructures: Bool { notes.first?.structure != nil }
+
     /// Visible characters in all bodies: how many inserted characters the text column lacks.
     var liveScalarCount: Int {
         var total = 0
@@ -40,7 +47,9 @@ struct WireState: Sendable, Equatable {
 }
 
 /// Encodes and decodes the state section: a deflated CBOR array
-/// `[title, [[replica, counter, title, [tags], priority, created, deleted, body], ...]]`.
+/// `[title, [[replica, counter, title, [tags], priority, created, deleted, body], ...]]`, each
+/// note's entry with a ninth item in format version 3: its body's structure, a byte string
+/// (`StructureCodec`).
 enum StateCodec {
     /// The section's uncompressed CBOR.
     static func encode(_ state: WireState) -> [UInt8] {
@@ -48,8 +57,9 @@ enum StateCodec {
         e.arrayHeader(2)
         e.text(state.title)
         e.arrayHeader(state.notes.count)
+        var structure: [UInt8] = []
         for n in state.notes {
-            e.arrayHeader(8)
+            e.arrayHeader(n.structure == nil ? 8 : 9)
             e.unsigned(UInt64(n.replica))
             e.unsigned(UInt64(n.counter))
             e.text(n.title)
@@ -59,6 +69,11 @@ enum StateCodec {
             e.int(n.created)
             e.bool(n.deleted)
             e.text(n.body)
+            if let runs = n.structure {
+                structure.removeAll(keepingCapacity: true)
+                StructureCodec.encode(runs, into: &structure)
+                e.bytes(structure)
+            }
         }
         return e.bytes
     }
@@ -67,8 +82,10 @@ enum StateCodec {
     struct ReadError: Error { var message: String }
 
     /// Reads the uncompressed section (`replicas` entries in the block's table), head by head
-    /// (a notebook of many notes has a dozen items a note).
-    static func decode(_ bytes: [UInt8], replicas: Int) throws(ReadError) -> WireState {
+    /// (a notebook of many notes has a dozen items a note). With `structures` (a version 3
+    /// block), each entry has nine items, its structure holding at most `maxElements` elements
+    /// with the others' (the block's op units); else eight.
+    static func decode(_ bytes: [UInt8], replicas: Int, structures: Bool = false, maxElements: Int = 0) throws(ReadError) -> WireState {
         var reader = CBORReader(bytes)
         func next() throws(ReadError) -> CBORToken {
             do throws(CBORDecodeError) { return try reader.next().token } catch {
@@ -80,8 +97,10 @@ enum StateCodec {
         }
         var notes: [WireNoteState] = []
         notes.reserveCapacity(count)   // at most one a byte: the reader checked the count against them
+        let fields = structures ? 9 : 8
+        var elementsLeft = maxElements
         for k in 0 ..< count {
-            guard try next().arrayCount == 8 else { throw ReadError(message: "state section: note \(k) is not an array of 8 fields") }
+            guard try next().arrayCount == fields else { throw ReadError(message: "state section: note \(k) is not an array of \(fields) fields") }
             guard let r = try next().uint, r < UInt64(replicas) else { throw ReadError(message: "state section: note \(k) names a replica outside the block's table") }
             guard let c = try next().uint, c < UInt64(UInt32.max) else { throw ReadError(message: "state section: note \(k) has an invalid counter") }
             guard let t = try next().textValue else { throw ReadError(message: "state section: note \(k) has no title text") }
@@ -98,8 +117,19 @@ enum StateCodec {
             guard let created = try next().int, created.magnitude <= WireCodec.maxTime.magnitude else { throw ReadError(message: "state section: note \(k) has an invalid creation time") }
             guard let deleted = try next().boolValue else { throw ReadError(message: "state section: note \(k) has no deleted flag") }
             guard let body = try next().textValue else { throw ReadError(message: "state section: note \(k) has no body text") }
+            var structure: [WireStructureRun]?
+            if structures {
+                guard let encoded = try next().bytesValue else { throw ReadError(message: "state section: note \(k) has no structure (a byte string)") }
+                do throws(FormatError) {
+                    let runs = try StructureCodec.decode(encoded, replicaCount: replicas, maxElements: elementsLeft, base: encoded.startIndex)
+                    elementsLeft -= runs.reduce(0) { $0 + $1.length }
+                    structure = runs
+                } catch {
+                    throw ReadError(message: "state section: note \(k)'s \(error.message)" + (error.offset.map { " (at byte \($0) of the inflated section)" } ?? ""))
+                }
+            }
             notes.append(WireNoteState(replica: Int(r), counter: UInt32(c), title: t, tags: tags, priority: p,
-                                       created: created, deleted: deleted, body: body))
+                                       created: created, deleted: deleted, body: body, structure: structure))
         }
         guard reader.offset == bytes.count else { throw ReadError(message: "state section: extra bytes after its array") }
         return WireState(title: title, notes: notes)

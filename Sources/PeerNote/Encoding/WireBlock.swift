@@ -420,7 +420,9 @@ enum WireCodec {
         var r1R = UIntColumnEncoder(), r1C = DeltaColumnEncoder(), r2R = UIntColumnEncoder(), r2C = DeltaColumnEncoder()
         var reversed = BoolColumnEncoder(), valueLen = UIntColumnEncoder(), predCount = UIntColumnEncoder()
         var predR = UIntColumnEncoder(), predC = DeltaColumnEncoder(), priority = UIntColumnEncoder(), created = DeltaColumnEncoder()
-        var payloadLen = UIntColumnEncoder()
+        var payloadLen = UIntColumnEncoder(), originsStored = BoolColumnEncoder()
+        // Version 3: an insert whose origins follow from its note's structure stores none.
+        let structures = block.state?.storesStructures ?? false
         var values: [UInt8] = [], text: [UInt8] = [], payloads: [UInt8] = []
         func note(_ n: LocalID) { noteR.append(UInt64(n.agent)); noteC.append(Int64(n.counter)) }
         func ref(_ id: LocalID, _ r: inout UIntColumnEncoder, _ c: inout DeltaColumnEncoder) {
@@ -439,7 +441,11 @@ enum WireCodec {
             case .createNote(let l, let r, let c): ref(l, &r1R, &r1C); ref(r, &r2R, &r2C); created.append(c)
             case .setNoteTitle(let n, let v, let p): note(n); value(v); preds(p)
             case .insertText(let n, let l, let r, let s):
-                note(n); ref(l, &r1R, &r1C); ref(r, &r2R, &r2C)
+                note(n)
+                let stated = !(l.isUnstated && r.isUnstated)
+                precondition(stated || structures, "only a block storing its structures leaves origins out")
+                if structures { originsStored.append(stated) }
+                if stated { ref(l, &r1R, &r1C); ref(r, &r2R, &r2C) }
                 if block.state == nil { for scalar in block.text[s ..< s + op.length] { UTF8.encode(scalar) { text.append($0) } } }
             case .deleteText(let n, let t, let rev): note(n); ref(t, &r1R, &r1C); reversed.append(rev)
             case .addTag(let n, let t): note(n); value(t)
@@ -458,6 +464,7 @@ enum WireCodec {
         cols[.opPredCount] = predCount.finish(); cols[.opPredReplica] = predR.finish(); cols[.opPredCounter] = predC.finish()
         cols[.opPriority] = priority.finish(); cols[.opCreated] = created.finish(); cols[.opText] = text
         cols[.opPayloadLength] = payloadLen.finish(); cols[.opPayload] = payloads
+        if structures { cols[.opOriginsStored] = originsStored.finish() }
         if block.state != nil {
             text.removeAll()
             for scalar in block.deadText { UTF8.encode(scalar) { text.append($0) } }

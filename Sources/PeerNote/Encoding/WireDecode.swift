@@ -131,13 +131,17 @@ extension WireCodec {
               let idItem = fields[.documentID], let reps = fields[.replicas] else { return nil }
         let id = try documentID(idItem, base: base)
         let replicas = try replicaTable(reps, base: base)
-        guard let state = try stateSection(fields, kind: .base, replicas: replicas.count, base: base) else { return nil }
+        let units = fields[.opUnitCount]?.uint ?? 0
+        guard let state = try stateSection(fields, kind: .base, replicas: replicas.count, version: raw.version,
+                                           maxElements: Int(min(units, UInt64(Int32.max))), base: base) else { return nil }
         return (id, replicas, state)
     }
 
     /// The state section of a block (nil when it has none), inflated and decoded. Only a base
     /// block may have one, with its inflated size beside it.
-    static func stateSection(_ fields: [BlockKey: CBORItem], kind: BlockKind, replicas: Int, base: Int) throws(FormatError) -> WireState? {
+    /// From version 3 on, each note's entry holds its body's structure, whose elements may not
+    /// outnumber `maxElements` (the block's op units).
+    static func stateSection(_ fields: [BlockKey: CBORItem], kind: BlockKind, replicas: Int, version: UInt64, maxElements: Int, base: Int) throws(FormatError) -> WireState? {
         guard let item = fields[.state] else {
             if let size = fields[.stateSize] { throw FormatError(offset: base + size.offset, message: "block has a state size (field 13) but no state section (field 12)") }
             return nil
@@ -155,7 +159,9 @@ extension WireCodec {
             throw FormatError(offset: sectionBase, message: "compressed state section is damaged: \(error.message)")
         }
         guard bytes.count == Int(size) else { throw FormatError(offset: sectionBase, message: "state section inflates to \(bytes.count) bytes, block says \(size)") }
-        do throws(StateCodec.ReadError) { return try StateCodec.decode(bytes, replicas: replicas) } catch {
+        do throws(StateCodec.ReadError) {
+            return try StateCodec.decode(bytes, replicas: replicas, structures: version >= Format.structuresVersion, maxElements: maxElements)
+        } catch {
             throw FormatError(offset: sectionBase, message: error.message)
         }
     }
@@ -237,7 +243,8 @@ extension WireCodec {
             FormatError(offset: base + (fields[.opUnitCount]?.offset ?? 0), message: "block claims \(unitCount) op units, more than a \(fileSize)-byte file can hold (at most \(limit) here)")
         }
         guard unitCount <= unitsBase + 2 * size else { throw unitsRefused(unitsBase + 2 * size) }
-        block.state = try stateSection(fields, kind: kind, replicas: block.replicas.count, base: base)
+        block.state = try stateSection(fields, kind: kind, replicas: block.replicas.count, version: raw.version,
+                                       maxElements: Int(min(unitCount, UInt64(Int32.max))), base: base)
         let columnBase = base + colItem.end - compressed.count
         let columnBytes: [UInt8]
         do { columnBytes = try Deflate.decompress(compressed, maxOutput: Int(size)) } catch {
@@ -251,7 +258,7 @@ extension WireCodec {
         let liveScalars = block.state?.liveScalarCount
         do throws(ColumnReadError) {
             predecessors = try decodeColumns(columnBytes, into: &block, strings: strings, changeCount: Int(changeCount), unitCount: Int(unitCount),
-                                             liveScalars: liveScalars,
+                                             liveScalars: liveScalars, structures: block.state?.storesStructures ?? false,
                                              maxRows: Int(maxRows), maxOps: Int(maxRows) - min(totals.ops, Int(maxRows)),
                                              maxPredecessors: Int(maxRows) - min(totals.predecessors, Int(maxRows)), fileSize: fileSize)
         } catch {
@@ -273,11 +280,13 @@ extension WireCodec {
 
     /// Decodes the columns into `block` and returns the number of predecessors its ops list.
     /// `maxOps` and `maxPredecessors` are what the file's budget leaves for this block.
+    /// With `structures` (a version 3 block whose state section stores the bodies' structures),
+    /// column 49 says which insertText ops store their origins; the others get `LocalID.unstated`.
     private static func decodeColumns(_ bytes: [UInt8], into block: inout WireBlock, strings: [String], changeCount: Int, unitCount: Int, liveScalars: Int?,
-                                      maxRows: Int, maxOps: Int, maxPredecessors: Int, fileSize: Int) throws(ColumnReadError) -> Int {
+                                      structures: Bool, maxRows: Int, maxOps: Int, maxPredecessors: Int, fileSize: Int) throws(ColumnReadError) -> Int {
         let set: [UInt64: ColumnSlice]
         do { set = try ColumnSet.decode(bytes, base: 0) } catch { throw ColumnReadError(message: "column layout: \(error.message)") }
-        for key in set.keys where ColumnID(rawValue: key) == nil {
+        for key in set.keys where ColumnID(rawValue: key) == nil || (key == ColumnID.opOriginsStored.rawValue && !structures) {
             throw ColumnReadError(message: "unknown column \(key) (written by a newer version?)")
         }
         func col(_ id: ColumnID) -> ColumnSlice { set[id.rawValue] ?? ColumnSlice(bytes: [], base: 0) }
@@ -509,6 +518,13 @@ extension WireCodec {
         let rows = kinds.count
         let lengths = try uints(.opLength, rows)
         var noteRows = 0, ref1Rows = 0, ref2Rows = 0, revRows = 0, valueRows = 0, predRows = 0, prioRows = 0, createdRows = 0, payloadRows = 0
+        // Which insertText ops store their origins (all of them before version 3).
+        var insertRows = 0
+        for k in kinds where k == OpKind.insertText.rawValue { insertRows += 1 }
+        let originsStored = structures ? try bools(.opOriginsStored, insertRows) : []
+        var storedInserts = 0
+        for stored in originsStored where stored { storedInserts += 1 }
+        if structures { ref1Rows -= insertRows - storedInserts; ref2Rows -= insertRows - storedInserts }
         for k in kinds {
             switch OpKind(rawValue: k) {
             case .setNotebookTitle: valueRows += 1; predRows += 1
@@ -584,7 +600,7 @@ extension WireCodec {
             for _ in 0 ..< k { out.append(try id(predR[ppos], predC[ppos], "overwritten value")); ppos += 1 }
             return out
         }
-        var lv = 0
+        var lv = 0, insertIndex = 0
         block.ops.reserveCapacity(rows)
         for row in 0 ..< rows {
             let len = Int(lengths[row])
@@ -598,7 +614,10 @@ extension WireCodec {
                 body = .createNote(originLeft: l, originRight: r, created: created[ci]); ci += 1
             case .setNoteTitle: let n = try note(); body = .setNoteTitle(note: n, try value(), preds: try preds())
             case .insertText:
-                let n = try note(), l = try ref1(), r = try ref2()
+                let n = try note()
+                let stated = !structures || originsStored[insertIndex]
+                insertIndex += 1
+                let l = stated ? try ref1() : LocalID.unstated, r = stated ? try ref2() : LocalID.unstated
                 guard textPos + len <= text.count else {
                     if liveScalars != nil { throw ColumnReadError(message: "the state section and the text column hold \(text.count) characters, fewer than the ops insert") }
                     throw ColumnReadError(message: "op \(row): inserted text runs past the text column")
