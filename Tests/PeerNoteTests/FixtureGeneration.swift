@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import PeerNote
+@_spi(Diagnostics) @testable import PeerNote
 
 /// Why a fixture could not be built.
 struct FixtureBuildError: Error, CustomStringConvertible {
@@ -244,8 +244,10 @@ enum FixtureFactory {
 
     // MARK: Damaged documents
 
-    /// A block envelope around `payload`: `55799(0x706E6F74([version, payload, crc]))`.
-    static func envelope(version: UInt64 = FormatInfo.version, payload: [UInt8], crc: UInt32? = nil) -> [UInt8] {
+    /// A block envelope around `payload`: `55799(0x706E6F74([version, payload, crc]))`. The
+    /// version defaults to the one writers give a base block with a state section (2; the
+    /// damaged files are `meeting.peernote`'s block, damaged).
+    static func envelope(version: UInt64 = 2, payload: [UInt8], crc: UInt32? = nil) -> [UInt8] {
         var e = CBOREncoder()
         e.tag(Format.selfDescribeTag)
         e.tag(Format.blockTag)
@@ -337,8 +339,8 @@ enum FixtureFactory {
         var files: [String: [UInt8]] = [:]
         let meeting = try meeting()
         files["meeting.peernote"] = meeting
-        // The same file as writers before format version 3 wrote it.
-        files["meeting-v2.peernote"] = try Document.load(meeting).save(.compact, writeStructures: false)
+        // The same document in format version 3, which readers read and writers do not write yet.
+        files["meeting-v3.peernote"] = try Document.load(meeting).save(.compact, writeStructures: true)
         files["meeting-appended.peernote"] = try meetingAppended(meeting)
         let pair = try meetingPair(meeting)
         files["meeting-alice.peernote"] = pair.alice

@@ -191,9 +191,9 @@ struct PersistenceTests {
     @Test("A newer format version is refused with a clear message")
     func newerVersion() throws {
         var bytes = try sampleDocument().save()
-        // [version, ...] follows the 8 magic bytes and the array head (version 3: it has text, so a
-        // state section with the bodies' structures).
-        #expect(bytes[8] == 0x83 && bytes[9] == 0x03)
+        // [version, ...] follows the 8 magic bytes and the array head (version 2: it has text, so a
+        // state section).
+        #expect(bytes[8] == 0x83 && bytes[9] == 0x02)
         bytes[9] = 0x04
         #expect(throws: PeerNoteError.unsupportedVersion(4)) { try Document.load(bytes) }
     }

@@ -608,9 +608,11 @@ def scen_version3():
     run_both("craft-v3-no-state", build(reps, strs, ch, ops, version=3), expect="accept")
     run_both("craft-v3-no-state-col49", build(reps, strs, ch, ops, version=3,
              origins_stored=[True] * sum(1 for o in ops if o["kind"] == 4)), expect="refuse")
-    # a compact save by the tools writes version 3, storing exactly the exception's origins
+    # a compact save by the tools, asked to write version 3 (PEERNOTE_WRITE_FORMAT=3; they write
+    # version 2 by default), stores exactly the exception's origins
     src = os.path.join(mutate.OUT, "craft-v3-exception-v1source.peernote")
-    c = subprocess.run([mutate.BIN + "pnmerge", "compact", src], capture_output=True, text=True)
+    c = subprocess.run([mutate.BIN + "pnmerge", "compact", src], capture_output=True, text=True,
+                       env=dict(os.environ, PEERNOTE_WRITE_FORMAT="3"))
     run_both("craft-v3-exception-compacted", open(src, "rb").read(), expect="accept")
     if c.returncode == 0:
         check_v3_file("craft-v3-exception-compacted", 1)

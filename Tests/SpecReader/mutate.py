@@ -309,15 +309,17 @@ def more():
     bs = pnread.parse_blocks(ap)
     run_both("two-blocks-only", ap[:bs[1].end])
     run_both("blocks-0-2", ap[:bs[1].start] + ap[bs[2].start:])
-    # version 3 (peernote(5): the state section's structures, column 49). meeting-v2.peernote
+    # version 3 (peernote(5): the state section's structures, column 49). meeting.peernote
     # is version 2: labelled 3, its 8-item entries are refused.
-    mt = open(FX + "meeting-v2.peernote", "rb").read()
-    run_both("meeting-v2-as-v3", rebuild(mt, 0, lambda e: e, version=3), expect="refuse")
-    # a version 3 file written by the tools: a compact save of the version 2 fixture
+    mt = open(FX + "meeting.peernote", "rb").read()
+    run_both("meeting-as-v3", rebuild(mt, 0, lambda e: e, version=3), expect="refuse")
+    # a version 3 file written by the tools (asked to: PEERNOTE_WRITE_FORMAT=3): a compact save
+    # of the version 2 fixture
     os.makedirs(OUT, exist_ok=True)
     p = os.path.join(OUT, "meeting-compacted.peernote")
     open(p, "wb").write(mt)
-    c = subprocess.run([BIN + "pnmerge", "compact", p], capture_output=True, text=True)
+    c = subprocess.run([BIN + "pnmerge", "compact", p], capture_output=True, text=True,
+                       env=dict(os.environ, PEERNOTE_WRITE_FORMAT="3"))
     v3 = open(p, "rb").read()
     versions = [b.version for b in pnread.parse_blocks(v3)] if c.returncode == 0 else None
     print("%s %-28s compact rc=%d, versions %s (expected [3])" % ("  " if versions == [3] else "!!", "meeting-compacted", c.returncode, versions))
