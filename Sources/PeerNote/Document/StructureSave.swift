@@ -30,18 +30,28 @@ extension Document {
             section.notes[k].structure = runs.map { WireStructureRun(replica: Int($0.id.agent), counter: $0.id.counter, length: $0.length, deleted: $0.deleted) }
             structures.append(runs)
         }
-        let rows = order.map { ci in (replica: Int(blockIndex[Int(log.changes.agent(ci))]), counter: Int(log.changes.counterStart(ci)), length: log.changes.length(ci)) }
+        // The rows, those that continue the row before (typing: one change a keystroke) joined.
+        // A stretch of the order that counts up within one run of the change table is one row.
+        var rows: [(replica: Int, counter: Int, length: Int)] = []
+        var k = 0
+        while k < order.count {
+            let ci = order[k]
+            let j = order.consecutiveEnd(after: k, below: log.changes.runEnd(of: ci))
+            let last = order[j - 1]
+            DerivedBlockOrigins.append(replica: Int(blockIndex[Int(log.changes.agent(ci))]), counter: Int(log.changes.counterStart(ci)),
+                                       length: log.changes.lvEnd(last) - log.changes.lvStart(ci), to: &rows)
+            k = j
+        }
         let derived = DerivedBlockOrigins(rows: rows, replicaCount: block.replicas.count, ops: block.ops)
         guard let origins = derived.firstUnitOrigins(structures: structures, skippingUnmatched: false) else { return }
-        var stored = block
+        block.state = nil   // (not a second reference to the section while it is replaced)
         for (k, left, right) in origins {
-            guard case .insertText(let note, let l, let r, let start) = stored.ops[k].body else { continue }
+            guard case .insertText(let note, let l, let r, let start) = block.ops[k].body else { continue }
             if l == left && r == right {
-                stored.ops[k].body = .insertText(note: note, originLeft: .unstated, originRight: .unstated, contentStart: start)
+                block.ops[k].body = .insertText(note: note, originLeft: .unstated, originRight: .unstated, contentStart: start)
             }
         }
-        stored.state = section
-        block = stored
+        block.state = section
     }
 }
 
@@ -54,10 +64,9 @@ extension WireBlock {
         guard let section = state, section.storesStructures, offset == 0 else { return self }
         var counters = [Int](repeating: 0, count: replicas.count)
         var rows: [(replica: Int, counter: Int, length: Int)] = []
-        rows.reserveCapacity(changes.count)
         for c in changes {
             guard c.replica >= 0 && c.replica < replicas.count else { return self }
-            rows.append((c.replica, counters[c.replica], c.length))
+            DerivedBlockOrigins.append(replica: c.replica, counter: counters[c.replica], length: c.length, to: &rows)
             counters[c.replica] += c.length
         }
         let structures = section.notes.map { note in
@@ -84,8 +93,20 @@ struct DerivedBlockOrigins {
     /// Per replica, the first unit of each of its insert ops, in counter order.
     private var insertFirsts: [[(counter: Int, op: Int)]]
 
-    /// `rows` are the block's changes in row order; `ops` its ops (`lv` the position of an op's
-    /// first unit in the block).
+    /// Appends a row (a change: its replica, first counter and length) to `rows`, joined to the
+    /// last one when it continues it (the same replica, the next counter): the rows a block's
+    /// units follow, fewer of them.
+    static func append(replica: Int, counter: Int, length: Int, to rows: inout [(replica: Int, counter: Int, length: Int)]) {
+        if let last = rows.last, last.replica == replica, last.counter + last.length == counter {
+            rows[rows.count - 1].length += length
+        } else {
+            rows.append((replica, counter, length))
+        }
+    }
+
+    /// `rows` are the block's changes in row order (or runs of them that continue each other:
+    /// `append(replica:counter:length:to:)`); `ops` its ops (`lv` the position of an op's first
+    /// unit in the block).
     init(rows: [(replica: Int, counter: Int, length: Int)], replicaCount: Int, ops: [Op]) {
         replicaRows = Array(repeating: [], count: replicaCount)
         var starts: [(replica: Int, counter: Int, unit: Int)] = []
