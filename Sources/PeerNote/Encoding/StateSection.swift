@@ -85,7 +85,10 @@ enum StateCodec {
     /// (a notebook of many notes has a dozen items a note). With `structures` (a version 3
     /// block), each entry has nine items, its structure holding at most `maxElements` elements
     /// with the others' (the block's op units); else eight.
-    static func decode(_ bytes: [UInt8], replicas: Int, structures: Bool = false, maxElements: Int = 0) throws(ReadError) -> WireState {
+    /// Without `readingStructures`, the structures are only checked to be byte strings, and
+    /// given as empty (what reading the notebook alone needs).
+    static func decode(_ bytes: [UInt8], replicas: Int, structures: Bool = false, maxElements: Int = 0,
+                       readingStructures: Bool = true) throws(ReadError) -> WireState {
         var reader = CBORReader(bytes)
         func next() throws(ReadError) -> CBORToken {
             do throws(CBORDecodeError) { return try reader.next().token } catch {
@@ -120,12 +123,16 @@ enum StateCodec {
             var structure: [WireStructureRun]?
             if structures {
                 guard let encoded = try next().bytesValue else { throw ReadError(message: "state section: note \(k) has no structure (a byte string)") }
-                do throws(FormatError) {
-                    let runs = try StructureCodec.decode(encoded, replicaCount: replicas, maxElements: elementsLeft, base: encoded.startIndex)
-                    elementsLeft -= runs.reduce(0) { $0 + $1.length }
-                    structure = runs
-                } catch {
-                    throw ReadError(message: "state section: note \(k)'s \(error.message)" + (error.offset.map { " (at byte \($0) of the inflated section)" } ?? ""))
+                if !readingStructures {
+                    structure = []
+                } else {
+                    do throws(FormatError) {
+                        let runs = try StructureCodec.decode(encoded, replicaCount: replicas, maxElements: elementsLeft, base: encoded.startIndex)
+                        elementsLeft -= runs.reduce(0) { $0 + $1.length }
+                        structure = runs
+                    } catch {
+                        throw ReadError(message: "state section: note \(k)'s \(error.message)" + (error.offset.map { " (at byte \($0) of the inflated section)" } ?? ""))
+                    }
                 }
             }
             notes.append(WireNoteState(replica: Int(r), counter: UInt32(c), title: t, tags: tags, priority: p,

@@ -133,7 +133,7 @@ extension WireCodec {
         let replicas = try replicaTable(reps, base: base)
         let units = fields[.opUnitCount]?.uint ?? 0
         guard let state = try stateSection(fields, kind: .base, replicas: replicas.count, version: raw.version,
-                                           maxElements: Int(min(units, UInt64(Int32.max))), base: base) else { return nil }
+                                           maxElements: Int(min(units, UInt64(Int32.max))), readingStructures: false, base: base) else { return nil }
         return (id, replicas, state)
     }
 
@@ -141,7 +141,9 @@ extension WireCodec {
     /// block may have one, with its inflated size beside it.
     /// From version 3 on, each note's entry holds its body's structure, whose elements may not
     /// outnumber `maxElements` (the block's op units).
-    static func stateSection(_ fields: [BlockKey: CBORItem], kind: BlockKind, replicas: Int, version: UInt64, maxElements: Int, base: Int) throws(FormatError) -> WireState? {
+    /// (Without `readingStructures`, they are left undecoded: `StateCodec.decode`.)
+    static func stateSection(_ fields: [BlockKey: CBORItem], kind: BlockKind, replicas: Int, version: UInt64, maxElements: Int,
+                             readingStructures: Bool = true, base: Int) throws(FormatError) -> WireState? {
         guard let item = fields[.state] else {
             if let size = fields[.stateSize] { throw FormatError(offset: base + size.offset, message: "block has a state size (field 13) but no state section (field 12)") }
             return nil
@@ -160,7 +162,8 @@ extension WireCodec {
         }
         guard bytes.count == Int(size) else { throw FormatError(offset: sectionBase, message: "state section inflates to \(bytes.count) bytes, block says \(size)") }
         do throws(StateCodec.ReadError) {
-            return try StateCodec.decode(bytes, replicas: replicas, structures: version >= Format.structuresVersion, maxElements: maxElements)
+            return try StateCodec.decode(bytes, replicas: replicas, structures: version >= Format.structuresVersion, maxElements: maxElements,
+                                         readingStructures: readingStructures)
         } catch {
             throw FormatError(offset: sectionBase, message: error.message)
         }
