@@ -136,6 +136,20 @@ struct FormatVersion3Tests {
         #expect(loaded.save(.compact, writeStructures: true) == bytes)
     }
 
+    @Test("Where an insert stores its origins, the bodies replayed with them must come out as the structures state")
+    func exceptionOrderChecked() throws {
+        let doc = try Self.concurrentAtOnePlace()
+        let (_, block) = try StateSectionTests.onlyBlock(doc.save(.compact, writeStructures: true))
+        let runs = try #require(block.state?.notes[0].structure)
+        // "a", then the two concurrent inserts, then "b": the two swapped, and their characters.
+        try #require(runs.count == 4 && runs.allSatisfy { $0.length == 1 && !$0.deleted })
+        var b = block
+        b.state?.notes[0].structure = [runs[0], runs[2], runs[1], runs[3]]
+        let body = Array(doc.notes[0].body.unicodeScalars)
+        b.state?.notes[0].body = String(String.UnicodeScalarView([body[0], body[2], body[1], body[3]]))
+        Self.expectRefused(Self.file(b), "is not the order its history gives")
+    }
+
     @Test("Random histories of several copies: every compact save reads back as its version 2 file does", arguments: 0 ..< 12)
     func randomized(seed: UInt64) throws {
         // (Inserts made concurrently at one place, which store their origins, are among them:
