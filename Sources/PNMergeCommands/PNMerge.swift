@@ -34,7 +34,7 @@ public struct PNMerge: ParsableCommand {
         EXIT STATUS
         \(exitStatusTable)
         """,
-        version: "pnmerge \(version) (.peernote format version \(FormatInfo.version))",
+        version: "pnmerge \(version) (.peernote format: \(FormatInfo.summary))",
         subcommands: [Merge.self, Validate.self, Inspect.self, Show.self, Log.self, Diff.self,
                       Sync.self, Compact.self, GitDriver.self, Textconv.self, GitSetup.self, Salvage.self]
     )

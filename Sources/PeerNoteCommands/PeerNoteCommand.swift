@@ -22,7 +22,7 @@ public struct PeerNoteCLI: ParsableCommand {
             names no note or several), 65 invalid or damaged input, 66 missing or unreadable input \
             (or a failed editor), 73 output file exists, 74 I/O error while writing.
             """,
-        version: "peernote 0.1.0 (format version \(FormatInfo.version))",
+        version: "peernote 0.1.0 (.peernote format: \(FormatInfo.summary))",
         subcommands: [New.self, Add.self, Edit.self, Remove.self, Restore.self, Move.self,
                       Title.self, List.self, Export.self, Import.self]
     )

@@ -514,7 +514,7 @@ struct CommandTests {
         let help = pnmerge(["log", "--help"])
         #expect(help.status == 0 && help.err.isEmpty && help.out.contains("USAGE: pnmerge log <file>"))
         let version = pnmerge(["--version"])
-        #expect(version.status == 0 && version.out == "pnmerge \(PNMerge.version) (.peernote format version \(FormatInfo.version))\n")
+        #expect(version.status == 0 && version.out == "pnmerge \(PNMerge.version) (.peernote format: reads versions 1-\(FormatInfo.version), writes \(FormatInfo.writtenVersion))\n")
     }
 
     @Test("Shell completion scripts are generated", arguments: ["bash", "zsh", "fish"])
