@@ -52,9 +52,9 @@ extension Document {
     /// Whether compact saves write format version 3 (each note body's structure in the state
     /// section, the origins it implies left out): not yet by default. This library reads version
     /// 3 so that copies of it in use can read such files once writers write them; writing it
-    /// waits until it makes saving and loading faster, which it does not yet (Benchmarks/README.md,
-    /// "Format version 3"). The environment variable `PEERNOTE_WRITE_FORMAT=3` turns it on, for
-    /// the spec check, the benchmarks and anyone trying it.
+    /// waits until it makes saving and loading faster, which it does not yet (docs/FORMAT-V3.md,
+    /// "Session 33: measured as files"). The environment variable `PEERNOTE_WRITE_FORMAT=3` turns
+    /// it on, for the spec check, the benchmarks and anyone trying it.
     static let writesStructures = ProcessInfo.processInfo.environment["PEERNOTE_WRITE_FORMAT"] == "3"
 
     /// `save(mode)`; with `writeStructures`, a compact save's base block with a state section is
