@@ -116,6 +116,16 @@ struct FormatVersion3Tests {
         #expect(stored > 0, "concurrent inserts at one place among five histories")
     }
 
+    @Test("The storage report of a version 3 file counts its structures as history (its inserts leave origins out)")
+    func storageReport() throws {
+        let doc = try Self.document(seed: 9)
+        let v3 = doc.save(.compact, writeStructures: true), v2 = doc.save(.compact, writeStructures: false)
+        let r3 = try Document.storageReport(v3), r2 = try Document.storageReport(v2)
+        #expect(r3.formatVersion == 3 && r2.formatVersion == 2)
+        #expect(r3.fileSize == v3.count && r3.textBytes == r2.textBytes)
+        #expect(r3.historyBytes > 0 && r3.historyBytes + r3.textBytes <= r3.fileSize + 64)
+    }
+
     @Test("Loading on two threads (a large base block) gives what one thread gives")
     func concurrentLoad() throws {
         let doc = try Self.document(seed: 7)
