@@ -355,6 +355,13 @@ struct ChangeTable: RandomAccessCollection, Sendable {
         return l >= 0 && meta == lastMeta && runs[l].agent == agent && runs[l].time == time
     }
 
+    /// Whether `appendContinuing` would append changes by `agent` with `meta` at `time`,
+    /// holding `units` op units in all (they join the last run, whose offsets stay 32-bit).
+    func canAppendContinuing(agent: UInt32, meta: Meta, time: Int64, units: Int) -> Bool {
+        let l = runs.count - 1
+        return l >= 0 && meta == lastMeta && runs[l].agent == agent && runs[l].time == time && runs[l].length + units <= Int(UInt32.max)
+    }
+
     /// Appends `lengths.count` changes, holding `lengths` op units each, as `appendContinuing`
     /// would one by one (each on top of the one before, the first on top of the last change),
     /// with their units. False, changing nothing, when they do not join the last run.

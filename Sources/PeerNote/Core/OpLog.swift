@@ -471,18 +471,32 @@ struct OpLog: Sendable {
     /// continues `a` (as `merge` decides), without copying `a`; false, changing nothing, otherwise.
     static func extend(_ a: inout Op, firstID aID: LocalID, with body: OpBody, length: Int, firstID bID: LocalID) -> Bool {
         guard aID.agent == bID.agent, Int(aID.counter) + a.length == Int(bID.counter) else { return false }
-        switch (a.body, body) {
-        case let (.insertText(n1, _, r1, s1), .insertText(n2, l2, r2, s2)):
-            guard n1 == n2, r1 == r2, s2 == s1 + a.length, l2 == bID.advanced(by: -1) else { return false }
+        // Each body matched on its own: a switch over the pair built a tuple, copying both
+        // bodies (retaining their payloads) on every call, which loading makes once an op.
+        switch body {
+        case let .insertText(n2, l2, r2, s2):
+            guard case let .insertText(n1, _, r1, s1) = a.body, n1 == n2, r1 == r2, s2 == s1 + a.length, l2 == bID.advanced(by: -1) else { return false }
             a.length += length
             return true
-        case (.deleteText, .deleteText):
-            guard let merged = merge(a, firstID: aID, Op(lv: a.lv + a.length, length: length, body: body), firstID: bID) else { return false }
-            a = merged
+        case let .deleteText(n2, t2, rev2):
+            guard case let .deleteText(n1, t1, rev1) = a.body, n1 == n2,
+                  let reversed = continuedDelete(target: t1, reversed: rev1, length: a.length, by: t2, reversed: rev2, length: length) else { return false }
+            if reversed != rev1 { a.body = .deleteText(note: n1, target: t1, reversed: reversed) }
+            a.length += length
             return true
         default:
             return false
         }
+    }
+
+    /// Whether a delete of `bLength` units from `t2` continues one of `aLength` units from `t1`
+    /// (the rule `merge` states), and if so whether the joined delete runs backwards.
+    @inline(__always)
+    private static func continuedDelete(target t1: LocalID, reversed rev1: Bool, length aLength: Int,
+                                        by t2: LocalID, reversed rev2: Bool, length bLength: Int) -> Bool? {
+        if !rev1 && (!rev2 || bLength == 1) && t2 == t1.advanced(by: aLength) { return false }
+        if (rev1 || aLength == 1) && (rev2 || bLength == 1) && t2 == t1.advanced(by: -aLength) && Int(t1.counter) >= aLength { return true }
+        return nil
     }
 
     /// Extends the last op by `length` units of `scalars`, in the open change, when it is an
@@ -525,15 +539,22 @@ struct OpLog: Sendable {
     mutating func appendDeletingChanges<L: Collection>(agent: UInt32, time: Int64, author: UInt32, message: UInt32, lengths: L,
                                                       total: Int, body: OpBody) -> Bool where L.Element: BinaryInteger {
         let index = changes.count
+        let meta = ChangeTable.Meta(author: author, message: message, extra: 0)
         guard case .deleteText = body, total > 0, !lengths.isEmpty, index > 0, changes.agent(index - 1) == agent,
               let last = ops.indices.last, ops[last].lv + ops[last].length == lvCount,
-              changes.counterEnd(index - 1) + total < Int(UInt32.max) else { return false }
-        var extended = ops[last]
-        guard Self.extend(&extended, firstID: lastOpFirstID, with: body, length: total, firstID: nextID),
-              changes.appendContinuing(agent: agent, meta: ChangeTable.Meta(author: author, message: message, extra: 0), time: time, lengths: lengths)
-        else { return false }
+              changes.counterEnd(index - 1) + total < Int(UInt32.max),
+              changes.canAppendContinuing(agent: agent, meta: meta, time: time, units: total) else { return false }
+        // The op is extended in place (a copy of it, extended and stored back, cost three copies
+        // of its body a call); the changes are appended after, where they are known to join.
+        guard case let .deleteText(note, target, reversed) = ops[last].body else { return false }
+        let length = ops[last].length
+        guard Self.extend(&ops[last], firstID: lastOpFirstID, with: body, length: total, firstID: nextID) else { return false }
+        guard changes.appendContinuing(agent: agent, meta: meta, time: time, lengths: lengths) else {
+            // Not expected (`total` is what `lengths` add up to): the op is put back as it was.
+            ops[last] = Op(lv: ops[last].lv, length: length, body: .deleteText(note: note, target: target, reversed: reversed))
+            return false
+        }
         replaceHead(index - 1, with: changes.count - 1)
-        ops[last] = extended
         return true
     }
 
@@ -684,14 +705,8 @@ struct OpLog: Sendable {
             guard n1 == n2, r1 == r2, s2 == s1 + a.length, l2 == bID.advanced(by: -1) else { return nil }
             return Op(lv: a.lv, length: a.length + b.length, body: a.body)
         case let (.deleteText(n1, t1, rev1), .deleteText(n2, t2, rev2)):
-            guard n1 == n2 else { return nil }
-            if !rev1 && (!rev2 || b.length == 1) && t2 == t1.advanced(by: a.length) {
-                return Op(lv: a.lv, length: a.length + b.length, body: .deleteText(note: n1, target: t1, reversed: false))
-            }
-            if (rev1 || a.length == 1) && (rev2 || b.length == 1) && t2 == t1.advanced(by: -a.length) && Int(t1.counter) >= a.length {
-                return Op(lv: a.lv, length: a.length + b.length, body: .deleteText(note: n1, target: t1, reversed: true))
-            }
-            return nil
+            guard n1 == n2, let reversed = continuedDelete(target: t1, reversed: rev1, length: a.length, by: t2, reversed: rev2, length: b.length) else { return nil }
+            return Op(lv: a.lv, length: a.length + b.length, body: .deleteText(note: n1, target: t1, reversed: reversed))
         default:
             return nil
         }

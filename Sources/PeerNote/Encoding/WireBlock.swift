@@ -234,24 +234,26 @@ extension WireBlock {
     /// identically. Static, so that a caller passes the block's arrays, never a copy of the block.
     static func piece(of op: Op, text: [Unicode.Scalar], used: Int, take: Int, firstID: LocalID,
                       mapAgent: (LocalID) -> LocalID) throws(PieceError) -> Piece {
-        var body = op.body.mapIDs(mapAgent)
-        var scalars: ArraySlice<Unicode.Scalar> = []
-        switch body {
+        // Text ops, nearly all of a file's, have their ids mapped here, as `mapIDs` would map
+        // them, without building the mapped body first and matching it again.
+        switch op.body {
         case .insertText(let n, let l, let r, let s):
-            scalars = text[s + used ..< s + used + take]
             // Unit k's left origin is unit k - 1 of the same op.
-            body = .insertText(note: n, originLeft: used == 0 ? l : firstID.advanced(by: used - 1), originRight: r, contentStart: 0)
+            let body = OpBody.insertText(note: mapAgent(n), originLeft: used == 0 ? mapAgent(l) : firstID.advanced(by: used - 1),
+                                         originRight: mapAgent(r), contentStart: 0)
+            return Piece(body: body, scalars: text[s + used ..< s + used + take])
         case .deleteText(let n, let t, let rev):
             if rev && Int(t.counter) - used - (take - 1) < 0 { throw PieceError(message: "a delete counts down past the first element") }
             // A one-unit delete has no direction: always `reversed: false` (one canonical form).
-            body = .deleteText(note: n, target: t.advanced(by: rev ? -used : used), reversed: rev && take > 1)
+            let body = OpBody.deleteText(note: mapAgent(n), target: mapAgent(t).advanced(by: rev ? -used : used), reversed: rev && take > 1)
+            return Piece(body: body, scalars: [])
         case .unknown:
             // Units of an unknown op cannot be split meaningfully; keep it whole.
             guard used == 0 && take == op.length else { throw PieceError(message: "an op of unknown kind \(op.body.kind) spans two changes") }
+            return Piece(body: op.body.mapIDs(mapAgent), scalars: [])
         default:
-            break
+            return Piece(body: op.body.mapIDs(mapAgent), scalars: [])
         }
-        return Piece(body: body, scalars: scalars)
     }
 }
 
