@@ -276,7 +276,8 @@ extension DocState {
     static func applyBase(_ block: WireBlock, workBudget: Int, bodiesFromStructures: Bool = false, stop: () -> Bool = { false }) -> BaseApplication {
         // Plain loops over locals, a run of changes at a time: no closures or nested functions
         // capture the mutable state, which would make every access to it a dynamic exclusivity
-        // check (20 M instructions on copy A of the benchmark).
+        // check (20 M instructions on copy A of the benchmark; the one nested function below
+        // captures constants only).
         let changes = block.changes, ops = block.ops, text = block.text, replicas = block.replicas, depRows = block.depRows
         let n = changes.count, runCount = changes.runCount, lengths = changes.lengthColumn
         let opCount = ops.count, replicaCount = replicas.count, textCount = text.count
@@ -284,83 +285,109 @@ extension DocState {
         // First pass: each change's Lamport timestamp (its first unit's): for the first of a run,
         // one more than the largest last timestamp of its dependencies; for a later one, right
         // after the change before. In 32 bits (4 bytes a change): a base block's are at most its
-        // unit count + 1.
+        // unit count + 1. Also where each run's units start in the block (`runUnits`).
+        // Over buffers, the state kept in locals of the closure (a captured variable is checked
+        // for exclusive access at run time on every use).
         var lamports = [UInt32](repeating: 0, count: n)
-        var units = 0
-        for r in 0 ..< runCount {
-            let (range, c) = changes.run(r)
-            guard c.depStart >= 0, c.depStart + c.depCount <= depRows.count else { return .inconsistent }
-            var lamport: UInt32 = 1
-            for k in c.depStart ..< c.depStart + c.depCount {
-                let d = Int(depRows[k])
-                guard d >= 0 && d < range.lowerBound else { return .inconsistent }
-                lamport = Swift.max(lamport, lamports[d] &+ lengths[d])
+        var runUnits = [Int](repeating: 0, count: runCount + 1)
+        let firstPassOK = lamports.withUnsafeMutableBufferPointer { lp in
+            runUnits.withUnsafeMutableBufferPointer { ru in
+                lengths.withUnsafeBufferPointer { len in
+                    depRows.withUnsafeBufferPointer { deps -> Bool in
+                        guard len.count == n else { return false }
+                        var units = 0
+                        for r in 0 ..< runCount {
+                            let (range, c) = changes.run(r)
+                            guard c.depStart >= 0, c.depStart + c.depCount <= deps.count else { return false }
+                            var lamport: UInt32 = 1
+                            for k in c.depStart ..< c.depStart + c.depCount {
+                                let d = Int(deps[k])
+                                guard d >= 0 && d < range.lowerBound else { return false }
+                                lamport = Swift.max(lamport, lp[d] &+ len[d])
+                            }
+                            var zero = false
+                            for i in range {
+                                let l = len[i]
+                                lp[i] = lamport
+                                lamport = lamport &+ l
+                                units += Int(l)
+                                zero = zero || l == 0
+                            }
+                            guard !zero, units < Int(UInt32.max) - 1 else { return false }
+                            ru[r + 1] = units
+                        }
+                        return true
+                    }
+                }
             }
-            for i in range {
-                lamports[i] = lamport
-                lamport = lamport &+ lengths[i]
-                units += Int(lengths[i])
-            }
-            guard units < Int(UInt32.max) - 1 else { return .inconsistent }
         }
-        // Second pass: the ops in order, each at its first unit, in the change holding that unit.
+        guard firstPassOK else { return .inconsistent }
+        let runStarts = runUnits
+        // Second pass: the ops in order, each at its first unit, a run of changes at a time: in
+        // a run, a unit's counter and Lamport timestamp are the run's first ones plus its place
+        // in the run (its changes follow each other), so no change is visited on its own. The
+        // change holding an op's first unit is looked for only to name it in an error.
         // Consecutive ops that continue each other are applied as one, as the log joins them
         // (`OpLog.merge`), so that the lists do the same work and meet the same errors.
-        // Where a change starts: its replica (`agent`, the run's), the counter of its first
-        // unit, and its first unit's position in the block (`unit`).
         var state = DocState()
         state.workBudget = workBudget
         state.bodiesFromStructures = bodiesFromStructures
-        var agent = 0, counter = 0, unit = 0
         var counterNext = [Int](repeating: 0, count: replicaCount)
         var next = 0, nextUnit = 0   // the next op and its first unit's position
-        // The op waiting to be applied (ops that continue it join it first).
+        // The op waiting to be applied (ops that continue it join it first), and where its first
+        // unit lies: the run and the position in the block.
         var pending: Op?
-        var pendingChange = 0, pendingID = LocalID.none, pendingLamport: UInt64 = 0
+        var pendingRun = 0, pendingUnit = 0, pendingID = LocalID.none, pendingLamport: UInt64 = 0
+        /// The change holding unit `unit` of the block, in run `r`.
+        func change(holding unit: Int, inRun r: Int) -> Int {
+            let range = changes.run(r).changes
+            var u = runStarts[r]
+            for i in range {
+                u += Int(lengths[i])
+                if unit < u { return i }
+            }
+            return range.upperBound - 1
+        }
         for r in 0 ..< runCount {
             let (range, c) = changes.run(r)
             guard c.replica >= 0 && c.replica < replicaCount else { return .inconsistent }
-            if r > 0 { counterNext[agent] = counter }
-            agent = c.replica
-            counter = counterNext[agent]
-            for i in range {
-                let length = Int(lengths[i])
-                guard length > 0 && counter + length < Int(UInt32.max) else { return .inconsistent }
-                let unitEnd = unit + length
-                while next < opCount && nextUnit < unitEnd {
-                    if next & 63 == 0 && stop() { return .inconsistent }
-                    let op = ops[next]
-                    guard op.length > 0, nextUnit >= unit else { return .inconsistent }
-                    if case .insertText(_, _, _, let s) = op.body, s < 0 || s + op.length > textCount { return .inconsistent }
-                    let offset = nextUnit - unit
-                    let id = LocalID(agent: UInt32(agent), counter: UInt32(counter + offset))
-                    if let p = pending, let joined = OpLog.merge(p, firstID: pendingID, op, firstID: id) {
-                        pending = joined
-                    } else {
-                        if let p = pending {
-                            do throws(ApplyError) {
-                                try state.apply(p, id: pendingID, lamport: pendingLamport, replicas: replicas, text: text)
-                            } catch {
-                                return .failed(ApplyFailure(error: error, change: pendingChange))
-                            }
+            let runStart = runStarts[r], runEnd = runStarts[r + 1]
+            let counterStart = counterNext[c.replica]
+            guard counterStart + (runEnd - runStart) < Int(UInt32.max) else { return .inconsistent }
+            counterNext[c.replica] = counterStart + (runEnd - runStart)
+            let lamportStart = UInt64(lamports[range.lowerBound])
+            while next < opCount && nextUnit < runEnd {
+                if next & 63 == 0 && stop() { return .inconsistent }
+                let op = ops[next]
+                guard op.length > 0 else { return .inconsistent }
+                if case .insertText(_, _, _, let s) = op.body, s < 0 || s + op.length > textCount { return .inconsistent }
+                let offset = nextUnit - runStart
+                let id = LocalID(agent: UInt32(c.replica), counter: UInt32(counterStart + offset))
+                if let p = pending, let joined = OpLog.merge(p, firstID: pendingID, op, firstID: id) {
+                    pending = joined
+                } else {
+                    if let p = pending {
+                        do throws(ApplyError) {
+                            try state.apply(p, id: pendingID, lamport: pendingLamport, replicas: replicas, text: text)
+                        } catch {
+                            return .failed(ApplyFailure(error: error, change: change(holding: pendingUnit, inRun: pendingRun)))
                         }
-                        pending = op
-                        pendingChange = i
-                        pendingID = id
-                        pendingLamport = UInt64(lamports[i]) + UInt64(offset)
                     }
-                    next += 1
-                    nextUnit += op.length
+                    pending = op
+                    pendingRun = r
+                    pendingUnit = nextUnit
+                    pendingID = id
+                    pendingLamport = lamportStart + UInt64(offset)
                 }
-                counter += length
-                unit = unitEnd
+                next += 1
+                nextUnit += op.length
             }
         }
         if let p = pending {
             do throws(ApplyError) {
                 try state.apply(p, id: pendingID, lamport: pendingLamport, replicas: replicas, text: text)
             } catch {
-                return .failed(ApplyFailure(error: error, change: pendingChange))
+                return .failed(ApplyFailure(error: error, change: change(holding: pendingUnit, inRun: pendingRun)))
             }
         }
         guard next == ops.count else { return .inconsistent }
