@@ -223,6 +223,13 @@ extension Document {
         var pending: Op?
         var pendingFirstID = LocalID.none
         var lv = 0
+        if order.count == log.changes.count {
+            // Every op is in the block: its text is the log's, and its ops about as many (cut
+            // where the order leaves the log's, joined where it returns), so the arrays are
+            // made once instead of doubling (and copying) over the walk.
+            block.text.reserveCapacity(log.text.count)
+            block.ops.reserveCapacity(log.ops.count)
+        }
         var pieces = OpPieces(order, in: log)
         while let piece = pieces.next() {
             let ci = piece.change, op = piece.op
