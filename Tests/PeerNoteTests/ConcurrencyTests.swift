@@ -143,4 +143,29 @@ struct ConcurrencyTests {
         }
         #expect(sawLarge, "one block is large enough for a save to take two threads")
     }
+
+    @Test("A compact save is the same bytes with its state section made on another thread, each section in two parts")
+    func stateSectionOnAnotherThread() throws {
+        let doc = Document(title: "Long", author: "a")
+        let note = doc.addNote(title: "n", body: "")
+        var rng = SeededRandom(state: 3)
+        let words = ["plan the day, ", "milk and eggs ", "日本語 ", "a longer line of text\n"]
+        for i in 0 ..< 2_000 {
+            let count = doc.notes[0].body.unicodeScalars.count
+            try doc.insertText(note, at: Int.random(in: 0 ... count, using: &rng), String(repeating: words[i % words.count], count: 3))
+            if i % 4 == 0 && count > 10 {
+                let lo = Int.random(in: 0 ..< count - 10, using: &rng)
+                try doc.deleteText(note, range: lo ..< lo + 10)
+            }
+        }
+        let one = doc.save(.compact, writeStructures: false, concurrentFrom: .max)
+        let two = doc.save(.compact, writeStructures: false, concurrentFrom: 1)
+        #expect(one == two)
+        let (_, block) = try StateSectionTests.onlyBlock(two)
+        let state = try #require(block.state)
+        #expect(StateCodec.encode(state).count > Deflate.partThreshold, "the state section is compressed in two parts")
+        let loaded = try Document.load(two)
+        #expect(loaded.notebook == doc.notebook)
+        #expect(loaded.save(.compact, writeStructures: false, concurrentFrom: 1) == one)
+    }
 }

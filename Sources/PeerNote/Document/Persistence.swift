@@ -61,6 +61,12 @@ extension Document {
     /// written as format version 3, else as version 2 (its state section without the bodies'
     /// structures, every insert's origins stored).
     @_spi(Diagnostics) public func save(_ mode: SaveMode, writeStructures: Bool) -> [UInt8] {
+        save(mode, writeStructures: writeStructures, concurrentFrom: WireCodec.concurrentEncodingThreshold)
+    }
+
+    /// `save(mode, writeStructures:)`; a compact save of `concurrentFrom` changes or more makes
+    /// its state section on another thread (tests set it to compare the two ways).
+    func save(_ mode: SaveMode, writeStructures: Bool, concurrentFrom: Int) -> [UInt8] {
         // Appending is possible only when the file's last change is in it whole: a save made
         // inside a transaction holds its change as it stood then (else: a compact save).
         // An appended block carries no payload fields a newer version wrote: when a merge brought
@@ -91,13 +97,27 @@ extension Document {
         // A run of one replica's changes, each on the previous, is in canonical order already.
         let order = ChangeIndices.sorted(count: log.changes.count, sortedEnd: { [log] in log.changes.runEnd(of: $0) }, by: canonical)
         let rowOf = order.inverse()
-        var block = makeBlock(changes: order, rowOf: rowOf, firstRow: 0)
+        let table = replicaTable(of: order)
+        let section: (WireState, [Unicode.Scalar], CompressedSection?)?
+        var block: WireBlock
+        if order.count >= concurrentFrom && !writeStructures, let input = stateSectionInput() {
+            // A large block: its state section is made, encoded and compressed on another thread
+            // while this one makes the rest (the column set, compressed last, then takes both).
+            let replicaTable = table.map { log.replicas[Int($0)] }
+            (block, section) = Concurrently.run({ makeBlock(changes: order, rowOf: rowOf, firstRow: 0, table: table) }, alongside: {
+                Self.stateSection(input, replicaTable: replicaTable).map { ($0.0, $0.1, WireCodec.compressState($0.0)) }
+            })
+        } else {
+            block = makeBlock(changes: order, rowOf: rowOf, firstRow: 0, table: table)
+            section = stateSectionInput().flatMap { Self.stateSection($0, replicaTable: block.replicas) }.map { ($0.0, $0.1, nil) }
+        }
         block.kind = .base
         block.documentID = id
         block.genesis = genesis
-        if let (state, dead) = stateSection(replicaTable: block.replicas) {
+        if let (state, dead, compressed) = section {
             block.state = state
             block.deadText = dead
+            block.compressedState = compressed
             if writeStructures {
                 var blockIndex = [UInt32](repeating: .max, count: log.replicas.count)
                 for (i, r) in block.replicas.enumerated() { if let a = log.existingAgent(for: r) { blockIndex[Int(a)] = UInt32(i) } }
@@ -127,12 +147,24 @@ extension Document {
         return BlockCodec.encode(payload: WireCodec.encodePayload(block), version: version)
     }
 
-    /// The state section for a compact save, and the deleted text that goes with it (see
-    /// `WireState`); nil when the document has no text, or has conflicts (a state section
-    /// shows exactly what `notebook` shows, and conflicts need the history to be shown).
-    private func stateSection(replicaTable: [ReplicaID]) -> (WireState, [Unicode.Scalar])? {
+    /// What a compact save's state section is made from (`stateSection`); nil when the document
+    /// has no text, or has conflicts (a state section shows exactly what `notebook` shows, and
+    /// conflicts need the history to be shown).
+    struct StateSectionInput: Sendable {
+        var state: DocState
+        var replicas: [ReplicaID]
+        var title: String
+    }
+
+    private func stateSectionInput() -> StateSectionInput? {
         guard !log.text.isEmpty, concurrentValues.isEmpty else { return nil }
-        let state = self.state
+        return StateSectionInput(state: state, replicas: log.replicas, title: title)
+    }
+
+    /// The state section for a compact save, and the deleted text that goes with it (see
+    /// `WireState`), for a block whose replica table is `replicaTable`.
+    private static func stateSection(_ input: StateSectionInput, replicaTable: [ReplicaID]) -> (WireState, [Unicode.Scalar])? {
+        let state = input.state, title = input.title
         let all = state.allNoteSlotsInOrder
         guard all.count == state.noteStates.count else { return nil }
         var index: [ReplicaID: Int] = [:]
@@ -142,7 +174,7 @@ extension Document {
         var dead: [Unicode.Scalar] = []
         for slot in all.filter({ !state.noteStates[$0].isDeleted }) + all.filter({ state.noteStates[$0].isDeleted }) {
             let n = state.noteStates[slot]
-            guard let r = index[log.replicas[Int(n.id.agent)]] else { return nil }
+            guard let r = index[input.replicas[Int(n.id.agent)]] else { return nil }
             notes.append(WireNoteState(replica: r, counter: n.id.counter, title: n.title.value ?? "", tags: n.visibleTags,
                                        priority: n.priority.value ?? .normal, created: n.created, deleted: n.isDeleted,
                                        body: String(scalars: n.body.visibleElements)))
@@ -151,12 +183,10 @@ extension Document {
         return (WireState(title: title, notes: notes), dead)
     }
 
-    /// A block holding `changes` (in that order), with replica ids in sorted order.
-    private func makeBlock(changes order: ChangeIndices, rowOf: ChangeIndices, firstRow: Int) -> WireBlock {
-        // Read through a local: each access to `self.log` inside the loops and closures below
-        // copied the whole op log (sixteen retains and releases), per change and per op.
+    /// The replicas a block holding `changes` mentions, as the log's agents in the order of
+    /// their ids (the block's replica table): authors of its changes and anything its ops refer to.
+    private func replicaTable(of order: ChangeIndices) -> [UInt32] {
         let log = self.log
-        // Replicas the block mentions: authors of its changes and anything its ops refer to.
         var used = [Bool](repeating: false, count: log.replicas.count)
         for ci in order { used[Int(log.changes.agent(ci))] = true }
         func markReferences(_ body: OpBody) {
@@ -181,7 +211,16 @@ extension Document {
             var pieces = OpPieces(order, in: log)
             while let piece = pieces.next() { markReferences(piece.op.body) }
         }
-        let table = used.indices.filter { used[$0] }.map { UInt32($0) }.sorted { log.replicas[Int($0)] < log.replicas[Int($1)] }
+        return used.indices.filter { used[$0] }.map { UInt32($0) }.sorted { log.replicas[Int($0)] < log.replicas[Int($1)] }
+    }
+
+    /// A block holding `changes` (in that order), with replica ids in sorted order (`table`, from
+    /// `replicaTable(of:)`).
+    private func makeBlock(changes order: ChangeIndices, rowOf: ChangeIndices, firstRow: Int, table: [UInt32]? = nil) -> WireBlock {
+        // Read through a local: each access to `self.log` inside the loops and closures below
+        // copied the whole op log (sixteen retains and releases), per change and per op.
+        let log = self.log
+        let table = table ?? replicaTable(of: order)
         var agentIndex = [UInt32](repeating: .max, count: log.replicas.count)
         for (i, a) in table.enumerated() { agentIndex[Int(a)] = UInt32(i) }
         // A constant for the closure to capture (a captured variable is checked on every access).

@@ -18,7 +18,7 @@ struct DeflateError: Error, Equatable, CustomStringConvertible {
 /// Raw DEFLATE (RFC 1951, no zlib or gzip wrapper) via the system zlib.
 ///
 /// `compress` uses level 6, windowBits -15, memLevel 8 and the default
-/// strategy (peernote(5), CANONICAL FORM; level 9 took 14 s on a 35 MB notebook of
+/// strategy, in two parts for inputs of more than 64 KiB (peernote(5), CANONICAL FORM; level 9 took 14 s on a 35 MB notebook of
 /// repetitive text, level 6 about 2 s for 1.7% more bytes), so its output is deterministic for a given zlib build (it may
 /// differ across zlib implementations or versions, so never rely on compressed
 /// bytes for hashing — hash the uncompressed bytes). `decompress` is strict:
@@ -27,13 +27,44 @@ enum Deflate {
     /// The compression level of the canonical form.
     static let level: Int32 = 6
 
-    /// Compresses `input` as one raw DEFLATE stream.
-    static func compress(_ input: [UInt8]) -> [UInt8] {
-        compress(input[...])
+    /// Inputs longer than this are compressed in two parts (`compress`).
+    static let partThreshold = 1 << 16
+
+    /// How much of the first part the second part's compressor is given as preset dictionary:
+    /// a whole DEFLATE window, so that its matches reach back as one stream's would.
+    static let windowSize = 1 << 15
+
+    /// Compresses `input` as one raw DEFLATE stream (see `compress(_:concurrent:)`).
+    static func compress(_ input: [UInt8], concurrent: Bool = false) -> [UInt8] {
+        compress(input[...], concurrent: concurrent)
     }
 
-    /// Compresses `input` as one raw DEFLATE stream.
-    static func compress(_ input: ArraySlice<UInt8>) -> [UInt8] {
+    /// Compresses `input` as one raw DEFLATE stream. An input of more than `partThreshold` bytes
+    /// is compressed in two parts, as pigz does, so that two threads can share the work: its
+    /// first `count / 2` bytes end with a sync flush (an empty stored block, byte-aligned, not
+    /// final), and the rest is compressed by a second compressor given the first part's last
+    /// `windowSize` bytes as preset dictionary, and finished; the two outputs, one after the
+    /// other, are one stream that inflates to `input`. (peernote(5), CANONICAL FORM.) With
+    /// `concurrent`, the second part is compressed on another thread; the bytes are the same.
+    static func compress(_ input: ArraySlice<UInt8>, concurrent: Bool = false) -> [UInt8] {
+        guard input.count > partThreshold else { return compressPart(input, dictionary: [], finish: true) }
+        let half = input.startIndex + input.count / 2
+        let first = input[..<half], second = input[half...]
+        let dictionary = input[max(input.startIndex, half - windowSize) ..< half]
+        let (a, b) = concurrent
+            ? Concurrently.run({ compressPart(first, dictionary: [], finish: false) }, alongside: { compressPart(second, dictionary: dictionary, finish: true) })
+            : (compressPart(first, dictionary: [], finish: false), compressPart(second, dictionary: dictionary, finish: true))
+        return a + b
+    }
+
+    /// `input` as one stream from one compressor, whatever its size (to compare with `compress`).
+    static func compressWhole(_ input: ArraySlice<UInt8>) -> [UInt8] {
+        compressPart(input, dictionary: [], finish: true)
+    }
+
+    /// `input` compressed by a new compressor primed with `dictionary`, ending with the final
+    /// block (`finish`) or with a sync flush.
+    private static func compressPart(_ input: ArraySlice<UInt8>, dictionary: ArraySlice<UInt8>, finish: Bool) -> [UInt8] {
         let stream = ZStream()
         defer { stream.release() }
         let rc = deflateInit2_(
@@ -42,8 +73,15 @@ enum Deflate {
         // Only fails for bad parameters, a mismatched zlib build or out of memory.
         precondition(rc == Z_OK, "deflateInit2_ failed (\(rc))")
         defer { deflateEnd(stream.pointer) }
+        if !dictionary.isEmpty {
+            let rc = dictionary.withUnsafeBufferPointer { d in
+                deflateSetDictionary(stream.pointer, d.baseAddress, uInt(d.count))
+            }
+            precondition(rc == Z_OK, "deflateSetDictionary failed (\(rc))")
+        }
 
-        let bound = Int(deflateBound(stream.pointer, uLong(input.count)))
+        // deflateBound is for a finished stream; a sync flush adds an empty stored block.
+        let bound = Int(deflateBound(stream.pointer, uLong(input.count))) + 16
         var out = [UInt8](repeating: 0, count: max(bound, 64))
         var produced = 0
         input.withUnsafeBufferPointer { inp in
@@ -56,17 +94,19 @@ enum Deflate {
                 let isLast = consumed + inChunk == inp.count
                 stream.pointer.pointee.next_in = inp.baseAddress.map { UnsafeMutablePointer(mutating: $0 + consumed) }
                 stream.pointer.pointee.avail_in = UInt32(inChunk)
-                let rc = out.withUnsafeMutableBufferPointer { o -> Int32 in
+                let (rc, outLeft) = out.withUnsafeMutableBufferPointer { o -> (Int32, Int) in
                     let outChunk = min(o.count - produced, zlibChunkLimit)
                     stream.pointer.pointee.next_out = o.baseAddress.map { $0 + produced }
                     stream.pointer.pointee.avail_out = UInt32(outChunk)
-                    let rc = deflate(stream.pointer, isLast ? Z_FINISH : Z_NO_FLUSH)
+                    let rc = deflate(stream.pointer, !isLast ? Z_NO_FLUSH : finish ? Z_FINISH : Z_SYNC_FLUSH)
                     produced += outChunk - Int(stream.pointer.pointee.avail_out)
-                    return rc
+                    return (rc, Int(stream.pointer.pointee.avail_out))
                 }
                 consumed += inChunk - Int(stream.pointer.pointee.avail_in)
                 if rc == Z_STREAM_END { break }
                 precondition(rc == Z_OK || rc == Z_BUF_ERROR, "deflate failed (\(rc))")
+                // A flush is complete once all input is taken and room was left over.
+                if !finish && isLast && stream.pointer.pointee.avail_in == 0 && outLeft > 0 { break }
             }
         }
         return trimmed(out, to: produced)

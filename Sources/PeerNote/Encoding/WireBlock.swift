@@ -86,6 +86,9 @@ struct WireBlock: Sendable {
     /// With a state section: the inserted characters that are now deleted, note by note in the
     /// state's order, each in document order (the text column's contents).
     var deadText: [Unicode.Scalar] = []
+    /// When saving: `state` encoded and compressed already (`WireCodec.compressState`), by a save
+    /// that did it while it made the rest of the block.
+    var compressedState: CompressedSection?
     var firstRow = 0
     var previousCRC: UInt32?
     /// Payload map entries this version does not know: raw CBOR of key then value.
@@ -276,11 +279,16 @@ enum WireCodec {
         for (k, v) in changeColumns.merging(opColumns, uniquingKeysWith: { a, _ in a }) where !v.isEmpty { raw[k.rawValue] = v }
         let columnBytes = ColumnSet.encode(raw)
         let section = block.state
-        let (columns, state) = both({ (raw: columnBytes.count, deflated: Deflate.compress(columnBytes)) }, { () -> (raw: Int, deflated: [UInt8])? in
-            guard let section else { return nil }
-            let bytes = StateCodec.encode(section)
-            return (bytes.count, Deflate.compress(bytes))
-        })
+        let columns: CompressedSection, state: CompressedSection?
+        if section == nil || block.compressedState != nil {
+            // The other thread is free for the column set's second part.
+            columns = CompressedSection(raw: columnBytes.count, deflated: Deflate.compress(columnBytes, concurrent: concurrent))
+            state = block.compressedState
+        } else {
+            (columns, state) = both({ CompressedSection(raw: columnBytes.count, deflated: Deflate.compress(columnBytes)) }, { () -> CompressedSection? in
+                section.map { compressState($0) }
+            })
+        }
 
         var e = CBOREncoder()
         var count = 7 + block.unknownFields.count
@@ -321,6 +329,12 @@ enum WireCodec {
 
     /// Changes, ops and units from which a save encodes its columns on two threads.
     static let concurrentEncodingThreshold = 1 << 14
+
+    /// A state section's bytes as a block stores them: its CBOR compressed, and the CBOR's size.
+    static func compressState(_ section: WireState) -> CompressedSection {
+        let bytes = StateCodec.encode(section)
+        return CompressedSection(raw: bytes.count, deflated: Deflate.compress(bytes))
+    }
 
     /// The block's change columns and its string table (authors and messages).
     private static func encodeChangeColumns(_ block: WireBlock) -> ([ColumnID: [UInt8]], [String]) {
@@ -488,4 +502,10 @@ enum WireCodec {
     static func uuidBytes(_ u: UUID) -> [UInt8] {
         withUnsafeBytes(of: u.uuid) { Array($0) }
     }
+}
+
+/// A section of a block compressed (`Deflate.compress`), and its size before.
+struct CompressedSection: Sendable {
+    var raw: Int
+    var deflated: [UInt8]
 }
