@@ -98,32 +98,39 @@ extension Document {
         let order = ChangeIndices.sorted(count: log.changes.count, sortedEnd: { [log] in log.changes.runEnd(of: $0) }, by: canonical)
         let rowOf = order.inverse()
         let table = replicaTable(of: order)
-        let section: (WireState, [Unicode.Scalar], CompressedSection?)?
         var block: WireBlock
-        if order.count >= concurrentFrom && !writeStructures, let input = stateSectionInput() {
+        if order.count >= concurrentFrom && !writeStructures, let input = stateSectionInput(),
+           case let replicaTable = table.map({ log.replicas[Int($0)] }), let slots = Self.stateSectionSlots(input, replicaTable: replicaTable) {
             // A large block: its state section is made, encoded and compressed on another thread
-            // while this one makes the rest (the column set, compressed last, then takes both).
-            let replicaTable = table.map { log.replicas[Int($0)] }
-            (block, section) = Concurrently.run({ makeBlock(changes: order, rowOf: rowOf, firstRow: 0, table: table) }, alongside: {
-                Self.stateSection(input, replicaTable: replicaTable).map { ($0.0, $0.1, WireCodec.compressState($0.0)) }
+            // while this one makes the rest of the block and encodes its column set (compressed
+            // last, on both threads).
+            let (made, (state, compressed)) = Concurrently.run({ () -> WireBlock in
+                var block = makeBlock(changes: order, rowOf: rowOf, firstRow: 0, table: table)
+                block.deadText = Self.deadText(input, slots: slots)
+                block.encodedColumns = WireCodec.encodeColumnSet(block, stateSection: true, concurrent: false)
+                return block
+            }, alongside: { () -> (WireState, CompressedSection) in
+                let state = Self.stateSection(input, slots: slots, replicaTable: replicaTable)
+                return (state, WireCodec.compressState(state))
             })
+            block = made
+            block.state = state
+            block.compressedState = compressed
         } else {
             block = makeBlock(changes: order, rowOf: rowOf, firstRow: 0, table: table)
-            section = stateSectionInput().flatMap { Self.stateSection($0, replicaTable: block.replicas) }.map { ($0.0, $0.1, nil) }
+            if let input = stateSectionInput(), let slots = Self.stateSectionSlots(input, replicaTable: block.replicas) {
+                block.state = Self.stateSection(input, slots: slots, replicaTable: block.replicas)
+                block.deadText = Self.deadText(input, slots: slots)
+                if writeStructures {
+                    var blockIndex = [UInt32](repeating: .max, count: log.replicas.count)
+                    for (i, r) in block.replicas.enumerated() { if let a = log.existingAgent(for: r) { blockIndex[Int(a)] = UInt32(i) } }
+                    storeStructures(in: &block, order: order, blockIndex: blockIndex)
+                }
+            }
         }
         block.kind = .base
         block.documentID = id
         block.genesis = genesis
-        if let (state, dead, compressed) = section {
-            block.state = state
-            block.deadText = dead
-            block.compressedState = compressed
-            if writeStructures {
-                var blockIndex = [UInt32](repeating: .max, count: log.replicas.count)
-                for (i, r) in block.replicas.enumerated() { if let a = log.existingAgent(for: r) { blockIndex[Int(a)] = UInt32(i) } }
-                storeStructures(in: &block, order: order, blockIndex: blockIndex)
-            }
-        }
         block.unknownFields = unknownFields.sorted { $0.lexicographicallyPrecedes($1) }
         let predecessors = block.predecessorCount
         let bytes = Self.encodeLoadable(&block, fileBefore: 0, changes: rowOf.count, opRows: block.ops.count, predecessors: predecessors)
@@ -161,26 +168,41 @@ extension Document {
         return StateSectionInput(state: state, replicas: log.replicas, title: title)
     }
 
-    /// The state section for a compact save, and the deleted text that goes with it (see
-    /// `WireState`), for a block whose replica table is `replicaTable`.
-    private static func stateSection(_ input: StateSectionInput, replicaTable: [ReplicaID]) -> (WireState, [Unicode.Scalar])? {
-        let state = input.state, title = input.title
+    /// The notes of a compact save's state section (`noteStates` indices), in its order: the
+    /// notes in the order of notes, then the deleted ones; nil when the state cannot be written
+    /// as a state section for a block whose replica table is `replicaTable`.
+    private static func stateSectionSlots(_ input: StateSectionInput, replicaTable: [ReplicaID]) -> [Int]? {
+        let state = input.state
         let all = state.allNoteSlotsInOrder
         guard all.count == state.noteStates.count else { return nil }
+        let table = Set(replicaTable)
+        guard all.allSatisfy({ table.contains(input.replicas[Int(state.noteStates[$0].id.agent)]) }) else { return nil }
+        return all.filter { !state.noteStates[$0].isDeleted } + all.filter { state.noteStates[$0].isDeleted }
+    }
+
+    /// The state section of a compact save (see `WireState`), for a block whose replica table
+    /// is `replicaTable` (`slots` from `stateSectionSlots`).
+    private static func stateSection(_ input: StateSectionInput, slots: [Int], replicaTable: [ReplicaID]) -> WireState {
         var index: [ReplicaID: Int] = [:]
         for (i, r) in replicaTable.enumerated() { index[r] = i }
-        var notes: [WireNoteState] = []
-        notes.reserveCapacity(all.count)
-        var dead: [Unicode.Scalar] = []
-        for slot in all.filter({ !state.noteStates[$0].isDeleted }) + all.filter({ state.noteStates[$0].isDeleted }) {
-            let n = state.noteStates[slot]
-            guard let r = index[input.replicas[Int(n.id.agent)]] else { return nil }
-            notes.append(WireNoteState(replica: r, counter: n.id.counter, title: n.title.value ?? "", tags: n.visibleTags,
-                                       priority: n.priority.value ?? .normal, created: n.created, deleted: n.isDeleted,
-                                       body: String(scalars: n.body.visibleElements)))
-            if n.body.totalCount > n.body.visibleCount { dead += n.body.deletedElements }
+        let notes = slots.map { slot in
+            let n = input.state.noteStates[slot]
+            return WireNoteState(replica: index[input.replicas[Int(n.id.agent)]] ?? 0, counter: n.id.counter, title: n.title.value ?? "",
+                                 tags: n.visibleTags, priority: n.priority.value ?? .normal, created: n.created, deleted: n.isDeleted,
+                                 body: String(scalars: n.body.visibleElements))
         }
-        return (WireState(title: title, notes: notes), dead)
+        return WireState(title: input.title, notes: notes)
+    }
+
+    /// The deleted text that goes with a state section (the text column's contents): each
+    /// note's deleted characters in document order, the notes in `slots` order.
+    private static func deadText(_ input: StateSectionInput, slots: [Int]) -> [Unicode.Scalar] {
+        var dead: [Unicode.Scalar] = []
+        for slot in slots {
+            let body = input.state.noteStates[slot].body
+            if body.totalCount > body.visibleCount { dead += body.deletedElements }
+        }
+        return dead
     }
 
     /// The replicas a block holding `changes` mentions, as the log's agents in the order of

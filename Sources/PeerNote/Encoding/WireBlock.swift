@@ -89,6 +89,8 @@ struct WireBlock: Sendable {
     /// When saving: `state` encoded and compressed already (`WireCodec.compressState`), by a save
     /// that did it while it made the rest of the block.
     var compressedState: CompressedSection?
+    /// When saving: the column set encoded already (`WireCodec.encodeColumnSet`), likewise.
+    var encodedColumns: EncodedColumns?
     var firstRow = 0
     var previousCRC: UInt32?
     /// Payload map entries this version does not know: raw CBOR of key then value.
@@ -274,10 +276,8 @@ enum WireCodec {
         func both<A, B>(_ first: () -> A, _ second: @escaping @Sendable () -> B) -> (A, B) {
             concurrent ? Concurrently.run(first, alongside: second) : (first(), second())
         }
-        let (opColumns, (changeColumns, strings)) = both({ encodeOpColumns(block) }, { encodeChangeColumns(block) })
-        var raw: [UInt64: [UInt8]] = [:]
-        for (k, v) in changeColumns.merging(opColumns, uniquingKeysWith: { a, _ in a }) where !v.isEmpty { raw[k.rawValue] = v }
-        let columnBytes = ColumnSet.encode(raw)
+        let encoded = block.encodedColumns ?? encodeColumnSet(block, stateSection: block.state != nil, concurrent: concurrent)
+        let columnBytes = encoded.bytes, strings = encoded.strings
         let section = block.state
         let columns: CompressedSection, state: CompressedSection?
         if section == nil || block.compressedState != nil {
@@ -329,6 +329,19 @@ enum WireCodec {
 
     /// Changes, ops and units from which a save encodes its columns on two threads.
     static let concurrentEncodingThreshold = 1 << 14
+
+    /// The block's column set (uncompressed) and its string table, for a block that has a state
+    /// section or not (which the text column holds all inserted text or only the deleted text,
+    /// `deadText`), with the change columns encoded on another thread when `concurrent`.
+    static func encodeColumnSet(_ block: WireBlock, stateSection: Bool, concurrent: Bool) -> EncodedColumns {
+        let structures = block.state?.storesStructures ?? false
+        let (opColumns, (changeColumns, strings)) = concurrent
+            ? Concurrently.run({ encodeOpColumns(block, stateSection: stateSection, structures: structures) }, alongside: { encodeChangeColumns(block) })
+            : (encodeOpColumns(block, stateSection: stateSection, structures: structures), encodeChangeColumns(block))
+        var raw: [UInt64: [UInt8]] = [:]
+        for (k, v) in changeColumns.merging(opColumns, uniquingKeysWith: { a, _ in a }) where !v.isEmpty { raw[k.rawValue] = v }
+        return EncodedColumns(bytes: ColumnSet.encode(raw), strings: strings)
+    }
 
     /// A state section's bytes as a block stores them: its CBOR compressed, and the CBOR's size.
     static func compressState(_ section: WireState) -> CompressedSection {
@@ -429,7 +442,7 @@ enum WireCodec {
 
     /// The block's op columns (with the text column: all inserted text, or with a state section
     /// the deleted text).
-    private static func encodeOpColumns(_ block: WireBlock) -> [ColumnID: [UInt8]] {
+    private static func encodeOpColumns(_ block: WireBlock, stateSection: Bool, structures: Bool) -> [ColumnID: [UInt8]] {
         var cols: [ColumnID: [UInt8]] = [:]
         var kind = UIntColumnEncoder(), length = UIntColumnEncoder()
         var noteR = UIntColumnEncoder(), noteC = DeltaColumnEncoder()
@@ -437,8 +450,7 @@ enum WireCodec {
         var reversed = BoolColumnEncoder(), valueLen = UIntColumnEncoder(), predCount = UIntColumnEncoder()
         var predR = UIntColumnEncoder(), predC = DeltaColumnEncoder(), priority = UIntColumnEncoder(), created = DeltaColumnEncoder()
         var payloadLen = UIntColumnEncoder(), originsStored = BoolColumnEncoder()
-        // Version 3: an insert whose origins follow from its note's structure stores none.
-        let structures = block.state?.storesStructures ?? false
+        // Version 3 (`structures`): an insert whose origins follow from its note's structure stores none.
         var values: [UInt8] = [], text: [UInt8] = [], payloads: [UInt8] = []
         func note(_ n: LocalID) { noteR.append(UInt64(n.agent)); noteC.append(Int64(n.counter)) }
         func ref(_ id: LocalID, _ r: inout UIntColumnEncoder, _ c: inout DeltaColumnEncoder) {
@@ -462,7 +474,7 @@ enum WireCodec {
                 precondition(stated || structures, "only a block storing its structures leaves origins out")
                 if structures { originsStored.append(stated) }
                 if stated { ref(l, &r1R, &r1C); ref(r, &r2R, &r2C) }
-                if block.state == nil { for scalar in block.text[s ..< s + op.length] { UTF8.encode(scalar) { text.append($0) } } }
+                if !stateSection { for scalar in block.text[s ..< s + op.length] { UTF8.encode(scalar) { text.append($0) } } }
             case .deleteText(let n, let t, let rev): note(n); ref(t, &r1R, &r1C); reversed.append(rev)
             case .addTag(let n, let t): note(n); value(t)
             case .removeTag(let n, let t, let rm): note(n); value(t); preds(rm)
@@ -481,7 +493,7 @@ enum WireCodec {
         cols[.opPriority] = priority.finish(); cols[.opCreated] = created.finish(); cols[.opText] = text
         cols[.opPayloadLength] = payloadLen.finish(); cols[.opPayload] = payloads
         if structures { cols[.opOriginsStored] = originsStored.finish() }
-        if block.state != nil {
+        if stateSection {
             text.removeAll()
             for scalar in block.deadText { UTF8.encode(scalar) { text.append($0) } }
             cols[.opText] = text
@@ -508,4 +520,10 @@ enum WireCodec {
 struct CompressedSection: Sendable {
     var raw: Int
     var deflated: [UInt8]
+}
+
+/// A block's column set before compression, and the string table its change columns index.
+struct EncodedColumns: Sendable {
+    var bytes: [UInt8]
+    var strings: [String]
 }
