@@ -141,8 +141,10 @@ enum Inputs {
     /// The file a write to `path` should replace: when `path` is a symbolic link, the file it points to,
     /// so that the atomic rename replaces that file and the link stays a link.
     static func writeTarget(_ path: String) -> String {
-        guard let type = (try? FileManager.default.attributesOfItem(atPath: path))?[.type] as? FileAttributeType,
-              type == .typeSymbolicLink else { return path }
+        // lstat(2), not FileManager's attributes: those name the file's owner and group, which
+        // reads the user and group databases (/etc/passwd, /etc/group) on every merge.
+        var info = stat()
+        guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFLNK else { return path }
         return URL(fileURLWithPath: path).resolvingSymlinksInPath().path
     }
 
