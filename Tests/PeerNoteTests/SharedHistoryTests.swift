@@ -200,4 +200,39 @@ struct SharedHistoryTests {
         for d in Self.randomDifferences where d != .none { #expect(refused.contains("\(d)"), "\(d) was never refused") }
         #expect(!refused.contains("none"))
     }
+
+    /// `agentMap(from:)` looks for an agent at its own index first (copies of one document list
+    /// the replicas of their common past in the same order): held to a plain lookup of every
+    /// replica, on tables that agree, agree on a prefix, list the same replicas in another order,
+    /// and share only some of them.
+    @Test("agentMap gives, for each replica of the other log, this log's agent for it, whatever the two orders")
+    func agentMapMatchesLookup() {
+        var rng = SeededRandom(state: 11)
+        let pool = (0 ..< 40).map { _ in ReplicaID(high: rng.next(), low: rng.next()) }
+        func log(_ replicas: [ReplicaID]) -> OpLog {
+            var log = OpLog()
+            for r in replicas { _ = log.agent(for: r) }
+            return log
+        }
+        let prefix = Array(pool[0 ..< 20])
+        var cases: [([ReplicaID], [ReplicaID])] = []
+        cases.append((pool, pool))                                                   // the same order
+        cases.append((prefix + pool[20 ..< 30], prefix + pool[25 ..< 40]))           // a common prefix, then apart
+        cases.append((pool, Array(pool.reversed())))                                 // the same replicas, another order
+        cases.append((prefix + pool[20 ..< 30], Array(pool[20 ..< 30]) + prefix))    // shifted
+        cases.append((Array(pool[0 ..< 10]), Array(pool[30 ..< 40])))                // none shared
+        cases.append(([], prefix))
+        cases.append((prefix, []))
+        for _ in 0 ..< 20 {
+            let m = Int.random(in: 0 ... 40, using: &rng), t = Int.random(in: 0 ... 40, using: &rng)
+            let mine = Array(pool.shuffled(using: &rng).prefix(m)), theirs = Array(pool.shuffled(using: &rng).prefix(t))
+            cases.append((mine, theirs))
+        }
+        for (mine, theirs) in cases {
+            let a = log(mine), b = log(theirs)
+            let expected = theirs.map { r in mine.firstIndex(of: r).map { UInt32($0) } ?? OpLog.unknownAgent }
+            #expect(a.agentMap(from: b) == expected)
+            #expect(b.agentMap(from: a) == mine.map { r in theirs.firstIndex(of: r).map { UInt32($0) } ?? OpLog.unknownAgent })
+        }
+    }
 }

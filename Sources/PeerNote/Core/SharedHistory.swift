@@ -33,8 +33,18 @@ import Darwin
 /// is checked (pnmerge checks, then merges), and by fingerprints after that.
 extension OpLog {
     /// Per agent of `other`, this log's agent for the same replica, or `Self.unknownAgent`.
+    ///
+    /// Copies of one document kept in memory list the replicas of their common past in the same
+    /// order (a fork starts from its original's log, and logs only ever append replicas), so an
+    /// agent is first looked for at its own index: a comparison of 16 bytes, where the lookup
+    /// hashes them. A document gains a replica for every copy that edits it (every fork, every
+    /// editing session of a file), so a merge between copies of a much-edited document would
+    /// otherwise hash thousands of replica ids, most of them of its shared past.
     func agentMap(from other: OpLog) -> [UInt32] {
-        other.replicas.map { existingAgent(for: $0) ?? Self.unknownAgent }
+        let mine = replicas, theirs = other.replicas
+        return theirs.indices.map { b in
+            b < mine.count && mine[b] == theirs[b] ? UInt32(b) : existingAgent(for: theirs[b]) ?? Self.unknownAgent
+        }
     }
 
     /// The agent that `agentMap(from:)` gives a replica this log does not know: no real agent
@@ -46,8 +56,10 @@ extension OpLog {
     /// on every shared change, each being in its causal past. Fingerprints are cached, so a log
     /// that is checked again pays only for its new changes.
     mutating func sharesHistoryByFingerprints(with other: inout OpLog) -> Bool {
-        for (b, replica) in other.replicas.enumerated() {
-            guard let a = existingAgent(for: replica) else { continue }
+        let map = agentMap(from: other)
+        for b in map.indices {
+            let a = map[b]
+            guard a != Self.unknownAgent else { continue }
             let shared = min(changes.changeCount(agent: a), other.changes.changeCount(agent: UInt32(b)))
             guard shared > 0, let ours = changes.index(agent: a, seq: UInt32(shared)),
                   let theirs = other.changes.index(agent: UInt32(b), seq: UInt32(shared)) else { continue }

@@ -111,7 +111,7 @@ extension Document {
         let resultLog = result.log
         if keepingFile, let p = persisted { result.persisted = persistedView(p, for: resultLog) }
         let counts = { (copy: OpLog) in
-            AgentCounts(counts: resultLog.replicas.map { r in copy.existingAgent(for: r).map { copy.changeCount(of: $0) } ?? 0 })
+            AgentCounts(counts: copy.agentMap(from: resultLog).map { $0 == OpLog.unknownAgent ? 0 : copy.changeCount(of: $0) })
         }
         let summary = MergeSummary(changesByAuthor: other.log.authorCounts(of: brought),
                                    sides: MergeSides(mine: counts(log), theirs: counts(other.log)), fieldsAdded: fieldsAdded.count)
@@ -214,7 +214,7 @@ extension Document {
         let addedFields = otherFields.filter { !unknownFields.contains($0) }
         unknownFields += addedFields
         let mine = AgentCounts(counts: (0 ..< savedLog.replicas.count).map { savedLog.changeCount(of: UInt32($0)) })
-        let theirs = AgentCounts(counts: log.replicas.map { r in source.existingAgent(for: r).map { source.changeCount(of: $0) } ?? 0 })
+        let theirs = AgentCounts(counts: source.agentMap(from: log).map { $0 == OpLog.unknownAgent ? 0 : source.changeCount(of: $0) })
         return MergeSummary(changesByAuthor: source.authorCounts(of: missing), sides: MergeSides(mine: mine, theirs: theirs), fieldsAdded: addedFields.count)
     }
 }
@@ -225,8 +225,9 @@ extension OpLog {
     func missingChanges(from source: OpLog) -> [Int] {
         var missing: [Int] = []
         var agents = 0
-        for (a, replica) in source.replicas.enumerated() {
-            let have = existingAgent(for: replica).map { changeCount(of: $0) } ?? 0
+        let map = agentMap(from: source)
+        for a in map.indices {
+            let have = map[a] == Self.unknownAgent ? 0 : changeCount(of: map[a])
             guard source.changeCount(of: UInt32(a)) > have else { continue }
             source.changes.appendIndices(agent: UInt32(a), after: have, to: &missing)
             agents += 1
