@@ -726,7 +726,9 @@ struct OpLog: Sendable {
     mutating func fingerprint(ofChange i: Int) -> Int {
         guard fingerprints.count <= i else { return fingerprints[i] }
         // Changes are fingerprinted in order, walking the ops once (no search per change).
-        fingerprints.reserveCapacity(i + 1)
+        // Room grows geometrically: an exact reserve on every call would copy the whole array
+        // each time a few new changes are checked (a document merged after every few edits).
+        if fingerprints.capacity < i + 1 { fingerprints.reserveCapacity(Swift.max(i + 1, 2 * fingerprints.capacity)) }
         contentHashes.update(replicas: replicas, strings: strings, extras: extras)
         let hashes = contentHashes
         var opCursor = opIndex(containingLV: changes[fingerprints.count].lvStart)
