@@ -202,6 +202,50 @@ struct ChangeTable: RandomAccessCollection, Sendable {
         unitOffset.reserveCapacity(n)
     }
 
+    /// How many changes the per-change arrays have room for.
+    var capacity: Int { Swift.min(runOf.capacity, unitOffset.capacity) }
+
+    // MARK: Rolling back
+
+    /// The table as it stands, for `rollBack(to:)`: its counts, and the one run that later
+    /// appends may change in place (the last).
+    struct Checkpoint: Sendable {
+        fileprivate let changes: Int
+        fileprivate let runs: Int
+        fileprivate let lastRun: Run?
+        fileprivate let depPool: Int
+        fileprivate let agents: Int
+        fileprivate let metas: Int
+        fileprivate let lastMeta: Meta?
+        fileprivate let lastMetaIndex: UInt32
+    }
+
+    func checkpoint() -> Checkpoint {
+        Checkpoint(changes: runOf.count, runs: runs.count, lastRun: runs.last, depPool: depPool.count, agents: agentRuns.count,
+                   metas: metas.count, lastMeta: lastMeta, lastMetaIndex: lastMetaIndex)
+    }
+
+    /// Removes every change appended since `checkpoint` was taken, leaving the table as it was
+    /// then. Appends only ever add runs, metas and dependencies at the ends and change the last
+    /// run in place (its count and length), so the counts and that run restore it.
+    mutating func rollBack(to checkpoint: Checkpoint) {
+        precondition(runs.count >= checkpoint.runs && runOf.count >= checkpoint.changes, "a checkpoint of this table, not rolled back past")
+        // Each run appended since is the last of its agent's list: taken off newest first.
+        for r in stride(from: runs.count - 1, through: checkpoint.runs, by: -1) {
+            agentRuns[Int(runs[r].agent)].removeLast()
+        }
+        agentRuns.removeLast(agentRuns.count - checkpoint.agents)
+        runs.removeLast(runs.count - checkpoint.runs)
+        if let last = checkpoint.lastRun { runs[runs.count - 1] = last }
+        runOf.removeLast(runOf.count - checkpoint.changes)
+        unitOffset.removeLast(unitOffset.count - checkpoint.changes)
+        depPool.removeLast(depPool.count - checkpoint.depPool)
+        for meta in metas[checkpoint.metas...] { metaIndex[meta] = nil }
+        metas.removeLast(metas.count - checkpoint.metas)
+        lastMeta = checkpoint.lastMeta
+        lastMetaIndex = checkpoint.lastMetaIndex
+    }
+
     // MARK: Per agent
 
     /// The last change of `agent`, if any.

@@ -58,6 +58,63 @@ struct OpLog: Sendable {
         if moreText > 0 { text.reserveCapacity(text.count + moreText + moreText / 8) }
     }
 
+    /// Makes room for `more` changes beyond those the log has, growing the per-change arrays
+    /// geometrically: a merge that takes in a few changes at a time (a document merged after
+    /// every few edits) would copy them whole each time it reserved exactly what it needs.
+    mutating func reserveGrowing(changes more: Int) {
+        let needed = changes.count + more
+        if changes.capacity < needed { changes.reserveCapacity(Swift.max(needed, changes.capacity + changes.capacity / 2)) }
+    }
+
+    // MARK: Rolling back
+
+    /// The log as it stands, for `rollBack(to:)`: its counts, and what appends change in place
+    /// (the last op, which typing and deleting extend, the heads and the last op's bookkeeping).
+    /// A merge takes one instead of a copy of the whole log, which its first append would copy
+    /// again (every op, retained one by one) and its end release.
+    struct Checkpoint: Sendable {
+        fileprivate let replicas: Int
+        fileprivate let strings: Int
+        fileprivate let extras: Int
+        fileprivate let ops: Int
+        fileprivate let lastOp: Op?
+        fileprivate let text: Int
+        fileprivate let heads: [Int]
+        fileprivate let lastOpFirstID: LocalID
+        fileprivate let lastOpTextStart: Int
+        fileprivate let changes: ChangeTable.Checkpoint
+    }
+
+    func checkpoint() -> Checkpoint {
+        Checkpoint(replicas: replicas.count, strings: strings.count, extras: extras.count, ops: ops.count, lastOp: ops.last,
+                   text: text.count, heads: heads, lastOpFirstID: lastOpFirstID, lastOpTextStart: lastOpTextStart,
+                   changes: changes.checkpoint())
+    }
+
+    /// Removes everything appended since `checkpoint` was taken (changes, ops, text, and the
+    /// replicas and strings they brought), leaving the log as it was then. Appending changes
+    /// only adds at the ends of the log's arrays and changes its last op in place.
+    mutating func rollBack(to checkpoint: Checkpoint) {
+        precondition(replicas.count >= checkpoint.replicas && ops.count >= checkpoint.ops && text.count >= checkpoint.text,
+                     "a checkpoint of this log, not rolled back past")
+        for r in replicas[checkpoint.replicas...] { replicaIndex[r] = nil }
+        replicas.removeLast(replicas.count - checkpoint.replicas)
+        for s in strings[checkpoint.strings...] { stringIndex[ExactString(s)] = nil }
+        strings.removeLast(strings.count - checkpoint.strings)
+        extras.removeLast(extras.count - checkpoint.extras)
+        ops.removeLast(ops.count - checkpoint.ops)
+        if let last = checkpoint.lastOp { ops[ops.count - 1] = last }
+        text.removeLast(text.count - checkpoint.text)
+        heads = checkpoint.heads
+        lastOpFirstID = checkpoint.lastOpFirstID
+        lastOpTextStart = checkpoint.lastOpTextStart
+        changes.rollBack(to: checkpoint.changes)
+        // Fingerprints of removed changes, and hashes of removed replicas and strings (later
+        // ones may take their indices), go too.
+        if fingerprints.count > changes.count { fingerprints.removeLast(fingerprints.count - changes.count) }
+        contentHashes.truncate(replicas: replicas.count, strings: strings.count, extras: extras.count)
+    }
+
     mutating func agent(for replica: ReplicaID) -> UInt32 {
         if let a = replicaIndex[replica] { return a }
         let a = UInt32(replicas.count)
@@ -848,7 +905,16 @@ struct ContentHashes: Sendable {
     var strings: [Int] = []
     var extras: [Int] = []
 
-    /// Hashes the entries added since the last update (the tables only ever grow).
+    /// Forgets the hashes of entries past these counts (a log rolled back: other entries may
+    /// take those indices).
+    mutating func truncate(replicas r: Int, strings s: Int, extras e: Int) {
+        if replicas.count > r { replicas.removeLast(replicas.count - r) }
+        if strings.count > s { strings.removeLast(strings.count - s) }
+        if extras.count > e { extras.removeLast(extras.count - e) }
+    }
+
+    /// Hashes the entries added since the last update (the tables only ever grow, but for a
+    /// rollback, which truncates these too).
     mutating func update(replicas r: [ReplicaID], strings s: [String], extras e: [[UInt8]]) {
         if replicas.count > r.count || strings.count > s.count || extras.count > e.count { self = ContentHashes() }
         for x in r[replicas.count...] { replicas.append(x.hashValue) }

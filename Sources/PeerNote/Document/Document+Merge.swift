@@ -184,14 +184,18 @@ extension Document {
     /// a fork stays apart from both copies, so `merged(with:)` can send it.)
     @discardableResult
     private func absorb(log source: OpLog, unknownFields otherFields: [[UInt8]]) throws(PeerNoteError) -> MergeSummary {
-        let (savedLog, savedState) = (log, state)
+        // What each replica this copy knows had made before the merge.
+        let mine = AgentCounts(counts: (0 ..< log.replicas.count).map { log.changeCount(of: UInt32($0)) })
         // The changes we lack, in their causal order.
         let missing = log.missingChanges(from: source)
         // (Nothing to take in: the log and state stay shared with `other`'s, if this is a fork.)
         if !missing.isEmpty {
-            // Grow the log's per-change arrays once, to what they will hold (they are shared with the
-            // saved copy, so the first append copies them anyway: without this, into twice the room).
-            log.reserve(changes: missing.count)
+            // A merge that fails leaves the copy as it was: the log is rolled back to a checkpoint
+            // (a copy of it would be copied again, op by op, by the first append, and released at
+            // the end: the whole log for every merge, however few changes it brings), the state
+            // restored from a copy (its lists change in place, anywhere).
+            let checkpoint = log.checkpoint(), savedState = state
+            log.reserveGrowing(changes: missing.count)
             // The changes go into the log first (a run of typing joins one op there, as it does when
             // loading), then their ops are applied to the state a stored op at a time.
             let startLV = log.lvCount, firstChange = log.changes.count
@@ -201,19 +205,19 @@ extension Document {
                 do throws(ApplyError) {
                     k += try importer.appendNext(missing, at: k, to: &log)
                 } catch {
-                    (log, state) = (savedLog, savedState)
+                    log.rollBack(to: checkpoint)
                     throw .invalidDocument(offset: nil, message: "change \(source.changeID(missing[k]).fullDescription) could not be applied: \(error)")
                 }
             }
             do throws(ApplyFailure) { try state.applyOps(of: log, from: startLV, firstChange: firstChange) } catch {
                 let failed = log.changeID(error.change)
-                (log, state) = (savedLog, savedState)
+                log.rollBack(to: checkpoint)
+                state = savedState
                 throw .invalidDocument(offset: nil, message: "change \(failed.fullDescription) could not be applied: \(error.error)")
             }
         }
         let addedFields = otherFields.filter { !unknownFields.contains($0) }
         unknownFields += addedFields
-        let mine = AgentCounts(counts: (0 ..< savedLog.replicas.count).map { savedLog.changeCount(of: UInt32($0)) })
         let theirs = AgentCounts(counts: source.agentMap(from: log).map { $0 == OpLog.unknownAgent ? 0 : source.changeCount(of: $0) })
         return MergeSummary(changesByAuthor: source.authorCounts(of: missing), sides: MergeSides(mine: mine, theirs: theirs), fieldsAdded: addedFields.count)
     }
