@@ -60,10 +60,11 @@ struct OpLog: Sendable {
 
     /// Makes room for `more` changes beyond those the log has, growing the per-change arrays
     /// geometrically: a merge that takes in a few changes at a time (a document merged after
-    /// every few edits) would copy them whole each time it reserved exactly what it needs.
+    /// every few edits) would copy them whole each time it reserved exactly what it needs. By an
+    /// eighth, as `reserve` gives ops and text: a one-off merge (pnmerge) holds little unused room.
     mutating func reserveGrowing(changes more: Int) {
         let needed = changes.count + more
-        if changes.capacity < needed { changes.reserveCapacity(Swift.max(needed, changes.capacity + changes.capacity / 2)) }
+        if changes.capacity < needed { changes.reserveCapacity(Swift.max(needed, changes.capacity + changes.capacity / 8)) }
     }
 
     // MARK: Rolling back
