@@ -60,9 +60,15 @@ extension OpLog {
         for b in map.indices {
             let a = map[b]
             guard a != Self.unknownAgent else { continue }
-            let shared = min(changes.changeCount(agent: a), other.changes.changeCount(agent: UInt32(b)))
-            guard shared > 0, let ours = changes.index(agent: a, seq: UInt32(shared)),
-                  let theirs = other.changes.index(agent: UInt32(b), seq: UInt32(shared)) else { continue }
+            let mineCount = changes.changeCount(agent: a), theirCount = other.changes.changeCount(agent: UInt32(b))
+            let shared = min(mineCount, theirCount)
+            // The last shared change is one copy's last change of the replica, found directly
+            // (for both, when neither has changes of it the other lacks: most replicas of a
+            // much-edited document), the other's searched for.
+            guard shared > 0,
+                  let ours = shared == mineCount ? changes.lastIndex(agent: a) : changes.index(agent: a, seq: UInt32(shared)),
+                  let theirs = shared == theirCount ? other.changes.lastIndex(agent: UInt32(b)) : other.changes.index(agent: UInt32(b), seq: UInt32(shared))
+            else { continue }
             if fingerprint(ofChange: ours) != other.fingerprint(ofChange: theirs) { return false }
         }
         return true
