@@ -26,8 +26,10 @@ struct DocumentCore: Sendable {
     var openChange: Int?
     /// The note the last text edit named, so that typing does not hash its id on every
     /// keystroke. Its slot stays valid: a log's agent numbers and a state's note slots never
-    /// change once assigned (both only grow); checked anyway, in case a whole new state is ever
-    /// assigned. That the note is live is known only until a note is deleted or restored.
+    /// change once assigned (both only grow; a failed merge takes back only the agents and
+    /// slots it added, which no edit named in between); checked anyway, in case a whole new
+    /// state is ever assigned. That the note is live is known only until a note is deleted or
+    /// restored.
     var textTarget = TextTarget(id: nil, note: .none, slot: -1, deletionEpoch: -1)
     /// Keystrokes recorded but not yet applied (see `Burst`). Everything that reads or changes
     /// the log or the state applies them first (`flushBurst`): `Document`'s `log` and `state`
