@@ -127,4 +127,46 @@ struct ConcurrentLoadTests {
         #expect(throws: PeerNoteError.self) { try Document.load(bad, concurrentFrom: 0) }
         ConvergenceTests.expectSameLoad(bad, "a sequence number skipped")
     }
+
+    /// `bytes` with the compressed bytes of `field` (the state section or the columns) damaged:
+    /// `damage` applied to them, the block's checksum made right again, so that only inflating
+    /// or reading them finds it.
+    static func damaging(_ bytes: [UInt8], _ field: BlockKey, _ damage: (inout [UInt8]) -> Void) throws -> [UInt8] {
+        let raw = try #require(try BlockCodec.decode(bytes).first)
+        let map = try WireCodec.payloadMap(raw)
+        let item = try #require(map.first { $0.key.uint == field.rawValue }?.value)
+        let compressed = try #require(item.bytesValue)
+        var damaged = Array(compressed)
+        damage(&damaged)
+        #expect(damaged.count == compressed.count)
+        var payload = raw.payload
+        payload.replaceSubrange(item.end - compressed.count ..< item.end, with: damaged)
+        return BlockCodec.encode(payload: payload, version: raw.version)
+    }
+
+    @Test("A damaged state section or damaged columns give the same error inflated on one thread or on two")
+    func damagedSectionsInflatedConcurrently() throws {
+        let doc = Document(title: "T")
+        let n = doc.addNote(title: "N", body: String(repeating: "a line of text, typed and edited\n", count: 40))
+        try doc.setBody(n, String(repeating: "a line of text, typed\n", count: 40))
+        let good = doc.save(.compact)
+        ConvergenceTests.expectSameLoad(good, "undamaged")
+        let truncate: (inout [UInt8]) -> Void = { $0[$0.count - 1] ^= 0xFF; $0[$0.count - 2] ^= 0xFF }
+        let garble: (inout [UInt8]) -> Void = { $0[0] = 0xFF; $0[1] = 0xFF }
+        for (field, damage, what) in [(BlockKey.state, garble, "state garbled"), (.state, truncate, "state's end"),
+                                      (.columns, garble, "columns garbled"), (.columns, truncate, "columns' end")] {
+            let bad = try Self.damaging(good, field, damage)
+            #expect(throws: PeerNoteError.self, "\(what)") { try Document.load(bad, concurrentFrom: .max) }
+            ConvergenceTests.expectSameLoad(bad, what)
+        }
+        // Both damaged: the state section's error, either way, as it is read first.
+        let both = try Self.damaging(try Self.damaging(good, .state, garble), .columns, garble)
+        ConvergenceTests.expectSameLoad(both, "both damaged")
+        do {
+            _ = try Document.load(both, concurrentFrom: 0)
+            Issue.record("a file with both sections damaged loaded")
+        } catch {
+            #expect("\(error)".contains("state section"), "\(error)")
+        }
+    }
 }
