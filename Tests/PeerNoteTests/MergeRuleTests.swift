@@ -457,13 +457,17 @@ struct MergeRuleTests {
     func editSegments() {
         var rng = SeededRandom(state: 20)
         for round in 0 ..< 300 {
-            // Up to four lists of runs over two agents' ids 0..<40, overlapping and touching (in
-            // some rounds agent numbers past 2^31, which take the slower sort).
-            let agents: [UInt32] = round % 3 == 2 ? [0, 0x8000_0001, 2] : [0, 1, 2]
+            // Up to four lists of runs over two agents' ids base..<base+40, overlapping and
+            // touching (in some rounds agent numbers past 2^31, which take the slower sort; agent
+            // numbers far past the number of runs, which take a comparison sort; ids whose runs
+            // end at 2^32, past 32 bits, which do too).
+            let agents: [UInt32] = round % 3 == 2 ? [0, 0x8000_0001, 2] : round % 5 == 4 ? [0, 70_000, 2] : [0, 1, 2]
+            let base: UInt32 = round % 7 == 6 ? UInt32.max - 49 : 0
             let lists: [[IDRun]] = (0 ..< Int.random(in: 1 ... 4, using: &rng)).map { _ in
                 (0 ..< Int.random(in: 0 ... 5, using: &rng)).map { _ in
-                    IDRun(first: LocalID(agent: agents[Int.random(in: 0 ... 1, using: &rng)], counter: UInt32.random(in: 0 ..< 40, using: &rng)),
-                          count: Int.random(in: 0 ... 8, using: &rng))
+                    let counter = base + UInt32.random(in: 0 ..< 40, using: &rng)
+                    return IDRun(first: LocalID(agent: agents[Int.random(in: 0 ... 1, using: &rng)], counter: counter),
+                                 count: base > 0 ? Int.random(in: 0 ... Int(UInt32.max - counter) + 1, using: &rng) : Int.random(in: 0 ... 8, using: &rng))
                 }
             }
             let segments = EditSegments(lists)
@@ -477,14 +481,14 @@ struct MergeRuleTests {
             }
             var hint = -1
             for agent in agents {
-                for counter in UInt32(0) ..< 50 {
+                for counter in base ... base + 49 {
                     #expect(segments.mask(of: LocalID(agent: agent, counter: counter)) == expected(LocalID(agent: agent, counter: counter)))
                 }
                 // Pieces cover the run in order, each of one membership, cut only where it
                 // changes, whatever the hint the last call left.
                 for _ in 0 ..< 4 {
-                    let first = LocalID(agent: agent, counter: UInt32.random(in: 0 ..< 45, using: &rng))
-                    let length = Int.random(in: 1 ... 12, using: &rng)
+                    let first = LocalID(agent: agent, counter: base + UInt32.random(in: 0 ..< 45, using: &rng))
+                    let length = Int.random(in: 1 ... min(12, Int(UInt32.max - first.counter) + 1), using: &rng)
                     var next = 0
                     var lastMask: UInt8?
                     segments.forEachPiece(first, length, hint: &hint) { from, to, mask in
