@@ -144,8 +144,8 @@ struct ConcurrentLoadTests {
         return BlockCodec.encode(payload: payload, version: raw.version)
     }
 
-    @Test("A damaged state section or damaged columns give the same error inflated on one thread or on two")
-    func damagedSectionsInflatedConcurrently() throws {
+    @Test("A damaged state section or damaged columns give the same error loaded on one thread or on two, the state section's first")
+    func damagedSections() throws {
         let doc = Document(title: "T")
         let n = doc.addNote(title: "N", body: String(repeating: "a line of text, typed and edited\n", count: 40))
         try doc.setBody(n, String(repeating: "a line of text, typed\n", count: 40))
