@@ -101,20 +101,19 @@ extension Document {
         var block: WireBlock
         if order.count >= concurrentFrom && !writeStructures, let input = stateSectionInput(),
            case let replicaTable = table.map({ log.replicas[Int($0)] }), let slots = Self.stateSectionSlots(input, replicaTable: replicaTable) {
-            // A large block: its deleted text and its state section are made, and the state
-            // section encoded and compressed, on another thread while this one makes the rest of
-            // the block (about as long, on the benchmark's documents); then its column set is
-            // encoded (the op columns beside the change columns) and compressed, on both threads.
-            let (made, (dead, state, compressed)) = Concurrently.run({ () -> WireBlock in
-                makeBlock(changes: order, rowOf: rowOf, firstRow: 0, table: table)
-            }, alongside: { () -> ([Unicode.Scalar], WireState, CompressedSection) in
-                let dead = Self.deadText(input, slots: slots)
+            // A large block: its state section is made, encoded and compressed on another thread
+            // while this one makes the rest of the block and encodes its column set (compressed
+            // last, on both threads).
+            let (made, (state, compressed)) = Concurrently.run({ () -> WireBlock in
+                var block = makeBlock(changes: order, rowOf: rowOf, firstRow: 0, table: table)
+                block.deadText = Self.deadText(input, slots: slots)
+                block.encodedColumns = WireCodec.encodeColumnSet(block, stateSection: true, concurrent: false)
+                return block
+            }, alongside: { () -> (WireState, CompressedSection) in
                 let state = Self.stateSection(input, slots: slots, replicaTable: replicaTable)
-                return (dead, state, WireCodec.compressState(state))
+                return (state, WireCodec.compressState(state))
             })
             block = made
-            block.deadText = dead
-            block.encodedColumns = WireCodec.encodeColumnSet(block, stateSection: true, concurrent: true)
             block.state = state
             block.compressedState = compressed
         } else {
