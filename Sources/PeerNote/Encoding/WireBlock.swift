@@ -334,13 +334,29 @@ enum WireCodec {
     /// section or not (which the text column holds all inserted text or only the deleted text,
     /// `deadText`), with the change columns encoded on another thread when `concurrent`.
     static func encodeColumnSet(_ block: WireBlock, stateSection: Bool, concurrent: Bool) -> EncodedColumns {
+        let (raw, strings) = encodeColumns(block, stateSection: stateSection, concurrent: concurrent)
+        return EncodedColumns(bytes: ColumnSet.encode(raw), strings: strings)
+    }
+
+    /// `encodeColumnSet`'s columns by id (the empty ones left out), before they are laid out as a
+    /// column set, and the string table. A save that makes the text column of a block with a
+    /// state section elsewhere (`deadTextColumn`) leaves `block.deadText` empty and adds it.
+    static func encodeColumns(_ block: WireBlock, stateSection: Bool, concurrent: Bool) -> (raw: [UInt64: [UInt8]], strings: [String]) {
         let structures = block.state?.storesStructures ?? false
         let (opColumns, (changeColumns, strings)) = concurrent
             ? Concurrently.run({ encodeOpColumns(block, stateSection: stateSection, structures: structures) }, alongside: { encodeChangeColumns(block) })
             : (encodeOpColumns(block, stateSection: stateSection, structures: structures), encodeChangeColumns(block))
         var raw: [UInt64: [UInt8]] = [:]
         for (k, v) in changeColumns.merging(opColumns, uniquingKeysWith: { a, _ in a }) where !v.isEmpty { raw[k.rawValue] = v }
-        return EncodedColumns(bytes: ColumnSet.encode(raw), strings: strings)
+        return (raw, strings)
+    }
+
+    /// The text column of a block with a state section: its deleted text (`deadText`), UTF-8.
+    static func deadTextColumn(_ dead: [Unicode.Scalar]) -> [UInt8] {
+        var text: [UInt8] = []
+        text.reserveCapacity(dead.count)
+        for scalar in dead { UTF8.encode(scalar) { text.append($0) } }
+        return text
     }
 
     /// A state section's bytes as a block stores them: its CBOR compressed, and the CBOR's size.
@@ -493,11 +509,7 @@ enum WireCodec {
         cols[.opPriority] = priority.finish(); cols[.opCreated] = created.finish(); cols[.opText] = text
         cols[.opPayloadLength] = payloadLen.finish(); cols[.opPayload] = payloads
         if structures { cols[.opOriginsStored] = originsStored.finish() }
-        if stateSection {
-            text.removeAll()
-            for scalar in block.deadText { UTF8.encode(scalar) { text.append($0) } }
-            cols[.opText] = text
-        }
+        if stateSection { cols[.opText] = deadTextColumn(block.deadText) }
         return cols
     }
 
