@@ -83,6 +83,18 @@ struct ConcurrencyTests {
         #expect(flag.isRaised)
     }
 
+    @Test("A Claim is taken by exactly one of the threads that ask, on any number of rounds")
+    func claim() {
+        for _ in 0 ..< 200 {
+            let claim = Claim()
+            let (here, there) = Concurrently.run({ (0 ..< 3).map { _ in claim.take() } }, alongside: { (0 ..< 3).map { _ in claim.take() } })
+            #expect((here + there).filter { $0 }.count == 1)
+        }
+        let late = Claim()
+        #expect(late.take())
+        #expect(!late.take())
+    }
+
     @Test("Concurrently.map gives every result in its element's order")
     func mapKeepsOrder() {
         let elements = Array(0 ..< 24)

@@ -101,25 +101,32 @@ extension Document {
         var block: WireBlock
         if order.count >= concurrentFrom && !writeStructures, let input = stateSectionInput(),
            case let replicaTable = table.map({ log.replicas[Int($0)] }), let slots = Self.stateSectionSlots(input, replicaTable: replicaTable) {
-            // A large block: its deleted text and state section are made, the text encoded as its
-            // column and the state section compressed, on another thread while this one makes the
-            // rest of the block and encodes its other columns; the column set is then compressed,
-            // on both threads. (Two hand-overs, as few as before: a third, to encode the columns on
-            // both threads, saved 0.3 ms of a merge in a running program and cost 1 ms in a fresh
-            // `pnmerge compact`, the helper having gone to sleep in between.)
-            let (made, (dead, deadColumn, state, compressed)) = Concurrently.run({ () -> (WireBlock, [UInt64: [UInt8]], [String]) in
+            // A large block: its state section is made, encoded and compressed on another thread
+            // while this one makes the rest of the block and encodes its columns but the text
+            // column; that column (the notes' deleted text) is made by whichever thread is done
+            // first (on the benchmark's documents, the other one for a merged copy, this one for
+            // a single writer's); the column set is then compressed, on both threads. (Two
+            // hand-overs, as before: a third, to encode the columns on both threads, saved 0.3 ms
+            // of a merge in a running program and cost 1 ms in a fresh `pnmerge compact`.)
+            let deadTextWork = Claim()
+            let makeDeadText: @Sendable () -> (text: [Unicode.Scalar], column: [UInt8]) = {
+                let dead = Self.deadText(input, slots: slots)
+                return (dead, WireCodec.deadTextColumn(dead))
+            }
+            let (made, (state, compressed, deadThere)) = Concurrently.run({ () -> (WireBlock, [UInt64: [UInt8]], [String], (text: [Unicode.Scalar], column: [UInt8])?) in
                 let block = makeBlock(changes: order, rowOf: rowOf, firstRow: 0, table: table)
                 let (raw, strings) = WireCodec.encodeColumns(block, stateSection: true, concurrent: false)
-                return (block, raw, strings)
-            }, alongside: { () -> ([Unicode.Scalar], [UInt8], WireState, CompressedSection) in
-                let dead = Self.deadText(input, slots: slots)
+                return (block, raw, strings, deadTextWork.take() ? makeDeadText() : nil)
+            }, alongside: { () -> (WireState, CompressedSection, (text: [Unicode.Scalar], column: [UInt8])?) in
                 let state = Self.stateSection(input, slots: slots, replicaTable: replicaTable)
-                return (dead, WireCodec.deadTextColumn(dead), state, WireCodec.compressState(state))
+                let compressed = WireCodec.compressState(state)
+                return (state, compressed, deadTextWork.take() ? makeDeadText() : nil)
             })
+            guard let dead = made.3 ?? deadThere else { preconditionFailure("neither thread made the deleted text") }
             var raw = made.1
-            if !deadColumn.isEmpty { raw[ColumnID.opText.rawValue] = deadColumn }
+            if !dead.column.isEmpty { raw[ColumnID.opText.rawValue] = dead.column }
             block = made.0
-            block.deadText = dead
+            block.deadText = dead.text
             block.encodedColumns = EncodedColumns(bytes: ColumnSet.encode(raw), strings: made.2)
             block.state = state
             block.compressedState = compressed

@@ -131,6 +131,23 @@ private final class Counter: @unchecked Sendable {
     func take() -> Int { Int(peernote_counter_next(word)) }
 }
 
+/// A piece of work that either of two threads may do, whichever comes to it first: `take()`
+/// is true for exactly one caller. `@unchecked Sendable`: its one word is only touched through
+/// the atomic operation of `CThreads`.
+package final class Claim: @unchecked Sendable {
+    private let word: UnsafeMutablePointer<Int32>
+
+    package init() {
+        word = .allocate(capacity: 1)
+        word.initialize(to: 0)
+    }
+
+    deinit { word.deallocate() }
+
+    /// Whether this caller is the first to ask (and so does the work).
+    package func take() -> Bool { peernote_counter_next(word) == 0 }
+}
+
 /// A flag one thread raises (once) and another reads as often as it likes, cheaply: one atomic
 /// load, no lock and no system call. `@unchecked Sendable`: its one word is only touched through
 /// the atomic operations of `CThreads`.
