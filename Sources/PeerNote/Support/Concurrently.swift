@@ -132,20 +132,14 @@ private final class Counter: @unchecked Sendable {
 }
 
 /// A piece of work that either of two threads may do, whichever comes to it first: `take()`
-/// is true for exactly one caller. `@unchecked Sendable`: its one word is only touched through
-/// the atomic operation of `CThreads`.
-package final class Claim: @unchecked Sendable {
-    private let word: UnsafeMutablePointer<Int32>
+/// is true for exactly one caller (the one `Counter` hands 0).
+package final class Claim: Sendable {
+    private let counter = Counter()
 
-    package init() {
-        word = .allocate(capacity: 1)
-        word.initialize(to: 0)
-    }
-
-    deinit { word.deallocate() }
+    package init() {}
 
     /// Whether this caller is the first to ask (and so does the work).
-    package func take() -> Bool { peernote_counter_next(word) == 0 }
+    package func take() -> Bool { counter.take() == 0 }
 }
 
 /// A flag one thread raises (once) and another reads as often as it likes, cheaply: one atomic
