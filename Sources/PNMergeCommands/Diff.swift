@@ -94,7 +94,7 @@ struct DiffReport {
             a: Side(file: pathA, missing: intoA.changesByAuthor, diff: changes(a.document)),
             b: Side(file: pathB, missing: intoB.changesByAuthor, diff: changes(b.document)),
             merged: merged, conflicts: conflicts, overlaps: overlaps,
-            earlierConflicts: ConflictAge.earlier(conflicts, copies: [a.document, b.document]))
+            earlierConflicts: ConflictAge.earlier(conflicts, had: a.document.conflicts + b.document.conflicts))
     }
 
     func text(style: RenderStyle) -> String {

@@ -237,9 +237,10 @@ enum MergeOperation {
         }
     }
 
-    /// Merges `base.document` and every change of `others` it lacks into a new document, built from
-    /// whichever of MINE and the first of `others` has the longer history (`Document.merged(with:)`:
-    /// both are left as they were; in memory, nothing is written), and describes the result.
+    /// Merges `base.document` and every change of `others` it lacks into one document, built from
+    /// whichever of MINE and the first of `others` has the longer history, which takes in the
+    /// other's changes itself (`Document.mergedInPlace(with:keepingFile:)`: in memory, nothing is
+    /// written; the callers let go of the copies as read), and describes the result.
     /// With `appendingToMine`, its incremental save appends to MINE's bytes (else it is compact).
     /// `output` is where the caller will write it (MINE, OUT or `-`).
     /// The last merge's overlap search is left to the caller (`Combined`), so that it can run beside
@@ -250,6 +251,8 @@ enum MergeOperation {
                         appendingToMine: Bool, nothingWrittenNote: Bool = true) throws(CLIFailure) -> Combined {
         var document = base.document
         let before = document.notebook, placesBefore = document.notePlaces, deletedBefore = document.deletedNoteIDs
+        // MINE's conflicts as read (the merge below may change MINE in place).
+        let mineConflicts = document.conflicts
         var inputs: [MergeReport.Input] = []
         var overlaps: [TextOverlap] = []
         var pending: OverlapSearch?
@@ -257,7 +260,9 @@ enum MergeOperation {
             let summary: MergeSummary
             do throws(PeerNoteError) {
                 if i == 0 {
-                    (document, summary) = try document.merged(with: other.document, keepingFile: appendingToMine)
+                    // The copies as read are let go once merged (the caller keeps the result):
+                    // the longer one takes in the other's changes itself, its history not copied.
+                    (document, summary) = try document.mergedInPlace(with: other.document, keepingFile: appendingToMine)
                 } else {
                     summary = try document.merge(other.document)
                 }
@@ -279,7 +284,7 @@ enum MergeOperation {
         let report = MergeReport(documentID: document.id, mine: base.path, output: output, dryRun: dryRun, inputs: inputs,
                                  diff: NotebookDiff(from: before, placed: placesBefore, to: after, placed: document.notePlaces, deletedBefore: deletedBefore), notebook: after, conflicts: conflicts,
                                  // Only MINE's: a conflict a THEIRS brought is news to MINE's owner.
-                                 earlierConflicts: ConflictAge.earlier(conflicts, copies: [base.document]),
+                                 earlierConflicts: ConflictAge.earlier(conflicts, had: mineConflicts),
                                  overlaps: overlaps)
         return Combined(document: document, report: report, pendingSearch: pending)
     }

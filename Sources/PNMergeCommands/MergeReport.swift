@@ -178,12 +178,12 @@ struct MergeReport {
 /// driver pass MINE (OURS) alone, so that a conflict only a THEIRS had is listed as new to MINE;
 /// `diff`, which takes no side, passes both copies.
 enum ConflictAge {
-    /// The conflicts of `merged` that one of `copies` already had: the same kind, on the same
-    /// note, between the same writes (a note retitled since does not make it another; a write
-    /// the merge added to it does, as neither copy had that one).
-    static func earlier(_ merged: [Conflict], copies: [Document]) -> Set<Conflict> {
+    /// The conflicts of `merged` that a copy already had (`had`, its conflicts): the same kind,
+    /// on the same note, between the same writes (a note retitled since does not make it
+    /// another; a write the merge added to it does, as the copy did not have that one).
+    static func earlier(_ merged: [Conflict], had: @autoclosure () -> [Conflict]) -> Set<Conflict> {
         guard !merged.isEmpty else { return [] }
-        let had = Set(copies.flatMap { $0.conflicts.map(Identity.init) })
+        let had = Set(had().map(Identity.init))
         return Set(merged.filter { had.contains(Identity($0)) })
     }
 

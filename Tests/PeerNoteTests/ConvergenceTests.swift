@@ -292,6 +292,53 @@ struct ConvergenceTests {
     /// copy; whichever it takes, it gives what forking the first copy and merging the second into
     /// it gives (notebook, conflicts, compact bytes, summary, places both sides edited), and
     /// leaves both copies as they were.
+    @Test("mergedInPlace(with:) gives what merged(with:) gives, from whichever copy is longer, and leaves the other as it was", arguments: [44, 45, 46])
+    func mergedInPlaceMatchesMerged(seed: UInt64) throws {
+        var rng = SeededRandom(state: seed)
+        let origin = Document(title: "Shared", author: "r0")
+        let replicas = (0 ..< 3).map { origin.fork(author: "r\($0)") }
+        var built = (fromMine: 0, fromTheirs: 0)
+        for round in 0 ..< 10 {
+            for doc in replicas {
+                for _ in 0 ..< Int.random(in: 1 ... 8, using: &rng) { try randomEdit(doc, &rng) }
+            }
+            if round == 3 { replicas[1].unknownFields = [[0x15, 0x61, 0x63]] }
+            if round == 6 { replicas[2].unknownFields = [[0x16, 0x61, 0x64]] }
+            for _ in 0 ..< 3 {
+                let a = Int.random(in: 0 ..< replicas.count, using: &rng), b = Int.random(in: 0 ..< replicas.count, using: &rng)
+                guard a != b else { continue }
+                // Copies as a tool has them: loaded from files.
+                let (mineBytes, theirsBytes) = (replicas[a].save(), replicas[b].save())
+                for keepingFile in [true, false] {
+                    let mine = try Document.load(mineBytes), theirs = try Document.load(theirsBytes)
+                    mine.author = "me"
+                    let referenceMine = try Document.load(mineBytes)
+                    referenceMine.author = "me"
+                    let (reference, expected) = try referenceMine.merged(with: try Document.load(theirsBytes), keepingFile: keepingFile)
+                    let longer = theirs.log.lvCount > mine.log.lvCount
+                    if longer { built.fromTheirs += 1 } else { built.fromMine += 1 }
+                    let (result, summary) = try mine.mergedInPlace(with: theirs, keepingFile: keepingFile)
+                    #expect(result === (longer ? theirs : mine), "round \(round): the longer copy is the result")
+                    let untouched = longer ? mine : theirs
+                    #expect(untouched.save(.incremental) == (longer ? mineBytes : theirsBytes), "round \(round): the other copy as it was")
+                    // (The incremental saves first: a save records what it wrote, and a later
+                    // incremental save appends to that.)
+                    #expect(result.save(.incremental) == reference.save(.incremental), "round \(round), keepingFile \(keepingFile)")
+                    #expect(result.notebook == reference.notebook, "round \(round)")
+                    #expect(result.conflicts == reference.conflicts)
+                    #expect(result.save() == reference.save())
+                    #expect(result.unknownFields == reference.unknownFields)
+                    #expect(result.author == "me")
+                    #expect(summary.fieldsAdded == expected.fieldsAdded)
+                    #expect(summary.changesByAuthor.map(\.author) == expected.changesByAuthor.map(\.author))
+                    #expect(summary.changesByAuthor.map(\.count) == expected.changesByAuthor.map(\.count))
+                    #expect(result.textOverlaps(of: summary) == reference.textOverlaps(of: expected), "round \(round)")
+                }
+            }
+        }
+        #expect(built.fromMine > 0 && built.fromTheirs > 0, "both ways taken: \(built)")
+    }
+
     @Test("merged(with:) gives what merge gives, built from either copy, and changes neither", arguments: [41, 42, 43])
     func mergedWithMatchesMerge(seed: UInt64) throws {
         var rng = SeededRandom(state: seed)
