@@ -442,7 +442,9 @@ extension Document {
             throw .invalidDocument(offset: error.offset, message: error.message)
         }
         let blocks: [WireBlock]
-        do { blocks = try WireCodec.decodePayloads(raws, fileSize: bytes.count) } catch {
+        // Inflated on two threads when the base block is replayed on two (`concurrentFrom`).
+        let inflatingFrom = concurrentFrom == .max ? Int.max : min(concurrentFrom, WireCodec.concurrentInflateThreshold)
+        do { blocks = try WireCodec.decodePayloads(raws, fileSize: bytes.count, concurrentFrom: inflatingFrom) } catch {
             throw .invalidDocument(offset: error.offset, message: error.message)
         }
         guard let first = blocks.first, first.kind == .base, let docID = first.documentID, let genesis = first.genesis else {
