@@ -107,7 +107,8 @@ extension Document {
             // first (on the benchmark's documents, the other one for a merged copy, this one for
             // a single writer's); the column set is then compressed, on both threads. (Two
             // hand-overs, as before: a third, to encode the columns on both threads, saved 0.3 ms
-            // of a merge in a running program and cost 1 ms in a fresh `pnmerge compact`.)
+            // of a merge in a running program, measured 1 ms slower once in a fresh `pnmerge
+            // compact`, and was taken back.)
             let deadTextWork = Claim()
             let makeDeadText: @Sendable () -> (text: [Unicode.Scalar], column: [UInt8]) = {
                 let dead = Self.deadText(input, slots: slots)
