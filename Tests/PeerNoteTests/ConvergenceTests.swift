@@ -299,11 +299,7 @@ struct ConvergenceTests {
         let replicas = (0 ..< 3).map { origin.fork(author: "r\($0)") }
         var built = (fromMine: 0, fromTheirs: 0)
         for round in 0 ..< 10 {
-            for doc in replicas {
-                for _ in 0 ..< Int.random(in: 1 ... 8, using: &rng) { try randomEdit(doc, &rng) }
-            }
-            if round == 3 { replicas[1].unknownFields = [[0x15, 0x61, 0x63]] }
-            if round == 6 { replicas[2].unknownFields = [[0x16, 0x61, 0x64]] }
+            try editRound(round, replicas, &rng)
             for _ in 0 ..< 3 {
                 let a = Int.random(in: 0 ..< replicas.count, using: &rng), b = Int.random(in: 0 ..< replicas.count, using: &rng)
                 guard a != b else { continue }
@@ -346,12 +342,7 @@ struct ConvergenceTests {
         let replicas = (0 ..< 3).map { origin.fork(author: "r\($0)") }
         var built = (fromMine: 0, fromTheirs: 0), overlapsFound = 0
         for round in 0 ..< 10 {
-            for doc in replicas {
-                for _ in 0 ..< Int.random(in: 1 ... 8, using: &rng) { try randomEdit(doc, &rng) }
-            }
-            // Fields a newer version wrote, on one copy or the other.
-            if round == 3 { replicas[1].unknownFields = [[0x15, 0x61, 0x63]] }
-            if round == 6 { replicas[2].unknownFields = [[0x16, 0x61, 0x64]] }
+            try editRound(round, replicas, &rng)
             for _ in 0 ..< 3 {
                 let mine = replicas[Int.random(in: 0 ..< replicas.count, using: &rng)]
                 let theirs = replicas[Int.random(in: 0 ..< replicas.count, using: &rng)]
@@ -602,6 +593,16 @@ struct ConvergenceTests {
     }
 
     /// One random edit of any kind (shared with `DerivedOriginsTests`).
+    /// One round of the `merged(with:)` tests: random edits on every copy, and in rounds 3 and 6
+    /// fields a newer version wrote, on one copy or the other.
+    func editRound(_ round: Int, _ replicas: [Document], _ rng: inout SeededRandom) throws {
+        for doc in replicas {
+            for _ in 0 ..< Int.random(in: 1 ... 8, using: &rng) { try randomEdit(doc, &rng) }
+        }
+        if round == 3 { replicas[1].unknownFields = [[0x15, 0x61, 0x63]] }
+        if round == 6 { replicas[2].unknownFields = [[0x16, 0x61, 0x64]] }
+    }
+
     func randomEdit(_ doc: Document, _ rng: inout SeededRandom) throws {
         let notes = doc.notes
         let words = ["milk", "eggs", "plan", "todo", "fix", "draft", "ok", "日本", "✓", "\n"]
