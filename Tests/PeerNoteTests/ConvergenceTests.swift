@@ -335,6 +335,25 @@ struct ConvergenceTests {
         #expect(built.fromMine > 0 && built.fromTheirs > 0, "both ways taken: \(built)")
     }
 
+    @Test("mergedInPlace(with:) refuses unrelated copies and copies with a transaction open, changing neither")
+    func mergedInPlaceRefusals() throws {
+        let a = Document(title: "A", author: "a"), b = Document(title: "B", author: "b")
+        _ = a.addNote(title: "one", body: "text of a")
+        _ = b.addNote(title: "two", body: "text of b, longer than a's")
+        let (aBytes, bBytes) = (a.save(), b.save())
+        let mine = try Document.load(aBytes), theirs = try Document.load(bBytes)
+        #expect(throws: PeerNoteError.self) { try mine.mergedInPlace(with: theirs, keepingFile: true) }
+        #expect(mine.save(.incremental) == aBytes && theirs.save(.incremental) == bBytes, "neither copy changed")
+        // A copy of one notebook with a transaction open on the longer one.
+        let base = try Document.load(aBytes), longer = try Document.load(aBytes)
+        try longer.setBody(try #require(longer.notes.first).id, "text of a, edited at length")
+        let longerBytes = longer.save()
+        longer.transaction {
+            #expect(throws: PeerNoteError.self) { try base.mergedInPlace(with: longer, keepingFile: true) }
+        }
+        #expect(base.save(.incremental) == aBytes && longer.save(.incremental) == longerBytes, "neither copy changed")
+    }
+
     @Test("merged(with:) gives what merge gives, built from either copy, and changes neither", arguments: [41, 42, 43])
     func mergedWithMatchesMerge(seed: UInt64) throws {
         var rng = SeededRandom(state: seed)
