@@ -110,6 +110,11 @@ struct ChangeTable: RandomAccessCollection, Sendable {
     /// How many runs the changes form (for tests and statistics).
     var runCount: Int { runs.count }
 
+    /// Whether `agent` made any change of the table (O(1)).
+    @inline(__always) func hasChanges(of agent: Int) -> Bool {
+        agent < agentRuns.count && !agentRuns[agent].isEmpty
+    }
+
     /// Every run in log order: its agent, its first change's seq and index, and how many changes
     /// it has (change `firstIndex + k` has seq `seqStart + k`).
     func forEachRun(_ body: (_ agent: UInt32, _ seqStart: UInt32, _ firstIndex: Int, _ count: Int) -> Void) {

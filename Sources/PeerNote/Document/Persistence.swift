@@ -225,7 +225,6 @@ extension Document {
     private func replicaTable(of order: ChangeIndices) -> [UInt32] {
         let log = self.log
         var used = [Bool](repeating: false, count: log.replicas.count)
-        for ci in order { used[Int(log.changes.agent(ci))] = true }
         func markReferences(_ body: OpBody) {
             switch body {
             case .insertText(let n, let l, let r, _):
@@ -240,11 +239,21 @@ extension Document {
             }
         }
         if order.count == log.changes.count {
-            // Every op is in the block. The pieces the block cuts ops into refer to the replicas
-            // the whole ops do, or to their own change's replica (a piece's left origin is the
-            // unit before it; a delete's pieces target the same replica's units).
-            for op in log.ops { markReferences(op.body) }
+            // Every change is in the block: the replicas that made one. Every id an op names is a
+            // unit of a change of the log (a loaded log's references are checked as it is read,
+            // `unorderedReference`; an edit names what exists), so its replica is one of them.
+            // (Walking every change and op for them took 6 M instructions of a compact save of
+            // the benchmark's merged copy, before its state section's thread could start.)
+            for a in used.indices where log.changes.hasChanges(of: a) { used[a] = true }
+            assert({
+                var named = used
+                for op in log.ops {
+                    _ = op.body.mapIDs { id in if !id.isNone { named[Int(id.agent)] = true }; return id }
+                }
+                return named == used
+            }(), "an op names a replica without changes")
         } else {
+            for ci in order { used[Int(log.changes.agent(ci))] = true }
             var pieces = OpPieces(order, in: log)
             while let piece = pieces.next() { markReferences(piece.op.body) }
         }
