@@ -59,7 +59,7 @@ public struct ParserOutcome: Sendable {
             if line.isEmpty { inUsage = false }
             if inUsage { usage.append(String(line)) }
         }
-        let first = "\(tool): \(rewording(sentence(message))) (see '\(hint)')"
+        let first = "\(tool): \(rewording(sentence(parserLinesJoined(message)))) (see '\(hint)')"
         return ([DisplayText.oneLine(first)] + usage).joined(separator: "\n") + "\n"
     }
 
@@ -91,6 +91,34 @@ public struct ParserOutcome: Sendable {
             }
         }
         return nil
+    }
+
+    /// `message` with the line breaks ArgumentParser puts in its own messages made one line: a
+    /// list of allowed values, one per line ("one of the following:\n  - a\n  - b" gives "one of
+    /// the following: a, b"), and the completion-script error's second and third lines ("…for
+    /// 'tcsh'.\nPlease use … one of:\n    zsh bash fish" gives "…for 'tcsh'. Please use … one
+    /// of: zsh bash fish"). Any other line break (one in a word the user typed) is left for
+    /// `DisplayText.oneLine` to show as `\n`.
+    package static func parserLinesJoined(_ message: String) -> String {
+        let lines = message.split(separator: "\n", omittingEmptySubsequences: false)
+        guard var out = lines.first.map(String.init), lines.count > 1 else { return message }
+        var inList = false
+        for line in lines.dropFirst() {
+            if line.hasPrefix("  - "), inList || out.hasSuffix(":") {
+                out += (inList ? ", " : " ") + line.dropFirst(4)
+                inList = true
+                continue
+            }
+            inList = false
+            if line.hasPrefix("    "), out.hasSuffix(":") {
+                out += " " + line.drop { $0 == " " }
+            } else if line.hasPrefix("Please "), out.hasSuffix(".") {
+                out += " " + line
+            } else {
+                out += "\n" + line
+            }
+        }
+        return out
     }
 
     /// `message` without surrounding white space and a final ".", its first word in lower case

@@ -517,6 +517,19 @@ struct CommandTests {
         #expect(version.status == 0 && version.out == "pnmerge \(PNMerge.version) (.peernote format: reads versions 1-\(FormatInfo.version), writes \(FormatInfo.writtenVersion))\n")
     }
 
+    @Test("ArgumentParser's multi-line messages are one line: an unknown completion shell, a long list of allowed values; a line break the user typed stays escaped")
+    func parserMessageLines() {
+        let r = pnmerge(["--generate-completion-script", "tcsh"])
+        #expect(r.status == 64)
+        let first = r.err.split(separator: "\n").first.map(String.init) ?? ""
+        #expect(first == "pnmerge: can't generate completion scripts for 'tcsh'. Please use --generate-completion-script=<shell> with one of: zsh bash fish (see 'pnmerge --help')", "\(r.err)")
+        #expect(!r.err.contains("\\n"))
+        #expect(ParserOutcome.parserLinesJoined("The value 'x' is invalid for '--k <k>'. Please provide one of the following:\n  - a\n  - b\n  - c")
+            == "The value 'x' is invalid for '--k <k>'. Please provide one of the following: a, b, c")
+        #expect(ParserOutcome.parserLinesJoined("Unknown option '-a\nb'") == "Unknown option '-a\nb'")
+        #expect(ParserOutcome.usageError(tool: "t", message: "Unknown option '-a\nb'", fullMessage: "") == "t: unknown option '-a\\nb' (see 't --help')\n")
+    }
+
     @Test("Shell completion scripts are generated", arguments: ["bash", "zsh", "fish"])
     func completions(shell: String) {
         let r = pnmerge(["--generate-completion-script", shell])
