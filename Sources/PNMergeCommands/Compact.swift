@@ -28,6 +28,10 @@ extension PNMerge {
         @Argument(help: ArgumentHelp("The files to rewrite.", valueName: "file"))
         var files: [String]
 
+        func validate() throws {
+            if let problem = FileNameArgument.problem(files) { throw ValidationError(problem) }
+        }
+
         func run() throws {
             if files.contains("-") { throw CLIFailure(.usage, "cannot rewrite standard input; name a .peernote file") }
             var failures: [CLIFailure] = []

@@ -33,6 +33,10 @@ extension PNMerge {
 
         @OptionGroup var format: JSONOption
 
+        func validate() throws {
+            if let problem = FileNameArgument.problem([a, b]) { throw ValidationError(problem) }
+        }
+
         func run() throws {
             let report = try DiffReport.compare(a, b)
             let style = RenderStyle.current

@@ -27,6 +27,10 @@ extension PNMerge {
 
         @OptionGroup var format: JSONOption
 
+        func validate() throws {
+            if let problem = FileNameArgument.problem([file]) { throw ValidationError(problem) }
+        }
+
         func run() throws {
             let input = try Inputs.load(file)
             // The report reads the bytes the document was just loaded (and verified) from.

@@ -31,6 +31,7 @@ extension PNMerge {
         @OptionGroup var format: JSONOption
 
         func validate() throws {
+            if let problem = FileNameArgument.problem(file) { throw ValidationError(problem) }
             if graph && format.json { throw ValidationError("--graph and --json cannot be combined") }
         }
 

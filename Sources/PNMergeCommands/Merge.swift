@@ -52,6 +52,10 @@ extension PNMerge {
 
         @OptionGroup var format: JSONOption
 
+        func validate() throws {
+            if let problem = FileNameArgument.problem([mine] + theirs + (output.map { [$0] } ?? [])) { throw ValidationError(problem) }
+        }
+
         func run() throws {
             let report = try MergeOperation.perform(mine: mine, theirs: theirs, output: output, dryRun: dryRun)
             let toStdout = report.output != "-" || dryRun

@@ -45,6 +45,10 @@ extension PNMerge {
 
         @OptionGroup var format: JSONOption
 
+        func validate() throws {
+            if let problem = FileNameArgument.problem([damaged, output]) { throw ValidationError(problem) }
+        }
+
         func run() throws {
             let report = try SalvageOperation.perform(input: damaged, output: output)
             let toStdout = output != "-"

@@ -40,6 +40,10 @@ extension PNMerge {
         @Option(name: .long, help: ArgumentHelp("Show the notebook as it was just after CHANGE.", valueName: "change"))
         var at: String?
 
+        func validate() throws {
+            if let problem = FileNameArgument.problem([file]) { throw ValidationError(problem) }
+        }
+
         func run() throws {
             let input = try Inputs.load(file)
             var notebook = input.document.notebook

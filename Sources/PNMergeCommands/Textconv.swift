@@ -31,6 +31,10 @@ extension PNMerge {
         @Argument(help: ArgumentHelp("The document ('-' for standard input).", valueName: "file"))
         var file: String
 
+        func validate() throws {
+            if let problem = FileNameArgument.problem([file]) { throw ValidationError(problem) }
+        }
+
         func run() throws {
             let bytes = try Inputs.readBytes(file)
             if bytes.isEmpty { return }

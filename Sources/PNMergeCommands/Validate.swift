@@ -31,6 +31,10 @@ extension PNMerge {
 
         @OptionGroup var format: JSONOption
 
+        func validate() throws {
+            if let problem = FileNameArgument.problem(files) { throw ValidationError(problem) }
+        }
+
         func run() throws {
             try Inputs.checkStandardInputUsedOnce(files)
             try Inputs.checkPipesUsedOnce(files)

@@ -104,10 +104,10 @@ enum DocumentFile {
         return target
     }
 
-    /// An empty FILE argument names no file: a usage error (64), not a file that cannot be
-    /// created (74) or is missing (66).
+    /// An empty FILE argument, or one ending in `/`, names no file: a usage error (64), not a
+    /// file that cannot be created (74) or is missing (66) (`FileNameArgument`).
     static func requireName(_ path: String) throws(CLIFailure) {
-        if path.isEmpty { throw CLIFailure(.usage, "the file name is empty: name a .peernote file") }
+        if let problem = FileNameArgument.problem(path) { throw CLIFailure(.usage, problem) }
     }
 
     /// Whether anything (even a dangling symbolic link) is at `path`.

@@ -530,6 +530,29 @@ struct CommandTests {
         #expect(ParserOutcome.usageError(tool: "t", message: "Unknown option '-a\nb'", fullMessage: "") == "t: unknown option '-a\\nb' (see 't --help')\n")
     }
 
+    @Test("An empty FILE or OUT, or one ending in '/', is a usage error (exit 64) in every command that takes one, before anything is read or written")
+    func fileNameSpelling() throws {
+        let dir = try TempDir()
+        let a = try dir.write(Diverged().alice.save(), "a.peernote")
+        let empty = "the file name is empty: name a .peernote file"
+        let folder = "a name ending in '/' names a folder; name a .peernote file"
+        let cases: [([String], String)] = [
+            (["merge", a, a, "-o", ""], empty), (["merge", "", a], empty), (["merge", a, ""], empty),
+            (["merge", a, a, "-o", dir.path("new") + "/"], dir.path("new") + "/: " + folder),
+            (["salvage", a, "-o", ""], empty), (["salvage", a, "-o", dir.path("s") + "/"], dir.path("s") + "/: " + folder),
+            (["validate", a, ""], empty), (["validate", a + "/"], a + "/: " + folder),
+            (["show", ""], empty), (["log", ""], empty), (["inspect", ""], empty), (["textconv", ""], empty),
+            (["diff", a, ""], empty), (["compact", ""], empty),
+        ]
+        for (args, message) in cases {
+            let r = pnmerge(args)
+            #expect(r.status == 64, "\(args): \(r.err)")
+            let first = r.err.split(separator: "\n").first.map(String.init) ?? ""
+            #expect(first == "pnmerge: \(message) (see 'pnmerge \(args[0]) --help')", "\(args)")
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.url.path) == ["a.peernote"])
+    }
+
     @Test("Shell completion scripts are generated", arguments: ["bash", "zsh", "fish"])
     func completions(shell: String) {
         let r = pnmerge(["--generate-completion-script", shell])

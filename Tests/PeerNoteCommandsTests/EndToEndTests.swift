@@ -697,23 +697,29 @@ struct EndToEndTests {
         #expect(!FileManager.default.fileExists(atPath: dir.file("m.peernote")))
     }
 
-    @Test("An empty FILE is a usage error (exit 64), not a file that cannot be created (74) or is missing (66)")
+    @Test("An empty FILE, or one ending in '/', is a usage error (exit 64), not a file that cannot be created (74), is missing (66) or \"already exists\"")
     func emptyFileName() throws {
         let dir = try TempDir()
         _ = try dir.write("in.md", "# A\n")
+        _ = try dir.write("trip.peernote", "")
+        let folder = "a name ending in '/' names a folder; name a .peernote file"
         let cases: [([String], String)] = [
             (["new", ""], "the file name is empty: name a .peernote file"),
             (["import", "in.md", "-o", ""], "the file name is empty: name a .peernote file"),
             (["add", "", "--title", "x"], "the file name is empty: name a .peernote file"),
             (["list", ""], "the file name is empty: name a .peernote file"),
             (["import", "", "-o", "x.peernote"], "the file name is empty: name a file, or - for standard input"),
+            (["new", "newdir/"], "newdir/: " + folder),
+            (["new", "trip.peernote/"], "trip.peernote/: " + folder),
+            (["import", "in.md", "-o", "out/"], "out/: " + folder),
+            (["list", "trip.peernote/"], "trip.peernote/: " + folder),
         ]
         for (args, message) in cases {
             let r = try Binary.run(args, in: dir)
             #expect(r.status == 64, "\(args): \(r.stderr)")
             #expect(r.stderr == "peernote: \(message)\n", "\(args)")
         }
-        #expect(try dir.entries() == ["in.md"])
+        #expect(try dir.entries() == ["in.md", "trip.peernote"])
     }
 
     @Test("A note that matches nothing, or several, lists the titles cut to 60 characters: a 100,000-character title makes no 100,000-character message")
