@@ -176,6 +176,27 @@ struct PersistenceTests {
         }
     }
 
+    @Test("A file cut inside or right after a block's magic bytes says it is truncated: the first block with the file's length, at its end (\"only 1 byte\", singular); a later one at the block's start")
+    func truncatedAtTheMagicBytes() throws {
+        let doc = try sampleDocument()
+        let base = try Document.load(doc.save())
+        base.addNote(title: "more")
+        let appended = base.save(.incremental)
+        let firstBlock = try BlockCodec.decode(appended)[0].end
+        let cases: [(Int, String)] = [(1, "file is truncated (only 1 byte)"), (2, "file is truncated (only 2 bytes)"),
+                                      (7, "file is truncated (only 7 bytes)"), (8, "file is truncated (only 8 bytes)"),
+                                      (firstBlock + 3, "file is truncated inside a block header"),
+                                      (firstBlock + 8, "file is truncated inside a block header")]
+        for (n, message) in cases {
+            do {
+                _ = try BlockCodec.decode(Array(appended.prefix(n)))
+                Issue.record("\(n) bytes were read")
+            } catch {
+                #expect(error.message == message && error.offset == (n < firstBlock ? n : firstBlock), "\(n): \(error.offset): \(error.message)")
+            }
+        }
+    }
+
     @Test("Every single-bit flip is rejected")
     func bitFlips() throws {
         let bytes = try sampleDocument().save()

@@ -46,9 +46,8 @@ enum BlockCodec {
         guard prefix == Array(Format.magic.prefix(prefix.count)) else {
             throw FormatError(offset: 0, message: "not a .peernote file (wrong magic bytes)")
         }
-        guard bytes.count >= Format.magic.count else {
-            throw FormatError(offset: bytes.count, message: "file is truncated (only \(bytes.count) bytes)")
-        }
+        let tooShort = "file is truncated (only \(bytes.count) \(bytes.count == 1 ? "byte" : "bytes"))"
+        guard bytes.count >= Format.magic.count else { throw FormatError(offset: bytes.count, message: tooShort) }
         var blocks: [RawBlock] = []
         var pos = 0
         let limits = CBORLimits(maxDepth: 8, maxItems: 16)
@@ -58,6 +57,12 @@ enum BlockCodec {
                     throw FormatError(offset: pos, message: "file is truncated inside a block header")
                 }
                 throw FormatError(offset: pos, message: "expected a block (magic bytes D9 D9 F7 DA 70 6E 6F 74), found other data")
+            }
+            // Magic bytes and nothing after them: cut short as a shorter file is (the CBOR reader
+            // would name the inner tag's offset, 3 bytes in, as where input ended).
+            if bytes.count - pos == Format.magic.count {
+                throw pos == 0 ? FormatError(offset: bytes.count, message: tooShort)
+                    : FormatError(offset: pos, message: "file is truncated inside a block header")
             }
             let item: CBORItem
             do { item = try CBORDecoder.decodeItem(bytes, at: pos, limits: limits) } catch {
