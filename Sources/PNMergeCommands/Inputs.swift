@@ -99,6 +99,14 @@ enum Inputs {
         return path != "-" && stat(path, &st) == 0 && st.st_mode & S_IFMT == S_IFIFO
     }
 
+    /// Whether `path` is something other than a file that `pnmerge show` could read again: a
+    /// device (`/dev/null`), a FIFO, a socket or a folder. False for a regular file, and for a
+    /// path where nothing is.
+    static func isNotAFile(_ path: String) -> Bool {
+        var st = stat()
+        return path != "-" && stat(path, &st) == 0 && st.st_mode & S_IFMT != S_IFREG
+    }
+
     /// A pipe can be read once: the same one named twice (`/dev/fd/3 /dev/fd/3`, a named FIFO
     /// twice) would give its bytes to the first and nothing to the second, or wait forever.
     static func checkPipesUsedOnce(_ paths: [String]) throws(CLIFailure) {

@@ -79,7 +79,8 @@ struct MergeReport {
             if dryRun && !upToDate { return these + " would still be open." }
             // Named when the file holds the result: written, or MINE already up to date.
             let holder = written ? output : (upToDate && output == mine ? mine : "-")
-            let see = holder == "-" ? "" : " (see: pnmerge show \(DisplayText.oneLine(ShellQuote.path(holder))))"
+            // Not for a result written to a device or a pipe (`-o /dev/null`): nothing to show.
+            let see = holder == "-" || Inputs.isNotAFile(holder) ? "" : " (see: pnmerge show \(DisplayText.oneLine(ShellQuote.path(holder))))"
             return these + (n == 1 ? " is" : " are") + " still open" + see + "."
         }
         if let n = bytesWritten {

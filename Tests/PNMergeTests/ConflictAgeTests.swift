@@ -79,6 +79,10 @@ struct ConflictAgeTests {
         #expect(again.out.hasPrefix("Already up to date"), "\(again.out)")
         #expect(again.out.contains("\n4 conflicts from before this merge are still open (see: pnmerge show \(mineFile)).\n"), "\(again.out)")
         #expect(Self.conflictLines(again.out).isEmpty, "\(again.out)")
+        // Written to a device: counted, but nothing to show (review finding: "see: pnmerge show /dev/null").
+        let device = pnmerge(["merge", mineFile, mineFile, "-o", "/dev/null"])
+        #expect(device.status == 0, "\(device.err)")
+        #expect(device.out.contains("\n4 conflicts from before this merge are still open.\n"), "\(device.out)")
     }
 
     @Test("A note deleted on a copy that MINE merges in after a THEIRS took in MINE's edit is listed to MINE, not counted as from before")
