@@ -189,6 +189,21 @@ enum NoteLookup {
         return deleted.filter { (!q.isEmpty && $0.id.description.hasPrefix(q)) || $0.title.hasSameScalars(as: query) }
     }
 
+    /// The note `restore` names: a deleted note first, since only a deleted one can be brought
+    /// back ("X" when a live note and a deleted one are both titled "X" is the deleted one);
+    /// several deleted notes it matches are listed, to be told apart by id. When it matches no
+    /// deleted note, the live note it names (which `restore` leaves alone), as `findAny` finds it.
+    static func findToRestore(_ query: String, in document: Document, path: String) throws(CLIFailure) -> Note {
+        let deleted = deletedMatches(query, in: document)
+        if deleted.count == 1, let only = deleted.first { return only }
+        if deleted.count > 1 {
+            let shown = deleted.prefix(10).map { "\($0.id.short) \"\($0.title)\"" }.joined(separator: ", ")
+            let more = deleted.count > 10 ? ", … (\(deleted.count) in all; peernote list --deleted shows them)" : ""
+            throw CLIFailure(.usage, "\(path): \"\(query)\" matches \(deleted.count) deleted notes: \(shown)\(more); give the id of the one to bring back: peernote restore \(ShellQuote.path(path)) ID")
+        }
+        return try findAny(query, in: document, path: path)
+    }
+
     /// A note `query` names among live and deleted notes.
     static func findAny(_ query: String, in document: Document, path: String) throws(CLIFailure) -> Note {
         let found: Note

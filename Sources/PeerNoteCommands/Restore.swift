@@ -25,7 +25,7 @@ extension PeerNoteCLI {
         func execute() throws {
             var live: Note?
             try DocumentFile.update(file, author: author.resolved()) { document in
-                let target = try NoteLookup.findAny(note, in: document, path: file)
+                let target = try NoteLookup.findToRestore(note, in: document, path: file)
                 guard target.isDeleted else { live = target; return }
                 try document.transaction(message: message.or("Restore note \"\(target.title)\"")) {
                     try document.restoreNote(target.id)

@@ -815,6 +815,34 @@ struct EndToEndTests {
         try ok(["edit", "r.peernote", "Same", "--body", "x"], in: dir)
     }
 
+    @Test("restore names a deleted note first: a title a live note and a deleted one share brings back the deleted one; several deleted ones are listed by id (exit 64)")
+    func restoreByTitleSharedWithLiveNote() throws {
+        let dir = try TempDir()
+        try ok(["new", "r.peernote"], in: dir)
+        let gone = try ok(["add", "r.peernote", "--title", "X", "--body", "old"], in: dir).trimmingCharacters(in: .newlines)
+        try ok(["rm", "r.peernote", "X"], in: dir)
+        let live = try ok(["add", "r.peernote", "--title", "X", "--body", "new"], in: dir).trimmingCharacters(in: .newlines)
+        try ok(["restore", "r.peernote", "X"], in: dir)
+        let doc = try Document.open(dir.file("r.peernote"))
+        #expect(Set(doc.notes.map(\.id.description)) == [gone, live])
+        #expect(doc.deletedNotes.isEmpty)
+        // Two deleted notes titled "Y": listed, by id; the file is left as it was.
+        for _ in 0 ..< 2 {
+            try ok(["add", "r.peernote", "--title", "Y"], in: dir)
+            try ok(["rm", "r.peernote", "Y"], in: dir)
+        }
+        let before = try dir.bytes("r.peernote")
+        let r = try Binary.run(["restore", "r.peernote", "Y"], in: dir)
+        #expect(r.status == 64)
+        #expect(r.stderr.hasPrefix("peernote: r.peernote: \"Y\" matches 2 deleted notes: "), "\(r.stderr)")
+        #expect(r.stderr.hasSuffix("; give the id of the one to bring back: peernote restore r.peernote ID\n"), "\(r.stderr)")
+        #expect(try dir.bytes("r.peernote") == before)
+        // A live note's title that no deleted note has: nothing to do, as before.
+        try ok(["add", "r.peernote", "--title", "Z"], in: dir)
+        let notDeleted = try Binary.run(["restore", "r.peernote", "Z"], in: dir)
+        #expect(notDeleted.status == 0 && notDeleted.stderr.contains("is not deleted; nothing recorded"), "\(notDeleted.stderr)")
+    }
+
     /// Tags, titles and authors are stored as typed and matched by their exact Unicode scalars
     /// (peernote(5), CONVENTIONS): "café" as U+00E9 and as "e" + U+0301 are two spellings.
     @Test("edit stores tags, titles and authors as typed, and names the stored spelling when only a look-alike matches")
