@@ -168,7 +168,7 @@ enum NoteLookup {
                     throw CLIFailure(.usage, "\(path): note \(only.id.short) \"\(only.title)\" is deleted; bring it back with: peernote restore \(ShellQuote.path(path)) \(only.id.short)")
                 }
                 if deleted.count > 1 {
-                    let shown = deleted.prefix(10).map { "\($0.id.short) \"\($0.title)\"" }.joined(separator: ", ")
+                    let shown = listed(deleted.prefix(10)).joined(separator: ", ")
                     let more = deleted.count > 10 ? ", … (\(deleted.count) in all; peernote list --deleted shows them)" : ""
                     throw CLIFailure(.usage, "\(path): \"\(query)\" matches only deleted notes, \(deleted.count) of them: \(shown)\(more); bring one back by its id with: peernote restore \(ShellQuote.path(path)) ID")
                 }
@@ -197,7 +197,7 @@ enum NoteLookup {
         let deleted = deletedMatches(query, in: document)
         if deleted.count == 1, let only = deleted.first { return only }
         if deleted.count > 1 {
-            let shown = deleted.prefix(10).map { "\($0.id.short) \"\($0.title)\"" }.joined(separator: ", ")
+            let shown = listed(deleted.prefix(10)).joined(separator: ", ")
             let more = deleted.count > 10 ? ", … (\(deleted.count) in all; peernote list --deleted shows them)" : ""
             throw CLIFailure(.usage, "\(path): \"\(query)\" matches \(deleted.count) deleted notes: \(shown)\(more); give the id of the one to bring back: peernote restore \(ShellQuote.path(path)) ID")
         }
@@ -227,8 +227,8 @@ enum NoteLookup {
         guard !found.title.hasSameScalars(as: query), found.id.description != query.lowercased() else { return found }
         let titled = pool().filter { $0.title.hasSameScalars(as: query) && $0.id != found.id }
         guard !titled.isEmpty else { return found }
-        let listed = ([found] + titled).map { "\($0.id.short) \"\($0.title)\"" }.joined(separator: ", ")
-        throw CLIFailure(.usage, "\(path): \"\(query)\" matches several notes: \(listed) (an id prefix and a title); give more of the id")
+        let shown = listed([found] + titled).joined(separator: ", ")
+        throw CLIFailure(.usage, "\(path): \"\(query)\" matches several notes: \(shown) (an id prefix and a title); give more of the id")
     }
 
     /// A title is matched by its exact Unicode scalars (`Document.findNote`). When no title is
@@ -272,8 +272,16 @@ enum NoteLookup {
     /// `; notes: 1a2b3c4d "Title", …` (at most ten).
     static func candidates(_ notes: [Note], deleted: Bool = false) -> String {
         if notes.isEmpty { return deleted ? "; there are no deleted notes" : "; the notebook has no notes" }
-        let shown = notes.prefix(10).map { "\($0.id.short) \"\(DisplayText.clipped($0.title))\"" }.joined(separator: ", ")
+        let shown = listed(notes.prefix(10)).joined(separator: ", ")
         return "; \(deleted ? "deleted notes" : "notes"): \(shown)\(notes.count > 10 ? ", … (\(notes.count) in all)" : "")"
+    }
+
+    /// Notes as a message lists them, `ID "Title"`, the title cut to 60 characters; a title that
+    /// another of them matches only in other Unicode scalars ("café" as U+00E9 beside "e" and
+    /// U+0301) is followed by its scalars (`DisplayText.sideBySide`), so the two can be told apart.
+    static func listed<Notes: Collection<Note>>(_ notes: Notes) -> [String] {
+        let titles = DisplayText.sideBySide(notes.map(\.title)) { "\"\(DisplayText.clipped($0))\"" }
+        return zip(notes, titles).map { "\($0.id.short) \($1)" }
     }
 }
 

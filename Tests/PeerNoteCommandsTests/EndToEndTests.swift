@@ -843,6 +843,19 @@ struct EndToEndTests {
         #expect(notDeleted.status == 0 && notDeleted.stderr.contains("is not deleted; nothing recorded"), "\(notDeleted.stderr)")
     }
 
+    @Test("A list of candidate notes spells out titles that look alike (the same text in other Unicode scalars), and only those")
+    func lookAlikeCandidates() throws {
+        let dir = try TempDir()
+        try ok(["new", "u.peernote"], in: dir)
+        let nfc = try ok(["add", "u.peernote", "--title", "caf\u{E9}"], in: dir).trimmingCharacters(in: .newlines)
+        let nfd = try ok(["add", "u.peernote", "--title", "cafe\u{301}"], in: dir).trimmingCharacters(in: .newlines)
+        let plain = try ok(["add", "u.peernote", "--title", "tea"], in: dir).trimmingCharacters(in: .newlines)
+        let r = try Binary.run(["edit", "u.peernote", "CAF\u{C9}", "--body", "x"], in: dir)
+        #expect(r.status == 64)
+        #expect(r.stderr == "peernote: u.peernote: no note matches \"CAF\u{C9}\"; notes: \(nfc.prefix(8)) \"caf\u{E9}\" (caf\\u{e9}), "
+            + "\(nfd.prefix(8)) \"cafe\u{301}\" (cafe\\u{301}), \(plain.prefix(8)) \"tea\"\n", "\(r.stderr)")
+    }
+
     /// Tags, titles and authors are stored as typed and matched by their exact Unicode scalars
     /// (peernote(5), CONVENTIONS): "café" as U+00E9 and as "e" + U+0301 are two spellings.
     @Test("edit stores tags, titles and authors as typed, and names the stored spelling when only a look-alike matches")
