@@ -128,17 +128,22 @@ enum TextFile {
         }
     }
 
-    /// The text of `path`, which must be UTF-8 (else exit 65 naming the byte offset).
-    static func read(_ path: String) throws(CLIFailure) -> String {
-        try decode(bytes(path), path: path)
+    /// The text of `path`, which must be UTF-8 (else exit 65 naming the byte offset and, when
+    /// given, the option that named the file: `(--body-file)`).
+    static func read(_ path: String, option: String? = nil) throws(CLIFailure) -> String {
+        try decode(bytes(path), path: path, option: option)
     }
 
-    static func decode(_ bytes: [UInt8], path: String) throws(CLIFailure) -> String {
+    static func decode(_ bytes: [UInt8], path: String, option: String? = nil) throws(CLIFailure) -> String {
         if let offset = firstInvalidUTF8(bytes) {
-            throw CLIFailure(.invalidInput, "\(path): offset \(offset): not valid UTF-8 text")
+            let what = FormatInfo.startsLikeDocument(bytes) ? "a .peernote document, not text" : "offset \(offset): not valid UTF-8 text"
+            throw CLIFailure(.invalidInput, "\(displayName(path)): \(what)" + (option.map { " (\($0))" } ?? ""))
         }
         return String(decoding: bytes, as: UTF8.self)
     }
+
+    /// `path` as messages name it: standard input (`-`) as `<stdin>`, as pnmerge names it.
+    static func displayName(_ path: String) -> String { path == "-" ? "<stdin>" : path }
 
     /// The offset of the first byte that is not part of valid UTF-8, or nil.
     static func firstInvalidUTF8(_ bytes: [UInt8]) -> Int? {

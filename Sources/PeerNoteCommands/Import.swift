@@ -43,17 +43,22 @@ extension PeerNoteCLI {
             }
             let author = try author.resolved()
             let bytes = try TextFile.bytes(source)
+            let sourceName = TextFile.displayName(source)
+            if FormatInfo.startsLikeDocument(bytes) {
+                throw CLIFailure(.invalidInput, "\(sourceName): is a .peernote document, not Markdown or JSON: import reads what export writes "
+                    + "(to copy a notebook, copy its file; to combine two copies, pnmerge merge)")
+            }
             var content: NotebookContent
             switch format ?? Self.detect(source, bytes) {
             case .json:
-                do { content = try NotebookJSON.parse(bytes) } catch { throw CLIFailure(.invalidInput, "\(source): \(error)") }
+                do { content = try NotebookJSON.parse(bytes) } catch { throw CLIFailure(.invalidInput, "\(sourceName): \(error)") }
             case .markdown:
                 let text = try TextFile.decode(bytes, path: source)
                 let (parsed, warnings) = MarkdownFormat.parse(text)
-                for warning in warnings { Failure.report("\(source): warning: \(warning)") }
+                for warning in warnings { Failure.report("\(sourceName): warning: \(warning)") }
                 // An empty source (an export that failed into `> notes.md`) makes an empty notebook: said.
                 if text.unicodeScalars.allSatisfy({ $0.properties.isWhitespace || $0 == "\u{FEFF}" }) {
-                    Failure.report("\(source): warning: it is empty; the notebook has no title and no notes")
+                    Failure.report("\(sourceName): warning: it is empty; the notebook has no title and no notes")
                 }
                 content = parsed
             }

@@ -53,7 +53,7 @@ struct BodyOptions: ParsableArguments {
     /// The body given, if any (reads the file).
     func text() throws(CLIFailure) -> String? {
         if let body { return body }
-        if let bodyFile { return try TextFile.read(bodyFile) }
+        if let bodyFile { return try TextFile.read(bodyFile, option: "--body-file") }
         return nil
     }
 }

@@ -856,6 +856,20 @@ struct EndToEndTests {
             + "\(nfd.prefix(8)) \"cafe\u{301}\" (cafe\\u{301}), \(plain.prefix(8)) \"tea\"\n", "\(r.stderr)")
     }
 
+    @Test("import of a .peernote document says what it is and what to do instead (exit 65, nothing written); import from standard input names it <stdin>")
+    func importOfADocument() throws {
+        let dir = try TempDir()
+        try ok(["new", "trip.peernote", "--title", "Trip"], in: dir)
+        let r = try Binary.run(["import", "trip.peernote", "-o", "x.peernote"], in: dir)
+        #expect(r.status == 65)
+        #expect(r.stderr == "peernote: trip.peernote: is a .peernote document, not Markdown or JSON: import reads what export writes "
+            + "(to copy a notebook, copy its file; to combine two copies, pnmerge merge)\n", "\(r.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: dir.file("x.peernote")))
+        let empty = try Binary.run(["import", "-", "-o", "e.peernote"], in: dir, stdin: "")
+        #expect(empty.status == 0, "\(empty.stderr)")
+        #expect(empty.stderr == "peernote: <stdin>: warning: it is empty; the notebook has no title and no notes\n", "\(empty.stderr)")
+    }
+
     /// Tags, titles and authors are stored as typed and matched by their exact Unicode scalars
     /// (peernote(5), CONVENTIONS): "café" as U+00E9 and as "e" + U+0301 are two spellings.
     @Test("edit stores tags, titles and authors as typed, and names the stored spelling when only a look-alike matches")

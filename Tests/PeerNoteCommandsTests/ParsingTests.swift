@@ -310,6 +310,20 @@ struct InProcessTests {
             #expect(error.status == .invalidInput)
             #expect(error.message == "\(bad): offset 2: not valid UTF-8 text")
         }
+        // Standard input is named as pnmerge names it, with the option that read it; a .peernote
+        // document given as text is named as one.
+        do {
+            _ = try TextFile.decode([0x61, 0xFF], path: "-", option: "--body-file")
+            Issue.record("invalid UTF-8 was accepted")
+        } catch {
+            #expect(error.message == "<stdin>: offset 1: not valid UTF-8 text (--body-file)")
+        }
+        do {
+            _ = try TextFile.decode(Document(title: "T", author: "a").save(), path: "n.peernote", option: "--body-file")
+            Issue.record("a document was read as text")
+        } catch {
+            #expect(error.message == "n.peernote: a .peernote document, not text (--body-file)")
+        }
         do {
             _ = try TextFile.read(dir.file("missing.txt"))
             Issue.record("a missing file was read")

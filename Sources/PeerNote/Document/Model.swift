@@ -242,6 +242,12 @@ public enum FormatInfo {
     public static var writtenVersion: UInt64 { Document.writesStructures ? 3 : 2 }
     /// What `--version` says of the format: `reads versions 1-3, writes 2`.
     public static var summary: String { "reads versions 1-\(version), writes \(writtenVersion)" }
+
+    /// Whether `bytes` start as a .peernote file does (its first block's magic bytes), so that a
+    /// command expecting other input (Markdown, JSON) can say what it was given.
+    public static func startsLikeDocument(_ bytes: some Collection<UInt8>) -> Bool {
+        bytes.starts(with: Format.magic)
+    }
 }
 
 extension String {
