@@ -72,7 +72,7 @@ struct LockSafetyTests {
         #expect(try dir.bytes("n.peernote") == before)
     }
 
-    @Test("A lock folder that cannot be created is named with the system's reason; a relative PEERNOTE_LOCK_DIR is not used")
+    @Test("A lock folder that cannot be created is named with the system's reason; a relative PEERNOTE_LOCK_DIR is refused, not passed over (review finding: it was ignored without a word)")
     func lockFolderCannotBeCreated() throws {
         let dir = try TempDir()
         let missing = dir.file("no/such/run")
@@ -80,9 +80,14 @@ struct LockSafetyTests {
         #expect(r.status == 74)
         #expect(r.stderr == "peernote: n.peernote: cannot create the lock folder \(missing)/peernote-locks: No such file or directory\n", "\(r.stderr)")
         #expect(!FileManager.default.fileExists(atPath: dir.file("n.peernote")))
-        // A relative one would give writers in different folders different locks: the fallback is used.
-        let relative = try Binary.run(["new", "r.peernote", "--title", "T"], in: dir, env: ["PEERNOTE_LOCK_DIR": "run-relative"])
-        #expect(relative.status == 0, "\(relative.stderr)")
+        // A relative one would give writers in different folders different locks: refused, the
+        // file left as it was, nothing created.
+        #expect(try Binary.run(["new", "r.peernote", "--title", "T"], in: dir).status == 0)
+        let before = try dir.bytes("r.peernote")
+        let relative = try Binary.run(["add", "r.peernote", "--title", "U"], in: dir, env: ["PEERNOTE_LOCK_DIR": "run-relative"])
+        #expect(relative.status == 74)
+        #expect(relative.stderr == "peernote: r.peernote: PEERNOTE_LOCK_DIR is not an absolute path (run-relative): set it to one, such as \"$HOME/.peernote-locks\", or unset it\n", "\(relative.stderr)")
+        #expect(try dir.bytes("r.peernote") == before)
         #expect(!FileManager.default.fileExists(atPath: dir.file("run-relative")))
     }
 

@@ -858,6 +858,12 @@ public final class FileLock {
     /// Takes the lock (see `init(for:waiting:)`); its descriptor and the lock file's path, or nil
     /// when another process holds it and `blocking` is false.
     private static func acquire(_ path: String, blocking: Bool, waiting: ((String) -> Void)?) throws(FileError) -> (Int32, String)? {
+        // A relative folder would be a different one for runs in different folders, which would
+        // then not keep each other out: refused, not passed over for the default (which runs that
+        // see the relative value would be told they use).
+        if let dir = ProcessInfo.processInfo.environment["PEERNOTE_LOCK_DIR"], !dir.isEmpty, !dir.hasPrefix("/") {
+            throw FileError(path: path, message: "PEERNOTE_LOCK_DIR is not an absolute path (\(dir)): set it to one, such as \"$HOME/.peernote-locks\", or unset it")
+        }
         let lockPath = FileLock.lockFile(for: path)
         let dir = FileStore.directory(of: lockPath)
         if mkdir(dir, 0o700) != 0 && errno != EEXIST {
