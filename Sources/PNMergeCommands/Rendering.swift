@@ -56,8 +56,9 @@ enum Text {
         return out + "\""
     }
 
-    /// An author's name for one line (control characters made visible), `(no author)` when empty.
-    static func author(_ name: String) -> String { name.isEmpty ? "(no author)" : DisplayText.oneLine(name) }
+    /// An author's name for one line (control characters made visible), `<no author>` when empty
+    /// (in brackets that are not parentheses, which a time often follows: `(<no author>, 09:00)`).
+    static func author(_ name: String) -> String { name.isEmpty ? "<no author>" : DisplayText.oneLine(name) }
 
     /// `1 change`, `3 changes`.
     static func count(_ n: Int, _ singular: String, _ plural: String? = nil) -> String {

@@ -92,6 +92,15 @@ struct FixtureEndToEndTests {
         return out
     }
 
+    @Test("A write without an author shows as <no author>, inside the parentheses that hold its time (review finding: '((no author), 09:00)')")
+    func noAuthor() throws {
+        let bin = try Binary.require()
+        let r = try bin.run(["show", Self.fixtures.appendingPathComponent("fuzz/register-flood.peernote").path])
+        #expect(r.status == 0, "\(r.err)")
+        #expect(r.out.contains("notebook: title \"Flood\" (<no author>, 09:00) vs \"t\" (<no author>, 09:00), showing \"t\""), "\(r.out)")
+        #expect(!r.out.contains("(("), "\(r.out)")
+    }
+
     @Test("validate rejects every damaged fixture with its documented error")
     func damaged() throws {
         let bin = try Binary.require()
