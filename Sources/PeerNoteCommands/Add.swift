@@ -43,7 +43,7 @@ extension PeerNoteCLI {
             try DocumentFile.update(file, author: author.resolved()) { document in
                 let count = document.notes.count
                 if let index, index > count {
-                    throw CLIFailure(.usage, "\(file): --at \(index) is out of range 0...\(count)")
+                    throw CLIFailure(.usage, "\(file): --at \(index) is out of range: " + (count == 0 ? "the only place is 0" : "from 0 to \(count)"))
                 }
                 let added = document.transaction(message: message.or("Add note \"\(title)\"")) {
                     document.addNote(title: title, body: text, tags: tags, priority: priority.priority, at: index)

@@ -33,7 +33,7 @@ extension PeerNoteCLI {
                 let target = try NoteLookup.find(note, in: document, path: file)
                 moved = target
                 let count = document.notes.count
-                guard index < count else { throw CLIFailure(.usage, "\(file): --to \(index) is out of range 0...\(count - 1)") }
+                guard index < count else { throw CLIFailure(.usage, "\(file): --to \(index) is out of range: " + (count == 1 ? "the only place is 0" : "from 0 to \(count - 1)")) }
                 try document.transaction(message: message.or("Move note \"\(target.title)\" to \(index)")) {
                     try document.moveNote(target.id, to: index)
                 }

@@ -185,6 +185,8 @@ struct CommandTests {
         let bad = pnmerge(["show", "--at", "99@ffff", "-"], input: merged.save())
         #expect(bad.status == ExitStatus.usage.rawValue)
         #expect(bad.err == "pnmerge: <stdin>: no change 99@ffff in this document\n")
+        let bare = pnmerge(["show", "-", "--at", "a11ce001"], input: merged.save())
+        #expect(bare.err == "pnmerge: <stdin>: no change a11ce001 in this document (a change is named SEQ@REPLICA, as log shows it: 3@a11ce001)\n", "\(bare.err)")
     }
 
     // MARK: log

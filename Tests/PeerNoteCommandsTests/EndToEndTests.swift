@@ -352,7 +352,7 @@ struct EndToEndTests {
         #expect(document.notes.map(\.title) == ["Beta", "Alpha"])
         let before = try dir.bytes("n.peernote")
         let far = try Binary.run(["move", "n.peernote", "Alpha", "--to", "2"], in: dir)
-        #expect(far.status == 64 && far.stderr.contains("out of range 0...1"))
+        #expect(far.status == 64 && far.stderr.contains("--to 2 is out of range: from 0 to 1"), "\(far.stderr)")
         #expect(try dir.bytes("n.peernote") == before)
         // Where it already is, and a title the notebook already has: one line naming the file, exit 0.
         let stay = try Binary.run(["move", "n.peernote", "Alpha", "--to", "1"], in: dir)

@@ -96,7 +96,7 @@ enum FixtureCatalog {
                 offset: 0, message: "file is empty"),
         Damaged(file: "damaged/newer-version.peernote",
                 what: "`meeting.peernote` with format version 4 in its envelope (payload and CRC intact).",
-                offset: nil, message: "format version 4 is newer than this tool understands (it reads version 3); upgrade peernote", newerVersion: 4),
+                offset: nil, message: "format version 4 is newer than this tool understands (it reads version 3); a newer version of the PeerNote tools reads it", newerVersion: 4),
     ]
 
     /// `Fixtures/` in this checkout.

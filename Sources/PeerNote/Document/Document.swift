@@ -389,7 +389,8 @@ public final class Document {
         let live = state.orderedNoteSlots
         let others = live.filter { state.noteStates[$0].id != n.id }
         guard index >= 0 && index <= others.count else {
-            throw .invalidArgument("index \(index) is out of range 0...\(others.count)")
+            throw .invalidArgument(others.isEmpty ? "index \(index) is out of range: the only place is 0"
+                                                  : "index \(index) is out of range: from 0 to \(others.count)")
         }
         if !n.position.isConflicted, let current = live.firstIndex(where: { state.noteStates[$0].id == n.id }), current == index { return }
         let after = index == 0 ? LocalID.none : (state.noteStates[others[index - 1]].position.value ?? .none)

@@ -212,7 +212,7 @@ public enum PeerNoteError: Error, Equatable, Sendable, CustomStringConvertible {
         switch self {
         case .invalidDocument(let offset?, let m): "offset \(offset): \(m)"
         case .invalidDocument(nil, let m): m
-        case .unsupportedVersion(let v): "format version \(v) is newer than this tool understands (it reads version \(FormatInfo.version)); upgrade peernote"
+        case .unsupportedVersion(let v): "format version \(v) is newer than this tool understands (it reads version \(FormatInfo.version)); a newer version of the PeerNote tools reads it"
         case .unrelated(let r):
             switch r {
             case .shared: "the copies share history"
@@ -223,7 +223,7 @@ public enum PeerNoteError: Error, Equatable, Sendable, CustomStringConvertible {
         case .fieldConflict(let k): "both copies carry field \(k), written by a newer version of PeerNote, with different values; this version cannot tell which to keep, so it does not merge them (a newer pnmerge can)"
         case .noSuchNote(let n): "no note matches \"\(n.clippedForMessage())\""
         case .ambiguousNote(let n, let c): "\"\(n)\" matches several notes: \(c.joined(separator: ", "))"
-        case .noSuchChange(let c): "no change \(c) in this document"
+        case .noSuchChange(let c): "no change \(c) in this document" + (c.contains("@") ? "" : " (a change is named SEQ@REPLICA, as log shows it: 3@a11ce001)")
         case .ambiguousChange(let c, let m): "\"\(c)\" matches several changes: \(m.joined(separator: ", ")); give more of the replica id"
         case .invalidArgument(let m): m
         case .noteDeleted(let id): "note \(id) is deleted; restore it (restoreNote) before editing it"
