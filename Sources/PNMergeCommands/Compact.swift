@@ -25,7 +25,7 @@ extension PNMerge {
             """
         )
 
-        @Argument(help: ArgumentHelp("The files to rewrite.", valueName: "file"))
+        @Argument(help: ArgumentHelp("The files to rewrite.", valueName: "FILE"))
         var files: [String]
 
         func validate() throws {

@@ -25,10 +25,10 @@ extension PNMerge {
             """
         )
 
-        @Argument(help: ArgumentHelp("One copy ('-' for standard input).", valueName: "a"))
+        @Argument(help: ArgumentHelp("One copy ('-' for standard input).", valueName: "A"))
         var a: String
 
-        @Argument(help: ArgumentHelp("The other copy ('-' for standard input).", valueName: "b"))
+        @Argument(help: ArgumentHelp("The other copy ('-' for standard input).", valueName: "B"))
         var b: String
 
         @OptionGroup var format: JSONOption

@@ -40,16 +40,16 @@ extension PNMerge {
             """
         )
 
-        @Argument(help: ArgumentHelp("The common ancestor (%O); unused, may be empty or missing.", valueName: "base"))
+        @Argument(help: ArgumentHelp("The common ancestor (%O); unused, may be empty or missing.", valueName: "BASE"))
         var base: String
 
-        @Argument(help: ArgumentHelp("Our version (%A); the merged result replaces it.", valueName: "ours"))
+        @Argument(help: ArgumentHelp("Our version (%A); the merged result replaces it.", valueName: "OURS"))
         var ours: String
 
-        @Argument(help: ArgumentHelp("Their version (%B).", valueName: "theirs"))
+        @Argument(help: ArgumentHelp("Their version (%B).", valueName: "THEIRS"))
         var theirs: String
 
-        @Argument(help: ArgumentHelp("The path in the repository (%P), used in messages.", valueName: "path"))
+        @Argument(help: ArgumentHelp("The path in the repository (%P), used in messages.", valueName: "PATH"))
         var path: String?
 
         func run() throws {

@@ -22,7 +22,7 @@ extension PNMerge {
             """
         )
 
-        @Argument(help: ArgumentHelp("The document ('-' for standard input).", valueName: "file"))
+        @Argument(help: ArgumentHelp("The document ('-' for standard input).", valueName: "FILE"))
         var file: String
 
         @Flag(name: .long, help: "Draw the branches and merges of the history.")

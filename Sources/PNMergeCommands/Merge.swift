@@ -38,13 +38,13 @@ extension PNMerge {
             """
         )
 
-        @Argument(help: ArgumentHelp("Your copy; the merged result replaces it unless -o is given ('-' for standard input, with -o or --dry-run).", valueName: "mine"))
+        @Argument(help: ArgumentHelp("Your copy; the merged result replaces it unless -o is given ('-' for standard input, with -o or --dry-run).", valueName: "MINE"))
         var mine: String
 
-        @Argument(help: ArgumentHelp("The copies to merge into MINE ('-' for standard input).", valueName: "theirs"))
+        @Argument(help: ArgumentHelp("The copies to merge into MINE ('-' for standard input).", valueName: "THEIRS"))
         var theirs: [String]
 
-        @Option(name: .shortAndLong, help: ArgumentHelp("Write the result to OUT instead of MINE ('-' for standard output); an existing OUT must hold nothing the result lacks.", valueName: "out"))
+        @Option(name: .shortAndLong, help: ArgumentHelp("Write the result to OUT instead of MINE ('-' for standard output); an existing OUT must hold nothing the result lacks.", valueName: "OUT"))
         var output: String?
 
         @Flag(name: .long, help: "Report what the merge would do; write nothing.")

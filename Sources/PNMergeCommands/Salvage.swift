@@ -37,10 +37,10 @@ extension PNMerge {
             """
         )
 
-        @Argument(help: ArgumentHelp("The damaged document ('-' for standard input).", valueName: "damaged"))
+        @Argument(help: ArgumentHelp("The damaged document ('-' for standard input).", valueName: "DAMAGED"))
         var damaged: String
 
-        @Option(name: .shortAndLong, help: ArgumentHelp("Where to write the recovered document (must not exist; '-' for standard output).", valueName: "out"))
+        @Option(name: .shortAndLong, help: ArgumentHelp("Where to write the recovered document (must not exist; '-' for standard output).", valueName: "OUT"))
         var output: String
 
         @OptionGroup var format: JSONOption

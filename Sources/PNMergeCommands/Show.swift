@@ -31,13 +31,13 @@ extension PNMerge {
             case text, markdown, json
         }
 
-        @Argument(help: ArgumentHelp("The document ('-' for standard input).", valueName: "file"))
+        @Argument(help: ArgumentHelp("The document ('-' for standard input).", valueName: "FILE"))
         var file: String
 
         @Option(name: .long, help: ArgumentHelp("Output format.", valueName: "text|markdown|json"))
         var format: Format = .text
 
-        @Option(name: .long, help: ArgumentHelp("Show the notebook as it was just after CHANGE.", valueName: "change"))
+        @Option(name: .long, help: ArgumentHelp("Show the notebook as it was just after CHANGE.", valueName: "CHANGE"))
         var at: String?
 
         func validate() throws {

@@ -28,7 +28,7 @@ extension PNMerge {
             """
         )
 
-        @Argument(help: ArgumentHelp("The document ('-' for standard input).", valueName: "file"))
+        @Argument(help: ArgumentHelp("The document ('-' for standard input).", valueName: "FILE"))
         var file: String
 
         func validate() throws {

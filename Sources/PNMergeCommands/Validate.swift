@@ -26,7 +26,7 @@ extension PNMerge {
             """
         )
 
-        @Argument(help: ArgumentHelp("The files to check ('-' for standard input).", valueName: "file"))
+        @Argument(help: ArgumentHelp("The files to check ('-' for standard input).", valueName: "FILE"))
         var files: [String]
 
         @OptionGroup var format: JSONOption

@@ -64,7 +64,7 @@ public struct ParserOutcome: Sendable {
     }
 
     /// ArgumentParser reports a missing argument before an option the command does not know, so
-    /// `pnmerge validate -q` said "missing expected argument '<file> ...'" (with a file it says
+    /// `pnmerge validate -q` said "missing expected argument '<FILE> ...'" (with a file it says
     /// "unknown option '-q'"), and `peernote edit FILE -draft- --body T` named the missing
     /// NOTE rather than `-draft-`, which it read as an option. When `error` is such a missing
     /// argument and `arguments` (as parsed) hold a word before `--` that starts with `-` (other

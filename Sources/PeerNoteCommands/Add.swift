@@ -22,7 +22,7 @@ extension PeerNoteCLI {
         @Option(name: .customLong("tag"), parsing: .unconditionalSingleValue, help: ArgumentHelp("Tag the note with TAG (repeat for more tags).", valueName: "TAG"))
         var tags: [String] = []
 
-        @Option(help: "The note's priority.")
+        @Option(help: ArgumentHelp("The note's priority.", valueName: "low|normal|high"))
         var priority: PriorityArgument = .normal
 
         @Option(name: .customLong("at"), parsing: .unconditional, help: ArgumentHelp("Insert the note at INDEX (0-based; default: after the last note).", valueName: "INDEX"))

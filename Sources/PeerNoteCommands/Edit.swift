@@ -36,7 +36,7 @@ extension PeerNoteCLI {
         @Option(name: .customLong("remove-tag"), parsing: .unconditionalSingleValue, help: ArgumentHelp("Remove tag TAG (repeatable).", valueName: "TAG"))
         var removeTags: [String] = []
 
-        @Option(help: "The note's new priority.")
+        @Option(help: ArgumentHelp("The note's new priority.", valueName: "low|normal|high"))
         var priority: PriorityArgument?
 
         @OptionGroup var author: AuthorOptions

@@ -16,7 +16,7 @@ extension PeerNoteCLI {
         @Argument(help: ArgumentHelp("The .peernote file (- for standard input).", valueName: "FILE"), completion: .file(extensions: ["peernote"]))
         var file: String
 
-        @Option(help: "The output format.")
+        @Option(help: ArgumentHelp("The output format.", valueName: "markdown|json"))
         var format: Format = .markdown
 
         func execute() throws {

@@ -25,7 +25,7 @@ extension PeerNoteCLI {
         @Option(name: .shortAndLong, help: ArgumentHelp("The .peernote file to create.", valueName: "FILE"), completion: .file(extensions: ["peernote"]))
         var output: String
 
-        @Option(help: "The input format (default: from SOURCE's extension or content).")
+        @Option(help: ArgumentHelp("The input format (default: from SOURCE's extension or content).", valueName: "markdown|json"))
         var format: Format?
 
         @Option(parsing: .unconditional, help: ArgumentHelp("The notebook's title (default: the one in SOURCE).", valueName: "TITLE"))

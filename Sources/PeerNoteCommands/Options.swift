@@ -5,8 +5,7 @@ import PeerNoteCLISupport
 /// `--author`: who is recorded as the author of the change (every command that writes).
 struct AuthorOptions: ParsableArguments {
     @Option(parsing: .unconditional,
-            help: ArgumentHelp("Record NAME as the author of the change.",
-                               discussion: "Not empty. Default: $PEERNOTE_AUTHOR, else git's user.name, else the login name (each must be UTF-8).",
+            help: ArgumentHelp("Record NAME as the author of the change (not empty; default: $PEERNOTE_AUTHOR, else git's user.name, else the login name, each of which must be UTF-8).",
                                valueName: "NAME"))
     var author: String?
 

@@ -420,7 +420,7 @@ struct CommandTests {
         for status in ExitStatus.allCases {
             #expect(r.out.contains("  \(status.rawValue)".padding(toLength: 6, withPad: " ", startingAt: 0) + status.meaning))
         }
-        let names = ["merge", "validate", "inspect", "show", "log", "diff", "sync", "compact", "git-driver", "textconv", "git-setup", "salvage"]
+        let names = ["merge", "validate", "inspect", "show", "log", "diff", "sync", "compact", "git-setup", "git-driver", "textconv", "salvage"]
         #expect(PNMerge.configuration.subcommands.map { $0._commandName } == names)
         for name in names {
             #expect(r.out.contains("\n  \(name) "), "\(name) is listed")
@@ -486,8 +486,8 @@ struct CommandTests {
         let file = dir.path("bob.peernote")
         let cases: [(args: [String], first: String, usage: String)] = [
             (["log", "--graph", "--json", file], "pnmerge: --graph and --json cannot be combined (see 'pnmerge log --help')", "Usage: pnmerge log "),
-            (["sync"], "pnmerge: missing expected argument '<dir> ...' (see 'pnmerge sync --help')", "Usage: pnmerge sync "),
-            (["show"], "pnmerge: missing expected argument '<file>' (see 'pnmerge show --help')", "Usage: pnmerge show "),
+            (["sync"], "pnmerge: missing expected argument '<DIR> ...' (see 'pnmerge sync --help')", "Usage: pnmerge sync "),
+            (["show"], "pnmerge: missing expected argument '<FILE>' (see 'pnmerge show --help')", "Usage: pnmerge show "),
             (["log", "--jsn", file], "pnmerge: unknown option '--jsn'. Did you mean '--json'? (see 'pnmerge log --help')", "Usage: pnmerge log "),
             (["lgo", file], "pnmerge: unknown command 'lgo'; did you mean 'log'? (see 'pnmerge --help')", "Commands: merge, validate, "),
             // The unknown option, with or without the argument ArgumentParser would name first as missing.
@@ -495,7 +495,7 @@ struct CommandTests {
             (["validate", "-q", file], "pnmerge: unknown option '-q' (see 'pnmerge validate --help')", "Usage: pnmerge validate "),
             (["diff", "-z", file], "pnmerge: unknown option '-z' (see 'pnmerge diff --help')", "Usage: pnmerge diff "),
             // A missing argument beside known options is still that.
-            (["merge", "--dry-run", file], "pnmerge: missing expected argument '<theirs> ...' (see 'pnmerge merge --help')", "Usage: pnmerge merge "),
+            (["merge", "--dry-run", file], "pnmerge: missing expected argument '<THEIRS> ...' (see 'pnmerge merge --help')", "Usage: pnmerge merge "),
         ]
         for c in cases {
             let r = pnmerge(c.args)
@@ -514,7 +514,7 @@ struct CommandTests {
         }
         // Help and the version still go to standard output, exit 0.
         let help = pnmerge(["log", "--help"])
-        #expect(help.status == 0 && help.err.isEmpty && help.out.contains("USAGE: pnmerge log <file>"))
+        #expect(help.status == 0 && help.err.isEmpty && help.out.contains("USAGE: pnmerge log <FILE>"))
         let version = pnmerge(["--version"])
         #expect(version.status == 0 && version.out == "pnmerge \(PNMerge.version) (.peernote format: reads versions 1-\(FormatInfo.version), writes \(FormatInfo.writtenVersion))\n")
     }

@@ -22,6 +22,17 @@ struct ManPageTests {
         }
     }
 
+    @Test("The SYNOPSIS lists the subcommands in the order --help does (review finding: git-setup came after textconv in --help)")
+    func synopsisOrder() throws {
+        let page = try text()
+        let start = try #require(page.range(of: "\n.SH SYNOPSIS\n"))
+        let end = try #require(page.range(of: "\n.SH ", range: start.upperBound ..< page.endIndex))
+        let listed = page[start.upperBound ..< end.lowerBound].split(separator: "\n")
+            .filter { $0.hasPrefix(".B pnmerge ") }.map { $0.dropFirst(".B pnmerge ".count).replacingOccurrences(of: "\\-", with: "-") }
+            .filter { !$0.hasPrefix("-") }
+        #expect(listed == PNMerge.configuration.subcommands.map { $0._commandName })
+    }
+
     @Test("Every subcommand, option and JSON shape is documented")
     func coverage() throws {
         let page = try text()

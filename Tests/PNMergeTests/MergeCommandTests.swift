@@ -22,7 +22,7 @@ struct MergeCommandTests {
     func usage() {
         let r = pnmerge(["merge", "only.peernote"])
         #expect(r.status == ExitStatus.usage.rawValue)
-        #expect(r.err.contains("theirs"))
+        #expect(r.err.contains("<THEIRS>"), "\(r.err)")
     }
 
     @Test("-o naming MINE by another path (a hard link, a symbolic link) is the merge in place, one block appended, written to the name asked for",

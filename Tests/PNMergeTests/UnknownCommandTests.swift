@@ -6,7 +6,7 @@ import Testing
 
 @Suite("pnmerge: a first word that is no command")
 struct UnknownCommandTests {
-    static let commandsLine = "Commands: merge, validate, inspect, show, log, diff, sync, compact, git-driver, textconv, git-setup, salvage\n"
+    static let commandsLine = "Commands: merge, validate, inspect, show, log, diff, sync, compact, git-setup, git-driver, textconv, salvage\n"
 
     @Test("A mistyped command is named as that, with the command it likely meant, before any option is looked at",
           arguments: [
