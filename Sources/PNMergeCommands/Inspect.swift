@@ -71,6 +71,9 @@ struct InspectReport {
         conflicts = d.conflicts.count
     }
 
+    /// How many replicas the text lists one per line when there are more than two more.
+    static let replicasListed = 10
+
     /// Every author, in the order the replicas list them, without repeats.
     var authors: [String] {
         var out: [String] = []
@@ -91,8 +94,20 @@ struct InspectReport {
             row("changes", "\(changes) (\(Text.count(operations, "operation")))"),
             row("replicas", "\(replicas.count)"),
         ]
-        for r in replicas {
+        // Each run of peernote is a replica of its own, so a notebook edited from the command
+        // line has hundreds: the first ones listed, the rest counted by author.
+        let listed = replicas.count <= Self.replicasListed + 2 ? replicas.count : Self.replicasListed
+        for r in replicas.prefix(listed) {
             lines.append("  " + style.paint(r.replica.short, .yellow) + "  " + r.authors.map(Text.author).joined(separator: ", "))
+        }
+        if listed < replicas.count {
+            var counts: [(author: String, count: Int)] = []
+            for r in replicas.dropFirst(listed) {
+                let author = r.authors.first ?? ""
+                if let i = counts.firstIndex(where: { $0.author.hasSameScalars(as: author) }) { counts[i].count += 1 } else { counts.append((author, 1)) }
+            }
+            let byAuthor = counts.map { "\(Text.author($0.author)) \($0.count)" }.joined(separator: ", ")
+            lines.append("  … \(replicas.count - listed) more (\(byAuthor)); --json lists every one")
         }
         lines += [
             row("authors", authors.map(Text.author).joined(separator: ", ")),

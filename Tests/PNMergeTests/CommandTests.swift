@@ -123,6 +123,33 @@ struct CommandTests {
         #expect(text.out.contains("changes    \(merged.changeCount) (\(merged.operationCount) operations)"))
     }
 
+    @Test("inspect lists the first ten replicas and counts the rest by author when there are more than twelve; --json lists every one (review finding: one line per peernote run)")
+    func inspectManyReplicas() throws {
+        let dir = try TempDir()
+        for (count, shown) in [(12, 12), (13, 10)] {
+            var doc = Document(title: "T", author: "ann")
+            for k in 1 ..< count {
+                doc = try Document.load(doc.save(.incremental))
+                doc.author = k % 3 == 0 ? "bo" : "ann"
+                doc.addNote(title: "n\(k)")
+            }
+            let path = try dir.write(doc.save(.incremental), "r\(count).peernote")
+            let text = pnmerge(["inspect", path])
+            #expect(text.status == 0, "\(text.err)")
+            let lines = text.out.split(separator: "\n")
+            #expect(lines.contains("replicas   \(count)"), "\(text.out)")
+            #expect(lines.filter { $0.hasPrefix("  ") && !$0.hasPrefix("  …") }.count == shown, "\(text.out)")
+            if count == 13 {
+                // Replicas 11 and 12 (k = 10, 11: ann, ann) and 13 (k = 12: bo), after the ten listed.
+                #expect(lines.contains("  … 3 more (ann 2, bo 1); --json lists every one"), "\(text.out)")
+            } else {
+                #expect(!text.out.contains("…"), "\(text.out)")
+            }
+            let json = try #require(try parseJSON(pnmerge(["inspect", "--json", path]).out) as? [String: Any])
+            #expect((json["replicas"] as? [[String: Any]])?.count == count)
+        }
+    }
+
     // MARK: show
 
     @Test("show --format json: exactly the documented shape, notes in document order")
