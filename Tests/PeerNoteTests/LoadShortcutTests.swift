@@ -78,12 +78,39 @@ struct LoadShortcutTests {
 
     @Test("Finding the change that holds a unit from a hint agrees with the plain search, for every unit and many hints")
     func changeIndexFromHint() throws {
-        let (doc, _) = try Self.keystrokes()
-        let log = doc.log
-        for lv in 0 ..< log.lvCount {
-            let expected = log.changeIndex(containingLV: lv)
-            for hint in [0, expected, Swift.max(0, expected - 1), Swift.max(0, expected - 17), log.changes.count - 1, expected + 1] {
-                #expect(log.changeIndex(containingLV: lv, from: hint) == expected, "lv \(lv) hint \(hint)")
+        let (typed, note) = try Self.keystrokes()
+        // Another copy's changes merged in (other runs, other agents), multi-unit inserts, a pasted
+        // paragraph, and changes without units (an empty transaction), so that runs hold changes
+        // of several lengths and some changes start where others do.
+        let other = typed.fork(author: "lee")
+        try other.insertText(note, at: 0, "pasted paragraph ")
+        for k in 0 ..< 5 { try other.insertText(note, at: k, "ab") }
+        try typed.insertText(note, at: 3, "xyz")
+        try typed.merge(other)
+        // Changes without units, as a file may hold them: two on top of the heads, then a change
+        // with a unit that starts where they do, then one more without.
+        var withEmpty = typed.log
+        for _ in 0 ..< 2 { _ = withEmpty.beginChange(agent: 0, time: 1_700_000_200, author: "kim", message: "empty") }
+        _ = withEmpty.beginChange(agent: 0, time: 1_700_000_300, author: "kim", message: "")
+        withEmpty.append(.setNotebookTitle("t", preds: []), length: 1, scalars: [])
+        // One run (one author, message and time, each change on the one before) of changes of 1,
+        // 0, 0, 1, 2 and 0 units.
+        for units in [1, 0, 0, 1, 2, 0] {
+            _ = withEmpty.beginChange(agent: 0, time: 1_700_000_400, author: "kim", message: "run")
+            for _ in 0 ..< units { withEmpty.append(.setNotebookTitle("t", preds: []), length: 1, scalars: []) }
+        }
+        let lengths = (0 ..< withEmpty.changes.count).map { withEmpty.changes.length($0) }
+        #expect(lengths.contains(0) && lengths.contains { $0 > 1 } && withEmpty.changes.runCount > 3, "\(lengths)")
+        for log in [try Self.keystrokes().0.log, typed.log, withEmpty] {
+            var changeStarts: [Int] = []
+            for c in 0 ..< log.changes.count { changeStarts.append(log.changes.lvStart(c)) }
+            for lv in 0 ..< log.lvCount {
+                // The plain definition: the last change that starts at or before `lv`.
+                let expected = try #require(changeStarts.lastIndex { $0 <= lv })
+                #expect(log.changeIndex(containingLV: lv) == expected, "lv \(lv)")
+                for hint in [0, expected, Swift.max(0, expected - 1), Swift.max(0, expected - 17), log.changes.count - 1, expected + 1, -1] {
+                    #expect(log.changeIndex(containingLV: lv, from: hint) == expected, "lv \(lv) hint \(hint)")
+                }
             }
         }
     }

@@ -110,6 +110,42 @@ struct ChangeTable: RandomAccessCollection, Sendable {
     /// How many runs the changes form (for tests and statistics).
     var runCount: Int { runs.count }
 
+    /// The last change whose first unit's local version is at most `lv` (for `lv < lvEnd`, the
+    /// change holding unit `lv`; of several that start there, the nonempty one). A search over
+    /// runs, not changes (a typing run of thousands of keystrokes is one), from the run of change
+    /// `hint` on when it starts at or before `lv` (doubling steps, for callers walking the log in
+    /// order), else over all of them; then, inside the run, the change its offset gives when
+    /// each change there has one unit, else a search. The table must not be empty.
+    func index(containingLV lv: Int, from hint: Int = -1) -> Int {
+        precondition(!runs.isEmpty, "a table with changes")
+        var lo = 0, hi = runs.count - 1
+        if hint >= 0, hint < runOf.count, case let start = Int(runOf[hint]), runs[start].lvStart <= lv {
+            lo = start
+            var step = 1
+            while lo + step < runs.count && runs[lo + step].lvStart <= lv {
+                lo += step
+                step *= 2
+            }
+            hi = Swift.min(lo + step, runs.count) - 1
+        }
+        // The last run that starts at or before `lv` (the first one does: local versions start at 0).
+        while lo < hi {
+            let mid = (lo + hi + 1) / 2
+            if runs[mid].lvStart <= lv { lo = mid } else { hi = mid - 1 }
+        }
+        let first = runs[lo].firstIndex, end = first + Int(runs[lo].count), offset = lv - runs[lo].lvStart
+        // Offsets within a run are non-decreasing from 0; one unit a change puts `offset` at
+        // change `first + offset`.
+        let guess = first + Swift.min(offset, end - first - 1)
+        if Int(unitOffset[guess]) <= offset && (guess + 1 == end || Int(unitOffset[guess + 1]) > offset) { return guess }
+        var a = first, b = end - 1
+        while a < b {
+            let mid = (a + b + 1) / 2
+            if Int(unitOffset[mid]) <= offset { a = mid } else { b = mid - 1 }
+        }
+        return a
+    }
+
     /// Whether `agent` made any change of the table (O(1)).
     @inline(__always) func hasChanges(of agent: Int) -> Bool {
         agent < agentRuns.count && !agentRuns[agent].isEmpty
