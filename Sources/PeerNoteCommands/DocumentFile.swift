@@ -73,11 +73,22 @@ enum DocumentFile {
         let lock: FileLock
         do { lock = try Self.lock(path) } catch { throw CLIFailure(writing: error) }
         try withExtendedLifetime(lock) { () throws(CLIFailure) in
-            if exists(path) { throw CLIFailure(.cannotCreate, "\(path): already exists; refusing to overwrite it") }
+            if exists(path) { throw alreadyExists(path) }
             do throws(FileError) { try FileStore.create(document.save(.compact), at: path) } catch {
-                throw exists(path) ? CLIFailure(.cannotCreate, "\(path): already exists; refusing to overwrite it") : CLIFailure(writing: error)
+                throw exists(path) ? alreadyExists(path) : CLIFailure(writing: error)
             }
         }
+    }
+
+    /// The refusal (exit 73) to create a file where something is: a file, or a symbolic link,
+    /// which is named as one when what it points to does not exist (a new file is not written
+    /// through a link, which another user may have planted; "already exists" would be wrong).
+    static func alreadyExists(_ path: String) -> CLIFailure {
+        var st = stat()
+        if lstat(path, &st) == 0, st.st_mode & S_IFMT == S_IFLNK, stat(path, &st) != 0 {
+            return CLIFailure(.cannotCreate, "\(path): is a symbolic link to a file that does not exist; not written through it (remove the link, or name the file it points to)")
+        }
+        return CLIFailure(.cannotCreate, "\(path): already exists; refusing to overwrite it")
     }
 
     /// The path to lock and write for `path`: the file itself, or the file a symbolic link

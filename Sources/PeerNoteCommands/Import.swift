@@ -39,7 +39,7 @@ extension PeerNoteCLI {
             try DocumentFile.requireName(output)
             if output == "-" { throw CLIFailure(.usage, "the output must be a file, not - (standard output)") }
             if DocumentFile.exists(output) {
-                throw CLIFailure(.cannotCreate, "\(output): already exists; refusing to overwrite it")
+                throw DocumentFile.alreadyExists(output)
             }
             let author = try author.resolved()
             let bytes = try TextFile.bytes(source)

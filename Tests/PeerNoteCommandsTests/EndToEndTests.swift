@@ -870,6 +870,23 @@ struct EndToEndTests {
         #expect(empty.stderr == "peernote: <stdin>: warning: it is empty; the notebook has no title and no notes\n", "\(empty.stderr)")
     }
 
+    @Test("new and import onto a symbolic link to a missing file say so (exit 73), not that the file exists, and write nothing through it")
+    func danglingLink() throws {
+        let dir = try TempDir()
+        _ = try dir.write("in.md", "# A\n")
+        try FileManager.default.createSymbolicLink(atPath: dir.file("dl.peernote"), withDestinationPath: "nowhere.peernote")
+        let message = "peernote: dl.peernote: is a symbolic link to a file that does not exist; not written through it (remove the link, or name the file it points to)\n"
+        for args in [["new", "dl.peernote"], ["import", "in.md", "-o", "dl.peernote"]] {
+            let r = try Binary.run(args, in: dir)
+            #expect(r.status == 73, "\(args): \(r.stderr)")
+            #expect(r.stderr == message, "\(args): \(r.stderr)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: dir.file("nowhere.peernote")))
+        // A file that exists is still "already exists".
+        try ok(["new", "n.peernote"], in: dir)
+        #expect(try Binary.run(["new", "n.peernote"], in: dir).stderr == "peernote: n.peernote: already exists; refusing to overwrite it\n")
+    }
+
     /// Tags, titles and authors are stored as typed and matched by their exact Unicode scalars
     /// (peernote(5), CONVENTIONS): "café" as U+00E9 and as "e" + U+0301 are two spellings.
     @Test("edit stores tags, titles and authors as typed, and names the stored spelling when only a look-alike matches")
