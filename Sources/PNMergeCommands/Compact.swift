@@ -28,11 +28,8 @@ extension PNMerge {
         @Argument(help: ArgumentHelp("The files to rewrite.", valueName: "FILE"))
         var files: [String]
 
-        func validate() throws {
-            if let problem = FileNameArgument.problem(files) { throw ValidationError(problem) }
-        }
-
         func run() throws {
+            try FileNameArgument.require(files)
             if files.contains("-") { throw CLIFailure(.usage, "cannot rewrite standard input; name a .peernote file") }
             var failures: [CLIFailure] = []
             for file in files {

@@ -33,11 +33,8 @@ extension PNMerge {
 
         @OptionGroup var format: JSONOption
 
-        func validate() throws {
-            if let problem = FileNameArgument.problem([a, b]) { throw ValidationError(problem) }
-        }
-
         func run() throws {
+            try FileNameArgument.require([a, b])
             let report = try DiffReport.compare(a, b)
             let style = RenderStyle.current
             try Console.current.emit(format.json ? report.json(style: style).rendered : report.text(style: style))

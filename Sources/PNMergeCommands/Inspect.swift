@@ -27,11 +27,8 @@ extension PNMerge {
 
         @OptionGroup var format: JSONOption
 
-        func validate() throws {
-            if let problem = FileNameArgument.problem([file]) { throw ValidationError(problem) }
-        }
-
         func run() throws {
+            try FileNameArgument.require([file])
             let input = try Inputs.load(file)
             // The report reads the bytes the document was just loaded (and verified) from.
             guard let storage = input.document.savedStorageReport else {

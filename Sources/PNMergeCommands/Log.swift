@@ -31,11 +31,11 @@ extension PNMerge {
         @OptionGroup var format: JSONOption
 
         func validate() throws {
-            if let problem = FileNameArgument.problem(file) { throw ValidationError(problem) }
             if graph && format.json { throw ValidationError("--graph and --json cannot be combined") }
         }
 
         func run() throws {
+            try FileNameArgument.require([file])
             let input = try Inputs.load(file)
             let history = HistoryView(input.document)
             let style = RenderStyle.current

@@ -52,11 +52,8 @@ extension PNMerge {
 
         @OptionGroup var format: JSONOption
 
-        func validate() throws {
-            if let problem = FileNameArgument.problem([mine] + theirs + (output.map { [$0] } ?? [])) { throw ValidationError(problem) }
-        }
-
         func run() throws {
+            try FileNameArgument.require([mine] + theirs, output: output)
             let report = try MergeOperation.perform(mine: mine, theirs: theirs, output: output, dryRun: dryRun)
             let toStdout = report.output != "-" || dryRun
             let style = toStdout ? RenderStyle.current : RenderStyle(color: false, timeZone: Console.current.timeZone)

@@ -45,11 +45,8 @@ extension PNMerge {
 
         @OptionGroup var format: JSONOption
 
-        func validate() throws {
-            if let problem = FileNameArgument.problem([damaged, output]) { throw ValidationError(problem) }
-        }
-
         func run() throws {
+            try FileNameArgument.require([damaged], output: output)
             let report = try SalvageOperation.perform(input: damaged, output: output)
             let toStdout = output != "-"
             let style = toStdout ? RenderStyle.current : RenderStyle(color: false, timeZone: Console.current.timeZone)

@@ -40,11 +40,8 @@ extension PNMerge {
         @Option(name: .long, help: ArgumentHelp("Show the notebook as it was just after CHANGE.", valueName: "CHANGE"))
         var at: String?
 
-        func validate() throws {
-            if let problem = FileNameArgument.problem([file]) { throw ValidationError(problem) }
-        }
-
         func run() throws {
+            try FileNameArgument.require([file])
             let input = try Inputs.load(file)
             var notebook = input.document.notebook
             if let at {

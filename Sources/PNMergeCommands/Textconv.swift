@@ -31,11 +31,8 @@ extension PNMerge {
         @Argument(help: ArgumentHelp("The document ('-' for standard input).", valueName: "FILE"))
         var file: String
 
-        func validate() throws {
-            if let problem = FileNameArgument.problem([file]) { throw ValidationError(problem) }
-        }
-
         func run() throws {
+            try FileNameArgument.require([file])
             let bytes = try Inputs.readBytes(file)
             if bytes.isEmpty { return }
             let document: Document

@@ -31,11 +31,10 @@ extension PNMerge {
 
         @OptionGroup var format: JSONOption
 
-        func validate() throws {
-            if let problem = FileNameArgument.problem(files) { throw ValidationError(problem) }
-        }
-
         func run() throws {
+            // An empty name names no file (64); a name ending in '/' is checked as any other,
+            // one of the results (a folder, or not a folder: 66).
+            try FileNameArgument.require(files.filter(\.isEmpty))
             try Inputs.checkStandardInputUsedOnce(files)
             try Inputs.checkPipesUsedOnce(files)
             let results = files.map(FileCheck.check)

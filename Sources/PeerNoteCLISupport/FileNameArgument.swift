@@ -3,19 +3,23 @@
 /// written there): both are usage errors (exit 64), which the tools reported as a file that is
 /// missing (66) or could not be written (74, "rename failed").
 public enum FileNameArgument {
-    /// What is wrong with `path` as the name of a document (without the tool's prefix), or nil.
-    /// `-` (standard input or output) and every other name pass.
-    public static func problem(_ path: String) -> String? {
-        if path.isEmpty { return "the file name is empty: name a .peernote file" }
+    /// What is wrong with `path` as the name of a file (without the tool's prefix), or nil;
+    /// `expecting` says what to name instead ("a .peernote file"). `-` (standard input or
+    /// output) and every other name pass.
+    public static func problem(_ path: String, expecting: String = "a .peernote file") -> String? {
+        if path.isEmpty { return "the file name is empty: name \(expecting)" }
         if path.hasSuffix("/") {
-            return "\(DisplayText.oneLine(path)): a name ending in '/' names a folder; name a .peernote file"
+            return "\(DisplayText.oneLine(path)): a name ending in '/' names a folder; name \(expecting)"
         }
         return nil
     }
 
-    /// The first problem among `paths` (see `problem(_:)`), or nil.
-    public static func problem(_ paths: [String]) -> String? {
-        for path in paths { if let p = problem(path) { return p } }
-        return nil
+    /// Refuses (a usage error, one line) the first of `paths` that names no file, and an `output`
+    /// that does not (named as the output: `-o OUT`).
+    public static func require(_ paths: [String], output: String? = nil) throws(CLIFailure) {
+        for path in paths { if let p = problem(path) { throw CLIFailure(.usage, p) } }
+        if let output, let p = problem(output, expecting: "the .peernote file to write") {
+            throw CLIFailure(.usage, "-o: " + p)
+        }
     }
 }

@@ -37,6 +37,8 @@ extension PeerNoteCLI {
         }
 
         func execute() throws {
+            // FILE's spelling first: a body read from a terminal or a pipe is not typed in vain.
+            try DocumentFile.requireName(file)
             let text = try body.text() ?? ""
             var id: NoteID?
             var warning: String?

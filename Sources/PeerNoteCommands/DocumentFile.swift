@@ -29,7 +29,7 @@ enum DocumentFile {
         }
         let bytes: [UInt8]
         do { bytes = try FileStore.readStandardInput() } catch { throw CLIFailure(DocumentFileError.file(error)) }
-        do { return try Document.load(bytes) } catch { throw CLIFailure(DocumentFileError.document(path: path, error)) }
+        do { return try Document.load(bytes) } catch { throw CLIFailure(DocumentFileError.document(path: TextFile.displayName(path), error)) }
     }
 
     /// Takes the lock on `path`, saying on standard error when another peernote or pnmerge
@@ -132,22 +132,23 @@ enum DocumentFile {
 enum TextFile {
     /// The bytes of `path` (`-` is standard input; a pipe, as from `<(command)`, is read to its
     /// end); a missing or unreadable file is exit 66.
-    static func bytes(_ path: String) throws(CLIFailure) -> [UInt8] {
-        if path.isEmpty { throw CLIFailure(.usage, "the file name is empty: name a file, or - for standard input") }
+    static func bytes(_ path: String, option: String? = nil) throws(CLIFailure) -> [UInt8] {
+        let named = option.map { " (\($0))" } ?? ""
+        if let problem = FileNameArgument.problem(path, expecting: "a file, or - for standard input") { throw CLIFailure(.usage, problem + named) }
         do { return path == "-" ? try FileStore.readStandardInput() : try FileStore.read(path, pipes: true) } catch {
-            throw CLIFailure(.noInput, error.description)
+            throw CLIFailure(.noInput, error.description + named)
         }
     }
 
     /// The text of `path`, which must be UTF-8 (else exit 65 naming the byte offset and, when
     /// given, the option that named the file: `(--body-file)`).
     static func read(_ path: String, option: String? = nil) throws(CLIFailure) -> String {
-        try decode(bytes(path), path: path, option: option)
+        try decode(bytes(path, option: option), path: path, option: option)
     }
 
     static func decode(_ bytes: [UInt8], path: String, option: String? = nil) throws(CLIFailure) -> String {
         if let offset = firstInvalidUTF8(bytes) {
-            let what = FormatInfo.startsLikeDocument(bytes) ? "a .peernote document, not text" : "offset \(offset): not valid UTF-8 text"
+            let what = FormatInfo.startsLikeDocument(bytes) ? "is a .peernote document, not text" : "offset \(offset): not valid UTF-8 text"
             throw CLIFailure(.invalidInput, "\(displayName(path)): \(what)" + (option.map { " (\($0))" } ?? ""))
         }
         return String(decoding: bytes, as: UTF8.self)

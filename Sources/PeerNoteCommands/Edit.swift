@@ -59,6 +59,8 @@ extension PeerNoteCLI {
         func execute() throws {
             let author = try author.resolved()
             if editor { return try executeWithEditor(author: author) }
+            // FILE's spelling first: a body read from a terminal or a pipe is not typed in vain.
+            try DocumentFile.requireName(file)
             let newBody = try body.text()
             var warning: String?
             var tagNotices: [String] = []

@@ -870,6 +870,23 @@ struct EndToEndTests {
         #expect(empty.stderr == "peernote: <stdin>: warning: it is empty; the notebook has no title and no notes\n", "\(empty.stderr)")
     }
 
+    @Test("A --body-file that cannot be read names the option; FILE's spelling is checked before the body is read; a document read from standard input is <stdin> in messages")
+    func bodyFileAndStdinNames() throws {
+        let dir = try TempDir()
+        try ok(["new", "n.peernote"], in: dir)
+        let missing = try Binary.run(["add", "n.peernote", "--title", "x", "--body-file", "missing.txt"], in: dir)
+        #expect(missing.status == 66 && missing.stderr == "peernote: missing.txt: No such file or directory (--body-file)\n", "\(missing.stderr)")
+        let folder = try Binary.run(["add", "n.peernote", "--title", "x", "--body-file", "d/"], in: dir)
+        #expect(folder.status == 64 && folder.stderr == "peernote: d/: a name ending in '/' names a folder; name a file, or - for standard input (--body-file)\n", "\(folder.stderr)")
+        // FILE first: its refusal, not the body file's, and standard input is not read.
+        let first = try Binary.run(["add", "x/", "--title", "x", "--body-file", "missing.txt"], in: dir)
+        #expect(first.status == 64 && first.stderr == "peernote: x/: a name ending in '/' names a folder; name a .peernote file\n", "\(first.stderr)")
+        let edit = try Binary.run(["edit", "", "x", "--body-file", "missing.txt"], in: dir)
+        #expect(edit.status == 64 && edit.stderr == "peernote: the file name is empty: name a .peernote file\n", "\(edit.stderr)")
+        let stdin = try Binary.run(["list", "-"], in: dir, stdin: "hello")
+        #expect(stdin.status == 65 && stdin.stderr.hasPrefix("peernote: <stdin>: "), "\(stdin.stderr)")
+    }
+
     @Test("new and import onto a symbolic link to a missing file say so (exit 73), not that the file exists, and write nothing through it")
     func danglingLink() throws {
         let dir = try TempDir()

@@ -322,7 +322,7 @@ struct InProcessTests {
             _ = try TextFile.decode(Document(title: "T", author: "a").save(), path: "n.peernote", option: "--body-file")
             Issue.record("a document was read as text")
         } catch {
-            #expect(error.message == "n.peernote: a .peernote document, not text (--body-file)")
+            #expect(error.message == "n.peernote: is a .peernote document, not text (--body-file)")
         }
         do {
             _ = try TextFile.read(dir.file("missing.txt"))
