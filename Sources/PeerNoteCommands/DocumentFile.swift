@@ -212,7 +212,11 @@ enum NoteLookup {
     /// deleted note, the live note it names (which `restore` leaves alone), as `findAny` finds it.
     static func findToRestore(_ query: String, in document: Document, path: String) throws(CLIFailure) -> Note {
         let deleted = deletedMatches(query, in: document)
-        if deleted.count == 1, let only = deleted.first { return only }
+        // One deleted note, by id, id prefix or title; a prefix of its id that is another note's
+        // title (live or deleted) is refused, as everywhere (`unambiguous`): no guessing.
+        if deleted.count == 1, let only = deleted.first {
+            return try unambiguous(only, query, among: document.notes + document.deletedNotes, path: path)
+        }
         if deleted.count > 1 {
             let shown = listed(deleted.prefix(10)).joined(separator: ", ")
             let more = deleted.count > 10 ? ", … (\(deleted.count) in all; peernote list --deleted shows them)" : ""

@@ -24,13 +24,17 @@ extension PeerNoteCLI {
 
         func execute() throws {
             var live: Note?
+            var warning: String?
             try DocumentFile.update(file, author: author.resolved()) { document in
                 let target = try NoteLookup.findToRestore(note, in: document, path: file)
                 guard target.isDeleted else { live = target; return }
                 try document.transaction(message: message.or("Restore note \"\(target.title)\"")) {
                     try document.restoreNote(target.id)
                 }
+                // Back beside a live note of the same title, as `add` or a rename would be: said.
+                warning = NoteLookup.sharedTitleWarning(target.title, of: target.id, in: document, path: file)
             }
+            if let warning { Failure.report(warning) }
             // Exit 0: the note is where restore would bring it (rm of a deleted note, which finds no live note by that name, is 64).
             if let live { Failure.report("\(file): note \(live.id.short) \"\(live.title)\" is not deleted; nothing recorded") }
         }

@@ -822,7 +822,10 @@ struct EndToEndTests {
         let gone = try ok(["add", "r.peernote", "--title", "X", "--body", "old"], in: dir).trimmingCharacters(in: .newlines)
         try ok(["rm", "r.peernote", "X"], in: dir)
         let live = try ok(["add", "r.peernote", "--title", "X", "--body", "new"], in: dir).trimmingCharacters(in: .newlines)
-        try ok(["restore", "r.peernote", "X"], in: dir)
+        let restored = try Binary.run(["restore", "r.peernote", "X"], in: dir)
+        #expect(restored.status == 0)
+        // Back beside a live note of that title: said, as add and a rename say it.
+        #expect(restored.stderr == "peernote: r.peernote: warning: note \(live.prefix(8)) \"X\" has this title too; the title alone will no longer pick either note: name them by id\n", "\(restored.stderr)")
         let doc = try Document.open(dir.file("r.peernote"))
         #expect(Set(doc.notes.map(\.id.description)) == [gone, live])
         #expect(doc.deletedNotes.isEmpty)
@@ -837,6 +840,15 @@ struct EndToEndTests {
         #expect(r.stderr.hasPrefix("peernote: r.peernote: \"Y\" matches 2 deleted notes: "), "\(r.stderr)")
         #expect(r.stderr.hasSuffix("; give the id of the one to bring back: peernote restore r.peernote ID\n"), "\(r.stderr)")
         #expect(try dir.bytes("r.peernote") == before)
+        // A prefix of a deleted note's id that is also a live note's title names both: refused
+        // (review finding: the deleted one was brought back without a word).
+        let groceries = try ok(["add", "r.peernote", "--title", "Groceries"], in: dir).trimmingCharacters(in: .newlines)
+        try ok(["rm", "r.peernote", "Groceries"], in: dir)
+        let prefix = String(groceries.prefix(8))
+        try ok(["add", "r.peernote", "--title", prefix], in: dir)
+        let clash = try Binary.run(["restore", "r.peernote", prefix], in: dir)
+        #expect(clash.status == 64 && clash.stderr.contains("matches several notes") && clash.stderr.contains("(an id prefix and a title)"), "\(clash.stderr)")
+        #expect(try Document.open(dir.file("r.peernote")).deletedNotes.contains { $0.id.description == groceries })
         // A live note's title that no deleted note has: nothing to do, as before.
         try ok(["add", "r.peernote", "--title", "Z"], in: dir)
         let notDeleted = try Binary.run(["restore", "r.peernote", "Z"], in: dir)
