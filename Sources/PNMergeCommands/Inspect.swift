@@ -103,7 +103,10 @@ struct InspectReport {
                 let author = r.authors.first ?? ""
                 if let i = counts.firstIndex(where: { $0.author.hasSameScalars(as: author) }) { counts[i].count += 1 } else { counts.append((author, 1)) }
             }
-            let byAuthor = counts.map { "\(Text.author($0.author)) \($0.count)" }.joined(separator: ", ")
+            // The authors with most of them first, at most five (the authors row lists every one).
+            let ranked = counts.enumerated().sorted { $0.element.count != $1.element.count ? $0.element.count > $1.element.count : $0.offset < $1.offset }
+            var byAuthor = ranked.prefix(5).map { "\(Text.author($0.element.author)) \($0.element.count)" }.joined(separator: ", ")
+            if ranked.count > 5 { byAuthor += ", \(ranked.count - 5) other authors \(ranked.dropFirst(5).reduce(0) { $0 + $1.element.count })" }
             lines.append("  … \(replicas.count - listed) more (\(byAuthor)); --json lists every one")
         }
         lines += [

@@ -94,31 +94,23 @@ public struct ParserOutcome: Sendable {
     }
 
     /// `message` with the line breaks ArgumentParser puts in its own messages made one line: a
-    /// list of allowed values, one per line ("one of the following:\n  - a\n  - b" gives "one of
-    /// the following: a, b"), and the completion-script error's second and third lines ("…for
-    /// 'tcsh'.\nPlease use … one of:\n    zsh bash fish" gives "…for 'tcsh'. Please use … one
-    /// of: zsh bash fish"). Any other line break (one in a word the user typed) is left for
-    /// `DisplayText.oneLine` to show as `\n`.
+    /// list of allowed values, one per line, after its last "Please provide one of the
+    /// following:" ("…following:\n  - a\n  - b" gives "…following: a, b"), and the completion-script
+    /// error's second and third lines ("…for 'tcsh'.\nPlease use --generate-completion-script=<shell>
+    /// with one of:\n    zsh bash fish" gives "…for 'tcsh'. Please use … one of: zsh bash fish").
+    /// Only after those fixed words: a line break in a value the user typed, which comes before
+    /// them, is left for `DisplayText.oneLine` to show as `\n`.
     package static func parserLinesJoined(_ message: String) -> String {
-        let lines = message.split(separator: "\n", omittingEmptySubsequences: false)
-        guard var out = lines.first.map(String.init), lines.count > 1 else { return message }
-        var inList = false
-        for line in lines.dropFirst() {
-            if line.hasPrefix("  - "), inList || out.hasSuffix(":") {
-                out += (inList ? ", " : " ") + line.dropFirst(4)
-                inList = true
-                continue
-            }
-            inList = false
-            if line.hasPrefix("    "), out.hasSuffix(":") {
-                out += " " + line.drop { $0 == " " }
-            } else if line.hasPrefix("Please "), out.hasSuffix(".") {
-                out += " " + line
-            } else {
-                out += "\n" + line
-            }
+        let completion = "'.\nPlease use --generate-completion-script=<shell> with one of:\n    "
+        if message.hasPrefix("Can't generate completion scripts for '"), let r = message.ranges(of: completion).last,
+           !message[r.upperBound...].contains("\n") {
+            return message[..<r.lowerBound] + "'. Please use --generate-completion-script=<shell> with one of: " + message[r.upperBound...]
         }
-        return out
+        let list = "Please provide one of the following:\n"
+        guard let r = message.ranges(of: list).last else { return message }
+        let values = message[r.upperBound...].split(separator: "\n", omittingEmptySubsequences: false)
+        guard !values.isEmpty, values.allSatisfy({ $0.hasPrefix("  - ") }) else { return message }
+        return message[..<r.upperBound].dropLast() + " " + values.map { $0.dropFirst(4) }.joined(separator: ", ")
     }
 
     /// `message` without surrounding white space and a final ".", its first word in lower case

@@ -301,7 +301,9 @@ enum NoteLookup {
     /// another of them matches only in other Unicode scalars ("café" as U+00E9 beside "e" and
     /// U+0301) is followed by its scalars (`DisplayText.sideBySide`), so the two can be told apart.
     static func listed<Notes: Collection<Note>>(_ notes: Notes) -> [String] {
-        let titles = DisplayText.sideBySide(notes.map(\.title)) { "\"\(DisplayText.clipped($0))\"" }
+        // Cut first, so that a spelled-out title is cut too (a long title of other scalars would
+        // be spelled out at several times its length).
+        let titles = DisplayText.sideBySide(notes.map { DisplayText.clipped($0.title) }) { "\"\($0)\"" }
         return zip(notes, titles).map { "\($0.id.short) \($1)" }
     }
 }

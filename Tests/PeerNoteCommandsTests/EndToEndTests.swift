@@ -866,6 +866,13 @@ struct EndToEndTests {
         #expect(r.status == 64)
         #expect(r.stderr == "peernote: u.peernote: no note matches \"CAF\u{C9}\"; notes: \(nfc.prefix(8)) \"caf\u{E9}\" (caf\\u{e9}), "
             + "\(nfd.prefix(8)) \"cafe\u{301}\" (cafe\\u{301}), \(plain.prefix(8)) \"tea\"\n", "\(r.stderr)")
+        // Long look-alike titles: cut, and spelled out as cut (review finding: an 836-byte line).
+        let long = String(repeating: "\u{E9}", count: 300), longNFD = String(repeating: "e\u{301}", count: 300)
+        try ok(["new", "l.peernote"], in: dir)
+        try ok(["add", "l.peernote", "--title", long], in: dir)
+        try ok(["add", "l.peernote", "--title", longNFD], in: dir)
+        let cut = try Binary.run(["edit", "l.peernote", "nosuch", "--body", "y"], in: dir)
+        #expect(cut.status == 64 && cut.stderr.contains("…\" (") && cut.stderr.unicodeScalars.count < 1_200, "\(cut.stderr.unicodeScalars.count) scalars")
     }
 
     @Test("import of a .peernote document says what it is and what to do instead (exit 65, nothing written); import from standard input names it <stdin>")
