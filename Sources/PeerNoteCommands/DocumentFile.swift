@@ -182,7 +182,7 @@ enum NoteLookup {
                 // No live note matches: say so of the deleted notes that do, one or several.
                 let deleted = deletedMatches(query, in: document)
                 if deleted.count == 1, let only = deleted.first {
-                    throw CLIFailure(.usage, "\(path): note \(only.id.short) \"\(only.title)\" is deleted; bring it back with: peernote restore \(ShellQuote.path(path)) \(only.id.short)")
+                    throw CLIFailure(.usage, "\(path): note \(only.id.short) \"\(DisplayText.clipped(only.title))\" is deleted; bring it back with: peernote restore \(ShellQuote.path(path)) \(only.id.short)")
                 }
                 if deleted.count > 1 {
                     let shown = listed(deleted.prefix(10)).joined(separator: ", ")
@@ -279,7 +279,7 @@ enum NoteLookup {
         guard let first = others.first else { return nil }
         let warning = "\(path): warning: "
         if others.count == 1 {
-            return warning + "note \(first.id.short) \"\(first.title)\" has this title too; the title alone will no longer pick either note: name them by id"
+            return warning + "note \(first.id.short) \"\(DisplayText.clipped(first.title))\" has this title too; the title alone will no longer pick either note: name them by id"
         }
         let listed = lookAlikeList(others) { "\($0.id.short) \"\(DisplayText.clipped($0.title))\"" }
         return warning + "\(others.count) notes have this title too: \(listed); the title alone picks none of these notes: name them by id"

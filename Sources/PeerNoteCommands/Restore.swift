@@ -1,4 +1,5 @@
 import ArgumentParser
+import PeerNoteCLISupport
 import PeerNote
 
 extension PeerNoteCLI {
@@ -36,7 +37,7 @@ extension PeerNoteCLI {
             }
             if let warning { Failure.report(warning) }
             // Exit 0: the note is where restore would bring it (rm of a deleted note, which finds no live note by that name, is 64).
-            if let live { Failure.report("\(file): note \(live.id.short) \"\(live.title)\" is not deleted; nothing recorded") }
+            if let live { Failure.report("\(file): note \(live.id.short) \"\(DisplayText.clipped(live.title))\" is not deleted; nothing recorded") }
         }
     }
 }
