@@ -185,9 +185,7 @@ enum NoteLookup {
                     throw CLIFailure(.usage, "\(path): note \(only.id.short) \"\(DisplayText.clipped(only.title))\" is deleted; bring it back with: peernote restore \(ShellQuote.path(path)) \(only.id.short)")
                 }
                 if deleted.count > 1 {
-                    let shown = listed(deleted.prefix(10)).joined(separator: ", ")
-                    let more = deleted.count > 10 ? ", … (\(deleted.count) in all; peernote list --deleted shows them)" : ""
-                    throw CLIFailure(.usage, "\(path): \"\(query)\" matches only deleted notes, \(deleted.count) of them: \(shown)\(more); bring one back by its id with: peernote restore \(ShellQuote.path(path)) ID")
+                    throw CLIFailure(.usage, "\(path): \"\(query)\" matches only deleted notes, \(deleted.count) of them: \(deletedList(deleted)); bring one back by its id with: peernote restore \(ShellQuote.path(path)) ID")
                 }
                 try refuseEquivalentTitle(query, among: document.notes, path: path)
                 throw CLIFailure(.usage, "\(path): \(error)\(candidates(document.notes))")
@@ -218,9 +216,7 @@ enum NoteLookup {
             return try unambiguous(only, query, among: document.notes + document.deletedNotes, path: path)
         }
         if deleted.count > 1 {
-            let shown = listed(deleted.prefix(10)).joined(separator: ", ")
-            let more = deleted.count > 10 ? ", … (\(deleted.count) in all; peernote list --deleted shows them)" : ""
-            throw CLIFailure(.usage, "\(path): \"\(query)\" matches \(deleted.count) deleted notes: \(shown)\(more); give the id of the one to bring back: peernote restore \(ShellQuote.path(path)) ID")
+            throw CLIFailure(.usage, "\(path): \"\(query)\" matches \(deleted.count) deleted notes: \(deletedList(deleted)); give the id of the one to bring back: peernote restore \(ShellQuote.path(path)) ID")
         }
         return try findAny(query, in: document, path: path)
     }
@@ -295,6 +291,12 @@ enum NoteLookup {
         if notes.isEmpty { return deleted ? "; there are no deleted notes" : "; the notebook has no notes" }
         let shown = listed(notes.prefix(10)).joined(separator: ", ")
         return "; \(deleted ? "deleted notes" : "notes"): \(shown)\(notes.count > 10 ? ", … (\(notes.count) in all)" : "")"
+    }
+
+    /// Deleted notes a name matches, as a message lists them: at most ten, then how many in all.
+    private static func deletedList(_ deleted: [Note]) -> String {
+        listed(deleted.prefix(10)).joined(separator: ", ")
+            + (deleted.count > 10 ? ", … (\(deleted.count) in all; peernote list --deleted shows them)" : "")
     }
 
     /// Notes as a message lists them, `ID "Title"`, the title cut to 60 characters; a title that
