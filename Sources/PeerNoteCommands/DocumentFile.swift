@@ -188,7 +188,7 @@ enum NoteLookup {
                     throw CLIFailure(.usage, "\(path): \"\(query)\" matches only deleted notes, \(deleted.count) of them: \(deletedList(deleted)); bring one back by its id with: peernote restore \(ShellQuote.path(path)) ID")
                 }
                 try refuseEquivalentTitle(query, among: document.notes, path: path)
-                throw CLIFailure(.usage, "\(path): \(error)\(candidates(document.notes))")
+                throw CLIFailure(.usage, "\(path): \(error)\(tooShortHint(query, among: document.notes))\(candidates(document.notes))")
             }
             throw CLIFailure(error, path: path)
         }
@@ -201,7 +201,8 @@ enum NoteLookup {
         let q = query.lowercased()
         let deleted = document.deletedNotes
         if let exact = deleted.first(where: { $0.id.description == q }) { return [exact] }
-        return deleted.filter { (!q.isEmpty && $0.id.description.hasPrefix(q)) || $0.title.hasSameScalars(as: query) }
+        let byID = Document.couldBeNoteID(q)
+        return deleted.filter { (byID && $0.id.description.hasPrefix(q)) || $0.title.hasSameScalars(as: query) }
     }
 
     /// The note `restore` names: a deleted note first, since only a deleted one can be brought
@@ -227,15 +228,25 @@ enum NoteLookup {
         do { found = try document.findNote(query, includeDeleted: true) } catch {
             if case .noSuchNote = error {
                 try refuseEquivalentTitle(query, among: document.notes + document.deletedNotes, path: path)
-                throw CLIFailure(.usage, "\(path): \(error)\(candidates(document.deletedNotes, deleted: true))")
+                throw CLIFailure(.usage, "\(path): \(error)\(tooShortHint(query, among: document.notes + document.deletedNotes))\(candidates(document.deletedNotes, deleted: true))")
             }
             throw CLIFailure(error, path: path)
         }
         return try unambiguous(found, query, among: document.notes + document.deletedNotes, path: path)
     }
 
-    /// `Document.findNote` prefers a unique id prefix to a title, so a short title made of hex
-    /// digits ("1", "cafe") could name a different note whose id starts that way. When `found`
+    /// ` (an id prefix needs at least 4 digits)` when `query` is 1 to 3 hex digits that begin
+    /// the id of one of `notes`: it was tried as a title only (`NoteID.shortestPrefix`).
+    static func tooShortHint(_ query: String, among notes: [Note]) -> String {
+        let q = query.lowercased()
+        guard !q.isEmpty, q.utf8.count < NoteID.shortestPrefix,
+              q.utf8.allSatisfy({ (0x30 ... 0x39).contains($0) || (0x61 ... 0x66).contains($0) }),
+              notes.contains(where: { $0.id.description.hasPrefix(q) }) else { return "" }
+        return " (an id prefix needs at least \(NoteID.shortestPrefix) digits)"
+    }
+
+    /// `Document.findNote` prefers a unique id prefix to a title, so a title of 4 to 16 hex
+    /// digits ("cafe", "2024") could name a different note whose id starts that way. When `found`
     /// was matched by its id prefix and other notes have `query` as their exact title, that is
     /// an ambiguity the user must resolve, not a guess to act on.
     /// `pool` is made only when needed: listing every note (bodies included) for each edit of a
@@ -272,8 +283,14 @@ enum NoteLookup {
         // finds another note with this title (or whose id starts with it).
         if let found = try? document.findNote(title), found.id == id { return nil }
         let others = document.notes.filter { $0.id != id && $0.title.hasSameScalars(as: title) }
-        guard let first = others.first else { return nil }
         let warning = "\(path): warning: "
+        guard let first = others.first else {
+            // A title of hex digits that begins another note's id ("cafe"): `find` refuses it as
+            // naming both.
+            let q = title.lowercased()
+            guard Document.couldBeNoteID(q), let other = document.notes.first(where: { $0.id != id && $0.id.description.hasPrefix(q) }) else { return nil }
+            return warning + "note \(other.id.short) \"\(DisplayText.clipped(other.title))\" has an id that starts with this title; the title alone will not pick this note: name it by id"
+        }
         if others.count == 1 {
             return warning + "note \(first.id.short) \"\(DisplayText.clipped(first.title))\" has this title too; the title alone will no longer pick either note: name them by id"
         }

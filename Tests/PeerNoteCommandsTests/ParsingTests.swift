@@ -270,7 +270,7 @@ struct InProcessTests {
     func prefixVersusTitle() throws {
         let document = Document(title: "T", author: "a")
         let first = document.addNote(title: "First")
-        let prefix = String(first.description.prefix(3))
+        let prefix = String(first.description.prefix(NoteID.shortestPrefix))
         let titled = document.addNote(title: prefix)
         do {
             let found = try NoteLookup.find(prefix, in: document, path: "f")
@@ -280,6 +280,37 @@ struct InProcessTests {
             #expect(error.message.contains(first.short) && error.message.contains(titled.short))
         }
         #expect(try NoteLookup.find(String(first.description.prefix(12)), in: document, path: "f").id == first)
+    }
+
+    @Test("A title shorter than an id prefix names its note; a short prefix that names nothing says ids need 4 digits")
+    func shortTitlesAndPrefixes() throws {
+        let document = Document(title: "T", author: "a")
+        let first = document.addNote(title: "First")
+        let digit = String(first.description.prefix(1))
+        // A note titled with the first digit of another's id: the title names it, no clash.
+        let titled = document.addNote(title: digit)
+        #expect(try NoteLookup.find(digit, in: document, path: "f").id == titled)
+        #expect(NoteLookup.sharedTitleWarning(digit, of: titled, in: document, path: "f") == nil)
+        // Two or three digits of First's id that are no title: not found, and told why.
+        for k in 2 ..< NoteID.shortestPrefix {
+            let short = String(first.description.prefix(k))
+            do {
+                let found = try NoteLookup.find(short, in: document, path: "f")
+                Issue.record("\(short) resolved to \(found.title)")
+            } catch {
+                #expect(error.status == .usage)
+                #expect(error.message.hasPrefix("f: no note matches \"\(short)\" (an id prefix needs at least 4 digits); notes: "), "\(error.message)")
+            }
+        }
+        // A title that is no id's beginning gets no such hint.
+        do { _ = try NoteLookup.find("zz", in: document, path: "f") } catch {
+            #expect(!error.message.contains("needs at least"), "\(error.message)")
+        }
+        // A hex title of 4 digits that begins another note's id cannot name its note: add warns.
+        let clash = String(first.description.prefix(NoteID.shortestPrefix))
+        let hex = document.addNote(title: clash)
+        let warning = try #require(NoteLookup.sharedTitleWarning(clash, of: hex, in: document, path: "f"))
+        #expect(warning == "f: warning: note \(first.short) \"First\" has an id that starts with this title; the title alone will not pick this note: name it by id")
     }
 
     @Test("list aligns its columns and paints only when asked to")

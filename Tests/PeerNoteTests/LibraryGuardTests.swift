@@ -32,6 +32,24 @@ struct LibraryGuardTests {
         #expect(try doc.findNote(first.description).id == first)
     }
 
+    @Test("A title of 1 to 3 hex digits names its note, whatever ids start with it (review finding: \"B\" matched notes whose ids start with b)")
+    func shortHexTitles() throws {
+        let doc = Document(title: "T")
+        let ids = (0 ..< 20).map { doc.addNote(title: "Note \($0)") }
+        // Titles that begin other notes' ids, in both cases (an id prefix matches either).
+        #expect(NoteID.shortestPrefix == 4)
+        let titles = (1 ... 3).flatMap { k -> [String] in
+            let digits = String(ids[k].description.prefix(k))
+            return [digits, digits.uppercased()]
+        }
+        for title in Set(titles).sorted() {
+            #expect(ids.contains { $0.description.hasPrefix(title.lowercased()) })
+            let titled = doc.addNote(title: title)
+            #expect(try doc.findNote(title).id == titled)
+            try doc.deleteNote(titled)
+        }
+    }
+
     @Test("Notes are found by whole id, id prefix in either case, or exact title; only hex digits are tried as an id")
     func findNoteByIdOrTitle() throws {
         let doc = Document(title: "T")
@@ -41,9 +59,13 @@ struct LibraryGuardTests {
             #expect(try doc.findNote(id.description.uppercased()).id == id)
             // The shortest prefix no other note shares.
             let others = ids.filter { $0 != id }.map(\.description)
-            let length = try #require((1 ... 16).first { k in !others.contains { $0.hasPrefix(id.description.prefix(k)) } })
+            let length = try #require((NoteID.shortestPrefix ... 16).first { k in !others.contains { $0.hasPrefix(id.description.prefix(k)) } })
             #expect(try doc.findNote(String(id.description.prefix(length))).id == id)
             #expect(try doc.findNote(String(id.description.prefix(length)).uppercased()).id == id)
+            // Fewer than 4 digits are never an id prefix, however few notes share them.
+            for k in 1 ... 3 {
+                #expect(throws: PeerNoteError.self) { try doc.findNote(String(id.description.prefix(k))) }
+            }
         }
         #expect(try doc.findNote("Note 7").id == ids[7])
         // Not an id: too long, or not hex; a title that only looks like one is still a title.

@@ -155,7 +155,8 @@ public final class Document {
         return makeNote(n)
     }
 
-    /// Finds a note by its id, a unique prefix of its id, or its exact title when only one note has it.
+    /// Finds a note by its id, a unique prefix of its id of at least `NoteID.shortestPrefix` digits,
+    /// or its exact title when only one note has it.
     /// A title matches when it has the query's Unicode scalars (`hasSameScalars`): a canonically
     /// equivalent spelling ("e" + U+0301 for "é") does not. Deleted notes are found too when
     /// `includeDeleted` is set.
@@ -166,10 +167,11 @@ public final class Document {
             NoteHandle(slot: slot, id: noteID(state.noteStates[slot].id), title: state.noteStates[slot].title.value ?? "")
         }
         let q = query.lowercased()
-        // An id is 16 lowercase hex digits of a hash: only a query of at most 16 such digits can be
-        // one or begin one, and hashing every note's id for any other query was most of the time
-        // an edit of a notebook of 20,000 notes took when it named its note by title.
-        let couldBeID = !q.isEmpty && q.utf8.count <= 16 && q.utf8.allSatisfy { (0x30 ... 0x39).contains($0) || (0x61 ... 0x66).contains($0) }
+        // An id is 16 lowercase hex digits of a hash: only a query of 4 (`NoteID.shortestPrefix`)
+        // to 16 such digits can be one or begin one, and hashing every note's id for any other
+        // query was most of the time an edit of a notebook of 20,000 notes took when it named its
+        // note by title.
+        let couldBeID = Self.couldBeNoteID(q)
         let ids = couldBeID ? pool.map(\.id.description) : []
         if let exact = ids.firstIndex(of: q) { return makeNote(state.noteStates[pool[exact].slot]) }
         let byPrefix = ids.indices.filter { ids[$0].hasPrefix(q) }.map { pool[$0] }
@@ -184,6 +186,14 @@ public final class Document {
         throw .ambiguousNote(query, candidates: candidates.map { n in
             "\(n.id.short) \"\(n.title.clippedForMessage())\""
         })
+    }
+
+    /// Whether `query`, lowercased, can be a note's id or a prefix of one that `findNote` tries:
+    /// `NoteID.shortestPrefix` to 16 hex digits.
+    public static func couldBeNoteID(_ query: String) -> Bool {
+        let n = query.utf8.count
+        return n >= NoteID.shortestPrefix && n <= 16
+            && query.utf8.allSatisfy { (0x30 ... 0x39).contains($0) || (0x61 ... 0x66).contains($0) || (0x41 ... 0x46).contains($0) }
     }
 
     /// A note as `findNote` matches it: its slot in `DocState.noteStates`, id and title.
