@@ -106,6 +106,12 @@ struct GitSetupOperation {
         } else {
             attributes = (repositoryRoot ?? directory) + "/.gitattributes"
         }
+        // A repository's .gitattributes that is a symbolic link: git does not read it (it opens the
+        // file without following links), and writing through it would change a file the
+        // repository may not own (a clone can ship a link to ~/.bashrc).
+        if !global, Self.isSymbolicLink(attributes) {
+            throw CLIFailure(.cannotCreate, "\(attributes): is a symbolic link, which git does not read as attributes; not changed (replace it with a regular file, then run git-setup again)")
+        }
         let (line, added) = try Self.ensureLine(Self.attributesLine, in: attributes, replacing: Self.olderAttributesLines)
         outcome.lines.append(line)
         outcome.changed = outcome.changed || added
@@ -183,10 +189,16 @@ struct GitSetupOperation {
     /// in place of the first line with the fields of one of `older`; says which, and whether it wrote.
     static func ensureLine(_ line: String, in path: String, replacing older: [String] = []) throws(CLIFailure) -> (String, Bool) {
         var text = ""
+        // Bytes that are not UTF-8 (a pattern in Latin-1) are read as U+FFFD, which is enough to
+        // find the line; the file is rewritten only when it is valid UTF-8 (`checkWritable`).
+        var invalidAt: Int?
         if FileManager.default.fileExists(atPath: path) {
-            do { text = String(decoding: try FileStore.read(path), as: UTF8.self) } catch {
-                throw CLIFailure(.noInput, error.description)
-            }
+            let bytes = try readBytes(path)
+            invalidAt = UTF8Bytes.firstInvalid(bytes)
+            text = String(decoding: bytes, as: UTF8.self)
+        }
+        func checkWritable() throws(CLIFailure) {
+            try refuseRewrite(path, invalidAt: invalidAt, advice: "add this line to it by hand: \(quoted(line))")
         }
         // Lines split at LF bytes (a CRLF file, which git checks out under `eol=crlf`, keeps its CR
         // on each line, where it counts as white space); lines written take the file's ending.
@@ -202,12 +214,14 @@ struct GitSetupOperation {
             let was = String(lines[i])
             lines[i] = Substring(line + (was.unicodeScalars.last == "\r" ? "\r" : ""))
             text = lines.joined(separator: "\n")
+            try checkWritable()
             do { try FileStore.writeAtomically(Array(text.utf8), to: path) } catch { throw CLIFailure(writing: error) }
             return ("\(path): replaced \(quoted(fields(Substring(was)).joined(separator: " "))) by \(quoted(line))", true)
         }
         let ending = crlf ? "\r\n" : "\n"
         if !text.isEmpty && text.unicodeScalars.last != "\n" { text += ending }
         text += line + ending
+        try checkWritable()
         try createParent(of: path)
         do { try FileStore.writeAtomically(Array(text.utf8), to: path) } catch { throw CLIFailure(writing: error) }
         return ("\(path): added \(quoted(line))", true)
@@ -221,12 +235,16 @@ struct GitSetupOperation {
         let block = hookBlock(program: program)
         let whole = "#!/bin/sh\n" + block
         guard FileManager.default.fileExists(atPath: path) else {
+            // A link to nothing: the hook would be created wherever it points.
+            if isSymbolicLink(path) {
+                throw CLIFailure(.cannotCreate, "\(path): is a symbolic link to a file that does not exist; not created (remove the link, or make its target, then run git-setup --hooks again)")
+            }
             try createParent(of: path)
             try write(whole, to: path, makeExecutable: true)
             return .installed
         }
-        let text: String
-        do { text = String(decoding: try FileStore.read(path), as: UTF8.self) } catch { throw CLIFailure(.noInput, error.description) }
+        let bytes = try readBytes(path)
+        let text = String(decoding: bytes, as: UTF8.self)
         guard let begin = text.firstRange(of: hookBegin), let end = text[begin.upperBound...].firstRange(of: hookEnd) else {
             return .refused
         }
@@ -235,6 +253,8 @@ struct GitSetupOperation {
         var updated = text
         updated.replaceSubrange(begin.lowerBound ..< endOfBlock, with: block)
         if updated == text { return .unchanged }
+        try refuseRewrite(path, invalidAt: UTF8Bytes.firstInvalid(bytes),
+                          advice: "edit pnmerge's part of it by hand, or remove the file and run git-setup --hooks again")
         try write(updated, to: path, makeExecutable: false)
         return .updated
     }
@@ -310,6 +330,24 @@ struct GitSetupOperation {
     }
 
     static func quoted(_ s: String) -> String { "'" + s + "'" }
+
+    private static func readBytes(_ path: String) throws(CLIFailure) -> [UInt8] {
+        do { return try FileStore.read(path) } catch { throw CLIFailure(.noInput, error.description) }
+    }
+
+    /// git-setup rewrites a file whole, from its text: one that is not valid UTF-8 (`invalidAt`,
+    /// the first bad byte's offset) is refused (65) with `advice`, since each bad byte would come
+    /// back as U+FFFD and change a pattern or a comment of the user's.
+    private static func refuseRewrite(_ path: String, invalidAt: Int?, advice: String) throws(CLIFailure) {
+        guard let offset = invalidAt else { return }
+        throw CLIFailure(.invalidInput, "\(path): offset \(offset): not valid UTF-8 text; not changed (\(advice))")
+    }
+
+    /// Whether `path` itself is a symbolic link (not followed).
+    static func isSymbolicLink(_ path: String) -> Bool {
+        var st = stat()
+        return lstat(path, &st) == 0 && st.st_mode & S_IFMT == S_IFLNK
+    }
 
     private static func createParent(of path: String) throws(CLIFailure) {
         let parent = PathText.deletingLastComponent(path)

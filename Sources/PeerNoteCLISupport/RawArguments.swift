@@ -13,13 +13,19 @@ public enum UTF8Bytes {
     /// Whether `bytes` is well-formed UTF-8 (no stray continuation byte, overlong form,
     /// surrogate, value above U+10FFFF or sequence cut short).
     public static func isValid(_ bytes: some Collection<UInt8>) -> Bool {
+        firstInvalid(bytes) == nil
+    }
+
+    /// The offset of the first byte that is not part of well-formed UTF-8, or nil when all are.
+    public static func firstInvalid(_ bytes: some Collection<UInt8>) -> Int? {
         var iterator = bytes.makeIterator()
         var parser = Unicode.UTF8.ForwardParser()
+        var offset = 0
         while true {
             switch parser.parseScalar(from: &iterator) {
-            case .valid: continue
-            case .emptyInput: return true
-            case .error: return false
+            case .valid(let encoded): offset += encoded.count
+            case .emptyInput: return nil
+            case .error: return offset
             }
         }
     }

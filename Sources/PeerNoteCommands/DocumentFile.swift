@@ -147,7 +147,7 @@ enum TextFile {
     }
 
     static func decode(_ bytes: [UInt8], path: String, option: String? = nil) throws(CLIFailure) -> String {
-        if let offset = firstInvalidUTF8(bytes) {
+        if let offset = UTF8Bytes.firstInvalid(bytes) {
             let what = FormatInfo.startsLikeDocument(bytes) ? "is a .peernote document, not text" : "offset \(offset): not valid UTF-8 text"
             throw CLIFailure(.invalidInput, "\(displayName(path)): \(what)" + (option.map { " (\($0))" } ?? ""))
         }
@@ -157,19 +157,6 @@ enum TextFile {
     /// `path` as messages name it: standard input (`-`) as `<stdin>`, as pnmerge names it.
     static func displayName(_ path: String) -> String { path == "-" ? "<stdin>" : path }
 
-    /// The offset of the first byte that is not part of valid UTF-8, or nil.
-    static func firstInvalidUTF8(_ bytes: [UInt8]) -> Int? {
-        var iterator = bytes.makeIterator()
-        var parser = Unicode.UTF8.ForwardParser()
-        var offset = 0
-        while true {
-            switch parser.parseScalar(from: &iterator) {
-            case .valid(let encoded): offset += encoded.count
-            case .emptyInput: return nil
-            case .error: return offset
-            }
-        }
-    }
 }
 
 /// Finding the note a command line names, with errors that list the candidates.

@@ -97,7 +97,7 @@ struct EditorSession {
         do { bytes = try FileStore.read(file) } catch {
             throw CLIFailure(.noInput, "\(notebook): cannot read the edited text: \(error.description)")
         }
-        if let offset = TextFile.firstInvalidUTF8(bytes) {
+        if let offset = UTF8Bytes.firstInvalid(bytes) {
             throw CLIFailure(.invalidInput, "\(notebook): the edited text is not valid UTF-8 at offset \(offset); nothing was recorded")
         }
         return String(decoding: bytes, as: UTF8.self)

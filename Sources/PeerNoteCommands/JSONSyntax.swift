@@ -1,3 +1,5 @@
+import PeerNoteCLISupport
+
 /// Where a JSON text first breaks the grammar of RFC 8259, or first holds something an import
 /// would silently lose, for an import's error message: Foundation's `JSONDecoder` on Linux reports
 /// every syntax error as "The given data was not valid JSON.", with no position, and it takes
@@ -40,7 +42,7 @@ enum JSONSyntax {
         var depth = 0
 
         mutating func document() throws(Problem) {
-            if let offset = TextFile.firstInvalidUTF8(bytes) {
+            if let offset = UTF8Bytes.firstInvalid(bytes) {
                 throw Problem(offset: offset, message: "not valid UTF-8")
             }
             if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { i = 3 }

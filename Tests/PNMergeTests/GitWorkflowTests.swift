@@ -499,6 +499,70 @@ struct GitWorkflowTests {
         #expect(try repo.pnmerge(["git-setup"]).out.contains("Nothing to change"))
     }
 
+    @Test("git-setup refuses a .gitattributes that is a symbolic link (73) and writes nothing through it (review finding: it appended to the link's target)")
+    func setupSymlinkedAttributes() throws {
+        let repo = try GitRepo()
+        let outside = try TempDir()
+        let victim = outside.path("victim.txt")
+        try Data("export SECRET=1\n".utf8).write(to: URL(fileURLWithPath: victim))
+        try FileManager.default.createSymbolicLink(atPath: repo.path(".gitattributes"), withDestinationPath: victim)
+        let r = try repo.pnmerge(["git-setup"])
+        #expect(r.status == ExitStatus.cannotCreate.rawValue, "\(r.out)\(r.err)")
+        #expect(r.err == "pnmerge: \(repo.path(".gitattributes")): is a symbolic link, which git does not read as attributes; not changed (replace it with a regular file, then run git-setup again)\n", "\(r.err)")
+        #expect(try outside.bytes("victim.txt") == Array("export SECRET=1\n".utf8))
+        #expect(try repo.tryGit(["config", "--get", "merge.peernote.driver"]).status != 0, "nothing was set up")
+        // A dangling link is refused the same way (it would create the file it points to).
+        try FileManager.default.removeItem(atPath: repo.path(".gitattributes"))
+        try FileManager.default.createSymbolicLink(atPath: repo.path(".gitattributes"), withDestinationPath: outside.path("new.txt"))
+        #expect(try repo.pnmerge(["git-setup"]).status == ExitStatus.cannotCreate.rawValue)
+        #expect(!FileManager.default.fileExists(atPath: outside.path("new.txt")))
+    }
+
+    @Test("git-setup leaves a .gitattributes or hook that is not UTF-8 byte for byte (65) instead of replacing its bytes (review finding)")
+    func setupNonUTF8Files() throws {
+        let repo = try GitRepo()
+        let latin1: [UInt8] = Array("*.txt text\ncaf".utf8) + [0xE9] + Array(".txt binary\n".utf8)
+        try Data(latin1).write(to: URL(fileURLWithPath: repo.path(".gitattributes")))
+        let r = try repo.pnmerge(["git-setup"])
+        #expect(r.status == ExitStatus.invalidInput.rawValue, "\(r.out)\(r.err)")
+        #expect(r.err.hasPrefix("pnmerge: \(repo.path(".gitattributes")): offset 14: not valid UTF-8 text; not changed (add this line to it by hand: '*.peernote merge=peernote diff=peernote -text')"), "\(r.err)")
+        #expect(try repo.bytes(".gitattributes") == latin1)
+
+        // pnmerge's own hook with a line of another encoding added by hand: left alone while
+        // its block is current, refused when the block would be rewritten.
+        try Data("*.peernote merge=peernote diff=peernote -text\n".utf8).write(to: URL(fileURLWithPath: repo.path(".gitattributes")))
+        #expect(try repo.pnmerge(["git-setup", "--hooks"]).status == 0)
+        let hook = repo.path(".git/hooks/pre-commit")
+        let installed = try Array(Data(contentsOf: URL(fileURLWithPath: hook)))
+        let withLatin1 = installed + Array("# author: Jos".utf8) + [0xE9, 0x0A]
+        try Data(withLatin1).write(to: URL(fileURLWithPath: hook))
+        let current = try repo.pnmerge(["git-setup", "--hooks"])
+        #expect(current.status == 0 && current.out.contains("already installed"), "\(current.out)\(current.err)")
+        #expect(try Array(Data(contentsOf: URL(fileURLWithPath: hook))) == withLatin1)
+        let stale = Array(String(decoding: installed, as: UTF8.self).replacingOccurrences(of: "commit refused", with: "OLD TEXT").utf8)
+            + Array("# author: Jos".utf8) + [0xE9, 0x0A]
+        try Data(stale).write(to: URL(fileURLWithPath: hook))
+        let again = try repo.pnmerge(["git-setup", "--hooks"])
+        #expect(again.status == ExitStatus.invalidInput.rawValue, "\(again.out)\(again.err)")
+        #expect(again.err.contains("pre-commit: offset \(stale.count - 2): not valid UTF-8 text; not changed (edit pnmerge's part of it by hand"), "\(again.err)")
+        #expect(try Array(Data(contentsOf: URL(fileURLWithPath: hook))) == stale)
+        // The same .gitattributes with the line already there: nothing to write, no refusal.
+        try Data(latin1 + Array("*.peernote merge=peernote diff=peernote -text\n".utf8)).write(to: URL(fileURLWithPath: repo.path(".gitattributes")))
+        #expect(try repo.pnmerge(["git-setup"]).status == 0)
+    }
+
+    @Test("git-setup --hooks does not create a hook through a symbolic link to nothing (73)")
+    func setupDanglingHookLink() throws {
+        let repo = try GitRepo()
+        let outside = try TempDir()
+        try FileManager.default.createDirectory(atPath: repo.path(".git/hooks"), withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(atPath: repo.path(".git/hooks/pre-commit"), withDestinationPath: outside.path("profile"))
+        let r = try repo.pnmerge(["git-setup", "--hooks"])
+        #expect(r.status == ExitStatus.cannotCreate.rawValue, "\(r.out)\(r.err)")
+        #expect(r.err.contains("pre-commit: is a symbolic link to a file that does not exist; not created"), "\(r.err)")
+        #expect(!FileManager.default.fileExists(atPath: outside.path("profile")))
+    }
+
     @Test("git-setup never overwrites a pre-commit hook it did not write (exit 73), and updates its own block in place")
     func foreignHook() throws {
         let repo = try GitRepo()
