@@ -149,11 +149,8 @@ enum Inputs {
     /// The file a write to `path` should replace: when `path` is a symbolic link, the file it points to,
     /// so that the atomic rename replaces that file and the link stays a link.
     static func writeTarget(_ path: String) -> String {
-        // lstat(2), not FileManager's attributes: those name the file's owner and group, which
-        // reads the user and group databases (/etc/passwd, /etc/group) on every merge.
-        var info = stat()
-        guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFLNK else { return path }
-        return URL(fileURLWithPath: path).resolvingSymlinksInPath().path
+        // A link whose target is not UTF-8 gives `path` back: the write refuses it then.
+        FileStore.resolvingSymlink(path)
     }
 
     /// The one-line reason two copies cannot be merged or compared, naming both files and both document ids.

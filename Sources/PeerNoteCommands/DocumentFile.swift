@@ -105,9 +105,10 @@ enum DocumentFile {
         }
         var target = path
         if (st.st_mode & S_IFMT) == S_IFLNK {
-            guard let resolved = realpath(path, nil) else { throw CLIFailure(.noInput, "\(path): \(String(cString: strerror(errno)))") }
-            target = String(cString: resolved)
-            free(resolved)
+            guard let resolved = FileStore.linkTarget(path) else {
+                throw CLIFailure(.noInput, "\(path): is a symbolic link to a name that is not valid UTF-8; rename the file it points to")
+            }
+            target = resolved
             guard stat(target, &st) == 0 else { throw CLIFailure(.noInput, "\(path): \(String(cString: strerror(errno)))") }
         }
         if (st.st_mode & S_IFMT) == S_IFDIR { throw CLIFailure(.noInput, "\(path): is a directory") }

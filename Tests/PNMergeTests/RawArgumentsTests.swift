@@ -103,6 +103,39 @@ struct RawArgumentsTests {
         #expect(!RawArguments.namesExistingFile(path + [0] + Array("x".utf8)))
     }
 
+    @Test("A MINE that is a link to a name that is not UTF-8 is refused at once (74), nothing written; in a folder whose name is not UTF-8, a link is followed (review finding)")
+    func linkToNonUTF8Name() throws {
+        _ = try Binary.require()
+        let dir = try TempDir()
+        let s = try Diverged()
+        let mine = s.alice.save(), theirs = s.bob.save()
+        let name: [UInt8] = Array("caf".utf8) + [0xE9] + Array(".peernote".utf8)
+        let target = try createFile(named: name, in: dir.url.path, contents: mine)
+        _ = try dir.write(theirs, "theirs.peernote")
+        try #require(symlink(name.map { CChar(bitPattern: $0) } + [0], dir.path("link.peernote")) == 0)
+        // Before: a 10 s wait for "…/caf\u{FFFD}.peernote" to come back, then exit 74 and a
+        // conflict copy under that repaired name.
+        let start = Date()
+        let r = try shell(#"cd "$1" && exec "$0" merge link.peernote theirs.peernote"#, [Binary.path, dir.url.path])
+        #expect(Date().timeIntervalSince(start) < 5)
+        #expect(r.status == ExitStatus.ioError.rawValue, "\(String(decoding: r.err, as: UTF8.self))")
+        #expect(String(decoding: r.err, as: UTF8.self) == "pnmerge: link.peernote: is a symbolic link to a name that is not valid UTF-8; not written (rename the file it points to)\n")
+        #expect(try readFile(at: target) == mine)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.url.path).count == 3, "nothing else was made")
+
+        // A link in a folder whose name is not UTF-8 (the working directory): its target is
+        // found beside it, and the merge writes through it (before: "the folder …/d\u{FFFD} does
+        // not exist", exit 74).
+        _ = try dir.write(mine, "mine.peernote")
+        let merged = try shell(#"cd "$1" && mkdir "$(printf 'd\351')" && cd "$(printf 'd\351')" && cp ../mine.peernote n.peernote && ln -s n.peernote l.peernote && "$0" merge l.peernote ../theirs.peernote >/dev/null && test -L l.peernote && cp n.peernote ../merged.peernote"#,
+                               [Binary.path, dir.url.path])
+        #expect(merged.status == 0, "\(String(decoding: merged.err, as: UTF8.self))")
+        let result = try Document.load(try dir.bytes("merged.peernote"))
+        let expected = try Document.load(mine)
+        try expected.merge(Document.load(theirs))
+        #expect(result.changeCount == expected.changeCount && result.notebook == expected.notebook)
+    }
+
     @Test("pnmerge refuses an argument that is not UTF-8 with one line and exit 64, before parsing; the file is still there")
     func pnmergeBinary() throws {
         _ = try Binary.require()

@@ -50,6 +50,23 @@ struct NonUTF8ArgumentTests {
         #expect(try Document.open(dir.file("u1.peernote")).notes.map(\.title) == ["café"])
     }
 
+    @Test("A FILE that is a link to a name that is not UTF-8 is refused as such (66), not reported missing; in a folder so named, a link is followed (review finding)")
+    func linkToNonUTF8Name() throws {
+        let dir = try TempDir()
+        #expect(try Binary.run(["new", "u1.peernote"], in: dir).status == 0)
+        let before = try dir.bytes("u1.peernote")
+        let r = try peernoteScript(#"cp u1.peernote "$(printf 'caf\351.peernote')" && ln -s "$(printf 'caf\351.peernote')" link.peernote && exec "$0" add link.peernote --title x"#, in: dir)
+        #expect(r.status == 66, "\(r.stderr)")
+        #expect(r.stderr == "peernote: link.peernote: is a symbolic link to a name that is not valid UTF-8; rename the file it points to\n")
+        let unchanged = try peernoteScript(#"cmp -s u1.peernote "$(printf 'caf\351.peernote')""#, in: dir)
+        #expect(unchanged.status == 0, "the file the link points to is unchanged")
+        #expect(try dir.bytes("u1.peernote") == before)
+
+        let inFolder = try peernoteScript(#"mkdir "$(printf 'd\351')" && cd "$(printf 'd\351')" && cp ../u1.peernote n.peernote && ln -s n.peernote l.peernote && "$0" add l.peernote --title Inside >/dev/null && test -L l.peernote && cp n.peernote ../inside.peernote"#, in: dir)
+        #expect(inFolder.status == 0, "\(inFolder.stderr)")
+        #expect(try Document.open(dir.file("inside.peernote")).notes.map(\.title) == ["Inside"])
+    }
+
     @Test("A file named with bytes that are not UTF-8 is refused by name, with what to do (rename it), not reported missing")
     func fileName() throws {
         let dir = try TempDir()

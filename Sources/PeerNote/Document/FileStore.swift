@@ -118,7 +118,7 @@ public enum FileStore {
     /// file less the umask (as `cp` gives them): a merge of a private notebook stays private.
     public static func writeAtomically(_ bytes: [UInt8], to path: String, permissionsLike source: String? = nil) throws(FileError) {
         if try isSpecial(path) { return try writeInto(bytes, special: path) }
-        let target = resolvingSymlink(path)
+        let target = try writeTarget(path)
         let tmp = try writeTemporary(bytes, beside: target, reportingAs: path, permissionsLike: source)
         defer { tmp.release() }
         guard rename(tmp.path, target) == 0 else {
@@ -210,7 +210,7 @@ public enum FileStore {
             try writeInto(bytes, special: path)
             return .replaced
         }
-        let target = resolvingSymlink(path)
+        let target = try writeTarget(path)
         let tmp = try writeTemporary(bytes, beside: target, reportingAs: path)
         defer { tmp.release() }
         // The new file is exchanged from a `.NAME.swap-XXXXXX` name: if this process dies between
@@ -765,19 +765,44 @@ public enum FileStore {
         return stat(path, &st) == 0 && (st.st_mode & S_IFMT) == S_IFREG ? resolvingSymlink(path) : path
     }
 
-    static func resolvingSymlink(_ path: String) -> String {
-        var st = stat()
-        guard lstat(path, &st) == 0, (st.st_mode & S_IFMT) == S_IFLNK else { return path }
-        guard let real = realpath(path, nil) else {
-            // A dangling link: write where it points.
+    /// `linkTarget(path)`, or `path` itself when a link on the way names its target in bytes
+    /// that are not UTF-8 (the writers refuse such a path: `writeTarget`).
+    public static func resolvingSymlink(_ path: String) -> String {
+        linkTarget(path) ?? path
+    }
+
+    /// The file a chain of symbolic links at `path` leads to (`path` when it is no link; where a
+    /// dangling link points, so that a write creates that file), or nil when a link's target is
+    /// not valid UTF-8: a `String` of it would replace those bytes with U+FFFD and name another
+    /// file. Each relative target is joined to its link's folder as given, not made absolute
+    /// (`realpath` would also take in the names of the folders above, which may not be UTF-8
+    /// either, and the kernel resolves `folder/target` as it resolves the link).
+    public static func linkTarget(_ path: String) -> String? {
+        var current = path
+        // As the kernel's limit on links followed in one lookup (a loop is left to the write,
+        // which reports ELOOP).
+        for _ in 0 ..< 40 {
+            var st = stat()
+            guard lstat(current, &st) == 0, (st.st_mode & S_IFMT) == S_IFLNK else { return current }
             var buf = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-            let n = readlink(path, &buf, buf.count - 1)
-            guard n > 0 else { return path }
-            let dest = String(decoding: buf[0 ..< n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
-            return dest.hasPrefix("/") ? dest : directory(of: path) + "/" + dest
+            let n = readlink(current, &buf, buf.count - 1)
+            guard n > 0 else { return current }
+            let bytes = buf[0 ..< n].map { UInt8(bitPattern: $0) }
+            // Decoding replaces bytes that are not UTF-8 with U+FFFD: the round trip shows it.
+            let dest = String(decoding: bytes, as: UTF8.self)
+            guard dest.utf8.elementsEqual(bytes) else { return nil }
+            current = dest.hasPrefix("/") ? dest : directory(of: current) + "/" + dest
         }
-        defer { free(real) }
-        return String(cString: real)
+        return current
+    }
+
+    /// The file a write to `path` replaces (`linkTarget`), or an error naming `path` when a link
+    /// on the way names its target in bytes that are not UTF-8.
+    static func writeTarget(_ path: String) throws(FileError) -> String {
+        guard let target = linkTarget(path) else {
+            throw FileError(path: path, message: "is a symbolic link to a name that is not valid UTF-8; not written (rename the file it points to)")
+        }
+        return target
     }
 
     private static func syncDirectory(of path: String) {
