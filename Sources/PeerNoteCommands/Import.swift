@@ -11,8 +11,9 @@ extension PeerNoteCLI {
             discussion: """
                 Markdown: one '# ' or '## ' heading per note, its text the body (see peernote(1) for \
                 the full format). JSON: as 'peernote export --format json' writes it. The format is \
-                taken from SOURCE's extension (.json, else Markdown), or from its first character \
-                ('{' means JSON) when SOURCE is - or has another extension. FILE must not exist.
+                --format if given, else JSON for a .json file, Markdown for .md, .markdown and \
+                .txt, and otherwise (SOURCE is - or has another extension) JSON when its first \
+                non-blank character is '{', else Markdown. FILE must not exist.
                 """
         )
 

@@ -151,6 +151,13 @@ struct ParsingTests {
         #expect(PeerNoteCLI.Import.detect("a.md", Array("{}".utf8)) == .markdown)
         #expect(PeerNoteCLI.Import.detect("-", Array(" \n{\"notes\":[]}".utf8)) == .json)
         #expect(PeerNoteCLI.Import.detect("notes", Array("## a".utf8)) == .markdown)
+        // As the help says (review finding: it implied a .txt file was sniffed): .txt, .markdown
+        // and .md are Markdown whatever they hold; another extension is sniffed.
+        #expect(PeerNoteCLI.Import.detect("a.txt", Array("{\"notes\":[]}".utf8)) == .markdown)
+        #expect(PeerNoteCLI.Import.detect("a.markdown", Array("{}".utf8)) == .markdown)
+        #expect(PeerNoteCLI.Import.detect("a.text", Array("{}".utf8)) == .json)
+        let help = PeerNoteCLI.helpMessage(for: PeerNoteCLI.Import.self, columns: 400)
+        #expect(help.contains("Markdown for .md, .markdown and .txt"), "\(help)")
     }
 
     @Test("Every subcommand's help renders, and the command names are the documented ones")
