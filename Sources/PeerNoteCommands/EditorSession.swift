@@ -36,8 +36,18 @@ struct EditorSession {
         return "vi"
     }
 
+    /// Refuses (64) to fall back to `vi` without a terminal: with neither VISUAL nor EDITOR set
+    /// and standard input or output not a terminal (a script, a pipe, cron), vi cannot be used,
+    /// and would fill the output with screen codes before failing. `terminal`: whether both are
+    /// terminals.
+    static func requireUsableEditor(environment: [String: String], terminal: Bool, notebook: String) throws(CLIFailure) {
+        guard !terminal, ["VISUAL", "EDITOR"].allSatisfy({ environment[$0]?.trimmingWhitespace.isEmpty ?? true }) else { return }
+        throw CLIFailure(.usage, "\(notebook): no editor to run: neither VISUAL nor EDITOR is set, and vi needs a terminal, which standard input or output is not; set EDITOR, or give the text with --body or --body-file")
+    }
+
     /// Writes `text` to a new temporary file (mode 0600), for a note of `notebook`.
     init(text: String, notebook: String, environment: [String: String] = ProcessInfo.processInfo.environment) throws(CLIFailure) {
+        try Self.requireUsableEditor(environment: environment, terminal: isatty(0) == 1 && isatty(1) == 1, notebook: notebook)
         self.notebook = notebook
         self.environment = environment
         self.editor = Self.command(environment: environment)

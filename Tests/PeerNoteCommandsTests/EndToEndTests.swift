@@ -151,6 +151,20 @@ struct EndToEndTests {
         #expect(document.notes[1].body == "one\nTWO\nthree\n")
     }
 
+    @Test("--editor with neither VISUAL nor EDITOR set and no terminal is refused (64), vi not started, nothing recorded (review finding)")
+    func noEditorWithoutTerminal() throws {
+        let dir = try TempDir()
+        _ = try makeNotebook(dir)
+        let before = try dir.bytes("n.peernote")
+        let tmp = try TempDir()
+        let r = try Binary.run(["edit", "n.peernote", "Alpha", "--editor"], in: dir, env: ["TMPDIR": tmp.path])
+        #expect(r.status == 64, "\(r.stderr)")
+        #expect(r.stderr == "peernote: n.peernote: no editor to run: neither VISUAL nor EDITOR is set, and vi needs a terminal, which standard input or output is not; set EDITOR, or give the text with --body or --body-file\n")
+        #expect(r.stdout.isEmpty)
+        #expect(try dir.bytes("n.peernote") == before)
+        #expect(try tmp.entries().isEmpty, "no temporary file was made")
+    }
+
     @Test("A failing editor records nothing: exit 66, file byte-identical; an unchanged text records nothing either")
     func failingEditor() throws {
         let dir = try TempDir()

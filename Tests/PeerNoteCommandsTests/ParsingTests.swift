@@ -391,6 +391,12 @@ struct InProcessTests {
         #expect(EditorSession.command(environment: ["VISUAL": "code -w", "EDITOR": "nano"]) == "code -w")
         #expect(EditorSession.command(environment: ["VISUAL": "", "EDITOR": "nano"]) == "nano")
         #expect(EditorSession.command(environment: [:]) == "vi")
+        // vi is not started without a terminal (review finding: it wrote screen codes, then failed).
+        #expect(throws: CLIFailure.self) { try EditorSession.requireUsableEditor(environment: [:], terminal: false, notebook: "n") }
+        #expect(throws: CLIFailure.self) { try EditorSession.requireUsableEditor(environment: ["EDITOR": " "], terminal: false, notebook: "n") }
+        #expect(throws: Never.self) { try EditorSession.requireUsableEditor(environment: [:], terminal: true, notebook: "n") }
+        #expect(throws: Never.self) { try EditorSession.requireUsableEditor(environment: ["EDITOR": "ed"], terminal: false, notebook: "n") }
+        #expect(throws: Never.self) { try EditorSession.requireUsableEditor(environment: ["VISUAL": "ed"], terminal: false, notebook: "n") }
     }
 }
 
