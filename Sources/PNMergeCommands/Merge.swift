@@ -286,7 +286,7 @@ enum MergeOperation {
                                  diff: NotebookDiff(from: before, placed: placesBefore, to: after, placed: document.notePlaces, deletedBefore: deletedBefore), notebook: after, conflicts: conflicts,
                                  // Only MINE's: a conflict a THEIRS brought is news to MINE's owner.
                                  earlierConflicts: ConflictAge.earlier(conflicts, had: mineConflicts),
-                                 overlaps: overlaps)
+                                 overlaps: overlaps, sharedTitles: SharedTitle.newlyShared(before: before, after: after))
         return Combined(document: document, report: report, pendingSearch: pending)
     }
 }

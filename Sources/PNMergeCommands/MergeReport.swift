@@ -35,6 +35,8 @@ struct MergeReport {
     var earlierConflicts: Set<Conflict> = []
     /// Places in note bodies where this merge met both sides' text edits (worth a look).
     var overlaps: [TextOverlap] = []
+    /// Titles that several live notes of the result have and MINE's did not share (`SharedTitle`).
+    var sharedTitles: [SharedTitle] = []
     /// Bytes written, when something was written.
     var bytesWritten: Int?
     /// Whether MINE changed (another program wrote it) while the merge ran; what it then held was
@@ -74,6 +76,7 @@ struct MergeReport {
             }
         }
         lines += Self.checkLines(overlaps, style: style)
+        lines += SharedTitle.lines(sharedTitles, style: style)
         lines += Self.conflictLines(conflicts, earlier: earlierConflicts, in: notebook, style: style) { n in
             let these = "\(Text.count(n, "conflict")) from before this merge"
             if dryRun && !upToDate { return these + " would still be open." }
@@ -163,6 +166,7 @@ struct MergeReport {
             ("notes", .array(diff.changes.map(DiffRendering.json))),
             ("conflicts", Self.conflictsJSON(conflicts, earlier: earlierConflicts, in: notebook, style: style)),
             ("overlaps", Self.overlapsJSON(overlaps)),
+            ("sharedTitles", SharedTitle.json(sharedTitles)),
         ])
     }
 
@@ -207,5 +211,47 @@ enum ConflictAge {
                 (kind, note, self.deletedBy, self.editedBy) = (4, n, Set(deletedBy), Set(editedBy))
             }
         }
+    }
+}
+
+/// A title that two or more live notes of a merged notebook have, scalar for scalar, where the
+/// copy merged into did not have it twice: the title alone then names none of them (peernote
+/// refuses it as matching several notes, and `add` warns when it makes such a pair), so the
+/// merge says so. Empty titles are left out (a title that names nothing anyway).
+struct SharedTitle: Equatable {
+    var title: String
+    /// In the notebook's order.
+    var notes: [NoteID]
+
+    /// The titles `after`'s live notes share that `before`'s did not.
+    static func newlyShared(before: Notebook, after: Notebook) -> [SharedTitle] {
+        var groups: [ExactString: [NoteID]] = [:]
+        var order: [ExactString] = []
+        for note in after.notes where !note.title.isEmpty {
+            let key = ExactString(note.title)
+            if groups[key] == nil { order.append(key) }
+            groups[key, default: []].append(note.id)
+        }
+        let shared = order.filter { (groups[$0]?.count ?? 0) > 1 }
+        guard !shared.isEmpty else { return [] }
+        var earlier: [ExactString: Int] = [:]
+        for note in before.notes { earlier[ExactString(note.title), default: 0] += 1 }
+        return shared.filter { (earlier[$0] ?? 0) < 2 }.map { SharedTitle(title: $0.string, notes: groups[$0] ?? []) }
+    }
+
+    /// Under "Same title (N):", one line a title, or nothing.
+    static func lines(_ titles: [SharedTitle], style: RenderStyle) -> [String] {
+        guard !titles.isEmpty else { return [] }
+        return [style.paint("Same title (\(titles.count)): the title alone names none of these notes; name them by id, or retitle one", .bold)]
+            + titles.map { t in
+                let ids = t.notes.prefix(10).map(\.short).joined(separator: ", ") + (t.notes.count > 10 ? ", … (\(t.notes.count) in all)" : "")
+                return "  " + style.paint("\(Text.quoted(t.title)): notes \(ids)", .yellow)
+            }
+    }
+
+    static func json(_ titles: [SharedTitle]) -> JSONValue {
+        .array(titles.map { t in
+            .object([("title", .string(t.title)), ("notes", .array(t.notes.map { .string($0.description) }))])
+        })
     }
 }

@@ -265,6 +265,45 @@ struct MergeCommandTests {
         #expect(second["bytesWritten"] is NSNull)
     }
 
+    @Test("A title that the merge leaves on two live notes is reported, once, in text and JSON (review finding: peernote then refused it without a word from the merge)")
+    func sharedTitlesReported() throws {
+        let dir = try TempDir()
+        let base = Document(title: "T", author: "alice")
+        base.addNote(title: "Plan")
+        base.addNote(title: "Twice")
+        base.addNote(title: "Twice")
+        let bob = base.fork(author: "bob")
+        let mineShopping = base.addNote(title: "Shopping")
+        let theirsShopping = bob.addNote(title: "Shopping")
+        bob.addNote(title: "Twice")
+        bob.addNote(title: "")
+        base.addNote(title: "")
+        let mine = try dir.write(base.save(.compact), "mine.peernote")
+        let theirs = try dir.write(bob.save(.compact), "theirs.peernote")
+        let r = pnmerge(["merge", "--dry-run", mine, theirs])
+        #expect(r.status == 0)
+        // "Twice" was shared already in MINE, and empty titles name nothing: only "Shopping".
+        let merged = try Document.load(base.save(.compact))
+        try merged.merge(bob)
+        let order = merged.notes.filter { $0.title == "Shopping" }.map(\.id)
+        #expect(Set(order) == [mineShopping, theirsShopping])
+        #expect(r.out.contains("""
+            Same title (1): the title alone names none of these notes; name them by id, or retitle one
+              "Shopping": notes \(order.map(\.short).joined(separator: ", "))
+            """), "\(r.out)")
+        let json = pnmerge(["merge", "--dry-run", "--json", mine, theirs])
+        let object = try #require(try parseJSON(json.out) as? [String: Any])
+        let shared = try #require(object["sharedTitles"] as? [[String: Any]])
+        #expect(shared.count == 1 && shared.first?["title"] as? String == "Shopping")
+        #expect(shared.first?["notes"] as? [String] == order.map(\.description))
+        // Merged once, the copies agree: merging again reports nothing new.
+        let written = pnmerge(["merge", mine, theirs])
+        #expect(written.status == 0 && written.out.contains("Same title (1)"))
+        let again = pnmerge(["merge", "--json", mine, theirs])
+        let second = try #require(try parseJSON(again.out) as? [String: Any])
+        #expect((second["sharedTitles"] as? [Any])?.isEmpty == true)
+    }
+
     @Test("Places where both sides edited one passage of a body are listed to check, in text and JSON")
     func overlapsReported() throws {
         let dir = try TempDir()
