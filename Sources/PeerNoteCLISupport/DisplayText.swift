@@ -11,7 +11,8 @@ import PeerNote
 /// U+2066–U+2069) are shown the same way: one left open in a title reorders the rest of the
 /// report line it is printed in (`edited "abc\u{202e}gpj.exe"` would read as ending in
 /// `exe.jpg"`), the "Trojan Source" trick. Bodies printed as lines keep them (right-to-left
-/// text uses them, and a line break ends their reach).
+/// text uses them, and a line break ends their reach). So are the invisible format characters
+/// (`isInvisible`: a zero-width space, a soft hyphen…), which would make two titles look alike.
 /// A backslash is left as it is. Text without control characters is returned unchanged.
 /// JSON output has its own escaping and does not use this.
 public enum DisplayText {
@@ -27,9 +28,23 @@ public enum DisplayText {
         (0x202A ... 0x202E).contains(scalar.value) || (0x2066 ... 0x2069).contains(scalar.value)
     }
 
-    /// What a one-line context shows escaped: a control character or a directional formatting character.
+    /// Whether `scalar` is a format character that shows as nothing and joins nothing: the soft
+    /// hyphen U+00AD, the Mongolian vowel separator U+180E, the zero-width space U+200B, the word
+    /// joiner and invisible operators U+2060–U+2064, and the zero-width no-break space (byte order
+    /// mark) U+FEFF. A title holding one looks like the title without it (`Plan` and
+    /// `Plan\u{200b}` on two rows of a list). The joiners U+200C and U+200D, which emoji and
+    /// several scripts need, and the directional marks are left alone.
+    public static func isInvisible(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.value {
+        case 0xAD, 0x180E, 0x200B, 0x2060 ... 0x2064, 0xFEFF: true
+        default: false
+        }
+    }
+
+    /// What a one-line context shows escaped: a control character, a directional formatting
+    /// character, or an invisible one (`isInvisible`).
     public static func needsEscapeOnOneLine(_ scalar: Unicode.Scalar) -> Bool {
-        isControl(scalar) || isDirectionalFormatting(scalar)
+        isControl(scalar) || isDirectionalFormatting(scalar) || isInvisible(scalar)
     }
 
     /// The visible form of a control (or directional formatting) character: `\n`, `\r`, `\t`, or `\u{HEX}`.

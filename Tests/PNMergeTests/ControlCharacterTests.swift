@@ -104,6 +104,16 @@ struct ControlCharacterTests {
         #expect(DisplayText.oneLine("\u{2065}\u{206A}\u{2029}") == "\u{2065}\u{206A}\u{2029}")
     }
 
+    @Test("DisplayText: invisible format characters are escaped on one line (review finding: Plan and Plan+ZWSP listed alike); joiners, marks and bodies are left alone")
+    func invisibleCharacters() {
+        #expect(DisplayText.oneLine("Plan\u{200B}") == "Plan\\u{200b}")
+        #expect(DisplayText.oneLine("\u{FEFF}a\u{AD}b\u{2060}c\u{2064}d\u{180E}") == "\\u{feff}a\\u{ad}b\\u{2060}c\\u{2064}d\\u{180e}")
+        // A family emoji (ZWJ), Persian with a ZWNJ, marks: as they are.
+        let kept = "\u{1F468}\u{200D}\u{1F469}\u{200D}\u{1F467} \u{0645}\u{06CC}\u{200C}\u{062E}\u{0648}\u{0627}\u{0647}\u{0645} \u{200E}\u{200F}"
+        #expect(DisplayText.oneLine(kept) == kept)
+        #expect(DisplayText.multiline("a\u{200B}b\n") == "a\u{200B}b\n")
+    }
+
     @Test("show and merge: a title with a right-to-left override cannot reorder the report line")
     func directionalFormattingInReports() throws {
         let base = Document(title: "Book\u{2067}", author: "mal\u{202E}lory", time: at(9, 0))
