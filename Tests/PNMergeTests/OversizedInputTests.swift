@@ -22,12 +22,12 @@ struct OversizedInputTests {
 
     /// Runs `tool ARGS` (with `< input` when given) under `ulimit -v 600000` (about 586 MB of
     /// address space): its status and standard error.
-    static func runLimited(_ tool: String, _ args: [String], input: String? = nil) throws -> (status: Int32, err: String) {
+    static func runLimited(_ tool: String, _ args: [String], input: String? = nil, kilobytes: Int = 600_000) throws -> (status: Int32, err: String) {
         let bash = "/bin/bash"
         try #require(FileManager.default.isExecutableFile(atPath: bash), "ulimit needs \(bash)")
         let executable = Binary.packageRoot.appendingPathComponent(".build/debug/\(tool)").path
         try #require(FileManager.default.isExecutableFile(atPath: executable), "\(tool) is not built; run `swift build` first")
-        let script = "ulimit -v 600000 && exec \"$@\"" + (input == nil ? "" : " < \"$INPUT\"")
+        let script = "ulimit -v \(kilobytes) && exec \"$@\"" + (input == nil ? "" : " < \"$INPUT\"")
         let process = Process()
         process.executableURL = URL(fileURLWithPath: bash)
         process.arguments = ["-c", script, "bash", executable] + args
@@ -49,6 +49,32 @@ struct OversizedInputTests {
     }
 
     static let tooLarge = "is larger than \(FileStore.maxFileSize) bytes"
+
+    @Test("A small file whose text inflates past the memory the process may use is refused before it is inflated (65, one line), not a fatal error (review finding)")
+    func inflatesPastMemory() throws {
+        let dir = try TempDir()
+        let doc = Document(title: "Big", author: "a")
+        doc.addNote(title: "z", body: String(repeating: "a", count: 15_000_000))
+        let path = try dir.write(doc.save(.compact), "big.peernote")
+        #expect(try dir.bytes("big.peernote").count < 40_000, "a thousandfold compression")
+        // Under about 146 MB of address space: 15 MB of text needs about 197 MB by the estimate.
+        for (tool, args) in [("pnmerge", ["validate", path]), ("pnmerge", ["show", path]), ("pnmerge", ["merge", path, path, "--dry-run"]),
+                             ("pnmerge", ["salvage", path, "-o", dir.path("s.peernote")]), ("peernote", ["list", path])] {
+            let r = try Self.runLimited(tool, args, kilobytes: 150_000)
+            #expect(r.status == 65, "\(tool) \(args): \(r.err)")
+            #expect(r.err.contains("big.peernote: reading it needs about 197 MB of memory, more than the "), "\(tool) \(args): \(r.err)")
+            #expect(r.err.contains("this process can use; nothing was read"), "\(r.err)")
+            #expect(r.err.split(separator: "\n").count == 1, "\(r.err)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: dir.path("s.peernote")))
+        // With room enough it reads (the check does not refuse what fits).
+        let roomy = try Self.runLimited("pnmerge", ["validate", path], kilobytes: 2_000_000)
+        #expect(roomy.status == 0, "\(roomy.err)")
+        // The library's own estimate and check.
+        #expect(MemoryBudget.needed(inflating: 15_000_000) == 15_000_000 * 12 + (16 << 20))
+        #expect(MemoryBudget.needed(inflating: .max) == .max)
+        #expect(throws: Never.self) { try MemoryBudget.check(inflating: 1 << 20, offset: 0) }
+    }
 
     @Test("The library refuses a file over the limit from its size, having read nothing")
     func refusedFromSize() throws {

@@ -207,6 +207,10 @@ public enum PeerNoteError: Error, Equatable, Sendable, CustomStringConvertible {
     /// Both copies carry a payload field a newer version wrote (`key`), with different values:
     /// this version cannot know which to keep, so it does not merge them.
     case fieldConflict(key: UInt64)
+    /// Reading the document would need more memory (`needed` bytes, estimated before anything
+    /// large is made) than this process can use (`available`): a file whose text compresses a
+    /// thousandfold, on a machine or under a limit too small for it. Not damage; nothing was read.
+    case needsMoreMemory(needed: UInt64, available: UInt64)
 
     public var description: String {
         switch self {
@@ -220,6 +224,7 @@ public enum PeerNoteError: Error, Equatable, Sendable, CustomStringConvertible {
             case .differentOrigin(let d, let a, let b): "same document id \(d.uuidString.lowercased()) but a different origin (first change \(a.fullDescription) vs \(b.fullDescription)); they share no history"
             case .conflictingChange(let c): "both copies hold change \(c.fullDescription) with different content; refusing to merge"
             }
+        case .needsMoreMemory(let need, let can): "reading it needs about \(MemoryBudget.megabytes(need)) of memory, more than the \(MemoryBudget.megabytes(can)) this process can use; nothing was read (read it where more memory is available)"
         case .fieldConflict(let k): "both copies carry field \(k), written by a newer version of PeerNote, with different values; this version cannot tell which to keep, so it does not merge them (a newer pnmerge can)"
         case .noSuchNote(let n): "no note matches \"\(n.clippedForMessage())\""
         case .ambiguousNote(let n, let c): "\"\(n)\" matches several notes: \(c.joined(separator: ", "))"

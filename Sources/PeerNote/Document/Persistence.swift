@@ -407,13 +407,12 @@ extension Document {
     public static func readNotebook(_ bytes: [UInt8]) throws(PeerNoteError) -> Notebook {
         let raws: [RawBlock]
         do throws(FormatError) { raws = try BlockCodec.decode(bytes) } catch {
-            if let v = error.unsupportedVersion { throw .unsupportedVersion(v) }
-            throw .invalidDocument(offset: error.offset, message: error.message)
+            throw error.documentError
         }
         guard raws.count == 1 else { return try load(bytes).notebook }
         let read: (documentID: UUID, replicas: [ReplicaID], state: WireState)?
         do throws(FormatError) { read = try WireCodec.decodeState(raws[0]) } catch {
-            throw .invalidDocument(offset: error.offset, message: error.message)
+            throw error.documentError
         }
         guard let (id, replicas, state) = read else { return try load(bytes).notebook }
         let notes = state.notes.filter { !$0.deleted }.map { n in
@@ -448,14 +447,13 @@ extension Document {
     static func load(_ bytes: [UInt8], concurrentFrom: Int) throws(PeerNoteError) -> Document {
         let raws: [RawBlock]
         do { raws = try BlockCodec.decode(bytes) } catch {
-            if let v = error.unsupportedVersion { throw .unsupportedVersion(v) }
-            throw .invalidDocument(offset: error.offset, message: error.message)
+            throw error.documentError
         }
         let blocks: [WireBlock]
         // Inflated on two threads when the base block is replayed on two (`concurrentFrom`).
         let inflatingFrom = concurrentFrom == .max ? Int.max : min(concurrentFrom, WireCodec.concurrentInflateThreshold)
         do { blocks = try WireCodec.decodePayloads(raws, fileSize: bytes.count, concurrentFrom: inflatingFrom) } catch {
-            throw .invalidDocument(offset: error.offset, message: error.message)
+            throw error.documentError
         }
         guard let first = blocks.first, first.kind == .base, let docID = first.documentID, let genesis = first.genesis else {
             throw .invalidDocument(offset: 0, message: "the first block is not a base block")

@@ -377,6 +377,8 @@ private struct Salvager {
                         pos = raw.end
                         continue
                     } catch {
+                        // Too large for this machine is not damage: nothing to salvage here.
+                        if let m = error.memory { throw .needsMoreMemory(needed: m.needed, available: m.available) }
                         if damageStart == nil { damageStart = pos; damageReason = "block at offset \(pos): \(error.message) (at offset \(error.offset ?? pos))" }
                     }
                 case .failure(let error):

@@ -24,7 +24,24 @@ struct FormatError: Error, Sendable, Equatable, CustomStringConvertible {
     var message: String
     /// Set when the file is a newer format version than this library reads.
     var unsupportedVersion: UInt64?
+    /// Set when reading the file would need more memory than the process can use (`MemoryBudget`):
+    /// not damage.
+    var memory: MemoryShortfall?
     var description: String { offset.map { "offset \($0): \(message)" } ?? message }
+
+    init(offset: Int?, message: String, unsupportedVersion: UInt64? = nil, memory: MemoryShortfall? = nil) {
+        self.offset = offset
+        self.message = message
+        self.unsupportedVersion = unsupportedVersion
+        self.memory = memory
+    }
+
+    /// The library's error for it: a newer version, too large for this machine, or damage.
+    var documentError: PeerNoteError {
+        if let v = unsupportedVersion { return .unsupportedVersion(v) }
+        if let m = memory { return .needsMoreMemory(needed: m.needed, available: m.available) }
+        return .invalidDocument(offset: offset, message: message)
+    }
 }
 
 enum BlockCodec {

@@ -39,6 +39,8 @@ extension WireCodec {
         var changes = 0
         var ops = 0
         var predecessors = 0
+        /// The bytes the blocks' sections declare they inflate to.
+        var inflated: UInt64 = 0
     }
 
     /// Reads every block's payload, in file order, within one budget for the whole file.
@@ -139,6 +141,10 @@ extension WireCodec {
         let id = try documentID(idItem, base: base)
         let replicas = try replicaTable(reps, base: base)
         let units = fields[.opUnitCount]?.uint ?? 0
+        if let state = fields[.state]?.bytesValue, let size = fields[.stateSize]?.uint,
+           size <= UInt64(state.count) * UInt64(Format.maxInflateRatio) + UInt64(Format.maxInflateSlack) {
+            try MemoryBudget.check(inflating: size, offset: base + (fields[.state]?.offset ?? 0))
+        }
         guard let state = try stateSection(fields, kind: .base, replicas: replicas.count, version: raw.version,
                                            maxElements: Int(min(units, UInt64(Int32.max))), readingStructures: false, base: base) else { return nil }
         return (id, replicas, state)
@@ -258,6 +264,17 @@ extension WireCodec {
         }
         guard unitCount <= unitsBase + 2 * size else { throw unitsRefused(unitsBase + 2 * size) }
         let columnBase = base + colItem.end - compressed.count
+        // What the file's blocks inflate to so far, this one's state section and columns included
+        // (sizes no larger than their limits above, so the sum cannot overflow), against the
+        // memory reading them needs.
+        // (A state size past its own limit is left to `stateSection`, which refuses it as damage.)
+        var stateDeclared: UInt64 = 0
+        if kind == .base, let state = fields[.state]?.bytesValue, let declared = fields[.stateSize]?.uint,
+           declared <= UInt64(state.count) * UInt64(Format.maxInflateRatio) + UInt64(Format.maxInflateSlack) {
+            stateDeclared = declared
+        }
+        let inflated = totals.inflated + size + stateDeclared
+        try MemoryBudget.check(inflating: inflated, offset: base)
         let inflateColumns = { () -> Result<[UInt8], FormatError> in
             let columnBytes: [UInt8]
             do throws(DeflateError) { columnBytes = try Deflate.decompress(compressed, maxOutput: Int(size)) } catch {
@@ -301,6 +318,7 @@ extension WireCodec {
         totals.changes += block.changes.count
         totals.ops += block.ops.count
         totals.predecessors += predecessors
+        totals.inflated = inflated
         return block
     }
 
