@@ -248,6 +248,13 @@ struct MergeRuleTests {
         #expect(try kinds("the quick fox", a: "the quicker fox", b: "the fox") == [.insideDeleted])
         // ... and a change to a word whose start the other deleted.
         #expect(try kinds("cowboy", a: "cowsboy", b: "boy") == [.insideDeleted])
+        // ... and words added inside a paragraph the other deleted, where that side also typed
+        // next to the deletion: both sides' text is side by side, but the words inside are what
+        // reads out of place (review finding: named sameText).
+        #expect(try kinds("Line one\nParagraph to delete\nwith two lines\nLast line",
+                          a: "Line one!\nLast line", b: "Line one\nParagraph to delete (see note)\nwith two lines \u{2713}\nLast line") == [.insideDeleted])
+        #expect(try kinds("Line one\nParagraph to delete\nwith two lines\nLast line",
+                          a: "Line one\nParagraph to delete (see note)\nwith two lines \u{2713}\nLast line", b: "Line one!\nLast line") == [.insideDeleted])
         // Both ways round, and however the deletion was recorded: the same paragraph deleted
         // as "wo is here.\n\nPara t" merges the same, and is named the same.
         for (start, end) in [(11, 30), (17, 36), (7, 26)] {

@@ -218,10 +218,16 @@ private struct NoteEdits {
         var inside = false
         func close() {
             if open {
-                if anyMineIns && anyTheirsIns && (anyMineDel || anyTheirsDel) {
+                // Text inside what the other side deleted says more than text side by side: the
+                // place of "Line one!" (one side added "!" and deleted the paragraph after it)
+                // where the other side added words inside that paragraph is both, and those words
+                // are what now reads out of place (review finding: it was called sameText).
+                if inside {
+                    places.append((placeLine, .insideDeleted))
+                } else if anyMineIns && anyTheirsIns && (anyMineDel || anyTheirsDel) {
                     places.append((placeLine, .sameText))
                 } else {
-                    places.append((placeLine, inside ? .insideDeleted : nil))
+                    places.append((placeLine, nil))
                 }
             }
             open = false
