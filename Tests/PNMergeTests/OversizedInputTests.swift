@@ -50,6 +50,29 @@ struct OversizedInputTests {
 
     static let tooLarge = "is larger than \(FileStore.maxFileSize) bytes"
 
+    @Test("The memory limits of the process's control groups: cgroup v2 memory.max and v1 memory.limit_in_bytes, the least up the tree; no limit, 'max' and v1's 'unlimited' are none (review finding: memory.current, which counts page cache, refused notebooks in a busy container)")
+    func cgroupLimits() throws {
+        let root = try TempDir()
+        func put(_ relative: String, _ value: String) throws {
+            let path = root.path(relative)
+            try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+            try Data(value.utf8).write(to: URL(fileURLWithPath: path))
+        }
+        let base = root.url.path
+        try put("memory.max", "max\n")
+        try put("user.slice/memory.max", "4294967296\n")
+        try put("user.slice/app/memory.max", "max\n")
+        try put("user.slice/app/memory.current", "4294000000\n")
+        #expect(MemoryBudget.cgroupLimit("0::/user.slice/app\n", root: base) == 4_294_967_296, "the parent's limit, the group's use not taken off")
+        #expect(MemoryBudget.cgroupLimit("0::/\n", root: base) == nil)
+        try put("memory/docker/abc/memory.limit_in_bytes", "536870912\n")
+        try put("memory/memory.limit_in_bytes", "9223372036854771712\n")
+        #expect(MemoryBudget.cgroupLimit("12:cpu,cpuacct:/docker/abc\n4:memory:/docker/abc\n1:name=systemd:/\n", root: base) == 536_870_912)
+        #expect(MemoryBudget.cgroupLimit("4:memory:/\n", root: base) == nil, "v1's 'unlimited' is no limit")
+        #expect(MemoryBudget.cgroupLimit("0::/nowhere\n", root: base) == nil)
+        #expect(MemoryBudget.available() > 0)
+    }
+
     @Test("A small file whose text inflates past the memory the process may use is refused before it is inflated (65, one line), not a fatal error (review finding)")
     func inflatesPastMemory() throws {
         let dir = try TempDir()
@@ -74,6 +97,13 @@ struct OversizedInputTests {
         #expect(MemoryBudget.needed(inflating: 15_000_000) == 15_000_000 * 12 + (16 << 20))
         #expect(MemoryBudget.needed(inflating: .max) == .max)
         #expect(throws: Never.self) { try MemoryBudget.check(inflating: 1 << 20, offset: 0) }
+        // An app's write(to:) over a file too large to read here does not take it for damage
+        // (which it would keep aside and replace): it refuses, as for a newer format (review finding).
+        let refusal = try #require(Document.unreadableHere(.needsMoreMemory(needed: 2_000_000_000, available: 1_000_000_000)))
+        #expect(refusal.hasPrefix("holds a notebook this process cannot read (reading it needs about 2.0 GB of memory, more than the 1.0 GB"), "\(refusal)")
+        #expect(Document.unreadableHere(.unsupportedVersion(9)) != nil)
+        #expect(Document.unreadableHere(.invalidDocument(offset: 3, message: "damaged")) == nil)
+        #expect(MemoryBudget.megabytes(1_990_000_000) == "2.0 GB" && MemoryBudget.megabytes(1_940_000_000) == "1.9 GB" && MemoryBudget.megabytes(196_777_216) == "197 MB")
     }
 
     @Test("The library refuses a file over the limit from its size, having read nothing")

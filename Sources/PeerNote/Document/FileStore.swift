@@ -1026,9 +1026,8 @@ extension Document {
             switch Result(catching: { () throws(PeerNoteError) in try Document.load(current) }) {
             case .success(let other):
                 try mergeFound(other)
-            case .failure(.unsupportedVersion(let version)):
-                // A newer writer's notebook: replacing it would throw away what this one cannot read.
-                throw FileError(path: path, message: "holds a notebook of format version \(version), newer than this library reads (\(Format.version)); not written")
+            case .failure(let error) where Self.unreadableHere(error) != nil:
+                throw FileError(path: path, message: (Self.unreadableHere(error) ?? "") + "; not written")
             case .failure(let damage) where !current.isEmpty:
                 // A damaged notebook (a sync client that stopped mid-copy, a bad disk; its first
                 // bytes too): its intact changes, if it is this notebook, are merged in, and its
@@ -1047,6 +1046,20 @@ extension Document {
         outcome.mergedMeanwhile += merged
         outcome.keptDamaged = keptDamaged
         return outcome
+    }
+
+    /// Why a file whose load failed with `error` holds a notebook this library must not write
+    /// over, though it is not damaged: a newer writer's format (replacing it would throw away what
+    /// this one cannot read), or one too large for this process's memory. Nil for damage.
+    static func unreadableHere(_ error: PeerNoteError) -> String? {
+        switch error {
+        case .unsupportedVersion(let version):
+            "holds a notebook of format version \(version), newer than this library reads (\(Format.version))"
+        case .needsMoreMemory:
+            "holds a notebook this process cannot read (\(error))"
+        default:
+            nil
+        }
     }
 
     /// Writes the document over `path`, which held `loaded` when the document was read from it,
