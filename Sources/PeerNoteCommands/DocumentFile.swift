@@ -49,16 +49,25 @@ enum DocumentFile {
         do { lock = try Self.lock(target) } catch { throw CLIFailure(writing: error) }
         return try withExtendedLifetime(lock) { () throws -> Bool in
             let loaded: [UInt8]
-            do throws(FileError) { loaded = try FileStore.read(target) } catch { throw CLIFailure(DocumentFileError.file(error)) }
+            // Messages name the file as the user typed it, not the path its links lead to.
+            do throws(FileError) { loaded = try FileStore.read(target) } catch {
+                var named = error
+                named.path = path
+                throw CLIFailure(DocumentFileError.file(named))
+            }
             let document: Document
-            do throws(PeerNoteError) { document = try Document.load(loaded) } catch { throw CLIFailure(DocumentFileError.document(path: target, error)) }
+            do throws(PeerNoteError) { document = try Document.load(loaded) } catch { throw CLIFailure(DocumentFileError.document(path: path, error)) }
             document.author = author
             let before = document.changeCount
             do { try edit(document) } catch let error as PeerNoteError { throw CLIFailure(error, path: path) }
             guard document.changeCount != before else { return false }
             // A sync client that replaced the file meanwhile is not overwritten (its copy is merged in).
             let outcome: WriteOutcome
-            do throws(FileError) { outcome = try document.write(over: target, loaded: loaded, mode: .incremental) } catch { throw CLIFailure(writing: error) }
+            do throws(FileError) { outcome = try document.write(over: target, loaded: loaded, mode: .incremental) } catch {
+                var named = error
+                if named.path == target { named.path = path }
+                throw CLIFailure(writing: named)
+            }
             if outcome.mergedMeanwhile > 0 {
                 Terminal.error(DisplayText.oneLine("peernote: \(path): another program changed it while this ran; its changes were kept too"))
             }

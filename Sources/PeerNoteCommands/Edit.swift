@@ -137,8 +137,10 @@ extension PeerNoteCLI {
         /// made on the document as it was read, then merged, under the lock, into the file as it
         /// is by then, so changes other commands made in the meantime are kept.
         private func executeWithEditor(author: String) throws {
-            let path = try DocumentFile.editablePath(file)
-            let snapshot = try DocumentFile.open(path)
+            // Checked first (a file that can be written back), then read by the name given, so
+            // that messages name it as the user typed it.
+            _ = try DocumentFile.editablePath(file)
+            let snapshot = try DocumentFile.open(file)
             snapshot.author = author
             let target = try NoteLookup.find(note, in: snapshot, path: file)
             try checkRemovedTags(of: target)

@@ -67,6 +67,19 @@ struct NonUTF8ArgumentTests {
         #expect(try Document.open(dir.file("inside.peernote")).notes.map(\.title) == ["Inside"])
     }
 
+    @Test("Messages name FILE as typed, not the path its links lead to (review finding: './linkdir/../nb.peernote')")
+    func messagesNameTheLink() throws {
+        let dir = try TempDir()
+        #expect(try Binary.run(["new", "real/nb.peernote"], in: dir).status != 0, "no folder yet")
+        let r = try peernoteScript(#"mkdir -p real/sub && "$0" new real/nb.peernote >/dev/null && ln -s real/sub linkdir && ln -s ../nb.peernote real/sub/l1 && ln -s linkdir/l1 top && "$0" add top --title One >/dev/null && head -c 120 real/nb.peernote > cut && cat cut > real/nb.peernote && "$0" add top --title Two; echo "rc=$?" >&2; exec "$0" edit top One --title Three"#, in: dir)
+        let lines = r.stderr.split(separator: "\n").map(String.init)
+        #expect(lines.count == 3, "\(r.stderr)")
+        #expect(lines.first?.hasPrefix("peernote: top: offset ") == true, "\(r.stderr)")
+        #expect(lines.dropFirst().first == "rc=65")
+        #expect(lines.last?.hasPrefix("peernote: top: offset ") == true, "\(r.stderr)")
+        #expect(!r.stderr.contains(".."), "\(r.stderr)")
+    }
+
     @Test("A file named with bytes that are not UTF-8 is refused by name, with what to do (rename it), not reported missing")
     func fileName() throws {
         let dir = try TempDir()

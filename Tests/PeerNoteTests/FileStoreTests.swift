@@ -32,6 +32,33 @@ struct FileStoreTests {
         var names: Set<String> { Set((try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []) }
     }
 
+    @Test("A write follows links link by link: relative targets beside their link, through linked folders, to a dangling end; a loop is refused, its links left as links (review finding)")
+    func writesThroughLinks() throws {
+        let folder = try Folder()
+        let fm = FileManager.default
+        try fm.createDirectory(atPath: folder.path + "/real/sub", withIntermediateDirectories: true)
+        _ = try folder.file("real/nb.peernote", "old")
+        try fm.createSymbolicLink(atPath: folder.path + "/linkdir", withDestinationPath: "real/sub")
+        try fm.createSymbolicLink(atPath: folder.path + "/real/sub/l1", withDestinationPath: "../nb.peernote")
+        try fm.createSymbolicLink(atPath: folder.path + "/top", withDestinationPath: "linkdir/l1")
+        #expect(FileStore.linkTarget(folder.path + "/top") == folder.path + "/linkdir/../nb.peernote")
+        try FileStore.writeAtomically(Array("new".utf8), to: folder.path + "/top")
+        #expect(try String(contentsOfFile: folder.path + "/real/nb.peernote", encoding: .utf8) == "new")
+        #expect(try fm.destinationOfSymbolicLink(atPath: folder.path + "/top") == "linkdir/l1", "the links stay links")
+        // A dangling end is created.
+        try fm.createSymbolicLink(atPath: folder.path + "/dangling", withDestinationPath: "real/made.peernote")
+        try FileStore.writeAtomically(Array("made".utf8), to: folder.path + "/dangling")
+        #expect(try String(contentsOfFile: folder.path + "/real/made.peernote", encoding: .utf8) == "made")
+        // A loop: refused, both links as they were (a rename replaced one of them with a file).
+        try fm.createSymbolicLink(atPath: folder.path + "/la", withDestinationPath: "lb")
+        try fm.createSymbolicLink(atPath: folder.path + "/lb", withDestinationPath: "la")
+        #expect { try FileStore.writeAtomically(Array("x".utf8), to: folder.path + "/la") } throws: { error in
+            (error as? FileError)?.message.hasPrefix("is a symbolic link that leads back to itself") == true
+        }
+        #expect(try fm.destinationOfSymbolicLink(atPath: folder.path + "/la") == "lb")
+        #expect(try fm.destinationOfSymbolicLink(atPath: folder.path + "/lb") == "la")
+    }
+
     /// What this process's open file descriptors point to, under `folder` (Linux: /proc/self/fd).
     static func openFiles(under folder: String) -> [String] {
         let fds = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []

@@ -779,8 +779,8 @@ public enum FileStore {
     /// either, and the kernel resolves `folder/target` as it resolves the link).
     public static func linkTarget(_ path: String) -> String? {
         var current = path
-        // As the kernel's limit on links followed in one lookup (a loop is left to the write,
-        // which reports ELOOP).
+        // As the kernel's limit on links followed in one lookup (`writeTarget` refuses a chain
+        // still going after it: a loop).
         for _ in 0 ..< 40 {
             var st = stat()
             guard lstat(current, &st) == 0, (st.st_mode & S_IFMT) == S_IFLNK else { return current }
@@ -801,6 +801,11 @@ public enum FileStore {
     static func writeTarget(_ path: String) throws(FileError) -> String {
         guard let target = linkTarget(path) else {
             throw FileError(path: path, message: "is a symbolic link to a name that is not valid UTF-8; not written (rename the file it points to)")
+        }
+        // Still a link after 40: a loop, whose links a rename would replace one by a file.
+        var st = stat()
+        if lstat(target, &st) == 0, st.st_mode & S_IFMT == S_IFLNK {
+            throw FileError(path: path, message: "is a symbolic link that leads back to itself (\(String(cString: strerror(ELOOP)))); not written")
         }
         return target
     }
