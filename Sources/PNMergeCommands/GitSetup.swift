@@ -99,10 +99,11 @@ struct GitSetupOperation {
             outcome.lines.append("pnmerge is not on PATH; git will run \(program)")
         }
 
-        // 1. The attributes line.
+        // Everything that would refuse is checked before anything is changed: the attributes
+        // file and the hook, each one that would be rewritten.
         let attributes: String
         if global {
-            attributes = try globalAttributesFile(&outcome)
+            attributes = try globalAttributesFile(&outcome, settingIt: false)
         } else {
             attributes = (repositoryRoot ?? directory) + "/.gitattributes"
         }
@@ -112,6 +113,16 @@ struct GitSetupOperation {
         if !global, Self.isSymbolicLink(attributes) {
             throw CLIFailure(.cannotCreate, "\(attributes): is a symbolic link, which git does not read as attributes; not changed (replace it with a regular file, then run git-setup again)")
         }
+        _ = try Self.ensureLine(Self.attributesLine, in: attributes, replacing: Self.olderAttributesLines, dryRun: true)
+        var hookPath: String?
+        if hooks, let root = repositoryRoot {
+            let path = try self.hookPath(root: root)
+            _ = try Self.installHook(at: path, program: program, dryRun: true)
+            hookPath = path
+        }
+
+        // 1. The attributes line.
+        if global { _ = try globalAttributesFile(&outcome, settingIt: true) }
         let (line, added) = try Self.ensureLine(Self.attributesLine, in: attributes, replacing: Self.olderAttributesLines)
         outcome.lines.append(line)
         outcome.changed = outcome.changed || added
@@ -138,8 +149,7 @@ struct GitSetupOperation {
         }
 
         // 3. The pre-commit hook.
-        if hooks, let root = repositoryRoot {
-            let hookPath = try self.hookPath(root: root)
+        if let hookPath {
             switch try Self.installHook(at: hookPath, program: program) {
             case .installed:
                 outcome.lines.append("\(hookPath): installed (refuses commits of damaged .peernote files)")
@@ -161,7 +171,8 @@ struct GitSetupOperation {
 
     /// The global attributes file: `core.attributesFile`, set to ~/.config/git/attributes
     /// (or $XDG_CONFIG_HOME/git/attributes) when unset.
-    private func globalAttributesFile(_ outcome: inout Outcome) throws(CLIFailure) -> String {
+    /// `settingIt`: set `core.attributesFile` when it is unset (else only say which file it would be).
+    private func globalAttributesFile(_ outcome: inout Outcome, settingIt: Bool) throws(CLIFailure) -> String {
         let current = try git.run(["config", "--global", "--path", "--get", "core.attributesFile"])
         if current.status == 0, !current.value.isEmpty { return current.value }
         let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? PathText.homeDirectory()
@@ -173,6 +184,7 @@ struct GitSetupOperation {
             file = home + "/.config/git/attributes"
             setting = "~/.config/git/attributes"
         }
+        guard settingIt else { return file }
         try git.require(["config", "--global", "core.attributesFile", setting])
         outcome.changed = true
         outcome.lines.append("git config (global) core.attributesFile set to \(Self.quoted(setting))")
@@ -187,7 +199,8 @@ struct GitSetupOperation {
 
     /// Appends `line` to the file at `path` unless a line with the same fields is there, or puts it
     /// in place of the first line with the fields of one of `older`; says which, and whether it wrote.
-    static func ensureLine(_ line: String, in path: String, replacing older: [String] = []) throws(CLIFailure) -> (String, Bool) {
+    /// With `dryRun`, only checks: throws where the write would be refused, writes nothing.
+    static func ensureLine(_ line: String, in path: String, replacing older: [String] = [], dryRun: Bool = false) throws(CLIFailure) -> (String, Bool) {
         var text = ""
         // Bytes that are not UTF-8 (a pattern in Latin-1) are read as U+FFFD, which is enough to
         // find the line; the file is rewritten only when it is valid UTF-8 (`checkWritable`).
@@ -215,6 +228,7 @@ struct GitSetupOperation {
             lines[i] = Substring(line + (was.unicodeScalars.last == "\r" ? "\r" : ""))
             text = lines.joined(separator: "\n")
             try checkWritable()
+            if dryRun { return ("", true) }
             do { try FileStore.writeAtomically(Array(text.utf8), to: path) } catch { throw CLIFailure(writing: error) }
             return ("\(path): replaced \(quoted(fields(Substring(was)).joined(separator: " "))) by \(quoted(line))", true)
         }
@@ -222,6 +236,7 @@ struct GitSetupOperation {
         if !text.isEmpty && text.unicodeScalars.last != "\n" { text += ending }
         text += line + ending
         try checkWritable()
+        if dryRun { return ("", true) }
         try createParent(of: path)
         do { try FileStore.writeAtomically(Array(text.utf8), to: path) } catch { throw CLIFailure(writing: error) }
         return ("\(path): added \(quoted(line))", true)
@@ -231,7 +246,8 @@ struct GitSetupOperation {
     enum HookResult { case installed, updated, unchanged, refused }
 
     /// Writes the hook, replaces pnmerge's marked block in it, or leaves a foreign hook alone.
-    static func installHook(at path: String, program: String) throws(CLIFailure) -> HookResult {
+    /// With `dryRun`, only checks: throws where the write would be refused, writes nothing.
+    static func installHook(at path: String, program: String, dryRun: Bool = false) throws(CLIFailure) -> HookResult {
         let block = hookBlock(program: program)
         let whole = "#!/bin/sh\n" + block
         guard FileManager.default.fileExists(atPath: path) else {
@@ -239,6 +255,7 @@ struct GitSetupOperation {
             if isSymbolicLink(path) {
                 throw CLIFailure(.cannotCreate, "\(path): is a symbolic link to a file that does not exist; not created (remove the link, or make its target, then run git-setup --hooks again)")
             }
+            if dryRun { return .installed }
             try createParent(of: path)
             try write(whole, to: path, makeExecutable: true)
             return .installed
@@ -255,6 +272,7 @@ struct GitSetupOperation {
         if updated == text { return .unchanged }
         try refuseRewrite(path, invalidAt: UTF8Bytes.firstInvalid(bytes),
                           advice: "edit pnmerge's part of it by hand, or remove the file and run git-setup --hooks again")
+        if dryRun { return .updated }
         try write(updated, to: path, makeExecutable: false)
         return .updated
     }

@@ -561,6 +561,25 @@ struct GitWorkflowTests {
         #expect(r.status == ExitStatus.cannotCreate.rawValue, "\(r.out)\(r.err)")
         #expect(r.err.contains("pre-commit: is a symbolic link to a file that does not exist; not created"), "\(r.err)")
         #expect(!FileManager.default.fileExists(atPath: outside.path("profile")))
+        // Refused before anything else was set up (review finding: .gitattributes and the config
+        // were written first, and not reported).
+        #expect(!FileManager.default.fileExists(atPath: repo.path(".gitattributes")))
+        #expect(try repo.tryGit(["config", "--get", "merge.peernote.driver"]).status != 0)
+    }
+
+    @Test("git-setup --global with a global attributes file that is not UTF-8 sets nothing (65), core.attributesFile included")
+    func setupGlobalNonUTF8() throws {
+        let repo = try GitRepo()
+        let outside = try TempDir()
+        let attributes = repo.home.path(".config/git/attributes")
+        try FileManager.default.createDirectory(atPath: repo.home.path(".config/git"), withIntermediateDirectories: true)
+        let latin1: [UInt8] = Array("caf".utf8) + [0xE9] + Array(".txt binary\n".utf8)
+        try Data(latin1).write(to: URL(fileURLWithPath: attributes))
+        let r = try repo.pnmerge(["git-setup", "--global"], in: outside.url.path)
+        #expect(r.status == ExitStatus.invalidInput.rawValue, "\(r.out)\(r.err)")
+        #expect(try repo.tryGit(["config", "--global", "--get", "core.attributesFile"]).status != 0, "core.attributesFile left unset")
+        #expect(try repo.tryGit(["config", "--global", "--get", "merge.peernote.driver"]).status != 0)
+        #expect(try Array(Data(contentsOf: URL(fileURLWithPath: attributes))) == latin1)
     }
 
     @Test("git-setup never overwrites a pre-commit hook it did not write (exit 73), and updates its own block in place")
