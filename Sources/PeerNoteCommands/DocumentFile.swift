@@ -185,7 +185,7 @@ enum NoteLookup {
                     throw CLIFailure(.usage, "\(path): \"\(query)\" matches only deleted notes, \(deleted.count) of them: \(deletedList(deleted)); bring one back by its id with: peernote restore \(ShellQuote.path(path)) ID")
                 }
                 try refuseEquivalentTitle(query, among: document.notes, path: path)
-                throw CLIFailure(.usage, "\(path): \(error)\(tooShortHint(query, among: document.notes))\(candidates(document.notes))")
+                throw CLIFailure(.usage, "\(path): \(error)\(tooShortHint(query, among: document.notes + document.deletedNotes))\(candidates(document.notes))")
             }
             throw CLIFailure(error, path: path)
         }

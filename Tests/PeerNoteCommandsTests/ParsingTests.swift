@@ -309,6 +309,16 @@ struct InProcessTests {
                 #expect(error.message.hasPrefix("f: no note matches \"\(short)\" (an id prefix needs at least 4 digits); notes: "), "\(error.message)")
             }
         }
+        // Nor does a deleted note's id begin to name it with fewer digits (review finding: no hint then).
+        let gone = document.addNote(title: "Gone")
+        try document.deleteNote(gone)
+        let goneShort = String(gone.description.prefix(2))
+        do {
+            let found = try NoteLookup.find(goneShort, in: document, path: "f")
+            Issue.record("\(goneShort) resolved to \(found.title)")
+        } catch {
+            #expect(error.message.contains("(an id prefix needs at least 4 digits)"), "\(error.message)")
+        }
         // A title that is no id's beginning gets no such hint.
         do { _ = try NoteLookup.find("zz", in: document, path: "f") } catch {
             #expect(!error.message.contains("needs at least"), "\(error.message)")
