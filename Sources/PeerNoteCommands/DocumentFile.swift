@@ -237,7 +237,7 @@ enum NoteLookup {
     static func tooShortHint(_ query: String, among notes: [Note]) -> String {
         let q = query.lowercased()
         guard !q.isEmpty, q.utf8.count < NoteID.shortestPrefix,
-              q.utf8.allSatisfy({ (0x30 ... 0x39).contains($0) || (0x61 ... 0x66).contains($0) }),
+              Document.isHexDigits(q),
               notes.contains(where: { $0.id.description.hasPrefix(q) }) else { return "" }
         return " (an id prefix needs at least \(NoteID.shortestPrefix) digits)"
     }

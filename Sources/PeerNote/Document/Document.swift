@@ -192,8 +192,12 @@ public final class Document {
     /// `NoteID.shortestPrefix` to 16 hex digits.
     public static func couldBeNoteID(_ query: String) -> Bool {
         let n = query.utf8.count
-        return n >= NoteID.shortestPrefix && n <= 16
-            && query.utf8.allSatisfy { (0x30 ... 0x39).contains($0) || (0x61 ... 0x66).contains($0) || (0x41 ... 0x46).contains($0) }
+        return n >= NoteID.shortestPrefix && n <= 16 && isHexDigits(query)
+    }
+
+    /// Whether `text` is made of hex digits only (either case), as a note id's text is.
+    public static func isHexDigits(_ text: String) -> Bool {
+        text.utf8.allSatisfy { (0x30 ... 0x39).contains($0) || (0x61 ... 0x66).contains($0) || (0x41 ... 0x46).contains($0) }
     }
 
     /// A note as `findNote` matches it: its slot in `DocState.noteStates`, id and title.
