@@ -37,7 +37,7 @@ extern char **environ;
 /// Gives the heap room to grow (64 MB of address space at a time, not of memory) and asks the
 /// kernel to back that room with 2 MB pages where it can (transparent huge pages, in their
 /// "madvise" mode as on Debian): one fault then brings in 2 MB instead of 4 KB. A fresh
-/// `pnmerge merge` touches about 20 MB of heap; page by page that was 3,500 faults, about
+/// `pnmerge merge` touches about 20 MB of heap; page by page that is about 3,500 faults, some
 /// 20 ms of kernel time on this project's machines. What glibc's own
 /// `glibc.malloc.hugetlb=1` tunable does, which a process cannot set for itself.
 /// The heap must be glibc's single main arena and large blocks must come from it (the

@@ -88,8 +88,8 @@ public struct PNMerge: ParsableCommand {
             } catch {
                 // `pnmerge mrege a b -o c`: the unknown command, not ArgumentParser's "unknown
                 // option '-o'". Looked for only here: a first word that is no command never
-                // parses, and listing the commands' names reads every subcommand's configuration
-                // (0.6 M instructions, which every run, the git driver's too, paid when this came first).
+                // parses, and listing the commands' names reads every subcommand's configuration,
+                // work a run that parses (the git driver's too) should not pay.
                 if let refusal = unknownCommand.refusal(arguments) {
                     output.writeError(refusal)
                     return ExitStatus.usage.rawValue

@@ -63,8 +63,8 @@ public struct PeerNoteCLI: ParsableCommand {
         } catch {
             // `peernote mv f n --to 1`: the unknown command, not ArgumentParser's "unknown option
             // '--to'". Looked for only here: a first word that is no command never parses, and
-            // listing the commands' names reads every subcommand's configuration (0.6 M
-            // instructions, which every run paid when this came first).
+            // listing the commands' names reads every subcommand's configuration, work a run
+            // that parses should not pay.
             if let refusal = unknownCommand.refusal(arguments) {
                 Terminal.error(String(refusal.dropLast()))
                 return ExitStatus.usage.rawValue

@@ -7,7 +7,7 @@ import Testing
 
 @Suite("validate, inspect, show, log, diff (in-process)")
 struct CommandTests {
-    @Test("Every subcommand names itself: ArgumentParser would otherwise derive the name from the type's name at every start (about 10 M instructions, 2.5% of a whole merge of two 260,000-change copies)")
+    @Test("Every subcommand names itself, so that ArgumentParser does not derive each name from its type's name at every start")
     func subcommandsNameThemselves() {
         let unnamed = PNMerge.configuration.subcommands.filter { $0.configuration.commandName == nil }.map { "\($0)" }
         #expect(unnamed.isEmpty, "subcommands without commandName: \(unnamed)")

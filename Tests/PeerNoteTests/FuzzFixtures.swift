@@ -32,7 +32,7 @@ enum FuzzFixtures {
               what: "hi.peernote plus 220 small append blocks, each one change of 22,000,000 units (one op of an unknown kind): a replica's op counters pass 2^32",
               validateStatus: 65),
         Entry(file: "fuzz/extreme-times-compact-save.peernote",
-              what: "3 blocks whose changes carry times 9.2e18 and -9.2e18 s (a compact save used to trap putting them side by side); times beyond ±2^52 s are now refused on load. Written by the library through a custom clock, which since session 29 keeps times within ±2^52 s, so the file is kept as committed",
+              what: "3 blocks whose changes carry times 9.2e18 and -9.2e18 s (a compact save used to trap putting them side by side); times beyond ±2^52 s are now refused on load. Written by the library through a custom clock, which now keeps times within ±2^52 s, so the file is kept as committed",
               validateStatus: 65,
               generated: false),
         Entry(file: "fuzz/same-origin-inserts.peernote",

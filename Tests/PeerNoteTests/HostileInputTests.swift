@@ -204,7 +204,7 @@ let pnmergeBinary: String? = {
 ///
 /// The default is twice the hang guard: the child is the debug build, whose validate of the
 /// largest legitimate file here (100,000 changes) takes 3 s alone and took over 20 s on a
-/// 2-core machine running the suite beside other builds (session 32); a blowup takes minutes.
+/// 2-core machine running the suite beside other builds; a blowup takes minutes.
 func runPNMerge(_ args: [String], timeout: Double = 2 * HangGuard.seconds) -> ChildOutcome? {
     guard let tool = pnmergeBinary else { return nil }
     var actions = posix_spawn_file_actions_t()

@@ -3,7 +3,7 @@ import Testing
 @testable import PeerNote
 
 /// Loading appends a stretch of keystroke changes at once when the file stores their ops as one
-/// op (typing, and since session 6 deleting): the result must be what change-by-change replay
+/// op (typing and deleting): the result must be what change-by-change replay
 /// gives, and a damaged stretch must be refused as it was.
 @Suite("Load shortcuts")
 struct LoadShortcutTests {

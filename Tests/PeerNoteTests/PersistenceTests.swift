@@ -221,9 +221,9 @@ struct PersistenceTests {
 }
 
 extension PersistenceTests {
-    /// An append block without changes adds nothing. (Before session 7, loading applied a
-    /// zero-length piece of the log's last op again under a new id: after a note's creation
-    /// that made a second note, after a title a conflicting one.)
+    /// An append block without changes adds nothing: loading must not apply a zero-length piece
+    /// of the log's last op again under a new id (after a note's creation that would make a
+    /// second note, after a title a conflicting one).
     @Test("An append block with no changes loads as the file before it", arguments: ["note", "title"])
     func emptyAppendBlockAddsNothing(lastEdit: String) throws {
         let doc = Document(title: "Empty block", author: "a")

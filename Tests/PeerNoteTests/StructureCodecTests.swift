@@ -1,7 +1,7 @@
 import Testing
 @_spi(Diagnostics) @testable import PeerNote
 
-/// The encoding of a list's structure proposed for the next format version (docs/FORMAT-V2.md):
+/// The encoding of a list's structure in format version 3 (peernote(5), "State section"):
 /// it round-trips, has one canonical form, and refuses what does not add up without trapping.
 @Suite("List structure encoding")
 struct StructureCodecTests {

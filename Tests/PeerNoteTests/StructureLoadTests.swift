@@ -1,7 +1,7 @@
 import Testing
 @_spi(Diagnostics) @testable import PeerNote
 
-/// What a reader of the proposed format version 3 (docs/FORMAT-V3.md) does instead of replaying
+/// What a reader of format version 3 (docs/FORMAT-V3.md) does instead of replaying
 /// a history to build note bodies (`OpLog.buildBodies(from:)`): the checks of the stored
 /// structures against the log, the bodies built, and the origins given back to the log. Tried
 /// on the structures of documents replayed as now, on those structures damaged, and against a

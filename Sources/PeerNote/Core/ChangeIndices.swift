@@ -63,7 +63,7 @@ struct ChangeIndices: RandomAccessCollection, Sendable {
     /// Two ascending sequences merged into one (`a`'s element first on a tie).
     private static func merge(_ a: ChangeIndices, _ b: ChangeIndices, by less: (Int, Int) -> Bool) -> ChangeIndices {
         // Written through a pointer into uninitialized room for all of it: a range's indices by
-        // a counting loop (appending a lazily mapped range cost about 30 instructions an index,
+        // a counting loop (appending a lazily mapped range costs about 30 instructions an index,
         // and zeros appended first to be overwritten about 6), a table's by a copy.
         let out = [UInt32](unsafeUninitializedCapacity: a.count + b.count) { buffer, initialized in
             var n = 0

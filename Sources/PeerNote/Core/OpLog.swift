@@ -46,10 +46,9 @@ struct OpLog: Sendable {
 
     // MARK: Replicas
 
-    /// Makes room for `changes` more changes, so that a load grows its per-change arrays once
-    /// instead of doubling them (and briefly holding both copies).
-    /// Makes room for `more` changes, `moreOps` op rows and `moreText` inserted characters
-    /// (growing the arrays by doubling copied each several times over a load). Ops and text
+    /// Makes room for `more` changes, `moreOps` op rows and `moreText` inserted characters, so
+    /// that a load grows its arrays once instead of doubling them (copying each several times and
+    /// briefly holding both copies). Ops and text
     /// get an eighth more: a document is loaded to be edited or merged, and an exact capacity
     /// would double (and copy) at the first keystroke.
     mutating func reserve(changes more: Int, ops moreOps: Int = 0, text moreText: Int = 0) {
@@ -185,9 +184,8 @@ struct OpLog: Sendable {
     }
 
     /// `changeIndex(containingLV:)` for an `lv` at or after change `hint`'s start: steps forward
-    /// from the hint's run, doubling, then searches (for callers walking the log in order; a
-    /// search over changes cost 200 instructions a call, 9 M in a `pnmerge merge` of the
-    /// benchmark's copies).
+    /// from the hint's run, doubling, then searches (for callers walking the log in order, which
+    /// make tens of thousands of calls in a merge of long histories).
     func changeIndex(containingLV lv: Int, from hint: Int) -> Int {
         changes.isEmpty ? 0 : changes.index(containingLV: lv, from: hint)
     }
@@ -780,10 +778,6 @@ struct OpLog: Sendable {
         return fingerprints[i]
     }
 
-    /// `opCursor` is the index of the op holding change `i`'s first unit (or an earlier op);
-    /// it is left at the op holding the next change's first unit. `hashes` is `contentHashes`
-    /// brought up to date: replica ids, strings and extra fields are hashed as this process's
-    /// hashes of them (eight bytes each, not their contents).
     /// Whether change `c` continues `d`, its only dependency: the same replica's previous change,
     /// with the same author, message and time, and neither with extra fields. (Strings are
     /// interned, so equal indices are equal strings; every extra field has its own index.)
@@ -793,6 +787,10 @@ struct OpLog: Sendable {
             && c.extra == 0 && d.extra == 0
     }
 
+    /// The fingerprint of change `i`. `opCursor` is the index of the op holding change `i`'s
+    /// first unit (or an earlier op); it is left at the op holding the next change's first unit.
+    /// `hashes` is `contentHashes` brought up to date: replica ids, strings and extra fields are
+    /// hashed as this process's hashes of them (eight bytes each, not their contents).
     private func computeFingerprint(_ i: Int, opCursor: inout Int, _ hashes: ContentHashes) -> Int {
         var h = Hasher()
         let c = changes[i]

@@ -19,7 +19,7 @@ import Foundation
     public var rightExceptions = 0
     /// Runs (as `runs` counts them) holding at least one exception.
     public var runsWithExceptions = 0
-    /// The runs as the next format version would store them (`StructureCodec`: replica index,
+    /// The runs as format version 3 stores them (`StructureCodec`: replica index,
     /// counter offset, length and deleted flag as LEB128 numbers, one run after another),
     /// deflated as the file's sections are.
     public var structureBytes = 0
@@ -43,7 +43,7 @@ extension ListCRDT {
         let derived = DerivedOrigins.nearestEarlier(ranks)
         var audit = OriginAudit()
         audit.elements = elements.count
-        // The structure as the next format version would store it (`StructureCodec`), the log's
+        // The structure as format version 3 stores it (`StructureCodec`), the log's
         // agent numbers standing for the block's replica indices.
         var structure: [WireStructureRun] = []
         var runHasException = false
@@ -122,7 +122,7 @@ extension Document {
         return lists
     }
 
-    /// The work a reader of the proposed version 3 (docs/FORMAT-V3.md) does for the bodies once
+    /// The work a reader of format version 3 (docs/FORMAT-V3.md) does for the bodies once
     /// the log is built, on this document's own structures: the structures checked against the
     /// log, the bodies built from them, and every insert given the origins its first unit got
     /// (`OpLog.buildBodies(from:)`, on a copy of the log). The number of elements built, or -1

@@ -289,7 +289,7 @@ public final class Document {
     }
 
     /// The system clock's seconds since 1970: what `Date()` reads, without making a `Date` and
-    /// rounding its floating point (in the replay benchmark, 121 -> 42 instructions a keystroke).
+    /// rounding its floating point (a third of the instructions; a change is stamped at each keystroke).
     /// On Linux the coarse clock, which the kernel updates every tick (a few milliseconds) and
     /// which reads in about a third of the time (a change records whole seconds; the replay
     /// benchmark reads it once a keystroke).
@@ -349,8 +349,6 @@ public final class Document {
         }
     }
 
-    /// `date` in whole seconds since 1970 (rounded down), no later than `now` and no earlier
-    /// than -`WireCodec.maxTime` (what a file can hold); a date that is not a number reads as `now`.
     /// A custom clock's reading in whole seconds, within the times a file can hold (a NaN or
     /// infinite `Date` would trap in the conversion, and a time past 2^52 s would be written into
     /// a file no reader accepts): NaN reads as 1970.
@@ -360,6 +358,8 @@ public final class Document {
         return Int64(min(max(t, Double(-WireCodec.maxTime)), Double(WireCodec.maxTime)))
     }
 
+    /// `date` in whole seconds since 1970 (rounded down), no later than `now` and no earlier
+    /// than -`WireCodec.maxTime` (what a file can hold); a date that is not a number reads as `now`.
     static func creationSeconds(_ date: Date, notAfter now: Int64) -> Int64 {
         let t = date.timeIntervalSince1970.rounded(.down)
         // Compared as Double first: converting a huge or infinite one to Int64 would trap.

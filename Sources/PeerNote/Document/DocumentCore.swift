@@ -7,7 +7,7 @@ import Foundation
 /// Everything a local edit changes or reads: the op log, the state it produces, the open
 /// transaction, and who makes the edits. `Document` keeps it in one stored property, so that
 /// an edit is one exclusive access to it (a class's stored properties are checked on every
-/// access; an edit used to make about fifteen such checks). The time of a change is read from
+/// access, and an edit would make about fifteen such checks). The time of a change is read from
 /// the document's clock outside it (the clock is the caller's code and may read the document)
 /// and passed in.
 struct DocumentCore: Sendable {
@@ -134,8 +134,8 @@ struct DocumentCore: Sendable {
 
     // MARK: Notes
 
-    /// The local id and slot of note `id`.
-    /// The live note a text edit names; throws for an unknown or a deleted note.
+    /// The local id and slot of the live note `id`, which a text edit names (the last one is
+    /// kept, so that a run of keystrokes looks it up once); throws for an unknown or a deleted note.
     mutating func target(_ id: NoteID) throws(PeerNoteError) -> TextTarget {
         if textTarget.id == id, textTarget.deletionEpoch == state.deletionEpoch, textTarget.slot < state.noteStates.count,
            state.noteStates[textTarget.slot].id == textTarget.note {

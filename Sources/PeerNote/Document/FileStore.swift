@@ -74,8 +74,8 @@ public enum FileStore {
 
     /// Everything left to read from `fd`, at most `maxFileSize` bytes. When `fd` is a regular
     /// file, what is left of it is known from `fstat`: more than `maxFileSize` is refused before
-    /// anything is read (a 3 GB file used to be read to its first gigabyte, and under a memory
-    /// limit the process died allocating it), and the bytes are read into one buffer of that
+    /// anything is read (else a 3 GB file would be read to its first gigabyte, and under a memory
+    /// limit the process would die allocating it), and the bytes are read into one buffer of that
     /// size. A pipe, or a file that grows while it is read, is refused once it has given more
     /// than `maxFileSize` bytes.
     static func readToEnd(_ fd: Int32, path: String) throws(FileError) -> [UInt8] {
@@ -711,12 +711,6 @@ public enum FileStore {
         return result
     }
 
-    /// Whether a `.NAME.swap-XXXXXX` file a dead writer left (see `replace(_:at:expecting:)`) can go
-    /// without losing anything: the document at `document` holds every change it holds (it is
-    /// what the document held before that writer's write, now merged), or it holds every change
-    /// of the document (it is that writer's own result, which never got into place: its command
-    /// failed, and the file is as it was). Anything else (another program's version, or
-    /// something that does not load) is not.
     /// Whether the document at `document` holds every change the file at `path` holds (false
     /// when either does not load).
     static func documentHasAll(of path: String, document: String) -> Bool {
@@ -726,6 +720,12 @@ public enum FileStore {
         return hasAll
     }
 
+    /// Whether a `.NAME.swap-XXXXXX` file a dead writer left (see `replace(_:at:expecting:)`) can go
+    /// without losing anything: the document at `document` holds every change it holds (it is
+    /// what the document held before that writer's write, now merged), or it holds every change
+    /// of the document (it is that writer's own result, which never got into place: its command
+    /// failed, and the file is as it was). Anything else (another program's version, or
+    /// something that does not load) is not.
     static func isLeftoverSwapSafeToRemove(_ swap: String, document: String) -> Bool {
         guard let swapBytes = try? read(swap), let documentBytes = try? read(document),
               let left = try? Document.load(swapBytes), let current = try? Document.load(documentBytes),
@@ -755,7 +755,6 @@ public enum FileStore {
         return names
     }
 
-    /// The file a symbolic link finally points to (the path itself when it is no link).
     /// Where a conflict copy of the document at `path` goes beside: the file a symbolic link
     /// leads to when it leads to a file (the notebook lives there), else `path` itself (a link
     /// left dangling or put to a folder meanwhile: a copy named after its target, elsewhere,

@@ -53,7 +53,7 @@ extension Document {
     /// section, the origins it implies left out): not yet by default. This library reads version
     /// 3 so that copies of it in use can read such files once writers write them; writing it
     /// waits until it makes saving and loading faster, which it does not yet (docs/FORMAT-V3.md,
-    /// "Session 33: measured as files"). The environment variable `PEERNOTE_WRITE_FORMAT=3` turns
+    /// "Measured as files"). The environment variable `PEERNOTE_WRITE_FORMAT=3` turns
     /// it on, for the spec check, the benchmarks and anyone trying it.
     static let writesStructures = ProcessInfo.processInfo.environment["PEERNOTE_WRITE_FORMAT"] == "3"
 
@@ -105,10 +105,9 @@ extension Document {
             // while this one makes the rest of the block and encodes its columns but the text
             // column; that column (the notes' deleted text) is made by whichever thread is done
             // first (on the benchmark's documents, the other one for a merged copy, this one for
-            // a single writer's); the column set is then compressed, on both threads. (Two
-            // hand-overs, as before: a third, to encode the columns on both threads, saved 0.3 ms
-            // of a merge in a running program, measured 1 ms slower once in a fresh `pnmerge
-            // compact`, and was taken back.)
+            // a single writer's); the column set is then compressed, on both threads. Two
+            // hand-overs only: a third, to encode the columns on both threads, gains nothing a
+            // fresh process can measure (Benchmarks/HISTORY.md, 2026-11-25).
             let deadTextWork = Claim()
             let makeDeadText: @Sendable () -> (text: [Unicode.Scalar], column: [UInt8]) = {
                 let dead = Self.deadText(input, slots: slots)
@@ -242,8 +241,8 @@ extension Document {
             // Every change is in the block: the replicas that made one. Every id an op names is a
             // unit of a change of the log (a loaded log's references are checked as it is read,
             // `unorderedReference`; an edit names what exists), so its replica is one of them.
-            // (Walking every change and op for them took 6 M instructions of a compact save of
-            // the benchmark's merged copy, before its state section's thread could start.)
+            // (Not found by walking every change and op: that walk would be a large save's work
+            // before its state section's thread can start.)
             for a in used.indices where log.changes.hasChanges(of: a) { used[a] = true }
             assert({
                 var named = used
@@ -429,8 +428,8 @@ extension Document {
         // The largest file is read on the calling thread, which is running already (a new
         // thread takes a moment to start) and whose malloc arena then holds the document that
         // is usually merged into and saved; the others' arenas keep only smaller ones.
-        // Each is read on one thread: the files already keep the cores busy (the largest also
-        // taking a second thread for its base block measured no faster: 3 threads on 2 cores).
+        // Each is read on one thread: the files already keep the cores busy (a second thread for
+        // the largest one's base block makes 3 busy threads on 2 cores, which is no faster).
         let largest = files.indices.max { files[$0].count < files[$1].count } ?? 0
         let concurrentFrom = files.count > 1 ? Int.max : WireCodec.concurrentEncodingThreshold
         return Concurrently.map(files, here: largest) { bytes in Result { () throws(PeerNoteError) in try load(bytes, concurrentFrom: concurrentFrom) } }
@@ -552,7 +551,7 @@ struct BlockReplayer {
         // A file the log refuses is refused at once: the state's half, which may take up to the
         // whole work budget on a hostile file, stops when told so.
         // (A flag read without a system call: a semaphore's `wait(timeout: .now())` is a timed
-        // futex wait, which took about 50 µs each, 10 ms in all on copy A of the benchmark.)
+        // futex wait of about 50 µs, and the state's half asks once a run of changes.)
         let refused = StopFlag()
         // The state here, the log on the other thread: the log is a few large arrays, the
         // list many small blocks, which then stay in this thread's malloc arena.

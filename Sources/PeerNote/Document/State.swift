@@ -276,8 +276,8 @@ extension DocState {
     static func applyBase(_ block: WireBlock, workBudget: Int, bodiesFromStructures: Bool = false, stop: () -> Bool = { false }) -> BaseApplication {
         // Plain loops over locals, a run of changes at a time: no closures or nested functions
         // capture the mutable state, which would make every access to it a dynamic exclusivity
-        // check (20 M instructions on copy A of the benchmark; the one nested function below
-        // captures constants only).
+        // check (tens of millions of instructions on a long history; the one nested function
+        // below captures constants only).
         let changes = block.changes, ops = block.ops, text = block.text, replicas = block.replicas, depRows = block.depRows
         let n = changes.count, runCount = changes.runCount, lengths = changes.lengthColumn
         let opCount = ops.count, replicaCount = replicas.count, textCount = text.count

@@ -1,5 +1,5 @@
-/// One note body as a file storing its structure (the proposed format version 3,
-/// docs/FORMAT-V3.md) gives it to a reader: the note, the body's runs in list order (tombstones
+/// One note body as a file storing its structure (format version 3, peernote(5), "State
+/// section") gives it to a reader: the note, the body's runs in list order (tombstones
 /// included), and its elements in that order. Unverified: `OpLog.buildBodies(from:)` checks it
 /// against the log's history before it builds anything.
 struct StoredBody: Sendable {
@@ -8,11 +8,11 @@ struct StoredBody: Sendable {
     var elements: [Unicode.Scalar]
 }
 
-/// What a reader of a file that stores each note body's structure (the proposed format version 3,
+/// What a reader of a file that stores each note body's structure (format version 3,
 /// docs/FORMAT-V3.md, "Reading a version 3 block") does instead of replaying the history to build
 /// the bodies: check the structures against the log, build each body from its structure, and give
-/// the log's inserts the origins the file leaves out. Nothing reads such files yet: this is tested
-/// on the structures of documents replayed as now.
+/// the log's inserts the origins the file leaves out. The load of a version 3 base block calls it
+/// (`Persistence.swift`); `pnbench origins` runs it on the structures of replayed documents.
 extension OpLog {
     /// The bodies built from `stored` (`ListCRDT(structure:elements:ranks:)`), in its order, once
     /// they are checked to be the bodies this log's ops make as far as the ops decide it: every

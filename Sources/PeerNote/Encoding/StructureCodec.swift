@@ -9,9 +9,10 @@ struct WireStructureRun: Sendable, Equatable {
 }
 
 /// A list's structure (its elements' ids in list order, tombstones included, as runs) as bytes:
-/// the encoding docs/FORMAT-V2.md proposes for the state section of the next format version,
-/// which lets a reader build each list at once instead of replaying its history (issue 6).
-/// Nothing writes or reads it in a file yet; `pnbench origins` sizes it on the traces.
+/// a note's `structure` in the state section of format version 3 (peernote(5), "State
+/// section"), which lets a reader build each body at once instead of replaying its history.
+/// Every reader reads it; compact saves write it only with `PEERNOTE_WRITE_FORMAT=3`
+/// (docs/FORMAT-V3.md says why); `pnbench origins` sizes it on the traces.
 ///
 /// The bytes are the number of runs (ULEB128), then per run, in list order:
 /// - the replica's index in the block's replica table (ULEB128);

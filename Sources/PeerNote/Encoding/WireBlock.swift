@@ -117,7 +117,7 @@ struct WireBlock: Sendable {
 
 extension Array where Element == Int32 {
     /// Appends the rows `rows` (those a run of changes, each on the row before, depends on).
-    /// Grown once and filled through a pointer: `append(contentsOf:)` of a range went through
+    /// Grown once and filled through a pointer: `append(contentsOf:)` of a range goes through
     /// the generic sequence copy, about 30 instructions a row, and a long history has one per change.
     mutating func appendRows(_ rows: Range<Int>) {
         guard let first = rows.first, let last = rows.last else { return }
@@ -225,8 +225,8 @@ extension WireBlock {
 
     /// Units of a stored op as `piece(of:...)` gives them: the body to append to an op log,
     /// and the characters it inserts. (A struct, not a tuple: a tuple holding an `OpBody`,
-    /// returned through typed throws, was copied and destroyed through the runtime's generic
-    /// tuple witnesses, about 270 instructions an op on load.)
+    /// returned through typed throws, is copied and destroyed through the runtime's generic
+    /// tuple witnesses, hundreds of instructions an op on load.)
     struct Piece: Sendable {
         var body: OpBody
         var scalars: ArraySlice<Unicode.Scalar>

@@ -770,7 +770,7 @@ extension WireCodec {
     /// The scalars whose UTF-8 is `bytes`, or nil if they are not valid UTF-8 (as the standard
     /// library's `UTF8` decoder judges). Runs of ASCII, most of any text, are widened eight
     /// bytes at a time into the output's storage; the decoder reads the rest, a scalar at a time
-    /// (it took about 17 instructions a byte for all of them).
+    /// (about 17 instructions a byte, too many for all of them).
     static func decodeScalars(_ bytes: ArraySlice<UInt8>) -> [Unicode.Scalar]? {
         bytes.withUnsafeBufferPointer { src -> [Unicode.Scalar]? in
             guard let base = src.baseAddress, !src.isEmpty else { return [] }
