@@ -1,7 +1,6 @@
-/// Origins that follow from a list's structure: groundwork for a file format that stores each
-/// list's structure (its elements' ids in list order, tombstones included) and only the origins
-/// that do not follow from it (Benchmarks/README.md, "What stands between these figures and the
-/// targets").
+/// Origins that follow from a list's structure: what format version 3 relies on to store each
+/// body's structure (its elements' ids in list order, tombstones included) and only the origins
+/// that do not follow from it (peernote(5), "Origins derived from a structure"; docs/FORMAT-V3.md).
 ///
 /// An insert's left origin is the element directly before it, among the elements its author's
 /// copy held, when it was made; its right origin the element directly after. Those elements
