@@ -71,7 +71,7 @@ struct ParsingTests {
         #expect(title.title == "--title")
         #expect(PeerNoteCLI.normalizedArguments(["title", "n.peernote", "--", "--body", "x"]) == ["title", "n.peernote", "--", "--body", "x"])
         // A value that starts with a combining mark (it would join the "=" of `--title=VALUE` into
-        // one character, which ArgumentParser does not split at); review 19.
+        // one character, which ArgumentParser does not split at).
         let mark = try #require(try parsed(["add", "n.peernote", "--title", "\u{301}abc", "--body", "\u{301}x", "--tag", "\u{20E3}"]) as? PeerNoteCLI.Add)
         #expect(mark.title == "\u{301}abc")
         #expect(mark.body.body == "\u{301}x")

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import PeerNote
 
-/// The library as an app uses it (review 19: an app developer's findings).
+/// The library as an app uses it: what an app developer relies on.
 @Suite("Library API: what an app relies on")
 struct LibraryAPITests {
     @Test("write(to:) keeps what another program saved to the file since it was opened (a sync client's copy from the phone)")

@@ -122,7 +122,7 @@ struct PersistenceTests {
         #expect(again.history.contains { $0.summary.contains("newer format") })
     }
 
-    @Test("Unknown block fields: a repeated key is refused; copies with different values for one key do not merge; a field the other copy brings makes the merge not up to date, and the save compact (review 19: merge wrote a map with key 20 twice)")
+    @Test("Unknown block fields: a repeated key is refused; copies with different values for one key do not merge; a field the other copy brings makes the merge not up to date, and the save compact, never a map with one key twice")
     func unknownFieldKeys() throws {
         let d = try sampleDocument()
         let a = d.fork(), b = d.fork()
