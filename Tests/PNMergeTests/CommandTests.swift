@@ -556,7 +556,7 @@ struct CommandTests {
         #expect(ParserOutcome.parserLinesJoined("The value 'x' is invalid for '--k <k>'. Please provide one of the following:\n  - a\n  - b\n  - c")
             == "The value 'x' is invalid for '--k <k>'. Please provide one of the following: a, b, c")
         #expect(ParserOutcome.parserLinesJoined("Unknown option '-a\nb'") == "Unknown option '-a\nb'")
-        // A value the user typed keeps its line breaks, whatever follows them (review finding).
+        // A value the user typed keeps its line breaks, whatever follows them.
         for typed in ["x:\n  - y", "x.\nPlease do", "x:\n    y"] {
             #expect(ParserOutcome.parserLinesJoined("The value '\(typed)' is invalid for '--format <f>'") == "The value '\(typed)' is invalid for '--format <f>'")
             #expect(ParserOutcome.parserLinesJoined("The value '\(typed)' is invalid for '--k <k>'. Please provide one of the following:\n  - a\n  - b")

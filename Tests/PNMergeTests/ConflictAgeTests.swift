@@ -79,7 +79,7 @@ struct ConflictAgeTests {
         #expect(again.out.hasPrefix("Already up to date"), "\(again.out)")
         #expect(again.out.contains("\n4 conflicts from before this merge are still open (see: pnmerge show \(mineFile)).\n"), "\(again.out)")
         #expect(Self.conflictLines(again.out).isEmpty, "\(again.out)")
-        // Written to a device: counted, but nothing to show (review finding: "see: pnmerge show /dev/null").
+        // Written to a device: counted, but nothing to show (no "see: pnmerge show /dev/null").
         let device = pnmerge(["merge", mineFile, mineFile, "-o", "/dev/null"])
         #expect(device.status == 0, "\(device.err)")
         #expect(device.out.contains("\n4 conflicts from before this merge are still open.\n"), "\(device.out)")

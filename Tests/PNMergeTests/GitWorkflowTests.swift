@@ -561,8 +561,8 @@ struct GitWorkflowTests {
         #expect(r.status == ExitStatus.cannotCreate.rawValue, "\(r.out)\(r.err)")
         #expect(r.err.contains("pre-commit: is a symbolic link to a file that does not exist; not created"), "\(r.err)")
         #expect(!FileManager.default.fileExists(atPath: outside.path("profile")))
-        // Refused before anything else was set up (review finding: .gitattributes and the config
-        // were written first, and not reported).
+        // Refused before anything else is set up (not .gitattributes and the config written
+        // first, and not reported).
         #expect(!FileManager.default.fileExists(atPath: repo.path(".gitattributes")))
         #expect(try repo.tryGit(["config", "--get", "merge.peernote.driver"]).status != 0)
     }

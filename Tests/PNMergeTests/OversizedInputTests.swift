@@ -3,9 +3,9 @@ import Foundation
 import Testing
 
 /// A file over `FileStore.maxFileSize` (1 GiB) given to the tools: refused at once from its size,
-/// with one line naming it, even under a memory limit far below a gigabyte (the file used to be
-/// read up to its first gigabyte before being refused, and under `ulimit -v` the tool died with
-/// "failed to allocate", exit 134). The file is sparse: it costs no disk.
+/// with one line naming it, even under a memory limit far below a gigabyte (not read up to
+/// its first gigabyte before being refused, which under `ulimit -v` kills the tool with "failed
+/// to allocate", exit 134). The file is sparse: it costs no disk.
 @Suite("Inputs over the size limit")
 struct OversizedInputTests {
     /// A sparse 3 GiB file, `big.peernote`, and a small valid notebook beside it, in a new folder.
@@ -98,7 +98,7 @@ struct OversizedInputTests {
         #expect(MemoryBudget.needed(inflating: .max) == .max)
         #expect(throws: Never.self) { try MemoryBudget.check(inflating: 1 << 20, offset: 0) }
         // An app's write(to:) over a file too large to read here does not take it for damage
-        // (which it would keep aside and replace): it refuses, as for a newer format (review finding).
+        // (which it would keep aside and replace): it refuses, as for a newer format.
         let refusal = try #require(Document.unreadableHere(.needsMoreMemory(needed: 2_000_000_000, available: 1_000_000_000)))
         #expect(refusal.hasPrefix("holds a notebook this process cannot read (reading it needs about 2.0 GB of memory, more than the 1.0 GB"), "\(refusal)")
         #expect(Document.unreadableHere(.unsupportedVersion(9)) != nil)

@@ -866,7 +866,7 @@ struct EndToEndTests {
         #expect(r.stderr.hasSuffix("; give the id of the one to bring back: peernote restore r.peernote ID\n"), "\(r.stderr)")
         #expect(try dir.bytes("r.peernote") == before)
         // A prefix of a deleted note's id that is also a live note's title names both: refused
-        // (review finding: the deleted one was brought back without a word).
+        // (not the deleted one brought back without a word).
         let groceries = try ok(["add", "r.peernote", "--title", "Groceries"], in: dir).trimmingCharacters(in: .newlines)
         try ok(["rm", "r.peernote", "Groceries"], in: dir)
         let prefix = String(groceries.prefix(8))
@@ -891,7 +891,7 @@ struct EndToEndTests {
         #expect(r.status == 64)
         #expect(r.stderr == "peernote: u.peernote: no note matches \"CAF\u{C9}\"; notes: \(nfc.prefix(8)) \"caf\u{E9}\" (caf\\u{e9}), "
             + "\(nfd.prefix(8)) \"cafe\u{301}\" (cafe\\u{301}), \(plain.prefix(8)) \"tea\"\n", "\(r.stderr)")
-        // Long look-alike titles: cut, and spelled out as cut (review finding: an 836-byte line).
+        // Long look-alike titles: cut, and spelled out as cut (not an 836-byte line).
         let long = String(repeating: "\u{E9}", count: 300), longNFD = String(repeating: "e\u{301}", count: 300)
         try ok(["new", "l.peernote"], in: dir)
         try ok(["add", "l.peernote", "--title", long], in: dir)

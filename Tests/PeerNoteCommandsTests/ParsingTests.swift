@@ -47,7 +47,7 @@ struct ParsingTests {
 
     @Test("Option values are taken as given: empty with '=', or '--', '---' and '-x' apart")
     func verbatimValues() throws {
-        // `--title=` is an empty title; it used to take the next argument as the title.
+        // `--title=` is an empty title, not the next argument taken as the title.
         let edit = try #require(try parsed(["edit", "n.peernote", "A", "--title=", "--priority=high"]) as? PeerNoteCLI.Edit)
         #expect(edit.title == "")
         #expect(edit.priority == .high)
@@ -151,7 +151,7 @@ struct ParsingTests {
         #expect(PeerNoteCLI.Import.detect("a.md", Array("{}".utf8)) == .markdown)
         #expect(PeerNoteCLI.Import.detect("-", Array(" \n{\"notes\":[]}".utf8)) == .json)
         #expect(PeerNoteCLI.Import.detect("notes", Array("## a".utf8)) == .markdown)
-        // As the help says (review finding: it implied a .txt file was sniffed): .txt, .markdown
+        // As the help says (which must not imply a .txt file is sniffed): .txt, .markdown
         // and .md are Markdown whatever they hold; another extension is sniffed.
         #expect(PeerNoteCLI.Import.detect("a.txt", Array("{\"notes\":[]}".utf8)) == .markdown)
         #expect(PeerNoteCLI.Import.detect("a.markdown", Array("{}".utf8)) == .markdown)
@@ -309,7 +309,7 @@ struct InProcessTests {
                 #expect(error.message.hasPrefix("f: no note matches \"\(short)\" (an id prefix needs at least 4 digits); notes: "), "\(error.message)")
             }
         }
-        // Nor does a deleted note's id begin to name it with fewer digits (review finding: no hint then).
+        // Nor does a deleted note's id begin to name it with fewer digits (and the hint says so).
         let gone = document.addNote(title: "Gone")
         try document.deleteNote(gone)
         let goneShort = String(gone.description.prefix(2))
@@ -401,7 +401,7 @@ struct InProcessTests {
         #expect(EditorSession.command(environment: ["VISUAL": "code -w", "EDITOR": "nano"]) == "code -w")
         #expect(EditorSession.command(environment: ["VISUAL": "", "EDITOR": "nano"]) == "nano")
         #expect(EditorSession.command(environment: [:]) == "vi")
-        // vi is not started without a terminal (review finding: it wrote screen codes, then failed).
+        // vi is not started without a terminal (it would write screen codes, then fail).
         #expect(throws: CLIFailure.self) { try EditorSession.requireUsableEditor(environment: [:], terminal: false, notebook: "n") }
         #expect(throws: CLIFailure.self) { try EditorSession.requireUsableEditor(environment: ["EDITOR": " "], terminal: false, notebook: "n") }
         #expect(throws: Never.self) { try EditorSession.requireUsableEditor(environment: [:], terminal: true, notebook: "n") }

@@ -361,7 +361,7 @@ struct HostileInputTests {
 
     @Test("Millions of ops or predecessors in a small file are refused: op rows and predecessors have the file's row budget too")
     func opAndPredecessorFloods() throws {
-        // One change of 6,000,000 title writes in 6 KB used to load (1.1 GB, 34 s in debug).
+        // One change of 6,000,000 title writes in 6 KB: without the budget it loads (1.1 GB, 34 s in debug).
         let flood = FuzzFixtures.opFlood()
         let maxRows = WireCodec.Limits().maxRows(fileSize: flood.count)
         expectRefused(flood, "the block holds 6000000 ops, more than a \(flood.count)-byte file can hold (at most \(maxRows) in all")

@@ -130,8 +130,8 @@ struct LibraryGuardTests {
             _ = held
         }
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir).sorted() == ["alias.peernote", "doc.peernote"])
-        // A file not made yet has one lock however it is spelled (review finding: two merges to
-        // one new OUT, named `new.peernote` and `./new.peernote`, took two locks).
+        // A file not made yet has one lock however it is spelled (two merges to one new OUT,
+        // named `new.peernote` and `./new.peernote`, must not take two locks).
         try FileManager.default.createDirectory(atPath: dir + "/sub", withIntermediateDirectories: true)
         try FileManager.default.createSymbolicLink(atPath: dir + "/linked", withDestinationPath: dir + "/sub")
         try FileManager.default.createSymbolicLink(atPath: dir + "/to-new.peernote", withDestinationPath: "sub/new.peernote")

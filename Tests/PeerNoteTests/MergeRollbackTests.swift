@@ -2,8 +2,8 @@ import Foundation
 import Testing
 @testable import PeerNote
 
-/// A merge that fails leaves the copy as it was. Since it no longer copies the whole op log to
-/// fall back on, but rolls the log back to a checkpoint (`OpLog.rollBack(to:)`), these hold the
+/// A merge that fails leaves the copy as it was. It keeps no copy of the whole op log to fall
+/// back on, but rolls the log back to a checkpoint (`OpLog.rollBack(to:)`), so these hold the
 /// rollback to the log as it stood, field by field, and to what a copy that never failed does next.
 @Suite("A failed merge changes nothing")
 struct MergeRollbackTests {

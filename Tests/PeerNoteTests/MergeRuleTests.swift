@@ -250,7 +250,7 @@ struct MergeRuleTests {
         #expect(try kinds("cowboy", a: "cowsboy", b: "boy") == [.insideDeleted])
         // ... and words added inside a paragraph the other deleted, where that side also typed
         // next to the deletion: both sides' text is side by side, but the words inside are what
-        // reads out of place (review finding: named sameText).
+        // reads out of place (so the case is not named sameText).
         #expect(try kinds("Line one\nParagraph to delete\nwith two lines\nLast line",
                           a: "Line one!\nLast line", b: "Line one\nParagraph to delete (see note)\nwith two lines \u{2713}\nLast line") == [.insideDeleted])
         #expect(try kinds("Line one\nParagraph to delete\nwith two lines\nLast line",

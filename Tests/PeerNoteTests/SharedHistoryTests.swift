@@ -146,9 +146,9 @@ struct SharedHistoryTests {
     }
 
     /// An op that overwrites several values lists them in the order the register held them in
-    /// memory, and sorted by replica id in a file; both are one op. Before this was fixed, the
-    /// copy that made the change refused to merge a copy loaded from its own file, about half
-    /// the time (whenever the two orders differed).
+    /// memory, and sorted by replica id in a file; both are one op. Were the two orders compared
+    /// as they are, the copy that made the change would refuse to merge a copy loaded from its
+    /// own file whenever they differed (about half the time).
     @Test("A copy loaded from a file merges with the copy in memory that wrote it, whatever order the overwritten values were in")
     func predecessorOrder() throws {
         for trial in 0 ..< 16 {

@@ -221,7 +221,7 @@ private struct NoteEdits {
                 // Text inside what the other side deleted says more than text side by side: the
                 // place of "Line one!" (one side added "!" and deleted the paragraph after it)
                 // where the other side added words inside that paragraph is both, and those words
-                // are what now reads out of place (review finding: it was called sameText).
+                // are what now reads out of place (so the case is not called sameText).
                 if inside {
                     places.append((placeLine, .insideDeleted))
                 } else if anyMineIns && anyTheirsIns && (anyMineDel || anyTheirsDel) {

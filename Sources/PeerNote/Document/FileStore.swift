@@ -964,7 +964,7 @@ public final class FileLock {
             free(real)
         } else if let folder = realpath(FileStore.directory(of: target), nil) {
             // A file not made yet (a new OUT): its folder's real path and its name, so that
-            // `new.peernote`, `./new.peernote` and a link to it share one lock (review finding).
+            // `new.peernote`, `./new.peernote` and a link to it share one lock.
             absolute = String(cString: folder) + "/" + FileStore.lastComponent(of: target)
             free(folder)
         } else if !target.hasPrefix("/") {
