@@ -123,7 +123,7 @@ struct CommandTests {
         #expect(text.out.contains("changes    \(merged.changeCount) (\(merged.operationCount) operations)"))
     }
 
-    @Test("inspect lists the first ten replicas and counts the rest by author when there are more than twelve; --json lists every one (review finding: one line per peernote run)")
+    @Test("inspect lists the first ten replicas and counts the rest by author when there are more than twelve; --json lists every one (not one line per peernote run)")
     func inspectManyReplicas() throws {
         let dir = try TempDir()
         for (count, shown) in [(12, 12), (13, 10)] {

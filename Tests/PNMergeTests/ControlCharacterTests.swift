@@ -104,7 +104,7 @@ struct ControlCharacterTests {
         #expect(DisplayText.oneLine("\u{2065}\u{206A}\u{2029}") == "\u{2065}\u{206A}\u{2029}")
     }
 
-    @Test("DisplayText: invisible format characters are escaped on one line (review finding: Plan and Plan+ZWSP listed alike); joiners, marks and bodies are left alone")
+    @Test("DisplayText: invisible format characters are escaped on one line (so that Plan and Plan+ZWSP do not list alike); joiners, marks and bodies are left alone")
     func invisibleCharacters() {
         #expect(DisplayText.oneLine("Plan\u{200B}") == "Plan\\u{200b}")
         #expect(DisplayText.oneLine("\u{FEFF}a\u{AD}b\u{2060}c\u{2064}d\u{180E}") == "\\u{feff}a\\u{ad}b\\u{2060}c\\u{2064}d\\u{180e}")

@@ -92,7 +92,7 @@ struct FixtureEndToEndTests {
         return out
     }
 
-    @Test("A write without an author shows as <no author>, inside the parentheses that hold its time (review finding: '((no author), 09:00)')")
+    @Test("A write without an author shows as <no author>, inside the parentheses that hold its time (not '((no author), 09:00)')")
     func noAuthor() throws {
         let bin = try Binary.require()
         let r = try bin.run(["show", Self.fixtures.appendingPathComponent("fuzz/register-flood.peernote").path])

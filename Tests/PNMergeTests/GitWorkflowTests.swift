@@ -499,7 +499,7 @@ struct GitWorkflowTests {
         #expect(try repo.pnmerge(["git-setup"]).out.contains("Nothing to change"))
     }
 
-    @Test("git-setup refuses a .gitattributes that is a symbolic link (73) and writes nothing through it (review finding: it appended to the link's target)")
+    @Test("git-setup refuses a .gitattributes that is a symbolic link (73) and writes nothing through it (nothing appended to the link's target)")
     func setupSymlinkedAttributes() throws {
         let repo = try GitRepo()
         let outside = try TempDir()
@@ -518,7 +518,7 @@ struct GitWorkflowTests {
         #expect(!FileManager.default.fileExists(atPath: outside.path("new.txt")))
     }
 
-    @Test("git-setup leaves a .gitattributes or hook that is not UTF-8 byte for byte (65) instead of replacing its bytes (review finding)")
+    @Test("git-setup leaves a .gitattributes or hook that is not UTF-8 byte for byte (65) instead of replacing its bytes")
     func setupNonUTF8Files() throws {
         let repo = try GitRepo()
         let latin1: [UInt8] = Array("*.txt text\ncaf".utf8) + [0xE9] + Array(".txt binary\n".utf8)

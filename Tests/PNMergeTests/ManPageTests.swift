@@ -22,7 +22,7 @@ struct ManPageTests {
         }
     }
 
-    @Test("The SYNOPSIS lists the subcommands in the order --help does (review finding: git-setup came after textconv in --help)")
+    @Test("The SYNOPSIS lists the subcommands in the order --help does")
     func synopsisOrder() throws {
         let page = try text()
         let start = try #require(page.range(of: "\n.SH SYNOPSIS\n"))

@@ -265,7 +265,7 @@ struct MergeCommandTests {
         #expect(second["bytesWritten"] is NSNull)
     }
 
-    @Test("A title that the merge leaves on two live notes is reported, once, in text and JSON (review finding: peernote then refused it without a word from the merge)")
+    @Test("A title that the merge leaves on two live notes is reported, once, in text and JSON (else peernote would refuse it later without a word from the merge)")
     func sharedTitlesReported() throws {
         let dir = try TempDir()
         let base = Document(title: "T", author: "alice")

@@ -80,7 +80,7 @@ struct MoveReportTests {
                              json: ["\(note) \(numbers[0] - 1) \(numbers[1] - 1)"])
     }
 
-    @Test("The reviewer's case: of two notes, moving the second to the front names it, not the first")
+    @Test("Of two notes, moving the second to the front names it, not the first")
     func secondToFront() throws {
         let base = Document(title: "M", author: "alice", time: at(9, 0))
         base.addNote(title: "First")

@@ -50,7 +50,7 @@ struct OversizedInputTests {
 
     static let tooLarge = "is larger than \(FileStore.maxFileSize) bytes"
 
-    @Test("The memory limits of the process's control groups: cgroup v2 memory.max and v1 memory.limit_in_bytes, the least up the tree; no limit, 'max' and v1's 'unlimited' are none (review finding: memory.current, which counts page cache, refused notebooks in a busy container)")
+    @Test("The memory limits of the process's control groups: cgroup v2 memory.max and v1 memory.limit_in_bytes, the least up the tree; no limit, 'max' and v1's 'unlimited' are none (not memory.current, which counts page cache and would refuse notebooks in a busy container)")
     func cgroupLimits() throws {
         let root = try TempDir()
         func put(_ relative: String, _ value: String) throws {
@@ -73,7 +73,7 @@ struct OversizedInputTests {
         #expect(MemoryBudget.available() > 0)
     }
 
-    @Test("A small file whose text inflates past the memory the process may use is refused before it is inflated (65, one line), not a fatal error (review finding)")
+    @Test("A small file whose text inflates past the memory the process may use is refused before it is inflated (65, one line), not a fatal error")
     func inflatesPastMemory() throws {
         let dir = try TempDir()
         let doc = Document(title: "Big", author: "a")

@@ -103,7 +103,7 @@ struct RawArgumentsTests {
         #expect(!RawArguments.namesExistingFile(path + [0] + Array("x".utf8)))
     }
 
-    @Test("A MINE that is a link to a name that is not UTF-8 is refused at once (74), nothing written; in a folder whose name is not UTF-8, a link is followed (review finding)")
+    @Test("A MINE that is a link to a name that is not UTF-8 is refused at once (74), nothing written; in a folder whose name is not UTF-8, a link is followed")
     func linkToNonUTF8Name() throws {
         _ = try Binary.require()
         let dir = try TempDir()

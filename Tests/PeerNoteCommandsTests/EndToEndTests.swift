@@ -151,7 +151,7 @@ struct EndToEndTests {
         #expect(document.notes[1].body == "one\nTWO\nthree\n")
     }
 
-    @Test("--editor with neither VISUAL nor EDITOR set and no terminal is refused (64), vi not started, nothing recorded (review finding)")
+    @Test("--editor with neither VISUAL nor EDITOR set and no terminal is refused (64), vi not started, nothing recorded")
     func noEditorWithoutTerminal() throws {
         let dir = try TempDir()
         _ = try makeNotebook(dir)

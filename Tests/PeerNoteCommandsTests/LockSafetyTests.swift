@@ -72,7 +72,7 @@ struct LockSafetyTests {
         #expect(try dir.bytes("n.peernote") == before)
     }
 
-    @Test("A lock folder that cannot be created is named with the system's reason; a relative PEERNOTE_LOCK_DIR is refused, not passed over (review finding: it was ignored without a word)")
+    @Test("A lock folder that cannot be created is named with the system's reason; a relative PEERNOTE_LOCK_DIR is refused, not passed over (not ignored without a word)")
     func lockFolderCannotBeCreated() throws {
         let dir = try TempDir()
         let missing = dir.file("no/such/run")

@@ -50,7 +50,7 @@ struct NonUTF8ArgumentTests {
         #expect(try Document.open(dir.file("u1.peernote")).notes.map(\.title) == ["café"])
     }
 
-    @Test("A FILE that is a link to a name that is not UTF-8 is refused as such (66), not reported missing; in a folder so named, a link is followed (review finding)")
+    @Test("A FILE that is a link to a name that is not UTF-8 is refused as such (66), not reported missing; in a folder so named, a link is followed")
     func linkToNonUTF8Name() throws {
         let dir = try TempDir()
         #expect(try Binary.run(["new", "u1.peernote"], in: dir).status == 0)
@@ -67,7 +67,7 @@ struct NonUTF8ArgumentTests {
         #expect(try Document.open(dir.file("inside.peernote")).notes.map(\.title) == ["Inside"])
     }
 
-    @Test("Messages name FILE as typed, not the path its links lead to (review finding: './linkdir/../nb.peernote')")
+    @Test("Messages name FILE as typed, not the path its links lead to (as './linkdir/../nb.peernote')")
     func messagesNameTheLink() throws {
         let dir = try TempDir()
         #expect(try Binary.run(["new", "real/nb.peernote"], in: dir).status != 0, "no folder yet")

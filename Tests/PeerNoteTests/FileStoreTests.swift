@@ -32,7 +32,7 @@ struct FileStoreTests {
         var names: Set<String> { Set((try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []) }
     }
 
-    @Test("A write follows links link by link: relative targets beside their link, through linked folders, to a dangling end; a loop is refused, its links left as links (review finding)")
+    @Test("A write follows links link by link: relative targets beside their link, through linked folders, to a dangling end; a loop is refused, its links left as links")
     func writesThroughLinks() throws {
         let folder = try Folder()
         let fm = FileManager.default

@@ -32,7 +32,7 @@ struct LibraryGuardTests {
         #expect(try doc.findNote(first.description).id == first)
     }
 
-    @Test("A title of 1 to 3 hex digits names its note, whatever ids start with it (review finding: \"B\" matched notes whose ids start with b)")
+    @Test("A title of 1 to 3 hex digits names its note, whatever ids start with it (\"B\" names the note titled B, not notes whose ids start with b)")
     func shortHexTitles() throws {
         let doc = Document(title: "T")
         let ids = (0 ..< 20).map { doc.addNote(title: "Note \($0)") }
