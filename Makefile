@@ -19,8 +19,8 @@ build: deps
 
 # On Linux the release tools carry Swift's runtime (--static-swift-stdlib): they run where
 # Swift is not installed (they still need libcbor, zlib, libstdc++ and libgcc_s: README,
-# Install), start in about 4 ms instead of 6, and a merge takes about 5 ms less (README,
-# Performance). Apple platforms have no static Swift runtime: there the flag is left out.
+# Install), start in about 4 ms instead of 6, and a merge takes about 5 ms less
+# (Benchmarks/HISTORY.md, 2026-11-23, c604d28). Apple platforms have no static Swift runtime: there the flag is left out.
 STATIC_STDLIB := $(if $(filter Linux,$(shell uname -s)),--static-swift-stdlib)
 
 release: deps
