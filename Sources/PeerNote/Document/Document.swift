@@ -231,19 +231,21 @@ public final class Document {
     /// The live notes whose titles are closest to `query`, for a name that matched nothing
     /// ("Dentst" for "Dentist"): titles that contain it (ignoring case), then those within a few
     /// edits of it (letters inserted, deleted or replaced, ignoring case: at most one edit per
-    /// three letters, and at least one), nearest first; at most `limit`.
+    /// three letters, and at least one), nearest first; at most `limit`. A query of fewer than
+    /// three letters gets none.
     /// - Complexity: O(notes × title length × query length) at worst; a title much longer or
     ///   shorter than the query is skipped without comparing.
     public func closestTitles(to query: String, limit: Int = 3) -> [Note] {
         let q = Array(query.lowercased().unicodeScalars)
-        guard !q.isEmpty else { return [] }
+        // One or two letters are a letter or two off most short titles: no guess is better.
+        guard q.count >= 3 else { return [] }
         let allowed = max(1, q.count / 3)
         var scored: [(distance: Int, order: Int, slot: Int)] = []
         let slots = state.orderedNoteSlots
         for (order, slot) in slots.enumerated() {
             let title = Array((state.noteStates[slot].title.value ?? "").lowercased().unicodeScalars)
             guard !title.isEmpty else { continue }
-            if q.count >= 3, title.count > q.count, String(String.UnicodeScalarView(title)).contains(String(String.UnicodeScalarView(q))) {
+            if title.count > q.count, String(String.UnicodeScalarView(title)).contains(String(String.UnicodeScalarView(q))) {
                 scored.append((0, order, slot))
                 continue
             }
