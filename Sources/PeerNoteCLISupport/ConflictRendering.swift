@@ -177,10 +177,9 @@ public enum ConflictRendering {
     public static func line(_ conflict: Conflict, in notebook: Notebook, style: RenderStyle, resolvingIn file: String?) -> String {
         let text = line(conflict, in: notebook, style: style)
         guard let file else { return text }
-        let how: String
-        if case .deletedWhileEdited = conflict { how = " (N: 1 keeps it deleted, 2 restores it)" } else if conflict.note != nil {
-            how = " (N: the value's number, oldest first)"
-        } else { how = "" }
+        // N numbers the values as the line lists them, oldest first; a deletion lists none.
+        var how = ""
+        if case .deletedWhileEdited = conflict { how = " (N: 1 keeps it deleted, 2 restores it)" }
         return text + "; resolve: " + resolveCommand(conflict, file: file) + how
     }
 
