@@ -329,6 +329,39 @@ struct ReadingCommandsTests {
         #expect(dry.status == 0 && !dry.stdout.contains("resolve:"), "\(dry.stdout)")
     }
 
+    @Test("pnmerge show ends each conflict line with the resolving command, except for a notebook as it was at a change")
+    func pnmergeShowNamesResolvingCommand() throws {
+        let dir = try TempDir()
+        try merged(dir)
+        let show = try runPNMerge(["show", "m.peernote"], in: dir)
+        #expect(show.status == 0 && show.stdout.components(separatedBy: "; resolve: peernote resolve m.peernote ").count - 1 == 4, "\(show.stdout)")
+        // A change after the merge: the notebook just after it has the conflicts too.
+        try ok(["add", "m.peernote", "--title", "After"], in: dir)
+        let head = try #require(try Document.open(dir.file("m.peernote")).heads.first)
+        let at = try runPNMerge(["show", "m.peernote", "--at", head.description], in: dir)
+        #expect(at.status == 0 && at.stdout.contains("Conflicts (") && !at.stdout.contains("resolve:"), "\(at.stdout) \(at.stderr)")
+    }
+
+    @Test("a conflict on the notebook's title, made on copies diverged here, is listed under notebook and closed by peernote title, which says so")
+    func notebookTitleConflict() throws {
+        let dir = try TempDir()
+        try ok(["new", "a.peernote", "--title", "Home"], in: dir)
+        try FileManager.default.copyItem(atPath: dir.file("a.peernote"), toPath: dir.file("b.peernote"))
+        try ok(["title", "a.peernote", "House"], in: dir)
+        try ok(["title", "b.peernote", "Flat"], in: dir)
+        let merge = try runPNMerge(["merge", "a.peernote", "b.peernote"], in: dir)
+        #expect(merge.status == 0 && merge.stdout.contains("; resolve: peernote title a.peernote TITLE"), "\(merge.stdout)")
+        let list = try ok(["conflicts", "a.peernote"], in: dir)
+        #expect(list.hasPrefix("notebook\n  1. title, showing "), "\(list)")
+        #expect(list.contains("   resolve: peernote title a.peernote TITLE\n"), "\(list)")
+        let json = try #require(try json(try ok(["conflicts", "a.peernote", "--json"], in: dir)) as? [[String: Any]])
+        #expect(json.count == 1 && json[0]["field"] is NSNull && json[0]["title"] is NSNull && json[0]["note"] is NSNull)
+        let title = try Binary.run(["title", "a.peernote", "Home"], in: dir)
+        #expect(title.status == 0)
+        #expect(title.stderr == "peernote: a.peernote: the conflict on the notebook's title is closed: it is \"Home\" on every copy this merges into\n")
+        #expect(try ok(["conflicts", "a.peernote"], in: dir).isEmpty)
+    }
+
     @Test("pnmerge show and peernote export write a note with the same renderer: the same keys, U+2028 escaped in both")
     func oneNotebookRenderer() throws {
         let dir = try TempDir()
