@@ -309,6 +309,12 @@ struct ReadingCommandsTests {
         #expect(quiet.status == 0 && quiet.stderr.isEmpty, "\(quiet.stderr)")
         let left = try Document.open(dir.file("m.peernote")).conflicts.map(\.field)
         #expect(left == [.title])
+        // restore settles a deletion the other way.
+        let other = try TempDir()
+        try merged(other)
+        let restore = try Binary.run(["restore", "m.peernote", "Decisions"], in: other)
+        #expect(restore.status == 0 && restore.stderr.contains("the deleted conflict of note ") && restore.stderr.contains("it is restored, with the edits"),
+                "\(restore.stderr)")
     }
 
     // MARK: pnmerge

@@ -61,7 +61,7 @@ extension Document {
         let n = state.noteStates[slot]
         let title = n.title.value ?? ""
         if n.isDeleted {
-            guard n.deleted.isConflicted || !n.deleted.entries.isEmpty else { return [] }
+            // Whether edits were made without seeing the deletion needs the history: as `conflicts` finds it.
             return conflicts.filter { if case .deletedWhileEdited(let note, _, _, _) = $0 { note == id } else { false } }
         }
         var out: [Conflict] = []
