@@ -7,11 +7,12 @@ BIN := .build/release
 
 all: build
 
-# libcbor and zlib headers (Debian/Ubuntu). Skipped when already installed.
+# libcbor and zlib headers (Debian/Ubuntu), and mandoc, which the tests run to lint the man
+# pages. Skipped when already installed.
 deps:
-	@if ! pkg-config --exists libcbor 2>/dev/null || ! pkg-config --exists zlib 2>/dev/null; then \
-	  echo "Installing libcbor-dev and zlib1g-dev"; \
-	  $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq libcbor-dev zlib1g-dev pkg-config >/dev/null; \
+	@if ! pkg-config --exists libcbor 2>/dev/null || ! pkg-config --exists zlib 2>/dev/null || ! command -v mandoc >/dev/null; then \
+	  echo "Installing libcbor-dev, zlib1g-dev and mandoc"; \
+	  $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq libcbor-dev zlib1g-dev pkg-config mandoc >/dev/null; \
 	fi
 
 build: deps

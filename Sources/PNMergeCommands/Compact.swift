@@ -21,26 +21,35 @@ extension PNMerge {
             before and after is reported; a file that is already compact is not touched.
 
             Every FILE is read and verified first; a damaged or unreadable one is reported \
-            and left alone, and the others are still compacted (exit status 65 or 66).
+            and left alone, and the others are still compacted (exit status 65 or 66). \
+            --json prints an array with an object for every FILE, in order, a failed one \
+            included (its error, as validate --json reports files).
             """
         )
 
-        @Argument(help: ArgumentHelp("The files to rewrite.", valueName: "FILE"))
+        @Argument(help: ArgumentHelp("The files to rewrite.", valueName: "FILE"), completion: .file(extensions: ["peernote"]))
         var files: [String]
+
+        @Flag(help: "Print the report as JSON.")
+        var json = false
 
         func run() throws {
             try FileNameArgument.require(files)
             if files.contains("-") { throw CLIFailure(.usage, "cannot rewrite standard input; name a .peernote file") }
             var failures: [CLIFailure] = []
+            var reports: [JSONValue] = []
             for file in files {
                 let result: CompactOperation.Result
                 do { result = try CompactOperation.perform(file) } catch {
                     Console.current.writeError(errorLine(error.message))
                     failures.append(error)
+                    reports.append(.object([("file", .string(file)), ("written", .bool(false)), ("bytesBefore", .null), ("blocksBefore", .null),
+                                            ("bytesAfter", .null), ("changedMeanwhile", .bool(false)), ("error", .string(error.message))]))
                     continue
                 }
-                try Console.current.emit(result.line + "\n")
+                if json { reports.append(result.json) } else { try Console.current.emit(result.line + "\n") }
             }
+            if json { try Console.current.emit(JSONValue.array(reports).rendered) }
             let statuses = failures.map(\.status)
             for status in [ExitStatus.ioError, .invalidInput, .noInput] where statuses.contains(status) { throw status.exitCode }
         }
@@ -59,6 +68,12 @@ enum CompactOperation {
         /// Whether another program (a sync client) wrote the file while this ran; what it then
         /// held was merged in before writing.
         var changedMeanwhile = false
+
+        /// `{"file", "written", "bytesBefore", "blocksBefore", "bytesAfter", "changedMeanwhile", "error": null}`.
+        var json: JSONValue {
+            .object([("file", .string(file)), ("written", .bool(written)), ("bytesBefore", .int(before)), ("blocksBefore", .int(blocksBefore)),
+                     ("bytesAfter", .int(after)), ("changedMeanwhile", .bool(changedMeanwhile)), ("error", .null)])
+        }
 
         var line: String {
             let blocks = Text.count(blocksBefore, "block")

@@ -25,10 +25,10 @@ extension PNMerge {
             """
         )
 
-        @Argument(help: ArgumentHelp("One copy ('-' for standard input).", valueName: "A"))
+        @Argument(help: ArgumentHelp("One copy ('-' for standard input).", valueName: "A"), completion: .file(extensions: ["peernote"]))
         var a: String
 
-        @Argument(help: ArgumentHelp("The other copy ('-' for standard input).", valueName: "B"))
+        @Argument(help: ArgumentHelp("The other copy ('-' for standard input).", valueName: "B"), completion: .file(extensions: ["peernote"]))
         var b: String
 
         @OptionGroup var format: JSONOption

@@ -40,13 +40,13 @@ extension PNMerge {
             """
         )
 
-        @Argument(help: ArgumentHelp("The common ancestor (%O); unused, may be empty or missing.", valueName: "BASE"))
+        @Argument(help: ArgumentHelp("The common ancestor (%O); unused, may be empty or missing.", valueName: "BASE"), completion: .file())
         var base: String
 
-        @Argument(help: ArgumentHelp("Our version (%A); the merged result replaces it.", valueName: "OURS"))
+        @Argument(help: ArgumentHelp("Our version (%A); the merged result replaces it.", valueName: "OURS"), completion: .file())
         var ours: String
 
-        @Argument(help: ArgumentHelp("Their version (%B).", valueName: "THEIRS"))
+        @Argument(help: ArgumentHelp("Their version (%B).", valueName: "THEIRS"), completion: .file())
         var theirs: String
 
         @Argument(help: ArgumentHelp("The path in the repository (%P), used in messages.", valueName: "PATH"))

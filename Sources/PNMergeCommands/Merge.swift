@@ -38,13 +38,13 @@ extension PNMerge {
             """
         )
 
-        @Argument(help: ArgumentHelp("Your copy; the merged result replaces it unless -o is given ('-' for standard input, with -o or --dry-run).", valueName: "MINE"))
+        @Argument(help: ArgumentHelp("Your copy; the merged result replaces it unless -o is given ('-' for standard input, with -o or --dry-run).", valueName: "MINE"), completion: .file(extensions: ["peernote"]))
         var mine: String
 
-        @Argument(help: ArgumentHelp("The copies to merge into MINE ('-' for standard input).", valueName: "THEIRS"))
+        @Argument(help: ArgumentHelp("The copies to merge into MINE ('-' for standard input).", valueName: "THEIRS"), completion: .file(extensions: ["peernote"]))
         var theirs: [String]
 
-        @Option(name: .shortAndLong, help: ArgumentHelp("Write the result to OUT instead of MINE ('-' for standard output); an existing OUT must hold nothing the result lacks.", valueName: "OUT"))
+        @Option(name: .shortAndLong, help: ArgumentHelp("Write the result to OUT instead of MINE ('-' for standard output); an existing OUT must hold nothing the result lacks.", valueName: "OUT"), completion: .file(extensions: ["peernote"]))
         var output: String?
 
         @Flag(name: .long, help: "Report what the merge would do; write nothing.")

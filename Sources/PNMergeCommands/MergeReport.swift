@@ -77,7 +77,7 @@ struct MergeReport {
         }
         lines += Self.checkLines(overlaps, style: style)
         lines += SharedTitle.lines(sharedTitles, style: style)
-        lines += Self.conflictLines(conflicts, earlier: earlierConflicts, in: notebook, style: style) { n in
+        lines += Self.conflictLines(conflicts, earlier: earlierConflicts, in: notebook, style: style, resolvingIn: resultFile) { n in
             let these = "\(Text.count(n, "conflict")) from before this merge"
             if dryRun && !upToDate { return these + " would still be open." }
             // Named when the file holds the result: written, or MINE already up to date.
@@ -102,8 +102,10 @@ struct MergeReport {
     /// edited on the other under a heading of their own; then the ones in `earlier` (MINE, or
     /// for `diff` one of the copies, already had them), counted on one line, `stillOpen(count)`. `when` ends each heading's
     /// words (" once merged", for `diff`).
+    /// With `resolvingIn` (the file that holds the result), each line ends with the command that
+    /// resolves its conflict (`ConflictRendering.line(_:in:style:resolvingIn:)`).
     static func conflictLines(_ conflicts: [Conflict], earlier: Set<Conflict>, in notebook: Notebook, style: RenderStyle, when: String = "",
-                              stillOpen: (Int) -> String) -> [String] {
+                              resolvingIn file: String? = nil, stillOpen: (Int) -> String) -> [String] {
         let made = conflicts.filter { !earlier.contains($0) }
         let deleted = made.filter { if case .deletedWhileEdited = $0 { true } else { false } }
         let regular = made.filter { if case .deletedWhileEdited = $0 { false } else { true } }
@@ -111,7 +113,7 @@ struct MergeReport {
         for (heading, group) in [("Conflicts" + when, regular), ("Deleted on one side, edited on the other" + (when.isEmpty ? "" : "," + when), deleted)]
             where !group.isEmpty {
             lines.append(style.paint("\(heading) (\(group.count)):", .bold))
-            lines += group.map { "  " + style.paint(ConflictRendering.line($0, in: notebook, style: style), .yellow) }
+            lines += group.map { "  " + style.paint(ConflictRendering.line($0, in: notebook, style: style, resolvingIn: file), .yellow) }
         }
         if made.count < conflicts.count { lines.append(stillOpen(conflicts.count - made.count)) }
         return lines
@@ -127,9 +129,10 @@ struct MergeReport {
 
     /// A merged notebook's conflicts as JSON: each as `show` gives it, with `"new"`: false for
     /// those of `earlier` (MINE, or for `diff` a copy, already had them), true for the others.
-    static func conflictsJSON(_ conflicts: [Conflict], earlier: Set<Conflict>, in notebook: Notebook, style: RenderStyle) -> JSONValue {
+    static func conflictsJSON(_ conflicts: [Conflict], earlier: Set<Conflict>, in notebook: Notebook, style: RenderStyle,
+                              resolvingIn file: String? = nil) -> JSONValue {
         .array(conflicts.map { c in
-            let object = ConflictRendering.json(c, in: notebook, style: style)
+            let object = ConflictRendering.json(c, in: notebook, style: style, resolvingIn: file)
             guard case .object(let fields) = object else { return object }
             return .object(fields + [("new", .bool(!earlier.contains(c)))])
         })
@@ -145,6 +148,14 @@ struct MergeReport {
     }
 
     // MARK: JSON
+
+    /// The file that holds the merged result, for the commands that resolve its conflicts: the
+    /// output once written (or MINE when it was already up to date); nil for a dry run, standard
+    /// output, or a device or pipe.
+    var resultFile: String? {
+        let holder = written ? output : (upToDate && output == mine ? mine : "-")
+        return holder == "-" || Inputs.isNotAFile(holder) ? nil : holder
+    }
 
     /// The schema is documented in man/pnmerge.1 (MERGE REPORT).
     func json(style: RenderStyle) -> JSONValue {
@@ -164,7 +175,7 @@ struct MergeReport {
             })),
             ("notebookTitle", DiffRendering.titleJSON(diff)),
             ("notes", .array(diff.changes.map(DiffRendering.json))),
-            ("conflicts", Self.conflictsJSON(conflicts, earlier: earlierConflicts, in: notebook, style: style)),
+            ("conflicts", Self.conflictsJSON(conflicts, earlier: earlierConflicts, in: notebook, style: style, resolvingIn: resultFile)),
             ("overlaps", Self.overlapsJSON(overlaps)),
             ("sharedTitles", SharedTitle.json(sharedTitles)),
         ])

@@ -37,10 +37,10 @@ extension PNMerge {
             """
         )
 
-        @Argument(help: ArgumentHelp("The damaged document ('-' for standard input).", valueName: "DAMAGED"))
+        @Argument(help: ArgumentHelp("The damaged document ('-' for standard input).", valueName: "DAMAGED"), completion: .file(extensions: ["peernote"]))
         var damaged: String
 
-        @Option(name: .shortAndLong, help: ArgumentHelp("Where to write the recovered document (must not exist; '-' for standard output).", valueName: "OUT"))
+        @Option(name: .shortAndLong, help: ArgumentHelp("Where to write the recovered document (must not exist; '-' for standard output).", valueName: "OUT"), completion: .file(extensions: ["peernote"]))
         var output: String
 
         @OptionGroup var format: JSONOption

@@ -31,7 +31,7 @@ extension PNMerge {
             case text, markdown, json
         }
 
-        @Argument(help: ArgumentHelp("The document ('-' for standard input).", valueName: "FILE"))
+        @Argument(help: ArgumentHelp("The document ('-' for standard input).", valueName: "FILE"), completion: .file(extensions: ["peernote"]))
         var file: String
 
         @Option(name: .long, help: ArgumentHelp("Output format.", valueName: "text|markdown|json"))
@@ -55,8 +55,10 @@ extension PNMerge {
             }
             let style = RenderStyle.current
             let text: String
+            // The resolving commands act on the file as it is now, not as it was at a change.
+            let resolvable = at == nil && file != "-" && !Inputs.isNotAFile(file) ? file : nil
             switch format {
-            case .text: text = NotebookRendering.text(notebook, style: style)
+            case .text: text = NotebookRendering.text(notebook, style: style, resolvingIn: resolvable)
             case .markdown: text = NotebookRendering.markdown(notebook, style: style)
             case .json: text = NotebookRendering.json(notebook, style: style).rendered
             }
@@ -70,7 +72,7 @@ extension PNMerge {
 /// are the same text in other Unicode scalars are each followed by their scalars. In Markdown, body
 /// lines that would read as a `#` or `##` heading get a backslash (`MarkdownHeading.escapeBody`).
 enum NotebookRendering {
-    static func text(_ notebook: Notebook, style: RenderStyle) -> String {
+    static func text(_ notebook: Notebook, style: RenderStyle, resolvingIn file: String? = nil) -> String {
         let title = notebook.title.isEmpty ? "(untitled notebook)" : DisplayText.oneLine(notebook.title)
         var lines = [style.paint(title, .bold), String(repeating: "=", count: max(DisplayText.columns(title), 3))]
         if notebook.notes.isEmpty { lines += ["", "(no notes)"] }
@@ -87,7 +89,7 @@ enum NotebookRendering {
         }
         if !notebook.conflicts.isEmpty {
             lines += ["", style.paint("Conflicts (\(notebook.conflicts.count)):", .bold)]
-            lines += notebook.conflicts.map { "  " + style.paint(ConflictRendering.line($0, in: notebook, style: style), .yellow) }
+            lines += notebook.conflicts.map { "  " + style.paint(ConflictRendering.line($0, in: notebook, style: style, resolvingIn: file), .yellow) }
         }
         return lines.joined(separator: "\n") + "\n"
     }
@@ -113,15 +115,6 @@ enum NotebookRendering {
 
     /// `{"id", "title", "notes": [{"id", "title", "body", "tags", "priority", "created"}], "conflicts": […]}`.
     static func json(_ notebook: Notebook, style: RenderStyle) -> JSONValue {
-        .object([
-            ("id", .string(notebook.id.uuidString.lowercased())),
-            ("title", .string(notebook.title)),
-            ("notes", .array(notebook.notes.map { n in
-                .object([("id", .string(n.id.description)), ("title", .string(n.title)), ("body", .string(n.body)),
-                         ("tags", .strings(n.tags)), ("priority", .string(n.priority.rawValue)),
-                         ("created", .string(Text.iso(n.created)))])
-            })),
-            ("conflicts", .array(notebook.conflicts.map { ConflictRendering.json($0, in: notebook, style: style) })),
-        ])
+        NotebookJSONValue.notebook(notebook, conflicts: .array(notebook.conflicts.map { ConflictRendering.json($0, in: notebook, style: style) }))
     }
 }

@@ -45,7 +45,7 @@ extension PNMerge {
             """
         )
 
-        @Argument(help: ArgumentHelp("The folders to search (searched recursively).", valueName: "DIR"))
+        @Argument(help: ArgumentHelp("The folders to search (searched recursively).", valueName: "DIR"), completion: .directory)
         var dirs: [String]
 
         @Flag(name: .long, help: "Report what would be merged, written and removed; change nothing.")

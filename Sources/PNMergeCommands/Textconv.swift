@@ -28,7 +28,7 @@ extension PNMerge {
             """
         )
 
-        @Argument(help: ArgumentHelp("The document ('-' for standard input).", valueName: "FILE"))
+        @Argument(help: ArgumentHelp("The document ('-' for standard input).", valueName: "FILE"), completion: .file(extensions: ["peernote"]))
         var file: String
 
         func run() throws {

@@ -26,7 +26,7 @@ extension PNMerge {
             """
         )
 
-        @Argument(help: ArgumentHelp("The files to check ('-' for standard input).", valueName: "FILE"))
+        @Argument(help: ArgumentHelp("The files to check ('-' for standard input).", valueName: "FILE"), completion: .file(extensions: ["peernote"]))
         var files: [String]
 
         @OptionGroup var format: JSONOption

@@ -171,7 +171,8 @@ enum TextFile {
 
 /// Finding the note a command line names, with errors that list the candidates.
 enum NoteLookup {
-    /// The live note `query` names (id, unique id prefix, or exact title of exactly one note).
+    /// The live note `query` names (id, unique id prefix, or title of exactly one note, as
+    /// `Document.findNote` matches it: exact, then in other letter case, then a former title).
     static func find(_ query: String, in document: Document, path: String) throws(CLIFailure) -> Note {
         let found: Note
         do { found = try document.findNote(query) } catch {
@@ -185,11 +186,39 @@ enum NoteLookup {
                     throw CLIFailure(.usage, "\(path): \"\(query)\" matches only deleted notes, \(deleted.count) of them: \(deletedList(deleted)); bring one back by its id with: peernote restore \(ShellQuote.path(path)) ID")
                 }
                 try refuseEquivalentTitle(query, among: document.notes, path: path)
-                throw CLIFailure(.usage, "\(path): \(error)\(tooShortHint(query, among: document.notes + document.deletedNotes))\(candidates(document.notes))")
+                throw CLIFailure(.usage, "\(path): \(error)\(tooShortHint(query, among: document.notes + document.deletedNotes))\(suggestions(query, in: document))")
             }
             throw CLIFailure(error, path: path)
         }
+        formerTitleNotice(found, query, path: path)
         return try unambiguous(found, query, among: document.notes, path: path)
+    }
+
+    /// The note a command that only reads names: a live note as `find` finds it, else the one
+    /// deleted note `query` names (`show` prints it, marked deleted).
+    static func findForReading(_ query: String, in document: Document, path: String) throws(CLIFailure) -> Note {
+        do { return try find(query, in: document, path: path) } catch {
+            let deleted = deletedMatches(query, in: document)
+            if deleted.count == 1, let only = deleted.first { return only }
+            throw error
+        }
+    }
+
+    /// `; did you mean: 1a2b3c4d "Dentist", …` with the live notes whose titles are closest to
+    /// `query` (`Document.closestTitles`), else the notes as `candidates` lists them.
+    static func suggestions(_ query: String, in document: Document) -> String {
+        let close = document.closestTitles(to: query)
+        guard !close.isEmpty else { return candidates(document.notes) }
+        return "; did you mean: " + listed(close).joined(separator: ", ") + "?"
+    }
+
+    /// Says on standard error when `found` was named by a title it no longer has (a former
+    /// title, `Document.findNote`), so that the person sees which note it is now.
+    static func formerTitleNotice(_ found: Note, _ query: String, path: String) {
+        let q = query.lowercased()
+        guard !found.title.hasSameScalars(as: query), !found.title.lowercased().hasSameScalars(as: q),
+              !(Document.couldBeNoteID(q) && found.id.description.hasPrefix(q)) else { return }
+        Failure.report("\(path): \"\(DisplayText.clipped(query))\" is a former title of note \(found.id.short), now \"\(DisplayText.clipped(found.title))\"")
     }
 
     /// The deleted notes `query` would name if they were live: by id, id prefix or exact title

@@ -19,7 +19,7 @@ extension PeerNoteCLI {
         @Argument(help: ArgumentHelp("The .peernote file.", valueName: "FILE"), completion: .file(extensions: ["peernote"]))
         var file: String
 
-        @Argument(help: ArgumentHelp("The note: its id, a unique prefix of its id, or its exact title.", valueName: "NOTE"))
+        @Argument(help: ArgumentHelp("The note: its id, a unique prefix of its id, or its exact title.", valueName: "NOTE"), completion: NoteCompletion.kind)
         var note: String
 
         @Option(parsing: .unconditional, help: ArgumentHelp("The note's new title.", valueName: "TITLE"))
@@ -64,14 +64,17 @@ extension PeerNoteCLI {
             let newBody = try body.text()
             var warning: String?
             var tagNotices: [String] = []
+            var closed: [String] = []
             let changed = try DocumentFile.update(file, author: author) { document in
                 let target = try NoteLookup.find(note, in: document, path: file)
                 try checkRemovedTags(of: target)
                 tagNotices = unchangedTags(of: target)
+                let before = document.conflicts(of: target.id)
                 try apply(to: document, target, body: newBody)
+                closed = ConflictListing.closed(before, document.conflicts(of: target.id), note: target, in: document, path: file)
                 warning = sharedTitleWarning(renaming: target, in: document)
             }
-            for line in tagNotices { Failure.report(line) }
+            for line in tagNotices + closed { Failure.report(line) }
             if !changed { Failure.report("\(file): no changes; nothing recorded") }
             if let warning { Failure.report(warning) }
         }
@@ -190,8 +193,10 @@ extension PeerNoteCLI {
             do {
                 try DocumentFile.update(file, author: author) { current in
                     let bodyMeanwhile = current.note(target.id)?.body
+                    let before = current.conflicts(of: target.id)
                     try current.merge(snapshot)
                     notices = Self.notices(after: current, target: target, bodyMeanwhile: bodyMeanwhile, editedBody: edited, path: file)
+                    notices += ConflictListing.closed(before, current.conflicts(of: target.id), note: target, in: current, path: file)
                     if let warning = sharedTitleWarning(renaming: target, in: current) { notices.append(warning) }
                 }
             } catch let failure as CLIFailure {

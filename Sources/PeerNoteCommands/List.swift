@@ -12,8 +12,8 @@ extension PeerNoteCLI {
     struct List: PeerNoteSubcommand {
         static let configuration = CommandConfiguration(
             commandName: "list",
-            abstract: "List the notes: index, short id, title, tags and priority.",
-            discussion: "One note a line, in aligned columns; '-' stands for no tags. A notebook without notes lists nothing ('(no notes)' when standard output is a terminal). When the notebook has open conflicts, one line on standard error after the list says how many ('pnmerge show' lists them). Line breaks, tabs and other control characters in titles and tags show as \\n, \\t and \\u{1b}. A note's tags that are the same text in other Unicode scalars are each followed by their scalars: caf\\u{e9}."
+            abstract: "List the notes (or those with a tag, a priority, conflicts): index, short id, title, tags, priority.",
+            discussion: "One note a line, in aligned columns; '-' stands for no tags. A notebook without notes lists nothing ('(no notes)' when standard output is a terminal). When the notebook has open conflicts, one line on standard error after the list says how many ('peernote conflicts' lists them). --tag (repeatable), --priority and --conflicts keep the notes that match them all, each at its index among all the notes. Line breaks, tabs and other control characters in titles and tags show as \\n, \\t and \\u{1b}. A note's tags that are the same text in other Unicode scalars are each followed by their scalars: caf\\u{e9}."
         )
 
         @Argument(help: ArgumentHelp("The .peernote file (- for standard input).", valueName: "FILE"), completion: .file(extensions: ["peernote"]))
@@ -22,23 +22,44 @@ extension PeerNoteCLI {
         @Flag(help: "List the deleted notes instead (index '-'); 'peernote restore' brings them back.")
         var deleted = false
 
+        @Option(name: .customLong("tag"), parsing: .unconditionalSingleValue, help: ArgumentHelp("Only the notes tagged TAG (repeatable: every one).", valueName: "TAG"))
+        var tags: [String] = []
+
+        @Option(help: ArgumentHelp("Only the notes of this priority.", valueName: "low|normal|high"))
+        var priority: PriorityArgument?
+
+        @Flag(help: "Only the notes with open conflicts ('peernote conflicts' lists them).")
+        var conflicts = false
+
+        @Flag(help: "Print JSON: an array of notes, each with its index.")
+        var json = false
+
         func execute() throws {
             let document = try DocumentFile.open(file, pipes: true)
-            let notes = deleted ? document.deletedNotes : document.notes
-            var listing = Self.render(notes, indexed: !deleted, color: Terminal.colorEnabled())
+            let filter = NoteFilter(tags: tags, priority: priority?.priority, conflicted: conflicts)
+            let rows: [(index: Int?, note: Note)] = deleted ? document.deletedNotes(matching: filter).map { (nil, $0) }
+                : document.notes(matching: filter).map { ($0.index, $0.note) }
+            let conflictCount = document.conflicts.count
+            if json {
+                let value = JSONValue.array(rows.map { row in
+                    NotebookJSONValue.note(row.note, deleted: true, extra: [("index", .optional(row.index))])
+                })
+                return try StandardOutput.write(value.rendered)
+            }
+            var listing = Self.render(rows.map(\.note), indexes: rows.map(\.index), color: Terminal.colorEnabled())
             // "(no notes)" is for the person at the terminal; a script reading the list gets no lines.
-            if notes.isEmpty, isatty(1) == 1 { listing = Self.nothingListed(deleted: deleted) + "\n" }
+            if rows.isEmpty, isatty(1) == 1 { listing = Self.nothingListed(deleted: deleted, filtered: !filter.isEmpty) + "\n" }
             try StandardOutput.write(listing)
             // On standard error, so that the list itself stays one note a line for a pipe.
-            if let line = Self.conflictsLine(document.conflicts.count, file: file) { Failure.report(line) }
+            if let line = Self.conflictsLine(conflictCount, file: file) { Failure.report(line) }
         }
 
         /// What an empty listing says on a terminal.
-        static func nothingListed(deleted: Bool) -> String {
-            deleted ? "(no deleted notes)" : "(no notes)"
+        static func nothingListed(deleted: Bool, filtered: Bool = false) -> String {
+            filtered ? (deleted ? "(no deleted notes match)" : "(no notes match)") : deleted ? "(no deleted notes)" : "(no notes)"
         }
 
-        /// `FILE: 2 conflicts (see: pnmerge show FILE)`, FILE quoted for the shell where it needs it
+        /// `FILE: 2 conflicts (see: peernote conflicts FILE)`, FILE quoted for the shell where it needs it
         /// (as pnmerge's lines give such commands), or nil when there are none. Standard input,
         /// read already, has only the count.
         static func conflictsLine(_ count: Int, file: String) -> String? {
@@ -47,7 +68,7 @@ extension PeerNoteCLI {
             // No command for standard input or a pipe: what it read is gone by then.
             var st = stat()
             let pipe = stat(file, &st) == 0 && st.st_mode & S_IFMT == S_IFIFO
-            return file == "-" || pipe ? counted : counted + " (see: pnmerge show \(ShellQuote.path(file)))"
+            return file == "-" || pipe ? counted : counted + " (see: peernote conflicts \(ShellQuote.path(file)))"
         }
 
         /// The widest the title and tags columns are padded to: a longer cell runs on into the
@@ -58,8 +79,13 @@ extension PeerNoteCLI {
         /// The listing's lines, columns padded to the widest cell (titles and tags to at most
         /// `widestPadded` terminal columns).
         static func render(_ notes: [Note], indexed: Bool, color: Bool) -> String {
+            render(notes, indexes: notes.indices.map { indexed ? $0 : nil }, color: color)
+        }
+
+        /// The listing's lines for `notes`, each with its index among the live notes (nil: `-`).
+        static func render(_ notes: [Note], indexes: [Int?], color: Bool) -> String {
             let rows = notes.enumerated().map { i, note in
-                [indexed ? String(i) : "-", note.id.short, DisplayText.oneLine(note.title),
+                [indexes[i].map(String.init) ?? "-", note.id.short, DisplayText.oneLine(note.title),
                  note.tags.isEmpty ? "-" : DisplayText.tagList(note.tags), note.priority.rawValue]
             }
             var widths = [Int](repeating: 0, count: 5)

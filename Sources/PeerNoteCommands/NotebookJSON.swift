@@ -13,56 +13,14 @@ import PeerNoteCLISupport
 ///      "notes": [{"id": "<16 hex digits>", "title": "…", "body": "…", "tags": ["…"],
 ///                 "priority": "low|normal|high", "created": "2024-05-01T09:30:00Z"}]}
 ///
-/// Keys are written in that order, pretty-printed. Reading needs only `notes` and each
+/// Keys are written in that order, pretty-printed, by the renderer both tools share
+/// (`NotebookJSONValue`). Reading needs only `notes` and each
 /// note's `title`; `id` is ignored (an import is a new notebook). `created` (what
 /// `TimeText.parseISO8601` reads) dates the imported note; without it the note is dated now.
 public enum NotebookJSON {
+    /// The notebook as `NotebookJSONValue` renders it, without conflicts.
     public static func render(_ notebook: Notebook) -> String {
-        var out = "{\n"
-        out += "  \"id\": \(quote(notebook.id.uuidString.lowercased())),\n"
-        out += "  \"title\": \(quote(notebook.title)),\n"
-        if notebook.notes.isEmpty {
-            out += "  \"notes\": []\n"
-        } else {
-            out += "  \"notes\": [\n"
-            for (i, note) in notebook.notes.enumerated() {
-                out += "    {\n"
-                out += "      \"id\": \(quote(note.id.description)),\n"
-                out += "      \"title\": \(quote(note.title)),\n"
-                out += "      \"body\": \(quote(note.body)),\n"
-                out += "      \"tags\": [\(note.tags.map(quote).joined(separator: ", "))],\n"
-                out += "      \"priority\": \(quote(note.priority.rawValue)),\n"
-                out += "      \"created\": \(quote(TimeText.iso8601(note.created)))\n"
-                out += i == notebook.notes.count - 1 ? "    }\n" : "    },\n"
-            }
-            out += "  ]\n"
-        }
-        out += "}\n"
-        return out
-    }
-
-    /// A JSON string literal: `"` and `\` escaped, control characters as `\n`, `\t`, … or `\u00XX`.
-    static func quote(_ s: String) -> String {
-        var out = String.UnicodeScalarView()
-        out.append("\"")
-        for c in s.unicodeScalars {
-            switch c {
-            case "\"": out.append(contentsOf: "\\\"".unicodeScalars)
-            case "\\": out.append(contentsOf: "\\\\".unicodeScalars)
-            case "\n": out.append(contentsOf: "\\n".unicodeScalars)
-            case "\r": out.append(contentsOf: "\\r".unicodeScalars)
-            case "\t": out.append(contentsOf: "\\t".unicodeScalars)
-            default:
-                // C1 controls too: valid raw in JSON, but a terminal acts on them.
-                if c.value < 0x20 || c.value == 0x7F || (0x80 ... 0x9F).contains(c.value) {
-                    out.append(contentsOf: JSONText.unicodeEscape(c.value).unicodeScalars)
-                } else {
-                    out.append(c)
-                }
-            }
-        }
-        out.append("\"")
-        return String(out)
+        NotebookJSONValue.notebook(notebook).rendered
     }
 
     private struct NotebookValue: Decodable {

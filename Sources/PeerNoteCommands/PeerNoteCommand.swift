@@ -8,8 +8,9 @@ public struct PeerNoteCLI: ParsableCommand {
         commandName: "peernote",
         abstract: "Create and edit .peernote notebooks.",
         discussion: """
-            A NOTE is named by its id (see 'peernote list'), a unique prefix of its id, or its exact \
-            title when only one note has it. Every change is recorded in the document's history, so \
+            A NOTE is named by its id (see 'peernote list'), a unique prefix of its id, or its \
+            title when only one note has it (exactly, else in other letter case, else a title it \
+            had before); a name that matches nothing gets the closest titles. Every change is recorded in the document's history, so \
             copies edited on other devices merge without losing edits (see pnmerge(1)).
 
             Changes are recorded as made by --author, else $PEERNOTE_AUTHOR, else git's user.name, \
@@ -24,7 +25,8 @@ public struct PeerNoteCLI: ParsableCommand {
             """,
         version: "peernote 0.1.0 (.peernote format: \(FormatInfo.summary))",
         subcommands: [New.self, Add.self, Edit.self, Remove.self, Restore.self, Move.self,
-                      Title.self, List.self, Export.self, Import.self]
+                      Title.self, List.self, Export.self, Import.self,
+                      Show.self, Search.self, Conflicts.self, Resolve.self]
     )
 
     public init() {}
@@ -34,7 +36,7 @@ public struct PeerNoteCLI: ParsableCommand {
         tool: "peernote",
         commands: configuration.subcommands.map { $0._commandName },
         aliases: ["mv": "move", "delete": "rm", "del": "rm", "remove": "rm", "ls": "list", "init": "new",
-                  "create": "new", "undelete": "restore"],
+                  "create": "new", "undelete": "restore", "cat": "show", "grep": "search", "find": "search"],
         fileCommand: "list")
 
     /// Parses `typed` (the arguments without the program name, as typed: they are
@@ -46,6 +48,9 @@ public struct PeerNoteCLI: ParsableCommand {
         // `-mFIX` is `-m FIX` for the commands that record a message, and `import … -oFILE` is
         // `-o FILE`; `-mbook.peernote` is left whole, a file name (refused below).
         let first = typed.first ?? ""
+        // A shell's completion asking for a NOTE's candidates: ArgumentParser's own format,
+        // passed on as it is (its words are the command line's, options and all).
+        if first == "---completion" { return complete(typed) }
         var glued: Set<String> = Self.messageCommands.contains(first) ? ["-m"] : []
         if first == "import" { glued.insert("-o") }
         let (split, splitWords) = GluedShortOption.split(typed, options: glued, valueOptions: verbatimValueOptions) { word, option in
@@ -74,6 +79,19 @@ public struct PeerNoteCLI: ParsableCommand {
             let outcome = ParserOutcome(reported, command: Self.self, tool: "peernote", rewording: {
                 usageMessage($0, typed: typed) + GluedShortOption.hint(splitWords)
             })
+            if !outcome.standardOutput.isEmpty { print(outcome.standardOutput, terminator: "") }
+            if !outcome.standardError.isEmpty { Terminal.error(String(outcome.standardError.dropLast())) }
+            return outcome.status
+        }
+    }
+
+    /// Runs ArgumentParser's custom completion (`---completion …`) and prints its candidates.
+    static func complete(_ arguments: [String]) -> Int32 {
+        do {
+            _ = try parseAsRoot(arguments)
+            return ExitStatus.success.rawValue
+        } catch {
+            let outcome = ParserOutcome(error, command: Self.self, tool: "peernote")
             if !outcome.standardOutput.isEmpty { print(outcome.standardOutput, terminator: "") }
             if !outcome.standardError.isEmpty { Terminal.error(String(outcome.standardError.dropLast())) }
             return outcome.status
@@ -113,12 +131,12 @@ public struct PeerNoteCLI: ParsableCommand {
     }
 
     /// The commands that record a message (`-m`).
-    static let messageCommands: Set<String> = ["add", "edit", "import", "move", "rm", "restore", "title"]
+    static let messageCommands: Set<String> = ["add", "edit", "import", "move", "rm", "restore", "title", "resolve"]
 
     /// The options whose value is taken as it is, even when it starts with a dash (`--body -5`,
     /// `--title --draft--`); `-m` is `--message`.
     static let verbatimValueOptions: Set<String> = [
-        "--author", "--message", "--body", "--title", "--tag", "--at", "--to", "--add-tag", "--remove-tag",
+        "--author", "--message", "--body", "--title", "--tag", "--at", "--to", "--add-tag", "--remove-tag", "--value",
     ]
 
     /// `arguments` (without the program name) as ArgumentParser reads them right: each

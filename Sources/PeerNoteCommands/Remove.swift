@@ -17,27 +17,32 @@ extension PeerNoteCLI {
         @Argument(help: ArgumentHelp("The .peernote file.", valueName: "FILE"), completion: .file(extensions: ["peernote"]))
         var file: String
 
-        @Argument(help: ArgumentHelp("The note: its id, a unique prefix of its id, or its exact title.", valueName: "NOTE"))
+        @Argument(help: ArgumentHelp("The note: its id, a unique prefix of its id, or its exact title.", valueName: "NOTE"), completion: NoteCompletion.kind)
         var note: String
 
         @OptionGroup var author: AuthorOptions
         @OptionGroup var message: MessageOptions
 
         func execute() throws {
+            var closed: [String] = []
             try DocumentFile.update(file, author: author.resolved()) { document in
                 // A note deleted on one copy while edited on another: rm accepts the deletion.
-                if let deleted = try? document.findNote(note, includeDeleted: true), deleted.isDeleted,
-                   document.conflicts.contains(where: { if case .deletedWhileEdited(let id, _, _, _) = $0 { id == deleted.id } else { false } }) {
-                    try document.transaction(message: message.or("Delete note \"\(deleted.title)\" (accepting the deletion)")) {
-                        try document.deleteNote(deleted.id)
+                if let deleted = try? document.findNote(note, includeDeleted: true), deleted.isDeleted {
+                    let before = document.conflicts(of: deleted.id)
+                    if before.contains(where: { $0.field == .deleted }) {
+                        try document.transaction(message: message.or("Delete note \"\(deleted.title)\" (accepting the deletion)")) {
+                            try document.deleteNote(deleted.id)
+                        }
+                        closed = ConflictListing.closed(before, document.conflicts(of: deleted.id), note: deleted, in: document, path: file)
+                        return
                     }
-                    return
                 }
                 let target = try NoteLookup.find(note, in: document, path: file)
                 try document.transaction(message: message.or("Delete note \"\(target.title)\"")) {
                     try document.deleteNote(target.id)
                 }
             }
+            for line in closed { Failure.report(line) }
         }
     }
 }

@@ -16,11 +16,16 @@ extension PeerNoteCLI {
         @OptionGroup var message: MessageOptions
 
         func execute() throws {
+            var closed: [String] = []
             let changed = try DocumentFile.update(file, author: author.resolved()) { document in
+                let before = document.notebookTitleConflict.map { [$0] } ?? []
                 document.transaction(message: message.or("Set notebook title")) {
                     document.setTitle(title)
                 }
+                let after = document.notebookTitleConflict.map { [$0] } ?? []
+                closed = ConflictListing.closed(before, after, note: nil, in: document, path: file)
             }
+            for line in closed { Failure.report(line) }
             if !changed { Failure.report("\(file): no changes; nothing recorded") }
         }
     }

@@ -64,7 +64,7 @@ struct ConflictAgeTests {
 
         let json = try #require(try parseJSON(pnmerge(["merge", "--dry-run", "--json", mineFile, theirsFile]).out) as? [String: Any])
         let conflicts = try #require(json["conflicts"] as? [[String: Any]])
-        let flags = Dictionary(conflicts.map { ("\($0["kind"] as? String ?? "?") \($0["noteTitle"] as? String ?? "")", $0["new"] as? Bool) },
+        let flags = Dictionary(conflicts.map { ("\($0["kind"] as? String ?? "?") \($0["title"] as? String ?? "")", $0["new"] as? Bool) },
                                uniquingKeysWith: { a, _ in a })
         #expect(conflicts.count == 4, "\(conflicts)")
         #expect(flags.filter { $0.value == false }.keys.map { String($0.prefix(minesOwn.count)) } == [minesOwn], "\(flags)")

@@ -276,7 +276,7 @@ struct ControlCharacterTests {
         let edited = shown == mineTitle ? "\"\(mineTitle)\": body" : "\"\(theirsTitle)\" (was \"\(mineTitle)\"): title, body"
         #expect(m.out.contains("\n  edited   \(edited)\n"))
         #expect(m.out.contains("\n  note \"\(shown)\": title \"\(mineTitle)\" (alice\\u{1b}[0m, 10:00) vs \"\(theirsTitle)\" ("
-                               + Self.visible(Self.author) + ", 10:05), showing \"\(shown)\"\n"))
+                               + Self.visible(Self.author) + ", 10:05), showing \"\(shown)\"; resolve: peernote resolve "))
     }
 
     @Test("git-driver, sync and salvage: the reports on standard output and error are escaped")

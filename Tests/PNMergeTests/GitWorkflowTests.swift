@@ -73,7 +73,7 @@ struct BranchScenario {
         let titleConflict = conflicts.first { $0["kind"] as? String == "notebookTitle" }
         let values = (titleConflict?["values"] as? [[String: Any]])?.compactMap { $0["value"] as? String }.sorted()
         #expect(values == ["Feature home", "Main home"], "\(what): both titles kept as a conflict", sourceLocation: sourceLocation)
-        #expect(conflicts.contains { $0["kind"] as? String == "deletedWhileEdited" && $0["noteTitle"] as? String == "Delta" },
+        #expect(conflicts.contains { $0["kind"] as? String == "deletedWhileEdited" && $0["title"] as? String == "Delta" },
                 "\(what): Delta deleted while edited", sourceLocation: sourceLocation)
         // The edit made to the deleted note is kept in the document.
         let document = try Document.open(repo.path("notes.peernote"))

@@ -411,8 +411,13 @@ struct MergeCommandTests {
         #expect(try dir.bytes("stale.peernote") == mineBytes && dir.bytes("fresh.peernote") == theirsBytes)
         let inPlace = pnmerge(["merge", mine, theirs])
         #expect(out.status == 0 && dry.status == 0 && inPlace.status == 0, "\(out.err)\(dry.err)\(inPlace.err)")
-        // The first line names the action and the last what was written; the rest is the same.
-        func body(_ text: String) -> [String] { Array(text.split(separator: "\n").map(String.init).dropFirst().dropLast()) }
+        // The first line names the action and the last what was written; the rest is the same,
+        // but for the file each conflict's resolving command names (none for a dry run).
+        func body(_ text: String) -> [String] {
+            Array(text.split(separator: "\n").map { String($0.components(separatedBy: "; resolve: ")[0]) }.dropFirst().dropLast())
+        }
+        #expect(out.out.contains("; resolve: peernote resolve \(dir.path("out.peernote")) ") && inPlace.out.contains("; resolve: peernote resolve \(mine) ")
+                && !dry.out.contains("; resolve: "), "\(out.out)\n\(inPlace.out)\n\(dry.out)")
         #expect(body(out.out) == body(inPlace.out), "\(out.out)\n\(inPlace.out)")
         #expect(body(dry.out) == body(inPlace.out), "\(dry.out)\n\(inPlace.out)")
         #expect(out.out.contains("fresh.peernote: 42 changes (fay 42)") && out.out.contains("Conflicts (1)") && out.out.contains("Check (2)"), "\(out.out)")

@@ -887,9 +887,10 @@ struct EndToEndTests {
         let nfc = try ok(["add", "u.peernote", "--title", "caf\u{E9}"], in: dir).trimmingCharacters(in: .newlines)
         let nfd = try ok(["add", "u.peernote", "--title", "cafe\u{301}"], in: dir).trimmingCharacters(in: .newlines)
         let plain = try ok(["add", "u.peernote", "--title", "tea"], in: dir).trimmingCharacters(in: .newlines)
-        let r = try Binary.run(["edit", "u.peernote", "CAF\u{C9}", "--body", "x"], in: dir)
+        // A name that matches no title, not even in other letter case, and none closely.
+        let r = try Binary.run(["edit", "u.peernote", "nothing like it", "--body", "x"], in: dir)
         #expect(r.status == 64)
-        #expect(r.stderr == "peernote: u.peernote: no note matches \"CAF\u{C9}\"; notes: \(nfc.prefix(8)) \"caf\u{E9}\" (caf\\u{e9}), "
+        #expect(r.stderr == "peernote: u.peernote: no note matches \"nothing like it\"; notes: \(nfc.prefix(8)) \"caf\u{E9}\" (caf\\u{e9}), "
             + "\(nfd.prefix(8)) \"cafe\u{301}\" (cafe\\u{301}), \(plain.prefix(8)) \"tea\"\n", "\(r.stderr)")
         // Long look-alike titles: cut, and spelled out as cut (not an 836-byte line).
         let long = String(repeating: "\u{E9}", count: 300), longNFD = String(repeating: "e\u{301}", count: 300)
@@ -992,7 +993,7 @@ struct EndToEndTests {
         #expect(bytes(try Document.open(dir.file("imported.peernote")).notes[0].tags) == bytes([nfd, nfc]))
         let exported = try ok(["export", "imported.peernote", "--format", "json"], in: dir)
         // Byte for byte (String.contains would match a look-alike).
-        let line = Array("\"tags\": [\"\(nfd)\", \"\(nfc)\"]".utf8), out = Array(exported.utf8)
+        let line = Array("\"tags\": [\n        \"\(nfd)\",\n        \"\(nfc)\"\n      ]".utf8), out = Array(exported.utf8)
         #expect(out.indices.contains { out[$0...].starts(with: line) }, "\(exported)")
     }
 

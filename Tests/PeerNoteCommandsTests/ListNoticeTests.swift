@@ -34,20 +34,20 @@ struct ListNoticeTests {
         #expect(r.status == 0)
         #expect(r.stdout.split(separator: "\n").count == 1, "\(r.stdout)")
         #expect(r.stdout.contains("  A  ") || r.stdout.contains("  B  "), "\(r.stdout)")
-        #expect(r.stderr == "peernote: m.peernote: 2 conflicts (see: pnmerge show m.peernote)\n")
+        #expect(r.stderr == "peernote: m.peernote: 2 conflicts (see: peernote conflicts m.peernote)\n")
         let deleted = try Binary.run(["list", "--deleted", "m.peernote"], in: dir)
         #expect(deleted.stdout.isEmpty)
-        #expect(deleted.stderr == "peernote: m.peernote: 2 conflicts (see: pnmerge show m.peernote)\n")
+        #expect(deleted.stderr == "peernote: m.peernote: 2 conflicts (see: peernote conflicts m.peernote)\n")
 
         try conflicted(dir, name: "my notes.peernote")
         let quoted = try Binary.run(["list", "my notes.peernote"], in: dir)
-        #expect(quoted.stderr == "peernote: my notes.peernote: 2 conflicts (see: pnmerge show 'my notes.peernote')\n")
+        #expect(quoted.stderr == "peernote: my notes.peernote: 2 conflicts (see: peernote conflicts 'my notes.peernote')\n")
 
         // Standard input is named as the other messages name it.
         #expect(PeerNoteCLI.List.conflictsLine(2, file: "-") == "<stdin>: 2 conflicts")
         #expect(PeerNoteCLI.List.conflictsLine(0, file: "m.peernote") == nil)
         // A name starting with a dash is given as ./NAME, which a pasted command does not take for an option.
-        #expect(PeerNoteCLI.List.conflictsLine(1, file: "-c.peernote") == "-c.peernote: 1 conflict (see: pnmerge show ./-c.peernote)")
+        #expect(PeerNoteCLI.List.conflictsLine(1, file: "-c.peernote") == "-c.peernote: 1 conflict (see: peernote conflicts ./-c.peernote)")
 
         // A notebook without conflicts: no line.
         #expect(try Binary.run(["new", "c.peernote"], in: dir).status == 0)
@@ -67,7 +67,7 @@ struct ListNoticeTests {
         try a.merge(b)
         try FileStore.writeAtomically(a.save(), to: dir.file("one.peernote"))
         let r = try Binary.run(["list", "one.peernote"], in: dir)
-        #expect(r.stderr == "peernote: one.peernote: 1 conflict (see: pnmerge show one.peernote)\n")
+        #expect(r.stderr == "peernote: one.peernote: 1 conflict (see: peernote conflicts one.peernote)\n")
     }
 
     @Test("list of an empty notebook prints nothing to a pipe or file, '(no notes)' to a terminal")

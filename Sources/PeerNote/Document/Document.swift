@@ -156,7 +156,9 @@ public final class Document {
     }
 
     /// Finds a note by its id, a unique prefix of its id of at least `NoteID.shortestPrefix` digits,
-    /// or its exact title when only one note has it.
+    /// or its exact title when only one note has it; failing those, its title in other letter
+    /// case ("dentist" for "Dentist") when only one note has it so, and then a title the note
+    /// had before (`formerTitleMatches`) when no note, deleted ones included, has it now.
     /// A title matches when it has the query's Unicode scalars (`hasSameScalars`): a canonically
     /// equivalent spelling ("e" + U+0301 for "é") does not. Deleted notes are found too when
     /// `includeDeleted` is set.
@@ -181,11 +183,94 @@ public final class Document {
         var candidates = byPrefix
         for n in byTitle where !candidates.contains(where: { $0.id == n.id }) { candidates.append(n) }
         if candidates.count == 1 { return makeNote(state.noteStates[candidates[0].slot]) }
+        if candidates.isEmpty {
+            // A title typed in other letter case ("dentist" for "Dentist"), when only one note has it.
+            let lowered = pool.filter { $0.title.lowercased().hasSameScalars(as: q) }
+            if lowered.count == 1 { return makeNote(state.noteStates[lowered[0].slot]) }
+            candidates = lowered
+        }
+        if candidates.isEmpty {
+            // A former title, when no note has it now: not even a deleted one, which the caller
+            // names as deleted rather than acting on a note that only had the title once.
+            let current = includeDeleted ? [] : state.noteStates.filter(\.isDeleted).map { $0.title.value ?? "" }
+            if !current.contains(where: { $0.hasSameScalars(as: query) || $0.lowercased().hasSameScalars(as: q) }) {
+                let former = formerTitleMatches(query, among: Set(pool.map(\.id)))
+                if former.count == 1, let only = former.first, let n = pool.first(where: { $0.id == only }) {
+                    return makeNote(state.noteStates[n.slot])
+                }
+                candidates = pool.filter { former.contains($0.id) }
+            }
+        }
         if candidates.isEmpty { throw .noSuchNote(query) }
         // Titles cut to 60 characters: a message stays a line, however long a title is.
         throw .ambiguousNote(query, candidates: candidates.map { n in
             "\(n.id.short) \"\(n.title.clippedForMessage())\""
         })
+    }
+
+    /// The notes among `pool` that once had `query` as their title (the exact scalars, else in
+    /// other letter case) and have another now.
+    /// - Complexity: O(ops in the history): only for a name no current title matches.
+    func formerTitleMatches(_ query: String, among pool: Set<NoteID>) -> Set<NoteID> {
+        let q = query.lowercased()
+        var exact: Set<LocalID> = [], folded: Set<LocalID> = []
+        for op in log.ops {
+            guard case .setNoteTitle(let note, let title, _) = op.body else { continue }
+            if title.hasSameScalars(as: query) { exact.insert(note) } else if title.lowercased().hasSameScalars(as: q) { folded.insert(note) }
+        }
+        func live(_ locals: Set<LocalID>) -> Set<NoteID> {
+            Set(locals.map(noteID).filter { id in
+                guard pool.contains(id), let now = note(id) else { return false }
+                return !now.title.hasSameScalars(as: query) && !now.title.lowercased().hasSameScalars(as: q)
+            })
+        }
+        let byExact = live(exact)
+        return byExact.isEmpty ? live(folded) : byExact
+    }
+
+    /// The live notes whose titles are closest to `query`, for a name that matched nothing
+    /// ("Dentst" for "Dentist"): titles that contain it (ignoring case), then those within a few
+    /// edits of it (letters inserted, deleted or replaced, ignoring case: at most one edit per
+    /// three letters, and at least one), nearest first; at most `limit`. A query of fewer than
+    /// three letters gets none.
+    /// - Complexity: O(notes × title length × query length) at worst; a title much longer or
+    ///   shorter than the query is skipped without comparing.
+    public func closestTitles(to query: String, limit: Int = 3) -> [Note] {
+        let q = Array(query.lowercased().unicodeScalars)
+        // One or two letters are a letter or two off most short titles: no guess is better.
+        guard q.count >= 3 else { return [] }
+        let allowed = max(1, q.count / 3)
+        var scored: [(distance: Int, order: Int, slot: Int)] = []
+        let slots = state.orderedNoteSlots
+        for (order, slot) in slots.enumerated() {
+            let title = Array((state.noteStates[slot].title.value ?? "").lowercased().unicodeScalars)
+            guard !title.isEmpty else { continue }
+            if title.count > q.count, String(String.UnicodeScalarView(title)).contains(String(String.UnicodeScalarView(q))) {
+                scored.append((0, order, slot))
+                continue
+            }
+            guard abs(title.count - q.count) <= allowed else { continue }
+            let d = Self.editDistance(q, title, atMost: allowed)
+            if d <= allowed { scored.append((d, order, slot)) }
+        }
+        return scored.sorted { ($0.distance, $0.order) < ($1.distance, $1.order) }.prefix(limit).map { makeNote(state.noteStates[$0.slot]) }
+    }
+
+    /// The Levenshtein distance of `a` and `b`, or `atMost + 1` once every path exceeds `atMost`.
+    static func editDistance(_ a: [Unicode.Scalar], _ b: [Unicode.Scalar], atMost: Int) -> Int {
+        var previous = Array(0 ... b.count)
+        var current = [Int](repeating: 0, count: b.count + 1)
+        for i in 1 ... max(a.count, 1) where !a.isEmpty {
+            current[0] = i
+            var best = current[0]
+            for j in stride(from: 1, through: b.count, by: 1) {
+                current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
+                best = min(best, current[j])
+            }
+            if best > atMost { return atMost + 1 }
+            swap(&previous, &current)
+        }
+        return a.isEmpty ? b.count : previous[b.count]
     }
 
     /// Whether `query`, lowercased, can be a note's id or a prefix of one that `findNote` tries:

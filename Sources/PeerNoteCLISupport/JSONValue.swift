@@ -3,7 +3,6 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
-import PeerNoteCLISupport
 
 /// A JSON value with object keys kept in the order they were given, so the
 /// documented schemas come out in a stable, readable order.
