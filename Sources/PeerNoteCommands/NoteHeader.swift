@@ -35,9 +35,12 @@ struct NoteHeader: Equatable {
         var body: String
     }
 
-    var titleLine: String { "Title: " + MarkdownFormat.escapeHeading(title) }
-    var tagsLine: String { "Tags: " + tags.map(MarkdownFormat.escapeTag).joined(separator: ", ") }
-    var priorityLine: String { "Priority: " + priority.rawValue }
+    var titleLine: String { Self.line("Title", MarkdownFormat.escapeHeading(title)) }
+    var tagsLine: String { Self.line("Tags", tags.map(MarkdownFormat.escapeTag).joined(separator: ", ")) }
+    var priorityLine: String { Self.line("Priority", priority.rawValue) }
+
+    /// `Key: value`, or `Key:` for an empty value (no space at the end of the line).
+    static func line(_ key: String, _ value: String) -> String { value.isEmpty ? key + ":" : key + ": " + value }
 
     /// The text the editor opens: the header, an empty line, `body`.
     func render(body: String) -> String {
@@ -47,18 +50,20 @@ struct NoteHeader: Equatable {
     /// Reads an edited text (see the type's description).
     func parse(_ text: String) throws(Problem) -> Edited {
         var edited = Edited(body: "")
-        var rest = Substring(text)
+        // Split by scalars: a String's characters join "\r\n" into one.
+        var rest = Substring(text).unicodeScalars
         var number = 0
         var seen: Set<String> = []
         while !rest.isEmpty {
             let end = rest.firstIndex(of: "\n") ?? rest.endIndex
-            var line = String(rest[..<end])
-            rest = end == rest.endIndex ? "" : rest[rest.index(after: end)...]
+            var scalars = rest[..<end]
+            rest = end == rest.endIndex ? rest[end...] : rest[rest.index(after: end)...]
             number += 1
             // A structural line drops one CR before its LF (an editor that saves CRLF line ends).
-            if line.hasSuffix("\r") { line.removeLast() }
+            if scalars.last == "\r" { scalars = scalars.dropLast() }
+            let line = String(String.UnicodeScalarView(scalars))
             if line.isEmpty {
-                edited.body = String(rest)
+                edited.body = String(String.UnicodeScalarView(rest))
                 return edited
             }
             guard let colon = line.firstIndex(of: ":") else { throw Self.notHeader(line, number) }
