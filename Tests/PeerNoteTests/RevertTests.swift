@@ -55,6 +55,23 @@ struct RevertTests {
         #expect(d.note(n)?.body == "The brown fox")
     }
 
+    @Test("Reverting a change twice brings its deleted text back once; everything else of it is undone once too")
+    func revertTwice() throws {
+        let (d, n) = notebook()
+        try d.transaction(message: "cut") { () throws(PeerNoteError) in
+            try d.deleteText(n, range: 4 ..< 10)
+            try d.setNoteTitle(n, "Cut")
+            try d.addTag(n, "short")
+        }
+        let cut = try last(d)
+        try d.revert([cut])
+        let again = try d.revert([cut])
+        #expect(again.change == nil)
+        #expect(d.note(n)?.body == "The quick brown fox")
+        #expect(d.note(n)?.title == "Plan")
+        #expect(d.note(n)?.tags == [])
+    }
+
     @Test("A body replaced by setBody goes back whole, edits at several places")
     func setBodyIsReverted() throws {
         let (d, n) = notebook(body: "passport\ncharger\ntickets")

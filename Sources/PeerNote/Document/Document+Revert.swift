@@ -408,7 +408,22 @@ extension Document {
     /// visible elements of `inserted` are deleted (a delete per run of consecutive ids), and each
     /// stretch of consecutive elements of `deleted` (in list order; those `units` inserted left
     /// out) is inserted again right after its last element, before the element that follows it.
+    /// A stretch is not inserted again when the text right after it already is that text, typed
+    /// right after its last element (an earlier revert of the same change put it there): so
+    /// reverting a change twice brings its deleted text back once.
     private func revertText(of note: LocalID, body: ListCRDT<Unicode.Scalar>, inserted: IDRanges, deleted: IDRanges, units: IDRanges) -> [RevertStep] {
+        // The body in list order, tombstones included: ids, left origins, state, scalars.
+        var ids: [LocalID] = [], lefts: [LocalID] = [], gone: [Bool] = [], scalars: [Unicode.Scalar] = []
+        ids.reserveCapacity(body.totalCount)
+        body.forEachRunWithOrigins { first, length, left, _, isDeleted in
+            for k in 0 ..< length {
+                ids.append(first.advanced(by: k))
+                lefts.append(k == 0 ? left : first.advanced(by: k - 1))
+                gone.append(isDeleted)
+            }
+        }
+        body.forEachRun { _, _, _, content in scalars.append(contentsOf: content) }
+        guard scalars.count == ids.count else { return [] }
         var steps: [RevertStep] = []
         var deleteStart = LocalID.none, deleteLength = 0
         var stretch: [Unicode.Scalar] = []
@@ -417,34 +432,37 @@ extension Document {
             if deleteLength > 0 { steps.append(.delete(note: note, target: deleteStart, length: deleteLength)) }
             deleteLength = 0
         }
-        func flushStretch(before next: LocalID) {
-            if !stretch.isEmpty { steps.append(.insert(note: note, left: stretchLast, right: next, scalars: stretch)) }
-            stretch = []
+        /// Ends the stretch before element `next` (`ids.count`: the end of the body).
+        func flushStretch(before next: Int) {
+            defer { stretch = [] }
+            guard !stretch.isEmpty else { return }
+            let end = next + stretch.count
+            if next < ids.count, lefts[next] == stretchLast, end <= ids.count,
+               !gone[next ..< end].contains(true), scalars[next ..< end].elementsEqual(stretch) { return }
+            steps.append(.insert(note: note, left: stretchLast, right: next < ids.count ? ids[next] : .none, scalars: stretch))
         }
-        body.forEachRun { first, length, isDeleted, content in
-            for k in 0 ..< length {
-                let id = first.advanced(by: k)
-                if !isDeleted, inserted.contains(id) {
-                    flushStretch(before: id)
-                    if deleteLength > 0, deleteStart.agent == id.agent, Int(deleteStart.counter) + deleteLength == Int(id.counter) {
-                        deleteLength += 1
-                    } else {
-                        flushDelete()
-                        deleteStart = id
-                        deleteLength = 1
-                    }
-                } else if isDeleted, deleted.contains(id), !units.contains(id) {
-                    flushDelete()
-                    stretch.append(content[content.startIndex + k])
-                    stretchLast = id
+        for i in ids.indices {
+            let id = ids[i]
+            if !gone[i], inserted.contains(id) {
+                flushStretch(before: i)
+                if deleteLength > 0, deleteStart.agent == id.agent, Int(deleteStart.counter) + deleteLength == Int(id.counter) {
+                    deleteLength += 1
                 } else {
                     flushDelete()
-                    flushStretch(before: id)
+                    deleteStart = id
+                    deleteLength = 1
                 }
+            } else if gone[i], deleted.contains(id), !units.contains(id) {
+                flushDelete()
+                stretch.append(scalars[i])
+                stretchLast = id
+            } else {
+                flushDelete()
+                flushStretch(before: i)
             }
         }
         flushDelete()
-        flushStretch(before: .none)
+        flushStretch(before: ids.count)
         return steps
     }
 }
