@@ -51,16 +51,24 @@ indirect enum HistoryJSON {
         }
     }
 
+    /// Every note's title (deleted notes' too), made once: `Document.note(_:)` makes a note's
+    /// body too, which for each change of a long log would cost the body's length.
+    static func titles(_ document: Document) -> [NoteID: String] {
+        var titles: [NoteID: String] = [:]
+        for n in document.notes + document.deletedNotes { titles[n.id] = n.title }
+        return titles
+    }
+
     /// What a change did to one note: `{"note": id, "title": …, "change": "added"|"deleted"|"edited", "summary": …}`
     /// (`title` is the note's title now; `change` as `pnmerge diff --json` names it).
-    static func notePart(_ part: SummaryPart, in document: Document) -> HistoryJSON? {
+    static func notePart(_ part: SummaryPart, titles: [NoteID: String]) -> HistoryJSON? {
         guard let id = part.note else { return nil }
         let change = switch part.kind {
         case .added: "added"
         case .deleted: "deleted"
         default: "edited"
         }
-        return .object([("note", .string(id.description)), ("title", .string(document.note(id)?.title ?? "")),
+        return .object([("note", .string(id.description)), ("title", .string(titles[id] ?? "")),
                         ("change", .string(change)), ("summary", .string(part.text))])
     }
 }

@@ -62,7 +62,8 @@ extension PeerNoteCLI {
 
         /// `pnmerge log --json`'s objects (the same keys, in the same order), newest first.
         static func json(_ entries: [HistoryEntry], heads: Set<ChangeID>, in document: Document) -> HistoryJSON {
-            .array(entries.map { e in
+            let titles = HistoryJSON.titles(document)
+            return .array(entries.map { e in
                 .object([
                     ("id", .string(e.id.fullDescription)),
                     ("short", .string(e.id.description)),
@@ -73,7 +74,7 @@ extension PeerNoteCLI {
                     ("dependencies", .strings(e.dependencies.map(\.fullDescription))),
                     ("operations", .int(e.operationCount)),
                     ("head", .bool(heads.contains(e.id))),
-                    ("notes", .array(e.summaryParts.compactMap { HistoryJSON.notePart($0, in: document) })),
+                    ("notes", .array(e.summaryParts.compactMap { HistoryJSON.notePart($0, titles: titles) })),
                 ])
             })
         }

@@ -47,7 +47,8 @@ extension PeerNoteCLI {
                 for text in changes { ids += try document.findChanges(text) }
                 let done = try document.revert(ids, message: message.message)
                 result = done
-                summary = done.summaryParts.compactMap { HistoryJSON.notePart($0, in: document) }
+                let titles = HistoryJSON.titles(document)
+                summary = done.summaryParts.compactMap { HistoryJSON.notePart($0, titles: titles) }
             }
             guard let result else { return }
             if json {

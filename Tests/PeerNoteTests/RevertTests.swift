@@ -230,6 +230,35 @@ struct RevertTests {
         #expect(d.note(n)?.isDeleted == true)
     }
 
+    @Test("A deleted note's edits are not undone (a notice says so) and the revert leaves no deleted-while-edited conflict; one it restores is restored first")
+    func deletedNoteIsLeftAlone() throws {
+        let (d, n) = notebook(body: "abc")
+        try d.insertText(n, at: 3, "def")
+        let typed = try last(d)
+        try d.deleteNote(n)
+        let result = try d.revert([typed])
+        #expect(result.change == nil)
+        #expect(result.notices.map(\.message).contains { $0.contains("is deleted: what the changes did to it is not undone") })
+        #expect(d.conflicts.isEmpty)
+        // Reverting the deletion and the typing together restores the note, then undoes the typing.
+        let deletion = try last(d)
+        try d.revert([deletion, typed])
+        #expect(d.note(n)?.isDeleted == false)
+        #expect(d.note(n)?.body == "abc")
+        #expect(d.conflicts.isEmpty)
+        // Reverting a restore that came with an edit: the edit is undone, then the note deleted.
+        try d.deleteNote(n)
+        try d.transaction(message: "restore and edit") { () throws(PeerNoteError) in
+            try d.restoreNote(n)
+            try d.insertText(n, at: 0, ">")
+        }
+        let both = try last(d)
+        try d.revert([both])
+        #expect(d.note(n)?.isDeleted == true)
+        #expect(d.note(n)?.body == "abc")
+        #expect(d.conflicts.isEmpty)
+    }
+
     @Test("A move is undone (the note goes back to its place), and redone by reverting the revert")
     func moveIsUndone() throws {
         let d = Document(title: "Notebook", author: "alice")

@@ -116,6 +116,9 @@ extension Document {
     /// - a note they created is deleted (and nothing else of theirs on it is undone); a note they
     ///   deleted is restored, one they restored is deleted again; a move puts the note back at the
     ///   place it had (a new place right after that one).
+    /// - a note that stays deleted is left alone, with a notice (an edit of a deleted note would
+    ///   read as made while it was deleted, a `Conflict.deletedWhileEdited`); a note the revert
+    ///   restores is restored before the rest is undone, one it deletes is deleted after.
     ///
     /// Reverting the new change restores what `changes` did: its deletes are reinserted, its
     /// inserts deleted, its register writes go forward again. Ops of a newer format version are
@@ -239,34 +242,38 @@ extension Document {
         var notices: [RevertNotice] = []
         let createdSet = Set(created)
 
-        // Registers: the notebook's title first, then each note's in the order they came.
+        // Each register's step. Edits of a deleted note would read as made while it was deleted
+        // (a deleted-while-edited conflict), so a note is restored before anything else of it is
+        // undone, deleted only after, and left alone while it stays deleted.
+        var registerSteps: [RegisterKey: RevertStep] = [:]
         for key in registerOrder {
-            let note: LocalID?
             switch key {
-            case .notebookTitle: note = nil
-            case .title(let n), .priority(let n), .deleted(let n), .position(let n): note = n
+            case .title(let n), .priority(let n), .deleted(let n), .position(let n): if createdSet.contains(n) { continue }
+            case .notebookTitle: break
             }
-            if let note, createdSet.contains(note) { continue }
             guard let ids = writes[key], let step = revertRegister(key, writes: ids, units: units, log: log, state: state, notices: &notices) else { continue }
-            steps.append(step)
+            registerSteps[key] = step
         }
-        // Notes they created are deleted.
-        for n in created {
-            guard let ns = state.note(n), !ns.isDeleted else { continue }
-            steps.append(.op(.deleteNote(note: n, preds: ns.deleted.ids)))
-        }
+        if let step = registerSteps[.notebookTitle] { steps.append(step) }
+        var deletions: [RevertStep] = []
         for n in noteOrder where !createdSet.contains(n) {
             guard let ns = state.note(n) else { continue }
             let name = "note \(noteID(n).short) \"\((ns.title.value ?? "").clippedForMessage())\""
+            var live = !ns.isDeleted
+            if let step = registerSteps[.deleted(n)] {
+                if case .op(.restoreNote) = step { steps.append(step); live = true } else { deletions.append(step) }
+            }
+            var edits: [RevertStep] = []
+            for key in [RegisterKey.title(n), .priority(n), .position(n)] { if let step = registerSteps[key] { edits.append(step) } }
             // Tags they added: that add is removed; tags they removed come back.
             var removed: Set<ExactString> = []
             for (tag, group) in Self.grouped(tagAdds[n] ?? []) {
                 let present = ns.adds(of: tag)
-                let live = group.filter(present.contains)
-                guard !live.isEmpty else { continue }
-                steps.append(.op(.removeTag(note: n, tag, removes: live.sorted())))
+                let held = group.filter(present.contains)
+                guard !held.isEmpty else { continue }
+                edits.append(.op(.removeTag(note: n, tag, removes: held.sorted())))
                 removed.insert(ExactString(tag))
-                let others = present.filter { !live.contains($0) }
+                let others = present.filter { !held.contains($0) }
                 if !others.isEmpty {
                     notices.append(RevertNotice(note: noteID(n), message: "\(name) keeps tag \"\(tag)\": \(Self.writers(others, log: log)) also added it"))
                 }
@@ -276,14 +283,25 @@ extension Document {
                 let key = ExactString(tag)
                 guard !added.contains(key), !removed.contains(key), ns.adds(of: tag).isEmpty,
                       removes.contains(where: { !units.contains($0) }) else { continue }
-                steps.append(.op(.addTag(note: n, tag)))
+                edits.append(.op(.addTag(note: n, tag)))
                 added.insert(key)
             }
             // Text: one pass over the body in list order.
             if inserted[n] != nil || deleted[n] != nil {
-                steps += revertText(of: n, body: ns.body, inserted: inserted[n] ?? IDRanges(), deleted: deleted[n] ?? IDRanges(), units: units)
+                edits += revertText(of: n, body: ns.body, inserted: inserted[n] ?? IDRanges(), deleted: deleted[n] ?? IDRanges(), units: units)
+            }
+            if live {
+                steps += edits
+            } else if !edits.isEmpty {
+                notices.append(RevertNotice(note: noteID(n), message: "\(name) is deleted: what the changes did to it is not undone (restore it, then revert again)"))
             }
         }
+        // Notes they created are deleted, after everything else.
+        for n in created {
+            guard let ns = state.note(n), !ns.isDeleted else { continue }
+            deletions.append(.op(.deleteNote(note: n, preds: ns.deleted.ids)))
+        }
+        steps += deletions
         if unknown > 0 {
             notices.append(RevertNotice(note: nil, message: "\(unknown) op(s) of a newer format version not undone (this version cannot tell what they did)"))
         }
