@@ -60,13 +60,18 @@ struct HistoryView {
     let parents: [[Int]]
     /// 0 for the newest entry (by time, then change id).
     let rank: [Int]
+    /// Every note's title now (deleted notes' too), for the notes each change touched.
+    let titles: [NoteID: String]
 
     init(_ document: Document) {
-        self.init(entries: document.history, heads: document.heads)
+        var titles: [NoteID: String] = [:]
+        for n in document.notes + document.deletedNotes { titles[n.id] = n.title }
+        self.init(entries: document.history, heads: document.heads, titles: titles)
     }
 
-    init(entries: [HistoryEntry], heads: [ChangeID]) {
+    init(entries: [HistoryEntry], heads: [ChangeID], titles: [NoteID: String] = [:]) {
         self.entries = entries
+        self.titles = titles
         self.heads = Set(heads)
         var index: [ChangeID: Int] = [:]
         for (i, e) in entries.enumerated() { index[e.id] = i }
@@ -169,7 +174,21 @@ struct HistoryView {
                 ("dependencies", .strings(e.dependencies.map(\.fullDescription))),
                 ("operations", .int(e.operationCount)),
                 ("head", .bool(heads.contains(e.id))),
+                ("notes", .array(e.summaryParts.compactMap(notePart))),
             ])
         })
+    }
+
+    /// What a change did to one note: `{"note": id, "title": its title now, "change":
+    /// "added"|"deleted"|"edited", "summary": …}` (`change` as `diff --json` names it).
+    func notePart(_ part: SummaryPart) -> JSONValue? {
+        guard let id = part.note else { return nil }
+        let change = switch part.kind {
+        case .added: "added"
+        case .deleted: "deleted"
+        default: "edited"
+        }
+        return .object([("note", .string(id.description)), ("title", .string(titles[id] ?? "")),
+                        ("change", .string(change)), ("summary", .string(part.text))])
     }
 }

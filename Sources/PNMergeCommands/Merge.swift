@@ -143,6 +143,7 @@ enum MergeOperation {
                 merged.report.bytesWritten = outcome.byteCount
                 merged.report.mineChangedMeanwhile = outcome.mergedMeanwhile > 0
             } catch { throw CLIFailure(writing: error) }
+            merged.report.revertFile = target
             return merged.report
         }
         let bytes = merged.finishing { document.save(.compact) }
@@ -159,6 +160,8 @@ enum MergeOperation {
             }
         }
         report.bytesWritten = bytes.count
+        // Not for a result written to standard output or a device (`-o /dev/null`): no file to revert in.
+        if target != "-" && !Inputs.isNotAFile(target) { report.revertFile = target }
         return report
     }
 
@@ -255,6 +258,7 @@ enum MergeOperation {
         // MINE's conflicts as read (the merge below may change MINE in place).
         let mineConflicts = document.conflicts
         var inputs: [MergeReport.Input] = []
+        var brought: [ChangeRange] = []
         var overlaps: [TextOverlap] = []
         var pending: OverlapSearch?
         for (i, other) in others.enumerated() {
@@ -275,6 +279,7 @@ enum MergeOperation {
                 throw CLIFailure(.invalidInput, "\(other.name): \(error)")
             }
             inputs.append(.init(file: other.path, changesByAuthor: summary.changesByAuthor, fieldsAdded: summary.fieldsAdded))
+            brought += document.changesBrought(by: summary)
             if i == others.count - 1 {
                 pending = document.overlapSearch(of: summary)
             } else {
@@ -282,11 +287,12 @@ enum MergeOperation {
             }
         }
         let after = document.notebook, conflicts = after.conflicts
-        let report = MergeReport(documentID: document.id, mine: base.path, output: output, dryRun: dryRun, inputs: inputs,
+        var report = MergeReport(documentID: document.id, mine: base.path, output: output, dryRun: dryRun, inputs: inputs,
                                  diff: NotebookDiff(from: before, placed: placesBefore, to: after, placed: document.notePlaces, deletedBefore: deletedBefore), notebook: after, conflicts: conflicts,
                                  // Only MINE's: a conflict a THEIRS brought is news to MINE's owner.
                                  earlierConflicts: ConflictAge.earlier(conflicts, had: mineConflicts),
                                  overlaps: overlaps, sharedTitles: SharedTitle.newlyShared(before: before, after: after))
+        report.brought = brought
         return Combined(document: document, report: report, pendingSearch: pending)
     }
 }

@@ -42,6 +42,18 @@ struct MergeReport {
     /// Whether MINE changed (another program wrote it) while the merge ran; what it then held was
     /// merged in before writing, so the file holds more than this report lists.
     var mineChangedMeanwhile = false
+    /// The changes the merge brought in (those the other copies had and MINE lacked).
+    var brought: [ChangeRange] = []
+    /// The file written that holds the result, when `pnmerge merge` wrote one (not the git
+    /// driver's temporary OURS, standard output or a device): what the revert command names.
+    var revertFile: String?
+
+    /// `peernote revert FILE CHANGES…`: the one command that undoes what the merge brought in,
+    /// when it wrote a file and brought changes.
+    var revertCommand: String? {
+        guard let file = revertFile, !brought.isEmpty else { return nil }
+        return "peernote revert \(ShellQuote.path(file)) " + brought.map(\.description).joined(separator: " ")
+    }
 
     var changes: Int { inputs.reduce(0) { $0 + $1.changes } }
     var upToDate: Bool { changes == 0 && inputs.allSatisfy { $0.fieldsAdded == 0 } }
@@ -91,6 +103,7 @@ struct MergeReport {
                 lines.append("\(mineName) changed while this merge ran (another program wrote it); what it held then was merged in too.")
             }
             lines.append("Wrote \(outName) (\(Text.count(n, "byte"))).")
+            if let command = revertCommand { lines.append("To undo what it brought in: \(DisplayText.oneLine(command))") }
         } else if dryRun {
             lines.append("Dry run: nothing written" + (upToDate && output == mine ? "." : " (would write \(outName))."))
         }
@@ -178,6 +191,7 @@ struct MergeReport {
             ("conflicts", Self.conflictsJSON(conflicts, earlier: earlierConflicts, in: notebook, style: style, resolvingIn: resultFile)),
             ("overlaps", Self.overlapsJSON(overlaps)),
             ("sharedTitles", SharedTitle.json(sharedTitles)),
+            ("revert", .optional(revertCommand)),
         ])
     }
 

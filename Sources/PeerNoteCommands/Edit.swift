@@ -11,8 +11,11 @@ extension PeerNoteCLI {
             discussion: """
                 All the changes given are recorded as one change. A new body is compared with the \
                 current one and recorded as the characters inserted and deleted, so edits made \
-                meanwhile to other copies still merge. --editor opens the body in $VISUAL, else \
-                $EDITOR, else vi; nothing is recorded when the editor fails or nothing changed.
+                meanwhile to other copies still merge. --editor opens the whole note in $VISUAL, \
+                else $EDITOR, else vi: a header (Title:, Tags:, Priority:), an empty line, then the \
+                body; each part changed is recorded as its own kind of edit (--title, --add-tag, \
+                --remove-tag and --priority given with it fill the header in). Nothing is recorded \
+                when the editor fails or nothing changed.
                 """
         )
 
@@ -27,7 +30,7 @@ extension PeerNoteCLI {
 
         @OptionGroup var body: BodyOptions
 
-        @Flag(help: "Edit the body with $VISUAL or $EDITOR.")
+        @Flag(help: "Edit the whole note (a header with its title, tags and priority, then its body) with $VISUAL or $EDITOR.")
         var editor = false
 
         @Option(name: .customLong("add-tag"), parsing: .unconditionalSingleValue, help: ArgumentHelp("Add tag TAG (repeatable).", valueName: "TAG"))
@@ -72,7 +75,7 @@ extension PeerNoteCLI {
                 let before = document.conflicts(of: target.id)
                 try apply(to: document, target, body: newBody)
                 closed = ConflictListing.closed(before, document.conflicts(of: target.id), note: target, in: document, path: file)
-                warning = sharedTitleWarning(renaming: target, in: document)
+                warning = title.flatMap { sharedTitleWarning(renaming: target, to: $0, in: document) }
             }
             for line in tagNotices + closed { Failure.report(line) }
             if !changed { Failure.report("\(file): no changes; nothing recorded") }
@@ -99,11 +102,11 @@ extension PeerNoteCLI {
             return lines
         }
 
-        /// When --title gave `target` (as it was before this edit) a new title that other live
-        /// notes have in `document` (after it, the note still live), the warning that the title
-        /// no longer names one note.
-        func sharedTitleWarning(renaming target: Note, in document: Document) -> String? {
-            guard let title, !target.title.hasSameScalars(as: title), let now = document.note(target.id),
+        /// When the edit gave `target` (as it was before this edit) a new title, `title`, that other
+        /// live notes have in `document` (after it, the note still live), the warning that the
+        /// title no longer names one note.
+        func sharedTitleWarning(renaming target: Note, to title: String, in document: Document) -> String? {
+            guard !target.title.hasSameScalars(as: title), let now = document.note(target.id),
                   !now.isDeleted, now.title.hasSameScalars(as: title) else { return nil }
             return NoteLookup.sharedTitleWarning(title, of: target.id, in: document, path: file)
         }
@@ -136,6 +139,14 @@ extension PeerNoteCLI {
             }
         }
 
+        /// The header the editor opens with: the note's title, tags and priority, with what
+        /// --title, --add-tag, --remove-tag and --priority ask for already applied.
+        func prefilledHeader(of target: Note) -> NoteHeader {
+            var tags = target.tags.filter { !removeTags.containsScalars(of: $0) }
+            for tag in addTags where !tags.containsScalars(of: tag) { tags.append(tag) }
+            return NoteHeader(title: title ?? target.title, tags: tags, priority: priority?.priority ?? target.priority)
+        }
+
         /// The editor may stay open for long, so the file is not locked meanwhile: the edit is
         /// made on the document as it was read, then merged, under the lock, into the file as it
         /// is by then, so changes other commands made in the meantime are kept.
@@ -148,7 +159,8 @@ extension PeerNoteCLI {
             let target = try NoteLookup.find(note, in: snapshot, path: file)
             try checkRemovedTags(of: target)
             let tagNotices = unchangedTags(of: target)
-            let session = try EditorSession(text: target.body, notebook: file)
+            let header = prefilledHeader(of: target)
+            let session = try EditorSession(text: header.render(body: target.body), notebook: file)
             let ran: Duration
             do { ran = try session.run() } catch {
                 // Text typed before the editor failed (vim exits 1 after :wq when a command
@@ -173,10 +185,23 @@ extension PeerNoteCLI {
                 }
                 throw CLIFailure(error.status, error.message + " (the edited text is kept in \(session.file))")
             }
-            edited = Self.droppingAddedLineBreak(edited, original: target.body)
+            let fields: NoteHeader.Edited
+            do { fields = try header.parse(edited) } catch {
+                throw CLIFailure(.invalidInput, "\(file): the edited text: \(error.message); nothing was recorded (the edited text is kept in \(session.file))")
+            }
+            edited = Self.droppingAddedLineBreak(fields.body, original: target.body)
+            let newTitle = fields.title ?? header.title
             let before = snapshot.changeCount
             do {
-                try apply(to: snapshot, target, body: edited)
+                try snapshot.transaction(message: message.or("Edit \"\(target.title)\"")) {
+                    // Only what the header or an option changed: writing a value again would settle a conflict.
+                    if fields.title != nil || title != nil { try snapshot.setNoteTitle(target.id, newTitle) }
+                    try snapshot.setBody(target.id, edited)
+                    let tags = fields.tags ?? header.tags
+                    for tag in tags where !tag.isEmpty && !target.tags.containsScalars(of: tag) { try snapshot.addTag(target.id, tag) }
+                    for tag in target.tags where !tags.containsScalars(of: tag) { try snapshot.removeTag(target.id, tag) }
+                    if let p = fields.priority ?? priority?.priority { try snapshot.setPriority(target.id, p) }
+                }
             } catch let error as PeerNoteError {
                 session.remove()
                 throw CLIFailure(error, path: file)
@@ -197,7 +222,7 @@ extension PeerNoteCLI {
                     try current.merge(snapshot)
                     notices = Self.notices(after: current, target: target, bodyMeanwhile: bodyMeanwhile, editedBody: edited, path: file)
                     notices += ConflictListing.closed(before, current.conflicts(of: target.id), note: target, in: current, path: file)
-                    if let warning = sharedTitleWarning(renaming: target, in: current) { notices.append(warning) }
+                    if let warning = sharedTitleWarning(renaming: target, to: newTitle, in: current) { notices.append(warning) }
                 }
             } catch let failure as CLIFailure {
                 throw CLIFailure(failure.status, "\(failure.message) (the edited body is kept in \(session.file))")

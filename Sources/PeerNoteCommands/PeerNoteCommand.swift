@@ -25,8 +25,8 @@ public struct PeerNoteCLI: ParsableCommand {
             """,
         version: "peernote 0.1.0 (.peernote format: \(FormatInfo.summary))",
         subcommands: [New.self, Add.self, Edit.self, Remove.self, Restore.self, Move.self,
-                      Title.self, List.self, Export.self, Import.self,
-                      Show.self, Search.self, Conflicts.self, Resolve.self]
+                      Title.self, List.self, Show.self, Search.self, Conflicts.self, Resolve.self,
+                      Log.self, Blame.self, Revert.self, Export.self, Import.self]
     )
 
     public init() {}
@@ -131,7 +131,7 @@ public struct PeerNoteCLI: ParsableCommand {
     }
 
     /// The commands that record a message (`-m`).
-    static let messageCommands: Set<String> = ["add", "edit", "import", "move", "rm", "restore", "title", "resolve"]
+    static let messageCommands: Set<String> = ["add", "edit", "import", "move", "rm", "restore", "resolve", "revert", "title"]
 
     /// The options whose value is taken as it is, even when it starts with a dash (`--body -5`,
     /// `--title --draft--`); `-m` is `--message`.

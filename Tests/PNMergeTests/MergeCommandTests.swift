@@ -411,13 +411,22 @@ struct MergeCommandTests {
         #expect(try dir.bytes("stale.peernote") == mineBytes && dir.bytes("fresh.peernote") == theirsBytes)
         let inPlace = pnmerge(["merge", mine, theirs])
         #expect(out.status == 0 && dry.status == 0 && inPlace.status == 0, "\(out.err)\(dry.err)\(inPlace.err)")
-        // The first line names the action and the last what was written; the rest is the same,
-        // but for the file each conflict's resolving command names (none for a dry run).
+        // The first line names the action and the last ones what was written and how to undo it
+        // (a dry run writes nothing); the rest is the same, but for the file each conflict's
+        // resolving command names (none for a dry run).
         func body(_ text: String) -> [String] {
-            Array(text.split(separator: "\n").map { String($0.components(separatedBy: "; resolve: ")[0]) }.dropFirst().dropLast())
+            Array(text.split(separator: "\n").map { String($0.components(separatedBy: "; resolve: ")[0]) }.dropFirst().filter {
+                !$0.hasPrefix("Wrote ") && !$0.hasPrefix("To undo what it brought in: ") && !$0.hasPrefix("Dry run: ")
+            })
         }
         #expect(out.out.contains("; resolve: peernote resolve \(dir.path("out.peernote")) ") && inPlace.out.contains("; resolve: peernote resolve \(mine) ")
                 && !dry.out.contains("; resolve: "), "\(out.out)\n\(inPlace.out)\n\(dry.out)")
+        // The undo names the same changes, in the file each wrote.
+        func undo(_ text: String) -> String? { text.split(separator: "\n").last.map(String.init) }
+        #expect(undo(out.out)?.hasPrefix("To undo what it brought in: peernote revert \(dir.path("out.peernote")) ") == true, "\(out.out)")
+        #expect(undo(inPlace.out)?.hasPrefix("To undo what it brought in: peernote revert \(mine) ") == true, "\(inPlace.out)")
+        #expect(undo(out.out)?.split(separator: " ").last == undo(inPlace.out)?.split(separator: " ").last)
+        #expect(!dry.out.contains("To undo"), "a dry run wrote nothing to undo")
         #expect(body(out.out) == body(inPlace.out), "\(out.out)\n\(inPlace.out)")
         #expect(body(dry.out) == body(inPlace.out), "\(dry.out)\n\(inPlace.out)")
         #expect(out.out.contains("fresh.peernote: 42 changes (fay 42)") && out.out.contains("Conflicts (1)") && out.out.contains("Check (2)"), "\(out.out)")

@@ -5,7 +5,7 @@ import Testing
 /// The first word of a peernote command line.
 @Suite("peernote: a first word that is no command")
 struct CommandWordTests {
-    static let commandsLine = "Commands: new, add, edit, rm, restore, move, title, list, export, import, show, search, conflicts, resolve\n"
+    static let commandsLine = "Commands: new, add, edit, rm, restore, move, title, list, show, search, conflicts, resolve, log, blame, revert, export, import\n"
 
     @Test("A first word that is no command is named as that, with the command it likely meant, even when options follow",
           arguments: [

@@ -182,7 +182,7 @@ struct EndToEndTests {
         let kept = try tmp.entries()
         #expect(kept.count == 1)
         if let name = kept.first {
-            #expect(try String(contentsOfFile: tmp.path + "/" + name, encoding: .utf8) == "The quick red fox jumps over the lazy dog.")
+            #expect(try String(contentsOfFile: tmp.path + "/" + name, encoding: .utf8) == "Title: Alpha\nTags:\nPriority: normal\n\nThe quick red fox jumps over the lazy dog.")
             try FileManager.default.removeItem(atPath: tmp.path + "/" + name)
         }
         let untouched = try Binary.run(["edit", "n.peernote", "Alpha", "--editor"], in: dir, env: ["EDITOR": "false", "TMPDIR": tmp.path])
@@ -190,11 +190,12 @@ struct EndToEndTests {
         #expect(untouched.stderr == "peernote: n.peernote: the editor (false) exited with status 1; nothing was recorded\n", "\(untouched.stderr)")
         #expect(try tmp.entries().isEmpty)
 
-        // Text that is not UTF-8 is refused, and kept for the user rather than thrown away.
+        // Text that is not UTF-8 is refused, and kept for the user rather than thrown away (the
+        // offset counts the header's 37 bytes before the body's 44).
         let binary = try dir.write("binary.sh", "#!/bin/sh\nprintf '\\377' >> \"$1\"\n", executable: true)
         let bad = try Binary.run(["edit", "n.peernote", "Alpha", "--editor"], in: dir, env: ["EDITOR": binary, "TMPDIR": tmp.path])
         #expect(bad.status == 65)
-        #expect(bad.stderr.hasPrefix("peernote: n.peernote: the edited text is not valid UTF-8 at offset 44; nothing was recorded (the edited text is kept in \(tmp.path)/peernote-"), "\(bad.stderr)")
+        #expect(bad.stderr.hasPrefix("peernote: n.peernote: the edited text is not valid UTF-8 at offset 81; nothing was recorded (the edited text is kept in \(tmp.path)/peernote-"), "\(bad.stderr)")
         #expect(try tmp.entries().count == 1)
         #expect(try dir.bytes("n.peernote") == before)
 
@@ -439,8 +440,9 @@ struct EndToEndTests {
             #expect(r.status == 0 && r.stderr.isEmpty, "\(args): \(r.stderr)")
         }
 
-        // edit --title with --editor warns too, once the edit is merged in.
-        let script = try dir.write("editor.sh", "#!/bin/sh\nprintf 'new body' > \"$1\"\n", executable: true)
+        // edit --title with --editor warns too, once the edit is merged in (the header holds the
+        // title --title gave; the note's body, empty, follows it).
+        let script = try dir.write("editor.sh", "#!/bin/sh\nprintf 'new body' >> \"$1\"\n", executable: true)
         let viaEditor = try Binary.run(["edit", "n.peernote", "Gone", "--title", "caf\u{E9}", "--editor"], in: dir, env: ["EDITOR": script])
         #expect(viaEditor.status == 0)
         #expect(viaEditor.stderr.hasPrefix("peernote: n.peernote: warning: note ") && viaEditor.stderr.contains(" \"caf\u{E9}\" has this title too"),

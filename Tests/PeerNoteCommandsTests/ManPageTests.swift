@@ -31,7 +31,7 @@ struct PeerNoteManPageTests {
     func everyOption() throws {
         let page = try text()
         let dir = try TempDir()
-        let commands = ["new", "add", "edit", "rm", "restore", "move", "title", "list", "export", "import",
+        let commands = ["new", "add", "blame", "edit", "rm", "restore", "revert", "move", "title", "list", "log", "export", "import",
                         "conflicts", "resolve", "search", "show"]
         let commandsStart = try #require(page.range(of: "\n.SH COMMANDS\n"))
         let optionsStart = try #require(page.range(of: "\n.SH OPTIONS\n"))

@@ -163,8 +163,8 @@ struct ParsingTests {
     @Test("Every subcommand's help renders, and the command names are the documented ones")
     func help() {
         let names = PeerNoteCLI.configuration.subcommands.compactMap { $0.configuration.commandName ?? String(describing: $0).lowercased() }
-        #expect(names == ["new", "add", "edit", "rm", "restore", "move", "title", "list", "export", "import",
-                          "show", "search", "conflicts", "resolve"])
+        #expect(names == ["new", "add", "edit", "rm", "restore", "move", "title", "list", "show", "search", "conflicts", "resolve",
+                          "log", "blame", "revert", "export", "import"])
         for sub in PeerNoteCLI.configuration.subcommands {
             #expect(!PeerNoteCLI.helpMessage(for: sub).isEmpty)
         }

@@ -55,8 +55,9 @@ extension Document {
         for n in order {
             guard let t = tallies[n] else { continue }
             let name = "\"\(state.note(n)?.title.value ?? "?")\""
-            if t.created { parts.append(SummaryPart(kind: .added, text: "added \(t.title.map { "\"\($0)\"" } ?? name)")); continue }
-            if t.removed { parts.append(SummaryPart(kind: .deleted, text: "deleted \(name)")); continue }
+            let id = noteID(n)
+            if t.created { parts.append(SummaryPart(kind: .added, text: "added \(t.title.map { "\"\($0)\"" } ?? name)", note: id)); continue }
+            if t.removed { parts.append(SummaryPart(kind: .deleted, text: "deleted \(name)", note: id)); continue }
             var what: [String] = []
             if t.restored { what.append("restored") }
             if let v = t.title { what.append("retitled \"\(v)\"") }
@@ -66,7 +67,7 @@ extension Document {
             if let p = t.priority { what.append("priority \(p.rawValue)") }
             if t.moved { what.append("moved") }
             let current = state.note(n)?.title.value ?? "?"
-            parts.append(SummaryPart(kind: .changed, text: what.joined(separator: ", ") + (t.title == nil ? " " + name : (t.title == current ? "" : " (now \(name))"))))
+            parts.append(SummaryPart(kind: .changed, text: what.joined(separator: ", ") + (t.title == nil ? " " + name : (t.title == current ? "" : " (now \(name))")), note: id))
         }
         if unknown > 0 { parts.append(SummaryPart(kind: .newerFormat, text: "\(unknown) op(s) of a newer format version")) }
         return parts

@@ -365,7 +365,7 @@ public final class Document {
 
     /// The time of the change the next local op opens, if it opens one (else 0). The clock is
     /// read here, outside any access to `core` (it is the caller's code and may read the document).
-    private func changeTime() -> Int64 {
+    func changeTime() -> Int64 {
         switch core.changeClock {
         case .noChange: return 0
         case .system: return Self.systemSeconds()
@@ -389,7 +389,7 @@ public final class Document {
     }
 
     /// Appends a local op (opening this transaction's change if needed) and applies it.
-    private func appendLocal(_ body: OpBody, length: Int) {
+    func appendLocal(_ body: OpBody, length: Int) {
         let time = changeTime()
         core.appendLocal(body, length: length, time: time)
     }

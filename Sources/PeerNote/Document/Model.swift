@@ -137,6 +137,9 @@ public struct HistoryEntry: Equatable, Sendable {
     /// `summary` in its parts (joined by "; " they are `summary`): one per note the change
     /// touched, in the order it touched them, after the notebook's title when it set that.
     public var summaryParts: [SummaryPart] = []
+    /// The notes the change touched (created, retitled, typed in, tagged, prioritized, moved,
+    /// deleted or restored), in the order it first touched them: the `note` of each part that has one.
+    public var notes: [NoteID] { summaryParts.compactMap(\.note) }
 }
 
 /// One part of a change's summary: what the change did to the notebook's title or to one note.
@@ -157,6 +160,14 @@ public struct SummaryPart: Equatable, Sendable {
 
     public var kind: Kind
     public var text: String
+    /// The note the part tells of (nil for the notebook's title and for a newer version's ops).
+    public var note: NoteID?
+
+    public init(kind: Kind, text: String, note: NoteID? = nil) {
+        self.kind = kind
+        self.text = text
+        self.note = note
+    }
 }
 
 /// How two copies relate.
