@@ -23,12 +23,13 @@ struct DeflateError: Error, Equatable, CustomStringConvertible {
 /// bytes for hashing, hash the uncompressed bytes). `decompress` is strict: corrupt data,
 /// truncated data, trailing bytes and output beyond its limit all throw.
 enum Deflate {
-    /// The compression level of the canonical form. libdeflate's levels 10 to 12 search for the
-    /// shortest encoding of each block and cost several times level 9's time for about 1% fewer
-    /// bytes on notebooks; level 9 is the last level whose compact save of a 20,000-note
-    /// notebook stays within the time a merge may take (Benchmarks/NOTEBOOK.md has the figures
-    /// of each level).
-    static let level: Int32 = 9
+    /// The compression level of the canonical form: the highest of libdeflate's levels whose
+    /// time stays within what a merge may take. Level 6 compresses notes to within 0.2% of
+    /// zlib's level 6, in half its time; levels 7 to 9 save about 1% and levels 10 to 12 about 4%
+    /// on notes' text, but take 2 to 10 times as long, and on repetitive notes (the same line in
+    /// many notes) levels 7 to 12 take 10 to 600 times as long as level 6, more than a whole
+    /// merge of 2,000 notes may (Benchmarks/NOTEBOOK.md has the figures of each level).
+    static let level: Int32 = 6
 
     /// Compresses `input` as one raw DEFLATE stream.
     static func compress(_ input: [UInt8]) -> [UInt8] {
