@@ -244,8 +244,9 @@ extension NotebookDiff {
     /// compared (all of them when the baseline is whole).
     public init(from baseline: MergeBaseline, to document: Document) {
         if let whole = baseline.whole {
-            self.init(from: whole.notebook, placed: whole.places, to: document.notebook, placed: document.notePlaces,
-                      deletedBefore: whole.deleted)
+            let diff = NotebookDiff(from: whole.notebook, placed: whole.places, to: document.notebook, placed: document.notePlaces,
+                                    deletedBefore: whole.deleted)
+            (titleBefore, titleAfter, changes) = (diff.titleBefore, diff.titleAfter, diff.changes)
             return
         }
         titleBefore = baseline.title
