@@ -23,12 +23,13 @@ struct DeflateError: Error, Equatable, CustomStringConvertible {
 /// bytes for hashing, hash the uncompressed bytes). `decompress` is strict: corrupt data,
 /// truncated data, trailing bytes and output beyond its limit all throw.
 enum Deflate {
-    /// The compression level of the canonical form: the highest of libdeflate's levels whose
-    /// time stays within what a merge may take. Level 6 compresses notes to within 0.2% of
-    /// zlib's level 6, in half its time; levels 7 to 9 save about 1% and levels 10 to 12 about 4%
-    /// on notes' text, but take 2 to 10 times as long, and on repetitive notes (the same line in
-    /// many notes) levels 7 to 12 take 10 to 600 times as long as level 6, more than a whole
-    /// merge of 2,000 notes may (Benchmarks/NOTEBOOK.md has the figures of each level).
+    /// The compression level of the canonical form: the level that gives the smallest files
+    /// whose time stays within what a merge may take. On notebooks (Benchmarks/NOTEBOOK.md has
+    /// each level's figures), level 6 compresses to within 0.2% of zlib's level 6 in half its
+    /// time; level 7 saves at most 0.4% for half as much time again; levels 8 and 9 save 1 to
+    /// 3.5% but take 2 to 9 times as long, and levels 10 to 12 save 4 to 8% in 7 to 100 times
+    /// as long: at 20,000 notes, 0.2 s or more for the save alone, more than the whole merge
+    /// may take.
     static let level: Int32 = 6
 
     /// Compresses `input` as one raw DEFLATE stream.
