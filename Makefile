@@ -7,19 +7,19 @@ BIN := .build/release
 
 all: build
 
-# libcbor and zlib headers (Debian/Ubuntu), and mandoc, which the tests run to lint the man
-# pages. Skipped when already installed.
+# libcbor and libdeflate headers (Debian/Ubuntu), and mandoc, which the tests run to lint the
+# man pages. Skipped when already installed.
 deps:
-	@if ! pkg-config --exists libcbor 2>/dev/null || ! pkg-config --exists zlib 2>/dev/null || ! command -v mandoc >/dev/null; then \
-	  echo "Installing libcbor-dev, zlib1g-dev and mandoc"; \
-	  $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq libcbor-dev zlib1g-dev pkg-config mandoc >/dev/null; \
+	@if ! pkg-config --exists libcbor 2>/dev/null || ! pkg-config --exists libdeflate 2>/dev/null || ! command -v mandoc >/dev/null; then \
+	  echo "Installing libcbor-dev, libdeflate-dev and mandoc"; \
+	  $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq libcbor-dev libdeflate-dev pkg-config mandoc >/dev/null; \
 	fi
 
 build: deps
 	$(SWIFT) build
 
 # On Linux the release tools carry Swift's runtime (--static-swift-stdlib): they run where
-# Swift is not installed (they still need libcbor, zlib, libstdc++ and libgcc_s: README,
+# Swift is not installed (they still need libcbor, libdeflate, libstdc++ and libgcc_s: README,
 # Install), start in about 4 ms instead of 6, and a merge takes about 5 ms less
 # (Benchmarks/HISTORY.md, 2026-11-23, c604d28). Apple platforms have no static Swift runtime: there the flag is left out.
 STATIC_STDLIB := $(if $(filter Linux,$(shell uname -s)),--static-swift-stdlib)

@@ -20,9 +20,9 @@ let package = Package(
             providers: [.apt(["libcbor-dev"]), .brew(["libcbor"])]
         ),
         .systemLibrary(
-            name: "CZlib",
-            pkgConfig: "zlib",
-            providers: [.apt(["zlib1g-dev"]), .brew(["zlib"])]
+            name: "CLibDeflate",
+            pkgConfig: "libdeflate",
+            providers: [.apt(["libdeflate-dev"]), .brew(["libdeflate"])]
         ),
         // Allocator settings for the command-line tools' processes (not for the library).
         .target(name: "CAllocator"),
@@ -34,7 +34,7 @@ let package = Package(
         .target(
             name: "PeerNote",
             dependencies: [
-                "CLibCBOR", "CZlib", "CFileSystem", "CThreads",
+                "CLibCBOR", "CLibDeflate", "CFileSystem", "CThreads",
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),

@@ -13,14 +13,14 @@ let package = Package(
     targets: [
         // gunzip for the published .json.gz traces (the library's own Gzip helper is internal).
         .systemLibrary(
-            name: "CZlibBench",
-            pkgConfig: "zlib",
-            providers: [.apt(["zlib1g-dev"]), .brew(["zlib"])]
+            name: "CLibDeflateBench",
+            pkgConfig: "libdeflate",
+            providers: [.apt(["libdeflate-dev"]), .brew(["libdeflate"])]
         ),
         .target(
             name: "PNBenchKit",
             dependencies: [
-                "CZlibBench",
+                "CLibDeflateBench",
                 .product(name: "PeerNote", package: "PeerNote"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]

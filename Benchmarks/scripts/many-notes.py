@@ -13,9 +13,18 @@ build and command the median wall time (quartiles), CPU time and peak memory, fr
 
 Each folder must hold `peernote` and `pnmerge`. The notebook is built with the first folder's
 `peernote`, so every build reads the same files.
+
+With several sizes (`--notes 2000,20000,100000`), each is measured in turn and a scale table
+follows: per command, the median wall time at each size and its growth from the smallest size
+divided by the growth of n log2 n (at or below 1: no faster than n log n), and the peak memory
+beside the issue's bound of 20 MB plus three times the notebook's text.
+
+    python3 Benchmarks/scripts/many-notes.py --notes 2000,20000,100000 --runs 3 \
+        --only validate,list,edit,"merge -o","merge in place" .build/release
 """
 import argparse
 import json
+import math
 import os
 import shutil
 import statistics
@@ -83,36 +92,73 @@ def run(prepare, argv):
     return wall * 1000, (usage.ru_utime + usage.ru_stime) * 1000, usage.ru_maxrss / 1024
 
 
-def main():
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--notes", type=int, default=20000)
-    p.add_argument("--runs", type=int, default=5)
-    p.add_argument("--only", help="comma-separated command names to run (default: all)")
-    p.add_argument("tools", nargs="+", help="folders holding peernote and pnmerge")
-    a = p.parse_args()
+def measure(tools, count, runs, only):
+    """Per (tool folder, command): the runs' (wall ms, cpu ms, peak MB); and the notebook's text bytes."""
     work = tempfile.mkdtemp(prefix="pn-many-notes.")
     try:
-        base, mine, theirs = build(a.tools[0], work, a.notes)
-        print(f"{a.notes} notes: {os.path.getsize(mine)} bytes (mine), {os.path.getsize(theirs)} bytes (theirs)")
-        names = list(commands(a.tools[0], work, base, mine, theirs))
-        if a.only:
-            names = [n for n in names if n in a.only.split(",")]
-        results = {(t, n): [] for t in a.tools for n in names}
-        for _ in range(a.runs):
+        base, mine, theirs = build(tools[0], work, count)
+        with open(os.path.join(work, "notes.json")) as f:
+            text = sum(len(n["title"].encode()) + len(n["body"].encode()) + sum(len(t.encode()) for t in n["tags"])
+                       for n in json.load(f)["notes"])
+        print(f"{count} notes: {os.path.getsize(mine)} bytes (mine), {os.path.getsize(theirs)} bytes (theirs), "
+              f"{text} bytes of text")
+        names = list(commands(tools[0], work, base, mine, theirs))
+        if only:
+            names = [n for n in names if n in only.split(",")]
+        results = {(t, n): [] for t in tools for n in names}
+        for _ in range(runs):
             for n in names:
-                for t in a.tools:
+                for t in tools:
                     prepare, argv = commands(t, work, base, mine, theirs)[n]
                     results[(t, n)].append(run(prepare, argv))
         for n in names:
-            for t in a.tools:
+            for t in tools:
                 rs = results[(t, n)]
                 walls = sorted(r[0] for r in rs)
                 q = statistics.quantiles(walls, n=4) if len(walls) > 1 else [walls[0]] * 3
                 cpu = statistics.median(r[1] for r in rs)
                 rss = max(r[2] for r in rs)
                 print(f"{n:15} {t:30} wall {statistics.median(walls):7.1f} ms ({q[0]:.1f}-{q[2]:.1f})  cpu {cpu:7.1f} ms  peak {rss:6.1f} MB")
+        return names, results, text
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+def scale_table(sizes, measured, tools):
+    """Markdown: per tool and command, wall time (peak memory) at each size, and growth vs n log n."""
+    first = sizes[0]
+    nlogn = lambda n: n * math.log2(n)
+    head = "| command | " + " | ".join(f"{n:,} notes" for n in sizes) + " | growth / n log n, smallest to largest |"
+    lines = [head, "|---|" + "---|" * (len(sizes) + 1)]
+    names = measured[first][0]
+    for t in tools:
+        for name in names:
+            cells, walls = [], []
+            for n in sizes:
+                rs = measured[n][1][(t, name)]
+                wall = statistics.median(r[0] for r in rs)
+                peak = max(r[2] for r in rs)
+                bound = 20 + 3 * measured[n][2] / 1e6
+                walls.append(wall)
+                cells.append(f"{wall:.1f} ms, {peak:.1f} MB (bound {bound:.0f})")
+            growth = (walls[-1] / walls[0]) / (nlogn(sizes[-1]) / nlogn(first)) if len(sizes) > 1 else 1
+            label = name if len(tools) == 1 else f"{name} ({t})"
+            lines.append(f"| {label} | " + " | ".join(cells) + f" | {growth:.2f} |")
+    return "\n".join(lines)
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--notes", default="20000", help="notebook size, or comma-separated sizes for a scale table")
+    p.add_argument("--runs", type=int, default=5)
+    p.add_argument("--only", help="comma-separated command names to run (default: all)")
+    p.add_argument("tools", nargs="+", help="folders holding peernote and pnmerge")
+    a = p.parse_args()
+    sizes = sorted(int(x) for x in a.notes.split(",") if x)
+    measured = {n: measure(a.tools, n, a.runs, a.only) for n in sizes}
+    if len(sizes) > 1:
+        print()
+        print(scale_table(sizes, measured, a.tools))
 
 
 if __name__ == "__main__":

@@ -254,7 +254,8 @@ enum MergeOperation {
     static func combine(_ base: LoadedDocument, _ others: [LoadedDocument], output: String, dryRun: Bool,
                         appendingToMine: Bool, nothingWrittenNote: Bool = true) throws(CLIFailure) -> Combined {
         var document = base.document
-        let before = document.notebook, placesBefore = document.notePlaces, deletedBefore = document.deletedNoteIDs
+        // What the merge may change, taken before it: the notes the others' changes name.
+        let baseline = document.mergeBaseline(for: others.map(\.document))
         // MINE's conflicts as read (the merge below may change MINE in place).
         let mineConflicts = document.conflicts
         var inputs: [MergeReport.Input] = []
@@ -286,12 +287,16 @@ enum MergeOperation {
                 overlaps += document.textOverlaps(of: summary)
             }
         }
-        let after = document.notebook, conflicts = after.conflicts
+        let conflicts = document.conflicts
+        let diff = NotebookDiff(from: baseline, to: document)
+        // The notes' positions are read only for a conflict of concurrent moves.
+        let positioned = conflicts.contains { if case .position = $0 { true } else { false } }
+        let after = Notebook(id: document.id, title: document.title, notes: positioned ? document.notes : [], conflicts: conflicts)
         var report = MergeReport(documentID: document.id, mine: base.path, output: output, dryRun: dryRun, inputs: inputs,
-                                 diff: NotebookDiff(from: before, placed: placesBefore, to: after, placed: document.notePlaces, deletedBefore: deletedBefore), notebook: after, conflicts: conflicts,
+                                 diff: diff, notebook: after, conflicts: conflicts,
                                  // Only MINE's: a conflict a THEIRS brought is news to MINE's owner.
                                  earlierConflicts: ConflictAge.earlier(conflicts, had: mineConflicts),
-                                 overlaps: overlaps, sharedTitles: SharedTitle.newlyShared(before: before, after: after))
+                                 overlaps: overlaps, sharedTitles: SharedTitle.newlyShared(baseline: baseline, diff: diff, after: document))
         report.brought = brought
         return Combined(document: document, report: report, pendingSearch: pending)
     }

@@ -26,7 +26,8 @@ struct MergeReport {
     var inputs: [Input]
     /// MINE's notebook before the merge, to the merged one.
     var diff: NotebookDiff
-    /// The merged notebook (for conflict positions).
+    /// The merged notebook, for the positions of notes in conflicts: its notes are listed only
+    /// when a conflict needs their positions (one about concurrent moves), else it holds none.
     var notebook: Notebook
     /// Every open conflict of the merged document, deleted-while-edited notes included.
     var conflicts: [Conflict]
@@ -247,6 +248,31 @@ struct SharedTitle: Equatable {
     var title: String
     /// In the notebook's order.
     var notes: [NoteID]
+
+    /// The titles the merged `document`'s live notes share that its copy's did not before a
+    /// merge that changed it by `diff`, from `baseline` (taken before the merge). Only a note
+    /// that the merge added, restored or retitled can join a title: so only those notes' titles
+    /// are looked up, and the copy's count of each is the merged count less the notes the merge
+    /// named that have it now, plus those that had it before.
+    static func newlyShared(baseline: MergeBaseline, diff: NotebookDiff, after document: Document) -> [SharedTitle] {
+        if let before = baseline.wholeNotebook { return newlyShared(before: before, after: document.notebook) }
+        var candidates: [String] = []
+        for change in diff.changes {
+            let note: Note
+            switch change {
+            case .added(let n), .restored(let n): note = n
+            case .edited(_, let n, let fields) where fields.contains(.title): note = n
+            default: continue
+            }
+            if !note.title.isEmpty && !candidates.contains(where: { $0.hasSameScalars(as: note.title) }) { candidates.append(note.title) }
+        }
+        let named = Set(baseline.namedNotes), namedBefore = baseline.liveNamedNotes
+        return document.liveNotes(titled: candidates).compactMap { title, notes in
+            guard notes.count > 1 else { return nil }
+            let before = notes.count - notes.filter(named.contains).count + namedBefore.filter { $0.title.hasSameScalars(as: title) }.count
+            return before < 2 ? SharedTitle(title: title, notes: notes) : nil
+        }
+    }
 
     /// The titles `after`'s live notes share that `before`'s did not.
     static func newlyShared(before: Notebook, after: Notebook) -> [SharedTitle] {

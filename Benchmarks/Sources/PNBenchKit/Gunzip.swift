@@ -1,8 +1,10 @@
-import CZlibBench
+import CLibDeflateBench
 
-/// gunzip (RFC 1952, one or more members) through the system zlib, for the `.json.gz` traces.
+/// gunzip (RFC 1952, one or more members) through the system libdeflate, for the `.json.gz`
+/// traces.
 enum Gunzip {
-    /// Why a gzip stream could not be inflated; `offset` is the input byte offset reached.
+    /// Why a gzip stream could not be inflated; `offset` is the input byte offset of the member
+    /// that failed.
     struct Failure: Error, CustomStringConvertible {
         var offset: Int
         var message: String
@@ -13,55 +15,38 @@ enum Gunzip {
     /// and output beyond `maxOutput` bytes throw.
     static func decompress(_ input: [UInt8], maxOutput: Int = 1 << 30) throws(Failure) -> [UInt8] {
         guard !input.isEmpty else { throw Failure(offset: 0, message: "empty file, not gzip data") }
-        guard input.count < Int(UInt32.max) else { throw Failure(offset: 0, message: "input larger than 4 GiB") }
-        // zlib requires the z_stream not to move between calls: keep it on the heap.
-        let stream = UnsafeMutablePointer<z_stream>.allocate(capacity: 1)
-        stream.initialize(to: z_stream())
-        defer { stream.deinitialize(count: 1); stream.deallocate() }
-        guard inflateInit2_(stream, 15 + 16, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size)) == Z_OK else {
-            throw Failure(offset: 0, message: "zlib could not be initialised")
-        }
-        defer { inflateEnd(stream) }
-
+        guard let decompressor = libdeflate_alloc_decompressor() else { throw Failure(offset: 0, message: "out of memory") }
+        defer { libdeflate_free_decompressor(decompressor) }
         var output: [UInt8] = []
-        output.reserveCapacity(min(maxOutput, input.count * 8))
-        var chunk = [UInt8](repeating: 0, count: 1 << 18)
-        let result: Result<Void, Failure> = input.withUnsafeBufferPointer { inp in
-            guard let base = inp.baseAddress else { return .failure(Failure(offset: 0, message: "empty input")) }
-            stream.pointee.next_in = UnsafeMutablePointer(mutating: base)
-            stream.pointee.avail_in = UInt32(inp.count)
+        var offset = 0
+        while offset < input.count {
+            // Each member's last 4 bytes hold its size (mod 2^32); libdeflate is given a buffer
+            // that grows until the member fits.
+            var room = min(maxOutput - output.count, max(1 << 16, (input.count - offset) * 8))
             while true {
-                let (rc, produced) = chunk.withUnsafeMutableBufferPointer { c -> (Int32, Int) in
-                    stream.pointee.next_out = c.baseAddress
-                    stream.pointee.avail_out = UInt32(c.count)
-                    let rc = inflate(stream, Z_NO_FLUSH)
-                    return (rc, c.count - Int(stream.pointee.avail_out))
-                }
-                let offset = inp.count - Int(stream.pointee.avail_in)
-                if output.count + produced > maxOutput {
-                    return .failure(Failure(offset: offset, message: "decompressed data exceeds \(maxOutput) bytes"))
-                }
-                output.append(contentsOf: chunk[..<produced])
-                switch rc {
-                case Z_STREAM_END:
-                    if stream.pointee.avail_in == 0 { return .success(()) }
-                    // Another gzip member follows.
-                    guard inflateReset(stream) == Z_OK else {
-                        return .failure(Failure(offset: offset, message: "zlib could not be reset"))
+                var used = 0, made = 0
+                var status = LIBDEFLATE_SUCCESS
+                let member = input.withUnsafeBufferPointer { inp in
+                    [UInt8](unsafeUninitializedCapacity: room) { out, count in
+                        status = libdeflate_gzip_decompress_ex(decompressor, inp.baseAddress.map { $0 + offset }, inp.count - offset,
+                                                               out.baseAddress, out.count, &used, &made)
+                        count = status == LIBDEFLATE_SUCCESS ? made : 0
                     }
-                case Z_OK:
-                    continue
-                case Z_BUF_ERROR:
-                    if stream.pointee.avail_in == 0 || produced == 0 {
-                        return .failure(Failure(offset: offset, message: "truncated gzip data"))
-                    }
-                default:
-                    let detail = stream.pointee.msg.map { String(cString: $0) } ?? "zlib error \(rc)"
-                    return .failure(Failure(offset: offset, message: "corrupt gzip data (\(detail))"))
                 }
+                if status == LIBDEFLATE_SUCCESS {
+                    output += member
+                    offset += used
+                    break
+                }
+                guard status == LIBDEFLATE_INSUFFICIENT_SPACE else {
+                    throw Failure(offset: offset, message: "corrupt or truncated gzip data")
+                }
+                guard room < maxOutput - output.count else {
+                    throw Failure(offset: offset, message: "decompressed data exceeds \(maxOutput) bytes")
+                }
+                room = min(maxOutput - output.count, room * 2)
             }
         }
-        try result.get()
         return output
     }
 }

@@ -12,7 +12,7 @@ public struct PNBench: ParsableCommand {
             does to show how the costs grow, or to profile a smaller run under valgrind.
             """,
         version: "1",
-        subcommands: [Run.self, Replay.self, Diverge.self, Scale.self, Profile.self, Origins.self]
+        subcommands: [Run.self, Replay.self, Diverge.self, Scale.self, Profile.self, Origins.self, NotebookCommand.self]
     )
 
     public init() {}

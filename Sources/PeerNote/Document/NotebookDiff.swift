@@ -81,7 +81,7 @@ public struct NotebookDiff: Equatable, Sendable {
     }
 
     /// The note edited from `old` to `n`, with the fields that differ (by exact scalars), or nil.
-    private static func edit(from old: Note, to n: Note) -> NoteChange? {
+    static func edit(from old: Note, to n: Note) -> NoteChange? {
         var fields: [Field] = []
         if !old.title.hasSameScalars(as: n.title) { fields.append(.title) }
         if !old.body.hasSameScalars(as: n.body) { fields.append(.body) }
@@ -147,4 +147,163 @@ public struct NotebookDiff: Equatable, Sendable {
 public struct NotePlace: Hashable, Sendable {
     let replica: ReplicaID
     let counter: UInt32
+}
+
+/// A copy's notebook as a merge into it may change it, taken before the merge: the notebook
+/// title, and the notes that the changes the copy lacks from the other copies name (each as it
+/// was: live, deleted, or not held), with where each live one stood. Only those notes can differ
+/// after the merge, except when the changes move notes (a move shifts others' positions and
+/// `NotebookDiff` must rank every note to tell a move from a shift) or hold ops of a newer
+/// version (which this version cannot tell the notes of): the baseline then holds the whole
+/// notebook, as `NotebookDiff(from:to:)` compares it.
+///
+/// - Complexity: O(c + n) for c ops in the changes the copy lacks and n notes, with only the
+///   named notes made as `Note` values (their bodies built); the whole notebook in the cases above.
+public struct MergeBaseline: Sendable {
+    /// The notebook title before the merge.
+    let title: String
+    /// The named notes as they were: each held one (live or deleted), by id.
+    let notes: [NoteID: Note]
+    /// Each named live note's index among the live notes.
+    let indexes: [NoteID: Int]
+    /// Every note the changes name, in the order first named.
+    let named: [NoteID]
+    /// The whole notebook, when the changes move notes or hold ops of a newer version.
+    let whole: (notebook: Notebook, places: [NoteID: NotePlace], deleted: Set<NoteID>)?
+
+    /// Whether this baseline holds the whole notebook rather than the named notes.
+    public var isWhole: Bool { whole != nil }
+
+    /// The named notes that were live, with their titles (for `SharedTitle`-like checks).
+    public var liveNamedNotes: [Note] { named.compactMap { notes[$0] }.filter { !$0.isDeleted } }
+
+    /// The notes the changes name, in the order first named.
+    public var namedNotes: [NoteID] { named }
+}
+
+extension Document {
+    /// This copy's notebook before it takes in the changes of `others` it lacks (see
+    /// `MergeBaseline`). Take it before merging: the merge may change this document in place.
+    public func mergeBaseline(for others: [Document]) -> MergeBaseline {
+        var named: [NoteID] = [], seen: Set<NoteID> = []
+        var whole = false
+        scan: for other in others {
+            let source = other.log
+            for ci in log.missingChanges(from: source) {
+                let first = LocalID(agent: source.changes[ci].agent, counter: source.changes[ci].counterStart)
+                let startLV = source.changes[ci].lvStart
+                var found: [LocalID] = []
+                source.forEachOp(ofChange: ci) { op in
+                    switch op.body {
+                    case .setNotebookTitle: break
+                    case .createNote: found.append(first.advanced(by: op.lv - startLV))
+                    case .setNoteTitle(let n, _, _), .insertText(let n, _, _, _), .deleteText(let n, _, _), .addTag(let n, _),
+                         .removeTag(let n, _, _), .setPriority(let n, _, _), .deleteNote(let n, _), .restoreNote(let n, _):
+                        found.append(n)
+                    case .moveNote, .unknown: whole = true
+                    }
+                }
+                if whole { break scan }
+                for n in found {
+                    let id = other.noteID(n)
+                    if seen.insert(id).inserted { named.append(id) }
+                }
+            }
+        }
+        if whole {
+            return MergeBaseline(title: title, notes: [:], indexes: [:], named: [],
+                                 whole: (notebook, notePlaces, deletedNoteIDs))
+        }
+        var notes: [NoteID: Note] = [:]
+        var slots: [Int: NoteID] = [:]
+        for id in named {
+            guard let local = localID(id), let slot = state.slot(of: local) else { continue }
+            let n = makeNote(state.noteStates[slot])
+            notes[id] = n
+            if !n.isDeleted { slots[slot] = id }
+        }
+        return MergeBaseline(title: title, notes: notes, indexes: liveIndexes(of: slots), named: named, whole: nil)
+    }
+
+    /// The index among the live notes of each note in `slots` (by its slot in the state).
+    /// - Complexity: O(n) for n notes, without making any note.
+    func liveIndexes(of slots: [Int: NoteID]) -> [NoteID: Int] {
+        guard !slots.isEmpty else { return [:] }
+        var out: [NoteID: Int] = [:]
+        for (i, slot) in state.orderedNoteSlots.enumerated() {
+            if let id = slots[slot] { out[id] = i }
+        }
+        return out
+    }
+}
+
+extension NotebookDiff {
+    /// What a merge changed in a copy: from `baseline`, taken before the merge, to `document`
+    /// after it. The same changes, in the same order, as `init(from:placed:to:placed:deletedBefore:)`
+    /// gives for the whole notebooks, with only the notes the merge's changes name made and
+    /// compared (all of them when the baseline is whole).
+    public init(from baseline: MergeBaseline, to document: Document) {
+        if let whole = baseline.whole {
+            let diff = NotebookDiff(from: whole.notebook, placed: whole.places, to: document.notebook, placed: document.notePlaces,
+                                    deletedBefore: whole.deleted)
+            (titleBefore, titleAfter, changes) = (diff.titleBefore, diff.titleAfter, diff.changes)
+            return
+        }
+        titleBefore = baseline.title
+        titleAfter = document.title
+        // The named notes as they are now, and where the live ones stand.
+        var after: [NoteID: Note] = [:], slots: [Int: NoteID] = [:]
+        for id in baseline.named {
+            guard let local = document.localID(id), let slot = document.state.slot(of: local) else { continue }
+            let n = document.makeNote(document.state.noteStates[slot])
+            after[id] = n
+            if !n.isDeleted { slots[slot] = id }
+        }
+        let indexAfter = document.liveIndexes(of: slots)
+        let before = baseline.notes, indexBefore = baseline.indexes
+        // As the whole comparison lists them: added (and restored) in the new order, deleted in
+        // the old, edited in the new; a note is live where it has a place among the live notes.
+        // (No note moves: a baseline of named notes is taken only when the changes hold no
+        // move, and nothing else gives a note a new place.)
+        let inNewOrder = indexAfter.sorted { $0.value < $1.value }.map(\.key)
+        let inOldOrder = indexBefore.sorted { $0.value < $1.value }.map(\.key)
+        var out: [NoteChange] = []
+        for id in inNewOrder where indexBefore[id] == nil {
+            guard let n = after[id] else { continue }
+            out.append(before[id]?.isDeleted == true ? .restored(n) : .added(n))
+        }
+        for id in inOldOrder where indexAfter[id] == nil {
+            guard let n = before[id] else { continue }
+            out.append(.deleted(n))
+        }
+        for id in inNewOrder where indexBefore[id] != nil {
+            guard let old = before[id], let n = after[id], let edit = Self.edit(from: old, to: n) else { continue }
+            out.append(edit)
+        }
+        changes = out
+    }
+}
+
+extension MergeBaseline {
+    /// The whole notebook before the merge, when the baseline holds it (`isWhole`).
+    public var wholeNotebook: Notebook? { whole?.notebook }
+}
+
+extension Document {
+    /// For each of `titles` that live notes have (the same scalars), those notes' ids in
+    /// document order; the groups in the order their first notes come.
+    /// - Complexity: O(n·t) for n notes and t titles; no note is made.
+    public func liveNotes(titled titles: [String]) -> [(title: String, notes: [NoteID])] {
+        guard !titles.isEmpty else { return [] }
+        var groups = [[NoteID]](repeating: [], count: titles.count)
+        var order: [Int] = []
+        for slot in state.orderedNoteSlots {
+            let n = state.noteStates[slot]
+            let title = n.title.value ?? ""
+            guard let k = titles.firstIndex(where: { $0.hasSameScalars(as: title) }) else { continue }
+            if groups[k].isEmpty { order.append(k) }
+            groups[k].append(noteID(n.id))
+        }
+        return order.map { (titles[$0], groups[$0]) }
+    }
 }

@@ -281,8 +281,7 @@ enum WireCodec {
         let section = block.state
         let columns: CompressedSection, state: CompressedSection?
         if section == nil || block.compressedState != nil {
-            // The other thread is free for the column set's second part.
-            columns = CompressedSection(raw: columnBytes.count, deflated: Deflate.compress(columnBytes, concurrent: concurrent))
+            columns = CompressedSection(raw: columnBytes.count, deflated: Deflate.compress(columnBytes))
             state = block.compressedState
         } else {
             (columns, state) = both({ CompressedSection(raw: columnBytes.count, deflated: Deflate.compress(columnBytes)) }, { () -> CompressedSection? in

@@ -1,0 +1,4 @@
+#ifndef PEERNOTE_CLIBDEFLATEBENCH_SHIM_H
+#define PEERNOTE_CLIBDEFLATEBENCH_SHIM_H
+#include <libdeflate.h>
+#endif
