@@ -36,7 +36,9 @@ let package = Package(
             dependencies: [
                 "CLibCBOR", "CLibDeflate", "CFileSystem", "CThreads",
                 .product(name: "Crypto", package: "swift-crypto"),
-            ]
+            ],
+            // Folder READMEs: what each folder owns, for people, not built.
+            exclude: ["Files/README.md"]
         ),
         .target(
             name: "PeerNoteCLISupport",

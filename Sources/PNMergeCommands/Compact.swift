@@ -102,7 +102,7 @@ enum CompactOperation {
             }
             // A sync client that replaced the file meanwhile is not overwritten: its copy is merged in.
             let outcome: WriteOutcome
-            do throws(FileError) {
+            do throws(WriteError) {
                 outcome = try input.document.write(over: target, loaded: input.bytes, mode: .compact, saved: compact)
             } catch {
                 throw CLIFailure(writing: error)

@@ -162,8 +162,12 @@ enum GitMergeDriver {
         let document = merged.document
         let result = merged.finishing { document.save(oursDamaged ? .compact : .incremental) }
         var report = merged.report
-        // No FileLock here: git owns OURS (a temporary file in the work tree) and runs one driver per path.
-        do { try FileStore.writeAtomically(result, to: ours) } catch { throw CLIFailure(writing: error) }
+        // No FileLock here: git owns OURS (a temporary file in the work tree) and runs one driver
+        // per path. Through the one write loop all the same, so that every write of a notebook
+        // behaves alike (git's file is not expected to change meanwhile).
+        do throws(WriteError) {
+            try document.write(over: ours, loaded: bytes[0], mode: oursDamaged ? .compact : .incremental, saved: result)
+        } catch { throw CLIFailure(writing: error) }
         report.bytesWritten = result.count
         return Outcome(report: report, salvaged: salvaged)
     }

@@ -156,8 +156,14 @@ enum Inputs {
     /// The one-line reason two copies cannot be merged or compared, naming both files and both document ids.
     /// `action` completes "cannot …", e.g. `merge theirs.peernote into mine.peernote`.
     static func unrelatedReason(_ a: LoadedDocument, _ b: LoadedDocument, relation: HistoryRelation, action: String, nothingWritten: Bool) -> String {
-        let idA = a.document.id.uuidString.lowercased()
-        let idB = b.document.id.uuidString.lowercased()
+        unrelatedReason(a.name, a.document.id, b.name, b.document.id, relation: relation, action: action, nothingWritten: nothingWritten)
+    }
+
+    /// `unrelatedReason(_:_:relation:action:nothingWritten:)` for two documents named `nameA` and `nameB`.
+    static func unrelatedReason(_ nameA: String, _ documentA: UUID, _ nameB: String, _ documentB: UUID, relation: HistoryRelation,
+                                action: String, nothingWritten: Bool) -> String {
+        let idA = documentA.uuidString.lowercased()
+        let idB = documentB.uuidString.lowercased()
         let why: String
         switch relation {
         case .shared:
@@ -169,7 +175,7 @@ enum Inputs {
         case .conflictingChange(let c):
             why = "both hold change \(c) with different content (one of them has been tampered with)"
         }
-        return "cannot \(action): \(why) (\(a.name) is document \(idA), \(b.name) is document \(idB))" + (nothingWritten ? "; nothing was written" : "")
+        return "cannot \(action): \(why) (\(nameA) is document \(idA), \(nameB) is document \(idB))" + (nothingWritten ? "; nothing was written" : "")
     }
 
     /// Throws `unrelated` (exit 2) unless the two copies share history.

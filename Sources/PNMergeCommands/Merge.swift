@@ -136,8 +136,8 @@ enum MergeOperation {
         if inPlace {
             // A sync client that replaced MINE while this ran is not overwritten: what it wrote
             // is merged in too (and the report says so).
-            do throws(FileError) {
-                let outcome = try merged.finishing { () throws(FileError) in
+            do throws(WriteError) {
+                let outcome = try merged.finishing { () throws(WriteError) in
                     try document.write(over: writePath, loaded: loaded, mode: .incremental)
                 }
                 merged.report.bytesWritten = outcome.byteCount
@@ -147,16 +147,13 @@ enum MergeOperation {
             return merged.report
         }
         let bytes = merged.finishing { document.save(.compact) }
-        if checksOutput {
-            try checkReplaceable(target, at: writePath, by: document, bytes: bytes, command: [mine] + theirs)
-        }
         var report = merged.report
         if target == "-" {
             try Console.current.writeBytes(bytes)
         } else {
             // A new OUT is no more readable than MINE (a private notebook's merge stays private).
-            do { try FileStore.writeAtomically(bytes, to: writePath, permissionsLike: mine == "-" ? nil : mine) } catch {
-                throw CLIFailure(writing: error)
+            do { try document.writeAsOutput(bytes, to: writePath, permissionsLike: mine == "-" ? nil : mine) } catch {
+                throw refusal(error, output: target, command: [mine] + theirs)
             }
         }
         report.bytesWritten = bytes.count
@@ -165,54 +162,44 @@ enum MergeOperation {
         return report
     }
 
-    /// Refuses (73) to replace `output`, an existing regular file at `path` (its link's target),
-    /// unless the result holds all it holds: it must be a copy of this notebook (`relation(to:)`)
-    /// with no change and no payload field that `result` lacks, such as an earlier run's result
-    /// of the same merge. Another notebook, a file that is not a notebook, one that cannot be read,
-    /// or a copy with changes of its own is left as it is, and the message says what to do
-    /// (`command`: MINE and THEIRS as given, for the merge that takes OUT in too). A missing OUT,
-    /// and a FIFO or a character device (written into, never replaced), pass; so do a file that is
-    /// not a regular file and a read-only one, which the write refuses (74, as before).
-    /// `bytes`, the result's compact save when it is made already: an OUT holding exactly those
-    /// bytes (the same merge run again; a compact save depends only on the changes it holds)
-    /// passes without being loaded.
+    /// Refuses (73) to replace `output`, an existing file at `path` (its link's target), unless
+    /// the result holds all it holds (`Document.checkReplaceable`), and says what to do instead
+    /// (`command`: MINE and THEIRS as given, for the merge that takes OUT in too). `bytes`, the
+    /// result's compact save when it is made already.
     static func checkReplaceable(_ output: String, at path: String, by result: Document, bytes resultBytes: [UInt8]?,
                                  command: [String]) throws(CLIFailure) {
-        var st = stat()
-        guard stat(path, &st) == 0 else {
-            // A symbolic link that loops: renaming over it would replace the link with a file.
-            if errno == ELOOP {
-                throw CLIFailure(.cannotCreate, "\(Inputs.displayName(output)): already exists and cannot be read (\(String(cString: strerror(ELOOP)))); not replaced (choose another output)")
-            }
-            return
+        do { try result.checkReplaceable(path, bytes: resultBytes) } catch {
+            throw refusal(error, output: output, command: command)
         }
-        if st.st_mode & S_IFMT == S_IFDIR {
-            throw CLIFailure(.cannotCreate, "\(Inputs.displayName(output)): is a directory; not replaced (name a file as OUT)")
-        }
-        guard st.st_mode & S_IFMT == S_IFREG, st.st_mode & 0o222 != 0, access(path, W_OK) == 0 else { return }
+    }
+
+    /// `error` in the words of `merge -o`: 73 for an output refused, naming it as given, with
+    /// what to do instead; 74 for a write that failed.
+    static func refusal(_ error: OutputError, output: String, command: [String]) -> CLIFailure {
         let name = Inputs.displayName(output)
         let other = "choose another output, or remove \(name) first if it is not needed"
-        let bytes: [UInt8]
-        do { bytes = try FileStore.read(path) } catch {
-            throw CLIFailure(.cannotCreate, "\(name): already exists and cannot be read (\(error.message)); not replaced (\(other))")
+        switch error {
+        case .loopingLink:
+            return CLIFailure(.cannotCreate, "\(name): already exists and cannot be read (\(String(cString: strerror(ELOOP)))); not replaced (choose another output)")
+        case .isDirectory:
+            return CLIFailure(.cannotCreate, "\(name): is a directory; not replaced (name a file as OUT)")
+        case .unreadable(_, let e):
+            return CLIFailure(.cannotCreate, "\(name): already exists and cannot be read (\(e.message)); not replaced (\(other))")
+        case .notANotebook(_, let e):
+            return CLIFailure(.cannotCreate, "\(name): already exists and is not a copy of this notebook (it does not load: \(e)); not replaced (\(other))")
+        case .otherNotebook:
+            return CLIFailure(.cannotCreate, "\(name): already exists and is not a copy of this notebook; not replaced (\(other))")
+        case .holdsMore(_, let changesByAuthor, let fields):
+            let changes = changesByAuthor.reduce(0) { $0 + $1.count }
+            var held: [String] = []
+            if changes > 0 { held.append("\(Text.count(changes, "change")) the result lacks (\(Text.authors(changesByAuthor)))") }
+            if fields > 0 { held.append("\(Text.count(fields, "field")) of a newer version the result lacks") }
+            let again = (["pnmerge", "merge"] + (command + [output]).map(ShellQuote.path) + ["-o", ShellQuote.path(output)]).joined(separator: " ")
+            return CLIFailure(.cannotCreate, "\(name): already exists and holds \(held.joined(separator: " and ")); "
+                              + "merge it too (\(DisplayText.oneLine(again))) or choose another output")
+        case .write(let e):
+            return CLIFailure(writing: e)
         }
-        if let resultBytes, bytes == resultBytes { return }
-        let existing: Document
-        do { existing = try Document.load(bytes) } catch {
-            throw CLIFailure(.cannotCreate, "\(name): already exists and is not a copy of this notebook (it does not load: \(error)); not replaced (\(other))")
-        }
-        guard result.relation(to: existing) == .shared else {
-            throw CLIFailure(.cannotCreate, "\(name): already exists and is not a copy of this notebook; not replaced (\(other))")
-        }
-        let lacking = result.lacking(from: existing)
-        let changes = lacking.changesByAuthor.reduce(0) { $0 + $1.count }
-        guard changes > 0 || lacking.fields > 0 else { return }
-        var held: [String] = []
-        if changes > 0 { held.append("\(Text.count(changes, "change")) the result lacks (\(Text.authors(lacking.changesByAuthor)))") }
-        if lacking.fields > 0 { held.append("\(Text.count(lacking.fields, "field")) of a newer version the result lacks") }
-        let again = (["pnmerge", "merge"] + (command + [output]).map(ShellQuote.path) + ["-o", ShellQuote.path(output)]).joined(separator: " ")
-        throw CLIFailure(.cannotCreate, "\(name): already exists and holds \(held.joined(separator: " and ")); "
-                         + "merge it too (\(DisplayText.oneLine(again))) or choose another output")
     }
 
     /// A merge's report, and the search for the places where the last merge met both sides' text

@@ -67,4 +67,10 @@ public struct CLIFailure: Error, CustomStringConvertible, Sendable {
     public init(writing error: FileError) {
         self.init(.ioError, error.description)
     }
+
+    /// A write through the library's write loop that did not put the document in place (74),
+    /// saying which command merges in a change it left in a conflict copy.
+    public init(writing error: WriteError) {
+        self.init(.ioError, error.describe(mergedBy: "pnmerge sync"))
+    }
 }

@@ -63,7 +63,7 @@ enum DocumentFile {
             guard document.changeCount != before else { return false }
             // A sync client that replaced the file meanwhile is not overwritten (its copy is merged in).
             let outcome: WriteOutcome
-            do throws(FileError) { outcome = try document.write(over: target, loaded: loaded, mode: .incremental) } catch {
+            do throws(WriteError) { outcome = try document.write(over: target, loaded: loaded, mode: .incremental) } catch {
                 var named = error
                 if named.path == target { named.path = path }
                 throw CLIFailure(writing: named)

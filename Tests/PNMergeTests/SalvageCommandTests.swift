@@ -247,7 +247,7 @@ struct SalvageCommandTests {
         let line = r.err
         #expect(line.contains("nothing can be recovered: the change at row 14 (12@a11ce001) cannot be used, because its ops do not apply"), "\(line)")
         #expect(line.components(separatedBy: "its ops do not apply").count == 2, "said once: \(line)")
-        #expect(line.contains("an op edits note 9999@a11ce001, which is not there"), "\(line)")
+        #expect(line.contains("an op edits note 9999@a11ce001, which does not exist"), "\(line)")
         #expect(line.contains("the document's first change cannot be used either"), "\(line)")
         #expect(line.split(separator: "\n").count == 1)
     }

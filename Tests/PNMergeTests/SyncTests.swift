@@ -57,19 +57,19 @@ struct SyncTests {
                 continue
             }
             #expect(original == "notes.peernote", "\(name)")
-            #expect(label.contains(tool), "\(name): \(label)")
+            #expect(label.description.contains(tool), "\(name): \(label)")
         }
         #expect(SyncName.classify("my notes (2024-03-01).peernote") == .notebook)
         #expect(SyncName.classify("Meeting (conflict resolution).peernote") == .notebook, "no date: a title, not a copy")
         #expect(SyncName.classify("notes.sync-conflict-2024.peernote") == .notebook)
-        #expect(SyncName.classify("a (b) (Dropbox's conflicted copy 2024-01-02).peernote") == .conflictCopy(original: "a (b).peernote", tool: "Dropbox/Nextcloud conflicted copy"))
+        #expect(SyncName.classify("a (b) (Dropbox's conflicted copy 2024-01-02).peernote") == .conflictCopy(original: "a (b).peernote", tool: .dropboxOrNextcloud))
         #expect(SyncName.classify("notes.peernote") == .notebook)
         #expect(SyncName.classify(".peernote") == nil)
         #expect(SyncName.classify("notes.peernote.bak") == nil)
         #expect(SyncName.classify("notes.txt") == nil)
         #expect(SyncName.classify("notes.txt~") == nil)
         #expect(SyncName.classify(".peernote~") == nil)
-        #expect(SyncName.classify("a (b) (Dropbox's conflicted copy 2024-01-02) (Carol's conflicted copy 2024-01-03).peernote") == .conflictCopy(original: "a (b).peernote", tool: "Dropbox/Nextcloud conflicted copy"),
+        #expect(SyncName.classify("a (b) (Dropbox's conflicted copy 2024-01-02) (Carol's conflicted copy 2024-01-03).peernote") == .conflictCopy(original: "a (b).peernote", tool: .dropboxOrNextcloud),
                 "a copy of a copy: both markers go, the title's parentheses stay")
     }
 
@@ -161,14 +161,15 @@ struct SyncTests {
             _ = carol.addNote(title: "Late")
             let rewritten = carol.save()
             var seen: [String] = []
-            let report = try SyncOperation.perform(roots: [dir.url.path], dryRun: false, keep: false, progress: nil) { path in
+            let report = try FolderSync.run([dir.url.path], beforeRemoving: { path in
                 seen.append(path)
                 if rewrite { try? FileStore.writeAtomically(rewritten, to: path) } else { _ = unlink(path) }
-            }
+            })
             #expect(seen == [copy])
-            #expect(report.problems.isEmpty, "\(report.problems.map(\.message))")
+            #expect(report.problems.isEmpty, "\(report.problems.map(SyncText.problem))")
             #expect(report.removed == 0)
-            let actions = report.notebooks.flatMap(\.actions)
+            let actions = report.notebooks.flatMap(\.actions).flatMap { SyncText.action($0, dryRun: false, style: RenderStyle(color: false), verbose: false) }
+                .map { $0.hasPrefix("  ") ? String($0.dropFirst(2)) : $0 }
             #expect(try Document.load(try FileStore.read(notes)).notebook == s.merged().notebook, "the notebook has the copy's changes")
             if rewrite {
                 #expect(report.kept == 1)
@@ -252,9 +253,9 @@ struct SyncTests {
         #expect(try Document.load(FileStore.read(notes)).notebook == s.merged().notebook)
 
         // The name FileStore gives a version it kept aside, and rsync's backup of a different notebook.
-        #expect(SyncName.classify("notes.sync-conflict-20261123-101530-peernote.peernote") == .conflictCopy(original: "notes.peernote", tool: "copy kept aside by an interrupted write"))
-        #expect(SyncName.classify("notes.sync-conflict-20261123-101530-peernote2.peernote") == .conflictCopy(original: "notes.peernote", tool: "copy kept aside by an interrupted write"), "a second one kept in the same second")
-        #expect(SyncName.classify("notes.sync-conflict-20261123-101530-peernoteX.peernote") == .conflictCopy(original: "notes.peernote", tool: "Syncthing conflict copy"))
+        #expect(SyncName.classify("notes.sync-conflict-20261123-101530-peernote.peernote") == .conflictCopy(original: "notes.peernote", tool: .keptAside))
+        #expect(SyncName.classify("notes.sync-conflict-20261123-101530-peernote2.peernote") == .conflictCopy(original: "notes.peernote", tool: .keptAside), "a second one kept in the same second")
+        #expect(SyncName.classify("notes.sync-conflict-20261123-101530-peernoteX.peernote") == .conflictCopy(original: "notes.peernote", tool: .syncthing))
         let other = try TempDir()
         let mine = try other.write(s.alice.save(), "notes.peernote")
         let backup = try other.write(unrelatedDocument().save(), "notes.peernote~")
@@ -641,99 +642,5 @@ struct SyncBinaryTests {
         #expect(r.err.isEmpty, "no progress line when standard error is not a terminal: \(r.err)")
         #expect(r.out.contains("1 conflict copy removed"))
         #expect(try Document.load(dir.bytes("notes.peernote")).notebook == s.merged().notebook)
-    }
-}
-
-extension SyncTests {
-    /// The notebook `notes.peernote` at `path` in `dir` as sync's scan finds it, holding `bytes`.
-    static func notebookCopy(_ path: String, in dir: TempDir, bytes: [UInt8]) throws -> SyncCopy {
-        SyncCopy(file: FoundFile(path: path, root: dir.url.path, relative: "notes.peernote", kind: .notebook,
-                                 identity: FileIdentity(device: 0, inode: 0)),
-                 bytes: bytes, document: try Document.load(bytes))
-    }
-
-    @Test("A version another writer put in place while sync was putting back what it displaced is merged into the copy written, and nothing is left beside it")
-    func writerTakenOut() throws {
-        let dir = try TempDir()
-        let original = Document(title: "Notes", author: "laptop")
-        let milk = original.addNote(title: "Milk", body: "2 litres")
-        let bread = original.addNote(title: "Bread", body: "rye")
-        let loaded = original.save(.compact)
-        let path = try dir.write(loaded, "notes.peernote")
-        let copy = try Self.notebookCopy(path, in: dir, bytes: loaded)
-        let all = try Document.load(loaded)
-        all.author = "laptop"
-        try all.insertText(milk, at: 0, "Oat ")
-        // A sync client brings the phone's copy just as sync swaps its file in, and another
-        // user's peernote writes the tablet's just as sync puts the phone's back.
-        let phone = try Document.load(loaded)
-        phone.author = "phone"
-        try phone.setBody(bread, "sourdough")
-        let phoneBytes = phone.save(.compact)
-        let tablet = try Document.load(loaded)
-        tablet.author = "tablet"
-        _ = tablet.addNote(title: "Eggs")
-        let tabletBytes = tablet.save(.compact)
-        var calls = 0
-        let result = SyncOperation.write(copy, bytes: all.save(.incremental), all: all) { (bytes, path, expected) throws(FileError) in
-            calls += 1
-            return try FileStore.replace(bytes, at: path, expecting: expected, exchange: true, beforeExchanging: {
-                if calls == 1 { try? FileStore.writeAtomically(phoneBytes, to: path) }
-            }, beforePuttingBack: {
-                if calls == 1 { try? FileStore.writeAtomically(tabletBytes, to: path) }
-            })
-        }
-        guard case .success(let (size, note)) = result else {
-            Issue.record("not written: \(result)")
-            return
-        }
-        #expect(calls == 2)
-        #expect(note?.contains("changed while syncing") == true)
-        let written = try FileStore.read(path)
-        #expect(size == written.count)
-        let notes = try Document.load(written).notebook.notes
-        #expect(notes.map(\.title) == ["Milk", "Bread", "Eggs"])
-        #expect(notes.map(\.body) == ["Oat 2 litres", "sourdough", ""], "all three writers' edits are in the file")
-        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.url.path) == ["notes.peernote"])
-    }
-
-    @Test("sync goes on while other writers keep changing a copy, however often: the version it took out of place is in the copy it writes")
-    func writerTakenOutThenManyChanges() throws {
-        let dir = try TempDir()
-        let original = Document(title: "Notes", author: "laptop")
-        _ = original.addNote(title: "Milk", body: "2 litres")
-        let loaded = original.save(.compact)
-        let path = try dir.write(loaded, "notes.peernote")
-        let copy = try Self.notebookCopy(path, in: dir, bytes: loaded)
-        let all = try Document.load(loaded)
-        all.author = "laptop"
-        _ = all.addNote(title: "From the other copy")
-        // A writer that brings the file as it is with one more note.
-        func adds(_ title: String, author: String) -> [UInt8]? {
-            guard let now = try? FileStore.read(path), let d = try? Document.load(now) else { return nil }
-            d.author = author
-            _ = d.addNote(title: title)
-            return d.save(.compact)
-        }
-        var calls = 0
-        let result = SyncOperation.write(copy, bytes: all.save(.incremental), all: all) { (bytes, path, expected) throws(FileError) in
-            calls += 1
-            let call = calls
-            return try FileStore.replace(bytes, at: path, expecting: expected, exchange: true, beforeExchanging: {
-                // The phone's copy arrives just as sync swaps its file in, twelve times in a row.
-                if call <= 12, let phone = adds("Phone \(call)", author: "phone") { try? FileStore.writeAtomically(phone, to: path) }
-            }, beforePuttingBack: {
-                // Another user's peernote writes the tablet's (it is told it is written) just as sync puts the phone's back.
-                if call == 1, let tablet = adds("Tablet", author: "tablet") { try? FileStore.writeAtomically(tablet, to: path) }
-            })
-        }
-        guard case .success = result else {
-            Issue.record("not written: \(result)")
-            return
-        }
-        #expect(calls == 13)
-        let titles = try Document.load(FileStore.read(path)).notebook.notes.map(\.title)
-        #expect(Set(titles) == Set(["Milk", "From the other copy", "Tablet"] + (1 ... 12).map { "Phone \($0)" }) && titles.count == 15, "\(titles)")
-        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.url.path) == ["notes.peernote"])
     }
 }

@@ -244,7 +244,7 @@ struct LibraryAPITests {
         let before = try FileStore.read(path)
         app.transaction {
             app.addNote(title: "in a transaction")
-            #expect(throws: FileError.self) { try app.write(to: path) }
+            #expect(throws: WriteError.self) { try app.write(to: path) }
         }
         #expect(try FileStore.read(path) == before, "the phone's note is still there")
     }

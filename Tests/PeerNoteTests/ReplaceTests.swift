@@ -107,7 +107,7 @@ struct ReplaceTests {
         #expect {
             try mine.write(over: path, loaded: loaded)
         } throws: { error in
-            let message = (error as? FileError)?.message ?? ""
+            let message = (error as? WriteError)?.description ?? ""
             return message.contains("was replaced by another notebook while this was being written; what was being written is kept in \(folder.path)/notes.sync-conflict-")
         }
         #expect(try Self.bytes(path) == other)
@@ -116,7 +116,7 @@ struct ReplaceTests {
         #expect {
             try mine.write(over: path, loaded: loaded)
         } throws: { error in
-            (error as? FileError)?.message.contains("was replaced by a file that cannot be merged") == true
+            (error as? WriteError)?.description.contains("was replaced by a file that cannot be merged") == true
         }
         #expect(try Self.bytes(path) == Array("not a notebook".utf8))
         // The change is in a conflict copy each time, beside the file left as it was.
@@ -254,7 +254,7 @@ struct ReplaceTests {
                 })
             }
         } throws: { error in
-            let message = (error as? FileError)?.message ?? ""
+            let message = (error as? WriteError)?.description ?? ""
             return message.contains("was replaced by another notebook") && message.contains("kept as \(folder.path)/notes.sync-conflict-")
                 && message.contains("what was being written is kept in \(folder.path)/notes.sync-conflict-")
         }
@@ -400,7 +400,7 @@ struct ReplaceTests {
                 })
             }
             Issue.record("written although the file never stopped changing")
-        } catch { message = error.message }
+        } catch { message = error.description }
         #expect(calls > 1)
         #expect(message.contains("other writers kept changing it for 300 ms") && message.contains("what was being written is kept in \(folder.path)/notes.sync-conflict-"), "\(message)")
         #expect(!message.contains("not written"), "\(message)")
@@ -428,7 +428,7 @@ struct ReplaceTests {
     /// the real `FileStore.replace` and `after` just after it; later tries replace plainly.
     /// The outcome, the first try's outcome and the number of tries.
     static func write(_ doc: Document, over path: String, loaded: [UInt8], patience: Double = 5, before: () -> Void,
-                      after: () throws(FileError) -> Void = {}) throws(FileError) -> (outcome: WriteOutcome, first: FileStore.ReplaceOutcome?, tries: Int) {
+                      after: () throws(FileError) -> Void = {}) throws(WriteError) -> (outcome: WriteOutcome, first: FileStore.ReplaceOutcome?, tries: Int) {
         var tries = 0
         var first: FileStore.ReplaceOutcome?
         let outcome = try doc.write(over: path, loaded: loaded, mode: .incremental, saved: nil, patience: patience) { (bytes, expected) throws(FileError) in
@@ -451,7 +451,7 @@ struct ReplaceTests {
         do {
             try write()
             Issue.record("written", sourceLocation: sourceLocation)
-        } catch { message = (error as? FileError)?.message ?? "\(error)" }
+        } catch { message = (error as? WriteError)?.description ?? "\(error)" }
         #expect(message.contains("what was being written is kept in \(folder.path)/notes.sync-conflict-") && !message.contains("not written"),
                 "\(message)", sourceLocation: sourceLocation)
         let copies = folder.names.filter { $0.hasPrefix("notes.sync-conflict-") }

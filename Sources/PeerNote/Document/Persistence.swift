@@ -597,7 +597,7 @@ struct BlockReplayer {
 
     private static func applyError(_ error: ApplyFailure, block: WireBlock, firstChange: Int, log: OpLog) -> PeerNoteError {
         let row = block.firstRow + (error.change - firstChange)
-        return .invalidDocument(offset: block.offset, message: "change at row \(row): change \(log.changeID(error.change)): \(describe(error.error, log))")
+        return .invalidDocument(offset: block.offset, message: "change at row \(row): change \(log.changeID(error.change)): \(error.error.description(in: log))")
     }
 
     private static func replay(_ block: WireBlock, genesis: ChangeID, log: inout OpLog, state: inout DocState, applying: Bool = true) throws(PeerNoteError) {
@@ -977,14 +977,4 @@ struct BlockReplayer {
     }
 
     private static func name(_ r: LocalID, _ log: OpLog) -> String { "\(r.counter)@\(Int(r.agent) < log.replicas.count ? log.replicas[Int(r.agent)].short : "?")" }
-
-    private static func describe(_ e: ApplyError, _ log: OpLog) -> String {
-        switch e {
-        case .unknownNote(let n): "an op edits note \(n.counter)@\(log.replicas[Int(n.agent)].short), which does not exist"
-        case .unknownElement(let x) where x.isNone: "an op refers to something that does not exist"
-        case .unknownElement(let x): "an op refers to element \(x.counter)@\(Int(x.agent) < log.replicas.count ? log.replicas[Int(x.agent)].short : "?"), which does not exist"
-        case .noteExists(let n): "note \(n.counter) is created twice"
-        case .tooMuchWork: "the file asks for more work than its size allows (damaged or hostile)"
-        }
-    }
 }

@@ -790,7 +790,7 @@ private struct Salvager {
                         try doc.state.apply(piece, id: doc.log.localID(ofLV: from, change: ci), lamport: record.lamport + UInt64(from - lvStart),
                                             replicas: doc.log.replicas, text: doc.log.text)
                     } catch {
-                        return fail(Self.describe(error, doc.log))
+                        return fail(error.description(in: doc.log))
                     }
                     k += 1
                 }
@@ -839,17 +839,6 @@ private struct Salvager {
             end = t.raw.end
         }
         return end == bytes.count
-    }
-
-    static func describe(_ e: ApplyError, _ log: OpLog) -> String {
-        func name(_ x: LocalID) -> String { "\(x.counter)@\(Int(x.agent) < log.replicas.count ? log.replicas[Int(x.agent)].short : "?")" }
-        switch e {
-        case .unknownNote(let n): return "an op edits note \(name(n)), which is not there"
-        case .unknownElement(let x) where x.isNone: return "an op refers to something that is not there"
-        case .unknownElement(let x): return "an op refers to element \(name(x)), which is not there"
-        case .noteExists(let n): return "note \(name(n)) is created twice"
-        case .tooMuchWork: return "it asks for more work than the file's size allows"
-        }
     }
 
     // MARK: Result

@@ -31,6 +31,19 @@ enum ApplyError: Error, Sendable, Equatable {
     case unknownElement(LocalID)
     case noteExists(LocalID)
     case tooMuchWork
+
+    /// What went wrong, ids named as `counter@replica` with `log`'s replicas (a load's error and
+    /// a salvage's reason for dropping a change say it in these words).
+    func description(in log: OpLog) -> String {
+        func name(_ x: LocalID) -> String { "\(x.counter)@\(Int(x.agent) < log.replicas.count ? log.replicas[Int(x.agent)].short : "?")" }
+        switch self {
+        case .unknownNote(let n): return "an op edits note \(name(n)), which does not exist"
+        case .unknownElement(let x) where x.isNone: return "an op refers to something that does not exist"
+        case .unknownElement(let x): return "an op refers to element \(name(x)), which does not exist"
+        case .noteExists(let n): return "note \(name(n)) is created twice"
+        case .tooMuchWork: return "it asks for more work than the file's size allows (damaged or hostile)"
+        }
+    }
 }
 
 /// Why applying an op log's ops failed: the error, and the change holding the op.

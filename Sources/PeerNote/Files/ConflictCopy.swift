@@ -1,0 +1,98 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import CFileSystem
+import CFileSystem
+
+extension FileStore {
+    /// Makes the version `replace` kept at `keptAt` (see `ReplaceOutcome.changedTwice`) a
+    /// conflict copy beside the document at `path`, and returns its name (see `keep`).
+    public static func keepAsConflictCopy(_ keptAt: String, of path: String) -> String {
+        keep(keptAt, beside: notebookBeside(path))
+    }
+
+    /// Writes `bytes` (complete and fsynced, with the document's permissions) as a new conflict
+    /// copy beside the document at `path` (see `keep`), and returns its name: where a write that
+    /// could not be put in place leaves what it would have written, for the user and `pnmerge
+    /// sync` to see. Throws, leaving nothing, when that cannot be done.
+    public static func keepAsConflictCopy(bytes: [UInt8], of path: String) throws(FileError) -> String {
+        let target = notebookBeside(path)
+        let tmp = try writeTemporary(bytes, beside: target, reportingAs: path)
+        defer { tmp.release() }
+        let kept = keep(tmp.path, beside: target)
+        guard kept != tmp.path else {
+            unlink(tmp.path)
+            throw FileError(path: path, message: "cannot make a conflict copy beside it")
+        }
+        syncDirectory(of: target)
+        return kept
+    }
+
+
+    /// Renames the file at `path` (a version of `target` another program wrote) to a conflict
+    /// copy beside `target`, `NAME.sync-conflict-YYYYMMDD-HHMMSS-peernote.EXT` (`…-peernote2.EXT` and on
+    /// when that name is taken, as when two are kept in one second), which the user sees and
+    /// `pnmerge sync` merges back in; returns the new name, or `path` itself when that fails (a
+    /// name too long), where cleanup keeps it until the document has all of it.
+    static func keep(_ path: String, beside target: String, link: (String, String) -> Int32 = { link($0, $1) }) -> String {
+        let name = lastComponent(of: target)
+        let dot = name.lastIndex(of: ".").flatMap { $0 == name.startIndex ? nil : $0 }
+        let stem = dot.map { String(name[..<$0]) } ?? name
+        let ext = dot.map { String(name[$0...]) } ?? ""
+        var t = time_t(time(nil))
+        var parts = tm()
+        gmtime_r(&t, &parts)
+        func two(_ n: Int32) -> String { n < 10 ? "0\(n)" : "\(n)" }
+        let stamp = "\(parts.tm_year + 1900)\(two(parts.tm_mon + 1))\(two(parts.tm_mday))-\(two(parts.tm_hour))\(two(parts.tm_min))\(two(parts.tm_sec))"
+        for n in 1 ... 20 {
+            let kept = directory(of: target) + "/" + stem + ".sync-conflict-" + stamp + "-peernote" + (n == 1 ? "" : "\(n)") + ext
+            // Never replaces a conflict copy another writer made meanwhile.
+            switch place(path, at: kept, link: link) {
+            case .placed: return kept
+            case .exists: continue
+            case .failed: return path
+            }
+        }
+        return path
+    }
+
+    /// What `place` did.
+    enum Placement: Equatable {
+        case placed
+        /// Something (even a dangling link) is at the destination; nothing was changed.
+        case exists
+        case failed(String)
+    }
+
+    /// Moves the file at `from` to `to` unless something (even a dangling link) is there, and
+    /// never replaces what is: link(2), then the old name removed; where the file system has no
+    /// hard links (FAT and exFAT on a USB stick, some network file systems), a rename that
+    /// refuses to replace (`peernote_rename_noreplace`); where the system has neither, a rename
+    /// once the name is seen free (a file another program puts there in between is replaced:
+    /// only there). `link` is link(2) (tests make it fail as such file systems do).
+    static func place(_ from: String, at to: String, link: (String, String) -> Int32) -> Placement {
+        if link(from, to) == 0 {
+            unlink(from)
+            return .placed
+        }
+        if errno == EEXIST { return .exists }
+        if peernote_rename_noreplace(from, to) == 0 { return .placed }
+        switch errno {
+        case EEXIST:
+            return .exists
+        case ENOSYS, EINVAL, ENOTSUP, EOPNOTSUPP:
+            var st = stat()
+            if lstat(to, &st) == 0 { return .exists }
+            return rename(from, to) == 0 ? .placed : .failed(errnoText())
+        default:
+            return .failed(errnoText())
+        }
+    }
+}

@@ -1,0 +1,370 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The folder sync `pnmerge sync` runs, for any app: finds every copy of every notebook under
+/// some folders (a USB stick and a notes folder, a Syncthing or Dropbox folder), and the
+/// conflict copies sync tools left beside them; groups them by document (id and first change,
+/// not by name); merges each group; writes every copy that lacks something through the one
+/// write loop (`Document.write(over:loaded:)`, under the copy's `FileLock`), as an appended
+/// block; and removes each conflict copy once the notebook beside it holds all its changes.
+///
+/// Symbolic links are never followed, hidden files and folders are skipped, and nothing outside
+/// the folders is written. Damaged or unreadable files, conflict copies of a different notebook,
+/// and different notebooks at the same place in two folders are reported
+/// (`FolderSyncReport.Problem`) and left as they are; everything else still syncs.
+public enum FolderSync {
+    /// What the sync is doing, for a progress line.
+    public enum Step: Sendable {
+        case scanning(found: Int)
+        case cleaningUp(beside: String)
+        case reading(index: Int, count: Int, path: String)
+        case merging(notebook: Int, notebooks: Int, copy: Int, copies: Int)
+        case updating(notebook: Int, notebooks: Int, copy: Int, copies: Int, path: String)
+    }
+
+    /// Syncs every notebook under `roots`. With `dryRun`, nothing is written or removed: the
+    /// report says what would be. With `keep`, merged conflict copies are kept. `waitingForLock`
+    /// is told a copy's path and its lock file when another process holds the lock (the sync
+    /// then waits). `beforeRemoving` is called with a merged conflict copy's path just before it
+    /// is checked and removed (tests change or remove the file there, as another program may).
+    /// Throws only when a folder given cannot be searched.
+    public static func run(_ roots: [String], dryRun: Bool = false, keep: Bool = false,
+                           progress: @escaping (Step) -> Void = { _ in },
+                           waitingForLock: ((String, String) -> Void)? = nil,
+                           beforeRemoving: (String) -> Void = { _ in }) throws(FolderSyncError) -> FolderSyncReport {
+        var run = Run(dryRun: dryRun, keep: keep, progress: progress, waitingForLock: waitingForLock, report: FolderSyncReport(roots: roots, dryRun: dryRun))
+        try run.perform(roots, beforeRemoving: beforeRemoving)
+        return run.report
+    }
+}
+
+/// One file sync read and verified.
+private final class SyncCopy {
+    let file: FoundFile
+    let bytes: [UInt8]
+    let document: Document
+    /// What became of it.
+    var outcome: Outcome = .pending
+
+    enum Outcome: Equatable {
+        case pending
+        /// It already had every change.
+        case upToDate
+        /// It was (or, in a dry run, would be) written.
+        case written
+        /// It shares no history with the rest of its group, or could not be written: left as it was.
+        case leftAlone
+        /// A conflict copy, merged into the group (removal is decided afterwards).
+        case merged
+    }
+
+    init(file: FoundFile, bytes: [UInt8], document: Document) {
+        self.file = file
+        self.bytes = bytes
+        self.document = document
+    }
+
+    var isConflictCopy: Bool { file.isConflictCopy }
+    var key: GroupKey { GroupKey(id: document.id, genesis: document.genesis) }
+    var location: Location { Location(root: file.root, relative: file.relative) }
+}
+
+/// A document's identity for grouping: copies with the same id and first change share history.
+private struct GroupKey: Hashable {
+    var id: UUID
+    var genesis: ChangeID
+}
+
+/// A file's place: the folder it was found under and its path inside it.
+private struct Location: Hashable {
+    var root: String
+    var relative: String
+}
+
+private struct Run {
+    let dryRun: Bool
+    let keep: Bool
+    let progress: (FolderSync.Step) -> Void
+    let waitingForLock: ((String, String) -> Void)?
+    var report: FolderSyncReport
+
+    mutating func perform(_ roots: [String], beforeRemoving: (String) -> Void) throws(FolderSyncError) {
+        let progress = self.progress
+        var scanner = FolderScan { progress(.scanning(found: $0)) }
+        try scanner.scan(roots)
+        // 0. What killed writers left beside the notebooks. A version with changes a notebook
+        // lacks becomes a conflict copy: found by scanning again, and merged below.
+        if cleanUpLeftovers(scanner) {
+            scanner = FolderScan { progress(.scanning(found: $0)) }
+            try scanner.scan(roots)
+        }
+        report.skipped = scanner.skipped
+        report.filesFound = scanner.files.count + scanner.notebooksNamedNotUTF8
+        // A name that is not UTF-8 cannot be opened by its String path: like an unreadable file.
+        for entry in scanner.namesNotUTF8 { report.problems.append(.nameNotUTF8(entry)) }
+
+        // 1. Read and verify every file.
+        var copies: [SyncCopy] = []
+        var failedLocations = Set<Location>()
+        for (i, file) in scanner.files.enumerated() {
+            progress(.reading(index: i + 1, count: scanner.files.count, path: file.path))
+            let bytes: [UInt8]
+            do { bytes = try FileStore.read(file.path) } catch {
+                report.problems.append(.unreadable(path: file.path, error))
+                failedLocations.insert(Location(root: file.root, relative: file.relative))
+                continue
+            }
+            do {
+                copies.append(SyncCopy(file: file, bytes: bytes, document: try Document.load(bytes)))
+            } catch {
+                report.problems.append(.damaged(path: file.path, error))
+                failedLocations.insert(Location(root: file.root, relative: file.relative))
+            }
+        }
+
+        // 2. Group by document (id and first change), notebooks before conflict copies.
+        var order: [GroupKey] = []
+        var groups: [GroupKey: [SyncCopy]] = [:]
+        for copy in copies {
+            if groups[copy.key] == nil { order.append(copy.key) }
+            groups[copy.key, default: []].append(copy)
+        }
+        var groupOf: [Location: GroupKey] = [:]
+        for copy in copies { groupOf[copy.location] = copy.key }
+
+        // 3. Merge each group and write every copy that lacks something.
+        var notebookIndex: [GroupKey: Int] = [:]
+        for (n, key) in order.enumerated() {
+            let members = (groups[key] ?? []).filter { !$0.isConflictCopy } + (groups[key] ?? []).filter(\.isConflictCopy)
+            notebookIndex[key] = report.notebooks.count
+            report.notebooks.append(sync(members, notebook: n + 1, of: order.count))
+        }
+
+        // 4. Conflict copies: removed once the notebook beside them holds all their changes.
+        for copy in copies {
+            guard case .conflictCopy(let original, let tool) = copy.file.kind, copy.outcome == .merged else { continue }
+            let key = copy.key
+            guard let index = notebookIndex[key] else { continue }
+            let parent = Self.deletingLastComponent(copy.file.relative)
+            let place = Location(root: copy.file.root, relative: parent.isEmpty ? original : parent + "/" + original)
+            let originalPath = Self.deletingLastComponent(copy.file.path) + "/" + original
+            let beside = (groups[key] ?? []).first { $0.location == place && !$0.isConflictCopy }
+            var keptReason: FolderSyncReport.KeptReason?
+            if let beside, beside.outcome == .written || beside.outcome == .upToDate {
+                if keep { keptReason = .keepRequested }
+            } else if let other = groupOf[place], other != key {
+                report.problems.append(.conflictCopyOfOther(path: copy.file.path, tool: tool, original: originalPath, id: copy.document.id, otherID: other.id))
+                keptReason = .besideIsDifferent(original: original)
+            } else if failedLocations.contains(place) {
+                keptReason = .besideUnreadable(original: original)
+            } else if let beside, beside.outcome == .leftAlone {
+                keptReason = .besideLeftAlone(original: original)
+            } else if let toFolder = scanner.linksPassedOver[copy.file.root + "/" + (parent.isEmpty ? original : parent + "/" + original)] {
+                keptReason = .besideIsLink(original: original, toFolder: toFolder)
+            } else if (groups[key] ?? []).contains(where: { !$0.isConflictCopy }) {
+                keptReason = .noOriginal(original: original)
+            } else {
+                keptReason = .noOriginalNorCopy(original: original)
+            }
+            if let keptReason {
+                report.kept += 1
+                report.notebooks[index].actions.append(.kept(path: copy.file.path, why: keptReason))
+                continue
+            }
+            // A read-only file is left alone, as every write leaves it (its changes are merged).
+            var st = stat()
+            if lstat(copy.file.path, &st) == 0, st.st_mode & 0o222 == 0 {
+                report.kept += 1
+                report.notebooks[index].actions.append(.kept(path: copy.file.path, why: .readOnly))
+                continue
+            }
+            if dryRun {
+                report.removed += 1
+                report.notebooks[index].actions.append(.removed(path: copy.file.path, tool: tool))
+                continue
+            }
+            // It must still be the file that was merged.
+            beforeRemoving(copy.file.path)
+            guard (try? FileStore.read(copy.file.path)) == copy.bytes else {
+                var st = stat()
+                if lstat(copy.file.path, &st) != 0 && errno == ENOENT {
+                    // Another run (a second sync) merged and removed it meanwhile.
+                    report.notebooks[index].actions.append(.goneMeanwhile(path: copy.file.path))
+                    continue
+                }
+                report.kept += 1
+                report.notebooks[index].actions.append(.kept(path: copy.file.path, why: .changedMeanwhile))
+                continue
+            }
+            if unlink(copy.file.path) == 0 {
+                report.removed += 1
+                report.notebooks[index].actions.append(.removed(path: copy.file.path, tool: tool))
+            } else {
+                report.problems.append(.removeFailed(path: copy.file.path, FileStore.errnoText()))
+            }
+        }
+
+        // 5. Different notebooks at the same place in two folders.
+        var byRelative: [String: [SyncCopy]] = [:]
+        for copy in copies where !copy.isConflictCopy { byRelative[copy.file.relative, default: []].append(copy) }
+        for relative in byRelative.keys.sorted() {
+            guard let same = byRelative[relative], let first = same.first else { continue }
+            // Copies of one group that disagree were reported while merging it.
+            for other in same.dropFirst() where other.file.root != first.file.root && other.key != first.key {
+                report.problems.append(.unrelated(first: first.file.path, firstID: first.document.id, other: other.file.path, otherID: other.document.id,
+                                                  relation: first.document.relation(to: other.document), samePlace: true))
+            }
+        }
+    }
+
+    /// Cleans up what writers killed mid-write (Ctrl-C, a crash, a full disk) left beside the
+    /// notebooks `scanner` found, under each one's lock, as every writer of the notebook does when
+    /// it takes the lock (`FileStore.cleanUpLeftovers`): sync must not wait for a write that an
+    /// up-to-date copy never gets. Only notebooks in a folder holding such a name are looked at,
+    /// and only those with one beside them are locked; one another program holds locked now is
+    /// left for a later run. True when a leftover with changes its notebook lacks was made a
+    /// conflict copy (which the scan has not seen).
+    private mutating func cleanUpLeftovers(_ scanner: FolderScan) -> Bool {
+        var madeConflictCopy = false
+        for file in scanner.files where file.kind == .notebook {
+            let parent = Self.deletingLastComponent(file.relative)
+            guard scanner.foldersWithLeftovers.contains(file.root + "\u{0}" + parent),
+                  !FileStore.leftoverCandidates(of: file.path).isEmpty else { continue }
+            progress(.cleaningUp(beside: file.path))
+            let cleanup: FileStore.LeftoverCleanup
+            if dryRun {
+                cleanup = FileStore.cleanUpLeftovers(of: file.path, dryRun: true)
+            } else {
+                let lock: FileLock?
+                do { lock = try FileLock.ifFree(for: file.path) } catch {
+                    report.problems.append(.lockFailed(error, leftovers: true))
+                    continue
+                }
+                guard let lock else {
+                    report.leftovers.append(.notebookLocked(notebook: file.path))
+                    continue
+                }
+                cleanup = lock.leftoverCleanup
+            }
+            for path in cleanup.removed { report.leftovers.append(.removed(path: path)) }
+            for kept in cleanup.keptAsConflictCopies {
+                madeConflictCopy = true
+                report.leftovers.append(.madeConflictCopy(from: kept.from, to: kept.to, notebook: file.path))
+            }
+            for path in cleanup.left { report.leftovers.append(.left(path: path)) }
+        }
+        return madeConflictCopy && !dryRun
+    }
+
+    /// Merges one group and writes the copies that lack something; records what happened.
+    private mutating func sync(_ members: [SyncCopy], notebook n: Int, of count: Int) -> FolderSyncReport.NotebookSync {
+        guard let first = members.first else {
+            return FolderSyncReport.NotebookSync(id: UUID(), title: "", copies: 0, conflictCopies: 0, conflicts: 0)
+        }
+        // Everything every copy has (each merge built from the longer history: see merged(with:)).
+        var all = first.document.fork()
+        var included = [first]
+        for (i, copy) in members.enumerated().dropFirst() {
+            progress(.merging(notebook: n, notebooks: count, copy: i + 1, copies: members.count))
+            let relation = all.relation(to: copy.document)
+            guard relation == .shared else {
+                copy.outcome = .leftAlone
+                report.problems.append(.unrelated(first: first.file.path, firstID: first.document.id, other: copy.file.path, otherID: copy.document.id,
+                                                  relation: relation, samePlace: false))
+                continue
+            }
+            do { (all, _) = try all.merged(with: copy.document) } catch {
+                copy.outcome = .leftAlone
+                report.problems.append(.damaged(path: copy.file.path, error))
+                continue
+            }
+            included.append(copy)
+        }
+        var notebook = FolderSyncReport.NotebookSync(id: all.id, title: all.title, copies: included.filter { !$0.isConflictCopy }.count,
+                                                     conflictCopies: included.filter(\.isConflictCopy).count, conflicts: all.conflicts.count)
+
+        for (i, copy) in included.enumerated() {
+            if copy.isConflictCopy { copy.outcome = .merged; continue }
+            progress(.updating(notebook: n, notebooks: count, copy: i + 1, copies: included.count, path: copy.file.path))
+            // A new document built from `all` that appends to the copy's file what it lacks (the
+            // copy's own merge would take all of it in first).
+            let summary: MergeSummary, updated: Document
+            do { (updated, summary) = try copy.document.merged(with: all) } catch {
+                copy.outcome = .leftAlone
+                report.problems.append(.damaged(path: copy.file.path, error))
+                continue
+            }
+            if summary.isUpToDate {
+                copy.outcome = .upToDate
+                report.upToDate += 1
+                continue
+            }
+            var update = FolderSyncReport.CopyUpdate(
+                path: copy.file.path, changesByAuthor: summary.changesByAuthor, bytesBefore: copy.bytes.count,
+                diff: NotebookDiff(from: copy.document, to: updated), notebook: updated.notebook, conflicts: updated.conflicts,
+                conflictsBefore: copy.document.conflicts, overlaps: updated.textOverlaps(of: summary))
+            let bytes = updated.save(.incremental)
+            if dryRun {
+                copy.outcome = .written
+                report.written += 1
+                notebook.actions.append(.wrote(update))
+                continue
+            }
+            switch write(copy, bytes: bytes, document: updated) {
+            case .written(let outcome):
+                copy.outcome = .written
+                report.written += 1
+                update.bytesWritten = outcome.byteCount
+                update.changedMeanwhile = outcome.mergedMeanwhile > 0
+                notebook.actions.append(.wrote(update))
+            case .failed(let problem):
+                copy.outcome = .leftAlone
+                report.problems.append(problem)
+            }
+        }
+        return notebook
+    }
+
+    /// Writes `bytes` (`document`'s save, which appends to the copy's file what it lacks) over
+    /// the copy under its lock, through the one write loop (`Document.write(over:loaded:)`):
+    /// whatever another program wrote there meanwhile is merged in and kept.
+    private enum CopyWrite {
+        case written(WriteOutcome)
+        case failed(FolderSyncReport.Problem)
+    }
+
+    private func write(_ copy: SyncCopy, bytes: [UInt8], document: Document) -> CopyWrite {
+        let path = copy.file.path
+        let lock: FileLock
+        do {
+            let waiting = waitingForLock
+            lock = try FileLock(for: path) { lockFile in waiting?(path, lockFile) }
+        } catch {
+            return .failed(.lockFailed(error, leftovers: false))
+        }
+        return withExtendedLifetime(lock) { () -> CopyWrite in
+            do throws(WriteError) {
+                return .written(try document.write(over: path, loaded: copy.bytes, mode: .incremental, saved: bytes))
+            } catch {
+                return .failed(.writeFailed(error))
+            }
+        }
+    }
+
+    /// `a/b/c` → `a/b`, `c` → "", `/c` → `/` (repeated and trailing slashes ignored).
+    static func deletingLastComponent(_ path: String) -> String {
+        let absolute = path.hasPrefix("/")
+        let parts = path.split(separator: "/", omittingEmptySubsequences: true)
+        guard !parts.isEmpty else { return absolute ? "/" : "" }
+        let dir = parts.dropLast().joined(separator: "/")
+        return absolute ? "/" + dir : dir
+    }
+}

@@ -1,0 +1,139 @@
+import Foundation
+import Testing
+@testable import PeerNote
+
+/// The folder sync and the merge-into-an-output rules, called as an app calls them.
+@Suite("Library: folder sync and outputs")
+struct FolderSyncTests {
+    /// A notebook, a laptop copy with one more note, a phone copy with another.
+    static func copies() throws -> (laptop: Document, phone: Document) {
+        let base = Document(title: "Trip", author: "base")
+        let packing = base.addNote(title: "Packing", body: "socks")
+        let laptop = base.fork(author: "laptop")
+        _ = laptop.addNote(title: "Tickets", body: "train")
+        let phone = base.fork(author: "phone")
+        try phone.setBody(packing, "socks, charger")
+        return (laptop, phone)
+    }
+
+    @Test("An app syncs two folders and a Syncthing conflict copy through the library and gets a typed report of what each copy received")
+    func syncsFolders() throws {
+        let folder = try FileStoreTests.Folder()
+        let (laptop, phone) = try Self.copies()
+        try FileManager.default.createDirectory(atPath: folder.path + "/laptop", withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: folder.path + "/usb", withIntermediateDirectories: true)
+        try FileStore.writeAtomically(laptop.save(.compact), to: folder.path + "/laptop/trip.peernote")
+        try FileStore.writeAtomically(laptop.save(.compact), to: folder.path + "/usb/trip.peernote")
+        let copy = folder.path + "/laptop/trip.sync-conflict-20261126-101010-ABCDEF7.peernote"
+        try FileStore.writeAtomically(phone.save(.compact), to: copy)
+
+        var steps = 0
+        let report = try FolderSync.run([folder.path + "/laptop", folder.path + "/usb"], progress: { _ in steps += 1 })
+        #expect(steps > 0)
+        #expect(report.problems.isEmpty)
+        #expect(report.filesFound == 3 && report.written == 2 && report.removed == 1 && report.upToDate == 0)
+        let notebook = try #require(report.notebooks.first)
+        #expect(report.notebooks.count == 1 && notebook.title == "Trip" && notebook.copies == 2 && notebook.conflictCopies == 1)
+        var wrote: [String] = [], removed: [String] = []
+        for action in notebook.actions {
+            switch action {
+            case .wrote(let update):
+                wrote.append(update.path)
+                #expect(update.changes == 1 && update.changesByAuthor.map(\.author) == ["phone"])
+                #expect(update.bytesWritten.map { $0 > update.bytesBefore } == true)
+                #expect(update.diff.changes.count == 1, "the phone's edit of Packing: \(update.diff.changes)")
+                if case .edited(_, let after, let fields)? = update.diff.changes.first {
+                    #expect(after.title == "Packing" && fields == [.body])
+                } else {
+                    Issue.record("not an edit: \(update.diff.changes)")
+                }
+            case .removed(let path, let tool):
+                removed.append(path)
+                #expect(tool == .syncthing)
+            default:
+                Issue.record("unexpected \(action)")
+            }
+        }
+        #expect(Set(wrote) == [folder.path + "/laptop/trip.peernote", folder.path + "/usb/trip.peernote"])
+        #expect(removed == [copy] && !FileManager.default.fileExists(atPath: copy))
+        for path in wrote {
+            let notes = try Document.open(path).notebook.notes
+            #expect(notes.map(\.title) == ["Packing", "Tickets"] && notes.first?.body == "socks, charger")
+        }
+        // A second run finds every copy up to date.
+        let again = try FolderSync.run([folder.path + "/laptop", folder.path + "/usb"])
+        #expect(again.written == 0 && again.upToDate == 2 && again.notebooks.allSatisfy(\.actions.isEmpty))
+    }
+
+    @Test("A folder sync reports damaged and unrelated files as typed problems and leaves them as they are; a missing folder is an error")
+    func syncProblems() throws {
+        let folder = try FileStoreTests.Folder()
+        let (laptop, _) = try Self.copies()
+        let damaged = folder.path + "/broken.peernote"
+        var bytes = laptop.save(.compact)
+        bytes[bytes.count / 2] ^= 0xFF
+        try FileStore.writeAtomically(bytes, to: damaged)
+        let report = try FolderSync.run([folder.path])
+        #expect(report.problems.count == 1)
+        if case .damaged(let path, _)? = report.problems.first {
+            #expect(path == damaged)
+        } else {
+            Issue.record("\(report.problems)")
+        }
+        #expect(report.problems.first?.kind == .damaged)
+        #expect(try FileStore.read(damaged) == bytes)
+        #expect(throws: FolderSyncError.self) { try FolderSync.run([folder.path + "/missing"]) }
+        #expect(throws: FolderSyncError.rootNotAFolder(damaged)) { try FolderSync.run([damaged]) }
+    }
+
+    @Test("writeAsOutput replaces an output only when the result holds all of it: an earlier result passes, a copy with its own change, another notebook or other bytes are refused and left as they are")
+    func outputRules() throws {
+        let folder = try FileStoreTests.Folder()
+        let (laptop, phone) = try Self.copies()
+        let result = try laptop.merged(with: phone).document
+        let out = folder.path + "/out.peernote"
+        // Missing: created. The same result again, or an older copy: replaced.
+        try result.writeAsOutput(result.save(.compact), to: out)
+        try result.writeAsOutput(result.save(.compact), to: out)
+        try FileStore.writeAtomically(laptop.save(.compact), to: out)
+        try result.writeAsOutput(result.save(.compact), to: out)
+        #expect(try FileStore.read(out) == result.save(.compact))
+        // A copy with a change the result lacks.
+        let ahead = result.fork(author: "tablet")
+        _ = ahead.addNote(title: "Hotel")
+        let aheadBytes = ahead.save(.compact)
+        try FileStore.writeAtomically(aheadBytes, to: out)
+        #expect { try result.writeAsOutput(result.save(.compact), to: out) } throws: { error in
+            guard case OutputError.holdsMore(let path, let changes, let fields) = error else { return false }
+            return path == out && changes.map(\.author) == ["tablet"] && fields == 0
+        }
+        #expect(try FileStore.read(out) == aheadBytes)
+        // Another notebook, and bytes that are no notebook.
+        let other = Document(title: "Other", author: "x").save(.compact)
+        try FileStore.writeAtomically(other, to: out)
+        #expect(throws: OutputError.otherNotebook(path: out)) { try result.writeAsOutput(result.save(.compact), to: out) }
+        #expect(try FileStore.read(out) == other)
+        try FileStore.writeAtomically(Array("not a notebook".utf8), to: out)
+        #expect { try result.writeAsOutput(result.save(.compact), to: out) } throws: { error in
+            if case OutputError.notANotebook = error { return true } else { return false }
+        }
+        #expect(try FileStore.read(out) == Array("not a notebook".utf8))
+    }
+
+    @Test("Write errors carry what happened and name no command; the tools' words add the one that merges a kept change")
+    func writeErrorWords() {
+        let contended = WriteError.contended(path: "n.peernote", seconds: 60, keptIn: "n.sync-conflict-x-peernote.peernote", notKept: nil, takenOut: [])
+        #expect(contended.keptIn == "n.sync-conflict-x-peernote.peernote")
+        #expect(!contended.description.contains("pnmerge"), "\(contended)")
+        #expect(contended.description.contains("it may be in the file already"), "\(contended)")
+        #expect(contended.describe(mergedBy: "pnmerge sync").contains("(pnmerge sync merges it in; it may be in the file already, so do not make it again)"))
+        var renamed = WriteError.file(FileError(path: "/real/n.peernote", problem: "rename failed: No space left on device", aftermath: .unstated), takenOut: [])
+        renamed.path = "n.peernote"
+        #expect(renamed.description == "n.peernote: rename failed: No space left on device")
+        // A message that says the file was not written says where the change went instead, without matching its text.
+        let loop = FileError(path: "n.peernote", problem: "is a symbolic link that leads back to itself", aftermath: .notWritten(hint: nil))
+        #expect(loop.message == "is a symbolic link that leads back to itself; not written")
+        let failed = WriteError.failedAfterChange(loop, keptIn: "copy.peernote", notKept: nil, takenOut: [])
+        #expect(failed.description == "n.peernote: is a symbolic link that leads back to itself; what was being written is kept in copy.peernote instead")
+    }
+}
