@@ -3,7 +3,7 @@ SWIFT ?= swift
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 BIN := .build/release
 
-.PHONY: all deps build release test spec-check demo bench fuzz fuzz-build fuzz-ci clean fixtures
+.PHONY: all deps build release test spec-check demo bench stress fuzz fuzz-build fuzz-ci clean fixtures
 
 all: build
 
@@ -50,6 +50,12 @@ fixtures: deps
 bench: deps
 	$(SWIFT) run -c release --package-path Benchmarks pnbench run automerge-paper
 	$(SWIFT) run -c release --package-path Benchmarks pnbench run friendsforever
+
+# The adversarial corpus (Tests/PeerNoteTests/AdversarialCorpus.swift) at four doubling sizes
+# per family, timed through the release tools: growth tables for docs/ROBUSTNESS.md.
+stress: release
+	$(SWIFT) build --build-tests
+	@bash scripts/stress.sh $(BIN) .build/stress-corpus
 
 # libFuzzer targets (Fuzz/, a separate package): each runs FUZZ_SECONDS (default 60) on a seed
 # corpus built from Fixtures/ into fuzz-corpus/ (kept between runs; both folders are gitignored).

@@ -171,11 +171,23 @@ enum Inputs {
         case .differentDocuments:
             why = "they are different documents with no shared history"
         case .differentOrigin(_, let g1, let g2):
-            why = "they carry the same document id but start from different first changes (\(g1) vs \(g2)), so they share no history"
+            let (s1, s2) = distinguishable(g1, g2)
+            why = "they carry the same document id but start from different first changes (\(s1) vs \(s2)), so they share no history"
         case .conflictingChange(let c):
             why = "both hold change \(c) with different content (one of them has been tampered with)"
         }
         return "cannot \(action): \(why) (\(nameA) is document \(idA), \(nameB) is document \(idB))" + (nothingWritten ? "; nothing was written" : "")
+    }
+
+    /// Two change ids as text that tells them apart: `seq@replica` with the replica's first 8
+    /// hex digits, or as many more as it takes for two replica ids that begin alike.
+    static func distinguishable(_ a: ChangeID, _ b: ChangeID) -> (String, String) {
+        let ra = Array(a.replica.description), rb = Array(b.replica.description)
+        var n = 8
+        if a.seq == b.seq {
+            while n < ra.count && ra[..<n] == rb[..<n] { n += 1 }
+        }
+        return ("\(a.seq)@" + String(ra.prefix(n)), "\(b.seq)@" + String(rb.prefix(n)))
     }
 
     /// Throws `unrelated` (exit 2) unless the two copies share history.

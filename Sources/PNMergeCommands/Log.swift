@@ -116,7 +116,7 @@ struct HistoryView {
     /// beside the graph's lanes.
     func graphText(style: RenderStyle) -> String {
         let g = graph
-        let lines = g.render(order: g.topoOrder(rank: rank)) { i in
+        let drawn = g.renderCountingFolds(order: g.topoOrder(rank: rank)) { i in
             let e = entries[i]
             let headline = e.message.isEmpty ? [DisplayText.oneLine(Self.shortSummary(e))] : DisplayText.lines(e.message)
             var first = style.paint(e.id.description, .yellow) + " " + style.dateTime(e.time) + " " + Text.author(e.author)
@@ -125,6 +125,10 @@ struct HistoryView {
             let more = headline.dropFirst().map { $0.isEmpty ? "" : "    " + $0 }
             let detail = !e.message.isEmpty && !e.summary.isEmpty && e.summary != e.message ? [style.paint(DisplayText.oneLine(Self.shortSummary(e)), .dim)] : []
             return [first] + more + detail
+        }
+        var lines = drawn.lines
+        if drawn.folded > 0 {
+            lines.append("(more than \(g.laneLimit) lines of work side by side: \(Text.count(drawn.folded, "change")) on the others are drawn in the column marked \":\", whose joins are not drawn)")
         }
         return lines.joined(separator: "\n") + "\n"
     }

@@ -22,12 +22,20 @@ struct LogGraph {
         var kind: Kind
         /// Lanes open once this row is drawn.
         var lanes: Int
+        /// Whether folded lines of work are open once this row is drawn (see `rows(order:)`).
+        var folded = false
     }
 
     let parents: [[Int]]
+    /// The most lanes drawn side by side (see `rows(order:)`).
+    let laneLimit: Int
 
-    init(parents: [[Int]]) {
+    /// The lane limit pnmerge(1) documents for `pnmerge log --graph`.
+    static let defaultLaneLimit = 32
+
+    init(parents: [[Int]], laneLimit: Int = LogGraph.defaultLaneLimit) {
         self.parents = parents
+        self.laneLimit = max(laneLimit, 1)
     }
 
     /// Children before parents, newest first among the changes free to show: `rank[i]` gives the
@@ -73,18 +81,57 @@ struct LogGraph {
     }
 
     /// The graph rows for nodes shown in `order` (children before parents).
+    ///
+    /// At most `laneLimit` lanes are drawn: a line of work that would open a lane past them is
+    /// folded into one column at the right (after the last lane's place), drawn `:` while any
+    /// folded line is open and `*` for a change on one; lines that join or leave it are not drawn.
+    /// So every row is at most about `2 * laneLimit` characters wide, however many branches run
+    /// side by side (thousands of devices editing offline would otherwise draw lines thousands
+    /// of characters wide, one per change).
+    ///
+    /// - Complexity: O(N x laneLimit + E) for N nodes and E dependencies.
     func rows(order: [Int]) -> [Row] {
         var lanes: [Int] = []   // the node each lane is waiting for
         var rows: [Row] = []
+        // Folded lines of work: how many wait for each node, and in all.
+        var folded: [Int: Int] = [:]
+        var foldedOpen = 0
+        let foldColumn = 2 * laneLimit
 
         func blank(_ width: Int) -> [Character] { [Character](repeating: " ", count: max(width, 0)) }
-        func text(_ chars: [Character]) -> String {
+        func text(_ chars: [Character], fold: Character?) -> String {
+            var chars = chars
+            if let fold {
+                if chars.count < foldColumn + 1 { chars += blank(foldColumn + 1 - chars.count) }
+                chars[foldColumn] = fold
+            }
             var s = String(chars)
             while s.last == " " { s.removeLast() }
             return s
         }
+        func fold(_ p: Int) {
+            folded[p, default: 0] += 1
+            foldedOpen += 1
+        }
+        /// Takes the folded lines waiting for `n` out of the fold; whether there were any.
+        func unfold(_ n: Int) -> Bool {
+            guard let k = folded.removeValue(forKey: n) else { return false }
+            foldedOpen -= k
+            return true
+        }
 
         for n in order {
+            let wasFolded = unfold(n)
+            let ps = parents[n]
+            // A change on a folded line (or a new line with every lane taken) is drawn in the fold.
+            if lanes.firstIndex(of: n) == nil && (wasFolded || lanes.count >= laneLimit) {
+                var row = blank(2 * lanes.count)
+                for p in lanes.indices { row[2 * p] = "|" }
+                for p in ps { fold(p) }
+                rows.append(Row(graph: text(row, fold: "*"), kind: .node(n), lanes: lanes.count, folded: foldedOpen > 0))
+                continue
+            }
+            let foldMark: Character? = foldedOpen > 0 ? ":" : nil
             // The lane(s) waiting for n; lanes that converge on n join the leftmost, one row each.
             var col: Int
             if let first = lanes.firstIndex(of: n) {
@@ -96,16 +143,20 @@ struct LogGraph {
                     row[2 * h - 1] = "/"
                     for p in (h + 1) ..< lanes.count { row[2 * p - 1] = "/" }
                     lanes.remove(at: h)
-                    rows.append(Row(graph: text(row), kind: .join, lanes: lanes.count))
+                    rows.append(Row(graph: text(row, fold: foldMark), kind: .join, lanes: lanes.count, folded: foldedOpen > 0))
                 }
             } else {
                 lanes.append(n)
                 col = lanes.count - 1
             }
 
+            // Parents past the lanes left go to the fold.
+            let room = laneLimit - lanes.count
+            let shown = ps.isEmpty ? 0 : 1 + min(ps.count - 1, max(room, 0))
+            for p in ps.dropFirst(shown) { fold(p) }
+            let rowFold: Character? = foldedOpen > 0 ? ":" : nil
             // The change itself; an octopus (3+ parents) widens its row with "-." so each parent gets a lane.
-            let ps = parents[n]
-            let extra = max(ps.count - 2, 0)
+            let extra = max(shown - 2, 0)
             var row = blank(2 * (lanes.count + extra))
             for p in lanes.indices {
                 if p < col { row[2 * p] = "|" } else if p == col { row[2 * p] = "*" } else { row[2 * (p + extra)] = "|" }
@@ -115,7 +166,7 @@ struct LogGraph {
                 row[2 * (col + extra)] = "."
             }
             let nodeRow = rows.count
-            rows.append(Row(graph: text(row), kind: .node(n), lanes: 0))
+            rows.append(Row(graph: text(row, fold: rowFold), kind: .node(n), lanes: 0, folded: false))
 
             // Hand the lane on to the parents.
             if ps.isEmpty {
@@ -124,21 +175,22 @@ struct LogGraph {
                     var shift = blank(2 * (lanes.count + 1))
                     for p in 0 ..< col { shift[2 * p] = "|" }
                     for p in (col + 1) ... lanes.count { shift[2 * p - 1] = "/" }
-                    rows.append(Row(graph: text(shift), kind: .handOff, lanes: lanes.count))
+                    rows.append(Row(graph: text(shift, fold: rowFold), kind: .handOff, lanes: lanes.count, folded: foldedOpen > 0))
                 }
             } else {
                 let before = lanes.count
                 lanes[col] = ps[0]
-                lanes.insert(contentsOf: ps.dropFirst(), at: col + 1)
-                if ps.count > 1 {
+                lanes.insert(contentsOf: ps.dropFirst().prefix(shown - 1), at: col + 1)
+                if shown > 1 {
                     var fan = blank(2 * lanes.count)
                     for p in 0 ... col { fan[2 * p] = "|" }
-                    for i in 1 ..< ps.count { fan[2 * (col + i) - 1] = "\\" }
+                    for i in 1 ..< shown { fan[2 * (col + i) - 1] = "\\" }
                     for p in (col + 1) ..< before { fan[2 * (p + extra) + 1] = "\\" }
-                    rows.append(Row(graph: text(fan), kind: .handOff, lanes: lanes.count))
+                    rows.append(Row(graph: text(fan, fold: rowFold), kind: .handOff, lanes: lanes.count, folded: foldedOpen > 0))
                 }
             }
             rows[nodeRow].lanes = lanes.count
+            rows[nodeRow].folded = foldedOpen > 0
         }
         return rows
     }
@@ -146,11 +198,21 @@ struct LogGraph {
     /// Graph rows merged with each node's text lines: the first line beside the node's `*`, further
     /// lines beside the rows that follow it (fan-out rows first, then `|` rows as needed).
     func render(order: [Int], lines: (Int) -> [String]) -> [String] {
+        renderCountingFolds(order: order, lines: lines).lines
+    }
+
+    /// `render(order:lines:)`, and how many changes were drawn in the fold column (see `rows`).
+    func renderCountingFolds(order: [Int], lines: (Int) -> [String]) -> (lines: [String], folded: Int) {
         var out: [String] = []
         var text: [String] = []
-        var open = 0
+        var open = 0, openFold = false, foldedNodes = 0
+        let foldColumn = 2 * laneLimit
         func flush() {
-            for line in text { out.append(Self.join(String(repeating: "| ", count: open).trimmingSuffixSpaces(), line)) }
+            for line in text {
+                var lanes = String(repeating: "| ", count: open)
+                if openFold { lanes = lanes.padded(toLength: foldColumn) + ":" }
+                out.append(Self.join(lanes.trimmingSuffixSpaces(), line))
+            }
             text = []
         }
         for row in rows(order: order) {
@@ -161,14 +223,16 @@ struct LogGraph {
             case .node(let n):
                 flush()
                 text = lines(n)
+                if row.graph.count > foldColumn && row.graph.last == "*" { foldedNodes += 1 }
                 out.append(Self.join(row.graph, text.isEmpty ? "" : text.removeFirst()))
             case .handOff:
                 out.append(Self.join(row.graph, text.isEmpty ? "" : text.removeFirst()))
             }
             open = row.lanes
+            openFold = row.folded
         }
         flush()
-        return out
+        return (out, foldedNodes)
     }
 
     private static func join(_ graph: String, _ text: String) -> String {

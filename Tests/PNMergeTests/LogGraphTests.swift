@@ -66,4 +66,30 @@ struct LogGraphTests {
         #expect(nodes == order)
         #expect(g.rows(order: order).filter { $0.graph.contains("*") }.count == 7)
     }
+
+    @Test("Thousands of concurrent branches draw no row wider than the lane limit allows, and every change still gets its row")
+    func manyBranchesAreFolded() {
+        let n = 5_000
+        // 0 the root; 1 ... n each on top of it; n + 1 merges them all.
+        let g = LogGraph(parents: [[]] + Array(repeating: [0], count: n) + [Array(1 ... n)])
+        let order = g.topoOrder(rank: Array((0 ... n + 1).reversed()))
+        let rows = g.rows(order: order)
+        let widest = rows.map(\.graph.count).max() ?? 0
+        #expect(widest <= 2 * LogGraph.defaultLaneLimit + 1)
+        let nodes = rows.compactMap { row -> Int? in if case .node(let k) = row.kind { k } else { nil } }
+        #expect(nodes == order)
+        let (lines, folded) = g.renderCountingFolds(order: order) { ["change \($0)"] }
+        #expect(folded > n - 2 * LogGraph.defaultLaneLimit && folded < n)
+        #expect(lines.count < 2 * (n + 2))
+        // Below the limit nothing is folded.
+        let few = LogGraph(parents: [[]] + Array(repeating: [0], count: 20) + [Array(1 ... 20)])
+        #expect(few.renderCountingFolds(order: few.topoOrder(rank: Array((0 ... 21).reversed()))) { ["\($0)"] }.folded == 0)
+    }
+
+    @Test("A lane limit of 2 folds the third branch into the column after the lanes")
+    func foldColumn() {
+        let g = LogGraph(parents: [[], [0], [0], [0]], laneLimit: 2)
+        let rows = g.rows(order: [3, 2, 1, 0]).map(\.graph)
+        #expect(rows == ["*", "| *", "| | *", "|/", "*"])
+    }
 }

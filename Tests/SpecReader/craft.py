@@ -65,7 +65,7 @@ def boolcol(vals):
 
 
 def build(replicas, strings, changes, ops, uuid=bytes(range(16)), kind=0, version=1, extra_fields=(),
-          origins_stored=None, text=None, state=None):
+          origins_stored=None, text=None, state=None, state_size=None):
     """changes: dict(r, seq, length, deps=[distances], time, author, msg)
        ops: dict(kind, length, note=(ri,c), ref1, ref2, rev, value, preds, prio, created, text, payload)
        origins_stored: column 49, one bool per insertText op (those with False get no entries in
@@ -108,7 +108,7 @@ def build(replicas, strings, changes, ops, uuid=bytes(range(16)), kind=0, versio
     fields += [(3, enc(replicas)), (4, enc(strings)), (5, enc(len(changes))), (6, enc(units)),
                (7, enc(deflate(raw))), (8, enc(len(raw)))]
     if state is not None:
-        fields += [(12, enc(deflate(state))), (13, enc(len(state)))]
+        fields += [(12, enc(deflate(state))), (13, enc(len(state) if state_size is None else state_size))]
     fields += list(extra_fields)
     pl = head(5, len(fields)) + b"".join(enc(k) + v for k, v in fields)
     return envelope(pl, version=version)
@@ -207,6 +207,40 @@ def scen_unknown_kind_between_text():
             dict(kind=77, length=2, payload=b"\xa0"),
             dict(kind=4, length=2, note=N, ref1=(0, 5), ref2=None, text="cd")]
     run_both("craft-origin-is-unknown-op", build([R1], [""], ch, ops2))
+
+
+def scen_reader_limits():
+    """Limits both readers must apply before they allocate (peernote(5), LIMITS), and the time
+    range: at +-2^52 s accepted (and printed alike), past it refused."""
+    N = (0, 1)
+    def one_note(created, time=1700000000):
+        ch = [dict(r=0, seq=1, length=2, deps=[], time=time)]
+        ops = [dict(kind=1, length=1, value="T"), dict(kind=2, length=1, ref1=None, ref2=None, created=created)]
+        return build([R1], [""], ch, ops)
+    for name, created in (("created-2^52", 1 << 52), ("created-minus-2^52", -(1 << 52)),
+                          ("created-year-33658", 10 ** 12), ("created-year-minus-1", -62167219201)):
+        run_both("craft-" + name, one_note(created), expect="accept")
+    for name, created in (("created-2^52+1", (1 << 52) + 1), ("created-2^62+5", (1 << 62) + 5),
+                          ("created-minus-2^63", -(1 << 63))):
+        run_both("craft-" + name, one_note(created), expect="refuse")
+    run_both("craft-time-2^52", one_note(0, time=1 << 52), expect="accept")
+    run_both("craft-time-2^52+1", one_note(0, time=(1 << 52) + 1), expect="refuse")
+    # a state section claiming 2^64 - 1 inflated bytes
+    ch = [dict(r=0, seq=1, length=1, deps=[])]
+    run_both("craft-state-size-2^64-1", build([R1], [""], ch, [dict(kind=1, length=1, value="T")], version=2,
+             state=enc(["T", []]), state_size=(1 << 64) - 1), expect="refuse")
+    # a change claiming nearly 2^32 op units (an op of unknown kind covers them in a few bytes)
+    big = (1 << 32) - 3
+    ch = [dict(r=0, seq=1, length=1, deps=[]), dict(r=0, seq=2, length=big, deps=[1])]
+    run_both("craft-2^32-units", build([R1], [""], ch, [dict(kind=1, length=1, value="T"),
+             dict(kind=77, length=big, payload=b"")]), expect="refuse")
+    # an op of unknown kind split between two changes (forbidden), and the same within one
+    ch = [dict(r=0, seq=1, length=1, deps=[]), dict(r=0, seq=2, length=1, deps=[1]), dict(r=0, seq=3, length=1, deps=[1])]
+    run_both("craft-unknown-op-split", build([R1], [""], ch, [dict(kind=1, length=1, value="T"),
+             dict(kind=77, length=2, payload=b"\xa0")]), expect="refuse")
+    ch = [dict(r=0, seq=1, length=1, deps=[]), dict(r=0, seq=2, length=2, deps=[1])]
+    run_both("craft-unknown-op-whole", build([R1], [""], ch, [dict(kind=1, length=1, value="T"),
+             dict(kind=77, length=2, payload=b"\xa0")]), expect="accept")
 
 
 def scen_registers():
@@ -627,6 +661,7 @@ if __name__ == "__main__":
     scen_reversed_and_spanning()
     scen_backwards_typing()
     scen_unknown_kind_between_text()
+    scen_reader_limits()
     scen_registers()
     scen_deleted_note_conflicts()
     scen_version3()

@@ -7,7 +7,7 @@ Exit 0 on success, 65 on a refused file (message on stderr: "offset N: ...").
 Standard library only. Reads format versions 1 to 3 (version 3: each note body's structure in
 the state section, and the insert origins that follow from it left out, column 49).
 """
-import sys, json, zlib, hashlib, datetime
+import sys, json, zlib, hashlib
 
 MAGIC = bytes.fromhex("D9D9F7DA706E6F74")
 SUPPORTED_VERSION = 3
@@ -217,6 +217,10 @@ def rle_count(data, name, signed=False):
                 (r.sleb if signed else r.uleb)()
             total += -n
     return total
+
+
+# Change times and note creation times lie within +-2^52 seconds (peernote(5), changeTime).
+MAX_TIME = 1 << 52
 
 
 def delta_decode(data, count, name):
@@ -472,6 +476,9 @@ def interpret_payload(b, data, first):
     b.state = None
     if state is not None:
         soff = CBOR(data, len(data), 1).head(b.fields[12][1])[3]
+        # LIMITS: the state section's inflated size is bounded as the columns' is
+        if stateSize > 1100 * len(state) + 65536:
+            raise PNError(soff, "state section claims to inflate to %d bytes, impossible for %d compressed bytes" % (stateSize, len(state)))
         raw = inflate_exact(state, stateSize, soff, "state section")
         sc = CBOR(raw, len(raw), 16, maxitems=len(raw) + 16)
         try:
@@ -536,6 +543,8 @@ def parse_state(st, off, structures=False, nrep=0, units=0):
                 and isinstance(created, int) and not isinstance(created, bool)
                 and isinstance(deleted, bool) and isinstance(body, str)):
             bad("note fields have wrong types")
+        if abs(created) > MAX_TIME:
+            bad("note %d has an invalid creation time" % k)
         structure = None
         if structures:
             if not isinstance(n[8], bytes):
@@ -585,6 +594,9 @@ def decode_columns(b):
             raise ColErr("too many dependencies")
         ch["depdist"] = rle_decode(col(14), nd, "14 changeDepDistance")
         ch["time"] = delta_decode(col(15), n, "15 changeTime")
+        for j, t in enumerate(ch["time"]):
+            if abs(t) > MAX_TIME:
+                raise ColErr("change at row %d: time %d is out of range" % (j, t))
         ch["author"] = rle_decode(col(16), n, "16 changeAuthor")
         ch["message"] = rle_decode(col(17), n, "17 changeMessage")
         ch["extralen"] = rle_decode(col(18), n, "18 changeExtraLength")
@@ -630,6 +642,9 @@ def decode_columns(b):
         prc = delta_decode(col(43), npred, "43 opPredCounter")
         prio = rle_decode(col(44), cnt["priority"], "44 opPriority")
         created = delta_decode(col(45), cnt["created"], "45 opCreated")
+        for t in created:
+            if abs(t) > MAX_TIME:
+                raise ColErr("creation time %d is out of range" % t)
         try:
             text = col(46).decode("utf-8")
         except UnicodeDecodeError:
@@ -723,6 +738,11 @@ def decode_columns(b):
         ops.append(op)
     if b.state is None and textpos != len(text):
         raise PNError(b.colbytes_off, "opText holds characters no op inserts")
+    # LIMITS: opUnitCount <= 1100 x S + 65536 + 2 x (the characters the block inserts), checked
+    # before a unit is materialised (a change may claim 2^32 units of a delete in a few bytes)
+    inserted = sum(op["length"] for op in ops if op["kind"] == 4)
+    if b.opUnitCount > 1100 * b.file_size + 65536 + 2 * inserted:
+        raise PNError(b.fields[6][1], "block claims %d op units, more than a %d-byte file can hold" % (b.opUnitCount, b.file_size))
     if sum(lengths) != b.opUnitCount:
         raise PNError(b.colbytes_off, "op lengths add up to %d, opUnitCount is %d" % (sum(lengths), b.opUnitCount))
     if sum(ch["length"]) != b.opUnitCount:
@@ -738,6 +758,26 @@ def decode_columns(b):
             raise PNError(b.colbytes_off, "seq out of range")
         if not 1 <= ch["length"][j] <= b.opUnitCount:
             raise PNError(b.colbytes_off, "change length out of range")
+
+
+def iso_time(t):
+    """ISO 8601 in UTC for whole seconds `t` since 1970, on the proleptic Gregorian calendar
+    (year 0 exists, a year is at least 4 digits with a minus sign before it when negative);
+    `@SECONDS` for |t| >= 10^15, beyond the calendar the tools print."""
+    if abs(t) >= 10 ** 15:
+        return "@%d" % t
+    days, secs = divmod(t, 86400)
+    z = days + 719468
+    era = z // 146097
+    doe = z - era * 146097
+    yoe = (doe - doe // 1460 + doe // 36524 - doe // 146096) // 365
+    doy = doe - (365 * yoe + yoe // 4 - yoe // 100)
+    mp = (5 * doy + 2) // 153
+    d = doy - (153 * mp + 2) // 5 + 1
+    m = mp + 3 if mp < 10 else mp - 9
+    y = yoe + era * 400 + (1 if m <= 2 else 0)
+    year = ("-" if y < 0 else "") + "%04d" % abs(y)
+    return "%s-%02d-%02dT%02d:%02d:%02dZ" % (year, m, d, secs // 3600, secs // 60 % 60, secs % 60)
 
 
 # ---------------------------------------------------------------- CRDT state
@@ -937,6 +977,8 @@ def tile_ops(b, units, each):
         for k, (r, c, l, row) in enumerate(seg):
             if r != rep0 or c != c0 + k:
                 raise PNError(b.start, "change at row %d: op row %d covers units of two replicas or non-continuing counters" % (row, i))
+        if op["kind"] not in KIND_COLS and seg[0][3] != seg[-1][3]:
+            raise PNError(b.start, "change at row %d: an op of unknown kind %d spans two changes" % (seg[0][3], op["kind"]))
         op["units"] = seg
         op["u0"] = u          # the number of its first unit in the block: its rank
         u += op["length"]
@@ -1176,7 +1218,7 @@ def notebook(doc):
             "body": body,
             "tags": sorted(t for t, s in n.tags.items() if s),
             "priority": PRIO[n.priority.value(1)],
-            "created": datetime.datetime.fromtimestamp(n.created, datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "created": iso_time(n.created),
             "_created": n.created,
             "deleted": deleted,
         })

@@ -28,7 +28,13 @@ struct OpLog: Sendable {
     private(set) var ops: [Op] = []
     /// Inserted text of every `insertText` op, as Unicode scalars.
     private(set) var text: [Unicode.Scalar] = []
+    /// In no particular order (readers sort). Kept with `headPlaces` once there are many.
     private(set) var heads: [Int] = []
+    /// Each head's place in `heads`, kept while there are more than `headIndexThreshold` heads
+    /// (nil otherwise), so that a change retires each of its dependencies in constant time: a
+    /// history of thousands of concurrent changes would otherwise scan every head per change.
+    private var headPlaces: [Int: Int]?
+    private static var headIndexThreshold: Int { 32 }
     /// The id of the first unit of the last op (to decide whether the next op continues it).
     private var lastOpFirstID = LocalID.none
     /// The last op's `contentStart` when it is an `insertText` op, else -1 (so that typing checks
@@ -106,6 +112,7 @@ struct OpLog: Sendable {
         if let last = checkpoint.lastOp { ops[ops.count - 1] = last }
         text.removeLast(text.count - checkpoint.text)
         heads = checkpoint.heads
+        headPlaces = nil
         lastOpFirstID = checkpoint.lastOpFirstID
         lastOpTextStart = checkpoint.lastOpTextStart
         changes.rollBack(to: checkpoint.changes)
@@ -330,6 +337,7 @@ struct OpLog: Sendable {
         }
         let index = appendChange(agent: agent, deps: heads.sorted(), time: time, author: authorIndex, message: messageIndex, extra: extra)
         heads.removeAll(keepingCapacity: true)
+        headPlaces = nil
         heads.append(index)
         return index
     }
@@ -356,8 +364,8 @@ struct OpLog: Sendable {
         if heads.count == 1 && deps.count == 1 && heads.first == deps.first {
             heads[0] = index
         } else {
-            heads.removeAll { deps.contains($0) }
-            heads.append(index)
+            for d in deps { removeHead(d) }
+            addHead(index)
         }
         return index
     }
@@ -691,8 +699,38 @@ struct OpLog: Sendable {
         if heads.count == 1 && heads[0] == old {
             heads[0] = new
         } else {
-            heads.removeAll { $0 == old }
-            heads.append(new)
+            removeHead(old)
+            addHead(new)
+        }
+    }
+
+    /// Removes change `c` from the heads, if it is one (the last head takes its place).
+    private mutating func removeHead(_ c: Int) {
+        let place: Int
+        if headPlaces != nil {
+            guard let p = headPlaces?.removeValue(forKey: c) else { return }
+            place = p
+        } else {
+            guard let p = heads.firstIndex(of: c) else { return }
+            place = p
+        }
+        let last = heads.removeLast()
+        if place < heads.count {
+            heads[place] = last
+            headPlaces?[last] = place
+        }
+        if heads.count <= Self.headIndexThreshold / 2 { headPlaces = nil }
+    }
+
+    private mutating func addHead(_ c: Int) {
+        heads.append(c)
+        if headPlaces != nil {
+            headPlaces?[c] = heads.count - 1
+        } else if heads.count > Self.headIndexThreshold {
+            var places: [Int: Int] = [:]
+            places.reserveCapacity(heads.count * 2)
+            for (k, h) in heads.enumerated() { places[h] = k }
+            headPlaces = places
         }
     }
 

@@ -108,35 +108,69 @@ extension Document {
         return Attribution(change: log.changeID(ci), author: log.author(of: ci), time: Date(timeIntervalSince1970: TimeInterval(c.time)))
     }
 
-    /// For each deleted note, the changes that edited it without having seen its deletion.
+    /// For each deleted note, the changes that edited it without having seen its deletion: those
+    /// not in the causal past of every live delete of it.
+    ///
+    /// - Complexity: one pass over the ops, then `OpLog.pastContains` for the (edit, delete)
+    ///   pairs that Lamport timestamps and log order leave open; memory linear in the log.
     private func concurrentEdits(of deleted: [NoteState]) -> [LocalID: [Attribution]] {
         guard !deleted.isEmpty else { return [:] }
-        // The causal past of each live delete of each deleted note.
-        var deleteVVs: [LocalID: [[UInt32]]] = [:]
+        // The changes holding each deleted note's live deletes.
+        var deletes: [LocalID: [Int]] = [:]
         for n in deleted {
-            let dels = n.deleted.entries.filter(\.value).compactMap { log.changeIndex(containing: $0.id) }
-            deleteVVs[n.id] = dels.map { log.versionVector(of: [$0]) }
+            var dels = n.deleted.entries.filter(\.value).compactMap { log.changeIndex(containing: $0.id) }
+            dels.sort()
+            deletes[n.id] = dels.isEmpty ? nil : dels
         }
-        var result: [LocalID: [Int]] = [:]
+        // The changes that edited each of them (not deleting or restoring it), each once: ops
+        // come in log order, so a change is the last one listed for its note or new.
+        var edits: [LocalID: [Int]] = [:]
         var ci = 0
         for op in log.ops {
-            guard let target = op.body.note, let vvs = deleteVVs[target] else { continue }
+            guard let target = op.body.note, deletes[target] != nil else { continue }
             switch op.body {
             case .deleteNote, .restoreNote: continue
             default: break
             }
-            // Each unit of the op may lie in a different change; check each change it spans.
+            // Each unit of the op may lie in a different change; take each change it spans.
             var lv = op.lv
             while lv < op.lv + op.length {
-                ci = log.changeIndex(containingLV: lv)
-                let c = log.changes[ci]
-                let seen = vvs.allSatisfy { vv in c.seq <= vv[Int(c.agent)] }
-                if !seen && !(result[target]?.contains(ci) ?? false) { result[target, default: []].append(ci) }
-                lv = min(c.lvEnd, op.lv + op.length)
+                ci = log.changeIndex(containingLV: lv, from: ci)
+                if edits[target]?.last != ci { edits[target, default: []].append(ci) }
+                lv = min(log.changes.lvEnd(ci), op.lv + op.length)
             }
         }
+        // An edit is seen by a delete when it is in the delete's causal past. Settled here when
+        // log order or Lamport timestamps decide it (a change after the delete in a causal order,
+        // or whose timestamp is not below the delete's, is not in its past); the rest are asked
+        // together. `pending[e]`: the queries edit e's verdict waits on.
+        var unseen: [LocalID: [Int]] = [:]
+        var queries: [OpLog.PastQuery] = []
+        var pending: [(note: LocalID, change: Int, queries: Range<Int>)] = []
+        for (note, changes) in edits {
+            guard let dels = deletes[note] else { continue }
+            for c in changes {
+                let first = queries.count
+                var seen = true
+                for d in dels {
+                    if d == c { continue }
+                    if c > d || log.changes.lamportEnd(c) >= log.changes.lamport(d) { seen = false; break }
+                    queries.append(OpLog.PastQuery(root: d, agent: log.changes.agent(c), seq: log.changes.seq(c)))
+                }
+                if !seen {
+                    queries.removeLast(queries.count - first)
+                    unseen[note, default: []].append(c)
+                } else if queries.count > first {
+                    pending.append((note, c, first ..< queries.count))
+                }
+            }
+        }
+        let answers = log.pastContains(queries)
+        for p in pending where !answers[p.queries].allSatisfy({ $0 }) {
+            unseen[p.note, default: []].append(p.change)
+        }
         // Deterministic order on every copy: causal (lamport), then replica id.
-        return result.mapValues { changes in
+        return unseen.mapValues { changes in
             changes.sorted { (log.changes[$0].lamport, log.replicas[Int(log.changes[$0].agent)]) < (log.changes[$1].lamport, log.replicas[Int(log.changes[$1].agent)]) }
                 .map { attribution(change: $0) }
         }

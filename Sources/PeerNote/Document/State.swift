@@ -4,15 +4,32 @@ struct NoteState: Sendable {
     var created: Int64
     var title = MVRegister<String>()
     var priority = MVRegister<Priority>()
-    var deleted = MVRegister<Bool>()
+    /// Written through `writeDeleted`, which keeps `isDeleted` in step.
+    private(set) var deleted = MVRegister<Bool>()
+    /// How many of `deleted`'s live values are deletes (true), so that `isDeleted` reads one
+    /// number: it is asked at every place a note was ever moved to, and a note's register may
+    /// hold thousands of concurrent deletes.
+    private var liveDeletes = 0
     /// The note's current place(s) in the order of notes: ids of slots in `DocState.order`.
     var position = MVRegister<LocalID>()
     /// For each tag, the ids of the adds no remove has seen (add-wins set). Keyed by the tag's
     /// exact Unicode scalars: canonically equivalent spellings are two tags.
-    var tags: [ExactString: [LocalID]] = [:]
+    var tags: [ExactString: Set<LocalID>] = [:]
     var body = ListCRDT<Unicode.Scalar>()
 
-    var isDeleted: Bool { deleted.entries.contains { $0.value } }
+    init(id: LocalID, created: Int64) {
+        self.id = id
+        self.created = created
+    }
+
+    var isDeleted: Bool { liveDeletes > 0 }
+
+    /// Writes the deleted register (a delete writes true, a restore false).
+    mutating func writeDeleted(_ value: Bool, id: LocalID, lamport: UInt64, replica: ReplicaID, preds: [LocalID]) {
+        var gone = 0
+        deleted.write(id: id, lamport: lamport, replica: replica, value: value, preds: preds) { if $0 { gone += 1 } }
+        liveDeletes += (value ? 1 : 0) - gone
+    }
     /// The tags present, in the order of their Unicode scalar values.
     var visibleTags: [String] {
         // Most notes have no tag or one: no sort, and no array but the result.
@@ -22,7 +39,7 @@ struct NoteState: Sendable {
     }
 
     /// The ids of the adds of `tag` no remove has seen (empty when the tag is absent).
-    func adds(of tag: String) -> [LocalID] { tags[ExactString(tag)] ?? [] }
+    func adds(of tag: String) -> [LocalID] { tags[ExactString(tag)].map(Array.init) ?? [] }
 }
 
 /// Why an op could not be applied: it names something the document lacks.
@@ -96,17 +113,19 @@ struct DocState: Sendable {
             try withNote(n) { $0.priority.write(id: id, lamport: lamport, replica: replica, value: value, preds: preds) }
         case .deleteNote(let n, let preds):
             deletionEpoch &+= 1
-            try withNote(n) { $0.deleted.write(id: id, lamport: lamport, replica: replica, value: true, preds: preds) }
+            try withNote(n) { $0.writeDeleted(true, id: id, lamport: lamport, replica: replica, preds: preds) }
         case .restoreNote(let n, let preds):
             deletionEpoch &+= 1
-            try withNote(n) { $0.deleted.write(id: id, lamport: lamport, replica: replica, value: false, preds: preds) }
+            try withNote(n) { $0.writeDeleted(false, id: id, lamport: lamport, replica: replica, preds: preds) }
         case .addTag(let n, let tag):
-            try withNote(n) { $0.tags[ExactString(tag), default: []].append(id) }
+            try withNote(n) { $0.tags[ExactString(tag), default: []].insert(id) }
         case .removeTag(let n, let tag, let removes):
             try withNote(n) { note in
                 let key = ExactString(tag)
-                if var ids = note.tags[key] {
-                    ids.removeAll { removes.contains($0) }
+                // Taken out of the table (so not copied), one lookup per add named: a storm of
+                // removes each naming one add among thousands would otherwise scan every add.
+                if var ids = note.tags.removeValue(forKey: key) {
+                    for r in removes { ids.remove(r) }
                     note.tags[key] = ids
                 }
             }

@@ -19,13 +19,18 @@ struct MemoryShortfall: Equatable, Sendable {
 ///
 /// The estimate is `bytesPerInflatedByte` for each byte the file's sections declare they inflate
 /// to, plus `baseline`: measured on a notebook whose 100 MB body compresses to 98 KB (1.22 GB
-/// at its peak for `pnmerge validate`, 1.32 GB for `show`). What may be used is the least of the
-/// machine's physical memory and swap, what the address-space limit (`ulimit -v`) leaves this
-/// process, and the memory limits of its control groups (Linux, v1 and v2). The estimate errs
-/// low rather than high: a document refused here would not have loaded, while one it lets
-/// through may still run out (the system's other users are not counted).
+/// at its peak for `pnmerge validate`, 1.32 GB for `show`), with room for what the commands
+/// build on top of a loaded document (a body as a string and its lines for `show`, `list` and
+/// `export`; the merged result and its encoding for `merge`): at 12 bytes, the load's own need,
+/// a body of 280-310 million characters passed this check and then exhausted memory in
+/// `show`, `list` and `merge`. What may be used is the least of the machine's physical memory
+/// and swap, what the address-space limit (`ulimit -v`) leaves this process, and the memory
+/// limits of its control groups (Linux, v1 and v2), less what the process already holds (the
+/// first of the two documents a merge reads). The estimate errs low rather than high: a
+/// document refused here would not have loaded, while one it lets through may still run out
+/// (the system's other users are not counted).
 enum MemoryBudget {
-    static let bytesPerInflatedByte: UInt64 = 12
+    static let bytesPerInflatedByte: UInt64 = 16
     static let baseline: UInt64 = 16 << 20
 
     /// The memory reading sections that inflate to `inflated` bytes in all needs, by the estimate.
@@ -46,10 +51,18 @@ enum MemoryBudget {
                           memory: MemoryShortfall(needed: need, available: can))
     }
 
-    /// The least of physical memory and swap, what `RLIMIT_AS` leaves beside the address space
-    /// already mapped, and (Linux) the memory limits of the process's control groups.
+    /// The least of physical memory and swap and (Linux) the memory limits of the process's
+    /// control groups, less the memory the process already holds (resident), and what
+    /// `RLIMIT_AS` leaves beside the address space already mapped.
     static func available() -> UInt64 {
         var least = physicalMemory()
+        #if os(Linux)
+        if let text = readText("/proc/self/cgroup", limit: 4096) {
+            least = min(least, cgroupLimit(text, root: "/sys/fs/cgroup") ?? .max)
+        }
+        #endif
+        let resident = residentBytes()
+        least = least > resident ? least - resident : 0
         var limit = rlimit()
         #if os(Linux)
         let resource = Int32(RLIMIT_AS.rawValue), unlimited = rlim_t.max
@@ -60,11 +73,6 @@ enum MemoryBudget {
             let mapped = mappedBytes()
             least = min(least, UInt64(limit.rlim_cur) > mapped ? UInt64(limit.rlim_cur) - mapped : 0)
         }
-        #if os(Linux)
-        if let text = readText("/proc/self/cgroup", limit: 4096) {
-            least = min(least, cgroupLimit(text, root: "/sys/fs/cgroup") ?? .max)
-        }
-        #endif
         return least
     }
 
@@ -118,6 +126,20 @@ enum MemoryBudget {
     private static func mappedBytes() -> UInt64 {
         #if os(Linux)
         guard let text = readText("/proc/self/statm"), let first = text.split(separator: " ").first, let pages = UInt64(first) else { return 0 }
+        let size = sysconf(Int32(_SC_PAGESIZE))
+        return size > 0 ? pages * UInt64(size) : 0
+        #else
+        return 0
+        #endif
+    }
+
+    /// The process's resident memory (`/proc/self/statm`'s second field, in pages); 0 where it
+    /// cannot be read.
+    static func residentBytes() -> UInt64 {
+        #if os(Linux)
+        guard let text = readText("/proc/self/statm") else { return 0 }
+        let fields = text.split(separator: " ")
+        guard fields.count > 1, let pages = UInt64(fields[1]) else { return 0 }
         let size = sysconf(Int32(_SC_PAGESIZE))
         return size > 0 ? pages * UInt64(size) : 0
         #else

@@ -1,0 +1,181 @@
+import Foundation
+@testable import PeerNote
+
+/// Legal but pathological histories, built through the op log, each family parameterised by a
+/// size `n`: the shapes that made a command do quadratic work or run out of memory on a small
+/// file (issue 47, items 4 and 5). `AdversarialCorpusTests` runs them at small sizes in `swift
+/// test`; `make stress` writes them at four doubling sizes (`PEERNOTE_STRESS_DIR`) and times
+/// the release tools on them (scripts/stress.sh, docs/ROBUSTNESS.md).
+///
+/// Every family is built in time linear in `n` (no merge per replica), and every file it gives
+/// is one the library loads: `document(_:size:)` saves and reloads it.
+enum AdversarialCorpus {
+    enum Family: String, CaseIterable, Sendable {
+        /// One replica's n changes, none depending on its own previous one: all n stay heads.
+        /// (2n changes: each hangs off a chain of another replica's.)
+        case manyHeads
+        /// n notes, each deleted by its own replica, while one replica retitles every note.
+        case manyDeleters
+        /// n concurrent writes of one note's title, then n writes each naming one of them.
+        case registerPreds
+        /// n adds of one tag, then n removes, each naming one add.
+        case tagStorm
+        /// A note deleted concurrently by n replicas and moved n times.
+        case moves
+        /// A note deleted by one replica while another types n keystrokes into its body, one
+        /// change each.
+        case deleteVersusEdit
+        /// n replicas retitle the notebook concurrently.
+        case retitles
+        /// n replicas each add a note concurrently, and one change merges them all.
+        case branches
+    }
+
+    /// A history under construction: changes appended in a causal order, ops into the last one.
+    struct Builder {
+        var log = OpLog()
+        let genesisReplica = ReplicaID(high: 0x0100_0000_0000_0000, low: 0)
+        var time: Int64 = 1_700_000_000
+
+        /// Replica number `r`'s id (distinct, ordered as the numbers are).
+        static func replica(_ r: Int) -> ReplicaID { ReplicaID(high: 0x0100_0000_0000_0000 + UInt64(r), low: UInt64(r)) }
+
+        /// Opens a change by replica `r` on top of `deps` (change indices); returns its index.
+        @discardableResult
+        mutating func change(by r: Int, deps: [Int], tick: Bool = true) -> Int {
+            let agent = log.agent(for: Self.replica(r))
+            if tick { time += 1 }
+            return log.beginChange(agent: agent, deps: deps[...], time: time, author: "r\(r)", message: "", extra: [])
+        }
+
+        /// Appends an op to the open change; returns its first unit's id.
+        @discardableResult
+        mutating func op(_ body: OpBody, length: Int = 1, text: [Unicode.Scalar] = []) -> LocalID {
+            let id = log.nextID
+            log.append(body, length: length, scalars: text)
+            return id
+        }
+
+        /// The document the history gives (its state applied from the ops).
+        func document() throws -> Document {
+            var state = DocState()
+            try state.applyOps(of: log, from: 0, firstChange: 0)
+            return Document(id: UUID(uuid: (0, 0, 0, 0, 0, 0, 0x40, 0, 0x80, 0, 0, 0, 0, 0, 0, 0x47)), genesis: ChangeID(replica: Self.replica(0), seq: 1),
+                            log: log, state: state, replica: Self.replica(0), author: "reader")
+        }
+    }
+
+    /// The smallest of the four doubling sizes `make stress` times each family at: the last is
+    /// the size the issue reported (32,000 deleting devices, 320,000 keystrokes, 16,000
+    /// branches) or beyond.
+    static func stressSize(_ family: Family) -> Int {
+        switch family {
+        case .manyHeads, .registerPreds, .tagStorm: 16_000
+        case .manyDeleters, .retitles: 4_000
+        case .moves: 8_000
+        case .deleteVersusEdit: 40_000
+        case .branches: 2_000
+        }
+    }
+
+    /// The family's history at size `n`, as a document (saved and loaded back, so it is one the
+    /// library reads).
+    static func document(_ family: Family, size n: Int) throws -> Document {
+        try Document.load(bytes(family, size: n))
+    }
+
+    /// The family's history at size `n`, as a file's bytes.
+    static func bytes(_ family: Family, size n: Int) throws -> [UInt8] {
+        try build(family, size: n).document().save()
+    }
+
+    static func build(_ family: Family, size n: Int) -> Builder {
+        var b = Builder()
+        b.change(by: 0, deps: [])
+        b.op(.setNotebookTitle("Stress: \(family.rawValue) \(n)", preds: []))
+        switch family {
+        case .manyHeads:
+            // Replica 2 makes a chain of n changes; replica 1's change i depends on the chain's
+            // change i alone (never on its own previous one, which it follows by Lamport
+            // timestamp), so nothing depends on any of replica 1's changes.
+            let note = b.op(.createNote(originLeft: .none, originRight: .none, created: b.time))
+            var link = 0
+            for i in 0 ..< n {
+                link = b.change(by: 2, deps: [link])
+                b.op(.addTag(note: note, "chain"))
+                b.change(by: 1, deps: [link])
+                b.op(.addTag(note: note, "t\(i % 16)"))
+            }
+        case .manyDeleters:
+            var notes: [LocalID] = []
+            var left = LocalID.none
+            for _ in 0 ..< n {
+                left = b.op(.createNote(originLeft: left, originRight: .none, created: b.time))
+                notes.append(left)
+            }
+            for (i, note) in notes.enumerated() {
+                b.change(by: 2 + i, deps: [0])
+                b.op(.deleteNote(note: note, preds: []))
+            }
+            // One replica retitles every note, concurrently with every delete.
+            b.change(by: 1, deps: [0])
+            for note in notes { b.op(.setNoteTitle(note: note, "edited", preds: [])) }
+        case .registerPreds:
+            let note = b.op(.createNote(originLeft: .none, originRight: .none, created: b.time))
+            var values: [LocalID] = []
+            for i in 0 ..< n {
+                b.change(by: 2 + i, deps: [0])
+                values.append(b.op(.setNoteTitle(note: note, "title \(i)", preds: [])))
+            }
+            // One replica, on top of them all, overwrites them one at a time.
+            b.change(by: 1, deps: Array(1 ... n))
+            for (i, v) in values.enumerated() { b.op(.setNoteTitle(note: note, "again \(i)", preds: [v])) }
+        case .tagStorm:
+            let note = b.op(.createNote(originLeft: .none, originRight: .none, created: b.time))
+            b.change(by: 1, deps: [0])
+            let adds = (0 ..< n).map { _ in b.op(.addTag(note: note, "storm")) }
+            b.change(by: 1, deps: [1])
+            for a in adds { b.op(.removeTag(note: note, "storm", removes: [a])) }
+        case .moves:
+            let note = b.op(.createNote(originLeft: .none, originRight: .none, created: b.time))
+            let other = b.op(.createNote(originLeft: note, originRight: .none, created: b.time))
+            for i in 0 ..< n {
+                b.change(by: 2 + i, deps: [0])
+                b.op(.deleteNote(note: note, preds: []))
+            }
+            // One replica moves it n times to just after the other note, each move seeing the
+            // one before (its place is the next element's, so nothing is scanned to place it).
+            b.change(by: 1, deps: [0])
+            var place = note
+            var right = LocalID.none
+            for _ in 0 ..< n {
+                place = b.op(.moveNote(note: note, originLeft: other, originRight: right, preds: [place]))
+                right = place
+            }
+        case .deleteVersusEdit:
+            let note = b.op(.createNote(originLeft: .none, originRight: .none, created: b.time))
+            b.change(by: 2, deps: [0])
+            b.op(.deleteNote(note: note, preds: []))
+            // Typing: one change per keystroke, each on top of the one before.
+            var previous = 0
+            var left = LocalID.none
+            for _ in 0 ..< n {
+                previous = b.change(by: 1, deps: [previous], tick: false)
+                left = b.op(.insertText(note: note, originLeft: left, originRight: .none, contentStart: 0), length: 1, text: ["x"])
+            }
+        case .retitles:
+            for i in 0 ..< n {
+                b.change(by: 1 + i, deps: [0])
+                b.op(.setNotebookTitle("Title \(i)", preds: []))
+            }
+        case .branches:
+            for i in 0 ..< n {
+                b.change(by: 1 + i, deps: [0])
+                b.op(.createNote(originLeft: .none, originRight: .none, created: b.time))
+            }
+            b.change(by: 0, deps: Array(1 ... n))
+            b.op(.setNotebookTitle("Merged \(n) branches", preds: [LocalID(agent: 0, counter: 0)]))
+        }
+        return b
+    }
+}

@@ -1,0 +1,155 @@
+import Foundation
+import Testing
+@testable import PeerNote
+
+/// The adversarial corpus (`AdversarialCorpus`) at sizes where the quadratic paths of issue 47
+/// took tens of seconds to minutes in a debug build (or ran out of memory), while the work the
+/// library now does takes well under the limit each test sets: each limit fails with the old code
+/// and passes with room to spare with the new. Each test also checks what the history means.
+@Suite("Adversarial corpus")
+struct AdversarialCorpusTests {
+    /// Seconds `body` takes.
+    private func seconds<T>(_ body: () throws -> T) rethrows -> (T, Double) {
+        let start = Date()
+        let value = try body()
+        return (value, Date().timeIntervalSince(start))
+    }
+
+    @Test("A replica whose changes never depend on its own previous one keeps them all heads, and loading them is linear")
+    func manyHeads() throws {
+        let n = 40_000
+        let bytes = try AdversarialCorpus.bytes(.manyHeads, size: n)
+        let (doc, time) = try seconds { try Document.load(bytes) }
+        #expect(doc.heads.count == n)
+        #expect(doc.notes[0].tags.count == 17)
+        #expect(time < 20, "loading \(n) heads took \(time) s")
+    }
+
+    @Test("Thousands of replicas each deleting a note while one edits them all: every note is a delete-versus-edit conflict, in memory linear in the history")
+    func manyDeleters() throws {
+        let n = 8_000
+        let doc = try AdversarialCorpus.document(.manyDeleters, size: n)
+        let (conflicts, time) = seconds { doc.conflicts }
+        let deleted = conflicts.filter { if case .deletedWhileEdited = $0 { true } else { false } }
+        #expect(deleted.count == n)
+        if case .deletedWhileEdited(_, _, let by, let edited) = deleted[0] {
+            #expect(by.count == 1 && edited.count == 1)
+        }
+        #expect(doc.notes.isEmpty && doc.deletedNotes.count == n)
+        #expect(time < 20, "the conflict check over \(n) deleted notes took \(time) s")
+    }
+
+    @Test("Register writes that each name one of thousands of live values leave the others, without scanning them all per write")
+    func registerPredecessors() throws {
+        let n = 40_000
+        let bytes = try AdversarialCorpus.bytes(.registerPreds, size: n)
+        let (doc, time) = try seconds { try Document.load(bytes) }
+        let conflict = try #require(doc.conflicts.first { if case .noteTitle = $0 { true } else { false } })
+        if case .noteTitle(_, let values, _) = conflict {
+            #expect(values.count == n)
+            #expect(values.allSatisfy { $0.value.hasPrefix("again ") })
+        }
+        #expect(time < 20, "loading \(n) register writes took \(time) s")
+    }
+
+    @Test("Tag removes that each name one of thousands of adds leave the tag gone, in time linear in the ops")
+    func tagStorm() throws {
+        let n = 40_000
+        let bytes = try AdversarialCorpus.bytes(.tagStorm, size: n)
+        let (doc, time) = try seconds { try Document.load(bytes) }
+        #expect(doc.notes[0].tags.isEmpty)
+        #expect(time < 20, "loading \(n) tag adds and removes took \(time) s")
+    }
+
+    @Test("A note deleted by thousands of replicas and moved thousands of times is listed as deleted without scanning its deletes at every place")
+    func moves() throws {
+        let n = 20_000
+        let doc = try AdversarialCorpus.document(.moves, size: n)
+        let (notes, time) = seconds { (doc.notes, doc.deletedNotes) }
+        #expect(notes.0.count == 1 && notes.1.count == 1)
+        #expect(time < 20, "listing a note with \(n) deletes and \(n) places took \(time) s")
+    }
+
+    @Test("A note deleted while another copy typed into it keystroke by keystroke lists every keystroke change once, in linear time")
+    func deleteVersusEdit() throws {
+        let n = 100_000
+        let doc = try AdversarialCorpus.document(.deleteVersusEdit, size: n)
+        let (conflicts, time) = seconds { doc.conflicts }
+        #expect(conflicts.count == 1)
+        if case .deletedWhileEdited(_, _, let by, let edited) = try #require(conflicts.first) {
+            #expect(by.count == 1)
+            #expect(edited.count == n)
+        }
+        #expect(time < 20, "the conflict check over \(n) keystrokes took \(time) s")
+    }
+
+    @Test("Thousands of concurrent notebook retitles are one conflict holding every value")
+    func retitles() throws {
+        let n = 20_000
+        let bytes = try AdversarialCorpus.bytes(.retitles, size: n)
+        let (doc, time) = try seconds { () throws -> (Document, [Conflict]) in
+            let d = try Document.load(bytes)
+            return (d, d.conflicts)
+        }
+        let conflict = try #require(doc.1.first)
+        if case .notebookTitle(let values, _) = conflict { #expect(values.count == n) }
+        #expect(time < 20, "loading and checking \(n) retitles took \(time) s")
+    }
+
+    @Test("Thousands of concurrent branches merged by one change load with one head")
+    func branches() throws {
+        let n = 20_000
+        let bytes = try AdversarialCorpus.bytes(.branches, size: n)
+        let (doc, time) = try seconds { try Document.load(bytes) }
+        #expect(doc.heads.count == 1 && doc.notes.count == n)
+        #expect(time < 20, "loading \(n) branches took \(time) s")
+    }
+
+    @Test("Checking whether a change is in another's causal past gives what version vectors give, by either strategy")
+    func pastQueriesAgreeWithVersionVectors() throws {
+        // A random history of 6 replicas, each change on top of 1-3 random earlier changes.
+        var rng = SeededRandom(state: 47)
+        var b = AdversarialCorpus.Builder()
+        b.change(by: 0, deps: [])
+        b.op(.setNotebookTitle("T", preds: []))
+        for _ in 1 ..< 300 {
+            let count = b.log.changes.count
+            let deps = Set((0 ..< Int(rng.next() % 3 + 1)).map { _ in Int(rng.next() % UInt64(count)) }).sorted()
+            b.change(by: Int(rng.next() % 6), deps: deps)
+            b.op(.setNotebookTitle("x", preds: []))
+        }
+        let log = b.log
+        var queries: [OpLog.PastQuery] = []
+        var expected: [Bool] = []
+        for _ in 0 ..< 3_000 {
+            let root = Int(rng.next() % UInt64(log.changes.count)), c = Int(rng.next() % UInt64(log.changes.count))
+            queries.append(OpLog.PastQuery(root: root, agent: log.changes.agent(c), seq: log.changes.seq(c)))
+            expected.append(log.versionVector(of: [root])[Int(log.changes.agent(c))] >= log.changes.seq(c))
+        }
+        // Many roots and few agents (forward passes), and queries of one root each (backward walks).
+        #expect(log.pastContains(queries) == expected)
+        for k in stride(from: 0, to: queries.count, by: 97) {
+            #expect(log.pastContains([queries[k]]) == [expected[k]])
+        }
+    }
+
+    /// Writes every family at four doubling sizes from its stress size (`AdversarialCorpus.stressSize`)
+    /// into `PEERNOTE_STRESS_DIR`, as FAMILY-SIZE.peernote, for `make stress`; without it, every
+    /// family at size 100 into a temporary folder, checking that each file loads.
+    @Test("Every family writes files that load")
+    func writeCorpus() throws {
+        let env = ProcessInfo.processInfo.environment
+        let stress = env["PEERNOTE_STRESS_DIR"]
+        let dir = stress ?? NSTemporaryDirectory() + "peernote-corpus-\(getpid())"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        for family in AdversarialCorpus.Family.allCases {
+            let sizes = stress == nil ? [100] : (0 ..< 4).map { AdversarialCorpus.stressSize(family) << $0 }
+            for n in sizes {
+                let bytes = try AdversarialCorpus.bytes(family, size: n)
+                _ = try Document.load(bytes)
+                try Data(bytes).write(to: URL(fileURLWithPath: dir + "/\(family.rawValue)-\(n).peernote"))
+            }
+        }
+        if stress == nil { try FileManager.default.removeItem(atPath: dir) }
+    }
+}
