@@ -522,7 +522,7 @@ def plain_history():
           dict(r=0, seq=4, length=5, deps=[1]),             # row 3: ctr 4..8 "hello" into A
           dict(r=0, seq=5, length=3, deps=[1]),             # row 4: ctr 9..11 " yo" after "hello"
           dict(r=0, seq=6, length=2, deps=[1]),             # row 5: ctr 12..13 delete "el"
-          dict(r=1, seq=1, length=4, deps=[4]),             # row 6: R2 ctr 0..3 "note" into B (concurrent with rows 3-5)
+          dict(r=1, seq=1, length=4, deps=[1]),             # row 6: R2 ctr 0..3 "note" into B (after row 5: a block with a state section is in canonical order)
           dict(r=0, seq=7, length=1, deps=[1, 2]),          # row 7: ctr 14 note C
           dict(r=0, seq=8, length=5, deps=[1]),             # row 8: ctr 15 "Z" between h and the deleted e; ctr 16..19 "gone" into C
           dict(r=0, seq=9, length=2, deps=[1]),             # row 9: ctr 20 delete C, ctr 21 note D (no text) after B

@@ -959,10 +959,60 @@ def load(path):
         else:
             tile_ops(b, units, lambda op: apply_op(doc, b, op))
         if b.state is not None:
+            # a block with a state section holds its changes in canonical order (State section)
+            for r in range(1, len(changes)):
+                if (changes[r - 1]["lamport"], changes[r - 1]["replica"]) >= (changes[r]["lamport"], changes[r]["replica"]):
+                    raise PNError(b.start, "change at row %d: a block with a state section holds its changes in canonical order" % r)
             resolve_state(doc, b)
+    if any((changes[r - 1]["lamport"], changes[r - 1]["replica"]) >= (changes[r]["lamport"], changes[r]["replica"])
+           for r in range(1, len(changes))):
+        doc = canonical_replay(doc, blocks, changes)
     doc.changes = changes
     doc.blocks = blocks
     doc.data = data
+    return doc
+
+
+def canonical_replay(first, blocks, changes):
+    """MERGE SEMANTICS: the state is every op unit applied in the canonical order of changes
+    ((lamport, replica id), each change's units in order). Rows in another order (appended
+    blocks) are applied again in that order: the ops cut at change boundaries, sorted, applied
+    to a new state. The characters come from the first replay (a state section fills them in)."""
+    pieces = []
+    for b in blocks:
+        for op in b.ops:
+            seg = op["units"]
+            s = 0
+            for k in range(1, len(seg) + 1):
+                if k == len(seg) or seg[k][3] != seg[s][3]:
+                    pieces.append((b, op, s, k))
+                    s = k
+
+    def key(p):
+        b, op, s, e = p
+        rep, ctr, lam, row = op["units"][s]
+        return (changes[row]["lamport"], changes[row]["replica"], ctr)
+
+    pieces.sort(key=key)
+    doc = Doc()
+    doc.uuid = first.uuid
+    for b, op, s, e in pieces:
+        piece = dict(op)
+        piece["units"] = op["units"][s:e]
+        piece["length"] = e - s
+        if s > 0 and op["kind"] == 4:
+            rep, ctr = op["units"][s - 1][0], op["units"][s - 1][1]
+            piece["ref1"] = (b.replicas.index(rep), ctr)
+            if op["text"] is not None:
+                piece["text"] = op["text"][s:e]
+        elif s > 0 and op["kind"] == 5:
+            ri, c = op["ref1"]
+            piece["ref1"] = (ri, c - s if op["reversed"] else c + s)
+        apply_op(doc, b, piece)
+    for nid, n in doc.notes.items():
+        old = first.notes[nid].body.byid
+        for e in n.body.S:
+            e.value = old[e.id].value
     return doc
 
 

@@ -78,7 +78,9 @@ extension Document {
         guard let ci = log.changeIndex(of: change) else { throw .noSuchChange(change.fullDescription) }
         let vv = log.versionVector(of: [ci])
         var past = DocState()
-        for (i, c) in log.changes.enumerated() where c.seq <= vv[Int(c.agent)] {
+        // In the canonical order, as the document's own state (`DocState.canonical`).
+        for i in log.canonicalOrder() where log.changes.seq(i) <= vv[Int(log.changes.agent(i))] {
+            let c = log.changes[i]
             for op in log.ops(ofChange: i) {
                 let id = log.localID(ofLV: op.lv, change: i)
                 let lamport = c.lamport + UInt64(op.lv - c.lvStart)

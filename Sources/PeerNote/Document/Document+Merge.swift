@@ -232,6 +232,8 @@ extension Document {
             // the end: the whole log for every merge, however few changes it brings), the state
             // restored from a copy (its lists change in place, anywhere).
             let checkpoint = log.checkpoint(), savedState = state
+            // The change that comes last in the canonical order among those this copy holds.
+            let lastBefore = log.canonicallyLastHead
             log.reserveGrowing(changes: missing.count)
             // The changes go into the log first (a run of typing joins one op there, as it does when
             // loading), then their ops are applied to the state a stored op at a time.
@@ -246,7 +248,19 @@ extension Document {
                     throw .invalidDocument(offset: nil, message: "change \(source.changeID(missing[k]).fullDescription) could not be applied: \(error)")
                 }
             }
-            do throws(ApplyFailure) { try state.applyOps(of: log, from: startLV, firstChange: firstChange) } catch {
+            // The state is the canonical order's (`DocState.canonical`): the new changes are
+            // applied as they come when they follow, in that order, every change the copy had and
+            // each other; else the state is rebuilt in that order.
+            let follows = firstChange < log.changes.count
+                && (lastBefore.map { log.canonicallyBefore($0, firstChange) } ?? true)
+                && log.firstOutOfCanonicalOrder(from: firstChange + 1) == nil
+            do throws(ApplyFailure) {
+                if follows {
+                    try state.applyOps(of: log, from: startLV, firstChange: firstChange)
+                } else {
+                    state = try DocState.canonical(of: log, workBudget: .max)
+                }
+            } catch {
                 let failed = log.changeID(error.change)
                 log.rollBack(to: checkpoint)
                 state = savedState

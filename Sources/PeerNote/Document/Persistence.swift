@@ -495,6 +495,13 @@ extension Document {
             }
             replayer.state.bodiesFromStructures = false
             if let state = block.state {
+                // A state section shows the state its block's changes give in their canonical
+                // order, which a compact save writes them in: a block in another order is refused
+                // (it could show one notebook to a reader of the section and another to one of
+                // the history). Only a base block has one, and it is read first.
+                if let bad = replayer.log.firstOutOfCanonicalOrder() {
+                    throw .invalidDocument(offset: block.offset, message: "change at row \(bad): a block with a state section holds its changes in canonical order (by Lamport timestamp, then replica id), and this one comes before the change above it")
+                }
                 if structured {
                     try replayer.buildBodies(state, dead: block.deadText, block: block)
                 } else {
@@ -502,6 +509,16 @@ extension Document {
                 }
             }
             rows += block.changes.count
+        }
+        // The state is the changes applied in the canonical order (`DocState.canonical`): a file
+        // whose rows are in another order (appended blocks) is applied again in that order when
+        // its rows are not (an honest history gives the same state both ways; a crafted one may
+        // not, and then only the canonical order is the same in every copy). Within a budget of
+        // its own, as large as the first.
+        if replayer.log.firstOutOfCanonicalOrder() != nil {
+            try replayer.replayCanonically(workBudget: 256 * bytes.count + 4_000_000) { row in
+                blocks.last { $0.firstRow <= row }?.offset ?? 0
+            }
         }
         replayer.state.workBudget = .max
         let doc = Document(id: docID, genesis: genesis, log: replayer.log, state: replayer.state, replica: .random(), author: "")
@@ -593,6 +610,15 @@ struct BlockReplayer {
     private struct LogResult: Sendable {
         var log: OpLog
         var error: PeerNoteError?
+    }
+
+    /// Replaces the state with the one the log's changes give in the canonical order (the rows
+    /// of a loaded log are its changes' indices).
+    /// An error names the offset `blockOffset(row)` gives: that of the block holding the row.
+    mutating func replayCanonically(workBudget: Int, blockOffset: (Int) -> Int) throws(PeerNoteError) {
+        do throws(ApplyFailure) { state = try DocState.canonical(of: log, workBudget: workBudget) } catch {
+            throw .invalidDocument(offset: blockOffset(error.change), message: "change at row \(error.change): change \(log.changeID(error.change)): \(Self.describe(error.error, log))")
+        }
     }
 
     private static func applyError(_ error: ApplyFailure, block: WireBlock, firstChange: Int, log: OpLog) -> PeerNoteError {

@@ -280,6 +280,10 @@ private struct Salvager {
     var orphansAreOurs = false
     /// Most replays tried before every change from the failing one on is given up.
     static let maxReplays = 32
+    /// Integration work all replays together may still take: twice the loader's bound
+    /// (`Document.load`), so that a file the loader refuses for its work is refused as fast here,
+    /// not once for every replay.
+    lazy var workLeft = 2 * (256 * bytes.count + 4_000_000)
     /// Largest magnitude of a time (seconds) salvage keeps: differences of two such times fit in Int64.
     static let maxTime: UInt64 = 1 << 62
     /// Whether the replay drops changes with such times (only when the result is saved compact:
@@ -319,11 +323,14 @@ private struct Salvager {
                 replays = 0
             case .failure(let failure):
                 replays += 1
-                if replays > Self.maxReplays {
+                if replays > Self.maxReplays || failure.outOfWork {
+                    // Out of work: everything from this change on asks for more than the file's
+                    // size allows, and another replay would only meet the bound again.
                     // A crafted file: give up on everything from this change on. What comes before it
                     // replayed cleanly, so the next replay succeeds.
                     for key in fates.keys where key > failure.key && fates[key] == .kept {
-                        fates[key] = .dropped("left out after \(Self.maxReplays) failed replays")
+                        fates[key] = .dropped(failure.outOfWork ? "left out: the changes before it take all the work the file's size allows"
+                                                                : "left out after \(Self.maxReplays) failed replays")
                     }
                 }
                 fates[failure.key] = .dropped(failure.message)
@@ -690,11 +697,24 @@ private struct Salvager {
         var message: String
         /// The change of the same block that makes this one unusable, when it is another one.
         var culprit: ChangeKey?
+        /// Whether the replay ran out of integration work (`workLeft`).
+        var outOfWork = false
     }
 
     /// Verifies and applies the kept changes, block by block, into a new document (as
-    /// `Document.load` does, but skipping the units of dropped changes).
-    func replay(_ fates: [ChangeKey: Fate]) -> Result<Document, ReplayFailure> {
+    /// `Document.load` does, but skipping the units of dropped changes), within the loader's
+    /// bound on integration work and what is left of `workLeft`, which it takes its work from.
+    mutating func replay(_ fates: [ChangeKey: Fate]) -> Result<Document, ReplayFailure> {
+        let budget = Swift.min(256 * bytes.count + 4_000_000, workLeft)
+        var used = 0
+        defer { workLeft -= used }
+        let result = replay(fates, workBudget: budget, used: &used)
+        if case .success(let doc) = result { doc.state.workBudget = .max }
+        return result
+    }
+
+    /// `replay(fates)` within `workBudget` scan steps; `used` is set to the steps taken.
+    private func replay(_ fates: [ChangeKey: Fate], workBudget: Int, used: inout Int) -> Result<Document, ReplayFailure> {
         let base = trusted[0].block
         guard let docID = base.documentID, let genesis = base.genesis else {
             return .failure(ReplayFailure(key: ChangeKey(block: 0, index: 0), message: "the base block has no identity"))
@@ -703,7 +723,10 @@ private struct Salvager {
         // The loader's bound on integration work (`Document.load`): a crafted file's concurrent
         // inserts at one place (quadratic work) make their change fail to apply here, and it is
         // dropped, instead of the replay running for minutes.
-        doc.state.workBudget = 256 * bytes.count + 4_000_000
+        doc.state.workBudget = workBudget
+        defer { used = workBudget - Swift.max(doc.state.workBudget, 0) }
+        // The log's changes in the order they were kept, by key (for an error of the canonical replay).
+        var keys: [ChangeKey] = []
         doc.unknownFields = base.unknownFields
         var newRow: [Int: Int] = [:]   // original row → row in the recovered document
         for (bi, t) in trusted.enumerated() {
@@ -753,6 +776,7 @@ private struct Salvager {
                 let ci = doc.log.beginChange(agent: agent, deps: deps, time: c.time, author: block.author(of: i),
                                              message: block.message(of: i), extra: Array(block.extra(of: i)))
                 newRow[row(of: key)] = ci
+                keys.append(key)
                 let lvStart = doc.log.lvCount
                 var remaining = c.length
                 while remaining > 0 {
@@ -790,7 +814,9 @@ private struct Salvager {
                         try doc.state.apply(piece, id: doc.log.localID(ofLV: from, change: ci), lamport: record.lamport + UInt64(from - lvStart),
                                             replicas: doc.log.replicas, text: doc.log.text)
                     } catch {
-                        return fail(error.description(in: doc.log))
+                        var failure = ReplayFailure(key: key, message: "its ops do not apply to what its history holds: \(error.description(in: doc.log))")
+                        failure.outOfWork = error == .tooMuchWork
+                        return .failure(failure)
                     }
                     k += 1
                 }
@@ -814,7 +840,18 @@ private struct Salvager {
                 }
             }
         }
-        doc.state.workBudget = .max
+        // The state is the canonical order's (`DocState.canonical`), from what is left of the budget.
+        if doc.log.firstOutOfCanonicalOrder() != nil {
+            do throws(ApplyFailure) {
+                doc.state = try DocState.canonical(of: doc.log, workBudget: doc.state.workBudget)
+            } catch {
+                let key = error.change < keys.count ? keys[error.change] : ChangeKey(block: 0, index: 0)
+                var failure = ReplayFailure(key: key, message: "its ops do not apply to what its history holds: \(error.error.description(in: doc.log))")
+                failure.outOfWork = error.error == .tooMuchWork
+                doc.state.workBudget = 0
+                return .failure(failure)
+            }
+        }
         return .success(doc)
     }
 

@@ -1,0 +1,88 @@
+/// The canonical order of a history, and the state it defines.
+///
+/// A document's state is the ops of its changes applied in the canonical order: changes sorted
+/// by (Lamport timestamp, replica id), each change's ops in order (peernote(5), MERGE SEMANTICS).
+/// The order is a function of the set of changes alone, and every op names only ops that are
+/// earlier by Lamport timestamp (checked as a file is read), so applying it never fails on a
+/// history that loaded, and two copies holding the same changes hold the same state, whatever
+/// their ops say: an insert whose origins are not adjacent in its author's copy (no honest
+/// writer makes one, but a crafted file can hold it) lands where the canonical order puts it in
+/// every copy. For a history whose every op is consistent with its causal past, every causal
+/// order gives that same state (the list CRDT's convergence), so a copy applies its changes in
+/// the order it has them as long as that order is the canonical one: a load of a compact file,
+/// local edits (a new change follows every change its copy holds), a merge that brings only
+/// changes that follow every change the copy had. Otherwise the state is rebuilt in the
+/// canonical order (`DocState.canonical(of:workBudget:)`).
+extension OpLog {
+    /// Whether change `x` comes before change `y` in the canonical order.
+    @inline(__always) func canonicallyBefore(_ x: Int, _ y: Int) -> Bool {
+        let lx = changes.lamport(x), ly = changes.lamport(y)
+        return lx != ly ? lx < ly : replicas[Int(changes.agent(x))] < replicas[Int(changes.agent(y))]
+    }
+
+    /// The first change, from `start` on, that does not come after the change before it in the
+    /// canonical order; nil when changes `start - 1 ..< changes.count` are in canonical order.
+    /// A run of changes (one replica's, each on the one before) is in order already, so only
+    /// the changes that start runs are compared: O(runs).
+    func firstOutOfCanonicalOrder(from start: Int = 1) -> Int? {
+        var i = Swift.max(start, 1)
+        while i < changes.count {
+            if !canonicallyBefore(i - 1, i) { return i }
+            i = Swift.max(changes.runEnd(of: i), i + 1)
+        }
+        return nil
+    }
+
+    /// Every change in the canonical order.
+    /// - Complexity: O(runs) when the log is in that order, O(n log n) otherwise.
+    func canonicalOrder() -> ChangeIndices {
+        ChangeIndices.sorted(count: changes.count, sortedEnd: { changes.runEnd(of: $0) }, by: canonicallyBefore)
+    }
+
+    /// The head that comes last in the canonical order (it is last among all changes: a change
+    /// after it would have a larger Lamport timestamp, so nothing can depend on it), if any.
+    var canonicallyLastHead: Int? {
+        heads.max { canonicallyBefore($0, $1) }
+    }
+}
+
+extension DocState {
+    /// The state `log`'s changes give when applied in the canonical order, within `workBudget`
+    /// scan steps of list integration. Consecutive pieces that continue each other (a typing run
+    /// over many changes) are applied as one op, as loading applies them.
+    static func canonical(of log: OpLog, workBudget: Int) throws(ApplyFailure) -> DocState {
+        try canonical(of: log, order: log.canonicalOrder(), workBudget: workBudget)
+    }
+
+    /// `canonical(of:workBudget:)` for the changes `order` (in canonical order, causally closed).
+    static func canonical(of log: OpLog, order: ChangeIndices, workBudget: Int) throws(ApplyFailure) -> DocState {
+        var state = DocState()
+        state.workBudget = workBudget
+        var pieces = Document.OpPieces(order, in: log)
+        var pending: Op?
+        var pendingID = LocalID.none, pendingChange = 0
+        while let piece = pieces.next() {
+            let id = log.localID(ofLV: piece.op.lv, change: piece.change)
+            if let p = pending, let joined = OpLog.merge(p, firstID: pendingID, piece.op, firstID: id) {
+                pending = joined
+                continue
+            }
+            if let p = pending { try state.apply(p, change: pendingChange, id: pendingID, log: log) }
+            pending = piece.op
+            pendingID = id
+            pendingChange = piece.change
+        }
+        if let p = pending { try state.apply(p, change: pendingChange, id: pendingID, log: log) }
+        return state
+    }
+
+    /// Applies `op`, whose first unit is `id` in change `ci` of `log`.
+    private mutating func apply(_ op: Op, change ci: Int, id: LocalID, log: OpLog) throws(ApplyFailure) {
+        let lamport = log.changes.lamport(ci) + UInt64(op.lv - log.changes.lvStart(ci))
+        do throws(ApplyError) {
+            try apply(op, id: id, lamport: lamport, replicas: log.replicas, text: log.text)
+        } catch {
+            throw ApplyFailure(error: error, change: ci)
+        }
+    }
+}
