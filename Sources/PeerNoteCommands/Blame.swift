@@ -59,7 +59,7 @@ extension PeerNoteCLI {
         }
 
         /// `[{"line": 1, "text": …, "change": "<full id>", "short": "3@3fa9c1d0", "author": …, "time": …}]`.
-        static func json(_ lines: [BlameLine]) -> HistoryJSON {
+        static func json(_ lines: [BlameLine]) -> JSONValue {
             .array(lines.map { l in
                 .object([("line", .int(l.number)), ("text", .string(l.text)), ("change", .string(l.change.fullDescription)),
                          ("short", .string(l.change.description)), ("author", .string(l.author)), ("time", .string(TimeText.iso8601(l.time)))])

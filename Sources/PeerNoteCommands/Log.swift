@@ -61,7 +61,7 @@ extension PeerNoteCLI {
         }
 
         /// `pnmerge log --json`'s objects (the same keys, in the same order), newest first.
-        static func json(_ entries: [HistoryEntry], heads: Set<ChangeID>, in document: Document) -> HistoryJSON {
+        static func json(_ entries: [HistoryEntry], heads: Set<ChangeID>, in document: Document) -> JSONValue {
             let titles = HistoryJSON.titles(document)
             return .array(entries.map { e in
                 .object([

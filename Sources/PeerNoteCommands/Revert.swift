@@ -41,7 +41,7 @@ extension PeerNoteCLI {
             let author = try author.resolved()
             try DocumentFile.requireName(file)
             var result: RevertResult?
-            var summary: [HistoryJSON] = []
+            var summary: [JSONValue] = []
             try DocumentFile.update(file, author: author) { document in
                 var ids: [ChangeID] = []
                 for text in changes { ids += try document.findChanges(text) }
@@ -65,7 +65,7 @@ extension PeerNoteCLI {
         }
 
         /// `{"reverted": [ids], "id": id|null, "short": …|null, "message": …, "notes": [...], "notices": [{"note": id|null, "message": …}]}`.
-        static func json(_ result: RevertResult, notes: [HistoryJSON]) -> HistoryJSON {
+        static func json(_ result: RevertResult, notes: [JSONValue]) -> JSONValue {
             .object([
                 ("reverted", .strings(result.reverted.map(\.fullDescription))),
                 ("id", .optional(result.change?.fullDescription)),
