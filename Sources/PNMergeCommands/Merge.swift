@@ -28,7 +28,8 @@ extension PNMerge {
             how many changes each file brought and from whom, which notes were added, restored, \
             edited, moved or deleted, every conflict of the result that MINE did not have (made by the \
             merge or brought by a THEIRS) with each value and the one shown, every such note \
-            deleted on one copy while edited on another, and how many conflicts MINE already had.
+            deleted on one copy while edited on another, and how many conflicts MINE already had; \
+            it ends with the 'peernote revert' command that undoes what the merge brought in.
 
             When MINE already has every change, the merge succeeds with "Already up to date" \
             and MINE is not touched. Copies that share no history are refused (exit 2) and \
