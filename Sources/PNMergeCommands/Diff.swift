@@ -84,7 +84,7 @@ struct DiffReport {
             if case .unrelated(let relation) = error {
                 throw CLIFailure(.unrelated, Inputs.unrelatedReason(a, b, relation: relation, action: "compare \(a.name) with \(b.name)", nothingWritten: false))
             }
-            throw CLIFailure(.invalidInput, "\(a.name), \(b.name): \(error)")
+            throw CLIFailure(.invalidInput, "\(a.name), \(b.name): \(error.toolText)")
         }
         let merged = mergedFromA.notebook, conflicts = merged.conflicts, mergedPlaces = mergedFromA.notePlaces
         func changes(_ side: Document) -> NotebookDiff {

@@ -265,7 +265,7 @@ enum MergeOperation {
                     throw CLIFailure(.unrelated, Inputs.unrelatedReason(base, other, relation: relation,
                                                                         action: "merge \(other.name) into \(base.name)", nothingWritten: nothingWrittenNote))
                 }
-                throw CLIFailure(.invalidInput, "\(other.name): \(error)")
+                throw CLIFailure(.invalidInput, "\(other.name): \(error.toolText)")
             }
             inputs.append(.init(file: other.path, changesByAuthor: summary.changesByAuthor, fieldsAdded: summary.fieldsAdded))
             brought += document.changesBrought(by: summary)

@@ -147,7 +147,7 @@ enum SyncText {
             return "\(path): \(error.message); left alone"
         case .damaged(let path, let error):
             // The way back, said on every run while the file is there.
-            return "\(path): \(error); left alone" + SalvageHint.suffix(for: error, path: path)
+            return "\(path): \(error.toolText); left alone" + SalvageHint.suffix(for: error, path: path)
         case .unrelated(let first, let firstID, let other, let otherID, let relation, let samePlace):
             let a = Inputs.displayName(first), b = Inputs.displayName(other)
             return samePlace

@@ -74,3 +74,12 @@ public struct CLIFailure: Error, CustomStringConvertible, Sendable {
         self.init(.ioError, error.describe(mergedBy: "pnmerge sync"))
     }
 }
+
+extension PeerNoteError {
+    /// The error in the tools' words: the library's line, and, for a field only a newer
+    /// version can merge, which tool can.
+    public var toolText: String {
+        if case .fieldConflict = self { return description + " (a newer pnmerge can)" }
+        return description
+    }
+}

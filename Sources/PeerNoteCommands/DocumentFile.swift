@@ -359,7 +359,7 @@ extension CLIFailure {
         switch error {
         case .noSuchNote, .ambiguousNote, .noSuchChange, .ambiguousChange, .invalidArgument, .noteDeleted: self.init(.usage, "\(path): \(error)")
         case .unrelated: self.init(.unrelated, "\(path): \(error)")
-        case .invalidDocument, .unsupportedVersion, .fieldConflict, .needsMoreMemory: self.init(.invalidInput, "\(path): \(error)")
+        case .invalidDocument, .unsupportedVersion, .fieldConflict, .needsMoreMemory: self.init(.invalidInput, "\(path): \(error.toolText)")
         }
     }
 }

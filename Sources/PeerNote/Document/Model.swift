@@ -236,7 +236,7 @@ public enum PeerNoteError: Error, Equatable, Sendable, CustomStringConvertible {
             case .conflictingChange(let c): "both copies hold change \(c.fullDescription) with different content; refusing to merge"
             }
         case .needsMoreMemory(let need, let can): "reading it needs about \(MemoryBudget.megabytes(need)) of memory, more than the \(MemoryBudget.megabytes(can)) this process can use; nothing was read (read it where more memory is available)"
-        case .fieldConflict(let k): "both copies carry field \(k), written by a newer version of PeerNote, with different values; this version cannot tell which to keep, so it does not merge them (a newer pnmerge can)"
+        case .fieldConflict(let k): "both copies carry field \(k), written by a newer version of PeerNote, with different values; this version cannot tell which to keep, so it does not merge them"
         case .noSuchNote(let n): "no note matches \"\(n.clippedForMessage())\""
         case .ambiguousNote(let n, let c): "\"\(n)\" matches several notes: \(c.joined(separator: ", "))"
         case .noSuchChange(let c): "no change \(c) in this document" + (c.contains("@") ? "" : " (a change is named SEQ@REPLICA, as log shows it: 3@a11ce001)")
