@@ -27,7 +27,7 @@ enum AdversarialCorpus {
         case deleteVersusEdit
         /// n replicas retitle the notebook concurrently.
         case retitles
-        /// n replicas each add a note concurrently, and one change merges them all.
+        /// n replicas each tag a note concurrently, and one change merges them all.
         case branches
     }
 
@@ -169,9 +169,12 @@ enum AdversarialCorpus {
                 b.op(.setNotebookTitle("Title \(i)", preds: []))
             }
         case .branches:
+            // Each branch tags one note (creating notes at one place would time the list's
+            // integration of concurrent inserts instead).
+            let note = b.op(.createNote(originLeft: .none, originRight: .none, created: b.time))
             for i in 0 ..< n {
                 b.change(by: 1 + i, deps: [0])
-                b.op(.createNote(originLeft: .none, originRight: .none, created: b.time))
+                b.op(.addTag(note: note, "b\(i)"))
             }
             b.change(by: 0, deps: Array(1 ... n))
             b.op(.setNotebookTitle("Merged \(n) branches", preds: [LocalID(agent: 0, counter: 0)]))

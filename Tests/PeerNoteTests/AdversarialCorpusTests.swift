@@ -92,7 +92,8 @@ struct AdversarialCorpusTests {
             return (d, d.conflicts)
         }
         let conflict = try #require(doc.1.first)
-        if case .notebookTitle(let values, _) = conflict { #expect(values.count == n) }
+        // The genesis title and the n written concurrently (none names it as a predecessor).
+        if case .notebookTitle(let values, _) = conflict { #expect(values.count == n + 1) }
         #expect(time < 20, "loading and checking \(n) retitles took \(time) s")
     }
 
@@ -101,7 +102,7 @@ struct AdversarialCorpusTests {
         let n = 20_000
         let bytes = try AdversarialCorpus.bytes(.branches, size: n)
         let (doc, time) = try seconds { try Document.load(bytes) }
-        #expect(doc.heads.count == 1 && doc.notes.count == n)
+        #expect(doc.heads.count == 1 && doc.notes.count == 1 && doc.notes[0].tags.count == n)
         #expect(time < 20, "loading \(n) branches took \(time) s")
     }
 
@@ -134,7 +135,8 @@ struct AdversarialCorpusTests {
     }
 
     /// Writes every family at four doubling sizes from its stress size (`AdversarialCorpus.stressSize`)
-    /// into `PEERNOTE_STRESS_DIR`, as FAMILY-SIZE.peernote, for `make stress`; without it, every
+    /// (divided by `PEERNOTE_STRESS_DIVISOR`, for a quicker run on debug tools) into
+    /// `PEERNOTE_STRESS_DIR`, as FAMILY-SIZE.peernote, for `make stress`; without it, every
     /// family at size 100 into a temporary folder, checking that each file loads.
     @Test("Every family writes files that load")
     func writeCorpus() throws {
@@ -143,7 +145,8 @@ struct AdversarialCorpusTests {
         let dir = stress ?? NSTemporaryDirectory() + "peernote-corpus-\(getpid())"
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         for family in AdversarialCorpus.Family.allCases {
-            let sizes = stress == nil ? [100] : (0 ..< 4).map { AdversarialCorpus.stressSize(family) << $0 }
+            let divisor = max(Int(env["PEERNOTE_STRESS_DIVISOR"] ?? "") ?? 1, 1)
+            let sizes = stress == nil ? [100] : (0 ..< 4).map { (AdversarialCorpus.stressSize(family) / divisor) << $0 }
             for n in sizes {
                 let bytes = try AdversarialCorpus.bytes(family, size: n)
                 _ = try Document.load(bytes)
