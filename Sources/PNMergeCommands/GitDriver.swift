@@ -161,6 +161,7 @@ enum GitMergeDriver {
         guard !merged.report.upToDate || oursDamaged else { return Outcome(report: merged.finished(), salvaged: salvaged) }
         let document = merged.document
         let result = merged.finishing { document.save(oursDamaged ? .compact : .incremental) }
+        do throws(FileError) { try Document.checkLoadable(result, writingTo: ours) } catch { throw CLIFailure(writing: error) }
         var report = merged.report
         // No FileLock here: git owns OURS (a temporary file in the work tree) and runs one driver per path.
         do { try FileStore.writeAtomically(result, to: ours) } catch { throw CLIFailure(writing: error) }

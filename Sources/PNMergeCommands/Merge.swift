@@ -146,6 +146,7 @@ enum MergeOperation {
             return merged.report
         }
         let bytes = merged.finishing { document.save(.compact) }
+        do throws(FileError) { try Document.checkLoadable(bytes, writingTo: target) } catch { throw CLIFailure(writing: error) }
         if checksOutput {
             try checkReplaceable(target, at: writePath, by: document, bytes: bytes, command: [mine] + theirs)
         }

@@ -503,7 +503,10 @@ enum SyncOperation {
                     note = "it changed while syncing; run sync again to take its new changes to the other copies"
                 }
                 let outcome: FileStore.ReplaceOutcome
-                do throws(FileError) { outcome = try replace(output, path, expected) } catch {
+                do throws(FileError) {
+                    try Document.checkLoadable(output, writingTo: path)
+                    outcome = try replace(output, path, expected)
+                } catch {
                     return failure(.writeFailed, notWritten(error.description))
                 }
                 switch outcome {

@@ -20,6 +20,9 @@ public struct FileError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The `errno` of the system call that failed, where one did: `ENOENT` when the file (or
     /// a folder on its path) does not exist (`isMissing`), `EACCES` when it may not be read.
     public var code: Int32?
+    /// Whether the write was refused because the bytes it would write do not load
+    /// (`Document.checkLoadable`): nothing was written, and the input is at fault, not the disk.
+    public var resultWouldNotLoad = false
 
     public init(path: String, message: String, code: Int32? = nil) {
         self.path = path
@@ -984,6 +987,34 @@ public final class FileLock {
 }
 
 extension Document {
+    /// Throws, naming `path`, when `bytes` (a save about to be written there) would not load:
+    /// they are read back as `Document.load` reads them, with the same checks and limits, the
+    /// integration work a file of their size allows included. Every writer of this library and
+    /// of the tools calls it before it replaces or creates anything, so no save that does not
+    /// load is written (`FileError.resultWouldNotLoad`). A full read, not an estimate: the state
+    /// a copy holds in memory was built in the order its changes came (loads, merges, edits), and
+    /// a reader of the file builds it from the file's rows; the work the reader takes, and so
+    /// whether it stays within the budget, is known only by doing it.
+    public static func checkLoadable(_ bytes: [UInt8], writingTo path: String) throws(FileError) {
+        do throws(PeerNoteError) { _ = try Document.load(bytes) } catch {
+            var failure = FileError(path: path, message: "not written: the result would not load (\(error.description)); nothing was changed")
+            failure.resultWouldNotLoad = true
+            throw failure
+        }
+    }
+
+    /// `save(mode)`, checked with `checkLoadable` before it is returned; when it would not load,
+    /// the document's record of its file is left as it was (nothing is written).
+    func loadableSave(_ mode: SaveMode, writingTo path: String) throws(FileError) -> [UInt8] {
+        let file = persisted
+        let bytes = save(mode)
+        do throws(FileError) { try Self.checkLoadable(bytes, writingTo: path) } catch {
+            persisted = file
+            throw error
+        }
+        return bytes
+    }
+
     /// Loads a document from a file; errors name the file. (`path` is always a file name: `-`
     /// is the file named `-`, not standard input.) `author` is recorded on the changes made
     /// through the document (`author`); a loaded document has none until it is set.
@@ -1014,7 +1045,7 @@ extension Document {
     @discardableResult
     public func write(to path: String, mode: SaveMode = .incremental) throws(FileError) -> WriteOutcome {
         guard let current = try? FileStore.read(path) else {
-            let bytes = save(mode)
+            let bytes = try loadableSave(mode, writingTo: path)
             try FileStore.writeAtomically(bytes, to: path)
             return WriteOutcome(byteCount: bytes.count, mergedMeanwhile: 0)
         }
@@ -1158,7 +1189,12 @@ extension Document {
             return true
         }
         while true {
+            let fileBefore = persisted
             let bytes = merges == 0 ? saved ?? save(mode) : save(mode)
+            do throws(FileError) { try Self.checkLoadable(bytes, writingTo: path) } catch {
+                persisted = fileBefore
+                throw error
+            }
             let outcome: FileStore.ReplaceOutcome
             do { outcome = try replace(bytes, expected) } catch {
                 // The file changed under this write (a version merged in, gone and back, or no
