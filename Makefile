@@ -62,7 +62,7 @@ stress: release
 # Crashes, hangs (-timeout) and huge allocations (-rss_limit_mb, -malloc_limit_mb) land in
 # fuzz-artifacts/TARGET/; make fails if any target found one. See docs/ROBUSTNESS.md.
 FUZZ_SECONDS ?= 60
-FUZZ_TARGETS ?= FuzzLoad FuzzMerge FuzzDecodeCBOR FuzzColumns FuzzSalvage
+FUZZ_TARGETS ?= FuzzLoad FuzzMerge FuzzDecodeCBOR FuzzColumns FuzzSalvage FuzzMergeHistories
 FUZZ_FLAGS ?= -max_len=65536 -rss_limit_mb=2048 -malloc_limit_mb=2048 -timeout=10 -print_final_stats=1
 FUZZ_BIN := Fuzz/.build/release
 

@@ -31,6 +31,7 @@ let package = Package(
         fuzzTarget("FuzzDecodeCBOR"),
         fuzzTarget("FuzzColumns"),
         fuzzTarget("FuzzSalvage"),
+        fuzzTarget("FuzzMergeHistories"),
     ],
     swiftLanguageModes: [.v6]
 )

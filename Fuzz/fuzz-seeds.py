@@ -6,7 +6,9 @@
 writes OUT/FuzzLoad (every fixture, damaged ones too), OUT/FuzzMerge (pairs of fixtures in the
 target's input layout: 2-byte big-endian length of the first file, then both files),
 OUT/FuzzDecodeCBOR (each block's payload), OUT/FuzzColumns (each file's first block in
-FuzzColumns' layout, columns inflated) and OUT/FuzzSalvage (every fixture, as FuzzLoad). Only the standard library is used.
+FuzzColumns' layout, columns inflated), OUT/FuzzSalvage (every fixture, as FuzzLoad) and
+OUT/FuzzMergeHistories (a few byte patterns: its input steers a history it makes). Only the
+standard library is used.
 """
 import os
 import struct
@@ -107,7 +109,8 @@ def main():
                 with open(path, "rb") as f:
                     files[os.path.relpath(path, fixtures).replace("/", "_")] = f.read()
     valid = {k: v for k, v in files.items() if not k.startswith("damaged")}
-    dirs = {t: os.path.join(out, t) for t in ("FuzzLoad", "FuzzMerge", "FuzzDecodeCBOR", "FuzzColumns", "FuzzSalvage")}
+    dirs = {t: os.path.join(out, t) for t in ("FuzzLoad", "FuzzMerge", "FuzzDecodeCBOR", "FuzzColumns", "FuzzSalvage",
+                                              "FuzzMergeHistories")}
     for d in dirs.values():
         os.makedirs(d, exist_ok=True)
 
@@ -115,6 +118,9 @@ def main():
         with open(os.path.join(dirs[target], name), "wb") as f:
             f.write(data)
 
+    # FuzzMergeHistories: its input steers the making of a history; a few byte patterns to start from.
+    for k in range(8):
+        put("FuzzMergeHistories", "seed%d" % k, bytes([8 + 5 * k]) + bytes((k * 37 + i * 11) % 256 for i in range(64)))
     for name, data in files.items():
         put("FuzzLoad", name, data)
         put("FuzzSalvage", name, data)

@@ -148,6 +148,7 @@ enum MergeOperation {
             return merged.report
         }
         let bytes = merged.finishing { document.save(.compact) }
+        do throws(FileError) { try Document.checkLoadable(bytes, writingTo: target) } catch { throw CLIFailure(writing: error) }
         var report = merged.report
         if target == "-" {
             try Console.current.writeBytes(bytes)

@@ -9,7 +9,7 @@ import PeerNote
 /// | 1    | the operation found conflicts it could not resolve (git merge driver: a conflict git should mark) |
 /// | 2    | the documents are unrelated (no shared history); nothing was written |
 /// | 64   | usage error: bad arguments or options |
-/// | 65   | invalid or damaged input document, or one only a newer version can handle (a newer format version; copies holding different values of one field a newer version wrote) |
+/// | 65   | invalid or damaged input document, or one only a newer version can handle (a newer format version; copies holding different values of one field a newer version wrote); or a result that would not load, which is then not written |
 /// | 66   | an input file is missing, unreadable, or not a regular file |
 /// | 73   | an output file could not be created because it exists |
 /// | 74   | I/O error while writing (or the file kept changing for 60 s, was moved away or deleted and did not come back in 10 s, or became another notebook, garbage or a folder while being written: the change is kept in a conflict copy the message names) |
@@ -65,12 +65,18 @@ public struct CLIFailure: Error, CustomStringConvertible, Sendable {
     }
 
     public init(writing error: FileError) {
-        self.init(.ioError, error.description)
+        // A result that would not load is the inputs' doing (their history asks for more than a
+        // file may), not the disk's.
+        self.init(error.resultWouldNotLoad ? .invalidInput : .ioError, error.description)
     }
 
     /// A write through the library's write loop that did not put the document in place (74),
     /// saying which command merges in a change it left in a conflict copy.
     public init(writing error: WriteError) {
+        if case .file(let e, _) = error, e.resultWouldNotLoad {
+            self.init(.invalidInput, error.describe(mergedBy: "pnmerge sync"))
+            return
+        }
         self.init(.ioError, error.describe(mergedBy: "pnmerge sync"))
     }
 }

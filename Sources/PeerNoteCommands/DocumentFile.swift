@@ -83,8 +83,12 @@ enum DocumentFile {
         do { lock = try Self.lock(path) } catch { throw CLIFailure(writing: error) }
         try withExtendedLifetime(lock) { () throws(CLIFailure) in
             if exists(path) { throw alreadyExists(path) }
-            do throws(FileError) { try FileStore.create(document.save(.compact), at: path) } catch {
-                throw exists(path) ? alreadyExists(path) : CLIFailure(writing: error)
+            do throws(FileError) {
+                let bytes = document.save(.compact)
+                try Document.checkLoadable(bytes, writingTo: path)
+                try FileStore.create(bytes, at: path)
+            } catch {
+                throw !error.resultWouldNotLoad && exists(path) ? alreadyExists(path) : CLIFailure(writing: error)
             }
         }
     }

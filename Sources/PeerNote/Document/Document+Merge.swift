@@ -258,7 +258,7 @@ extension Document {
                 if follows {
                     try state.applyOps(of: log, from: startLV, firstChange: firstChange)
                 } else {
-                    state = try DocState.canonical(of: log, workBudget: .max)
+                    state = try DocState.canonical(of: log, workBudget: state.workBudget)
                 }
             } catch {
                 let failed = log.changeID(error.change)

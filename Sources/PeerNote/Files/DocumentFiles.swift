@@ -41,8 +41,11 @@ extension Document {
     @discardableResult
     public func write(to path: String, mode: SaveMode = .incremental) throws(WriteError) -> WriteOutcome {
         guard let current = try? FileStore.read(path) else {
-            let bytes = save(mode)
-            do { try FileStore.writeAtomically(bytes, to: path) } catch { throw .file(error, takenOut: []) }
+            let bytes: [UInt8]
+            do {
+                bytes = try loadableSave(mode, writingTo: path)
+                try FileStore.writeAtomically(bytes, to: path)
+            } catch { throw .file(error, takenOut: []) }
             return WriteOutcome(byteCount: bytes.count, mergedMeanwhile: 0)
         }
         var merged = 0

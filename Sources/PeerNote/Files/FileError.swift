@@ -24,6 +24,9 @@ public struct FileError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The `errno` of the system call that failed, where one did: `ENOENT` when the file (or
     /// a folder on its path) does not exist (`isMissing`), `EACCES` when it may not be read.
     public var code: Int32?
+    /// Whether the write was refused because the bytes it would write do not load
+    /// (`Document.checkLoadable`): nothing was written, and the input is at fault, not the disk.
+    public var resultWouldNotLoad = false
 
     /// What a `FileError`'s message says became of the file.
     public enum Aftermath: Equatable, Sendable {

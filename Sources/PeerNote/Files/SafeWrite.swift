@@ -256,7 +256,13 @@ extension Document {
             return true
         }
         while true {
+            let fileBefore = persisted
             let bytes = bytesToWrite(mode: mode, saved: merges == 0 ? saved : nil)
+            // No save that does not load is put in place: the file stays as it is.
+            do throws(FileError) { try Self.checkLoadable(bytes, writingTo: path) } catch {
+                persisted = fileBefore
+                throw .file(error, takenOut: takenOut())
+            }
             let outcome: FileStore.ReplaceOutcome
             do { outcome = try replace(bytes, expected) } catch {
                 // The file changed under this write (a version merged in, gone and back, or no
@@ -318,7 +324,7 @@ extension Document {
 
     /// The bytes the write loop puts in place next: `saved` (the caller's save, first try only)
     /// or a save of this document as it now is. Every byte the loop writes over a notebook comes
-    /// from here, so a check that the bytes load before anything is replaced belongs at its end.
+    /// from here, and each is checked to load (`checkLoadable`) before anything is replaced.
     private func bytesToWrite(mode: SaveMode, saved: [UInt8]?) -> [UInt8] {
         saved ?? save(mode)
     }
