@@ -73,7 +73,7 @@ public struct CLIFailure: Error, CustomStringConvertible, Sendable {
     /// A write through the library's write loop that did not put the document in place (74),
     /// saying which command merges in a change it left in a conflict copy.
     public init(writing error: WriteError) {
-        if case .file(let e, _) = error, e.resultWouldNotLoad {
+        if error.resultWouldNotLoad {
             self.init(.invalidInput, error.describe(mergedBy: "pnmerge sync"))
             return
         }

@@ -28,7 +28,7 @@ struct SaveLoadsTests {
         _ = doc.addNote(title: "n", body: "ab")
         let bad = try Self.unloadable(from: doc)
         let path = try Self.folder() + "/new.peernote"
-        #expect(throws: FileError.self) { try bad.write(to: path, mode: .compact) }
+        #expect(throws: WriteError.self) { try bad.write(to: path, mode: .compact) }
         do { try bad.write(to: path, mode: .compact) } catch { #expect(error.resultWouldNotLoad && !error.description.contains("\n")) }
         #expect(!FileManager.default.fileExists(atPath: path))
     }

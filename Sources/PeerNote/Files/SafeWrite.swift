@@ -111,6 +111,12 @@ public enum WriteError: Error, Equatable, Sendable, CustomStringConvertible {
         }
     }
 
+    /// Whether the write was refused because its bytes would not load (`Document.checkLoadable`):
+    /// nothing was written, and the inputs are at fault, not the disk.
+    public var resultWouldNotLoad: Bool {
+        if case .file(let e, _) = self { e.resultWouldNotLoad } else { false }
+    }
+
     /// The conflict copy this document was kept in instead of the file, if it was.
     public var keptIn: String? {
         switch self {
