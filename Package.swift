@@ -38,22 +38,25 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             // Folder READMEs: what each folder owns, for people, not built.
-            exclude: ["Files/README.md"]
+            exclude: ["Core/README.md", "Document/README.md", "Encoding/README.md", "Files/README.md", "Support/README.md"]
         ),
         .target(
             name: "PeerNoteCLISupport",
-            dependencies: ["PeerNote", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+            dependencies: ["PeerNote", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            exclude: ["README.md"]
         ),
         .testTarget(name: "PeerNoteTests", dependencies: ["PeerNote", "CFileSystem", "CThreads"]),
         .target(
             name: "PNMergeCommands",
-            dependencies: ["PeerNote", "PeerNoteCLISupport", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+            dependencies: ["PeerNote", "PeerNoteCLISupport", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            exclude: ["README.md"]
         ),
         .executableTarget(name: "pnmerge", dependencies: ["PNMergeCommands", "PeerNote", "PeerNoteCLISupport", "CAllocator"]),
         .testTarget(name: "PNMergeTests", dependencies: ["PNMergeCommands", "PeerNote", "PeerNoteCLISupport", "CAllocator"]),
         .target(
             name: "PeerNoteCommands",
-            dependencies: ["PeerNote", "PeerNoteCLISupport", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+            dependencies: ["PeerNote", "PeerNoteCLISupport", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            exclude: ["README.md"]
         ),
         .executableTarget(name: "peernote", dependencies: ["PeerNoteCommands", "PeerNote", "PeerNoteCLISupport", "CAllocator"]),
         .testTarget(name: "PeerNoteCommandsTests", dependencies: ["PeerNoteCommands", "PeerNote"]),

@@ -617,7 +617,7 @@ struct BlockReplayer {
     /// An error names the offset `blockOffset(row)` gives: that of the block holding the row.
     mutating func replayCanonically(workBudget: Int, blockOffset: (Int) -> Int) throws(PeerNoteError) {
         do throws(ApplyFailure) { state = try DocState.canonical(of: log, workBudget: workBudget) } catch {
-            throw .invalidDocument(offset: blockOffset(error.change), message: "change at row \(error.change): change \(log.changeID(error.change)): \(Self.describe(error.error, log))")
+            throw .invalidDocument(offset: blockOffset(error.change), message: "change at row \(error.change): change \(log.changeID(error.change)): \(error.error.description(in: log))")
         }
     }
 
