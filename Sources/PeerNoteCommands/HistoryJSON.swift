@@ -29,7 +29,7 @@ indirect enum HistoryJSON {
         case .null: out += "null"
         case .bool(let b): out += b ? "true" : "false"
         case .int(let i): out += String(i)
-        case .string(let s): out += NotebookJSON.quote(s)
+        case .string(let s): out += JSONValue.quoted(s)
         case .array(let items):
             guard !items.isEmpty else { out += "[]"; return }
             out += "[\n"
@@ -43,7 +43,7 @@ indirect enum HistoryJSON {
             guard !members.isEmpty else { out += "{}"; return }
             out += "{\n"
             for (i, (key, value)) in members.enumerated() {
-                out += pad + "  " + NotebookJSON.quote(key) + ": "
+                out += pad + "  " + JSONValue.quoted(key) + ": "
                 value.write(into: &out, indent: indent + 1)
                 out += i == members.count - 1 ? "\n" : ",\n"
             }
