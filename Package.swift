@@ -45,21 +45,23 @@ let package = Package(
             dependencies: ["PeerNote", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             exclude: ["README.md"]
         ),
-        .testTarget(name: "PeerNoteTests", dependencies: ["PeerNote", "CFileSystem", "CThreads"]),
+        // What the test targets share: one temporary directory and one way to run a built tool.
+        .target(name: "TestSupport", path: "Tests/TestSupport"),
+        .testTarget(name: "PeerNoteTests", dependencies: ["PeerNote", "CFileSystem", "CThreads", "TestSupport"]),
         .target(
             name: "PNMergeCommands",
             dependencies: ["PeerNote", "PeerNoteCLISupport", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             exclude: ["README.md"]
         ),
         .executableTarget(name: "pnmerge", dependencies: ["PNMergeCommands", "PeerNote", "PeerNoteCLISupport", "CAllocator"]),
-        .testTarget(name: "PNMergeTests", dependencies: ["PNMergeCommands", "PeerNote", "PeerNoteCLISupport", "CAllocator"]),
+        .testTarget(name: "PNMergeTests", dependencies: ["PNMergeCommands", "PeerNote", "PeerNoteCLISupport", "CAllocator", "TestSupport"]),
         .target(
             name: "PeerNoteCommands",
             dependencies: ["PeerNote", "PeerNoteCLISupport", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             exclude: ["README.md"]
         ),
         .executableTarget(name: "peernote", dependencies: ["PeerNoteCommands", "PeerNote", "PeerNoteCLISupport", "CAllocator"]),
-        .testTarget(name: "PeerNoteCommandsTests", dependencies: ["PeerNoteCommands", "PeerNote"]),
+        .testTarget(name: "PeerNoteCommandsTests", dependencies: ["PeerNoteCommands", "PeerNote", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

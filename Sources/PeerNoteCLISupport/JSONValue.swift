@@ -68,6 +68,13 @@ public indirect enum JSONValue: Equatable, Sendable {
         }
     }
 
+    /// `s` as a JSON string, escaped as every JSON the tools write escapes it.
+    public static func quoted(_ s: String) -> String {
+        var out = ""
+        quote(s, into: &out)
+        return out
+    }
+
     private static func quote(_ s: String, into out: inout String) {
         out += "\""
         for scalar in s.unicodeScalars {

@@ -3,6 +3,7 @@ import PeerNote
 import PeerNoteCLISupport
 import ArgumentParser
 import Testing
+import TestSupport
 @testable import PNMergeCommands
 
 @Suite("validate, inspect, show, log, diff (in-process)")

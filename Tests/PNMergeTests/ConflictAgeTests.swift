@@ -1,6 +1,7 @@
 import Foundation
 import PeerNote
 import Testing
+import TestSupport
 
 /// `merge` lists the conflicts MINE did not have and counts on one line those it had; `diff`
 /// counts those either copy has.

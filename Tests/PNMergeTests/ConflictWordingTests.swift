@@ -1,6 +1,7 @@
 import Foundation
 import PeerNote
 import Testing
+import TestSupport
 
 /// What `merge` and `show` say of conflicts: none for moves that agree in what a reader sees;
 /// each value and each author once.

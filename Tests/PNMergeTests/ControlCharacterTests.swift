@@ -2,6 +2,7 @@ import Foundation
 import PeerNote
 import PeerNoteCLISupport
 import Testing
+import TestSupport
 @testable import PNMergeCommands
 
 /// Document text is other people's: control characters in it (terminal escape sequences, BEL,

@@ -2,6 +2,7 @@ import Foundation
 import PeerNote
 @testable import PeerNoteCLISupport
 import Testing
+import TestSupport
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)

@@ -2,46 +2,25 @@ import Foundation
 import PeerNote
 import PeerNoteCLISupport
 import Testing
+import TestSupport
 
 /// Runs the built `pnmerge` binary (`swift build` puts it in `.build/debug/pnmerge`).
 struct Binary {
-    /// The package root, from this file's path: Tests/PNMergeTests/EndToEndTests.swift.
-    static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-    static let path = packageRoot.appendingPathComponent(".build/debug/pnmerge").path
+    static let packageRoot = Tool.packageRoot
+    static let path = Tool.pnmerge.path
 
     /// The binary, or a test failure that says how to build it.
     static func require() throws -> Binary {
-        try #require(FileManager.default.isExecutableFile(atPath: path),
-                     "pnmerge is not built at \(path); run `swift build` in \(packageRoot.path) before `swift test`")
+        _ = try Tool.pnmerge.require()
         return Binary()
     }
 
-    /// Runs `pnmerge ARGS` with `TZ=UTC` and `NO_COLOR=1`; stdout and stderr go through files so large output cannot block.
+    /// Runs `pnmerge ARGS` with `TZ=UTC` and `NO_COLOR=1`, reading `stdin` (empty when nil) from a file.
     func run(_ args: [String], stdin: [UInt8]? = nil) throws -> RunResult {
-        let dir = try TempDir()
-        let outPath = dir.path("stdout"), errPath = dir.path("stderr"), inPath = dir.path("stdin")
-        try Data().write(to: URL(fileURLWithPath: outPath))
-        try Data().write(to: URL(fileURLWithPath: errPath))
-        try Data(stdin ?? []).write(to: URL(fileURLWithPath: inPath))
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: Binary.path)
-        process.arguments = args
         var env = ProcessInfo.processInfo.environment
         env["TZ"] = "UTC"
         env["NO_COLOR"] = "1"
-        process.environment = env
-        let out = try FileHandle(forWritingTo: URL(fileURLWithPath: outPath))
-        let err = try FileHandle(forWritingTo: URL(fileURLWithPath: errPath))
-        let input = try FileHandle(forReadingFrom: URL(fileURLWithPath: inPath))
-        process.standardOutput = out
-        process.standardError = err
-        process.standardInput = input
-        try process.run()
-        process.waitUntilExit()
-        try out.close(); try err.close(); try input.close()
-        let outBytes = try dir.bytes("stdout")
-        return RunResult(status: process.terminationStatus, out: String(decoding: outBytes, as: UTF8.self),
-                         err: String(decoding: try dir.bytes("stderr"), as: UTF8.self), outBytes: outBytes)
+        return try Tool.pnmerge.run(args, environment: env, stdin: .file(stdin ?? []))
     }
 }
 

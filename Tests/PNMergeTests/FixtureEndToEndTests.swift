@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// The built binary on the bundled `Fixtures/`, as the pnmerge issue asks.
 @Suite("pnmerge binary on Fixtures/")

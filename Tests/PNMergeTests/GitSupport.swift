@@ -1,6 +1,7 @@
 import Foundation
 import PeerNote
 import Testing
+import TestSupport
 
 /// Runs any program with output captured through files (so large output cannot block).
 enum Command {

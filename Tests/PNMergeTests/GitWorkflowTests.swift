@@ -3,6 +3,7 @@ import PeerNote
 import PeerNoteCLISupport
 @testable import PNMergeCommands
 import Testing
+import TestSupport
 
 /// One notebook, committed on `main`, then edited on two branches:
 /// - `feature` (bob, two commits): edits "Beta", puts "zero" before "Alpha"'s body, retitles the notebook

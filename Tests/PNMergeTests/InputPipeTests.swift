@@ -1,6 +1,7 @@
 import Foundation
 import PeerNote
 import Testing
+import TestSupport
 
 /// Inputs that are pipes: a shell's process substitution (`<(git show laptop:notes.peernote)`)
 /// is read like a file wherever the file is only read, and refused where the result would be

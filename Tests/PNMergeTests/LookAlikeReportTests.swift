@@ -2,6 +2,7 @@ import Foundation
 import PeerNote
 import PeerNoteCLISupport
 import Testing
+import TestSupport
 @testable import PNMergeCommands
 
 /// Strings are compared by their exact Unicode scalars (peernote(5), CONVENTIONS), so "café" as

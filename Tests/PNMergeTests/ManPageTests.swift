@@ -1,6 +1,7 @@
 import Foundation
 import PeerNoteCLISupport
 import Testing
+import TestSupport
 @testable import PNMergeCommands
 
 @Suite("man/pnmerge.1")

@@ -2,6 +2,7 @@ import Foundation
 @testable import PeerNote
 import PeerNoteCLISupport
 import Testing
+import TestSupport
 @testable import PNMergeCommands
 
 @Suite("merge (in-process)")

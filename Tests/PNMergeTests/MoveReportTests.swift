@@ -1,6 +1,7 @@
 import Foundation
 import PeerNote
 import Testing
+import TestSupport
 
 /// Which notes `merge` and `diff` call moved: the notes a change brought in moved, never the
 /// notes around them whose index shifted.

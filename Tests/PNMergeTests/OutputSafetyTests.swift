@@ -2,6 +2,7 @@ import Foundation
 import PeerNote
 import PeerNoteCLISupport
 import Testing
+import TestSupport
 
 /// Where `pnmerge` writes: a FIFO or device named by `-o` is written into (never replaced by a
 /// regular file), a read-only document is left alone, and a binary document is not written to a

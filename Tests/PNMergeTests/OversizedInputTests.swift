@@ -1,6 +1,7 @@
 import Foundation
 @testable import PeerNote
 import Testing
+import TestSupport
 
 /// A file over `FileStore.maxFileSize` (1 GiB) given to the tools: refused at once from its size,
 /// with one line naming it, even under a memory limit far below a gigabyte (not read up to

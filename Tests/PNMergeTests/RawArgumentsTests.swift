@@ -2,6 +2,7 @@ import Foundation
 import PeerNote
 import PeerNoteCLISupport
 import Testing
+import TestSupport
 
 /// Creates a file whose name is `name`'s bytes (need not be UTF-8) in `dir`, holding `contents`.
 /// Foundation and String paths cannot name such a file, so this goes through `open(2)` with a C string.

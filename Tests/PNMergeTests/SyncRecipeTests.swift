@@ -1,6 +1,7 @@
 import Foundation
 import PeerNote
 import Testing
+import TestSupport
 
 /// The ```sh blocks of docs/SYNC.md, by the `## ` heading they are under, in order.
 struct Recipes {

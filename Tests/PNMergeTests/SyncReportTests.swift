@@ -1,6 +1,7 @@
 import Foundation
 @testable import PeerNote
 import Testing
+import TestSupport
 
 /// `pnmerge sync` reports per copy written what `merge` reports: counted by default, listed with
 /// --verbose, and in JSON with merge's key names.

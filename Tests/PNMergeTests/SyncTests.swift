@@ -2,6 +2,7 @@ import Foundation
 @testable import PeerNote
 import PeerNoteCLISupport
 import Testing
+import TestSupport
 @testable import PNMergeCommands
 
 /// Every file under a folder (hidden ones too) with its bytes; symbolic links as their target text.

@@ -1,29 +1,8 @@
 import Foundation
 import PeerNote
 import Testing
+import TestSupport
 @testable import PNMergeCommands
-
-/// A temporary directory, removed when the value goes away.
-final class TempDir {
-    let url: URL
-
-    init() throws {
-        url = FileManager.default.temporaryDirectory.appendingPathComponent("pnmerge-tests-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    }
-
-    deinit { try? FileManager.default.removeItem(at: url) }
-
-    func path(_ name: String) -> String { url.appendingPathComponent(name).path }
-
-    func write(_ bytes: [UInt8], _ name: String) throws -> String {
-        let p = path(name)
-        try Data(bytes).write(to: URL(fileURLWithPath: p))
-        return p
-    }
-
-    func bytes(_ name: String) throws -> [UInt8] { Array(try Data(contentsOf: URL(fileURLWithPath: path(name)))) }
-}
 
 /// `2024-03-01 HH:MM:00 UTC`.
 func at(_ hour: Int, _ minute: Int) -> Date {
@@ -141,14 +120,6 @@ func unrelatedDocument() -> Document {
     d.clock = { at(8, 1) }
     d.addNote(title: "Todo", body: "ship")
     return d
-}
-
-/// The result of running pnmerge in-process.
-struct RunResult {
-    var status: Int32
-    var out: String
-    var err: String
-    var outBytes: [UInt8]
 }
 
 /// Runs `pnmerge ARGS` in-process with captured output (UTC times, no colour).

@@ -2,6 +2,7 @@ import Foundation
 import PeerNote
 import PeerNoteCLISupport
 import Testing
+import TestSupport
 @testable import PNMergeCommands
 
 @Suite("pnmerge: a first word that is no command")

@@ -1,6 +1,7 @@
 import Foundation
 import PeerNoteCLISupport
 import Testing
+import TestSupport
 
 /// The first word of a peernote command line.
 @Suite("peernote: a first word that is no command")
@@ -26,9 +27,9 @@ struct CommandWordTests {
     func unknownCommand(args: [String], message: String) throws {
         let dir = try TempDir()
         let r = try Binary.run(args, in: dir)
-        #expect(r.status == ExitStatus.usage.rawValue, "\(args): \(r.stderr)")
-        #expect(r.stderr == "peernote: \(message) (see 'peernote --help')\n" + Self.commandsLine, "\(args)")
-        #expect(r.stdout.isEmpty)
+        #expect(r.status == ExitStatus.usage.rawValue, "\(args): \(r.err)")
+        #expect(r.err == "peernote: \(message) (see 'peernote --help')\n" + Self.commandsLine, "\(args)")
+        #expect(r.out.isEmpty)
         #expect(try dir.entries().isEmpty)
     }
 
@@ -38,22 +39,22 @@ struct CommandWordTests {
         #expect(try Binary.run(["new", "book", "--title", "B"], in: dir).status == 0)
         let file = try Binary.run(["book"], in: dir)
         #expect(file.status == 64)
-        #expect(file.stderr.hasPrefix("peernote: unknown command 'book'; the command comes first: peernote list book (see 'peernote --help')\n"), "\(file.stderr)")
+        #expect(file.err.hasPrefix("peernote: unknown command 'book'; the command comes first: peernote list book (see 'peernote --help')\n"), "\(file.err)")
         let help = try Binary.run(["help", "move"], in: dir)
         #expect(help.status == 0)
-        #expect(help.stdout.contains("USAGE: peernote move"), "\(help.stdout)")
+        #expect(help.out.contains("USAGE: peernote move"), "\(help.out)")
         let option = try Binary.run(["--frob"], in: dir)
         #expect(option.status == 64)
-        #expect(option.stderr.hasPrefix("peernote: unknown option '--frob' (see 'peernote --help')\n"), "\(option.stderr)")
+        #expect(option.err.hasPrefix("peernote: unknown option '--frob' (see 'peernote --help')\n"), "\(option.err)")
         let stdin = try Binary.run(["-"], in: dir)
         #expect(stdin.status == 64)
-        #expect(stdin.stderr.hasPrefix("peernote: unexpected argument '-'"), "\(stdin.stderr)")
+        #expect(stdin.err.hasPrefix("peernote: unexpected argument '-'"), "\(stdin.err)")
         #expect(try Binary.run(["--version"], in: dir).status == 0)
         // A subcommand's own errors are its own, as before.
         let move = try Binary.run(["move", "book", "n1", "--to", "1"], in: dir)
         #expect(move.status == 64)
-        #expect(move.stderr.contains("n1"), "\(move.stderr)")
-        #expect(!move.stderr.contains("unknown command"), "\(move.stderr)")
+        #expect(move.err.contains("n1"), "\(move.err)")
+        #expect(!move.err.contains("unknown command"), "\(move.err)")
     }
 
     @Test("Suggestions: aliases, a unique beginning, the closest names; nothing for a word that is not close")
@@ -84,15 +85,15 @@ struct PeerNoteDashFileNameTests {
     func refused() throws {
         let dir = try TempDir()
         let new = try Binary.run(["new", "-sh.peernote", "--title", "T"], in: dir)
-        #expect(new.status == 64, "\(new.stdout)\(new.stderr)")
-        #expect(new.stderr == "peernote: -sh.peernote: a file name that starts with '-' reads as options; write it as ./-sh.peernote (a note or other value: put -- before it)\n")
-        #expect(new.stdout.isEmpty)
+        #expect(new.status == 64, "\(new.out)\(new.err)")
+        #expect(new.err == "peernote: -sh.peernote: a file name that starts with '-' reads as options; write it as ./-sh.peernote (a note or other value: put -- before it)\n")
+        #expect(new.out.isEmpty)
         #expect(try Binary.run(["new", "./-sh.peernote", "--title", "T"], in: dir).status == 0)
         let add = try Binary.run(["add", "-sh.peernote", "--title", "X"], in: dir)
-        #expect(add.status == 64 && add.stdout.isEmpty, "\(add.stdout)")
+        #expect(add.status == 64 && add.out.isEmpty, "\(add.out)")
         #expect(try Binary.run(["add", "--title", "X", "--", "-sh.peernote"], in: dir).status == 0)
         let list = try Binary.run(["list", "./-sh.peernote"], in: dir)
-        #expect(list.stdout.contains("X"), "\(list.stdout)\(list.stderr)")
+        #expect(list.out.contains("X"), "\(list.out)\(list.err)")
         // A value that starts with '-' is a value, not a file name; so is a title given as a note
         // name (no file by that name exists).
         #expect(try Binary.run(["add", "./-sh.peernote", "--title", "-x.md"], in: dir).status == 0)

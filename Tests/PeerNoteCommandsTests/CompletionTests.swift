@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// The shell completion scripts of both tools: files for FILE arguments, and the titles and ids
 /// of the FILE's notes for peernote's NOTE arguments, through the binary's completion entry
@@ -10,8 +11,8 @@ struct CompletionTests {
     func script(_ tool: String, _ shell: String, in dir: TempDir) throws -> String {
         let r = tool == "peernote" ? try Binary.run(["--generate-completion-script", shell], in: dir)
             : try runPNMerge(["--generate-completion-script", shell], in: dir)
-        try #require(r.status == 0, "\(tool) \(shell): \(r.stderr)")
-        return r.stdout
+        try #require(r.status == 0, "\(tool) \(shell): \(r.err)")
+        return r.out
     }
 
     /// The candidates the binary gives for NOTE (the second positional argument) of `command`,
@@ -24,8 +25,8 @@ struct CompletionTests {
 
     func notebook(_ dir: TempDir) throws -> (String, String) {
         #expect(try Binary.run(["new", "n b.peernote"], in: dir).status == 0)
-        let a = try Binary.run(["add", "n b.peernote", "--title", "Dentist at 9"], in: dir).stdout.trimmingCharacters(in: .newlines)
-        let b = try Binary.run(["add", "n b.peernote", "--title", "Groceries"], in: dir).stdout.trimmingCharacters(in: .newlines)
+        let a = try Binary.run(["add", "n b.peernote", "--title", "Dentist at 9"], in: dir).out.trimmingCharacters(in: .newlines)
+        let b = try Binary.run(["add", "n b.peernote", "--title", "Groceries"], in: dir).out.trimmingCharacters(in: .newlines)
         return (a, b)
     }
 
@@ -35,11 +36,11 @@ struct CompletionTests {
         let (dentist, groceries) = try notebook(dir)
         for command in ["show", "edit", "rm", "restore", "move", "resolve"] {
             let all = try noteCandidates(command, file: "'n b.peernote'", prefix: "", in: dir)
-            #expect(all.status == 0 && all.stderr.isEmpty, "\(command): \(all.stderr)")
-            #expect(all.stdout.split(separator: "\n").map(String.init) == ["Dentist at 9", "Groceries", dentist, groceries], "\(command): \(all.stdout)")
+            #expect(all.status == 0 && all.err.isEmpty, "\(command): \(all.err)")
+            #expect(all.out.split(separator: "\n").map(String.init) == ["Dentist at 9", "Groceries", dentist, groceries], "\(command): \(all.out)")
         }
-        #expect(try noteCandidates("show", file: "n\\ b.peernote", prefix: "den", in: dir).stdout == "Dentist at 9\n")
-        #expect(try noteCandidates("show", file: "\"n b.peernote\"", prefix: String(groceries.prefix(3)), in: dir).stdout
+        #expect(try noteCandidates("show", file: "n\\ b.peernote", prefix: "den", in: dir).out == "Dentist at 9\n")
+        #expect(try noteCandidates("show", file: "\"n b.peernote\"", prefix: String(groceries.prefix(3)), in: dir).out
             .split(separator: "\n").contains(Substring(groceries)))
     }
 
@@ -50,10 +51,10 @@ struct CompletionTests {
         #expect(mkfifo(dir.file("fifo.peernote"), 0o600) == 0)
         for file in ["missing.peernote", "junk.peernote", "fifo.peernote", ".", "''"] {
             let r = try noteCandidates("show", file: file, prefix: "", in: dir)
-            #expect(r.status == 0 && r.stdout.isEmpty && r.stderr.isEmpty, "\(file): \(r.status) \(r.stdout) \(r.stderr)")
+            #expect(r.status == 0 && r.out.isEmpty && r.err.isEmpty, "\(file): \(r.status) \(r.out) \(r.err)")
         }
         let none = try Binary.run(["---completion", "show", "--", "positional@1", "2", "0", "peernote", "show", ""], in: dir)
-        #expect(none.status == 0 && none.stdout.isEmpty && none.stderr.isEmpty)
+        #expect(none.status == 0 && none.out.isEmpty && none.err.isEmpty)
     }
 
     /// The part of a script that completes `command`'s arguments: bash's and zsh's function

@@ -2,6 +2,7 @@ import Foundation
 import PeerNote
 import PeerNoteCLISupport
 import Testing
+import TestSupport
 
 /// End-to-end tests: the built `.build/debug/peernote` run as a separate process.
 @Suite("peernote end to end")
@@ -11,8 +12,8 @@ struct EndToEndTests {
     func ok(_ args: [String], in dir: TempDir, env: [String: String] = [:], stdin: String? = nil,
             sourceLocation: SourceLocation = #_sourceLocation) throws -> String {
         let r = try Binary.run(args, in: dir, env: env, stdin: stdin)
-        #expect(r.status == 0, "peernote \(args.joined(separator: " ")) failed: \(r.stderr)", sourceLocation: sourceLocation)
-        return r.stdout
+        #expect(r.status == 0, "peernote \(args.joined(separator: " ")) failed: \(r.err)", sourceLocation: sourceLocation)
+        return r.out
     }
 
     /// A notebook `n.peernote` with notes "Alpha" and "Beta"; returns their ids.
@@ -57,7 +58,7 @@ struct EndToEndTests {
         let existing = try dir.write("taken.peernote", "not mine")
         let r = try Binary.run(["new", "taken.peernote"], in: dir)
         #expect(r.status == 73)
-        #expect(r.stderr.contains("taken.peernote") && r.stderr.contains("refusing to overwrite"))
+        #expect(r.err.contains("taken.peernote") && r.err.contains("refusing to overwrite"))
         #expect(try String(contentsOfFile: existing, encoding: .utf8) == "not mine")
         _ = try dir.write("in.md", "## A\n")
         let i = try Binary.run(["import", "in.md", "-o", "taken.peernote"], in: dir)
@@ -125,10 +126,10 @@ struct EndToEndTests {
 
         // Not every file that is not a regular one: a device and a folder are still refused.
         let device = try Binary.run(["edit", "n.peernote", "Alpha", "--body-file", "/dev/null"], in: dir)
-        #expect(device.status == 66 && device.stderr.contains("/dev/null: is not a regular file or a pipe"))
+        #expect(device.status == 66 && device.err.contains("/dev/null: is not a regular file or a pipe"))
         try FileManager.default.createDirectory(atPath: dir.file("folder"), withIntermediateDirectories: false)
         let folder = try Binary.run(["edit", "n.peernote", "Alpha", "--body-file", "folder"], in: dir)
-        #expect(folder.status == 66 && folder.stderr.contains("folder: is a directory"))
+        #expect(folder.status == 66 && folder.err.contains("folder: is a directory"))
     }
 
     @Test("edit --editor runs a fake $EDITOR script and records what it changed")
@@ -158,9 +159,9 @@ struct EndToEndTests {
         let before = try dir.bytes("n.peernote")
         let tmp = try TempDir()
         let r = try Binary.run(["edit", "n.peernote", "Alpha", "--editor"], in: dir, env: ["TMPDIR": tmp.path])
-        #expect(r.status == 64, "\(r.stderr)")
-        #expect(r.stderr == "peernote: n.peernote: no editor to run: neither VISUAL nor EDITOR is set, and vi needs a terminal, which standard input or output is not; set EDITOR, or give the text with --body or --body-file\n")
-        #expect(r.stdout.isEmpty)
+        #expect(r.status == 64, "\(r.err)")
+        #expect(r.err == "peernote: n.peernote: no editor to run: neither VISUAL nor EDITOR is set, and vi needs a terminal, which standard input or output is not; set EDITOR, or give the text with --body or --body-file\n")
+        #expect(r.out.isEmpty)
         #expect(try dir.bytes("n.peernote") == before)
         #expect(try tmp.entries().isEmpty, "no temporary file was made")
     }
@@ -174,11 +175,11 @@ struct EndToEndTests {
         let tmp = try TempDir()
         let r = try Binary.run(["edit", "n.peernote", "Alpha", "--editor"], in: dir, env: ["EDITOR": script, "TMPDIR": tmp.path])
         #expect(r.status == 66)
-        #expect(r.stderr.contains("exited with status 3") && r.stderr.contains("nothing was recorded"))
+        #expect(r.err.contains("exited with status 3") && r.err.contains("nothing was recorded"))
         #expect(try dir.bytes("n.peernote") == before)
         // What the user typed before the editor failed is kept for them (vim exits 1 after :wq
         // when a command failed); an editor that changed nothing leaves nothing behind.
-        #expect(r.stderr.contains("(the edited text is kept in \(tmp.path)/peernote-"))
+        #expect(r.err.contains("(the edited text is kept in \(tmp.path)/peernote-"))
         let kept = try tmp.entries()
         #expect(kept.count == 1)
         if let name = kept.first {
@@ -186,8 +187,8 @@ struct EndToEndTests {
             try FileManager.default.removeItem(atPath: tmp.path + "/" + name)
         }
         let untouched = try Binary.run(["edit", "n.peernote", "Alpha", "--editor"], in: dir, env: ["EDITOR": "false", "TMPDIR": tmp.path])
-        #expect(untouched.status == 66 && !untouched.stderr.contains("kept"))
-        #expect(untouched.stderr == "peernote: n.peernote: the editor (false) exited with status 1; nothing was recorded\n", "\(untouched.stderr)")
+        #expect(untouched.status == 66 && !untouched.err.contains("kept"))
+        #expect(untouched.err == "peernote: n.peernote: the editor (false) exited with status 1; nothing was recorded\n", "\(untouched.err)")
         #expect(try tmp.entries().isEmpty)
 
         // Text that is not UTF-8 is refused, and kept for the user rather than thrown away (the
@@ -195,19 +196,19 @@ struct EndToEndTests {
         let binary = try dir.write("binary.sh", "#!/bin/sh\nprintf '\\377' >> \"$1\"\n", executable: true)
         let bad = try Binary.run(["edit", "n.peernote", "Alpha", "--editor"], in: dir, env: ["EDITOR": binary, "TMPDIR": tmp.path])
         #expect(bad.status == 65)
-        #expect(bad.stderr.hasPrefix("peernote: n.peernote: the edited text is not valid UTF-8 at offset 81; nothing was recorded (the edited text is kept in \(tmp.path)/peernote-"), "\(bad.stderr)")
+        #expect(bad.err.hasPrefix("peernote: n.peernote: the edited text is not valid UTF-8 at offset 81; nothing was recorded (the edited text is kept in \(tmp.path)/peernote-"), "\(bad.err)")
         #expect(try tmp.entries().count == 1)
         #expect(try dir.bytes("n.peernote") == before)
 
         // An editor that returns at once without a change (a GUI editor not told to wait) gets a hint.
         let same = try Binary.run(["edit", "n.peernote", "Alpha", "--editor"], in: dir, env: ["EDITOR": "true"])
         #expect(same.status == 0)
-        #expect(same.stderr.contains("no changes"))
-        #expect(same.stderr.hasPrefix("peernote: n.peernote: no changes; nothing recorded\npeernote: n.peernote: the editor (true) returned at once; if it opens a window, make it wait"), "\(same.stderr)")
+        #expect(same.err.contains("no changes"))
+        #expect(same.err.hasPrefix("peernote: n.peernote: no changes; nothing recorded\npeernote: n.peernote: the editor (true) returned at once; if it opens a window, make it wait"), "\(same.err)")
         #expect(try dir.bytes("n.peernote") == before)
         // One that took its time (a person who looked and changed nothing) gets none.
         let slow = try Binary.run(["edit", "n.peernote", "Alpha", "--editor"], in: dir, env: ["EDITOR": "sleep 1.2; true"])
-        #expect(slow.status == 0 && slow.stderr.contains("no changes") && !slow.stderr.contains("returned at once"), "\(slow.stderr)")
+        #expect(slow.status == 0 && slow.err.contains("no changes") && !slow.err.contains("returned at once"), "\(slow.err)")
     }
 
     @Test("An editor that leaves a FIFO in place of the file is refused at once (66), not waited on forever")
@@ -218,16 +219,16 @@ struct EndToEndTests {
         let script = try dir.write("fifo.sh", "#!/bin/sh\nrm -f \"$1\"\nmkfifo \"$1\"\n", executable: true)
         let tmp = try TempDir()
         let r = try Binary.run(["edit", "n.peernote", "Alpha", "--editor"], in: dir, env: ["EDITOR": script, "TMPDIR": tmp.path])
-        #expect(r.status == 66, "\(r.stderr)")
-        #expect(r.stderr.hasPrefix("peernote: n.peernote: cannot read the edited text: \(tmp.path)/peernote-") && r.stderr.hasSuffix(": is not a regular file\n"), "\(r.stderr)")
+        #expect(r.status == 66, "\(r.err)")
+        #expect(r.err.hasPrefix("peernote: n.peernote: cannot read the edited text: \(tmp.path)/peernote-") && r.err.hasSuffix(": is not a regular file\n"), "\(r.err)")
         #expect(try dir.bytes("n.peernote") == before)
         #expect(try tmp.entries().isEmpty, "the FIFO is removed")
         // A folder or a dangling link in its place: refused the same way, and removed.
         for leftover in ["mkdir \"$1\"", "ln -s /nonexistent/x \"$1\"", "mkfifo \"$1\"; exit 1", "mkdir \"$1\"; exit 1"] {
             let editor = try dir.write("left.sh", "#!/bin/sh\nrm -f \"$1\"\n\(leftover)\n", executable: true)
             let left = try Binary.run(["edit", "n.peernote", "Alpha", "--editor"], in: dir, env: ["EDITOR": editor, "TMPDIR": tmp.path])
-            #expect(left.status == 66 && !left.stderr.contains("kept in"), "\(left.stderr)")
-            #expect(left.stderr.contains(leftover.hasSuffix("exit 1") ? "exited with status 1" : "cannot read the edited text"), "\(left.stderr)")
+            #expect(left.status == 66 && !left.err.contains("kept in"), "\(left.err)")
+            #expect(left.err.contains(leftover.hasSuffix("exit 1") ? "exited with status 1" : "cannot read the edited text"), "\(left.err)")
             #expect(try tmp.entries().isEmpty, "\(leftover): removed")
         }
     }
@@ -240,9 +241,9 @@ struct EndToEndTests {
         let tmp = try TempDir()
         let r = try Binary.run(["edit", "n.peernote", "Alpha", "--editor"], in: dir, env: ["EDITOR": "rm", "TMPDIR": tmp.path])
         #expect(r.status == 66)
-        #expect(r.stderr.hasPrefix("peernote: n.peernote: the editor (rm) removed \(tmp.path)/peernote-"), "\(r.stderr)")
-        #expect(r.stderr.hasSuffix(".md; nothing was recorded\n"), "\(r.stderr)")
-        #expect(r.stderr.split(separator: "\n").count == 1 && !r.stderr.contains("No such file"), "\(r.stderr)")
+        #expect(r.err.hasPrefix("peernote: n.peernote: the editor (rm) removed \(tmp.path)/peernote-"), "\(r.err)")
+        #expect(r.err.hasSuffix(".md; nothing was recorded\n"), "\(r.err)")
+        #expect(r.err.split(separator: "\n").count == 1 && !r.err.contains("No such file"), "\(r.err)")
         #expect(try dir.bytes("n.peernote") == before)
         #expect(try tmp.entries().isEmpty)
     }
@@ -265,7 +266,7 @@ struct EndToEndTests {
         #expect(document.notes.map(\.title) == ["Alpha", "Beta", "Meanwhile"])
         #expect(document.notes[0].body == "A quick brown fox jumps over the lazy dog. Twice.")
         // Both edits are kept, merged; the user is told to look (a fix made twice would be there twice).
-        #expect(r.stderr.contains("peernote: n.peernote: note \"Alpha\": its body was changed while the editor was open; both edits are kept, merged"), "\(r.stderr)")
+        #expect(r.err.contains("peernote: n.peernote: note \"Alpha\": its body was changed while the editor was open; both edits are kept, merged"), "\(r.err)")
     }
 
     @Test("An edit made in the editor to a note deleted meanwhile is kept, and the user is told")
@@ -281,7 +282,7 @@ struct EndToEndTests {
             """, executable: true)
         let r = try Binary.run(["edit", "n.peernote", "Alpha", "--editor"], in: dir, env: ["EDITOR": script])
         #expect(r.status == 0)
-        #expect(r.stderr.contains("peernote: n.peernote: note \"Alpha\" was deleted while the editor was open; the edit is kept with it ('peernote restore' brings both back)"), "\(r.stderr)")
+        #expect(r.err.contains("peernote: n.peernote: note \"Alpha\" was deleted while the editor was open; the edit is kept with it ('peernote restore' brings both back)"), "\(r.err)")
         try ok(["restore", "n.peernote", "Alpha"], in: dir)
         #expect(try Document.open(dir.file("n.peernote")).notes[0].body == "The quick red fox jumps over the lazy dog.")
     }
@@ -311,11 +312,11 @@ struct EndToEndTests {
         let dir = try TempDir()
         _ = try makeNotebook(dir)
         let list = try peernoteScript(#"mkfifo p; cat n.peernote > p & exec "$0" list p"#, in: dir)
-        #expect(list.status == 0 && list.stdout.contains("Alpha") && list.stdout.contains("Beta"), "\(list.stderr)")
+        #expect(list.status == 0 && list.out.contains("Alpha") && list.out.contains("Beta"), "\(list.err)")
         let export = try peernoteScript(#"rm -f p; mkfifo p; cat n.peernote > p & exec "$0" export p --format json"#, in: dir)
-        #expect(export.status == 0 && export.stdout.contains("\"Alpha\""), "\(export.stderr)")
+        #expect(export.status == 0 && export.out.contains("\"Alpha\""), "\(export.err)")
         let add = try peernoteScript(#"rm -f p; mkfifo p; exec "$0" add p --title x"#, in: dir)
-        #expect(add.status == 66 && add.stderr == "peernote: p: is a pipe, and this command writes the file back: it needs a regular file\n", "\(add.stderr)")
+        #expect(add.status == 66 && add.err == "peernote: p: is a pipe, and this command writes the file back: it needs a regular file\n", "\(add.err)")
     }
 
     @Test("Importing an empty Markdown file warns that the notebook is empty (exit 0); one with notes does not")
@@ -323,13 +324,13 @@ struct EndToEndTests {
         let dir = try TempDir()
         _ = try dir.write("empty.md", "\n  \n")
         let r = try Binary.run(["import", "empty.md", "-o", "e.peernote"], in: dir)
-        #expect(r.status == 0 && r.stderr == "peernote: empty.md: warning: it is empty; the notebook has no title and no notes\n", "\(r.stderr)")
+        #expect(r.status == 0 && r.err == "peernote: empty.md: warning: it is empty; the notebook has no title and no notes\n", "\(r.err)")
         _ = try dir.write("bom.md", "\u{FEFF}")
         let bom = try Binary.run(["import", "bom.md", "-o", "b.peernote"], in: dir)
-        #expect(bom.status == 0 && bom.stderr.contains("bom.md: warning: it is empty"), "a byte-order mark alone is empty too: \(bom.stderr)")
+        #expect(bom.status == 0 && bom.err.contains("bom.md: warning: it is empty"), "a byte-order mark alone is empty too: \(bom.err)")
         _ = try dir.write("one.md", "## A\n\nbody\n")
         let one = try Binary.run(["import", "one.md", "-o", "o.peernote"], in: dir)
-        #expect(one.status == 0 && one.stderr.isEmpty, "\(one.stderr)")
+        #expect(one.status == 0 && one.err.isEmpty, "\(one.err)")
     }
 
     @Test("An empty tag an import brought in can be removed")
@@ -351,7 +352,7 @@ struct EndToEndTests {
         #expect(try ok(["list", "n.peernote", "--deleted"], in: dir) == "-  \(alpha.prefix(8))  Alpha  -  normal\n")
         let edited = try Binary.run(["edit", "n.peernote", "Alpha", "--title", "x"], in: dir)
         #expect(edited.status == 64)
-        #expect(edited.stderr.contains("is deleted") && edited.stderr.contains("peernote restore"))
+        #expect(edited.err.contains("is deleted") && edited.err.contains("peernote restore"))
         try ok(["restore", "n.peernote", "Alpha"], in: dir)
         var document = try Document.open(dir.file("n.peernote"))
         #expect(document.notes.map(\.title) == ["Alpha", "Beta"])
@@ -359,7 +360,7 @@ struct EndToEndTests {
         let again = try Binary.run(["restore", "n.peernote", "Alpha"], in: dir)
         // A live note: exit 0, one line naming the file, nothing recorded.
         #expect(again.status == 0)
-        #expect(again.stderr == "peernote: n.peernote: note \(alpha.prefix(8)) \"Alpha\" is not deleted; nothing recorded\n", "\(again.stderr)")
+        #expect(again.err == "peernote: n.peernote: note \(alpha.prefix(8)) \"Alpha\" is not deleted; nothing recorded\n", "\(again.err)")
         #expect(try dir.bytes("n.peernote") == restored)
 
         try ok(["move", "n.peernote", "Alpha", "--to", "1"], in: dir)
@@ -367,12 +368,12 @@ struct EndToEndTests {
         #expect(document.notes.map(\.title) == ["Beta", "Alpha"])
         let before = try dir.bytes("n.peernote")
         let far = try Binary.run(["move", "n.peernote", "Alpha", "--to", "2"], in: dir)
-        #expect(far.status == 64 && far.stderr.contains("--to 2 is out of range: from 0 to 1"), "\(far.stderr)")
+        #expect(far.status == 64 && far.err.contains("--to 2 is out of range: from 0 to 1"), "\(far.err)")
         #expect(try dir.bytes("n.peernote") == before)
         // Where it already is, and a title the notebook already has: one line naming the file, exit 0.
         let stay = try Binary.run(["move", "n.peernote", "Alpha", "--to", "1"], in: dir)
         #expect(stay.status == 0)
-        #expect(stay.stderr == "peernote: n.peernote: note \(alpha.prefix(8)) \"Alpha\" is already at index 1; nothing recorded\n", "\(stay.stderr)")
+        #expect(stay.err == "peernote: n.peernote: note \(alpha.prefix(8)) \"Alpha\" is already at index 1; nothing recorded\n", "\(stay.err)")
         #expect(try dir.bytes("n.peernote") == before)
 
         try ok(["title", "n.peernote", "Renamed book"], in: dir)
@@ -380,7 +381,7 @@ struct EndToEndTests {
         #expect(document.title == "Renamed book")
         let retitled = try dir.bytes("n.peernote")
         let sameTitle = try Binary.run(["title", "n.peernote", "Renamed book"], in: dir)
-        #expect(sameTitle.status == 0 && sameTitle.stderr == "peernote: n.peernote: no changes; nothing recorded\n", "\(sameTitle.stderr)")
+        #expect(sameTitle.status == 0 && sameTitle.err == "peernote: n.peernote: no changes; nothing recorded\n", "\(sameTitle.err)")
         #expect(try dir.bytes("n.peernote") == retitled)
         #expect(try ok(["export", "n.peernote"], in: dir).hasPrefix("# Renamed book\n"))
     }
@@ -397,11 +398,11 @@ struct EndToEndTests {
         let before = try dir.bytes("n.peernote")
         let ambiguous = try Binary.run(["edit", "n.peernote", "Beta", "--title", "x"], in: dir)
         #expect(ambiguous.status == 64)
-        #expect(ambiguous.stderr.contains(String(beta.prefix(8))) && ambiguous.stderr.contains(String(twin.prefix(8))))
+        #expect(ambiguous.err.contains(String(beta.prefix(8))) && ambiguous.err.contains(String(twin.prefix(8))))
         let none = try Binary.run(["rm", "n.peernote", "Gamma"], in: dir)
         #expect(none.status == 64)
-        #expect(none.stderr.hasPrefix("peernote: n.peernote: no note matches \"Gamma\""))
-        #expect(none.stderr.contains(String(alpha.prefix(8))))
+        #expect(none.err.hasPrefix("peernote: n.peernote: no note matches \"Gamma\""))
+        #expect(none.err.contains(String(alpha.prefix(8))))
         #expect(try dir.bytes("n.peernote") == before)
     }
 
@@ -412,32 +413,32 @@ struct EndToEndTests {
         // A rename to the title of another live note: recorded, and warned about.
         let renamed = try Binary.run(["edit", "n.peernote", alpha, "--title", "Beta"], in: dir)
         #expect(renamed.status == 0)
-        #expect(renamed.stderr == "peernote: n.peernote: warning: note \(beta.prefix(8)) \"Beta\" has this title too; the title alone will no longer pick either note: name them by id\n",
-                "\(renamed.stderr)")
+        #expect(renamed.err == "peernote: n.peernote: warning: note \(beta.prefix(8)) \"Beta\" has this title too; the title alone will no longer pick either note: name them by id\n",
+                "\(renamed.err)")
         #expect(try Document.open(dir.file("n.peernote")).notes.first { $0.id.description == alpha }?.title == "Beta")
         // … which is what the warning says: "Beta" no longer names one note.
         let ambiguous = try Binary.run(["edit", "n.peernote", "Beta", "--body", "x"], in: dir)
-        #expect(ambiguous.status == 64 && ambiguous.stderr.contains("matches several notes"))
+        #expect(ambiguous.status == 64 && ambiguous.err.contains("matches several notes"))
 
         // add: the same, naming both notes that have it already.
         let added = try Binary.run(["add", "n.peernote", "--title", "Beta"], in: dir)
-        #expect(added.status == 0 && added.stdout.count == 17)
-        #expect(added.stderr == "peernote: n.peernote: warning: 2 notes have this title too: \(alpha.prefix(8)) \"Beta\", \(beta.prefix(8)) \"Beta\"; the title alone picks none of these notes: name them by id\n",
-                "\(added.stderr)")
+        #expect(added.status == 0 && added.out.count == 17)
+        #expect(added.err == "peernote: n.peernote: warning: 2 notes have this title too: \(alpha.prefix(8)) \"Beta\", \(beta.prefix(8)) \"Beta\"; the title alone picks none of these notes: name them by id\n",
+                "\(added.err)")
 
         // No warning: a title no other note has, the note's own title, a deleted note's title,
         // or a look-alike (the same text in other scalars is another title).
         for args in [["add", "n.peernote", "--title", "Gamma"], ["edit", "n.peernote", alpha, "--title", "Beta", "--add-tag", "t"],
                      ["edit", "n.peernote", "Gamma", "--title", "Delta"]] {
             let r = try Binary.run(args, in: dir)
-            #expect(r.status == 0 && r.stderr.isEmpty, "\(args): \(r.stderr)")
+            #expect(r.status == 0 && r.err.isEmpty, "\(args): \(r.err)")
         }
         try ok(["add", "n.peernote", "--title", "Gone"], in: dir)
         try ok(["rm", "n.peernote", "Gone"], in: dir)
         try ok(["add", "n.peernote", "--title", "caf\u{E9}"], in: dir)
         for args in [["edit", "n.peernote", "Delta", "--title", "Gone"], ["add", "n.peernote", "--title", "cafe\u{301}"]] {
             let r = try Binary.run(args, in: dir)
-            #expect(r.status == 0 && r.stderr.isEmpty, "\(args): \(r.stderr)")
+            #expect(r.status == 0 && r.err.isEmpty, "\(args): \(r.err)")
         }
 
         // edit --title with --editor warns too, once the edit is merged in (the header holds the
@@ -445,8 +446,8 @@ struct EndToEndTests {
         let script = try dir.write("editor.sh", "#!/bin/sh\nprintf 'new body' >> \"$1\"\n", executable: true)
         let viaEditor = try Binary.run(["edit", "n.peernote", "Gone", "--title", "caf\u{E9}", "--editor"], in: dir, env: ["EDITOR": script])
         #expect(viaEditor.status == 0)
-        #expect(viaEditor.stderr.hasPrefix("peernote: n.peernote: warning: note ") && viaEditor.stderr.contains(" \"caf\u{E9}\" has this title too"),
-                "\(viaEditor.stderr)")
+        #expect(viaEditor.err.hasPrefix("peernote: n.peernote: warning: note ") && viaEditor.err.contains(" \"caf\u{E9}\" has this title too"),
+                "\(viaEditor.err)")
         let edited = try Document.open(dir.file("n.peernote")).notes.filter { $0.body == "new body" }
         #expect(edited.count == 1 && edited.allSatisfy { sameScalars($0.title, "caf\u{E9}") })
     }
@@ -459,20 +460,20 @@ struct EndToEndTests {
         let before = try dir.bytes("n.peernote")
         let missing = try Binary.run(["edit", "n.peernote", "Beta", "--remove-tag", "zzz"], in: dir)
         #expect(missing.status == 0)
-        #expect(missing.stderr == "peernote: n.peernote: \(note) has no tag \"zzz\"; nothing to remove\npeernote: n.peernote: no changes; nothing recorded\n", "\(missing.stderr)")
+        #expect(missing.err == "peernote: n.peernote: \(note) has no tag \"zzz\"; nothing to remove\npeernote: n.peernote: no changes; nothing recorded\n", "\(missing.err)")
         let present = try Binary.run(["edit", "n.peernote", "Beta", "--add-tag", "b", "--add-tag", "b"], in: dir)
         #expect(present.status == 0)
-        #expect(present.stderr == "peernote: n.peernote: \(note) already has tag \"b\"; not added again\npeernote: n.peernote: no changes; nothing recorded\n", "\(present.stderr)")
+        #expect(present.err == "peernote: n.peernote: \(note) already has tag \"b\"; not added again\npeernote: n.peernote: no changes; nothing recorded\n", "\(present.err)")
         #expect(try dir.bytes("n.peernote") == before)
         // With the editor too (it opened and changed nothing: the lines come before "no changes").
         let viaEditor = try Binary.run(["edit", "n.peernote", "Beta", "--editor", "--remove-tag", "zzz"], in: dir, env: ["EDITOR": "sleep 1.2; true"])
         #expect(viaEditor.status == 0)
-        #expect(viaEditor.stderr == missing.stderr, "\(viaEditor.stderr)")
+        #expect(viaEditor.err == missing.err, "\(viaEditor.err)")
         #expect(try dir.bytes("n.peernote") == before)
         // Beside changes that do happen: the line, and the change recorded.
         let mixed = try Binary.run(["edit", "n.peernote", "Beta", "--remove-tag", "b", "--remove-tag", "zzz", "--add-tag", "c"], in: dir)
         #expect(mixed.status == 0)
-        #expect(mixed.stderr == "peernote: n.peernote: \(note) has no tag \"zzz\"; nothing to remove\n", "\(mixed.stderr)")
+        #expect(mixed.err == "peernote: n.peernote: \(note) has no tag \"zzz\"; nothing to remove\n", "\(mixed.err)")
         #expect(try Document.open(dir.file("n.peernote")).notes[1].tags == ["c"])
     }
 
@@ -499,20 +500,20 @@ struct EndToEndTests {
         for c in cases {
             let r = try Binary.run(c.args, in: dir)
             #expect(r.status == 64, "\(c.args)")
-            #expect(r.stdout.isEmpty, "\(c.args)")
-            let lines = r.stderr.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
-            #expect(lines.first == c.first, "\(c.args): \(r.stderr)")
-            #expect(lines.count == 3 && lines[1].hasPrefix(c.usage) && lines[2].isEmpty, "\(c.args): \(r.stderr)")
-            #expect(!r.stderr.contains("Error:") && !r.stderr.contains("for more information"), "\(c.args): \(r.stderr)")
+            #expect(r.out.isEmpty, "\(c.args)")
+            let lines = r.err.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+            #expect(lines.first == c.first, "\(c.args): \(r.err)")
+            #expect(lines.count == 3 && lines[1].hasPrefix(c.usage) && lines[2].isEmpty, "\(c.args): \(r.err)")
+            #expect(!r.err.contains("Error:") && !r.err.contains("for more information"), "\(c.args): \(r.err)")
         }
         // A failure a command reports itself is still its one line, with no usage after it.
         let none = try Binary.run(["rm", "n.peernote", "Gamma"], in: dir)
-        #expect(none.status == 64 && none.stderr.hasPrefix("peernote: n.peernote: no note matches") && none.stderr.split(separator: "\n").count == 1)
+        #expect(none.status == 64 && none.err.hasPrefix("peernote: n.peernote: no note matches") && none.err.split(separator: "\n").count == 1)
         // Help and the version still go to standard output, exit 0.
         let help = try Binary.run(["add", "--help"], in: dir)
-        #expect(help.status == 0 && help.stderr.isEmpty && help.stdout.contains("USAGE: peernote add <FILE>"))
+        #expect(help.status == 0 && help.err.isEmpty && help.out.contains("USAGE: peernote add <FILE>"))
         let version = try Binary.run(["--version"], in: dir)
-        #expect(version.status == 0 && version.stdout.hasPrefix("peernote ") && version.stderr.isEmpty)
+        #expect(version.status == 0 && version.out.hasPrefix("peernote ") && version.err.isEmpty)
     }
 
     @Test("Export then import keeps titles, bodies, tags and priorities (Markdown and JSON)")
@@ -582,7 +583,7 @@ struct EndToEndTests {
         _ = try dir.write("bad.json", "{\"notes\": [{\"title\": \"ok\"}, {\"title\": \"Trip\\nplans\", \"created\": \"2024-02-30T00:00:00Z\"}]}")
         let r = try Binary.run(["import", "bad.json", "-o", "bad.peernote"], in: dir)
         #expect(r.status == 65)
-        #expect(r.stderr == "peernote: bad.json: notes[1].created: \"2024-02-30T00:00:00Z\" is not a date and time like 2024-05-01T09:30:00Z (note \"Trip\\nplans\")\n")
+        #expect(r.err == "peernote: bad.json: notes[1].created: \"2024-02-30T00:00:00Z\" is not a date and time like 2024-05-01T09:30:00Z (note \"Trip\\nplans\")\n")
         #expect(!FileManager.default.fileExists(atPath: dir.file("bad.peernote")))
     }
 
@@ -642,10 +643,10 @@ struct EndToEndTests {
         try ok(["new", "n.peernote"], in: dir)
         let running = try (0 ..< 8).map { i in try Binary.start(["add", "n.peernote", "--title", "Note \(i)", "--body", String(repeating: "x", count: 200 * i)], in: dir) }
         let results = try running.map { try $0.finish() }
-        for r in results { #expect(r.status == 0, "\(r.stderr)") }
+        for r in results { #expect(r.status == 0, "\(r.err)") }
         let document = try Document.open(dir.file("n.peernote"))
         #expect(Set(document.notes.map(\.title)) == Set((0 ..< 8).map { "Note \($0)" }))
-        #expect(Set(document.notes.map(\.id.description)) == Set(results.map { $0.stdout.trimmingCharacters(in: .newlines) }))
+        #expect(Set(document.notes.map(\.id.description)) == Set(results.map { $0.out.trimmingCharacters(in: .newlines) }))
     }
 
     @Test("Damaged, missing and unreadable inputs: one line naming the file, the right status, nothing written")
@@ -653,33 +654,33 @@ struct EndToEndTests {
         let dir = try TempDir()
         _ = try makeNotebook(dir)
         let good = try dir.bytes("n.peernote")
-        try good.prefix(good.count - 5).write(to: URL(fileURLWithPath: dir.file("damaged.peernote")))
+        try dir.write(Array(good.prefix(good.count - 5)), "damaged.peernote")
         let damaged = try dir.bytes("damaged.peernote")
         let listed = try Binary.run(["list", "damaged.peernote"], in: dir)
         #expect(listed.status == 65)
-        #expect(listed.stderr.hasPrefix("peernote: damaged.peernote: "))
-        #expect(listed.stderr.filter { $0 == "\n" }.count == 1)
+        #expect(listed.err.hasPrefix("peernote: damaged.peernote: "))
+        #expect(listed.err.filter { $0 == "\n" }.count == 1)
         // Its first blocks are intact (each command appended one): the line says how to get them back.
-        #expect(listed.stderr.contains("; 'pnmerge salvage damaged.peernote -o NEW.peernote' recovers its "), "\(listed.stderr)")
+        #expect(listed.err.contains("; 'pnmerge salvage damaged.peernote -o NEW.peernote' recovers its "), "\(listed.err)")
         let edited = try Binary.run(["add", "damaged.peernote", "--title", "x"], in: dir)
         #expect(edited.status == 65)
-        #expect(edited.stderr.contains("'pnmerge salvage "), "\(edited.stderr)")
+        #expect(edited.err.contains("'pnmerge salvage "), "\(edited.err)")
         #expect(try dir.bytes("damaged.peernote") == damaged)
 
         let missing = try Binary.run(["add", "missing.peernote", "--title", "x"], in: dir)
-        #expect(missing.status == 66 && missing.stderr.contains("missing.peernote"))
+        #expect(missing.status == 66 && missing.err.contains("missing.peernote"))
         #expect(!FileManager.default.fileExists(atPath: dir.file(".missing.peernote.lock")))
 
         let noBody = try Binary.run(["edit", "n.peernote", "Alpha", "--body-file", "nope.txt"], in: dir)
-        #expect(noBody.status == 66 && noBody.stderr.contains("nope.txt"))
+        #expect(noBody.status == 66 && noBody.err.contains("nope.txt"))
         try Data([0x41, 0xC3]).write(to: URL(fileURLWithPath: dir.file("latin.txt")))
         let badBody = try Binary.run(["edit", "n.peernote", "Alpha", "--body-file", "latin.txt"], in: dir)
-        #expect(badBody.status == 65 && badBody.stderr.contains("latin.txt: offset 1"))
+        #expect(badBody.status == 65 && badBody.err.contains("latin.txt: offset 1"))
         let stdinDoc = try Binary.run(["add", "-", "--title", "x"], in: dir)
         #expect(stdinDoc.status == 64)
         _ = try dir.write("bad.json", "{\"notes\": 3}")
         let badJSON = try Binary.run(["import", "bad.json", "-o", "out.peernote"], in: dir)
-        #expect(badJSON.status == 65 && badJSON.stderr.contains("bad.json"))
+        #expect(badJSON.status == 65 && badJSON.err.contains("bad.json"))
         #expect(!FileManager.default.fileExists(atPath: dir.file("out.peernote")))
         #expect(try dir.bytes("n.peernote") == good)
     }
@@ -706,8 +707,8 @@ struct EndToEndTests {
         let before = try dir.bytes("n.peernote")
         for args in [["title", "n.peernote", "U", "--author", ""], ["title", "n.peernote", "U", "--author="], ["new", "m.peernote", "--author", ""]] {
             let r = try Binary.run(args, in: dir, env: ["PEERNOTE_AUTHOR": "from-env"])
-            #expect(r.status == 64, "\(args): \(r.stderr)")
-            #expect(r.stderr == "peernote: --author is empty: give a name, or leave --author out to use $PEERNOTE_AUTHOR, git's user.name or the login name\n")
+            #expect(r.status == 64, "\(args): \(r.err)")
+            #expect(r.err == "peernote: --author is empty: give a name, or leave --author out to use $PEERNOTE_AUTHOR, git's user.name or the login name\n")
         }
         #expect(try dir.bytes("n.peernote") == before)
         #expect(!FileManager.default.fileExists(atPath: dir.file("m.peernote")))
@@ -732,8 +733,8 @@ struct EndToEndTests {
         ]
         for (args, message) in cases {
             let r = try Binary.run(args, in: dir)
-            #expect(r.status == 64, "\(args): \(r.stderr)")
-            #expect(r.stderr == "peernote: \(message)\n", "\(args)")
+            #expect(r.status == 64, "\(args): \(r.err)")
+            #expect(r.err == "peernote: \(message)\n", "\(args)")
         }
         #expect(try dir.entries() == ["in.md", "trip.peernote"])
     }
@@ -747,20 +748,20 @@ struct EndToEndTests {
         #expect(first.status == 0)
         // The warning that the title is shared names the other note with its title cut too.
         let second = try Binary.run(["add", "n.peernote", "--title", long], in: dir)
-        #expect(second.status == 0 && second.stderr.contains("has this title too") && second.stderr.count < 400, "\(second.stderr.count) characters")
+        #expect(second.status == 0 && second.err.contains("has this title too") && second.err.count < 400, "\(second.err.count) characters")
         // One note of that title deleted, then named: "is deleted", and restore of the live one: "is not deleted", both cut.
-        let firstID = first.stdout.trimmingCharacters(in: .newlines), secondID = second.stdout.trimmingCharacters(in: .newlines)
+        let firstID = first.out.trimmingCharacters(in: .newlines), secondID = second.out.trimmingCharacters(in: .newlines)
         #expect(try Binary.run(["rm", "n.peernote", firstID], in: dir).status == 0)
         let deleted = try Binary.run(["edit", "n.peernote", firstID, "--body", "x"], in: dir)
-        #expect(deleted.status == 64 && deleted.stderr.contains("is deleted") && deleted.stderr.count < 400, "\(deleted.stderr.count) characters")
+        #expect(deleted.status == 64 && deleted.err.contains("is deleted") && deleted.err.count < 400, "\(deleted.err.count) characters")
         let notDeleted = try Binary.run(["restore", "n.peernote", secondID], in: dir)
-        #expect(notDeleted.status == 0 && notDeleted.stderr.contains("is not deleted") && notDeleted.stderr.count < 400, "\(notDeleted.stderr.count) characters")
+        #expect(notDeleted.status == 0 && notDeleted.err.contains("is not deleted") && notDeleted.err.count < 400, "\(notDeleted.err.count) characters")
         #expect(try Binary.run(["restore", "n.peernote", firstID], in: dir).status == 0)
         let none = try Binary.run(["rm", "n.peernote", "zzzz"], in: dir)
-        #expect(none.status == 64 && none.stderr.count < 400, "\(none.stderr.count) characters")
-        #expect(none.stderr.contains("\"" + String(repeating: "T", count: 60) + "…\""), "\(none.stderr.prefix(300))")
+        #expect(none.status == 64 && none.err.count < 400, "\(none.err.count) characters")
+        #expect(none.err.contains("\"" + String(repeating: "T", count: 60) + "…\""), "\(none.err.prefix(300))")
         let several = try Binary.run(["rm", "n.peernote", String(repeating: "T", count: 70)], in: dir)
-        #expect(several.status == 64 && several.stderr.count < 100_000, "\(several.stderr.count) characters")
+        #expect(several.status == 64 && several.err.count < 100_000, "\(several.err.count) characters")
     }
 
     @Test("rm on a note deleted on one copy while edited on another accepts the deletion; on a plain deleted note it points to restore")
@@ -776,13 +777,13 @@ struct EndToEndTests {
         #expect(a.conflicts.count == 1)
 
         let r = try Binary.run(["rm", "m.peernote", "Doomed", "--author", "carol"], in: dir)
-        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.status == 0, "\(r.err)")
         let after = try Document.open(dir.file("m.peernote"))
         #expect(after.conflicts.isEmpty)
         #expect(after.history.last?.message.contains("accepting the deletion") == true)
         let again = try Binary.run(["rm", "m.peernote", "Doomed"], in: dir)
         #expect(again.status == 64)
-        #expect(again.stderr.contains("is deleted; bring it back with: peernote restore m.peernote"), "\(again.stderr)")
+        #expect(again.err.contains("is deleted; bring it back with: peernote restore m.peernote"), "\(again.err)")
     }
 
     @Test("import to - or onto an existing file is refused before SOURCE is read: the refusal is the only line")
@@ -792,13 +793,13 @@ struct EndToEndTests {
         _ = try dir.write("existing", "x")
         let toStdout = try Binary.run(["import", "g.md", "-o", "-"], in: dir)
         #expect(toStdout.status == 64)
-        #expect(toStdout.stderr == "peernote: the output must be a file, not - (standard output)\n", "\(toStdout.stderr)")
+        #expect(toStdout.err == "peernote: the output must be a file, not - (standard output)\n", "\(toStdout.err)")
         let onto = try Binary.run(["import", "g.md", "-o", "existing"], in: dir)
         #expect(onto.status == 73)
-        #expect(onto.stderr == "peernote: existing: already exists; refusing to overwrite it\n", "\(onto.stderr)")
+        #expect(onto.err == "peernote: existing: already exists; refusing to overwrite it\n", "\(onto.err)")
         // Imported for real, the warning is given.
         let ok = try Binary.run(["import", "g.md", "-o", "g.peernote"], in: dir)
-        #expect(ok.status == 0 && ok.stderr.contains("warning: text before the first heading"), "\(ok.stderr)")
+        #expect(ok.status == 0 && ok.err.contains("warning: text before the first heading"), "\(ok.err)")
     }
 
     @Test("import of JSON with a repeated key, a lone surrogate escape or a trailing comma: exit 65, one line with the offset, nothing created")
@@ -817,9 +818,9 @@ struct EndToEndTests {
         for (json, start) in cases {
             _ = try dir.write("in.json", json)
             let r = try Binary.run(["import", "in.json", "-o", "out.peernote"], in: dir)
-            #expect(r.status == 65, "\(json): \(r.stderr)")
-            #expect(r.stderr.hasPrefix(start), "\(r.stderr)")
-            #expect(r.stderr.filter { $0 == "\n" }.count == 1)
+            #expect(r.status == 65, "\(json): \(r.err)")
+            #expect(r.err.hasPrefix(start), "\(r.err)")
+            #expect(r.err.filter { $0 == "\n" }.count == 1)
             #expect(!FileManager.default.fileExists(atPath: dir.file("out.peernote")))
         }
     }
@@ -835,9 +836,9 @@ struct EndToEndTests {
         }
         let r = try Binary.run(["edit", "r.peernote", "Same", "--body", "x"], in: dir)
         #expect(r.status == 64)
-        #expect(r.stderr.hasPrefix("peernote: r.peernote: \"Same\" matches only deleted notes, 2 of them: "), "\(r.stderr)")
-        #expect(r.stderr.hasSuffix("; bring one back by its id with: peernote restore r.peernote ID\n"), "\(r.stderr)")
-        for id in ids { #expect(r.stderr.contains("\(id.prefix(8)) \"Same\""), "\(r.stderr)") }
+        #expect(r.err.hasPrefix("peernote: r.peernote: \"Same\" matches only deleted notes, 2 of them: "), "\(r.err)")
+        #expect(r.err.hasSuffix("; bring one back by its id with: peernote restore r.peernote ID\n"), "\(r.err)")
+        for id in ids { #expect(r.err.contains("\(id.prefix(8)) \"Same\""), "\(r.err)") }
         try ok(["restore", "r.peernote", String(ids[1].prefix(8))], in: dir)
         try ok(["edit", "r.peernote", "Same", "--body", "x"], in: dir)
     }
@@ -852,7 +853,7 @@ struct EndToEndTests {
         let restored = try Binary.run(["restore", "r.peernote", "X"], in: dir)
         #expect(restored.status == 0)
         // Back beside a live note of that title: said, as add and a rename say it.
-        #expect(restored.stderr == "peernote: r.peernote: warning: note \(live.prefix(8)) \"X\" has this title too; the title alone will no longer pick either note: name them by id\n", "\(restored.stderr)")
+        #expect(restored.err == "peernote: r.peernote: warning: note \(live.prefix(8)) \"X\" has this title too; the title alone will no longer pick either note: name them by id\n", "\(restored.err)")
         let doc = try Document.open(dir.file("r.peernote"))
         #expect(Set(doc.notes.map(\.id.description)) == [gone, live])
         #expect(doc.deletedNotes.isEmpty)
@@ -864,8 +865,8 @@ struct EndToEndTests {
         let before = try dir.bytes("r.peernote")
         let r = try Binary.run(["restore", "r.peernote", "Y"], in: dir)
         #expect(r.status == 64)
-        #expect(r.stderr.hasPrefix("peernote: r.peernote: \"Y\" matches 2 deleted notes: "), "\(r.stderr)")
-        #expect(r.stderr.hasSuffix("; give the id of the one to bring back: peernote restore r.peernote ID\n"), "\(r.stderr)")
+        #expect(r.err.hasPrefix("peernote: r.peernote: \"Y\" matches 2 deleted notes: "), "\(r.err)")
+        #expect(r.err.hasSuffix("; give the id of the one to bring back: peernote restore r.peernote ID\n"), "\(r.err)")
         #expect(try dir.bytes("r.peernote") == before)
         // A prefix of a deleted note's id that is also a live note's title names both: refused
         // (not the deleted one brought back without a word).
@@ -874,12 +875,12 @@ struct EndToEndTests {
         let prefix = String(groceries.prefix(8))
         try ok(["add", "r.peernote", "--title", prefix], in: dir)
         let clash = try Binary.run(["restore", "r.peernote", prefix], in: dir)
-        #expect(clash.status == 64 && clash.stderr.contains("matches several notes") && clash.stderr.contains("(an id prefix and a title)"), "\(clash.stderr)")
+        #expect(clash.status == 64 && clash.err.contains("matches several notes") && clash.err.contains("(an id prefix and a title)"), "\(clash.err)")
         #expect(try Document.open(dir.file("r.peernote")).deletedNotes.contains { $0.id.description == groceries })
         // A live note's title that no deleted note has: nothing to do, as before.
         try ok(["add", "r.peernote", "--title", "Z"], in: dir)
         let notDeleted = try Binary.run(["restore", "r.peernote", "Z"], in: dir)
-        #expect(notDeleted.status == 0 && notDeleted.stderr.contains("is not deleted; nothing recorded"), "\(notDeleted.stderr)")
+        #expect(notDeleted.status == 0 && notDeleted.err.contains("is not deleted; nothing recorded"), "\(notDeleted.err)")
     }
 
     @Test("A list of candidate notes spells out titles that look alike (the same text in other Unicode scalars), and only those")
@@ -892,15 +893,15 @@ struct EndToEndTests {
         // A name that matches no title, not even in other letter case, and none closely.
         let r = try Binary.run(["edit", "u.peernote", "nothing like it", "--body", "x"], in: dir)
         #expect(r.status == 64)
-        #expect(r.stderr == "peernote: u.peernote: no note matches \"nothing like it\"; notes: \(nfc.prefix(8)) \"caf\u{E9}\" (caf\\u{e9}), "
-            + "\(nfd.prefix(8)) \"cafe\u{301}\" (cafe\\u{301}), \(plain.prefix(8)) \"tea\"\n", "\(r.stderr)")
+        #expect(r.err == "peernote: u.peernote: no note matches \"nothing like it\"; notes: \(nfc.prefix(8)) \"caf\u{E9}\" (caf\\u{e9}), "
+            + "\(nfd.prefix(8)) \"cafe\u{301}\" (cafe\\u{301}), \(plain.prefix(8)) \"tea\"\n", "\(r.err)")
         // Long look-alike titles: cut, and spelled out as cut (not an 836-byte line).
         let long = String(repeating: "\u{E9}", count: 300), longNFD = String(repeating: "e\u{301}", count: 300)
         try ok(["new", "l.peernote"], in: dir)
         try ok(["add", "l.peernote", "--title", long], in: dir)
         try ok(["add", "l.peernote", "--title", longNFD], in: dir)
         let cut = try Binary.run(["edit", "l.peernote", "nosuch", "--body", "y"], in: dir)
-        #expect(cut.status == 64 && cut.stderr.contains("…\" (") && cut.stderr.unicodeScalars.count < 1_200, "\(cut.stderr.unicodeScalars.count) scalars")
+        #expect(cut.status == 64 && cut.err.contains("…\" (") && cut.err.unicodeScalars.count < 1_200, "\(cut.err.unicodeScalars.count) scalars")
     }
 
     @Test("import of a .peernote document says what it is and what to do instead (exit 65, nothing written); import from standard input names it <stdin>")
@@ -909,12 +910,12 @@ struct EndToEndTests {
         try ok(["new", "trip.peernote", "--title", "Trip"], in: dir)
         let r = try Binary.run(["import", "trip.peernote", "-o", "x.peernote"], in: dir)
         #expect(r.status == 65)
-        #expect(r.stderr == "peernote: trip.peernote: is a .peernote document, not Markdown or JSON: import reads what export writes "
-            + "(to copy a notebook, copy its file; to combine two copies, pnmerge merge)\n", "\(r.stderr)")
+        #expect(r.err == "peernote: trip.peernote: is a .peernote document, not Markdown or JSON: import reads what export writes "
+            + "(to copy a notebook, copy its file; to combine two copies, pnmerge merge)\n", "\(r.err)")
         #expect(!FileManager.default.fileExists(atPath: dir.file("x.peernote")))
         let empty = try Binary.run(["import", "-", "-o", "e.peernote"], in: dir, stdin: "")
-        #expect(empty.status == 0, "\(empty.stderr)")
-        #expect(empty.stderr == "peernote: <stdin>: warning: it is empty; the notebook has no title and no notes\n", "\(empty.stderr)")
+        #expect(empty.status == 0, "\(empty.err)")
+        #expect(empty.err == "peernote: <stdin>: warning: it is empty; the notebook has no title and no notes\n", "\(empty.err)")
     }
 
     @Test("A --body-file that cannot be read names the option; FILE's spelling is checked before the body is read; a document read from standard input is <stdin> in messages")
@@ -922,16 +923,16 @@ struct EndToEndTests {
         let dir = try TempDir()
         try ok(["new", "n.peernote"], in: dir)
         let missing = try Binary.run(["add", "n.peernote", "--title", "x", "--body-file", "missing.txt"], in: dir)
-        #expect(missing.status == 66 && missing.stderr == "peernote: missing.txt: No such file or directory (--body-file)\n", "\(missing.stderr)")
+        #expect(missing.status == 66 && missing.err == "peernote: missing.txt: No such file or directory (--body-file)\n", "\(missing.err)")
         let folder = try Binary.run(["add", "n.peernote", "--title", "x", "--body-file", "d/"], in: dir)
-        #expect(folder.status == 64 && folder.stderr == "peernote: d/: a name ending in '/' names a folder; name a file, or - for standard input (--body-file)\n", "\(folder.stderr)")
+        #expect(folder.status == 64 && folder.err == "peernote: d/: a name ending in '/' names a folder; name a file, or - for standard input (--body-file)\n", "\(folder.err)")
         // FILE first: its refusal, not the body file's, and standard input is not read.
         let first = try Binary.run(["add", "x/", "--title", "x", "--body-file", "missing.txt"], in: dir)
-        #expect(first.status == 64 && first.stderr == "peernote: x/: a name ending in '/' names a folder; name a .peernote file\n", "\(first.stderr)")
+        #expect(first.status == 64 && first.err == "peernote: x/: a name ending in '/' names a folder; name a .peernote file\n", "\(first.err)")
         let edit = try Binary.run(["edit", "", "x", "--body-file", "missing.txt"], in: dir)
-        #expect(edit.status == 64 && edit.stderr == "peernote: the file name is empty: name a .peernote file\n", "\(edit.stderr)")
+        #expect(edit.status == 64 && edit.err == "peernote: the file name is empty: name a .peernote file\n", "\(edit.err)")
         let stdin = try Binary.run(["list", "-"], in: dir, stdin: "hello")
-        #expect(stdin.status == 65 && stdin.stderr.hasPrefix("peernote: <stdin>: "), "\(stdin.stderr)")
+        #expect(stdin.status == 65 && stdin.err.hasPrefix("peernote: <stdin>: "), "\(stdin.err)")
     }
 
     @Test("new and import onto a symbolic link to a missing file say so (exit 73), not that the file exists, and write nothing through it")
@@ -942,13 +943,13 @@ struct EndToEndTests {
         let message = "peernote: dl.peernote: is a symbolic link to a file that does not exist; not written through it (remove the link, or name the file it points to)\n"
         for args in [["new", "dl.peernote"], ["import", "in.md", "-o", "dl.peernote"]] {
             let r = try Binary.run(args, in: dir)
-            #expect(r.status == 73, "\(args): \(r.stderr)")
-            #expect(r.stderr == message, "\(args): \(r.stderr)")
+            #expect(r.status == 73, "\(args): \(r.err)")
+            #expect(r.err == message, "\(args): \(r.err)")
         }
         #expect(!FileManager.default.fileExists(atPath: dir.file("nowhere.peernote")))
         // A file that exists is still "already exists".
         try ok(["new", "n.peernote"], in: dir)
-        #expect(try Binary.run(["new", "n.peernote"], in: dir).stderr == "peernote: n.peernote: already exists; refusing to overwrite it\n")
+        #expect(try Binary.run(["new", "n.peernote"], in: dir).err == "peernote: n.peernote: already exists; refusing to overwrite it\n")
     }
 
     /// Tags, titles and authors are stored as typed and matched by their exact Unicode scalars
@@ -974,16 +975,16 @@ struct EndToEndTests {
         // Removing it again: only the other spelling is there; refused, naming it, nothing recorded.
         let removed = try Binary.run(["edit", "n.peernote", "y", "--remove-tag", nfd], in: dir)
         #expect(removed.status == 64)
-        #expect(removed.stderr.hasPrefix("peernote: n.peernote: note \(id.prefix(8)) has no tag"), "\(removed.stderr)")
-        #expect(removed.stderr.contains("(cafe\\u{301})") && removed.stderr.contains("(caf\\u{e9})"), "\(removed.stderr)")
-        #expect(removed.stderr.split(separator: "\n").count == 1, "\(removed.stderr)")
+        #expect(removed.err.hasPrefix("peernote: n.peernote: note \(id.prefix(8)) has no tag"), "\(removed.err)")
+        #expect(removed.err.contains("(cafe\\u{301})") && removed.err.contains("(caf\\u{e9})"), "\(removed.err)")
+        #expect(removed.err.split(separator: "\n").count == 1, "\(removed.err)")
         #expect(try Document.open(dir.file("n.peernote")).changeCount == before.changeCount)
         // A title is found only as spelled; a look-alike is named, by its id.
         try ok(["edit", "n.peernote", "y", "--title", nfc], in: dir)
         let lookAlike = try Binary.run(["edit", "n.peernote", nfd, "--priority", "high"], in: dir)
         #expect(lookAlike.status == 64)
-        #expect(lookAlike.stderr.contains("no note has the title") && lookAlike.stderr.contains("(caf\\u{e9})")
-                && lookAlike.stderr.contains("name it by its id, \(id.prefix(8))"), "\(lookAlike.stderr)")
+        #expect(lookAlike.err.contains("no note has the title") && lookAlike.err.contains("(caf\\u{e9})")
+                && lookAlike.err.contains("name it by its id, \(id.prefix(8))"), "\(lookAlike.err)")
         try ok(["edit", "n.peernote", nfc, "--title", nfd], in: dir)
         let after = try Document.open(dir.file("n.peernote"))
         #expect(after.changeCount == before.changeCount + 2)
@@ -1029,16 +1030,16 @@ struct EndToEndTests {
         let second = try ok(["add", "n.peernote", "--title", Self.xe.belowFirst], in: dir).prefix(8)
         let r = try Binary.run(["edit", "n.peernote", Self.xe.aboveFirst, "--body", "z"], in: dir)
         #expect(r.status == 64)
-        #expect(r.stderr.split(separator: "\n").count == 1, "\(r.stderr)")
-        #expect(holds(r.stderr, "\(first) \"\(Self.xe.one)\" (x\\u{1ec7})"), "\(r.stderr)")
-        #expect(holds(r.stderr, "\(second) \"\(Self.xe.belowFirst)\" (xe\\u{323}\\u{302})"), "\(r.stderr)")
+        #expect(r.err.split(separator: "\n").count == 1, "\(r.err)")
+        #expect(holds(r.err, "\(first) \"\(Self.xe.one)\" (x\\u{1ec7})"), "\(r.err)")
+        #expect(holds(r.err, "\(second) \"\(Self.xe.belowFirst)\" (xe\\u{323}\\u{302})"), "\(r.err)")
         // Eleven more: ten are named, then how many there are in all.
         var ids = [String(first), String(second)]
         for _ in 0 ..< 11 { ids.append(String(try ok(["add", "n.peernote", "--title", Self.xe.one], in: dir).prefix(8))) }
         let many = try Binary.run(["edit", "n.peernote", Self.xe.aboveFirst, "--body", "z"], in: dir)
         #expect(many.status == 64)
-        #expect(ids.filter { many.stderr.contains($0) }.count == 10, "\(many.stderr)")
-        #expect(many.stderr.contains(", … (13 in all)"), "\(many.stderr)")
+        #expect(ids.filter { many.err.contains($0) }.count == 10, "\(many.err)")
+        #expect(many.err.contains(", … (13 in all)"), "\(many.err)")
     }
 
     @Test("A --remove-tag that only look-alikes match names every one of the note's tags that is one")
@@ -1049,9 +1050,9 @@ struct EndToEndTests {
         let before = try Document.open(dir.file("n.peernote")).changeCount
         let r = try Binary.run(["edit", "n.peernote", "N", "--remove-tag", Self.xe.aboveFirst], in: dir)
         #expect(r.status == 64)
-        #expect(r.stderr.split(separator: "\n").count == 1, "\(r.stderr)")
-        #expect(holds(r.stderr, "\"\(Self.xe.one)\" (x\\u{1ec7})"), "\(r.stderr)")
-        #expect(holds(r.stderr, "\"\(Self.xe.belowFirst)\" (xe\\u{323}\\u{302})"), "\(r.stderr)")
+        #expect(r.err.split(separator: "\n").count == 1, "\(r.err)")
+        #expect(holds(r.err, "\"\(Self.xe.one)\" (x\\u{1ec7})"), "\(r.err)")
+        #expect(holds(r.err, "\"\(Self.xe.belowFirst)\" (xe\\u{323}\\u{302})"), "\(r.err)")
         #expect(try Document.open(dir.file("n.peernote")).changeCount == before)
     }
 }

@@ -2,6 +2,7 @@ import Foundation
 import PeerNote
 import PeerNoteCLISupport
 import Testing
+import TestSupport
 @testable import PeerNoteCommands
 
 /// Whether two contents hold the same titles, bodies and tags scalar for scalar, and the same priorities.

@@ -2,6 +2,7 @@ import Foundation
 import PeerNote
 import PeerNoteCLISupport
 import Testing
+import TestSupport
 
 /// `peernote log`, `blame`, `revert` and `edit --editor`'s header, through the built binaries,
 /// on the bundled fixtures and on diverged copies.
@@ -14,27 +15,13 @@ struct HistoryCommandTests {
     @discardableResult
     func ok(_ args: [String], in dir: TempDir, env: [String: String] = [:], sourceLocation: SourceLocation = #_sourceLocation) throws -> String {
         let r = try Binary.run(args, in: dir, env: env)
-        #expect(r.status == 0, "peernote \(args.joined(separator: " ")) failed: \(r.stderr)", sourceLocation: sourceLocation)
-        return r.stdout
+        #expect(r.status == 0, "peernote \(args.joined(separator: " ")) failed: \(r.err)", sourceLocation: sourceLocation)
+        return r.out
     }
 
     /// Runs the built `pnmerge` (beside `peernote`).
     func pnmerge(_ args: [String], in dir: TempDir) throws -> RunResult {
-        let path = URL(fileURLWithPath: try Binary.require()).deletingLastPathComponent().appendingPathComponent("pnmerge").path
-        try #require(FileManager.default.isExecutableFile(atPath: path), "pnmerge is built beside peernote")
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: path)
-        process.arguments = args
-        process.currentDirectoryURL = URL(fileURLWithPath: dir.path)
-        process.environment = Binary.environment([:])
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        let o = out.fileHandleForReading.readDataToEndOfFile(), e = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return RunResult(status: process.terminationStatus, stdout: String(decoding: o, as: UTF8.self), stderr: String(decoding: e, as: UTF8.self))
+        try Tool.pnmerge.run(args, in: dir.path, environment: Binary.environment([:]))
     }
 
     func jsonArray(_ text: String, sourceLocation: SourceLocation = #_sourceLocation) throws -> [[String: Any]] {
@@ -71,7 +58,7 @@ struct HistoryCommandTests {
         #expect(text.hasPrefix("change "))
         let json = try jsonArray(try ok(["log", file, "--json"], in: dir))
         #expect(json.count == document.changeCount)
-        let pnmergeLog = try jsonArray(try pnmerge(["log", file, "--json"], in: dir).stdout)
+        let pnmergeLog = try jsonArray(try pnmerge(["log", file, "--json"], in: dir).out)
         #expect(Set(json.first?.keys.map { $0 } ?? []) == Set(pnmergeLog.first?.keys.map { $0 } ?? []))
         #expect(json.first?.keys.contains("notes") == true)
         #expect(Set(json.compactMap { $0["id"] as? String }) == Set(pnmergeLog.compactMap { $0["id"] as? String }))
@@ -101,7 +88,7 @@ struct HistoryCommandTests {
         let dir = try TempDir()
         let id = try notebook(dir)
         try ok(["edit", "n.peernote", "Plan", "--priority", "high"], in: dir)
-        let json = try jsonArray(try pnmerge(["log", "n.peernote", "--json"], in: dir).stdout)
+        let json = try jsonArray(try pnmerge(["log", "n.peernote", "--json"], in: dir).out)
         let notes = try #require(json.first?["notes"] as? [[String: Any]])
         #expect(notes.count == 1)
         #expect(notes.first?["note"] as? String == id)
@@ -118,9 +105,9 @@ struct HistoryCommandTests {
         for command in ["log", "blame"] {
             let r = try Binary.run([command, "n.peernote", "Nope"], in: dir)
             #expect(r.status == 64)
-            #expect(r.stdout.isEmpty)
-            #expect(r.stderr.hasPrefix("peernote: n.peernote: no note matches \"Nope\""), "\(r.stderr)")
-            #expect(r.stderr.split(separator: "\n").count == 1)
+            #expect(r.out.isEmpty)
+            #expect(r.err.hasPrefix("peernote: n.peernote: no note matches \"Nope\""), "\(r.err)")
+            #expect(r.err.split(separator: "\n").count == 1)
         }
     }
 
@@ -223,10 +210,10 @@ struct HistoryCommandTests {
         ]
         for (change, message) in cases {
             let r = try Binary.run(["revert", "n.peernote", edit, change], in: dir)
-            #expect(r.status == 64, "\(change): \(r.stderr)")
-            #expect(r.stdout.isEmpty)
-            #expect(r.stderr.hasPrefix(message), "\(change): \(r.stderr)")
-            #expect(r.stderr.split(separator: "\n").count == 1, "\(r.stderr)")
+            #expect(r.status == 64, "\(change): \(r.err)")
+            #expect(r.out.isEmpty)
+            #expect(r.err.hasPrefix(message), "\(change): \(r.err)")
+            #expect(r.err.split(separator: "\n").count == 1, "\(r.err)")
             #expect(try dir.bytes("n.peernote") == before)
         }
         let none = try Binary.run(["revert", "n.peernote"], in: dir)
@@ -244,10 +231,10 @@ struct HistoryCommandTests {
         let before = try dir.bytes("n.peernote")
         let r = try Binary.run(["revert", "n.peernote", high], in: dir)
         #expect(r.status == 0)
-        #expect(r.stdout.isEmpty)
-        #expect(r.stderr.contains("peernote: n.peernote: the priority of note "))
-        #expect(r.stderr.contains(" was written since by Bob; left as it is\n"))
-        #expect(r.stderr.hasSuffix("peernote: n.peernote: nothing left to undo in \(high); nothing recorded\n"), "\(r.stderr)")
+        #expect(r.out.isEmpty)
+        #expect(r.err.contains("peernote: n.peernote: the priority of note "))
+        #expect(r.err.contains(" was written since by Bob; left as it is\n"))
+        #expect(r.err.hasSuffix("peernote: n.peernote: nothing left to undo in \(high); nothing recorded\n"), "\(r.err)")
         #expect(try dir.bytes("n.peernote") == before)
     }
 
@@ -262,9 +249,9 @@ struct HistoryCommandTests {
         try ok(["edit", "n.peernote", "Other", "--title", "Other (home)"], in: dir)
         let mine = try Document.open(dir.file("n.peernote")).notebook
         let merge = try pnmerge(["merge", "n.peernote", "usb.peernote"], in: dir)
-        #expect(merge.status == 0, "\(merge.stderr)")
-        let last = try #require(merge.stdout.split(separator: "\n").last.map(String.init))
-        #expect(last.hasPrefix("To undo what it brought in: peernote revert n.peernote "), "\(merge.stdout)")
+        #expect(merge.status == 0, "\(merge.err)")
+        let last = try #require(merge.out.split(separator: "\n").last.map(String.init))
+        #expect(last.hasPrefix("To undo what it brought in: peernote revert n.peernote "), "\(merge.out)")
         let words = last.dropFirst("To undo what it brought in: peernote ".count).split(separator: " ").map(String.init)
         // Each peernote run on the stick is an editing session of its own (a replica): a run each.
         #expect(words.count == 4, "\(words)")
@@ -276,7 +263,7 @@ struct HistoryCommandTests {
 
         // JSON: the same command under "revert"; an up-to-date merge has none.
         let again = try pnmerge(["merge", "n.peernote", "usb.peernote", "--json"], in: dir)
-        let report = try #require(try JSONSerialization.jsonObject(with: Data(again.stdout.utf8)) as? [String: Any])
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(again.out.utf8)) as? [String: Any])
         #expect(report["upToDate"] as? Bool == true)
         #expect(report["revert"] is NSNull)
     }
@@ -304,9 +291,9 @@ struct HistoryCommandTests {
         let alice = try copyFixture("meeting-alice.peernote", to: dir)
         _ = try copyFixture("meeting-bob.peernote", to: dir)
         let merge = try pnmerge(["merge", "meeting-alice.peernote", "meeting-bob.peernote", "-o", "m.peernote"], in: dir)
-        #expect(merge.status == 0, "\(merge.stderr)")
-        let last = try #require(merge.stdout.split(separator: "\n").last.map(String.init))
-        #expect(last.hasPrefix("To undo what it brought in: peernote revert m.peernote "), "\(merge.stdout)")
+        #expect(merge.status == 0, "\(merge.err)")
+        let last = try #require(merge.out.split(separator: "\n").last.map(String.init))
+        #expect(last.hasPrefix("To undo what it brought in: peernote revert m.peernote "), "\(merge.out)")
         let words = last.dropFirst("To undo what it brought in: peernote ".count).split(separator: " ").map(String.init)
         let out = try ok(words + ["--json"], in: dir)
         let json = try #require(try JSONSerialization.jsonObject(with: Data(out.utf8)) as? [String: Any])
@@ -315,7 +302,7 @@ struct HistoryCommandTests {
         let aliceNotes = try Document.open(alice).notebook.notes
         #expect(Set(result.notes.map(\.id)) == Set(aliceNotes.map(\.id)), "\"Decisions\", which Bob deleted, is back")
         let validate = try pnmerge(["validate", "m.peernote"], in: dir)
-        #expect(validate.status == 0, "\(validate.stdout)\(validate.stderr)")
+        #expect(validate.status == 0, "\(validate.out)\(validate.err)")
     }
 
     // MARK: edit --editor
@@ -353,7 +340,7 @@ struct HistoryCommandTests {
         _ = try copyFixture("meeting-alice.peernote", to: dir)
         _ = try copyFixture("meeting-bob.peernote", to: dir)
         let merged = try pnmerge(["merge", "meeting-alice.peernote", "meeting-bob.peernote", "-o", "n.peernote"], in: dir)
-        try #require(merged.status == 0, "\(merged.stderr)")
+        try #require(merged.status == 0, "\(merged.err)")
         let before = try Document.open(dir.file("n.peernote"))
         let conflicted = try #require(before.conflicts.first { if case .noteTitle = $0 { true } else { false } }?.note)
         let seen = dir.file("seen.txt")
@@ -387,10 +374,10 @@ struct HistoryCommandTests {
         for (command, message) in cases {
             let script = try dir.write("editor.sh", "#!/bin/sh\n\(command)\n", executable: true)
             let r = try Binary.run(["edit", "n.peernote", "Plan", "--editor"], in: dir, env: ["EDITOR": script, "TMPDIR": tmp.path])
-            #expect(r.status == 65, "\(command): \(r.stderr)")
-            #expect(r.stderr.hasPrefix("peernote: n.peernote: the edited text: \(message)"), "\(r.stderr)")
-            #expect(r.stderr.contains("; nothing was recorded (the edited text is kept in \(tmp.path)/peernote-"), "\(r.stderr)")
-            #expect(r.stderr.split(separator: "\n").count == 1)
+            #expect(r.status == 65, "\(command): \(r.err)")
+            #expect(r.err.hasPrefix("peernote: n.peernote: the edited text: \(message)"), "\(r.err)")
+            #expect(r.err.contains("; nothing was recorded (the edited text is kept in \(tmp.path)/peernote-"), "\(r.err)")
+            #expect(r.err.split(separator: "\n").count == 1)
             #expect(try dir.bytes("n.peernote") == before)
             #expect(try tmp.entries().count == 1, "the edited text is kept")
             for entry in try tmp.entries() { try FileManager.default.removeItem(atPath: tmp.file(entry)) }

@@ -2,6 +2,7 @@ import Foundation
 import PeerNote
 import PeerNoteCLISupport
 import Testing
+import TestSupport
 @testable import PeerNoteCommands
 #if canImport(Glibc)
 import Glibc
@@ -32,16 +33,16 @@ struct ListNoticeTests {
         try conflicted(dir)
         let r = try Binary.run(["list", "m.peernote"], in: dir)
         #expect(r.status == 0)
-        #expect(r.stdout.split(separator: "\n").count == 1, "\(r.stdout)")
-        #expect(r.stdout.contains("  A  ") || r.stdout.contains("  B  "), "\(r.stdout)")
-        #expect(r.stderr == "peernote: m.peernote: 2 conflicts (see: peernote conflicts m.peernote)\n")
+        #expect(r.out.split(separator: "\n").count == 1, "\(r.out)")
+        #expect(r.out.contains("  A  ") || r.out.contains("  B  "), "\(r.out)")
+        #expect(r.err == "peernote: m.peernote: 2 conflicts (see: peernote conflicts m.peernote)\n")
         let deleted = try Binary.run(["list", "--deleted", "m.peernote"], in: dir)
-        #expect(deleted.stdout.isEmpty)
-        #expect(deleted.stderr == "peernote: m.peernote: 2 conflicts (see: peernote conflicts m.peernote)\n")
+        #expect(deleted.out.isEmpty)
+        #expect(deleted.err == "peernote: m.peernote: 2 conflicts (see: peernote conflicts m.peernote)\n")
 
         try conflicted(dir, name: "my notes.peernote")
         let quoted = try Binary.run(["list", "my notes.peernote"], in: dir)
-        #expect(quoted.stderr == "peernote: my notes.peernote: 2 conflicts (see: peernote conflicts 'my notes.peernote')\n")
+        #expect(quoted.err == "peernote: my notes.peernote: 2 conflicts (see: peernote conflicts 'my notes.peernote')\n")
 
         // Standard input is named as the other messages name it.
         #expect(PeerNoteCLI.List.conflictsLine(2, file: "-") == "<stdin>: 2 conflicts")
@@ -53,7 +54,7 @@ struct ListNoticeTests {
         #expect(try Binary.run(["new", "c.peernote"], in: dir).status == 0)
         #expect(try Binary.run(["add", "c.peernote", "--title", "x"], in: dir).status == 0)
         let clean = try Binary.run(["list", "c.peernote"], in: dir)
-        #expect(clean.stderr.isEmpty)
+        #expect(clean.err.isEmpty)
     }
 
     @Test("One conflict is '1 conflict'")
@@ -67,7 +68,7 @@ struct ListNoticeTests {
         try a.merge(b)
         try FileStore.writeAtomically(a.save(), to: dir.file("one.peernote"))
         let r = try Binary.run(["list", "one.peernote"], in: dir)
-        #expect(r.stderr == "peernote: one.peernote: 1 conflict (see: peernote conflicts one.peernote)\n")
+        #expect(r.err == "peernote: one.peernote: 1 conflict (see: peernote conflicts one.peernote)\n")
     }
 
     @Test("list of an empty notebook prints nothing to a pipe or file, '(no notes)' to a terminal")
@@ -76,8 +77,8 @@ struct ListNoticeTests {
         #expect(try Binary.run(["new", "e.peernote"], in: dir).status == 0)
         let piped = try Binary.run(["list", "e.peernote"], in: dir)
         #expect(piped.status == 0)
-        #expect(piped.stdout.isEmpty)
-        #expect(piped.stderr.isEmpty)
+        #expect(piped.out.isEmpty)
+        #expect(piped.err.isEmpty)
 
         #expect(try onTerminal(["list", "e.peernote"], in: dir) == "(no notes)\r\n")
         #expect(try onTerminal(["list", "--deleted", "e.peernote"], in: dir) == "(no deleted notes)\r\n")

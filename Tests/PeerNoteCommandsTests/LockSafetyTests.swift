@@ -1,6 +1,7 @@
 import Foundation
 import PeerNote
 import Testing
+import TestSupport
 
 /// The lock folder and lock files, seen through the built `peernote`: a folder another user
 /// could have planted is refused, lock files are never followed through links, a writer that
@@ -57,8 +58,8 @@ struct LockSafetyTests {
             #expect(chmod(locks, 0o777) == 0)
         }
         let r = try Binary.run(["add", "n.peernote", "--title", "x"], in: dir, env: open)
-        #expect(r.status == 74, "\(r.stderr)")
-        #expect(r.stderr.contains("refusing the lock folder") && r.stderr.contains("others can write to it (mode 777)"), "\(r.stderr)")
+        #expect(r.status == 74, "\(r.err)")
+        #expect(r.err.contains("refusing the lock folder") && r.err.contains("others can write to it (mode 777)"), "\(r.err)")
         #expect(try dir.bytes("n.peernote") == before)
 
         let elsewhere = try TempDir(), other = try TempDir()
@@ -66,8 +67,8 @@ struct LockSafetyTests {
             try FileManager.default.createSymbolicLink(atPath: locks, withDestinationPath: elsewhere.path)
         }
         let l = try Binary.run(["add", "n.peernote", "--title", "x"], in: dir, env: linked)
-        #expect(l.status == 74, "\(l.stderr)")
-        #expect(l.stderr.contains("it is a symbolic link"), "\(l.stderr)")
+        #expect(l.status == 74, "\(l.err)")
+        #expect(l.err.contains("it is a symbolic link"), "\(l.err)")
         #expect(try elsewhere.entries().isEmpty, "nothing is created through the link")
         #expect(try dir.bytes("n.peernote") == before)
     }
@@ -78,7 +79,7 @@ struct LockSafetyTests {
         let missing = dir.file("no/such/run")
         let r = try Binary.run(["new", "n.peernote", "--title", "T"], in: dir, env: ["PEERNOTE_LOCK_DIR": missing + "/peernote-locks/"])
         #expect(r.status == 74)
-        #expect(r.stderr == "peernote: n.peernote: cannot create the lock folder \(missing)/peernote-locks: No such file or directory\n", "\(r.stderr)")
+        #expect(r.err == "peernote: n.peernote: cannot create the lock folder \(missing)/peernote-locks: No such file or directory\n", "\(r.err)")
         #expect(!FileManager.default.fileExists(atPath: dir.file("n.peernote")))
         // A relative one would give writers in different folders different locks: refused, the
         // file left as it was, nothing created.
@@ -86,7 +87,7 @@ struct LockSafetyTests {
         let before = try dir.bytes("r.peernote")
         let relative = try Binary.run(["add", "r.peernote", "--title", "U"], in: dir, env: ["PEERNOTE_LOCK_DIR": "run-relative"])
         #expect(relative.status == 74)
-        #expect(relative.stderr == "peernote: r.peernote: PEERNOTE_LOCK_DIR is not an absolute path (run-relative): set it to one, such as \"$HOME/.peernote-locks\", or unset it\n", "\(relative.stderr)")
+        #expect(relative.err == "peernote: r.peernote: PEERNOTE_LOCK_DIR is not an absolute path (run-relative): set it to one, such as \"$HOME/.peernote-locks\", or unset it\n", "\(relative.err)")
         #expect(try dir.bytes("r.peernote") == before)
         #expect(!FileManager.default.fileExists(atPath: dir.file("run-relative")))
     }
@@ -102,8 +103,8 @@ struct LockSafetyTests {
         let before = try dir.bytes("n.peernote")
 
         let r = try Binary.run(["add", "n.peernote", "--title", "x"], in: dir, env: env)
-        #expect(r.status == 74, "\(r.stderr)")
-        #expect(r.stderr.contains("cannot create lock file"), "\(r.stderr)")
+        #expect(r.status == 74, "\(r.err)")
+        #expect(r.err.contains("cannot create lock file"), "\(r.err)")
         #expect(!FileManager.default.fileExists(atPath: planted))
         #expect(try dir.bytes("n.peernote") == before)
     }
@@ -126,7 +127,7 @@ struct LockSafetyTests {
         #expect(running.process.isRunning, "it waits while the lock is held")
         #expect(flock(fd, LOCK_UN) == 0)
         let r = try running.finish()
-        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.status == 0, "\(r.err)")
         #expect(try Document.load(Array(dir.bytes("n.peernote"))).notes.map(\.title) == ["Later"])
     }
 
@@ -141,7 +142,7 @@ struct LockSafetyTests {
         let runs = try (0 ..< 8).map { try Binary.start(["add", "n.peernote", "--title", "t\($0)"], in: dir, env: $0 % 2 == 0 ? alice : bob) }
         for r in runs {
             let result = try r.finish()
-            #expect(result.status == 0, "\(result.stderr)")
+            #expect(result.status == 0, "\(result.err)")
         }
         let titles = try Document.load(Array(dir.bytes("n.peernote"))).notes.map(\.title)
         #expect(Set(titles) == Set((0 ..< 8).map { "t\($0)" }), "\(titles)")
@@ -164,7 +165,7 @@ struct LockSafetyTests {
             let runs = try (0 ..< writers).map { try Binary.start(["add", "n.peernote", "--title", "r\(round)w\($0)"], in: dir, env: env[$0]) }
             for r in runs {
                 let result = try r.finish()
-                #expect(result.status == 0, "\(result.stderr)")
+                #expect(result.status == 0, "\(result.err)")
             }
         }
         let titles = try Document.load(Array(dir.bytes("n.peernote"))).notes.map(\.title)
@@ -188,7 +189,7 @@ struct LockSafetyTests {
         lock = nil
         _ = lock
         let r = try running.finish()
-        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.status == 0, "\(r.err)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: run).isEmpty, "nothing is made in XDG_RUNTIME_DIR")
     }
 
@@ -197,7 +198,7 @@ struct LockSafetyTests {
         let dir = try TempDir()
         #expect(try Binary.run(["new", "d.peernote", "--title", "-n-"], in: dir).status == 0)
         let add = try Binary.run(["add", "d.peernote", "--title", "-draft-", "--body", "- milk\n- eggs", "--tag", "-x", "-m", "-m"], in: dir)
-        #expect(add.status == 0, "\(add.stderr)")
+        #expect(add.status == 0, "\(add.err)")
         let d = try Document.load(Array(dir.bytes("d.peernote")))
         #expect(d.title == "-n-")
         #expect(d.notes.map(\.title) == ["-draft-"])
@@ -205,10 +206,10 @@ struct LockSafetyTests {
         #expect(d.notes.first?.tags == ["-x"])
         // A note named with a leading dash comes after `--` (it is an argument, not an option value).
         let edit = try Binary.run(["edit", "d.peernote", "--body", "-1 degrees", "--add-tag", "-y", "--", "-draft-"], in: dir)
-        #expect(edit.status == 0, "\(edit.stderr)")
+        #expect(edit.status == 0, "\(edit.err)")
         #expect(try Document.load(Array(dir.bytes("d.peernote"))).notes.first?.body == "-1 degrees")
         let move = try Binary.run(["move", "d.peernote", "--to", "-1", "--", "-draft-"], in: dir)
         #expect(move.status == 64)
-        #expect(move.stderr.contains("--to must be 0 or more"), "\(move.stderr)")
+        #expect(move.err.contains("--to must be 0 or more"), "\(move.err)")
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// The man pages as mandoc reads them.
 @Suite("man pages: mandoc lint")

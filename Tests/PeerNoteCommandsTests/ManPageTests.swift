@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// man/peernote.1 against what the tool does.
 @Suite("man/peernote.1")
@@ -13,9 +14,9 @@ struct PeerNoteManPageTests {
     /// The options (`-o`, `--output`) on the option lines of `peernote COMMAND --help`.
     func options(of command: String, in dir: TempDir) throws -> [String] {
         let help = try Binary.run([command, "--help"], in: dir)
-        try #require(help.status == 0, "\(help.stderr)")
+        try #require(help.status == 0, "\(help.err)")
         var names: [String] = []
-        for line in help.stdout.split(separator: "\n") where line.hasPrefix("  -") {
+        for line in help.out.split(separator: "\n") where line.hasPrefix("  -") {
             for word in line.split(separator: " ") {
                 guard word.hasPrefix("-") else { break }
                 names.append(String(word.hasSuffix(",") ? word.dropLast() : word))
@@ -64,11 +65,11 @@ struct PeerNoteManPageTests {
     func completionScript() throws {
         let dir = try TempDir()
         let help = try Binary.run(["--help"], in: dir)
-        let words = help.stdout.split(whereSeparator: \.isWhitespace).joined(separator: " ")
-        #expect(words.contains("'peernote --generate-completion-script bash|zsh|fish' prints a shell completion script."), "\(help.stdout)")
+        let words = help.out.split(whereSeparator: \.isWhitespace).joined(separator: " ")
+        #expect(words.contains("'peernote --generate-completion-script bash|zsh|fish' prints a shell completion script."), "\(help.out)")
         #expect(try text().contains("by design leaves it out of the options that\n.B \\-\\-help\nlists"))
         let script = try Binary.run(["--generate-completion-script", "bash"], in: dir)
-        #expect(script.status == 0 && script.stdout.contains("peernote"))
+        #expect(script.status == 0 && script.out.contains("peernote"))
     }
 
     @Test("export's JSON is pnmerge show's without its conflicts key, as the page says; import reads both")
@@ -79,11 +80,11 @@ struct PeerNoteManPageTests {
         let fixtures = root.appendingPathComponent("Fixtures").path
         // A notebook with open conflicts.
         let merged = try peernoteScript(#"""# + pnmerge + #"" merge "# + "'\(fixtures)/meeting-alice.peernote' '\(fixtures)/meeting-bob.peernote' -o m.peernote", in: dir)
-        try #require(merged.status == 0, "\(merged.stderr)")
+        try #require(merged.status == 0, "\(merged.err)")
         let show = try peernoteScript(#"""# + pnmerge + #"" show m.peernote --format json"#, in: dir)
         let export = try Binary.run(["export", "m.peernote", "--format", "json"], in: dir)
-        let shown = try #require(try JSONSerialization.jsonObject(with: Data(show.stdout.utf8)) as? [String: Any])
-        let exported = try #require(try JSONSerialization.jsonObject(with: Data(export.stdout.utf8)) as? [String: Any])
+        let shown = try #require(try JSONSerialization.jsonObject(with: Data(show.out.utf8)) as? [String: Any])
+        let exported = try #require(try JSONSerialization.jsonObject(with: Data(export.out.utf8)) as? [String: Any])
         #expect(((shown["conflicts"] as? [Any]) ?? []).count > 0, "the notebook has conflicts")
         #expect(Set(exported.keys) == ["id", "title", "notes"])
         #expect(Set(shown.keys) == Set(exported.keys).union(["conflicts"]))
@@ -92,14 +93,14 @@ struct PeerNoteManPageTests {
                     == JSONSerialization.data(withJSONObject: exported[key] as Any, options: [.sortedKeys, .fragmentsAllowed]), "\(key)")
         }
         // import reads both, conflicts left aside.
-        _ = try dir.write("show.json", show.stdout)
-        _ = try dir.write("export.json", export.stdout)
+        _ = try dir.write("show.json", show.out)
+        _ = try dir.write("export.json", export.out)
         for source in ["show.json", "export.json"] {
             let out = source + ".peernote"
             let imported = try Binary.run(["import", source, "-o", out], in: dir)
-            #expect(imported.status == 0, "\(source): \(imported.stderr)")
+            #expect(imported.status == 0, "\(source): \(imported.err)")
             let again = try Binary.run(["export", out, "--format", "json"], in: dir)
-            let notes = try #require(try JSONSerialization.jsonObject(with: Data(again.stdout.utf8)) as? [String: Any])["notes"] as? [[String: Any]]
+            let notes = try #require(try JSONSerialization.jsonObject(with: Data(again.out.utf8)) as? [String: Any])["notes"] as? [[String: Any]]
             #expect(notes?.map { $0["title"] as? String } == (exported["notes"] as? [[String: Any]])?.map { $0["title"] as? String }, "\(source)")
         }
         let words = try text().split(whereSeparator: \.isWhitespace).joined(separator: " ")
@@ -115,7 +116,7 @@ struct PeerNoteManPageTests {
         for script in [#"cat n.peernote | "$0" list -"#, #""$0" list - < n.peernote"#,
                        #"cat n.peernote | "$0" export -"#, #""$0" export - --format json < n.peernote"#] {
             let r = try peernoteScript(script, in: dir)
-            #expect(r.status == 0 && r.stdout.contains("Alpha"), "\(script): \(r.stderr)")
+            #expect(r.status == 0 && r.out.contains("Alpha"), "\(script): \(r.err)")
         }
         let page = try text()
         #expect(page.contains(".I FILE\nmay be\n.B \\-\nto read the notebook from standard input"))

@@ -1,5 +1,6 @@
 import PeerNote
 import Testing
+import TestSupport
 @testable import PeerNoteCommands
 
 /// The header `peernote edit --editor` puts above a note's body (man/peernote.1, --editor).

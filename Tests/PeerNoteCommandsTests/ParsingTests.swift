@@ -3,6 +3,7 @@ import Foundation
 import PeerNote
 import PeerNoteCLISupport
 import Testing
+import TestSupport
 @testable import PeerNoteCommands
 
 @Suite("Argument parsing")
@@ -435,22 +436,22 @@ struct GluedShortOptionTests {
         #expect(try Binary.run(["new", "x.peernote", "--title", "T"], in: dir).status == 0)
         // `new` and `list` have no -m: the word is named as typed.
         let new = try Binary.run(["new", "y.peernote", "-mhi"], in: dir)
-        #expect(new.status == 64 && new.stderr.contains("unknown option '-mhi'"), "\(new.stderr)")
+        #expect(new.status == 64 && new.err.contains("unknown option '-mhi'"), "\(new.err)")
         let list = try Binary.run(["list", "x.peernote", "-mx"], in: dir)
-        #expect(list.status == 64 && list.stderr.contains("unknown option '-mx'"), "\(list.stderr)")
+        #expect(list.status == 64 && list.err.contains("unknown option '-mx'"), "\(list.err)")
         // A file name that starts with -m is refused as a file name, with how to write it.
         let add = try Binary.run(["add", "-mbook.peernote", "--title", "X"], in: dir)
-        #expect(add.status == 64 && add.stderr.contains("-mbook.peernote: a file name that starts with '-' reads as options; write it as ./-mbook.peernote"), "\(add.stderr)")
+        #expect(add.status == 64 && add.err.contains("-mbook.peernote: a file name that starts with '-' reads as options; write it as ./-mbook.peernote"), "\(add.err)")
         // A word holding an h, which ArgumentParser read as flags with -h: help, exit 0, nothing
         // done (`new y.peernote -mhi` made no notebook); refused, with how to write a value.
         let hello = try Binary.run(["rm", "x.peernote", "-hello"], in: dir)
-        #expect(hello.status == 64 && hello.stdout.isEmpty
-                && hello.stderr.contains("unknown option '-hello' (read as single-letter options, it would only show the help); a note or other value that starts with '-' goes last, after the options and --: -- -hello"), "\(hello)")
+        #expect(hello.status == 64 && hello.out.isEmpty
+                && hello.err.contains("unknown option '-hello' (read as single-letter options, it would only show the help); a note or other value that starts with '-' goes last, after the options and --: -- -hello"), "\(hello)")
         #expect(!FileManager.default.fileExists(atPath: dir.path + "/y.peernote"))
-        #expect(try Binary.run(["edit", "x.peernote", "--title", "-hello", "--", "-x"], in: dir).stderr.contains("no note matches"), "a title's value is left alone")
+        #expect(try Binary.run(["edit", "x.peernote", "--title", "-hello", "--", "-x"], in: dir).err.contains("no note matches"), "a title's value is left alone")
         // A note named -mylist, read as -m ylist: the error says so, and how to write it.
         let rm = try Binary.run(["rm", "x.peernote", "-mylist"], in: dir)
-        #expect(rm.status == 64 && rm.stderr.contains("-mylist was read as -m ylist (a note or other value that starts with '-' goes last, after the options and --: -- -mylist)"), "\(rm.stderr)")
+        #expect(rm.status == 64 && rm.err.contains("-mylist was read as -m ylist (a note or other value that starts with '-' goes last, after the options and --: -- -mylist)"), "\(rm.err)")
     }
 
     @Test("peernote: -mFIX records the message (it showed help, exit 0, and recorded nothing); import -oFILE writes FILE")
@@ -459,7 +460,7 @@ struct GluedShortOptionTests {
         #expect(try Binary.run(["new", "n.peernote", "--title", "T"], in: dir).status == 0)
         #expect(try Binary.run(["add", "n.peernote", "--title", "Note", "--body", "a", "-mfirst"], in: dir).status == 0)
         let edit = try Binary.run(["edit", "n.peernote", "Note", "--body", "b", "-mhi"], in: dir)
-        #expect(edit.status == 0 && edit.stdout.isEmpty, "\(edit)")
+        #expect(edit.status == 0 && edit.out.isEmpty, "\(edit)")
         let doc = try Document.load(FileStore.read(dir.path + "/n.peernote"))
         #expect(doc.notebook.notes.first?.body == "b")
         #expect(doc.history.map(\.message).suffix(2).sorted() == ["first", "hi"], "\(doc.history.map(\.message))")

@@ -1,33 +1,11 @@
 import Foundation
 import PeerNote
 import Testing
+import TestSupport
 
 /// Runs `pnmerge`, built beside `peernote`, with the test environment.
 func runPNMerge(_ args: [String], in dir: TempDir) throws -> RunResult {
-    let pnmerge = URL(fileURLWithPath: try Binary.require()).deletingLastPathComponent().appendingPathComponent("pnmerge").path
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: pnmerge)
-    process.arguments = args
-    process.currentDirectoryURL = URL(fileURLWithPath: dir.path)
-    process.environment = Binary.environment(["TZ": "UTC"])
-    let outPath = dir.file(".pnmerge-out-\(UUID().uuidString)"), errPath = dir.file(".pnmerge-err-\(UUID().uuidString)")
-    _ = FileManager.default.createFile(atPath: outPath, contents: nil)
-    _ = FileManager.default.createFile(atPath: errPath, contents: nil)
-    let out = try FileHandle(forWritingTo: URL(fileURLWithPath: outPath)), err = try FileHandle(forWritingTo: URL(fileURLWithPath: errPath))
-    process.standardOutput = out
-    process.standardError = err
-    process.standardInput = FileHandle.nullDevice
-    try process.run()
-    process.waitUntilExit()
-    try out.close()
-    try err.close()
-    defer {
-        try? FileManager.default.removeItem(atPath: outPath)
-        try? FileManager.default.removeItem(atPath: errPath)
-    }
-    return RunResult(status: process.terminationStatus,
-                     stdout: String(decoding: try Data(contentsOf: URL(fileURLWithPath: outPath)), as: UTF8.self),
-                     stderr: String(decoding: try Data(contentsOf: URL(fileURLWithPath: errPath)), as: UTF8.self))
+    try Tool.pnmerge.run(args, in: dir.path, environment: Binary.environment(["TZ": "UTC"]))
 }
 
 /// `show`, `search`, `list` filters, `conflicts` and `resolve`, and how notes are named, run
@@ -42,8 +20,8 @@ struct ReadingCommandsTests {
     @discardableResult
     func ok(_ args: [String], in dir: TempDir, sourceLocation: SourceLocation = #_sourceLocation) throws -> String {
         let r = try Binary.run(args, in: dir, env: ["TZ": "UTC"])
-        #expect(r.status == 0, "peernote \(args.joined(separator: " ")): \(r.stderr)", sourceLocation: sourceLocation)
-        return r.stdout
+        #expect(r.status == 0, "peernote \(args.joined(separator: " ")): \(r.err)", sourceLocation: sourceLocation)
+        return r.out
     }
 
     /// Runs peernote and expects it to fail with `status`, one line on standard error, nothing on
@@ -53,11 +31,11 @@ struct ReadingCommandsTests {
                  sourceLocation: SourceLocation = #_sourceLocation) throws -> String {
         let before = try file.map { try dir.bytes($0) }
         let r = try Binary.run(args, in: dir, env: ["TZ": "UTC"])
-        #expect(r.status == status, "peernote \(args.joined(separator: " ")): \(r.status) \(r.stderr)", sourceLocation: sourceLocation)
-        #expect(r.stdout.isEmpty, "nothing on stdout: \(r.stdout)", sourceLocation: sourceLocation)
-        #expect(r.stderr.split(separator: "\n").count == 1, "one line: \(r.stderr)", sourceLocation: sourceLocation)
+        #expect(r.status == status, "peernote \(args.joined(separator: " ")): \(r.status) \(r.err)", sourceLocation: sourceLocation)
+        #expect(r.out.isEmpty, "nothing on stdout: \(r.out)", sourceLocation: sourceLocation)
+        #expect(r.err.split(separator: "\n").count == 1, "one line: \(r.err)", sourceLocation: sourceLocation)
         if let file, let before { #expect(try dir.bytes(file) == before, "\(file) unchanged", sourceLocation: sourceLocation) }
-        return r.stderr
+        return r.err
     }
 
     func json(_ text: String, sourceLocation: SourceLocation = #_sourceLocation) throws -> Any {
@@ -70,8 +48,8 @@ struct ReadingCommandsTests {
     @discardableResult
     func merged(_ dir: TempDir) throws -> String {
         let r = try runPNMerge(["merge", "\(Self.fixtures)/meeting-alice.peernote", "\(Self.fixtures)/meeting-bob.peernote", "-o", "m.peernote"], in: dir)
-        try #require(r.status == 0, "\(r.stderr)")
-        return r.stdout
+        try #require(r.status == 0, "\(r.err)")
+        return r.out
     }
 
     /// A notebook with "Dentist" (tags health, todo; high), "Groceries" (body "milk\nEggs\neggnog") and "Plans".
@@ -124,7 +102,7 @@ struct ReadingCommandsTests {
         #expect(deleted.contains("1  keep it deleted (Bob Okafor") && deleted.contains("2  restore it, with the edits (Alice Martin"), "\(deleted)")
         // Read from standard input: no resolving command, which would name nothing.
         let r = try peernoteScript(#""$0" show - Hiring < m.peernote"#, in: dir)
-        #expect(r.status == 0 && r.stdout.contains("1. priority") && !r.stdout.contains("resolve:"), "\(r.stdout) \(r.stderr)")
+        #expect(r.status == 0 && r.out.contains("1. priority") && !r.out.contains("resolve:"), "\(r.out) \(r.err)")
     }
 
     // MARK: note names
@@ -142,8 +120,8 @@ struct ReadingCommandsTests {
         // Retitled: the old title finds it, and says which note it is now.
         try ok(["edit", "n.peernote", "Dentist", "--title", "Dentist at 9"], in: dir)
         let r = try Binary.run(["show", "n.peernote", "dentist"], in: dir)
-        #expect(r.status == 0 && r.stdout.hasPrefix("Dentist at 9\n"), "\(r.stdout) \(r.stderr)")
-        #expect(r.stderr == "peernote: n.peernote: \"dentist\" is a former title of note \(dentist.prefix(8)), now \"Dentist at 9\"\n")
+        #expect(r.status == 0 && r.out.hasPrefix("Dentist at 9\n"), "\(r.out) \(r.err)")
+        #expect(r.err == "peernote: n.peernote: \"dentist\" is a former title of note \(dentist.prefix(8)), now \"Dentist at 9\"\n")
         // An edit by a wrong name writes nothing.
         try refused(["edit", "n.peernote", "Dentst at 9", "--priority", "low"], in: dir, file: "n.peernote")
         // Two notes that differ only in letter case: neither is picked by a third spelling.
@@ -265,7 +243,7 @@ struct ReadingCommandsTests {
         let bob = try dir.write("bob.peernote", "")
         try Data(contentsOf: URL(fileURLWithPath: "\(Self.fixtures)/meeting-bob.peernote")).write(to: URL(fileURLWithPath: bob))
         let merge = try runPNMerge(["merge", "bob.peernote", "m.peernote"], in: dir)
-        #expect(merge.status == 0, "\(merge.stderr)")
+        #expect(merge.status == 0, "\(merge.err)")
         #expect(try Document.open(bob).conflicts.isEmpty)
         #expect(try Document.open(bob).notes.first { $0.id == hiring.id }?.priority == .high)
     }
@@ -299,22 +277,22 @@ struct ReadingCommandsTests {
         let hiring = try #require(document.notes.first { $0.title == "Hiring" }).id.short
         let edit = try Binary.run(["edit", "m.peernote", "Hiring", "--priority", "normal"], in: dir)
         #expect(edit.status == 0)
-        #expect(edit.stderr == "peernote: m.peernote: the priority conflict of note \(hiring) \"Hiring\" is closed: its priority is normal on every copy this merges into\n")
+        #expect(edit.err == "peernote: m.peernote: the priority conflict of note \(hiring) \"Hiring\" is closed: its priority is normal on every copy this merges into\n")
         let move = try Binary.run(["move", "m.peernote", "Customer feedback", "--to", "3"], in: dir)
-        #expect(move.status == 0 && move.stderr.contains("the position conflict of note ") && move.stderr.contains("it is at index 3"), "\(move.stderr)")
+        #expect(move.status == 0 && move.err.contains("the position conflict of note ") && move.err.contains("it is at index 3"), "\(move.err)")
         let rm = try Binary.run(["rm", "m.peernote", "Decisions"], in: dir)
-        #expect(rm.status == 0 && rm.stderr.contains("the deleted conflict of note ") && rm.stderr.contains("it stays deleted"), "\(rm.stderr)")
+        #expect(rm.status == 0 && rm.err.contains("the deleted conflict of note ") && rm.err.contains("it stays deleted"), "\(rm.err)")
         // An edit that closes nothing says nothing.
         let quiet = try Binary.run(["edit", "m.peernote", "Hiring", "--add-tag", "x"], in: dir)
-        #expect(quiet.status == 0 && quiet.stderr.isEmpty, "\(quiet.stderr)")
+        #expect(quiet.status == 0 && quiet.err.isEmpty, "\(quiet.err)")
         let left = try Document.open(dir.file("m.peernote")).conflicts.map(\.field)
         #expect(left == [.title])
         // restore settles a deletion the other way.
         let other = try TempDir()
         try merged(other)
         let restore = try Binary.run(["restore", "m.peernote", "Decisions"], in: other)
-        #expect(restore.status == 0 && restore.stderr.contains("the deleted conflict of note ") && restore.stderr.contains("it is restored, with the edits"),
-                "\(restore.stderr)")
+        #expect(restore.status == 0 && restore.err.contains("the deleted conflict of note ") && restore.err.contains("it is restored, with the edits"),
+                "\(restore.err)")
     }
 
     // MARK: pnmerge
@@ -327,12 +305,12 @@ struct ReadingCommandsTests {
         #expect(conflictLines.count == 4)
         #expect(conflictLines.allSatisfy { $0.contains("; resolve: peernote resolve m.peernote ") }, "\(report)")
         let json = try runPNMerge(["merge", "\(Self.fixtures)/meeting-alice.peernote", "\(Self.fixtures)/meeting-bob.peernote", "-o", "j.peernote", "--json"], in: dir)
-        let object = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(json.out.utf8)) as? [String: Any])
         let conflicts = try #require(object["conflicts"] as? [[String: Any]])
         #expect(conflicts.count == 4 && conflicts.allSatisfy { $0["noteTitle"] == nil && $0["title"] is String && $0["resolve"] is String })
         // A dry run writes no file: no command to name.
         let dry = try runPNMerge(["merge", "--dry-run", "\(Self.fixtures)/meeting-alice.peernote", "\(Self.fixtures)/meeting-bob.peernote"], in: dir)
-        #expect(dry.status == 0 && !dry.stdout.contains("resolve:"), "\(dry.stdout)")
+        #expect(dry.status == 0 && !dry.out.contains("resolve:"), "\(dry.out)")
     }
 
     @Test("pnmerge show ends each conflict line with the resolving command, except for a notebook as it was at a change")
@@ -340,12 +318,12 @@ struct ReadingCommandsTests {
         let dir = try TempDir()
         try merged(dir)
         let show = try runPNMerge(["show", "m.peernote"], in: dir)
-        #expect(show.status == 0 && show.stdout.components(separatedBy: "; resolve: peernote resolve m.peernote ").count - 1 == 4, "\(show.stdout)")
+        #expect(show.status == 0 && show.out.components(separatedBy: "; resolve: peernote resolve m.peernote ").count - 1 == 4, "\(show.out)")
         // A change after the merge: the notebook just after it has the conflicts too.
         try ok(["add", "m.peernote", "--title", "After"], in: dir)
         let head = try #require(try Document.open(dir.file("m.peernote")).heads.first)
         let at = try runPNMerge(["show", "m.peernote", "--at", head.description], in: dir)
-        #expect(at.status == 0 && at.stdout.contains("Conflicts (") && !at.stdout.contains("resolve:"), "\(at.stdout) \(at.stderr)")
+        #expect(at.status == 0 && at.out.contains("Conflicts (") && !at.out.contains("resolve:"), "\(at.out) \(at.err)")
     }
 
     @Test("a conflict on the notebook's title, made on copies diverged here, is listed under notebook and closed by peernote title, which says so")
@@ -356,7 +334,7 @@ struct ReadingCommandsTests {
         try ok(["title", "a.peernote", "House"], in: dir)
         try ok(["title", "b.peernote", "Flat"], in: dir)
         let merge = try runPNMerge(["merge", "a.peernote", "b.peernote"], in: dir)
-        #expect(merge.status == 0 && merge.stdout.contains("; resolve: peernote title a.peernote TITLE"), "\(merge.stdout)")
+        #expect(merge.status == 0 && merge.out.contains("; resolve: peernote title a.peernote TITLE"), "\(merge.out)")
         let list = try ok(["conflicts", "a.peernote"], in: dir)
         #expect(list.hasPrefix("notebook\n  1. title, showing "), "\(list)")
         #expect(list.contains("   resolve: peernote title a.peernote TITLE\n"), "\(list)")
@@ -364,7 +342,7 @@ struct ReadingCommandsTests {
         #expect(json.count == 1 && json[0]["field"] is NSNull && json[0]["title"] is NSNull && json[0]["note"] is NSNull)
         let title = try Binary.run(["title", "a.peernote", "Home"], in: dir)
         #expect(title.status == 0)
-        #expect(title.stderr == "peernote: a.peernote: the conflict on the notebook's title is closed: it is \"Home\" on every copy this merges into\n")
+        #expect(title.err == "peernote: a.peernote: the conflict on the notebook's title is closed: it is \"Home\" on every copy this merges into\n")
         #expect(try ok(["conflicts", "a.peernote"], in: dir).isEmpty)
     }
 
@@ -375,12 +353,12 @@ struct ReadingCommandsTests {
         try ok(["add", "s.peernote", "--title", "Line\u{2028}separator", "--body", "a\u{2029}b"], in: dir)
         let show = try runPNMerge(["show", "s.peernote", "--format", "json"], in: dir)
         let export = try ok(["export", "s.peernote", "--format", "json"], in: dir)
-        for text in [show.stdout, export] {
+        for text in [show.out, export] {
             #expect(text.contains("\"Line\\u2028separator\"") && text.contains("\"a\\u2029b\""), "\(text)")
         }
-        let shown = try #require(try json(show.stdout) as? [String: Any])
+        let shown = try #require(try json(show.out) as? [String: Any])
         #expect(shown["conflicts"] is [Any])
-        #expect(show.stdout.replacingOccurrences(of: ",\n  \"conflicts\": []", with: "") == export)
+        #expect(show.out.replacingOccurrences(of: ",\n  \"conflicts\": []", with: "") == export)
     }
 
     @Test("pnmerge compact --json reports every file, a failed one with its error")
@@ -390,13 +368,13 @@ struct ReadingCommandsTests {
         try ok(["add", "c.peernote", "--title", "A"], in: dir)
         _ = try dir.write("bad.peernote", "not a notebook")
         let r = try runPNMerge(["compact", "c.peernote", "bad.peernote", "--json"], in: dir)
-        #expect(r.status == 65, "\(r.stderr)")
-        let array = try #require(try json(r.stdout) as? [[String: Any]])
+        #expect(r.status == 65, "\(r.err)")
+        let array = try #require(try json(r.out) as? [[String: Any]])
         #expect(array.map { $0["file"] as? String } == ["c.peernote", "bad.peernote"])
         #expect(array[0]["written"] as? Bool == true && (array[0]["bytesAfter"] as? Int ?? 0) > 0 && array[0]["error"] is NSNull)
         #expect(array[1]["written"] as? Bool == false && (array[1]["error"] as? String)?.contains("bad.peernote") == true)
         let again = try runPNMerge(["compact", "c.peernote", "--json"], in: dir)
-        let unchanged = try json(again.stdout) as? [[String: Any]]
+        let unchanged = try json(again.out) as? [[String: Any]]
         #expect(again.status == 0 && unchanged?.first?["written"] as? Bool == false)
     }
 }

@@ -1,44 +1,341 @@
-/// Why a list op could not be applied: it names an element the list lacks.
-enum ListError: Error, Sendable, Equatable {
-    case missingElement(LocalID)
-    /// Integration ran out of its work budget.
-    case tooMuchWork
-}
-
-/// One run of consecutively inserted elements in a `ListCRDT`.
+/// A sequence CRDT (the FugueMax / YjsMod algorithm) over runs of elements:
+/// note bodies (elements are Unicode scalars) and the order of notes
+/// (elements are note ids).
 ///
-/// Element `k` of the run has id `id.advanced(by: k)`; its left origin is
-/// `originLeft` for `k == 0` and element `k - 1` otherwise; every element of
-/// the run shares `originRight`. A run is either wholly deleted or wholly
-/// visible. Its elements live at `content[contentStart ..< contentStart + length]`.
-struct ListRun: Sendable, Equatable {
-    var id: LocalID
-    var length: Int
-    var originLeft: LocalID
-    var originRight: LocalID
-    var deleted: Bool
-    var contentStart: Int
+/// Invariants: every element ever inserted stays in the list (deleted ones as
+/// tombstones), in list order; each element's position is fully determined by
+/// its origins and the replica ids of concurrent siblings, so replicas that
+/// integrated the same inserts (in any causal order) hold the same sequence.
+/// Concurrent runs inserted at one place never interleave, whether typed
+/// forwards or backwards. Runs live in a B+ tree (`ListTree`), so finding a
+/// position or an id costs O(log n). A value type: copies share storage until
+/// one of them changes.
+struct ListCRDT<Element: Sendable>: Sendable {
+    private var tree = ListTree<Element>()
 
-    func originLeft(at offset: Int) -> LocalID { offset == 0 ? originLeft : id.advanced(by: offset - 1) }
+    init() {}
 
-    func contains(_ x: LocalID) -> Bool {
-        x.agent == id.agent && x.counter >= id.counter && Int(x.counter) < Int(id.counter) + length
+    /// A list over a tree built from runs (`init(structure:elements:ranks:)`).
+    init(tree: ListTree<Element>) { self.tree = tree }
+
+    var visibleCount: Int { tree.visibleCount }
+    var totalCount: Int { tree.totalCount }
+
+    // MARK: Reading
+
+    var visibleElements: [Element] {
+        var out: [Element] = []
+        out.reserveCapacity(tree.visibleCount)
+        let content = tree.content
+        tree.forEachRun { r in
+            if !r.deleted { out.append(contentsOf: content[r.contentStart ..< r.contentStart + r.length]) }
+        }
+        return out
     }
 
-    /// Splits at `offset` (0 < offset < length), returning the right part.
-    mutating func split(at offset: Int) -> ListRun {
-        let right = ListRun(id: id.advanced(by: offset), length: length - offset,
-                            originLeft: id.advanced(by: offset - 1), originRight: originRight,
-                            deleted: deleted, contentStart: contentStart + offset)
-        length = offset
-        return right
+    /// Every element ever inserted, in the order this list integrated them (not list order).
+    var insertionOrder: [Element] { tree.content }
+
+    /// The deleted elements (tombstones), in list order.
+    var deletedElements: [Element] {
+        var out: [Element] = []
+        let content = tree.content
+        tree.forEachRun { r in
+            if r.deleted { out.append(contentsOf: content[r.contentStart ..< r.contentStart + r.length]) }
+        }
+        return out
     }
 
-    /// Whether `next` directly continues this run (same author, contiguous ids and content, same state).
-    func canAppend(_ next: ListRun) -> Bool {
-        next.id.agent == id.agent && Int(next.id.counter) == Int(id.counter) + length
-            && next.originLeft == id.advanced(by: length - 1) && next.originRight == originRight
-            && next.deleted == deleted && next.contentStart == contentStart + length
+    /// Rewrites every element in list order: `next(id, length, deleted)` gives a run's elements
+    /// (exactly `length` of them). Loading uses it for text a file stores in document order.
+    mutating func rewriteContent<E: Error>(_ next: (LocalID, Int, Bool) throws(E) -> ArraySlice<Element>) throws(E) {
+        try tree.rewriteContent(next)
+    }
+
+    func forEachVisible(_ body: (LocalID, Element) -> Void) {
+        let content = tree.content
+        tree.forEachRun { r in
+            guard !r.deleted else { return }
+            for k in 0 ..< r.length { body(r.id.advanced(by: k), content[r.contentStart + k]) }
+        }
+    }
+
+    /// Every run of the list in list order: its first id, length, whether deleted, and elements.
+    func forEachRun(_ body: (LocalID, Int, Bool, ArraySlice<Element>) -> Void) {
+        let content = tree.content
+        tree.forEachRun { r in body(r.id, r.length, r.deleted, content[r.contentStart ..< r.contentStart + r.length]) }
+    }
+
+    /// Every run of the list in list order: its first id, length, left origin (of its first
+    /// element; each later element's is the one before it), right origin, and whether deleted.
+    func forEachRunWithOrigins(_ body: (LocalID, Int, LocalID, LocalID, Bool) -> Void) {
+        tree.forEachRun { r in body(r.id, r.length, r.originLeft, r.originRight, r.deleted) }
+    }
+
+    func forEachElement(_ body: (LocalID, Element, Bool) -> Void) {
+        let content = tree.content
+        tree.forEachRun { r in
+            for k in 0 ..< r.length { body(r.id.advanced(by: k), content[r.contentStart + k], r.deleted) }
+        }
+    }
+
+    /// The last element (its id and value), tombstones included, for which
+    /// `matches(id, element, deleted)` holds; the search starts at the end of the list.
+    func lastElement(where matches: (LocalID, Element, Bool) -> Bool) -> (id: LocalID, element: Element)? {
+        var found: (id: LocalID, element: Element)?
+        tree.forEachElementBackwards { id, element, deleted in
+            guard matches(id, element, deleted) else { return true }
+            found = (id, element)
+            return false
+        }
+        return found
+    }
+
+    func contains(_ id: LocalID) -> Bool { tree.find(id) != nil }
+
+    func isDeleted(_ id: LocalID) -> Bool? {
+        guard let (c, _, _) = tree.find(id) else { return nil }
+        return tree.run(at: c).deleted
+    }
+
+    func idOfVisible(_ index: Int) -> LocalID? {
+        tree.cursor(visible: index).map { tree.id(at: $0) }
+    }
+
+    func visibleIndex(of id: LocalID) -> Int? {
+        guard let (c, _, _) = tree.find(id), !tree.run(at: c).deleted else { return nil }
+        return tree.visiblePosition(c)
+    }
+
+    // MARK: Local edits
+
+    /// Where a local insert at visible position `index` goes: its left and right origins
+    /// (the elements, tombstones included, directly around the insertion point).
+    func originsForInsert(atVisible index: Int) -> (left: LocalID, right: LocalID) {
+        if index <= 0 { return originsAtStart }
+        return origins(after: tree.cursor(visible: min(index, tree.visibleCount) - 1))
+    }
+
+    /// `originsForInsert(atVisible:)` for a local edit about to be integrated: the search
+    /// starts from the leaf the last local edit found, and leaves the integration a hint.
+    mutating func originsForLocalInsert(atVisible index: Int) -> (left: LocalID, right: LocalID) {
+        if index <= 0 { return originsAtStart }
+        return origins(after: tree.editCursor(visible: min(index, tree.visibleCount) - 1))
+    }
+
+    /// A local insert at visible `index` (> 0) whose first id is `id`, when it continues the
+    /// run the last local edit typed or found (see `ListTree.extendTypingRun`): appends
+    /// `elements` there and returns the insert's right origin (its left one is `id - 1`).
+    /// Nil, changing nothing, when it does not continue that run; the caller then finds the
+    /// origins and integrates. Either way the list holds the same elements, ids and origins in
+    /// the same order (only how the tree cuts them into runs may differ, when the run ends its
+    /// leaf and something only searched, without editing, since the last edit).
+    mutating func continueTyping(atVisible index: Int, id: LocalID, elements: some Collection<Element>) -> LocalID? {
+        guard index > 0, !elements.isEmpty else { return nil }
+        return tree.extendTypingRun(atVisible: index, id: id, elements: elements)
+    }
+
+    /// What `continueTyping(atVisible: index, id: id, ...)` would return, changing nothing.
+    func typingContinuation(atVisible index: Int, id: LocalID) -> LocalID? {
+        guard index > 0 else { return nil }
+        return tree.typingRunRightOrigin(atVisible: index, id: id)
+    }
+
+    private var originsAtStart: (left: LocalID, right: LocalID) {
+        let s = tree.startCursor
+        return (.none, tree.isEnd(s) ? .none : tree.id(at: s))
+    }
+
+    /// The origins of an insert right after the element at `c`.
+    private func origins(after c: ListCursor?) -> (left: LocalID, right: LocalID) {
+        guard let c else { return (.none, .none) }
+        let after = tree.advance(c)
+        return (tree.id(at: c), tree.isEnd(after) ? .none : tree.id(at: after))
+    }
+
+    /// Origins for inserting directly after the element `after` (or at the start).
+    func originsForInsert(after: LocalID) -> (left: LocalID, right: LocalID) {
+        if after.isNone {
+            let s = tree.startCursor
+            return (.none, tree.isEnd(s) ? .none : tree.id(at: s))
+        }
+        guard let (c, _, _) = tree.find(after) else { return (after, .none) }
+        let next = tree.advance(c)
+        return (after, tree.isEnd(next) ? .none : tree.id(at: next))
+    }
+
+    /// Marks the visible elements in `range` deleted, as local deletes do (from the leaf the
+    /// last local edit found), and returns their ids as maximal runs of contiguous ids, in list
+    /// order (what `visibleIDSpans(range)` gave before). `range` must be visible.
+    mutating func deleteVisible(_ range: Range<Int>) -> [(LocalID, Int)] {
+        var spans: [(LocalID, Int)] = []
+        var remaining = range.count
+        // Each piece deleted, the next visible element is at `range.lowerBound` again.
+        while remaining > 0, let c = tree.editCursor(visible: range.lowerBound) {
+            let r = tree.run(at: c)
+            let start = r.id.advanced(by: c.offset)
+            let covered = tree.markDeleted(at: c, length: min(r.length - c.offset, remaining)).covered
+            if let last = spans.last, last.0.agent == start.agent, Int(last.0.counter) + last.1 == Int(start.counter) {
+                spans[spans.count - 1].1 += covered
+            } else {
+                spans.append((start, covered))
+            }
+            remaining -= covered
+        }
+        return spans
+    }
+
+    /// The ids of the visible elements in `range`, as maximal runs of contiguous ids.
+    func visibleIDSpans(_ range: Range<Int>) -> [(LocalID, Int)] {
+        guard !range.isEmpty, var c = tree.cursor(visible: range.lowerBound) else { return [] }
+        var spans: [(LocalID, Int)] = []
+        var remaining = range.count
+        while remaining > 0 && !tree.isEnd(c) {
+            let r = tree.run(at: c)
+            if !r.deleted {
+                let take = min(r.length - c.offset, remaining)
+                let start = r.id.advanced(by: c.offset)
+                if let last = spans.last, last.0.agent == start.agent, Int(last.0.counter) + last.1 == Int(start.counter) {
+                    spans[spans.count - 1].1 += take
+                } else {
+                    spans.append((start, take))
+                }
+                remaining -= take
+            }
+            c = tree.nextRun(c)
+        }
+        return spans
+    }
+
+    /// The first maximal run of contiguous ids among the visible elements from visible index
+    /// `index` on, at most `maxLength` long: the first of `visibleIDSpans(index ..< index + maxLength)`.
+    func firstVisibleIDSpan(at index: Int, maxLength: Int) -> (LocalID, Int)? {
+        guard maxLength > 0 else { return nil }
+        return firstVisibleIDSpan(from: tree.cursor(visible: index), maxLength: maxLength)
+    }
+
+    /// `firstVisibleIDSpan(at:maxLength:)` for a local delete about to be applied: the search
+    /// starts from the leaf the last local edit found, and leaves the delete a hint.
+    mutating func firstVisibleIDSpanForEdit(at index: Int, maxLength: Int) -> (LocalID, Int)? {
+        guard maxLength > 0 else { return nil }
+        return firstVisibleIDSpan(from: tree.editCursor(visible: index), maxLength: maxLength)
+    }
+
+    private func firstVisibleIDSpan(from cursor: ListCursor?, maxLength: Int) -> (LocalID, Int)? {
+        guard var c = cursor else { return nil }
+        var start = LocalID.none
+        var length = 0
+        while length < maxLength && !tree.isEnd(c) {
+            let r = tree.run(at: c)
+            if !r.deleted {
+                let s = r.id.advanced(by: c.offset)
+                if length == 0 {
+                    start = s
+                } else if s.agent != start.agent || Int(start.counter) + length != Int(s.counter) {
+                    break
+                }
+                length += min(r.length - c.offset, maxLength - length)
+            }
+            c = tree.nextRun(c)
+        }
+        return length > 0 ? (start, length) : nil
+    }
+
+    // MARK: Integration
+
+    /// Integrates a run of `elements` with the given id and origins (local or remote).
+    /// `replicaLess(a, b)` says whether agent `a`'s replica id sorts before `b`'s.
+    mutating func integrate(id: LocalID, originLeft: LocalID, originRight: LocalID, elements: some Collection<Element>,
+                            budget: inout Int, replicaLess: (UInt32, UInt32) -> Bool) throws(ListError) {
+        let length = elements.count
+        guard length > 0 else { return }
+        let leftCursor: ListCursor?
+        var cur: ListCursor
+        if originLeft.isNone {
+            leftCursor = nil
+            cur = tree.startCursor
+        } else {
+            guard let c = tree.locate(originLeft) else { throw .missingElement(originLeft) }
+            leftCursor = c
+            cur = tree.advance(c)
+        }
+        // Fast path: nothing lies between the origins (no concurrent insert here), so the
+        // run goes right after the left origin. This is every local edit and most remote ones.
+        if tree.isEnd(cur) ? originRight.isNone : tree.id(at: cur) == originRight {
+            tree.insert(ListRun(id: id, length: length, originLeft: originLeft, originRight: originRight,
+                                deleted: false, contentStart: tree.content.count), before: cur)
+            tree.content.append(contentsOf: elements)
+            return
+        }
+        let left = leftCursor.map { tree.position($0) } ?? -1
+        let right: Int
+        if originRight.isNone { right = tree.totalCount } else {
+            guard let c = tree.locate(originRight) else { throw .missingElement(originRight) }
+            right = tree.position(c)
+        }
+        // Scan the runs between the origins (YjsMod) to find where the new run goes.
+        var destination = cur
+        var scanning = false
+        var i = left + 1
+        while true {
+            if !scanning { destination = cur }
+            if i >= tree.totalCount || i == right || tree.isEnd(cur) { break }
+            budget -= 1
+            if budget < 0 { throw .tooMuchWork }
+            let other = tree.run(at: cur)
+            let offset = cur.offset
+            let otherLeftID = other.originLeft(at: offset)
+            let oleft: Int
+            if offset > 0 { oleft = i - 1 } else if otherLeftID.isNone { oleft = -1 } else {
+                guard let c = tree.locate(otherLeftID) else { throw .missingElement(otherLeftID) }
+                oleft = tree.position(c)
+            }
+            let oright: Int
+            if other.originRight.isNone { oright = tree.totalCount } else {
+                guard let c = tree.locate(other.originRight) else { throw .missingElement(other.originRight) }
+                oright = tree.position(c)
+            }
+            if oleft < left {
+                break
+            } else if oleft == left {
+                if oright < right {
+                    scanning = true
+                } else if oright == right {
+                    if replicaLess(id.agent, other.id.agent) { break }
+                    scanning = false
+                } else {
+                    scanning = false
+                }
+            }
+            // The rest of this run has its left origin inside the run, past `left`: skip it,
+            // but stop at `right` if it lies inside.
+            let runEnd = i + other.length - offset
+            if right > i && right < runEnd {
+                if !scanning { destination = ListCursor(leaf: cur.leaf, run: cur.run, offset: offset + (right - i)) }
+                break
+            }
+            i = runEnd
+            cur = tree.nextRun(cur)
+        }
+        tree.insert(ListRun(id: id, length: length, originLeft: originLeft, originRight: originRight,
+                         deleted: false, contentStart: tree.content.count), before: destination)
+        tree.content.append(contentsOf: elements)
+    }
+
+    /// Marks `length` elements starting at `target` deleted (counting down when `reversed`).
+    /// Returns the elements newly deleted, or throws when an id is unknown.
+    @discardableResult
+    mutating func delete(target: LocalID, length: Int, reversed: Bool) throws(ListError) -> Int {
+        let start = reversed ? target.advanced(by: -(length - 1)) : target
+        var done = 0
+        var newly = 0
+        while done < length {
+            let cur = start.advanced(by: done)
+            guard let c = tree.locate(cur) else { throw .missingElement(cur) }
+            let (covered, n) = tree.markDeleted(at: c, length: length - done)
+            done += covered
+            newly += n
+        }
+        return newly
     }
 }
-

@@ -252,7 +252,7 @@ public enum FormatInfo {
     /// The newest format version this library reads and writes (it writes version 1 for
     /// blocks without a state section, so that older readers still read them; version 3 for a
     /// base block with one, which stores each note body's structure: peernote(5)).
-    public static let version: UInt64 = 3
+    public static let version: UInt64 = Format.version
     /// The version compact saves give a block with a state section: 2, or 3 when the environment
     /// variable `PEERNOTE_WRITE_FORMAT` is `3` (version 3 does not pay yet: docs/FORMAT-V3.md).
     public static var writtenVersion: UInt64 { Document.writesStructures ? 3 : 2 }

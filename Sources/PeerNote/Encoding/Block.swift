@@ -35,13 +35,6 @@ struct FormatError: Error, Sendable, Equatable, CustomStringConvertible {
         self.unsupportedVersion = unsupportedVersion
         self.memory = memory
     }
-
-    /// The library's error for it: a newer version, too large for this machine, or damage.
-    var documentError: PeerNoteError {
-        if let v = unsupportedVersion { return .unsupportedVersion(v) }
-        if let m = memory { return .needsMoreMemory(needed: m.needed, available: m.available) }
-        return .invalidDocument(offset: offset, message: message)
-    }
 }
 
 enum BlockCodec {

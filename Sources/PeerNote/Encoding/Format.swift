@@ -9,8 +9,9 @@ enum Format {
     /// CBOR tag 37: a binary UUID (RFC 9562 in 16 bytes).
     static let uuidTag: UInt64 = 37
     static let magic: [UInt8] = [0xD9, 0xD9, 0xF7, 0xDA, 0x70, 0x6E, 0x6F, 0x74]
-    /// The newest format version this library reads and writes; files with a larger version are refused.
-    static let version: UInt64 = FormatInfo.version
+    /// The newest format version this library reads and writes; files with a larger version are
+    /// refused. `FormatInfo.version` publishes it.
+    static let version: UInt64 = 3
     /// The version a block is written with: 3 when it has a state section that stores each note
     /// body's structure (and column 49 says which inserts store their origins), 2 when it has one
     /// without (readers of version 1 would take its text column, which then holds only deleted

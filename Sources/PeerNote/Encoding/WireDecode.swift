@@ -190,91 +190,186 @@ extension WireCodec {
     /// columns; the result, and the error when both are damaged (the state section's), are the same.
     static func decodePayload(_ raw: RawBlock, fileSize: Int, limits: Limits = Limits(), totals: inout Totals,
                               concurrentFrom: Int = .max) throws(FormatError) -> WireBlock {
-        let base = raw.payloadOffset
-        let map = try payloadMap(raw)
         var block = WireBlock()
         block.offset = raw.offset
-        let fields: [BlockKey: CBORItem]
-        (fields, block.unknownFields) = try payloadFields(map, raw)
-        if let padding = fields[.padding], padding.bytesValue == nil {
-            throw FormatError(offset: base + padding.offset, message: "padding (field 11) is not a byte string")
+        let map: [BlockKey: CBORItem]
+        (map, block.unknownFields) = try payloadFields(try payloadMap(raw), raw)
+        let fields = PayloadFields(map: map, base: raw.payloadOffset)
+        if let padding = map[.padding], padding.bytesValue == nil {
+            throw FormatError(offset: fields.base + padding.offset, message: "padding (field 11) is not a byte string")
         }
+        try readHeader(fields, into: &block, limits: limits, fileSize: fileSize)
+        block.replicas = try replicaTable(try fields.need(.replicas), base: fields.base)
+        let strings = try stringTable(fields)
+        let counts = try rowCounts(fields, block: block, totals: totals, limits: limits, fileSize: fileSize)
+        let columns = try columnsExtent(fields, counts: counts, limits: limits, fileSize: fileSize)
+        let inflated = try checkMemory(fields, kind: block.kind, columnsSize: columns.size, totals: totals)
+        let columnBytes = try readStateAndInflateColumns(fields, raw: raw, columns: columns, unitCount: counts.units,
+                                                         into: &block, concurrentFrom: concurrentFrom)
+        // Offsets inside inflated columns have no place in the file: report the columns' offset.
+        let predecessors: Int
+        let maxRows = counts.maxRows
+        do throws(ColumnReadError) {
+            predecessors = try decodeColumns(columnBytes, into: &block, strings: strings, changeCount: Int(counts.changes), unitCount: Int(counts.units),
+                                             liveScalars: block.state?.liveScalarCount, structures: block.state?.storesStructures ?? false,
+                                             maxRows: Int(maxRows), maxOps: Int(maxRows) - min(totals.ops, Int(maxRows)),
+                                             maxPredecessors: Int(maxRows) - min(totals.predecessors, Int(maxRows)), fileSize: fileSize)
+        } catch {
+            throw FormatError(offset: columns.base, message: error.message)
+        }
+        let unitsLimit = columns.unitsBase + 2 * UInt64(block.text.count)
+        guard counts.units <= unitsLimit else { throw columns.unitsRefused(unitsLimit) }
+        totals.changes += block.changes.count
+        totals.ops += block.ops.count
+        totals.predecessors += predecessors
+        totals.inflated = inflated
+        return block
+    }
+
+    /// A payload's known fields, with the offset of its first byte for errors.
+    private struct PayloadFields {
+        let map: [BlockKey: CBORItem]
+        let base: Int
+
+        subscript(_ k: BlockKey) -> CBORItem? { map[k] }
+
+        /// The field, or an error naming it.
         func need(_ k: BlockKey) throws(FormatError) -> CBORItem {
-            guard let v = fields[k] else { throw FormatError(offset: base, message: "block lacks field \(k.rawValue) (\(k))") }
+            guard let v = map[k] else { throw FormatError(offset: base, message: "block lacks field \(k.rawValue) (\(k))") }
             return v
         }
+
+        /// The field as an unsigned integer, or an error naming it.
         func uint(_ k: BlockKey) throws(FormatError) -> UInt64 {
             let v = try need(k)
             guard let u = v.uint else { throw FormatError(offset: base + v.offset, message: "block field \(k) is not an unsigned integer") }
             return u
         }
-        guard let kind = BlockKind(rawValue: try uint(.kind)) else {
-            throw FormatError(offset: base + (fields[.kind]?.offset ?? 0), message: "unknown block kind \(try uint(.kind))")
+    }
+
+    /// The block's kind, and what a base block (document id, genesis change) or an appended one
+    /// (previous block's checksum, first row) says of where it stands.
+    private static func readHeader(_ fields: PayloadFields, into block: inout WireBlock, limits: Limits, fileSize: Int) throws(FormatError) {
+        let base = fields.base
+        guard let kind = BlockKind(rawValue: try fields.uint(.kind)) else {
+            throw FormatError(offset: base + (fields[.kind]?.offset ?? 0), message: "unknown block kind \(try fields.uint(.kind))")
         }
         block.kind = kind
         if kind == .base {
-            block.documentID = try documentID(try need(.documentID), base: base)
-            let g = try need(.genesis)
+            block.documentID = try documentID(try fields.need(.documentID), base: base)
+            let g = try fields.need(.genesis)
             guard let arr = g.array, arr.count == 2, let rb = arr[0].bytesValue, let r = ReplicaID(bytes: rb), let seq = arr[1].uint, seq <= UInt32.max else {
                 throw FormatError(offset: base + g.offset, message: "genesis change id is not [replica (16 bytes), seq]")
             }
             block.genesis = ChangeID(replica: r, seq: UInt32(seq))
         } else {
-            let crc = try uint(.previousCRC)
+            let crc = try fields.uint(.previousCRC)
             guard crc <= UInt32.max else { throw FormatError(offset: base, message: "previous-block checksum out of range") }
             block.previousCRC = UInt32(crc)
-            let firstRow = try uint(.firstRow)
+            let firstRow = try fields.uint(.firstRow)
             guard firstRow <= limits.maxRows(fileSize: fileSize) else {
                 throw FormatError(offset: base + (fields[.firstRow]?.offset ?? 0), message: "append block starts at change \(firstRow), more than a \(fileSize)-byte file can hold")
             }
             block.firstRow = Int(firstRow)
         }
-        block.replicas = try replicaTable(try need(.replicas), base: base)
-        let strs = try need(.strings)
-        guard let strArray = strs.array else { throw FormatError(offset: base + strs.offset, message: "string table is not an array") }
+    }
+
+    /// The block's string table.
+    private static func stringTable(_ fields: PayloadFields) throws(FormatError) -> [String] {
+        let strs = try fields.need(.strings)
+        guard let strArray = strs.array else { throw FormatError(offset: fields.base + strs.offset, message: "string table is not an array") }
         var strings: [String] = []
         for s in strArray {
-            guard let t = s.textValue else { throw FormatError(offset: base + s.offset, message: "string table entry is not text") }
+            guard let t = s.textValue else { throw FormatError(offset: fields.base + s.offset, message: "string table entry is not text") }
             strings.append(t)
         }
-        let changeCount = try uint(.changeCount)
-        let unitCount = try uint(.opUnitCount)
+        return strings
+    }
+
+    /// The change and op unit counts a block declares, and the file's row budget.
+    private struct RowCounts {
+        var changes: UInt64
+        var units: UInt64
+        var maxRows: UInt64
+    }
+
+    /// The block's change and op unit counts; its changes must fit what the file's row budget
+    /// leaves after the blocks before it.
+    private static func rowCounts(_ fields: PayloadFields, block: WireBlock, totals: Totals, limits: Limits, fileSize: Int) throws(FormatError) -> RowCounts {
+        let changeCount = try fields.uint(.changeCount)
+        let unitCount = try fields.uint(.opUnitCount)
         let maxRows = limits.maxRows(fileSize: fileSize)
         // Rows before this block: what the blocks before it hold, or what it claims if that is more.
         let before = max(UInt64(max(totals.changes, 0)), UInt64(block.firstRow))
         guard before <= maxRows, changeCount <= maxRows - before else {
-            let offset = base + (fields[.changeCount]?.offset ?? 0)
+            let offset = fields.base + (fields[.changeCount]?.offset ?? 0)
             if before == 0 {
                 throw FormatError(offset: offset, message: "block claims \(changeCount) changes, more than a \(fileSize)-byte file can hold (at most \(maxRows))")
             }
             throw FormatError(offset: offset, message: "block claims \(changeCount) changes after the \(before) before it, more than a \(fileSize)-byte file can hold (at most \(maxRows) in all)")
         }
-        let colItem = try need(.columns)
+        return RowCounts(changes: changeCount, units: unitCount, maxRows: maxRows)
+    }
+
+    /// A block's compressed columns, the size they declare, and the op unit budget they allow.
+    private struct ColumnsExtent {
+        var compressed: [UInt8]
+        var size: UInt64
+        /// The file offset of the compressed bytes.
+        var base: Int
+        /// The op units a block may claim before counting the characters it inserts.
+        var unitsBase: UInt64
+        var unitCount: UInt64
+        var unitCountOffset: Int
+        var fileSize: Int
+
+        /// The error for a block claiming more op units than `limit`.
+        func unitsRefused(_ limit: UInt64) -> FormatError {
+            FormatError(offset: unitCountOffset, message: "block claims \(unitCount) op units, more than a \(fileSize)-byte file can hold (at most \(limit) here)")
+        }
+    }
+
+    /// The block's compressed columns and their declared size, within the inflate ratio; the op
+    /// units it claims, within what its file size and columns allow.
+    private static func columnsExtent(_ fields: PayloadFields, counts: RowCounts, limits: Limits, fileSize: Int) throws(FormatError) -> ColumnsExtent {
+        let base = fields.base
+        let colItem = try fields.need(.columns)
         guard let compressed = colItem.bytesValue else { throw FormatError(offset: base + colItem.offset, message: "columns are not a byte string") }
-        let size = try uint(.columnsSize)
+        let size = try fields.uint(.columnsSize)
         let maxSize = UInt64(compressed.count) * UInt64(Format.maxInflateRatio) + UInt64(Format.maxInflateSlack)
         guard size <= maxSize else { throw FormatError(offset: base + colItem.offset, message: "columns claim to inflate to \(size) bytes, impossible for \(compressed.count) compressed bytes") }
         // Op units: 1,100 per byte of file + 65,536, plus two per character the block inserts (so
         // that a block may delete what it inserts, however well that text compresses: a pasted
         // megabyte of one character and its deletion make a 1 KB file). The characters are not
         // known yet; there are at most as many as the columns' bytes.
-        let unitsBase = UInt64(fileSize) * UInt64(limits.unitsPerByte) + UInt64(limits.slack)
-        func unitsRefused(_ limit: UInt64) -> FormatError {
-            FormatError(offset: base + (fields[.opUnitCount]?.offset ?? 0), message: "block claims \(unitCount) op units, more than a \(fileSize)-byte file can hold (at most \(limit) here)")
-        }
-        guard unitCount <= unitsBase + 2 * size else { throw unitsRefused(unitsBase + 2 * size) }
-        let columnBase = base + colItem.end - compressed.count
-        // What the file's blocks inflate to so far, this one's state section and columns included
-        // (sizes no larger than their limits above, so the sum cannot overflow), against the
-        // memory reading them needs.
-        // (A state size past its own limit is left to `stateSection`, which refuses it as damage.)
+        let extent = ColumnsExtent(compressed: compressed, size: size, base: base + colItem.end - compressed.count,
+                                   unitsBase: UInt64(fileSize) * UInt64(limits.unitsPerByte) + UInt64(limits.slack),
+                                   unitCount: counts.units, unitCountOffset: base + (fields[.opUnitCount]?.offset ?? 0), fileSize: fileSize)
+        guard counts.units <= extent.unitsBase + 2 * size else { throw extent.unitsRefused(extent.unitsBase + 2 * size) }
+        return extent
+    }
+
+    /// What the file's blocks inflate to so far, this one's state section and columns included
+    /// (sizes no larger than their limits, so the sum cannot overflow), checked against the
+    /// memory reading them needs.
+    /// (A state size past its own limit is left to `stateSection`, which refuses it as damage.)
+    private static func checkMemory(_ fields: PayloadFields, kind: BlockKind, columnsSize: UInt64, totals: Totals) throws(FormatError) -> UInt64 {
         var stateDeclared: UInt64 = 0
         if kind == .base, let state = fields[.state]?.bytesValue, let declared = fields[.stateSize]?.uint,
            declared <= UInt64(state.count) * UInt64(Format.maxInflateRatio) + UInt64(Format.maxInflateSlack) {
             stateDeclared = declared
         }
-        let inflated = totals.inflated + size + stateDeclared
-        try MemoryBudget.check(inflating: inflated, offset: base)
+        let inflated = totals.inflated + columnsSize + stateDeclared
+        try MemoryBudget.check(inflating: inflated, offset: fields.base)
+        return inflated
+    }
+
+    /// Reads the state section into `block` and returns the inflated columns. The state section
+    /// is read first (its errors come first), then the columns; a large block has them inflated
+    /// at once, one on each thread.
+    private static func readStateAndInflateColumns(_ fields: PayloadFields, raw: RawBlock, columns: ColumnsExtent, unitCount: UInt64,
+                                                   into block: inout WireBlock, concurrentFrom: Int) throws(FormatError) -> [UInt8] {
+        let compressed = columns.compressed, size = columns.size, columnBase = columns.base
         let inflateColumns = { () -> Result<[UInt8], FormatError> in
             let columnBytes: [UInt8]
             do throws(DeflateError) { columnBytes = try Deflate.decompress(compressed, maxOutput: Int(size)) } catch {
@@ -285,14 +380,13 @@ extension WireCodec {
             }
             return .success(columnBytes)
         }
+        let map = fields.map, base = fields.base, kind = block.kind
         let replicaCount = block.replicas.count, version = raw.version, maxElements = Int(min(unitCount, UInt64(Int32.max)))
         let readState = { @Sendable () -> Result<WireState?, FormatError> in
             Result { () throws(FormatError) in
-                try stateSection(fields, kind: kind, replicas: replicaCount, version: version, maxElements: maxElements, base: base)
+                try stateSection(map, kind: kind, replicas: replicaCount, version: version, maxElements: maxElements, base: base)
             }
         }
-        // The state section is read first (its errors come first), then the columns; a large
-        // block has them inflated at once, one on each thread.
         let columnBytes: [UInt8]
         if min(fields[.state]?.bytesValue?.count ?? 0, compressed.count) >= concurrentFrom {
             let (columnResult, stateResult) = Concurrently.run(inflateColumns, alongside: readState)
@@ -302,24 +396,7 @@ extension WireCodec {
             block.state = try readState().get()
             columnBytes = try inflateColumns().get()
         }
-        // Offsets inside inflated columns have no place in the file: report the columns' offset.
-        let predecessors: Int
-        let liveScalars = block.state?.liveScalarCount
-        do throws(ColumnReadError) {
-            predecessors = try decodeColumns(columnBytes, into: &block, strings: strings, changeCount: Int(changeCount), unitCount: Int(unitCount),
-                                             liveScalars: liveScalars, structures: block.state?.storesStructures ?? false,
-                                             maxRows: Int(maxRows), maxOps: Int(maxRows) - min(totals.ops, Int(maxRows)),
-                                             maxPredecessors: Int(maxRows) - min(totals.predecessors, Int(maxRows)), fileSize: fileSize)
-        } catch {
-            throw FormatError(offset: columnBase, message: error.message)
-        }
-        let unitsLimit = unitsBase + 2 * UInt64(block.text.count)
-        guard unitCount <= unitsLimit else { throw unitsRefused(unitsLimit) }
-        totals.changes += block.changes.count
-        totals.ops += block.ops.count
-        totals.predecessors += predecessors
-        totals.inflated = inflated
-        return block
+        return columnBytes
     }
 
     private struct ColumnReadError: Error { var message: String }

@@ -39,18 +39,6 @@ enum MemoryBudget {
         return overflow ? .max : product.addingReportingOverflow(baseline).overflow ? .max : product + baseline
     }
 
-    /// Throws when `inflated` bytes of sections need more memory than this process may use.
-    /// `offset`: where the section that crosses the line starts.
-    static func check(inflating inflated: UInt64, offset: Int?) throws(FormatError) {
-        let need = needed(inflating: inflated)
-        // Most documents are far below any machine's memory: no system call for them.
-        guard need > 32 << 20 else { return }
-        let can = available()
-        guard need > can else { return }
-        throw FormatError(offset: offset, message: "reading it needs about \(megabytes(need)) of memory (its sections inflate to \(megabytes(inflated))), more than the \(megabytes(can)) this process can use",
-                          memory: MemoryShortfall(needed: need, available: can))
-    }
-
     /// The least of physical memory and swap and (Linux) the memory limits of the process's
     /// control groups, less the memory the process already holds (resident), and what
     /// `RLIMIT_AS` leaves beside the address space already mapped.
