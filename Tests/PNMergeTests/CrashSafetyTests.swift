@@ -456,7 +456,7 @@ struct CrashSafetyTests {
         let mine = Document(title: "Small", author: "mia", replica: ReplicaID(high: 0x22, low: 2), time: at(9, 0))
         mine.addNote(title: "One", body: "short")
         let theirs = mine.fork(author: "theo")
-        for i in 0 ..< 40 { theirs.addNote(title: "Big \(i)", body: Self.text(UInt64(i), 4_000)) }
+        for i in 0 ..< 60 { theirs.addNote(title: "Big \(i)", body: Self.text(UInt64(i), 4_000)) }
         let original = mine.save(.compact)
         let minePath = fs.path + "/mine.peernote"
         try Data(original).write(to: URL(fileURLWithPath: minePath))

@@ -274,15 +274,15 @@ struct HistoryCommandTests {
         let alice = Self.fixtures + "/meeting-alice.peernote", bob = Self.fixtures + "/meeting-bob.peernote"
         let text = try pnmerge(["merge", alice, bob, "-o", "t.peernote"], in: dir)
         let json = try pnmerge(["merge", alice, bob, "-o", "j.peernote", "--json"], in: dir)
-        #expect(text.status == 0 && json.status == 0, "\(text.stderr)\(json.stderr)")
-        let report = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
+        #expect(text.status == 0 && json.status == 0, "\(text.err)\(json.err)")
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(json.out.utf8)) as? [String: Any])
         let command = try #require(report["revert"] as? String)
         #expect(command.hasPrefix("peernote revert j.peernote "))
-        #expect(text.stdout.hasSuffix("To undo what it brought in: " + command.replacingOccurrences(of: "j.peernote", with: "t.peernote") + "\n"))
+        #expect(text.out.hasSuffix("To undo what it brought in: " + command.replacingOccurrences(of: "j.peernote", with: "t.peernote") + "\n"))
         let dry = try pnmerge(["merge", alice, bob, "-o", "d.peernote", "--dry-run"], in: dir)
-        #expect(dry.status == 0 && !dry.stdout.contains("To undo"), "\(dry.stdout)")
+        #expect(dry.status == 0 && !dry.out.contains("To undo"), "\(dry.out)")
         let piped = try pnmerge(["merge", alice, bob, "-o", "-"], in: dir)
-        #expect(piped.status == 0 && !piped.stderr.contains("To undo"), "\(piped.stderr)")
+        #expect(piped.status == 0 && !piped.err.contains("To undo"), "\(piped.err)")
     }
 
     @Test("On the diverged fixtures: the revert command merge prints runs, Bob's deletion is undone, and the file stays readable by pnmerge")
