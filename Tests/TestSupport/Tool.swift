@@ -1,5 +1,4 @@
 import Foundation
-import Testing
 
 /// What a run of a tool did: its exit status and what it wrote.
 public struct RunResult: Sendable {
@@ -41,8 +40,9 @@ public struct Tool: Sendable {
 
     /// The tool, or a test failure that says how to build it.
     public func require() throws -> Tool {
-        try #require(FileManager.default.isExecutableFile(atPath: path),
-                     "\(name) is not built at \(path); run `swift build --build-tests` in \(Self.packageRoot.path) before `swift test`")
+        guard FileManager.default.isExecutableFile(atPath: path) else {
+            throw SupportError("\(name) is not built at \(path); run `swift build --build-tests` in \(Self.packageRoot.path) before `swift test`")
+        }
         return self
     }
 
@@ -52,8 +52,10 @@ public struct Tool: Sendable {
                       stdin: Input = .nullDevice) throws -> Running {
         let files = try TempDir()
         let outPath = files.path("stdout"), errPath = files.path("stderr")
-        try #require(FileManager.default.createFile(atPath: outPath, contents: nil))
-        try #require(FileManager.default.createFile(atPath: errPath, contents: nil))
+        guard FileManager.default.createFile(atPath: outPath, contents: nil),
+              FileManager.default.createFile(atPath: errPath, contents: nil) else {
+            throw SupportError("cannot create \(outPath) and \(errPath)")
+        }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: try require().path)
         process.arguments = args
@@ -111,4 +113,12 @@ public struct Tool: Sendable {
                              err: String(decoding: try files.bytes("stderr"), as: UTF8.self), outBytes: outBytes)
         }
     }
+}
+
+/// A failure of the test support itself (a tool not built, a file it cannot make), thrown so
+/// that the test calling it fails with this message. The support target is a plain target,
+/// built by `swift build` as well, so it does not import the testing library.
+public struct SupportError: Error, CustomStringConvertible {
+    public var description: String
+    public init(_ description: String) { self.description = description }
 }
