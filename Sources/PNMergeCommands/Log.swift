@@ -64,9 +64,7 @@ struct HistoryView {
     let titles: [NoteID: String]
 
     init(_ document: Document) {
-        var titles: [NoteID: String] = [:]
-        for n in document.notes + document.deletedNotes { titles[n.id] = n.title }
-        self.init(entries: document.history, heads: document.heads, titles: titles)
+        self.init(entries: document.history, heads: document.heads, titles: HistoryJSON.titles(document))
     }
 
     init(entries: [HistoryEntry], heads: [ChangeID], titles: [NoteID: String] = [:]) {
@@ -178,21 +176,8 @@ struct HistoryView {
                 ("dependencies", .strings(e.dependencies.map(\.fullDescription))),
                 ("operations", .int(e.operationCount)),
                 ("head", .bool(heads.contains(e.id))),
-                ("notes", .array(e.summaryParts.compactMap(notePart))),
+                ("notes", .array(e.summaryParts.compactMap { HistoryJSON.notePart($0, titles: titles) })),
             ])
         })
-    }
-
-    /// What a change did to one note: `{"note": id, "title": its title now, "change":
-    /// "added"|"deleted"|"edited", "summary": …}` (`change` as `diff --json` names it).
-    func notePart(_ part: SummaryPart) -> JSONValue? {
-        guard let id = part.note else { return nil }
-        let change = switch part.kind {
-        case .added: "added"
-        case .deleted: "deleted"
-        default: "edited"
-        }
-        return .object([("note", .string(id.description)), ("title", .string(titles[id] ?? "")),
-                        ("change", .string(change)), ("summary", .string(part.text))])
     }
 }

@@ -1,13 +1,11 @@
 import PeerNote
-import PeerNoteCLISupport
 
-/// Helpers for the JSON `peernote log`, `blame` and `revert` print (values are `JSONValue`s,
-/// rendered as every command's JSON is). The key names are the ones `pnmerge log --json` uses
-/// for the same things (man/peernote.1, JSON OUTPUT).
-enum HistoryJSON {
+/// Helpers for the history JSON both tools print (`pnmerge log --json`, `peernote log`, `blame`
+/// and `revert`), so that a change's notes carry the same keys in both (man pages, JSON OUTPUT).
+public enum HistoryJSON {
     /// Every note's title (deleted notes' too), made once: `Document.note(_:)` makes a note's
     /// body too, which for each change of a long log would cost the body's length.
-    static func titles(_ document: Document) -> [NoteID: String] {
+    public static func titles(_ document: Document) -> [NoteID: String] {
         var titles: [NoteID: String] = [:]
         for n in document.notes + document.deletedNotes { titles[n.id] = n.title }
         return titles
@@ -15,7 +13,7 @@ enum HistoryJSON {
 
     /// What a change did to one note: `{"note": id, "title": …, "change": "added"|"deleted"|"edited", "summary": …}`
     /// (`title` is the note's title now; `change` as `pnmerge diff --json` names it).
-    static func notePart(_ part: SummaryPart, titles: [NoteID: String]) -> JSONValue? {
+    public static func notePart(_ part: SummaryPart, titles: [NoteID: String]) -> JSONValue? {
         guard let id = part.note else { return nil }
         let change = switch part.kind {
         case .added: "added"
