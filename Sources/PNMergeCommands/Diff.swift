@@ -114,10 +114,18 @@ struct DiffReport {
         }
         // Listed, grouped and counted as `merge` does, so that the counts read the same in both reports.
         lines += MergeReport.checkLines(overlaps, style: style)
-        lines += MergeReport.conflictLines(conflicts, earlier: earlierConflicts, in: merged, style: style, when: " once merged") { n in
+        lines += MergeReport.conflictLines(conflicts, earlier: earlierConflicts, in: merged, style: style, when: " once merged",
+                                           resolvingIn: resultFile) { n in
             "\(Text.count(n, "conflict")) that one copy already has would still be open once merged."
         }
         return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// The file that holds the merged notebook once `pnmerge merge A B` has run, for the commands
+    /// that resolve its conflicts: A, or B when A is standard input or not a regular file (a
+    /// pipe, a device); nil when neither is a file a person can name again.
+    var resultFile: String? {
+        [a.file, b.file].first { $0 != "-" && !Inputs.isNotAFile($0) }
     }
 
     /// The schema is documented in man/pnmerge.1 (DIFF).
@@ -136,7 +144,7 @@ struct DiffReport {
             ("identical", .bool(identical)),
             ("a", side(a)),
             ("b", side(b)),
-            ("conflicts", MergeReport.conflictsJSON(conflicts, earlier: earlierConflicts, in: merged, style: style)),
+            ("conflicts", MergeReport.conflictsJSON(conflicts, earlier: earlierConflicts, in: merged, style: style, resolvingIn: resultFile)),
             ("overlaps", MergeReport.overlapsJSON(overlaps)),
         ])
     }

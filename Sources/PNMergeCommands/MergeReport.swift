@@ -116,8 +116,9 @@ struct MergeReport {
     /// edited on the other under a heading of their own; then the ones in `earlier` (MINE, or
     /// for `diff` one of the copies, already had them), counted on one line, `stillOpen(count)`. `when` ends each heading's
     /// words (" once merged", for `diff`).
-    /// With `resolvingIn` (the file that holds the result), each line ends with the command that
-    /// resolves its conflict (`ConflictRendering.line(_:in:style:resolvingIn:)`).
+    /// With `resolvingIn` (the file that holds the result, or for `diff` the file that will hold
+    /// it once merged), each line ends with the command that resolves its conflict
+    /// (`ConflictRendering.line(_:in:style:resolvingIn:when:)`, "resolve" followed by `when`).
     static func conflictLines(_ conflicts: [Conflict], earlier: Set<Conflict>, in notebook: Notebook, style: RenderStyle, when: String = "",
                               resolvingIn file: String? = nil, stillOpen: (Int) -> String) -> [String] {
         let made = conflicts.filter { !earlier.contains($0) }
@@ -127,7 +128,7 @@ struct MergeReport {
         for (heading, group) in [("Conflicts" + when, regular), ("Deleted on one side, edited on the other" + (when.isEmpty ? "" : "," + when), deleted)]
             where !group.isEmpty {
             lines.append(style.paint("\(heading) (\(group.count)):", .bold))
-            lines += group.map { "  " + style.paint(ConflictRendering.line($0, in: notebook, style: style, resolvingIn: file), .yellow) }
+            lines += group.map { "  " + style.paint(ConflictRendering.line($0, in: notebook, style: style, resolvingIn: file, when: when), .yellow) }
         }
         if made.count < conflicts.count { lines.append(stillOpen(conflicts.count - made.count)) }
         return lines

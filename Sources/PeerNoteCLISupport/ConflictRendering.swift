@@ -174,13 +174,15 @@ public enum ConflictRendering {
 
     /// `line` followed by the command that resolves the conflict (`resolveCommand`), when the
     /// notebook is a file a person can name (`file` nil: standard input, a pipe, a device).
-    public static func line(_ conflict: Conflict, in notebook: Notebook, style: RenderStyle, resolvingIn file: String?) -> String {
+    /// `when` follows the word "resolve": " once merged" where the conflict is not in `file`
+    /// yet and will be once the other copy is merged into it (`pnmerge diff`).
+    public static func line(_ conflict: Conflict, in notebook: Notebook, style: RenderStyle, resolvingIn file: String?, when: String = "") -> String {
         let text = line(conflict, in: notebook, style: style)
         guard let file else { return text }
         // N numbers the values as the line lists them, oldest first; a deletion lists none.
         var how = ""
         if case .deletedWhileEdited = conflict { how = " (N: 1 keeps it deleted, 2 restores it)" }
-        return text + "; resolve: " + resolveCommand(conflict, file: file) + how
+        return text + "; resolve" + when + ": " + resolveCommand(conflict, file: file) + how
     }
 
     /// The conflict as a JSON object (schema in man/pnmerge.1, JSON OUTPUT, CONFLICT): `kind`,

@@ -335,15 +335,19 @@ struct CommandTests {
         #expect(r.out.contains("\(b) lacks 3 changes from \(a) (alice 3):"))
         #expect(r.out.contains("  added    \"Boat\""))
         #expect(r.out.contains("  deleted  \"Old\""))
-        // The conflicts are grouped and counted as the merge report groups them.
+        // The conflicts are grouped and counted as the merge report groups them, each with the
+        // command that resolves it in A once B is merged into it.
+        let merged = try s.merged()
+        let food = try #require(merged.notes.first { $0.title == "Groceries" }).id.short
+        let old = try #require(merged.deletedNotes.first { $0.title == "Old" }).id.short
         #expect(r.out.contains("""
             Conflicts once merged (1):
-              note "Groceries": title "Shopping" (alice, 10:02) vs "Groceries" (bob, 10:05), showing "Groceries"
+              note "Groceries": title "Shopping" (alice, 10:02) vs "Groceries" (bob, 10:05), showing "Groceries"; resolve once merged: peernote resolve \(a) \(food) title --pick N
             Deleted on one side, edited on the other, once merged (1):
-              note "Old": deleted by alice (10:02) while edited by bob (10:05)
+              note "Old": deleted by alice (10:02) while edited by bob (10:05); it stays deleted and the edits are kept (restoring the note brings them back); resolve once merged: peernote resolve \(a) \(old) deleted --pick N (N: 1 keeps it deleted, 2 restores it)
             """), "\(r.out)")
-        let merged = pnmerge(["merge", "--dry-run", a, b])
-        #expect(merged.out.contains("\nConflicts (1):\n") && merged.out.contains("\nDeleted on one side, edited on the other (1):\n"), "\(merged.out)")
+        let dryRun = pnmerge(["merge", "--dry-run", a, b])
+        #expect(dryRun.out.contains("\nConflicts (1):\n") && dryRun.out.contains("\nDeleted on one side, edited on the other (1):\n"), "\(dryRun.out)")
 
         let j = pnmerge(["diff", "--json", a, b])
         let o = try #require(try parseJSON(j.out) as? [String: Any])
@@ -362,6 +366,38 @@ struct CommandTests {
         let unrelated = pnmerge(["diff", a, other])
         #expect(unrelated.status == ExitStatus.unrelated.rawValue)
         #expect(unrelated.err.contains("0c4b36e2-6c55-4d9a-8f0e-2b9c3e7d5a11") && unrelated.err.contains("9a1e2f30-1111-4222-8333-944455556666"))
+    }
+
+    @Test("diff: each conflict's resolving command, in text and JSON, names A and closes the conflict once B is merged into A")
+    func diffResolveCommands() throws {
+        let dir = try TempDir()
+        try Diverged().write(to: dir)
+        let a = dir.path("alice.peernote"), b = dir.path("bob.peernote")
+        let r = pnmerge(["diff", a, b])
+        #expect(r.status == 0, "\(r.err)")
+        let marker = "; resolve once merged: "
+        let commands = r.out.split(separator: "\n").compactMap { line -> String? in
+            line.range(of: marker).map { String(line[$0.upperBound...]).components(separatedBy: " (N: ")[0] }
+        }
+        #expect(commands.count == 2 && commands.allSatisfy { $0.hasPrefix("peernote resolve \(a) ") }, "\(r.out)")
+        // The JSON carries the same commands, one per listed conflict.
+        let o = try #require(try parseJSON(pnmerge(["diff", "--json", a, b]).out) as? [String: Any])
+        let json = try #require(o["conflicts"] as? [[String: Any]]).compactMap { $0["resolve"] as? String }
+        #expect(Set(json) == Set(commands), "\(json) \(commands)")
+        // Not in A yet: the command is for once merged. After `merge A B`, each one runs (N = 1) and
+        // leaves no conflict open.
+        #expect(pnmerge(["merge", a, b]).status == 0)
+        for command in commands {
+            let words = command.split(separator: " ").dropFirst().map { $0 == "N" ? "1" : String($0) }
+            let run = try Tool.peernote.run(words + ["--author", "dana"], environment: ["TZ": "UTC", "NO_COLOR": "1"])
+            #expect(run.status == 0, "\(command): \(run.err)")
+        }
+        #expect(try Document.load(dir.bytes("alice.peernote")).conflicts.isEmpty)
+
+        // A on standard input: the commands name B, which `merge B -` would write.
+        try Diverged().write(to: dir)
+        let piped = pnmerge(["diff", "-", b], input: try dir.bytes("alice.peernote"))
+        #expect(piped.status == 0 && piped.out.contains(marker + "peernote resolve \(b) "), "\(piped.out)")
     }
 
     @Test("diff: the places both copies edited one passage, under Check after what each lacks, as merge --dry-run lists them, in either order")
