@@ -17,12 +17,27 @@ private func encode(_ build: (inout CBOREncoder) -> Void) -> [UInt8] {
     return encoder.bytes
 }
 
-private func decodeError(_ bytes: [UInt8], limits: CBORLimits = .init()) -> CBORDecodeError? {
+/// Where decoding failed and the words that say why.
+private struct Failure: Equatable {
+    var offset: Int
+    var message: String
+}
+
+private func decodeError(_ bytes: [UInt8], limits: CBORLimits = .init()) -> Failure? {
     do {
         _ = try CBORDecoder.decodeItem(bytes, limits: limits)
         return nil
     } catch {
-        return error
+        return Failure(offset: error.offset, message: error.message)
+    }
+}
+
+private func decodeProblem(_ bytes: [UInt8], limits: CBORLimits = .init()) -> CBORDecodeError.Problem? {
+    do {
+        _ = try CBORDecoder.decodeItem(bytes, limits: limits)
+        return nil
+    } catch {
+        return error.problem
     }
 }
 
@@ -199,10 +214,10 @@ struct CBORTests {
         #expect(items[1].textValue == "a")
         #expect(items[3].isNull)
         #expect(try CBORDecoder.decodeSequence([]).isEmpty)
-        #expect(throws: CBORDecodeError(offset: 3, message: "unexpected end of input")) {
+        #expect(throws: CBORDecodeError(offset: 3, problem: .endOfInput)) {
             try CBORDecoder.decodeSequence(hex("01 6161 82 8100"))
         }
-        #expect(throws: CBORDecodeError(offset: 8, message: "unexpected end of input")) {
+        #expect(throws: CBORDecodeError(offset: 8, problem: .endOfInput)) {
             try CBORDecoder.decodeItem(input, at: 8)
         }
         #expect(throws: CBORDecodeError.self) { try CBORDecoder.decodeItem(input, at: 9) }
@@ -218,33 +233,34 @@ struct CBORTests {
             let error = try #require(decodeError(prefix), "prefix \(length) decoded")
             #expect(error.offset >= 0 && error.offset <= length)
             #expect(error.message == "unexpected end of input" || error.message.hasPrefix("declared "), "\(error)")
+            #expect(decodeProblem(prefix)?.inputEndsInsideItem == true, "prefix \(length): \(error)")
             if length > 0 {
                 #expect(throws: CBORDecodeError.self) { try CBORDecoder.decodeSequence(prefix) }
             }
         }
-        #expect(decodeError(hex("a2 01 83 44010203")) == CBORDecodeError(offset: 3, message: "declared length 4 exceeds the 3 bytes that remain"))
-        #expect(decodeError(hex("a2 01 83 4401")) == CBORDecodeError(offset: 2, message: "declared count 3 exceeds the 2 bytes that remain"))
-        #expect(decodeError(hex("a2 01 83 44010203 04")) == CBORDecodeError(offset: 2, message: "unexpected end of input"))
-        #expect(decodeError(hex("a2 01 83 4401020304 6449455446 19 03")) == CBORDecodeError(offset: 13, message: "unexpected end of input"))
+        #expect(decodeError(hex("a2 01 83 44010203")) == Failure(offset: 3, message: "declared length 4 exceeds the 3 bytes that remain"))
+        #expect(decodeError(hex("a2 01 83 4401")) == Failure(offset: 2, message: "declared count 3 exceeds the 2 bytes that remain"))
+        #expect(decodeError(hex("a2 01 83 44010203 04")) == Failure(offset: 2, message: "unexpected end of input"))
+        #expect(decodeError(hex("a2 01 83 4401020304 6449455446 19 03")) == Failure(offset: 13, message: "unexpected end of input"))
     }
 
     @Test("Huge declared lengths fail fast without allocating")
     func hugeDeclaredLengths() {
-        #expect(decodeError(hex("5b 1000000000000000")) == CBORDecodeError(offset: 0, message: "declared length 1152921504606846976 exceeds the 0 bytes that remain"))
-        #expect(decodeError(hex("7b 1000000000000000 616263")) == CBORDecodeError(offset: 0, message: "declared length 1152921504606846976 exceeds the 3 bytes that remain"))
-        #expect(decodeError(hex("81 5b ffffffffffffffff 00")) == CBORDecodeError(offset: 1, message: "declared length 18446744073709551615 exceeds the 1 bytes that remain"))
-        #expect(decodeError(hex("9b 0000000100000000 0102")) == CBORDecodeError(offset: 0, message: "declared count 4294967296 exceeds the 2 bytes that remain"))
-        #expect(decodeError(hex("9b ffffffffffffffff")) == CBORDecodeError(offset: 0, message: "declared count 18446744073709551615 exceeds the 0 bytes that remain"))
-        #expect(decodeError(hex("9b 8000000000000000 00")) == CBORDecodeError(offset: 0, message: "declared count 9223372036854775808 exceeds the 1 bytes that remain"))
-        #expect(decodeError(hex("bb ffffffffffffffff 0102")) == CBORDecodeError(offset: 0, message: "declared map size 18446744073709551615 needs more than the 2 bytes that remain"))
-        #expect(decodeError(hex("a2 0102 03")) == CBORDecodeError(offset: 0, message: "declared map size 2 needs more than the 3 bytes that remain"))
-        #expect(decodeError(hex("82 9a 00010000 00")) == CBORDecodeError(offset: 1, message: "declared count 65536 exceeds the 1 bytes that remain"))
+        #expect(decodeError(hex("5b 1000000000000000")) == Failure(offset: 0, message: "declared length 1152921504606846976 exceeds the 0 bytes that remain"))
+        #expect(decodeError(hex("7b 1000000000000000 616263")) == Failure(offset: 0, message: "declared length 1152921504606846976 exceeds the 3 bytes that remain"))
+        #expect(decodeError(hex("81 5b ffffffffffffffff 00")) == Failure(offset: 1, message: "declared length 18446744073709551615 exceeds the 1 bytes that remain"))
+        #expect(decodeError(hex("9b 0000000100000000 0102")) == Failure(offset: 0, message: "declared count 4294967296 exceeds the 2 bytes that remain"))
+        #expect(decodeError(hex("9b ffffffffffffffff")) == Failure(offset: 0, message: "declared count 18446744073709551615 exceeds the 0 bytes that remain"))
+        #expect(decodeError(hex("9b 8000000000000000 00")) == Failure(offset: 0, message: "declared count 9223372036854775808 exceeds the 1 bytes that remain"))
+        #expect(decodeError(hex("bb ffffffffffffffff 0102")) == Failure(offset: 0, message: "declared map size 18446744073709551615 needs more than the 2 bytes that remain"))
+        #expect(decodeError(hex("a2 0102 03")) == Failure(offset: 0, message: "declared map size 2 needs more than the 3 bytes that remain"))
+        #expect(decodeError(hex("82 9a 00010000 00")) == Failure(offset: 1, message: "declared count 65536 exceeds the 1 bytes that remain"))
     }
 
     @Test("Nesting is limited by maxDepth, for arrays, maps and tags")
     func nestingDepth() throws {
         let deep = Array(repeating: UInt8(0x81), count: 100) + [0x00]
-        #expect(decodeError(deep) == CBORDecodeError(offset: 64, message: "nesting deeper than 64 levels"))
+        #expect(decodeError(deep) == Failure(offset: 64, message: "nesting deeper than 64 levels"))
         let ok = Array(repeating: UInt8(0x81), count: 64) + [0x00]
         #expect(try CBORDecoder.decodeItem(ok).end == 65)
         let okEmpty = Array(repeating: UInt8(0x81), count: 63) + [0x80]
@@ -252,19 +268,19 @@ struct CBORTests {
         let tags = Array(repeating: UInt8(0xc1), count: 65) + [0x00]
         #expect(decodeError(tags)?.message == "nesting deeper than 64 levels")
         let maps: [UInt8] = Array(repeating: [0xa1, 0x00], count: 65).flatMap { $0 } + [0x00]
-        #expect(decodeError(maps) == CBORDecodeError(offset: 128, message: "nesting deeper than 64 levels"))
-        #expect(decodeError(hex("818100"), limits: CBORLimits(maxDepth: 1)) == CBORDecodeError(offset: 1, message: "nesting deeper than 1 levels"))
+        #expect(decodeError(maps) == Failure(offset: 128, message: "nesting deeper than 64 levels"))
+        #expect(decodeError(hex("818100"), limits: CBORLimits(maxDepth: 1)) == Failure(offset: 1, message: "nesting deeper than 1 levels"))
         // 100,000 levels: fails fast at the limit; with no limit, reading still does not recurse.
         let huge = Array(repeating: UInt8(0x81), count: 100_000)
         #expect(decodeError(huge)?.offset == 64)
-        #expect(decodeError(huge, limits: CBORLimits(maxDepth: .max)) == CBORDecodeError(offset: 99_999, message: "declared count 1 exceeds the 0 bytes that remain"))
+        #expect(decodeError(huge, limits: CBORLimits(maxDepth: .max)) == Failure(offset: 99_999, message: "declared count 1 exceeds the 0 bytes that remain"))
     }
 
     @Test("maxItems bounds the number of items")
     func itemLimit() throws {
-        #expect(decodeError(hex("83010203"), limits: CBORLimits(maxItems: 3)) == CBORDecodeError(offset: 3, message: "more than 3 items"))
+        #expect(decodeError(hex("83010203"), limits: CBORLimits(maxItems: 3)) == Failure(offset: 3, message: "more than 3 items"))
         #expect(try CBORDecoder.decodeItem(hex("83010203"), limits: CBORLimits(maxItems: 4)).array?.count == 3)
-        #expect(throws: CBORDecodeError(offset: 2, message: "more than 2 items")) {
+        #expect(throws: CBORDecodeError(offset: 2, problem: .tooManyItems(limit: 2))) {
             try CBORDecoder.decodeSequence(hex("010203"), limits: CBORLimits(maxItems: 2))
         }
     }
@@ -272,10 +288,25 @@ struct CBORTests {
     @Test("Invalid UTF-8 in text strings is rejected at the string's offset")
     func invalidUTF8() {
         for bad in ["62c328", "62c080", "63eda080", "61ff", "64f4908080", "61 80"] {
-            #expect(decodeError(hex(bad)) == CBORDecodeError(offset: 0, message: "text string is not valid UTF-8"), "\(bad)")
+            #expect(decodeError(hex(bad)) == Failure(offset: 0, message: "text string is not valid UTF-8"), "\(bad)")
         }
-        #expect(decodeError(hex("82 01 62c328")) == CBORDecodeError(offset: 2, message: "text string is not valid UTF-8"))
+        #expect(decodeError(hex("82 01 62c328")) == Failure(offset: 2, message: "text string is not valid UTF-8"))
         #expect(decodeError(hex("63efbfbd")) == nil)   // a real U+FFFD is fine
+    }
+
+    @Test("Only an input that ends inside an item, or declares more than remains, is said to end inside one")
+    func inputEndsInsideItem() {
+        let cut: [String] = ["82 01", "a2 01 83 44010203", "a2 01 83 4401", "bb ffffffffffffffff 0102", "5b 1000000000000000", "f8", "19 03"]
+        for input in cut {
+            #expect(decodeProblem(hex(input))?.inputEndsInsideItem == true, "\(input)")
+        }
+        let whole: [String] = ["9f01ff", "ff", "1c", "f818", "62c328"]
+        for input in whole {
+            let problem = decodeProblem(hex(input))
+            #expect(problem != nil && problem?.inputEndsInsideItem == false, "\(input): \(String(describing: problem))")
+        }
+        #expect(decodeProblem(Array(repeating: 0x81, count: 100) + [0x00])?.inputEndsInsideItem == false)
+        #expect(decodeProblem(hex("83 01 02 03"), limits: CBORLimits(maxDepth: 8, maxItems: 2))?.inputEndsInsideItem == false)
     }
 
     @Test("Indefinite lengths and break codes are rejected")
@@ -295,8 +326,8 @@ struct CBORTests {
             #expect(error?.message.hasPrefix("malformed item") == true, "\(byte)")
         }
         #expect(decodeError(hex("82 00 1c"))?.offset == 2)
-        #expect(decodeError(hex("f818")) == CBORDecodeError(offset: 0, message: "simple value 24 must use the one-byte form"))
-        #expect(decodeError(hex("f8")) == CBORDecodeError(offset: 0, message: "unexpected end of input"))
+        #expect(decodeError(hex("f818")) == Failure(offset: 0, message: "simple value 24 must use the one-byte form"))
+        #expect(decodeError(hex("f8")) == Failure(offset: 0, message: "unexpected end of input"))
         #expect(decodeError(hex("f820")) == nil)
         #expect(decodeError(hex("d4 00")) == nil)   // tag 20: well-formed, though libcbor 0.8 rejects it
     }
@@ -346,6 +377,6 @@ struct CBORTests {
 
     @Test("Errors describe themselves with their offset")
     func errorDescription() {
-        #expect(CBORDecodeError(offset: 7, message: "unexpected end of input").description == "CBOR error at byte 7: unexpected end of input")
+        #expect(CBORDecodeError(offset: 7, problem: .endOfInput).description == "CBOR error at byte 7: unexpected end of input")
     }
 }

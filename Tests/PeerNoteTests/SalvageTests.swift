@@ -57,6 +57,46 @@ struct SalvageTests {
         #expect(result.droppedChanges.first?.reason.contains("damaged bytes") == true, "\(result.droppedChanges.first?.reason ?? "")")
     }
 
+    @Test("A block whose payload is declared longer than the file is cut short when it is the last, and damaged where a block follows it")
+    func declaredLengthBeyondTheFile() throws {
+        // A base block and two appended ones, each payload over 255 bytes (a length head of
+        // three bytes or more), the file under 65,535 bytes.
+        let doc = Document(title: "Long", author: "alice")
+        // Letters from a linear congruential generator: text that deflate cannot shrink much.
+        func text(_ seed: UInt64) -> String {
+            var x = seed
+            return String((0 ..< 1500).map { _ in
+                x = x &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+                return Character(UnicodeScalar(UInt8(97 + (x >> 33) % 26)))
+            })
+        }
+        doc.addNote(title: "one", body: text(1))
+        var bytes = doc.save(.compact)
+        for seed: UInt64 in [2, 3] {
+            let d = try Document.load(bytes)
+            d.author = "alice"
+            d.addNote(title: "note \(seed)", body: text(seed))
+            bytes = d.save(.incremental)
+        }
+        let blocks = try BlockCodec.decode(bytes)
+        try #require(blocks.count == 3 && bytes.count < 65_535)
+        // The payload's byte string head: its length in the bytes just before the payload, all set.
+        func overstated(_ block: RawBlock) throws -> [UInt8] {
+            let size = block.payload.count
+            let head = size < 24 ? 1 : size < 256 ? 2 : size < 65_536 ? 3 : 5
+            try #require(head >= 3, "a payload of \(size) bytes")
+            var damaged = bytes
+            for i in block.payloadOffset - head + 1 ..< block.payloadOffset { damaged[i] = 0xFF }
+            return damaged
+        }
+        let middle = try Document.salvage(try overstated(blocks[1]))
+        let said = try #require(middle.regions.first { $0.kind == .damaged }?.problem)
+        #expect(said.contains("declared length") && !said.contains("cut short"), "\(said)")
+        let last = try Document.salvage(try overstated(blocks[2]))
+        let lastSaid = try #require(last.regions.first { $0.kind == .damaged }?.problem)
+        #expect(lastSaid.contains("the block is cut short: declared length"), "\(lastSaid)")
+    }
+
     @Test("An intact file comes back unchanged")
     func intact() throws {
         for file in ["meeting.peernote", "meeting-appended.peernote", "hi.peernote"] {

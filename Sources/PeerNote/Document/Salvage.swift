@@ -393,7 +393,14 @@ private struct Salvager {
                     if pos == 0, let v = error.unsupportedVersion { throw .unsupportedVersion(v) }
                     if damageStart == nil {
                         damageStart = pos
-                        let cut = error.message.contains("end of input") || (error.message.contains("exceeds the") && nextMagic(after: pos + 1) == bytes.count)
+                        // Cut short: the bytes end inside an item, or an array or string is
+                        // longer than what remains and no block follows (else the length may be
+                        // the damage).
+                        let cut = switch error.cbor {
+                        case .endOfInput: true
+                        case .countExceedsInput, .lengthExceedsInput: nextMagic(after: pos + 1) == bytes.count
+                        default: false
+                        }
                         damageReason = "block at offset \(pos): " + (cut ? "the block is cut short: " : "") + "\(error.message) (at offset \(error.offset ?? pos))"
                     }
                 }
@@ -440,7 +447,7 @@ private struct Salvager {
     static func decodeBlock(_ bytes: [UInt8], at pos: Int) -> Result<RawBlock, FormatError> {
         let item: CBORItem
         do { item = try CBORDecoder.decodeItem(bytes, at: pos, limits: CBORLimits(maxDepth: 8, maxItems: 16)) } catch {
-            return .failure(FormatError(offset: error.offset, message: error.message))
+            return .failure(FormatError(error))
         }
         guard case .tagged(let t1, let inner) = item.value, t1 == Format.selfDescribeTag,
               case .tagged(let t2, let body) = inner.value, t2 == Format.blockTag,

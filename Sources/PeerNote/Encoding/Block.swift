@@ -27,6 +27,9 @@ struct FormatError: Error, Sendable, Equatable, CustomStringConvertible {
     /// Set when reading the file would need more memory than the process can use (`MemoryBudget`):
     /// not damage.
     var memory: MemoryShortfall?
+    /// The CBOR reader's problem, when the error is one it found (readers of damaged files,
+    /// such as salvage, decide on it rather than on `message`).
+    var cbor: CBORDecodeError.Problem?
     var description: String { offset.map { "offset \($0): \(message)" } ?? message }
 
     init(offset: Int?, message: String, unsupportedVersion: UInt64? = nil, memory: MemoryShortfall? = nil) {
@@ -34,6 +37,13 @@ struct FormatError: Error, Sendable, Equatable, CustomStringConvertible {
         self.message = message
         self.unsupportedVersion = unsupportedVersion
         self.memory = memory
+    }
+
+    /// The CBOR reader's `error`, `base` bytes further into the file than the bytes it read;
+    /// its message after `context` when given (`file is truncated or damaged`).
+    init(_ error: CBORDecodeError, base: Int = 0, context: String? = nil) {
+        self.init(offset: base + error.offset, message: context.map { "\($0): \(error.message)" } ?? error.message)
+        cbor = error.problem
     }
 }
 
@@ -76,10 +86,7 @@ enum BlockCodec {
             }
             let item: CBORItem
             do { item = try CBORDecoder.decodeItem(bytes, at: pos, limits: limits) } catch {
-                if error.message.contains("end of input") || error.message.contains("bytes that remain") {
-                    throw FormatError(offset: error.offset, message: "file is truncated or damaged: \(error.message)")
-                }
-                throw FormatError(offset: error.offset, message: error.message)
+                throw FormatError(error, context: error.problem.inputEndsInsideItem ? "file is truncated or damaged" : nil)
             }
             guard case .tagged(_, let inner) = item.value, case .tagged(_, let body) = inner.value,
                   let fields = body.array, fields.count == 3 else {

@@ -59,10 +59,68 @@ extension CBORItem {
 
 // MARK: - Decoding
 
-/// A decoding failure: `offset` is the absolute byte offset in the input of the item at fault.
+/// A decoding failure: `offset` is the absolute byte offset in the input of the item at fault,
+/// `problem` what is wrong there. Callers decide on `problem`; `message` words it.
 struct CBORDecodeError: Error, Equatable, CustomStringConvertible {
+    /// One case per check the reader makes.
+    enum Problem: Equatable, Sendable {
+        /// Reading was asked to start at `offset`, outside an input of `inputSize` bytes.
+        case startOutsideInput(offset: Int, inputSize: Int)
+        /// The input ends inside an item (a head, or a container's elements).
+        case endOfInput
+        /// More data items than `CBORLimits.maxItems`.
+        case tooManyItems(limit: Int)
+        /// Containers nested deeper than `CBORLimits.maxDepth`.
+        case tooDeep(limit: Int)
+        /// An array head declares more elements than bytes remain.
+        case countExceedsInput(count: UInt64, remaining: Int)
+        /// A map head declares more entries than the bytes that remain can hold.
+        case mapSizeExceedsInput(count: UInt64, remaining: Int)
+        /// A byte or text string's head declares more bytes than remain.
+        case lengthExceedsInput(length: UInt64, remaining: Int)
+        /// A text string whose bytes are not UTF-8.
+        case invalidUTF8
+        /// An indefinite-length item or a break code (`initialByte`), which the format forbids.
+        case indefiniteLength(initialByte: UInt8)
+        /// A simple value below 32 in the two-byte form.
+        case simpleValueTwoByteForm(UInt8)
+        /// A reserved or ill-formed initial byte.
+        case malformed(initialByte: UInt8)
+        /// A head the reader does not expect where it stands (a reader bug, not the input's).
+        case unexpectedHead
+
+        /// Whether the input ends before the item does: its bytes end inside it, or it declares a
+        /// string, array or map larger than what remains (a file cut short, or damaged there).
+        var inputEndsInsideItem: Bool {
+            switch self {
+            case .endOfInput, .countExceedsInput, .mapSizeExceedsInput, .lengthExceedsInput: true
+            case .startOutsideInput, .tooManyItems, .tooDeep, .invalidUTF8, .indefiniteLength, .simpleValueTwoByteForm,
+                 .malformed, .unexpectedHead: false
+            }
+        }
+
+        /// What is wrong, in one line.
+        var message: String {
+            switch self {
+            case .startOutsideInput(let offset, let size): "offset \(offset) is outside the \(size)-byte input"
+            case .endOfInput: "unexpected end of input"
+            case .tooManyItems(let limit): "more than \(limit) items"
+            case .tooDeep(let limit): "nesting deeper than \(limit) levels"
+            case .countExceedsInput(let n, let remaining): "declared count \(n) exceeds the \(remaining) bytes that remain"
+            case .mapSizeExceedsInput(let n, let remaining): "declared map size \(n) needs more than the \(remaining) bytes that remain"
+            case .lengthExceedsInput(let n, let remaining): "declared length \(n) exceeds the \(remaining) bytes that remain"
+            case .invalidUTF8: "text string is not valid UTF-8"
+            case .indefiniteLength(let initial): "indefinite-length items are not allowed (initial byte 0x\(Hex.string([initial])))"
+            case .simpleValueTwoByteForm(let v): "simple value \(v) must use the one-byte form"
+            case .malformed(let initial): "malformed item: initial byte 0x\(Hex.string([initial])) is reserved or not well-formed"
+            case .unexpectedHead: "internal: unexpected head state"
+            }
+        }
+    }
+
     var offset: Int
-    var message: String
+    var problem: Problem
+    var message: String { problem.message }
     var description: String { "CBOR error at byte \(offset): \(message)" }
 }
 
@@ -158,17 +216,17 @@ enum CBORDecoder {
 
     private static func decode(_ bytes: [UInt8], at start: Int, limits: CBORLimits, itemCount: inout Int) throws(CBORDecodeError) -> CBORItem {
         guard start >= 0, start <= bytes.count else {
-            throw CBORDecodeError(offset: start, message: "offset \(start) is outside the \(bytes.count)-byte input")
+            throw CBORDecodeError(offset: start, problem: .startOutsideInput(offset: start, inputSize: bytes.count))
         }
         var stack: [Frame] = []
         var pos = start
         while true {
             guard pos < bytes.count else {
-                throw CBORDecodeError(offset: stack.last?.offset ?? pos, message: "unexpected end of input")
+                throw CBORDecodeError(offset: stack.last?.offset ?? pos, problem: .endOfInput)
             }
             itemCount += 1
             guard itemCount <= limits.maxItems else {
-                throw CBORDecodeError(offset: pos, message: "more than \(limits.maxItems) items")
+                throw CBORDecodeError(offset: pos, problem: .tooManyItems(limit: limits.maxItems))
             }
             let (head, end) = try readHead(bytes, at: pos)
             let remaining = bytes.count - end
@@ -176,18 +234,18 @@ enum CBORDecoder {
             switch head {
             case .array(let n), .map(let n), .tag(let n):
                 guard stack.count < limits.maxDepth else {
-                    throw CBORDecodeError(offset: pos, message: "nesting deeper than \(limits.maxDepth) levels")
+                    throw CBORDecodeError(offset: pos, problem: .tooDeep(limit: limits.maxDepth))
                 }
                 var frame: Frame
                 switch head {
                 case .array:
                     guard n <= UInt64(remaining) else {
-                        throw CBORDecodeError(offset: pos, message: "declared count \(n) exceeds the \(remaining) bytes that remain")
+                        throw CBORDecodeError(offset: pos, problem: .countExceedsInput(count: n, remaining: remaining))
                     }
                     frame = Frame(kind: .array, offset: pos, missing: Int(n))
                 case .map:
                     guard n <= UInt64(remaining / 2) else {
-                        throw CBORDecodeError(offset: pos, message: "declared map size \(n) needs more than the \(remaining) bytes that remain")
+                        throw CBORDecodeError(offset: pos, problem: .mapSizeExceedsInput(count: n, remaining: remaining))
                     }
                     frame = Frame(kind: .map, offset: pos, missing: 2 * Int(n))
                 default:
@@ -202,7 +260,7 @@ enum CBORDecoder {
                 if case .map = frame.kind { value = .map([]) } else { value = .array([]) }
             default:
                 guard let leaf = try leaf(head, bytes, end: end, at: pos), let standalone = CBORValue(leaf) else {
-                    throw CBORDecodeError(offset: pos, message: "internal: unexpected head state")
+                    throw CBORDecodeError(offset: pos, problem: .unexpectedHead)
                 }
                 value = standalone
             }
@@ -248,7 +306,7 @@ enum CBORDecoder {
             // Invalid UTF-8 decodes to replacement characters, so the bytes would differ;
             // ASCII (most text, and checked in one fast pass) is valid as it is.
             guard raw.allSatisfy({ $0 < 0x80 }) || string.utf8.elementsEqual(raw) else {
-                throw CBORDecodeError(offset: pos, message: "text string is not valid UTF-8")
+                throw CBORDecodeError(offset: pos, problem: .invalidUTF8)
             }
             return .text(string)
         case .array, .map, .tag, .none, .indefinite, .breakCode: return nil
@@ -274,7 +332,7 @@ enum CBORDecoder {
             let read = Int(result.read)
             switch head {
             case .indefinite, .breakCode:
-                throw CBORDecodeError(offset: pos, message: "indefinite-length items are not allowed (initial byte 0x\(Hex.string([initial])))")
+                throw CBORDecodeError(offset: pos, problem: .indefiniteLength(initialByte: initial))
             case .bytes(let n) where n < UInt64(read) && read <= available: return (head, pos + read)
             case .text(let n) where n < UInt64(read) && read <= available: return (head, pos + read)
             case .bytes, .text, .none: break   // cannot happen: libcbor claimed the payload and called back
@@ -284,26 +342,26 @@ enum CBORDecoder {
             let info = initial & 0x1f   // 0...27 here: libcbor reports 28...31 as errors
             let extra = info < 24 ? 0 : 1 << Int(info - 24)
             guard available > extra else {
-                throw CBORDecodeError(offset: pos, message: "unexpected end of input")
+                throw CBORDecodeError(offset: pos, problem: .endOfInput)
             }
             guard initial >> 5 == 2 || initial >> 5 == 3 else { break }
             // The head is complete, so this is a definite string whose payload is cut short.
             let length = extra == 0 ? UInt64(info) : bytes[(pos + 1)...(pos + extra)].reduce(0) { $0 << 8 | UInt64($1) }
-            throw CBORDecodeError(offset: pos, message: "declared length \(length) exceeds the \(available - 1 - extra) bytes that remain")
+            throw CBORDecodeError(offset: pos, problem: .lengthExceedsInput(length: length, remaining: available - 1 - extra))
         default:
             // libcbor 0.8 rejects some well-formed heads: tags 6...20 and all simple values.
             switch initial {
             case 0xc6...0xd4: return (.tag(UInt64(initial - 0xc0)), pos + 1)
             case 0xe0...0xf3: return (.simple(initial & 0x1f), pos + 1)
             case 0xf8 where available < 2:
-                throw CBORDecodeError(offset: pos, message: "unexpected end of input")
+                throw CBORDecodeError(offset: pos, problem: .endOfInput)
             case 0xf8 where bytes[pos + 1] >= 32: return (.simple(bytes[pos + 1]), pos + 2)
             case 0xf8:
-                throw CBORDecodeError(offset: pos, message: "simple value \(bytes[pos + 1]) must use the one-byte form")
+                throw CBORDecodeError(offset: pos, problem: .simpleValueTwoByteForm(bytes[pos + 1]))
             default: break
             }
         }
-        throw CBORDecodeError(offset: pos, message: "malformed item: initial byte 0x\(Hex.string([initial])) is reserved or not well-formed")
+        throw CBORDecodeError(offset: pos, problem: .malformed(initialByte: initial))
     }
 
 }
@@ -367,25 +425,25 @@ struct CBORReader {
     /// Reads the next head (a string with its payload); `at` is where it starts.
     mutating func next() throws(CBORDecodeError) -> (token: CBORToken, at: Int) {
         let pos = offset
-        guard pos >= 0, pos < bytes.count else { throw CBORDecodeError(offset: pos, message: "unexpected end of input") }
+        guard pos >= 0, pos < bytes.count else { throw CBORDecodeError(offset: pos, problem: .endOfInput) }
         let (head, end) = try CBORDecoder.readHead(bytes, at: pos)
         let remaining = bytes.count - end
         let token: CBORToken
         switch head {
         case .array(let n):
             guard n <= UInt64(remaining) else {
-                throw CBORDecodeError(offset: pos, message: "declared count \(n) exceeds the \(remaining) bytes that remain")
+                throw CBORDecodeError(offset: pos, problem: .countExceedsInput(count: n, remaining: remaining))
             }
             token = .array(Int(n))
         case .map(let n):
             guard n <= UInt64(remaining / 2) else {
-                throw CBORDecodeError(offset: pos, message: "declared map size \(n) needs more than the \(remaining) bytes that remain")
+                throw CBORDecodeError(offset: pos, problem: .mapSizeExceedsInput(count: n, remaining: remaining))
             }
             token = .map(Int(n))
         case .tag(let t): token = .tag(t)
         default:
             guard let leaf = try CBORDecoder.leaf(head, bytes, end: end, at: pos) else {
-                throw CBORDecodeError(offset: pos, message: "internal: unexpected head state")
+                throw CBORDecodeError(offset: pos, problem: .unexpectedHead)
             }
             token = leaf
         }

@@ -74,7 +74,7 @@ extension WireCodec {
             guard let m = item.map else { throw FormatError(offset: base, message: "block payload is not a map") }
             return m
         } catch let e as CBORDecodeError {
-            throw FormatError(offset: base + e.offset, message: e.message)
+            throw FormatError(e, base: base)
         } catch let e as FormatError {
             throw e
         } catch {
