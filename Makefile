@@ -7,12 +7,13 @@ BIN := .build/release
 
 all: build
 
-# libcbor and libdeflate headers (Debian/Ubuntu), and mandoc, which the tests run to lint the
-# man pages. Skipped when already installed.
+# libcbor and libdeflate headers (Debian/Ubuntu); mandoc, which the tests run to lint the man
+# pages; zsh and fish, in which the tests run the completion scripts. Skipped when already installed.
 deps:
-	@if ! pkg-config --exists libcbor 2>/dev/null || ! pkg-config --exists libdeflate 2>/dev/null || ! command -v mandoc >/dev/null; then \
-	  echo "Installing libcbor-dev, libdeflate-dev and mandoc"; \
-	  $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq libcbor-dev libdeflate-dev pkg-config mandoc >/dev/null; \
+	@if ! pkg-config --exists libcbor 2>/dev/null || ! pkg-config --exists libdeflate 2>/dev/null || ! command -v mandoc >/dev/null \
+	  || ! command -v zsh >/dev/null || ! command -v fish >/dev/null; then \
+	  echo "Installing libcbor-dev, libdeflate-dev, mandoc, zsh and fish"; \
+	  $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq libcbor-dev libdeflate-dev pkg-config mandoc zsh fish >/dev/null; \
 	fi
 
 build: deps

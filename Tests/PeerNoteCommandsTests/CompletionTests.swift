@@ -139,4 +139,89 @@ struct CompletionTests {
         let all = try complete(["peernote", "edit", "'n b.peernote'", ""], tool: "peernote")
         #expect(all.prefix(2) == ["Dentist at 9", "Groceries"], "\(all)")
     }
+
+    /// A folder with `n b.peernote` (notes "Dentist at 9" and "Groceries"), `other.txt`, a
+    /// folder `sub`, and both tools' completion scripts for `shell` (zsh's as `_peernote` and
+    /// `_pnmerge`, for `fpath`; fish's as `peernote.fish` and `pnmerge.fish`); and the
+    /// environment a shell there gets: the built tools first on `PATH`, a home of its own.
+    func shellFolder(_ shell: String) throws -> (dir: TempDir, ids: (String, String), env: [String: String]) {
+        let dir = try TempDir()
+        let ids = try notebook(dir)
+        _ = try dir.write("other.txt", "")
+        try FileManager.default.createDirectory(atPath: dir.file("sub"), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: dir.file("home"), withIntermediateDirectories: true)
+        for tool in ["peernote", "pnmerge"] {
+            _ = try dir.write(shell == "zsh" ? "_\(tool)" : "\(tool).fish", try script(tool, shell, in: dir))
+        }
+        let bin = URL(fileURLWithPath: try Binary.require()).deletingLastPathComponent().path
+        var env = Binary.environment([:])
+        env["PATH"] = bin + ":" + (env["PATH"] ?? "/usr/bin:/bin")
+        // A terminal without cursor movement: the line is redrawn as plain text.
+        env["TERM"] = "dumb"
+        for key in ["HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME"] { env[key] = dir.file("home") }
+        env.removeValue(forKey: "ZDOTDIR")
+        return (dir, ids, env)
+    }
+
+    /// Types `line` and a tab into `shell`, and waits until the terminal shows `expected`
+    /// after it; then clears the line. Returns what the terminal showed.
+    @discardableResult
+    func complete(_ line: String, in shell: ShellSession, showing expected: [String]) throws -> String {
+        let start = shell.text.count
+        shell.type(line + "\t")
+        let shown = try shell.waitFor(after: start, "completion of \(line.debugDescription) showing \(expected)") { text in
+            expected.allSatisfy { text.contains($0) }
+        }
+        shell.type("\u{15}")
+        return shown
+    }
+
+    /// What the terminal shows after a tab on `line` (which may offer nothing), up to the
+    /// output of a command typed after it: the shell handles keys in order, so the
+    /// completion has been drawn by then.
+    func completionShown(_ line: String, in shell: ShellSession, echo: String) throws -> String {
+        let start = shell.text.count
+        shell.type(line + "\t\u{15}" + echo + "\r")
+        let shown = try shell.waitFor(after: start, "the output of \(echo.debugDescription)") { $0.contains("DONE\r") }
+        return shown
+    }
+
+    @Test("zsh: the scripts, loaded with compinit, complete .peernote files and folders for FILE and note titles and ids for NOTE")
+    func zshForReal() throws {
+        let zsh = try ShellSession.require("zsh")
+        let (dir, ids, env) = try shellFolder("zsh")
+        let shell = try ShellSession("\(zsh) -f -i", name: "zsh", in: dir.path, environment: env)
+        defer { shell.close() }
+        // The marker is printed as READY; the typed line echoes it with quotes.
+        shell.type("PS1='> '; fpath=(\(dir.path) $fpath); autoload -U compinit; compinit -u -D; print RE''ADY\r")
+        try shell.waitFor("compinit") { $0.contains("READY\r") }
+        try complete("peernote show n\\ b.peernote G", in: shell, showing: ["peernote show n\\ b.peernote Groceries"])
+        try complete("peernote edit 'n b.peernote' Den", in: shell, showing: ["peernote edit 'n b.peernote' Dentist\\ at\\ 9"])
+        try complete("peernote rm n\\ b.peernote \(ids.1.prefix(6))", in: shell, showing: ["peernote rm n\\ b.peernote \(ids.1)"])
+        // Several candidates are listed below the line: every title and id.
+        try complete("peernote show n\\ b.peernote ", in: shell, showing: ["Dentist at 9", "Groceries", ids.0, ids.1])
+        try complete("pnmerge show n", in: shell, showing: ["pnmerge show n\\ b.peernote"])
+        try complete("peernote list n", in: shell, showing: ["peernote list n\\ b.peernote"])
+        let listed = try complete("pnmerge diff ", in: shell, showing: ["n\\ b.peernote", "sub/"])
+        #expect(!listed.contains("other.txt"), "\(listed)")
+    }
+
+    @Test("fish: the scripts, sourced, complete .peernote files and folders for FILE and note titles and ids for NOTE")
+    func fishForReal() throws {
+        let fish = try ShellSession.require("fish")
+        let (dir, ids, env) = try shellFolder("fish")
+        let setup = "source peernote.fish; source pnmerge.fish; function fish_prompt; echo '> '; end; echo RE''ADY"
+        let shell = try ShellSession("\(fish) --no-config -i -C \"\(setup)\"", name: "fish", in: dir.path, environment: env)
+        defer { shell.close() }
+        try shell.waitFor("the scripts sourced") { $0.contains("READY\r") }
+        try complete("peernote show n\\ b.peernote G", in: shell, showing: ["peernote show n\\ b.peernote Groceries"])
+        try complete("peernote edit 'n b.peernote' Den", in: shell, showing: ["peernote edit 'n b.peernote' Dentist\\ at\\ 9"])
+        try complete("peernote rm n\\ b.peernote \(ids.1.prefix(6))", in: shell, showing: ["peernote rm n\\ b.peernote \(ids.1)"])
+        try complete("pnmerge show n", in: shell, showing: ["pnmerge show n\\ b.peernote"])
+        try complete("peernote list n", in: shell, showing: ["peernote list n\\ b.peernote"])
+        try complete("pnmerge diff s", in: shell, showing: ["pnmerge diff sub/"])
+        // Only .peernote files and folders: other.txt is never offered.
+        let other = try completionShown("pnmerge show o", in: shell, echo: "echo DO''NE")
+        #expect(!other.contains("other.txt"), "\(other)")
+    }
 }
