@@ -294,6 +294,32 @@ struct GitSetupOperation {
         \(hookBegin)
         # Refuses the commit when a staged .peernote file is damaged (pnmerge validate), and says
         # how to recover its intact changes when it has some (pnmerge salvage).
+        # Refuses a merge (or cherry-pick, revert, rebase step) that stages one side of a notebook
+        # as it was, when git merged it without pnmerge's driver (not set up in this clone): git
+        # then calls it binary, keeps one side, and `git add` drops the other side's edits.
+        if ! git config --get merge.peernote.driver >/dev/null &&
+            { git rev-parse -q --verify MERGE_HEAD || git rev-parse -q --verify CHERRY_PICK_HEAD ||
+              git rev-parse -q --verify REVERT_HEAD || git rev-parse -q --verify REBASE_HEAD; } >/dev/null; then
+            git ls-files --cached -z -- '*.peernote' | xargs -0 sh -c '
+            status=0
+            for f do
+                case $(git check-attr merge -- "$f") in *": merge: peernote") ;; *) continue ;; esac
+                staged=$(git rev-parse -q --verify ":0:$f") || continue
+                sides=$(git ls-files --resolve-undo -- ":(literal)$f" | awk "\\$3 == 2 || \\$3 == 3 { print \\$2 }")
+                for side in $sides; do
+                    if [ "$side" = "$staged" ]; then
+                        case $f in *[!A-Za-z0-9._/+-]*) q=$(git rev-parse --sq-quote "$f"); q=${q# } ;; *) q=$f ;; esac
+                        printf "pre-commit: %s: git could not merge this notebook: this clone has no pnmerge merge driver, so one side was staged as it was and the other side'"'"'s edits would be lost; to merge both sides'"'"' edits, run pnmerge git-setup, then git checkout -m %s, then git add %s\\n" "$f" "$q" "$q" >&2
+                        status=1
+                        break
+                    fi
+                done
+            done
+            exit $status' sh || {
+                echo "pre-commit: commit refused: a notebook would keep only one side of the merge (set up the merge driver as above)" >&2
+                exit 1
+            }
+        fi
         git diff --cached --name-only --diff-filter=ACMRT -z -- '*.peernote' |
         xargs -0 sh -c '
         status=0
@@ -335,17 +361,7 @@ struct GitSetupOperation {
     }
 
     /// `word` as one shell word: unchanged when it holds only safe characters, else in single quotes.
-    static func shellQuoted(_ word: String) -> String {
-        let safe = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._-+=:@%,")
-        if !word.isEmpty && word.allSatisfy({ safe.contains($0) }) { return word }
-        // By scalars: a quote followed by a combining mark is one Character, which a
-        // Character-wise replace would leave unescaped.
-        var out = "'"
-        for u in word.unicodeScalars {
-            if u == "'" { out += "'\\''" } else { out.unicodeScalars.append(u) }
-        }
-        return out + "'"
-    }
+    static func shellQuoted(_ word: String) -> String { ShellWord.quoted(word) }
 
     static func quoted(_ s: String) -> String { "'" + s + "'" }
 

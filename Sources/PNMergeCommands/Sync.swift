@@ -22,8 +22,10 @@ extension PNMerge {
             Finds every .peernote file under each DIR (a USB stick and your notes folder, \
             or a Syncthing, Dropbox or Nextcloud folder), groups the copies by document id \
             (not by name), merges each group, and writes the result to every copy that lacks \
-            something, atomically and as an appended block. Copies that already have every \
-            change are not touched.
+            something, atomically and in canonical compact form, so that copies holding the \
+            same changes hold the same bytes (rsync and Unison then find nothing to move). A \
+            copy that already has every change is not touched, unless another copy of its \
+            notebook holds other bytes: then it is rewritten in that form too.
 
             Conflict copies that sync tools leave beside a notebook are merged into it and \
             then removed (--keep keeps them): Syncthing's NAME.sync-conflict-*.peernote, \
@@ -47,6 +49,12 @@ extension PNMerge {
             notes added, restored, edited, moved and deleted, the conflicts new to it and the \
             places to check; --verbose lists them as merge does, and --json gives the report \
             as JSON with merge's key names (see pnmerge(1)).
+
+            A single .peernote file in a folder Syncthing, Dropbox or Nextcloud syncs (its \
+            marker, .stfolder, .dropbox or .sync_*.db, in the folder or above it), or beside \
+            conflict copies, gets one hint per run: a notebook folder, which no two devices \
+            write, does not risk the conflict copies such services cap or overwrite \
+            (pnmerge convert FILE FOLDER).
             """
         )
 
@@ -259,6 +267,11 @@ enum SyncText {
                 lines.append("    " + DisplayText.oneLine(counts))
             }
             return lines
+        case .rewrote(let path, let before, let written, let changedMeanwhile):
+            var line = written.map { "rewrote \(path) in canonical form, the same bytes as the other copies: \(before) → \(Text.count($0, "byte"))" }
+                ?? "would rewrite \(path) in canonical form, the same bytes as the other copies"
+            if changedMeanwhile { line += "; it changed while syncing; run sync again to take its new changes to the other copies" }
+            return ["  " + DisplayText.oneLine(line)]
         case .removed(let path, let tool):
             return ["  " + DisplayText.oneLine("\(dryRun ? "would remove" : "removed") \(path) (\(tool), merged)")]
         case .kept(let path, let why):
@@ -291,13 +304,46 @@ enum SyncText {
         let verb = report.dryRun ? "would be " : ""
         var summary = "\(Text.count(report.notebooks.count, "notebook")) in \(Text.count(report.filesFound, "file")): "
         summary += "\(report.written) \(verb)written, \(report.upToDate) already up to date, "
+        if report.rewritten > 0 { summary += "\(report.rewritten) \(verb)rewritten to the same bytes as the other copies, " }
         summary += "\(Text.count(report.removed, "conflict copy", "conflict copies")) \(verb)removed"
         if report.kept > 0 { summary += ", \(report.kept) kept" }
         if report.leftoversRemoved > 0 { summary += ", \(Text.count(report.leftoversRemoved, "file")) left by interrupted writes \(verb)removed" }
         if !report.problems.isEmpty { summary += "; \(Text.count(report.problems.count, "problem")) (on standard error)" }
         lines.append(summary + ".")
         if report.dryRun { lines.append("Dry run: nothing was written or removed.") }
+        if let hint = report.syncedFolder { lines.append(DisplayText.oneLine(syncedFolderHint(hint))) }
         return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// The one hint of a run that found single-file notebooks in folders a sync service
+    /// manages: what they risk there, and the command that makes a notebook folder of one.
+    static func syncedFolderHint(_ hint: SyncedFolderHint) -> String {
+        let place: String
+        switch hint.evidence {
+        case .marker(let path, let service): place = "a folder \(service) syncs (\(path))"
+        case .conflictCopies(let count, let tool):
+            place = "a synced folder (\(Text.count(count, "conflict copy", "conflict copies")) seen, the first a \(tool))"
+        }
+        let first = hint.singleFiles[0]
+        let which = hint.singleFiles.count == 1 ? "\(first) is a single-file notebook in"
+            : "\(Text.count(hint.singleFiles.count, "single-file notebook")) (\(first) and \(hint.singleFiles.count - 1) more) are in"
+        return "Hint: \(which) \(place); when two devices change one file before they see each other's change, the service keeps "
+            + "a conflict copy, and it caps, overwrites or skips those, so edits can be lost. A notebook folder is never written by two devices: "
+            + "pnmerge convert \(GitSetupOperation.shellQuoted(first)) NEW.peernote (see docs/SYNC.md)."
+    }
+
+    /// `syncedFolder` in the JSON report: null, or the single-file notebooks and the evidence.
+    static func syncedFolderJSON(_ hint: SyncedFolderHint?) -> JSONValue {
+        guard let hint else { return .null }
+        var fields: [(String, JSONValue)] = [("singleFiles", .strings(hint.singleFiles))]
+        switch hint.evidence {
+        case .marker(let path, let service):
+            fields += [("evidence", .string("marker")), ("service", .string(service.description)), ("marker", .string(path))]
+        case .conflictCopies(let count, let tool):
+            fields += [("evidence", .string("conflictCopies")), ("conflictCopies", .int(count)), ("tool", .string(tool.description))]
+        }
+        fields.append(("convert", .string("pnmerge convert FILE FOLDER")))
+        return .object(fields)
     }
 
     /// The schema is documented in man/pnmerge.1 (SYNC REPORT); a copy written has the keys of
@@ -317,6 +363,9 @@ enum SyncText {
                     ("conflicts", MergeReport.conflictsJSON(u.conflicts, earlier: earlierConflicts(u), in: u.notebook, style: style)),
                     ("overlaps", MergeReport.overlapsJSON(u.overlaps)),
                 ])
+            case .rewrote(let path, let before, let written, let changedMeanwhile):
+                return .object([("file", .string(path)), ("action", .string(report.dryRun ? "wouldRewrite" : "rewritten")),
+                                ("bytesBefore", .int(before)), ("bytesWritten", .optional(written)), ("changedMeanwhile", .bool(changedMeanwhile))])
             case .removed(let path, let tool):
                 return .object([("file", .string(path)), ("action", .string(report.dryRun ? "wouldRemove" : "removed")), ("tool", .string(tool.description))])
             case .kept(let path, let why):
@@ -347,9 +396,11 @@ enum SyncText {
             ("filesFound", .int(report.filesFound)),
             ("written", .int(report.written)),
             ("upToDate", .int(report.upToDate)),
+            ("rewritten", .int(report.rewritten)),
             ("removed", .int(report.removed)),
             ("kept", .int(report.kept)),
             ("leftoversRemoved", .int(report.leftoversRemoved)),
+            ("syncedFolder", syncedFolderJSON(report.syncedFolder)),
         ])
     }
 }

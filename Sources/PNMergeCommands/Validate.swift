@@ -20,9 +20,14 @@ extension PNMerge {
             is left out when the problem has no single place, and a file that cannot be read \
             gets 'FILE: reason').
 
+            A valid file that git lists as unmerged because this clone lacks pnmerge's merge \
+            driver (the repository's .gitattributes names it, git's config does not: git merged \
+            it as binary and kept one side) gets a line saying how to merge both sides \
+            (pnmerge git-setup, git checkout -m FILE, git add FILE).
+
             Exit status: 0 when every file is valid; 65 when at least one file is damaged or \
             not a .peernote document; otherwise 66 when a file is missing, unreadable or a \
-            directory.
+            directory; otherwise 1 when a file is an unmerged notebook as above.
             """
         )
 
@@ -60,6 +65,8 @@ struct FileCheck {
         case unreadable(String)
         /// The bytes are not a valid document.
         case invalid(offset: Int?, message: String)
+        /// A valid document git lists as unmerged, merged without the driver (`GitUnmergedNotebook`): the line.
+        case gitUnmerged(String)
     }
 
     var file: String
@@ -83,6 +90,7 @@ struct FileCheck {
         }
         do {
             _ = try Document.load(bytes)
+            if let line = GitUnmergedNotebook.check(path) { return FileCheck(file: path, problem: .gitUnmerged(line)) }
             return FileCheck(file: path, problem: nil)
         } catch {
             if case .invalidDocument(let offset, let message) = error {
@@ -101,6 +109,7 @@ struct FileCheck {
         case .unreadable(let m): return "\(name): \(m)"
         case .invalid(let offset, let m):
             return DocumentFileError.document(path: name, .invalidDocument(offset: offset, message: m)).description + hint
+        case .gitUnmerged(let line): return line
         }
     }
 
@@ -111,14 +120,16 @@ struct FileCheck {
         case nil: error = .null
         case .unreadable(let m): error = .object([("offset", .null), ("message", .string(m))])
         case .invalid(let offset, let m): error = .object([("offset", .optional(offset)), ("message", .string(m))])
+        case .gitUnmerged(let line): error = .object([("offset", .null), ("message", .string(line))])
         }
         return .object([("file", .string(file)), ("valid", .bool(problem == nil)), ("error", error)])
     }
 
-    /// 65 if any file is damaged, else 66 if any is unreadable, else 0.
+    /// 65 if any file is damaged, else 66 if any is unreadable, else 1 if any is an unmerged notebook, else 0.
     static func exitStatus(_ results: [FileCheck]) -> ExitStatus {
         if results.contains(where: { if case .invalid = $0.problem { true } else { false } }) { return .invalidInput }
-        if results.contains(where: { $0.problem != nil }) { return .noInput }
+        if results.contains(where: { if case .unreadable = $0.problem { true } else { false } }) { return .noInput }
+        if results.contains(where: { $0.problem != nil }) { return .conflict }
         return .success
     }
 }

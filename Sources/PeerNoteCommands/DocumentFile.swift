@@ -19,6 +19,8 @@ enum DocumentFile {
     static func open(_ path: String, pipes: Bool = false) throws(CLIFailure) -> Document {
         try requireName(path)
         guard path == "-" else {
+            // Shown, not refused: it is one side's version, which a reader may look at.
+            if let line = GitUnmergedNotebook.check(path) { Terminal.error(DisplayText.oneLine("peernote: warning: \(line)")) }
             guard pipes else {
                 do { return try Document.open(path) } catch { throw CLIFailure(error) }
             }
@@ -45,6 +47,8 @@ enum DocumentFile {
     @discardableResult
     static func update(_ path: String, author: String, _ edit: (Document) throws -> Void) throws -> Bool {
         let target = try editablePath(path)
+        // An edit now would be lost to `git checkout -m`, which the way out starts with.
+        if let line = GitUnmergedNotebook.check(path) { throw CLIFailure(.conflict, line + "; nothing was changed") }
         let lock: FileLock
         do { lock = try Self.lock(target) } catch { throw CLIFailure(writing: error) }
         return try withExtendedLifetime(lock) { () throws -> Bool in

@@ -13,8 +13,14 @@ import Darwin
 /// some folders (a USB stick and a notes folder, a Syncthing or Dropbox folder), and the
 /// conflict copies sync tools left beside them; groups them by document (id and first change,
 /// not by name); merges each group; writes every copy that lacks something through the one
-/// write loop (`Document.write(over:loaded:)`, under the copy's `FileLock`), as an appended
-/// block; and removes each conflict copy once the notebook beside it holds all its changes.
+/// write loop (`Document.write(over:loaded:)`, under the copy's `FileLock`), in the canonical
+/// compact form; and removes each conflict copy once the notebook beside it holds all its changes.
+///
+/// Copies of one notebook that a run leaves holding the same changes hold the same bytes (the
+/// canonical form: peernote(5), CANONICAL FORM), unless another program wrote one while the
+/// run did: a copy written gets the canonical form, and an up-to-date copy whose bytes differ
+/// from another copy's is rewritten in it. So a second run writes nothing, and rsync or Unison
+/// between the folders find nothing to move. A lone copy that only gains nothing is not touched.
 ///
 /// Symbolic links are never followed, hidden files and folders are skipped, and nothing outside
 /// the folders is written. Damaged or unreadable files, conflict copies of a different notebook,
@@ -44,6 +50,11 @@ public enum FolderSync {
         try run.perform(roots, beforeRemoving: beforeRemoving)
         return run.report
     }
+}
+
+extension FolderSync {
+    /// The folder part of `path`: `a/b/c` → `a/b`, `c` → "", `/c` → `/`.
+    static func folder(of path: String) -> String { Run.deletingLastComponent(path) }
 }
 
 /// One file sync read and verified.
@@ -107,6 +118,7 @@ private struct Run {
             try scanner.scan(roots)
         }
         report.skipped = scanner.skipped
+        report.syncedFolder = SyncedFolderHint.find(scanner.files)
         report.filesFound = scanner.files.count + scanner.notebooksNamedNotUTF8
         // A name that is not UTF-8 cannot be opened by its String path: like an unreadable file.
         for entry in scanner.namesNotUTF8 { report.problems.append(.nameNotUTF8(entry)) }
@@ -290,6 +302,17 @@ private struct Run {
         }
         var notebook = FolderSyncReport.NotebookSync(id: all.id, title: all.title, copies: included.filter { !$0.isConflictCopy }.count,
                                                      conflictCopies: included.filter(\.isConflictCopy).count, conflicts: all.conflicts.count)
+        // Every copy written gets the canonical form of everything the group holds, so that
+        // copies holding the same changes hold the same bytes whatever order they were merged
+        // in (an appended block would follow each copy's own history, and rsync and Unison
+        // would never see two such copies as equal). Made once per group, when first needed.
+        var canonicalBytes: [UInt8]?
+        func canonical() -> [UInt8] {
+            if let canonicalBytes { return canonicalBytes }
+            let bytes = all.save(.compact)
+            canonicalBytes = bytes
+            return bytes
+        }
 
         for (i, copy) in included.enumerated() {
             if copy.isConflictCopy { copy.outcome = .merged; continue }
@@ -311,7 +334,7 @@ private struct Run {
                 path: copy.file.path, changesByAuthor: summary.changesByAuthor, bytesBefore: copy.bytes.count,
                 diff: NotebookDiff(from: copy.document, to: updated), notebook: updated.notebook, conflicts: updated.conflicts,
                 conflictsBefore: copy.document.conflicts, overlaps: updated.textOverlaps(of: summary))
-            let bytes = updated.save(.incremental)
+            let bytes = canonical()
             if dryRun {
                 copy.outcome = .written
                 report.written += 1
@@ -330,12 +353,46 @@ private struct Run {
                 report.problems.append(problem)
             }
         }
+        rewriteUpToDateCopies(included.filter { !$0.isConflictCopy }, canonical: canonical, into: &notebook)
         return notebook
     }
 
-    /// Writes `bytes` (`document`'s save, which appends to the copy's file what it lacks) over
-    /// the copy under its lock, through the one write loop (`Document.write(over:loaded:)`):
-    /// whatever another program wrote there meanwhile is merged in and kept.
+    /// Copies that had every change but not the bytes of the others: rewritten in the canonical
+    /// form, so that two copies holding the same changes end byte-identical (a sync tool then
+    /// sees nothing to move). Only when the notebook has two copies or more and they would
+    /// otherwise differ: a copy written this run holds the canonical form, or the up-to-date
+    /// copies differ among themselves. A lone copy, or copies already identical, are left as
+    /// they are.
+    private mutating func rewriteUpToDateCopies(_ copies: [SyncCopy], canonical: () -> [UInt8],
+                                                into notebook: inout FolderSyncReport.NotebookSync) {
+        let upToDate = copies.filter { $0.outcome == .upToDate }
+        guard copies.count > 1, !upToDate.isEmpty else { return }
+        let anyWritten = copies.contains { $0.outcome == .written }
+        guard anyWritten || Set(upToDate.map(\.bytes)).count > 1 else { return }
+        let bytes = canonical()
+        for copy in upToDate where copy.bytes != bytes {
+            if dryRun {
+                report.upToDate -= 1
+                report.rewritten += 1
+                notebook.actions.append(.rewrote(path: copy.file.path, bytesBefore: copy.bytes.count, bytesWritten: nil, changedMeanwhile: false))
+                continue
+            }
+            switch write(copy, bytes: bytes, document: copy.document) {
+            case .written(let outcome):
+                copy.outcome = .written
+                report.upToDate -= 1
+                report.rewritten += 1
+                notebook.actions.append(.rewrote(path: copy.file.path, bytesBefore: copy.bytes.count, bytesWritten: outcome.byteCount,
+                                                 changedMeanwhile: outcome.mergedMeanwhile > 0))
+            case .failed(let problem):
+                report.problems.append(problem)
+            }
+        }
+    }
+
+    /// Writes `bytes` (`document`'s compact save) over the copy under its lock, through the one
+    /// write loop (`Document.write(over:loaded:)`): whatever another program wrote there
+    /// meanwhile is merged in and kept (and the file is then written compact again).
     private enum CopyWrite {
         case written(WriteOutcome)
         case failed(FolderSyncReport.Problem)
@@ -352,7 +409,7 @@ private struct Run {
         }
         return withExtendedLifetime(lock) { () -> CopyWrite in
             do throws(WriteError) {
-                return .written(try document.write(over: path, loaded: copy.bytes, mode: .incremental, saved: bytes))
+                return .written(try document.write(over: path, loaded: copy.bytes, mode: .compact, saved: bytes))
             } catch {
                 return .failed(.writeFailed(error))
             }

@@ -35,12 +35,18 @@ public struct FolderSyncReport {
     public var filesFound = 0
     /// Copies written (or that would be).
     public var written = 0
-    /// Copies that had every change already.
+    /// Copies that had every change already (those rewritten in the canonical form not counted).
     public var upToDate = 0
+    /// Copies that had every change but not the bytes of another copy, rewritten in the
+    /// canonical form (or that would be).
+    public var rewritten = 0
     /// Conflict copies removed (or that would be).
     public var removed = 0
     /// Conflict copies kept.
     public var kept = 0
+    /// Single-file notebooks found in folders a file-syncing service manages (nil when none):
+    /// better kept as notebook folders, which such services never make conflict copies of.
+    public var syncedFolder: SyncedFolderHint?
     /// What became of the files interrupted writes left beside the notebooks.
     public var leftovers: [Leftover] = []
     /// How many of `leftovers` were (or would be) removed.
@@ -71,6 +77,9 @@ public struct FolderSyncReport {
     public enum Action {
         /// A copy that lacked something was written (or, in a dry run, would be).
         case wrote(CopyUpdate)
+        /// A copy that had every change was rewritten in the canonical form (or, in a dry run,
+        /// would be: `bytesWritten` nil), so that it holds the same bytes as the other copies.
+        case rewrote(path: String, bytesBefore: Int, bytesWritten: Int?, changedMeanwhile: Bool)
         /// A merged conflict copy was removed (or would be).
         case removed(path: String, tool: ConflictCopyMaker)
         /// A merged conflict copy was kept.
