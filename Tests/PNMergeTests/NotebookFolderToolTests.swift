@@ -145,24 +145,32 @@ struct NotebookFolderToolTests {
         try NotebookFolder.create(at: folder, big)
         let bin = try Tool.peernote.require().path
         var generator = SystemRandomNumberGenerator()
+        // A body that does not compress, so that the chunk takes a while to write.
+        var x: UInt64 = 0x9E37_79B9_7F4A_7C15
+        let body = String((0 ..< 800_000).map { i -> Character in
+            x ^= x << 13; x ^= x >> 7; x ^= x << 17
+            return i % 70 == 69 ? "\n" : Character(Unicode.Scalar(UInt8(33 + x % 90)))
+        })
+        let bodyFile = try dir.write("body.txt", body)
         let start = Date()
-        #expect(try Self.peernote(["add", "Big.peernote", "--title", "Timing"], in: dir).status == 0)
+        #expect(try Self.peernote(["add", "Big.peernote", "--title", "Timing", "--body-file", "body.txt"], in: dir).status == 0)
         let full = Date().timeIntervalSince(start)
         var killed = 0
         for run in 0 ..< 8 {
             let before = Set(try Self.titles(folder))
+            let listed = Set(try FileManager.default.contentsOfDirectory(atPath: folder))
             let title = "Run \(run)"
             let process = Process()
             process.executableURL = URL(fileURLWithPath: bin)
-            process.arguments = ["add", folder, "--title", title]
+            process.arguments = ["add", folder, "--title", title, "--body-file", bodyFile]
             process.environment = Self.environment
             process.standardOutput = FileHandle.nullDevice
             process.standardError = FileHandle.nullDevice
             try process.run()
             let deadline = Date().addingTimeInterval(run % 2 == 0 ? Double.random(in: 0 ... full * 1.1, using: &generator) : 120)
             while process.isRunning && Date() < deadline {
-                // Odd runs: the moment the temporary chunk file appears, plus up to 3 ms.
-                if run % 2 == 1, let names = try? FileManager.default.contentsOfDirectory(atPath: folder), names.contains(where: { $0.hasPrefix(".") }) {
+                // Odd runs: the moment a new file (the temporary chunk) appears, plus up to 3 ms.
+                if run % 2 == 1, let names = try? FileManager.default.contentsOfDirectory(atPath: folder), !Set(names).subtracting(listed).isEmpty {
                     usleep(useconds_t.random(in: 0 ... 3_000, using: &generator))
                     break
                 }
