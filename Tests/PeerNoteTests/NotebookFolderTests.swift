@@ -257,4 +257,60 @@ struct NotebookFolderTests {
         // This device's tree is the base; the foreign chunk is the one left out.
         #expect(reading.document.title == "Trip")
     }
+
+    @Test("past the threshold of this device's chunks, a write compacts them")
+    func writesCompactPastThreshold() throws {
+        let dir = try TempDir()
+        let folder = try Self.makeFolder(dir)
+        var compactions = 0
+        for i in 0 ..< NotebookFolder.compactionThreshold + 4 {
+            let d = try folder.read().document
+            d.addNote(title: "N\(i)")
+            if try folder.add(d, grace: 0).compaction != nil { compactions += 1 }
+        }
+        #expect(compactions == 1)
+        #expect(try Self.chunks(folder.path).count < 8)
+        #expect(try folder.read().document.notes.count == NotebookFolder.compactionThreshold + 4)
+    }
+
+    /// Copies what `from` has that `to` lacks, and removes from `to` what `from` removed since
+    /// `known` (the chunks both had): a sync tool's pass in one direction.
+    static func syncOneWay(_ from: String, _ to: String, known: Set<String>) throws {
+        let have = Set(try chunks(from)), there = Set(try chunks(to))
+        for name in have.subtracting(there) {
+            try FileManager.default.copyItem(atPath: from + "/" + name, toPath: to + "/" + name)
+        }
+        for name in known.intersection(there).subtracting(have) { try FileManager.default.removeItem(atPath: to + "/" + name) }
+    }
+
+    @Test("a compaction on one device never orphans a chunk another device wrote meanwhile")
+    func compactionKeepsOtherDevicesTrees() throws {
+        let dir = try TempDir()
+        let a = try Self.makeFolder(dir)
+        let pathB = dir.path("B/Trip.peernote")
+        try FileManager.default.createDirectory(atPath: pathB, withIntermediateDirectories: true)
+        let b = NotebookFolder(pathB, device: Self.deviceB)
+        try Self.syncOneWay(a.path, b.path, known: [])
+        let db = try b.read().document
+        db.addNote(title: "B1")
+        try b.add(db)
+        try Self.syncOneWay(b.path, a.path, known: [])
+        // Both hold A's root and B's root. B appends to its tree, not yet synced; A compacts.
+        let known = Set(try Self.chunks(a.path))
+        let db2 = try b.read().document
+        db2.addNote(title: "B2")
+        try b.add(db2)
+        let da = try a.read().document
+        da.addNote(title: "A1")
+        try a.add(da)
+        _ = try a.compact(grace: 0)
+        // The sync tool then carries A's removals and new root to B, and B's chunk to A.
+        try Self.syncOneWay(a.path, b.path, known: known)
+        try Self.syncOneWay(b.path, a.path, known: known)
+        for folder in [a, b] {
+            let reading = try folder.read()
+            #expect(reading.warnings.isEmpty, "\(reading.warnings)")
+            #expect(Self.titles(reading.document) == ["B1", "B2", "A1"])
+        }
+    }
 }
