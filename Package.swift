@@ -38,7 +38,7 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             // Folder READMEs: what each folder owns, for people, not built.
-            exclude: ["Core/README.md", "Document/README.md", "Encoding/README.md", "Files/README.md", "Support/README.md"]
+            exclude: ["Core/README.md", "Document/README.md", "Encoding/README.md", "Files/README.md", "Files/NotebookFolder/README.md", "Support/README.md"]
         ),
         .target(
             name: "PeerNoteCLISupport",

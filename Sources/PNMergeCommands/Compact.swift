@@ -33,14 +33,18 @@ extension PNMerge {
         @Flag(help: "Print the report as JSON.")
         var json = false
 
+        @Option(help: ArgumentHelp("For a notebook folder: remove the chunks a compacted chunk holds only once it has been in the folder this many seconds (default 3600).", valueName: "SECONDS"))
+        var grace: Double = NotebookFolder.defaultGrace
+
         func run() throws {
             try FileNameArgument.require(files)
             if files.contains("-") { throw CLIFailure(.usage, "cannot rewrite standard input; name a .peernote file") }
             var failures: [CLIFailure] = []
             var reports: [JSONValue] = []
+            guard grace >= 0, grace.isFinite else { throw CLIFailure(.usage, "--grace must be a number of seconds, 0 or more") }
             for file in files {
                 let result: CompactOperation.Result
-                do { result = try CompactOperation.perform(file) } catch {
+                do { result = try CompactOperation.perform(file, grace: grace) } catch {
                     Console.current.writeError(errorLine(error.message))
                     failures.append(error)
                     reports.append(.object([("file", .string(file)), ("written", .bool(false)), ("bytesBefore", .null), ("blocksBefore", .null),
@@ -68,6 +72,9 @@ enum CompactOperation {
         /// Whether another program (a sync client) wrote the file while this ran; what it then
         /// held was merged in before writing.
         var changedMeanwhile = false
+        /// For a notebook folder: what its compaction did (`before`/`after` then count the bytes of
+        /// its readable chunks, `blocksBefore` its chunks).
+        var folder: NotebookFolder.Compaction?
 
         /// `{"file", "written", "bytesBefore", "blocksBefore", "bytesAfter", "changedMeanwhile", "error": null}`.
         var json: JSONValue {
@@ -76,6 +83,11 @@ enum CompactOperation {
         }
 
         var line: String {
+            if let folder {
+                let wrote = folder.wroteRoot ? "wrote \(folder.root)" : "\(folder.root) there already"
+                let waiting = folder.waiting > 0 ? "; \(Text.count(folder.waiting, "chunk")) left until the compacted chunk is older than the grace period (run again later)" : ""
+                return "\(Inputs.displayName(file)): \(Text.count(blocksBefore, "chunk")), \(Text.count(before, "byte")); \(wrote), removed \(Text.count(folder.removed.count, "chunk"))\(waiting)"
+            }
             let blocks = Text.count(blocksBefore, "block")
             let meanwhile = changedMeanwhile ? "; it changed while this ran (another program wrote it), and what it held then was merged in too" : ""
             return written
@@ -84,7 +96,8 @@ enum CompactOperation {
         }
     }
 
-    static func perform(_ file: String) throws(CLIFailure) -> Result {
+    static func perform(_ file: String, grace: Double = NotebookFolder.defaultGrace) throws(CLIFailure) -> Result {
+        if NotebookFolder.isFolder(file) { return try performFolder(file, grace: grace) }
         let target = Inputs.writeTarget(file)
         var input = try Inputs.load(file, pipes: false)
         var compact = input.document.save(.compact)
@@ -109,6 +122,23 @@ enum CompactOperation {
             }
             var r = try result(file, input.bytes, compact, written: true, size: outcome.byteCount)
             r.changedMeanwhile = outcome.mergedMeanwhile > 0
+            return r
+        }
+    }
+
+    /// Compacts a notebook folder (`NotebookFolder.compact`) under its lock.
+    static func performFolder(_ file: String, grace: Double) throws(CLIFailure) -> Result {
+        let lock: FileLock
+        do { lock = try Inputs.lock(Inputs.writeTarget(file)) } catch { throw CLIFailure(writing: error) }
+        return try withExtendedLifetime(lock) { () throws(CLIFailure) -> Result in
+            let before = try Inputs.readFolder(file)
+            let done: NotebookFolder.Compaction
+            do throws(FileError) { done = try NotebookFolder(file).compact(grace: grace) } catch { throw CLIFailure(writing: error) }
+            var r = Result(file: file, before: before.byteCount, blocksBefore: before.chunks.count, after: 0,
+                           written: done.wroteRoot || !done.removed.isEmpty)
+            r.folder = done
+            let after = (try? NotebookFolder(file).read()).map(\.byteCount) ?? 0
+            r.after = after
             return r
         }
     }

@@ -35,14 +35,32 @@ enum Inputs {
     /// (`<(git show main:notes.peernote)`, a named pipe) is read to its end, unless `pipes` is
     /// false: for a file that is written back (a merge in place, `compact`), which must be a
     /// regular file.
+    ///
+    /// A notebook folder (`NotebookFolder.isFolder`) gives the compact save of the notebook its
+    /// chunks hold (each skipped chunk said on standard error): every command that reads a
+    /// `.peernote` file reads a folder as that file.
     static func readBytes(_ path: String, label: String? = nil, pipes: Bool = true) throws(CLIFailure) -> [UInt8] {
         if path == "-" { return try Console.current.readInput() }
+        if NotebookFolder.isFolder(path) { return try readFolder(path, label: label).document.save(.compact) }
         if !pipes, isPipe(path) {
             throw CLIFailure(.noInput, "\(label ?? displayName(path)): is a pipe, and this command writes the file back: it needs a regular file")
         }
         do { return try FileStore.read(path, pipes: pipes) } catch {
             throw CLIFailure(.noInput, "\(label ?? displayName(path)): \(error.message)")
         }
+    }
+
+    /// Reads a notebook folder, saying each chunk it skips on standard error (one line each).
+    static func readFolder(_ path: String, label: String? = nil) throws(CLIFailure) -> NotebookFolder.Reading {
+        let reading: NotebookFolder.Reading
+        do { reading = try NotebookFolder(path).read() } catch {
+            switch error {
+            case .file(let e): throw CLIFailure(.noInput, "\(label ?? displayName(path)): \(e.message)")
+            case .document(_, let e): throw CLIFailure(.invalidInput, "\(label ?? displayName(path)): \(e)")
+            }
+        }
+        for warning in reading.warnings { Console.current.writeError(DisplayText.oneLine("pnmerge: warning: \(warning)") + "\n") }
+        return reading
     }
 
     /// Parses and verifies `bytes` read from `path`, or an `invalidInput` (65) failure naming it.

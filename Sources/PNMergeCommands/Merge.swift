@@ -139,10 +139,26 @@ enum MergeOperation {
             // is merged in too (and the report says so).
             do throws(WriteError) {
                 let outcome = try merged.finishing { () throws(WriteError) in
-                    try document.write(over: writePath, loaded: loaded, mode: .incremental)
+                    // A notebook folder gets one new chunk; nothing in it is replaced.
+                    NotebookFolder.isFolder(target) ? try document.write(to: target)
+                        : try document.write(over: writePath, loaded: loaded, mode: .incremental)
                 }
                 merged.report.bytesWritten = outcome.byteCount
                 merged.report.mineChangedMeanwhile = outcome.mergedMeanwhile > 0
+            } catch { throw CLIFailure(writing: error) }
+            merged.report.revertFile = target
+            return merged.report
+        }
+        if target != "-", NotebookFolder.isFolder(target) {
+            // An existing notebook folder as OUT: it gains a chunk holding what it lacks (nothing
+            // in it is replaced), if it holds this notebook.
+            let existing = try Inputs.readFolder(target).document
+            guard existing.relation(to: document) == .shared else {
+                throw CLIFailure(.cannotCreate, "\(Inputs.displayName(target)): is a notebook folder of another notebook; refusing to add to it; nothing was written")
+            }
+            do throws(WriteError) {
+                let outcome = try merged.finishing { () throws(WriteError) in try document.write(to: target) }
+                merged.report.bytesWritten = outcome.byteCount
             } catch { throw CLIFailure(writing: error) }
             merged.report.revertFile = target
             return merged.report

@@ -36,7 +36,7 @@ public struct PNMerge: ParsableCommand {
         """,
         version: "pnmerge \(version) (.peernote format: \(FormatInfo.summary))",
         subcommands: [Merge.self, Validate.self, Inspect.self, Show.self, Log.self, Diff.self,
-                      Sync.self, Compact.self, GitSetup.self, GitDriver.self, Textconv.self, Salvage.self]
+                      Sync.self, Compact.self, Convert.self, GitSetup.self, GitDriver.self, Textconv.self, Salvage.self]
     )
 
     /// The exit codes, one per line (`  65  invalid or damaged document`), from `ExitStatus`.

@@ -63,7 +63,12 @@ enum SalvageOperation {
         if output != "-" && exists(output) {
             throw CLIFailure(.cannotCreate, "\(output): already exists; salvage writes a new file and never replaces one")
         }
-        let bytes = try Inputs.readBytes(input)
+        // A notebook folder: the chain that ends at its first damaged chunk (the rest of the
+        // folder is read as it is; merge the result into it).
+        var damagedChain: [UInt8]?
+        if NotebookFolder.isFolder(input) { damagedChain = try Inputs.readFolder(input).damagedChain?.bytes }
+        let bytes: [UInt8]
+        if let damagedChain { bytes = damagedChain } else { bytes = try Inputs.readBytes(input) }
         let result: SalvageResult
         do { result = try Document.salvage(bytes) } catch {
             throw CLIFailure(.invalidInput, "\(Inputs.displayName(input)): \(error)")

@@ -76,6 +76,21 @@ struct FileCheck {
     var hint = ""
 
     static func check(_ path: String) -> FileCheck {
+        if NotebookFolder.isFolder(path) {
+            // A notebook folder is valid when every chunk in it is part of the notebook read.
+            do {
+                let reading = try NotebookFolder(path).read()
+                guard reading.warnings.isEmpty else {
+                    return FileCheck(file: path, problem: .invalid(offset: nil, message: reading.warnings.joined(separator: "; ")))
+                }
+                return FileCheck(file: path, problem: nil)
+            } catch {
+                switch error {
+                case .file(let e): return FileCheck(file: path, problem: .unreadable(e.message))
+                case .document(_, let e): return FileCheck(file: path, problem: .invalid(offset: nil, message: e.description))
+                }
+            }
+        }
         let bytes: [UInt8]
         if path == "-" {
             do { bytes = try Console.current.readInput() } catch {

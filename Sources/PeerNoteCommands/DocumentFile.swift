@@ -18,6 +18,7 @@ enum DocumentFile {
     /// Loads a document (`-` is standard input).
     static func open(_ path: String, pipes: Bool = false) throws(CLIFailure) -> Document {
         try requireName(path)
+        if NotebookFolder.isFolder(path) { return try readFolder(path).document }
         guard path == "-" else {
             // Shown, not refused: it is one side's version, which a reader may look at.
             if let line = GitUnmergedNotebook.check(path) { Terminal.error(DisplayText.oneLine("peernote: warning: \(line)")) }
@@ -34,6 +35,30 @@ enum DocumentFile {
         do { return try Document.load(bytes) } catch { throw CLIFailure(DocumentFileError.document(path: TextFile.displayName(path), error)) }
     }
 
+    /// Reads a notebook folder, saying each chunk it skips on standard error (one line each).
+    static func readFolder(_ path: String) throws(CLIFailure) -> NotebookFolder.Reading {
+        let reading: NotebookFolder.Reading
+        do { reading = try NotebookFolder(path).read() } catch { throw CLIFailure(error) }
+        for warning in reading.warnings { Terminal.error(DisplayText.oneLine("peernote: warning: \(warning)")) }
+        return reading
+    }
+
+    /// `update` for a notebook folder: under the folder's lock, read it, edit, and add one chunk
+    /// holding the change (nothing in the folder is replaced).
+    static func updateFolder(_ path: String, author: String, _ edit: (Document) throws -> Void) throws -> Bool {
+        let lock: FileLock
+        do { lock = try Self.lock(FileStore.resolvingSymlink(path)) } catch { throw CLIFailure(writing: error) }
+        return try withExtendedLifetime(lock) { () throws -> Bool in
+            let document = try readFolder(path).document
+            document.author = author
+            let before = document.changeCount
+            do { try edit(document) } catch let error as PeerNoteError { throw CLIFailure(error, path: path) }
+            guard document.changeCount != before else { return false }
+            do throws(WriteError) { try document.write(to: path) } catch { throw CLIFailure(writing: error) }
+            return true
+        }
+    }
+
     /// Takes the lock on `path`, saying on standard error when another peernote or pnmerge
     /// holds it (the wait then lasts until that one finishes).
     static func lock(_ path: String) throws(FileError) -> FileLock {
@@ -46,6 +71,8 @@ enum DocumentFile {
     /// (appending one block) when the edit recorded a change. Returns whether it did.
     @discardableResult
     static func update(_ path: String, author: String, _ edit: (Document) throws -> Void) throws -> Bool {
+        try requireName(path)
+        if NotebookFolder.isFolder(path) { return try updateFolder(path, author: author, edit) }
         let target = try editablePath(path)
         // An edit now would be lost to `git checkout -m`, which the way out starts with.
         if let line = GitUnmergedNotebook.check(path) { throw CLIFailure(.conflict, line + "; nothing was changed") }
@@ -80,8 +107,23 @@ enum DocumentFile {
     }
 
     /// Writes a new document to `path`, refusing (exit 73) when anything exists there.
-    static func create(_ path: String, _ document: Document) throws(CLIFailure) {
+    /// With `folder`, a notebook folder (`NotebookFolder.create`); its name must end in `.peernote`.
+    static func create(_ path: String, _ document: Document, folder: Bool = false) throws(CLIFailure) {
         try requireName(path)
+        if folder {
+            guard NotebookFolder(path).path.hasSuffix(".peernote") else {
+                throw CLIFailure(.usage, "\(path): a notebook folder's name must end in .peernote")
+            }
+            let lock: FileLock
+            do { lock = try Self.lock(path) } catch { throw CLIFailure(writing: error) }
+            try withExtendedLifetime(lock) { () throws(CLIFailure) in
+                if exists(path) { throw alreadyExists(path) }
+                do throws(FileError) { try NotebookFolder.create(at: path, document) } catch {
+                    throw !error.resultWouldNotLoad && exists(path) ? alreadyExists(path) : CLIFailure(writing: error)
+                }
+            }
+            return
+        }
         guard path != "-" else { throw CLIFailure(.usage, "the output must be a file, not - (standard output)") }
         let lock: FileLock
         do { lock = try Self.lock(path) } catch { throw CLIFailure(writing: error) }
@@ -113,6 +155,7 @@ enum DocumentFile {
     static func editablePath(_ path: String) throws(CLIFailure) -> String {
         try requireName(path)
         guard path != "-" else { throw CLIFailure(.usage, "cannot edit standard input; name a .peernote file") }
+        if NotebookFolder.isFolder(path) { return path }
         var st = stat()
         guard lstat(path, &st) == 0 else { throw CLIFailure(.noInput, "\(path): \(String(cString: strerror(errno)))") }
         // `<(command)` is a link to a pipe that has no path: say what it is, not that realpath fails.

@@ -205,11 +205,12 @@ public enum FileStore {
     }
 
     /// Writes a complete, fsynced temporary file in `path`'s directory, locked (see `Temporary`).
+    /// `infix` goes between the name and mkstemp's six characters (`.NAME.tmp-XXXXXX` by default).
     static func writeTemporary(_ bytes: [UInt8], beside path: String, reportingAs shown: String,
-                                       permissionsLike source: String? = nil) throws(FileError) -> Temporary {
+                                       permissionsLike source: String? = nil, infix: String = temporaryInfix) throws(FileError) -> Temporary {
         let dir = directory(of: path)
         let name = lastComponent(of: path)
-        var template = Array("\(dir)/\(temporaryPrefix(forName: name))XXXXXX".utf8CString)
+        var template = Array("\(dir)/\(temporaryPrefix(forName: name, infix: infix))XXXXXX".utf8CString)
         let fd = template.withUnsafeMutableBufferPointer { buf in buf.baseAddress.map { mkstemp($0) } ?? -1 }
         guard fd >= 0 else {
             // The usual mistakes said plainly: a folder that is not there, or a file in its place.

@@ -13,8 +13,15 @@ import CFileSystem
 extension Document {
     /// Loads a document from a file; errors name the file. (`path` is always a file name: `-`
     /// is the file named `-`, not standard input.) `author` is recorded on the changes made
-    /// through the document (`author`); a loaded document has none until it is set.
+    /// through the document (`author`); a loaded document has none until it is set. A notebook
+    /// folder (`NotebookFolder.isFolder`) is read as `NotebookFolder.read()` reads it, its
+    /// skipped chunks left out silently (`read()` names them).
     public static func open(_ path: String, author: String = "") throws(DocumentFileError) -> Document {
+        if NotebookFolder.isFolder(path) {
+            let document = try NotebookFolder(path).read().document
+            if !author.isEmpty { document.author = author }
+            return document
+        }
         let bytes: [UInt8]
         do { bytes = try FileStore.read(path) } catch { throw .file(error) }
         let document: Document
@@ -38,8 +45,18 @@ extension Document {
     /// `.incremental` (the default) appends the changes since the file was read or last saved,
     /// so sync tools move little; `Document.readNotebook`'s fast path needs a compact file
     /// (`.compact`, or `pnmerge compact`).
+    ///
+    /// A notebook folder (`NotebookFolder.isFolder`) gets one new chunk holding what the chain
+    /// the document was read from lacks (`NotebookFolder.add`); nothing in it is replaced, and
+    /// `mode` does not apply.
     @discardableResult
     public func write(to path: String, mode: SaveMode = .incremental) throws(WriteError) -> WriteOutcome {
+        if NotebookFolder.isFolder(path) {
+            do {
+                let added = try NotebookFolder(path).add(self)
+                return WriteOutcome(byteCount: added.byteCount, mergedMeanwhile: 0)
+            } catch { throw .file(error, takenOut: []) }
+        }
         guard let current = try? FileStore.read(path) else {
             let bytes: [UInt8]
             do {
