@@ -313,4 +313,14 @@ struct NotebookFolderTests {
             #expect(Self.titles(reading.document) == ["B1", "B2", "A1"])
         }
     }
+
+    @Test("writing another notebook into a folder is refused, with nothing written")
+    func anotherNotebookIsNotWritten() throws {
+        let dir = try TempDir()
+        let folder = try Self.makeFolder(dir)
+        let before = try Self.chunks(folder.path)
+        #expect(throws: FileError.self) { try NotebookFolder(folder.path, device: Self.deviceB).add(Document(title: "Other")) }
+        #expect(throws: FileError.self) { try folder.add(Document(title: "Other")) }
+        #expect(try Self.chunks(folder.path) == before)
+    }
 }

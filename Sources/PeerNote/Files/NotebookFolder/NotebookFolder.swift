@@ -393,7 +393,8 @@ public struct NotebookFolder: Sendable {
     /// Adds to the folder what `document` holds and this device's chain lacks: one new chunk
     /// appended after the chain the document was read from (or last written as) when that is in
     /// this device's tree, else after this device's longest chain (the document merged into it),
-    /// else, when this device has no chunk in the folder yet, one root chunk holding it all.
+    /// else, when this device has no chunk in the folder yet, one root chunk holding it all. A
+    /// folder that holds another notebook (no shared history) is not written.
     /// Written to a temporary file, fsynced, linked into place, the folder fsynced; the chain is
     /// read back (`Document.checkLoadable`) before. Needs no lock for correctness (each writer adds
     /// its own file); the tools take the document's lock so that local writers do not leave
@@ -416,15 +417,22 @@ public struct NotebookFolder: Sendable {
             let id = Self.chainID(loaded, device: device)
             parent = names.first { $0.own == id && owner[$0.own] == device }
         }
-        if parent == nil, owner.values.contains(device), let reading = try? read(),
-           owner[reading.baseChain.own] == device, let chain = reading.leafChains[reading.baseChain.own] {
-            // Not read from this device's tree: merged into its longest chain, and appended there.
-            do throws(PeerNoteError) { _ = try reading.document.merge(document) } catch {
-                throw FileError(path: path, problem: "cannot add to this notebook folder: \(error)", aftermath: .notWritten(hint: "nothing was changed"))
+        if parent == nil, !names.isEmpty, let reading = try? read() {
+            // Not read from this device's tree: another notebook is refused; this one is merged
+            // into this device's longest chain and appended there, or written as its first root.
+            let relation = reading.document.relation(to: document)
+            guard relation == .shared else {
+                throw FileError(path: path, problem: "holds another notebook (no shared history with the one being written)",
+                                aftermath: .notWritten(hint: "nothing was changed"))
             }
-            base = reading.document
-            loaded = chain
-            parent = reading.baseChain
+            if owner[reading.baseChain.own] == device, let chain = reading.leafChains[reading.baseChain.own] {
+                do throws(PeerNoteError) { _ = try reading.document.merge(document) } catch {
+                    throw FileError(path: path, problem: "cannot add to this notebook folder: \(error)", aftermath: .notWritten(hint: "nothing was changed"))
+                }
+                base = reading.document
+                loaded = chain
+                parent = reading.baseChain
+            }
         }
         var written: ChunkName?
         var size = 0
