@@ -130,9 +130,13 @@ struct NotebookFolderToolTests {
         #expect(r.status == 65 && r.err.contains(newest), "\(r.err)")
         r = try Self.peernote(["list", "Trip.peernote"], in: dir)
         #expect(r.status == 0 && !r.out.contains("Cut") && r.err.contains("pnmerge salvage"), "\(r.err)")
+        #expect(r.err.contains("pnmerge salvage Trip.peernote/\(newest) -o OUT"), "\(r.err)")
         r = try Self.pnmerge(["salvage", "Trip.peernote", "-o", "rescued.peernote"], in: dir)
         #expect(r.status == 0, "\(r.err)")
         #expect(try Self.titles(dir.path("rescued.peernote")).contains("Later"))
+        r = try Self.pnmerge(["salvage", "Trip.peernote/\(newest)", "-o", "rescued2.peernote"], in: dir)
+        #expect(r.status == 0, "\(r.err)")
+        #expect(try dir.bytes("rescued2.peernote") == dir.bytes("rescued.peernote"))
         #expect(FileManager.default.fileExists(atPath: folder + "/" + newest))
     }
 

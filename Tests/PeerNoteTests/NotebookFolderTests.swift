@@ -126,10 +126,12 @@ struct NotebookFolderTests {
         #expect(Self.titles(reading.document) == ["Kept"])
         #expect(reading.warnings.count == 1)
         #expect(reading.warnings.first?.contains(name) == true)
-        #expect(reading.warnings.first?.contains("pnmerge salvage") == true)
         #expect(FileManager.default.fileExists(atPath: dir.path("Trip.peernote/\(name)")))
-        // What salvage starts from: the chain up to the damaged chunk.
-        #expect(reading.damagedChain?.chunk == name)
+        // What salvage starts from: the chain up to the damaged chunk, whose intact part holds
+        // the change before it.
+        #expect(reading.damaged == [name])
+        let chain = try #require(reading.chainToSalvage(name))
+        #expect(Self.titles(try Document.salvage(chain).document) == ["Kept"])
         // Writing on goes after the intact chain; the damaged chunk stays.
         let d3 = reading.document
         d3.addNote(title: "After")

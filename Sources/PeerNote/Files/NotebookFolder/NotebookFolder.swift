@@ -164,7 +164,8 @@ public struct NotebookFolder: Sendable {
         /// was loaded from (`baseChain`): this device's chain with most changes (so that `add`
         /// appends after it), else the folder's.
         public var document: Document
-        /// One line for each chunk or file that was skipped, naming it and why (never fatal).
+        /// One line for each chunk or file that was skipped, `FOLDER/NAME: why` (never fatal). The
+        /// tools add to the lines of `damaged` chunks how to salvage them.
         public var warnings: [String]
         /// Every chunk the folder holds, valid or not, by name.
         public var chunks: [Chunk]
@@ -175,22 +176,26 @@ public struct NotebookFolder: Sendable {
         /// The chain (bytes) of each leaf.
         public var leafChains: [String: [UInt8]]
 
-        /// The first damaged chunk (in name order) whose chain up to it is intact, with that
-        /// chain and its own bytes: what `Document.salvage` recovers its intact part from.
-        public var damagedChain: (chunk: String, bytes: [UInt8])? {
+        /// The damaged chunks (bytes that do not match their names) whose chain up to them is
+        /// intact, by file name: `chainToSalvage(_:)` gives what salvage recovers their intact part from.
+        public var damaged: [String] {
+            chunks.filter { !$0.valid && !$0.bytes.isEmpty && chainToSalvage($0.name.description) != nil }.map(\.name.description)
+        }
+
+        /// The chain of valid chunks above chunk `fileName`, then its own bytes: a file whose
+        /// intact part `Document.salvage` recovers. Nil when it is not in the folder, or a chunk
+        /// above it is not valid.
+        public func chainToSalvage(_ fileName: String) -> [UInt8]? {
             let byOwn = Dictionary(chunks.map { ($0.name.own, $0) }, uniquingKeysWith: { a, _ in a })
-            for c in chunks where !c.valid && !c.bytes.isEmpty {
-                var parts: [[UInt8]] = [c.bytes]
-                var at = c.name.parent
-                var intact = true
-                while let p = at {
-                    guard let parent = byOwn[p], parent.valid else { intact = false; break }
-                    parts.append(parent.bytes)
-                    at = parent.name.parent
-                }
-                if intact { return (c.name.description, parts.reversed().flatMap { $0 }) }
+            guard let c = chunks.first(where: { $0.name.description == fileName }), !c.bytes.isEmpty else { return nil }
+            var parts: [[UInt8]] = [c.bytes]
+            var at = c.name.parent
+            while let p = at {
+                guard let parent = byOwn[p], parent.valid, parts.count <= chunks.count else { return nil }
+                parts.append(parent.bytes)
+                at = parent.name.parent
             }
-            return nil
+            return parts.reversed().flatMap { $0 }
         }
 
         /// The bytes of all valid chunks, added up.
@@ -232,7 +237,7 @@ public struct NotebookFolder: Sendable {
             if chunk.bytes.isEmpty {
                 // Unreadable: already said.
             } else if Self.id(h) != own {
-                warnings.append("\(file): damaged or incomplete (its bytes do not match its name); skipped" + salvageHint(chunk))
+                warnings.append("\(file): damaged or incomplete (its bytes do not match its name); skipped")
             } else {
                 chunk.valid = true
                 chunk.owner = chunk.name.device ?? chunk.name.parent.flatMap { chunks[$0]?.owner }
@@ -316,12 +321,6 @@ public struct NotebookFolder: Sendable {
     private static func mergeProblem(_ error: PeerNoteError) -> String {
         if case .unrelated = error { return "holds another notebook (no shared history with the rest of the folder)" }
         return "cannot be merged with the rest of the folder (\(error))"
-    }
-
-    /// ` (pnmerge salvage FOLDER recovers its intact part)` for a damaged chunk whose chain up to
-    /// it is intact; nothing when its parent is missing too.
-    private func salvageHint(_ chunk: Chunk) -> String {
-        " (pnmerge salvage \(path) recovers its intact part)"
     }
 
     /// The names in the folder (not `.` and `..`), sorted.
@@ -562,9 +561,11 @@ public struct NotebookFolder: Sendable {
         }
         let owner = Self.owners(reading.chunks.map(\.name))
         let byOwn = Dictionary(reading.chunks.map { ($0.name.own, $0) }, uniquingKeysWith: { a, _ in a })
+        // (Bounded: crafted names may form a cycle, which no valid chunk is in.)
         func rootOf(_ name: ChunkName) -> String {
             var at = name
-            while let p = at.parent, let c = byOwn[p] { at = c.name }
+            var steps = 0
+            while let p = at.parent, let c = byOwn[p], steps <= byOwn.count { at = c.name; steps += 1 }
             return at.own
         }
         // This device's roots old enough to remove what they cover.
