@@ -325,4 +325,22 @@ struct NotebookFolderTests {
         #expect(throws: FileError.self) { try folder.add(Document(title: "Other")) }
         #expect(try Self.chunks(folder.path) == before)
     }
+
+    @Test("an empty chunk file (a sync tool's placeholder) is skipped with a warning, and so is the chunk after it")
+    func emptyChunkIsSkipped() throws {
+        let dir = try TempDir()
+        let folder = try Self.makeFolder(dir)
+        var added: [String] = []
+        for title in ["One", "Two"] {
+            let d = try folder.read().document
+            d.addNote(title: title)
+            added.append(try #require(try folder.add(d).chunk))
+        }
+        try dir.write([], "Trip.peernote/\(added[0])")
+        let reading = try folder.read()
+        #expect(reading.document.title == "Trip" && reading.document.notes.isEmpty)
+        #expect(reading.warnings.count == 2)
+        #expect(reading.warnings.contains { $0.contains(added[0]) && $0.contains("empty") })
+        #expect(reading.warnings.contains { $0.contains(added[1]) && $0.contains("skipped") })
+    }
 }

@@ -219,7 +219,10 @@ public struct NotebookFolder: Sendable {
                 continue
             }
             var bytes: [UInt8] = []
-            do { bytes = try FileStore.read("\(path)/\(file)") } catch {
+            do {
+                bytes = try FileStore.read("\(path)/\(file)")
+                if bytes.isEmpty { warnings.append("\(path)/\(file): is empty (not completely synced yet?); skipped") }
+            } catch {
                 warnings.append("\(path)/\(file): cannot be read (\(error.message)); skipped")
             }
             chunks[name.own] = Chunk(name: name, bytes: bytes, valid: false)
@@ -235,7 +238,7 @@ public struct NotebookFolder: Sendable {
             h.update(data: chunk.bytes)
             let file = "\(path)/\(chunk.name)"
             if chunk.bytes.isEmpty {
-                // Unreadable: already said.
+                // Empty or unreadable: already said.
             } else if Self.id(h) != own {
                 warnings.append("\(file): damaged or incomplete (its bytes do not match its name); skipped")
             } else {
@@ -250,7 +253,7 @@ public struct NotebookFolder: Sendable {
             guard let parent = c.name.parent, hashers[parent] == nil else { continue }
             if chunks[parent] == nil {
                 warnings.append("\(path)/\(c.name): its parent chunk \(parent) is not in the folder (not synced yet, or removed by a compaction); skipped")
-            } else if chunks[parent]?.bytes.isEmpty == false, hashers[parent] == nil {
+            } else {
                 warnings.append("\(path)/\(c.name): extends a chunk that was skipped; skipped too")
             }
         }
