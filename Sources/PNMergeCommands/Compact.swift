@@ -24,6 +24,11 @@ extension PNMerge {
             and left alone, and the others are still compacted (exit status 65 or 66). \
             --json prints an array with an object for every FILE, in order, a failed one \
             included (its error, as validate --json reports files).
+
+            A FILE that is a notebook folder gets one chunk of this device holding every \
+            change; this device's chunks it holds are removed once it has been in the folder \
+            for --grace seconds (run again after that). Other devices' chunks are never \
+            removed (NOTEBOOK FOLDERS in peernote(5)).
             """
         )
 
@@ -33,7 +38,7 @@ extension PNMerge {
         @Flag(help: "Print the report as JSON.")
         var json = false
 
-        @Option(help: ArgumentHelp("For a notebook folder: remove the chunks a compacted chunk holds only once it has been in the folder this many seconds (default 3600).", valueName: "SECONDS"))
+        @Option(help: ArgumentHelp("For a notebook folder: remove the chunks a compacted chunk holds only once it has been in the folder this many seconds.", valueName: "SECONDS"))
         var grace: Double = NotebookFolder.defaultGrace
 
         func run() throws {

@@ -59,7 +59,9 @@ enum Inputs {
             case .document(_, let e): throw CLIFailure(.invalidInput, "\(label ?? displayName(path)): \(e)")
             }
         }
-        for warning in reading.warnings { Console.current.writeError(DisplayText.oneLine("pnmerge: warning: \(warning)") + "\n") }
+        for line in FolderWarnings.lines(reading, folder: path) {
+            Console.current.writeError(DisplayText.oneLine("pnmerge: warning: \(line)") + "\n")
+        }
         return reading
     }
 

@@ -63,10 +63,21 @@ enum SalvageOperation {
         if output != "-" && exists(output) {
             throw CLIFailure(.cannotCreate, "\(output): already exists; salvage writes a new file and never replaces one")
         }
-        // A notebook folder: the chain that ends at its first damaged chunk (the rest of the
-        // folder is read as it is; merge the result into it).
+        // A notebook folder: the chain that ends at its first damaged chunk; a chunk of one
+        // (FOLDER/NAME.pnchunk): the chain that ends at it. Merge the result into the folder.
         var damagedChain: [UInt8]?
-        if NotebookFolder.isFolder(input) { damagedChain = try Inputs.readFolder(input).damagedChain?.bytes }
+        if NotebookFolder.isFolder(input) {
+            let reading = try Inputs.readFolder(input)
+            damagedChain = reading.damaged.first.flatMap(reading.chainToSalvage)
+        } else if input.hasSuffix(NotebookFolder.chunkSuffix), let slash = input.lastIndex(of: "/"),
+                  case let folder = String(input[..<slash]), NotebookFolder.isFolder(folder) {
+            let reading = try Inputs.readFolder(folder)
+            let name = String(input[input.index(after: slash)...])
+            guard let chain = reading.chainToSalvage(name) else {
+                throw CLIFailure(.invalidInput, "\(Inputs.displayName(input)): not a chunk of \(Inputs.displayName(folder)) whose chunks above it are intact; nothing to salvage it with")
+            }
+            damagedChain = chain
+        }
         let bytes: [UInt8]
         if let damagedChain { bytes = damagedChain } else { bytes = try Inputs.readBytes(input) }
         let result: SalvageResult

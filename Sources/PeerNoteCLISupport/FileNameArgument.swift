@@ -1,6 +1,8 @@
+import PeerNote
+
 /// The spelling of a FILE or OUT argument, checked before anything is read or written. An
 /// empty name names no file, and a name that ends in `/` names a folder (no file can be read or
-/// written there): both are usage errors (exit 64), which the tools reported as a file that is
+/// written there) unless it is a notebook folder: both are usage errors (exit 64), which the tools reported as a file that is
 /// missing (66) or could not be written (74, "rename failed").
 public enum FileNameArgument {
     /// What is wrong with `path` as the name of a file (without the tool's prefix), or nil;
@@ -8,7 +10,8 @@ public enum FileNameArgument {
     /// output) and every other name pass.
     public static func problem(_ path: String, expecting: String = "a .peernote file") -> String? {
         if path.isEmpty { return "the file name is empty: name \(expecting)" }
-        if path.hasSuffix("/") {
+        // A notebook folder is named as a folder (shells complete it with a '/').
+        if path.hasSuffix("/") && !NotebookFolder.isFolder(path) {
             return "\(DisplayText.oneLine(path)): a name ending in '/' names a folder; name \(expecting)"
         }
         return nil

@@ -39,7 +39,7 @@ enum DocumentFile {
     static func readFolder(_ path: String) throws(CLIFailure) -> NotebookFolder.Reading {
         let reading: NotebookFolder.Reading
         do { reading = try NotebookFolder(path).read() } catch { throw CLIFailure(error) }
-        for warning in reading.warnings { Terminal.error(DisplayText.oneLine("peernote: warning: \(warning)")) }
+        for line in FolderWarnings.lines(reading, folder: path) { Terminal.error(DisplayText.oneLine("peernote: warning: \(line)")) }
         return reading
     }
 

@@ -484,7 +484,7 @@ struct CommandTests {
         for status in ExitStatus.allCases {
             #expect(r.out.contains("  \(status.rawValue)".padding(toLength: 6, withPad: " ", startingAt: 0) + status.meaning))
         }
-        let names = ["merge", "validate", "inspect", "show", "log", "diff", "sync", "compact", "git-setup", "git-driver", "textconv", "salvage"]
+        let names = ["merge", "validate", "inspect", "show", "log", "diff", "sync", "compact", "convert", "git-setup", "git-driver", "textconv", "salvage"]
         #expect(PNMerge.configuration.subcommands.map { $0._commandName } == names)
         for name in names {
             #expect(r.out.contains("\n  \(name) "), "\(name) is listed")

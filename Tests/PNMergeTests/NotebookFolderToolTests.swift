@@ -44,7 +44,8 @@ struct NotebookFolderToolTests {
         #expect(try Self.chunks(folder).count == 1)
         r = try Self.peernote(["add", "Trip.peernote", "--title", "Packing", "--tag", "todo", "--body", "passport\ncharger"], in: dir)
         #expect(r.status == 0, "\(r.err)")
-        r = try Self.peernote(["add", "Trip.peernote", "--title", "Flights", "--at", "0"], in: dir)
+        // Named as a shell completes a folder, with a '/'.
+        r = try Self.peernote(["add", "Trip.peernote/", "--title", "Flights", "--at", "0"], in: dir)
         #expect(r.status == 0, "\(r.err)")
         #expect(try Self.chunks(folder).count == 3)
         for args in [["edit", "Trip.peernote", "Packing", "--add-tag", "urgent"], ["move", "Trip.peernote", "Packing", "--to", "0"],
@@ -82,7 +83,7 @@ struct NotebookFolderToolTests {
         #expect(r.status == 0, "\(r.err)")
         #expect(try Self.titles(dir.path("trip.peernote")) == ["Packing"])
         #expect(try Self.peernote(["add", "trip.peernote", "--title", "From the file"], in: dir).status == 0)
-        for (args, expected) in [(["validate", "Trip.peernote"], "valid"), (["inspect", "Trip.peernote"], "Trip"),
+        for (args, expected) in [(["validate", "Trip.peernote/"], "valid"), (["inspect", "Trip.peernote"], "Trip"),
                                  (["show", "Trip.peernote"], "Packing"), (["log", "Trip.peernote"], "tester"),
                                  (["diff", "Trip.peernote", "trip.peernote"], "From the file")] {
             r = try Self.pnmerge(args, in: dir)
@@ -130,9 +131,13 @@ struct NotebookFolderToolTests {
         #expect(r.status == 65 && r.err.contains(newest), "\(r.err)")
         r = try Self.peernote(["list", "Trip.peernote"], in: dir)
         #expect(r.status == 0 && !r.out.contains("Cut") && r.err.contains("pnmerge salvage"), "\(r.err)")
+        #expect(r.err.contains("pnmerge salvage Trip.peernote/\(newest) -o OUT"), "\(r.err)")
         r = try Self.pnmerge(["salvage", "Trip.peernote", "-o", "rescued.peernote"], in: dir)
         #expect(r.status == 0, "\(r.err)")
         #expect(try Self.titles(dir.path("rescued.peernote")).contains("Later"))
+        r = try Self.pnmerge(["salvage", "Trip.peernote/\(newest)", "-o", "rescued2.peernote"], in: dir)
+        #expect(r.status == 0, "\(r.err)")
+        #expect(try dir.bytes("rescued2.peernote") == dir.bytes("rescued.peernote"))
         #expect(FileManager.default.fileExists(atPath: folder + "/" + newest))
     }
 

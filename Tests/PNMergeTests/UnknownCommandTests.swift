@@ -7,7 +7,7 @@ import TestSupport
 
 @Suite("pnmerge: a first word that is no command")
 struct UnknownCommandTests {
-    static let commandsLine = "Commands: merge, validate, inspect, show, log, diff, sync, compact, git-setup, git-driver, textconv, salvage\n"
+    static let commandsLine = "Commands: merge, validate, inspect, show, log, diff, sync, compact, convert, git-setup, git-driver, textconv, salvage\n"
 
     @Test("A mistyped command is named as that, with the command it likely meant, before any option is looked at",
           arguments: [

@@ -126,10 +126,12 @@ struct NotebookFolderTests {
         #expect(Self.titles(reading.document) == ["Kept"])
         #expect(reading.warnings.count == 1)
         #expect(reading.warnings.first?.contains(name) == true)
-        #expect(reading.warnings.first?.contains("pnmerge salvage") == true)
         #expect(FileManager.default.fileExists(atPath: dir.path("Trip.peernote/\(name)")))
-        // What salvage starts from: the chain up to the damaged chunk.
-        #expect(reading.damagedChain?.chunk == name)
+        // What salvage starts from: the chain up to the damaged chunk, whose intact part holds
+        // the change before it.
+        #expect(reading.damaged == [name])
+        let chain = try #require(reading.chainToSalvage(name))
+        #expect(Self.titles(try Document.salvage(chain).document) == ["Kept"])
         // Writing on goes after the intact chain; the damaged chunk stays.
         let d3 = reading.document
         d3.addNote(title: "After")
@@ -312,5 +314,33 @@ struct NotebookFolderTests {
             #expect(reading.warnings.isEmpty, "\(reading.warnings)")
             #expect(Self.titles(reading.document) == ["B1", "B2", "A1"])
         }
+    }
+
+    @Test("writing another notebook into a folder is refused, with nothing written")
+    func anotherNotebookIsNotWritten() throws {
+        let dir = try TempDir()
+        let folder = try Self.makeFolder(dir)
+        let before = try Self.chunks(folder.path)
+        #expect(throws: FileError.self) { try NotebookFolder(folder.path, device: Self.deviceB).add(Document(title: "Other")) }
+        #expect(throws: FileError.self) { try folder.add(Document(title: "Other")) }
+        #expect(try Self.chunks(folder.path) == before)
+    }
+
+    @Test("an empty chunk file (a sync tool's placeholder) is skipped with a warning, and so is the chunk after it")
+    func emptyChunkIsSkipped() throws {
+        let dir = try TempDir()
+        let folder = try Self.makeFolder(dir)
+        var added: [String] = []
+        for title in ["One", "Two"] {
+            let d = try folder.read().document
+            d.addNote(title: title)
+            added.append(try #require(try folder.add(d).chunk))
+        }
+        try dir.write([], "Trip.peernote/\(added[0])")
+        let reading = try folder.read()
+        #expect(reading.document.title == "Trip" && reading.document.notes.isEmpty)
+        #expect(reading.warnings.count == 2)
+        #expect(reading.warnings.contains { $0.contains(added[0]) && $0.contains("empty") })
+        #expect(reading.warnings.contains { $0.contains(added[1]) && $0.contains("skipped") })
     }
 }

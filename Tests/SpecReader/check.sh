@@ -34,6 +34,7 @@ for seed in 1 2; do
   NAME="random CLI session, seed $seed, 40 steps on 3 copies"
   run python3 Tests/SpecReader/fuzz.py "$seed" 40 "$WORK/fuzz$seed"
 done
+NAME="notebook folders (chunk names, chains, the folder's notebook)"; run python3 Tests/SpecReader/folders.py
 # The same with the tools writing format version 3 (not yet their default).
 NAME="random CLI session writing format version 3, seed 3, 40 steps on 3 copies"
 run env PEERNOTE_WRITE_FORMAT=3 python3 Tests/SpecReader/fuzz.py 3 40 "$WORK/fuzz3"

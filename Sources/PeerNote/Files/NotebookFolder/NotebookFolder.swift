@@ -164,7 +164,8 @@ public struct NotebookFolder: Sendable {
         /// was loaded from (`baseChain`): this device's chain with most changes (so that `add`
         /// appends after it), else the folder's.
         public var document: Document
-        /// One line for each chunk or file that was skipped, naming it and why (never fatal).
+        /// One line for each chunk or file that was skipped, `FOLDER/NAME: why` (never fatal). The
+        /// tools add to the lines of `damaged` chunks how to salvage them.
         public var warnings: [String]
         /// Every chunk the folder holds, valid or not, by name.
         public var chunks: [Chunk]
@@ -175,22 +176,26 @@ public struct NotebookFolder: Sendable {
         /// The chain (bytes) of each leaf.
         public var leafChains: [String: [UInt8]]
 
-        /// The first damaged chunk (in name order) whose chain up to it is intact, with that
-        /// chain and its own bytes: what `Document.salvage` recovers its intact part from.
-        public var damagedChain: (chunk: String, bytes: [UInt8])? {
+        /// The damaged chunks (bytes that do not match their names) whose chain up to them is
+        /// intact, by file name: `chainToSalvage(_:)` gives what salvage recovers their intact part from.
+        public var damaged: [String] {
+            chunks.filter { !$0.valid && !$0.bytes.isEmpty && chainToSalvage($0.name.description) != nil }.map(\.name.description)
+        }
+
+        /// The chain of valid chunks above chunk `fileName`, then its own bytes: a file whose
+        /// intact part `Document.salvage` recovers. Nil when it is not in the folder, or a chunk
+        /// above it is not valid.
+        public func chainToSalvage(_ fileName: String) -> [UInt8]? {
             let byOwn = Dictionary(chunks.map { ($0.name.own, $0) }, uniquingKeysWith: { a, _ in a })
-            for c in chunks where !c.valid && !c.bytes.isEmpty {
-                var parts: [[UInt8]] = [c.bytes]
-                var at = c.name.parent
-                var intact = true
-                while let p = at {
-                    guard let parent = byOwn[p], parent.valid else { intact = false; break }
-                    parts.append(parent.bytes)
-                    at = parent.name.parent
-                }
-                if intact { return (c.name.description, parts.reversed().flatMap { $0 }) }
+            guard let c = chunks.first(where: { $0.name.description == fileName }), !c.bytes.isEmpty else { return nil }
+            var parts: [[UInt8]] = [c.bytes]
+            var at = c.name.parent
+            while let p = at {
+                guard let parent = byOwn[p], parent.valid, parts.count <= chunks.count else { return nil }
+                parts.append(parent.bytes)
+                at = parent.name.parent
             }
-            return nil
+            return parts.reversed().flatMap { $0 }
         }
 
         /// The bytes of all valid chunks, added up.
@@ -214,7 +219,10 @@ public struct NotebookFolder: Sendable {
                 continue
             }
             var bytes: [UInt8] = []
-            do { bytes = try FileStore.read("\(path)/\(file)") } catch {
+            do {
+                bytes = try FileStore.read("\(path)/\(file)")
+                if bytes.isEmpty { warnings.append("\(path)/\(file): is empty (not completely synced yet?); skipped") }
+            } catch {
                 warnings.append("\(path)/\(file): cannot be read (\(error.message)); skipped")
             }
             chunks[name.own] = Chunk(name: name, bytes: bytes, valid: false)
@@ -230,9 +238,9 @@ public struct NotebookFolder: Sendable {
             h.update(data: chunk.bytes)
             let file = "\(path)/\(chunk.name)"
             if chunk.bytes.isEmpty {
-                // Unreadable: already said.
+                // Empty or unreadable: already said.
             } else if Self.id(h) != own {
-                warnings.append("\(file): damaged or incomplete (its bytes do not match its name); skipped" + salvageHint(chunk))
+                warnings.append("\(file): damaged or incomplete (its bytes do not match its name); skipped")
             } else {
                 chunk.valid = true
                 chunk.owner = chunk.name.device ?? chunk.name.parent.flatMap { chunks[$0]?.owner }
@@ -245,7 +253,7 @@ public struct NotebookFolder: Sendable {
             guard let parent = c.name.parent, hashers[parent] == nil else { continue }
             if chunks[parent] == nil {
                 warnings.append("\(path)/\(c.name): its parent chunk \(parent) is not in the folder (not synced yet, or removed by a compaction); skipped")
-            } else if chunks[parent]?.bytes.isEmpty == false, hashers[parent] == nil {
+            } else {
                 warnings.append("\(path)/\(c.name): extends a chunk that was skipped; skipped too")
             }
         }
@@ -318,12 +326,6 @@ public struct NotebookFolder: Sendable {
         return "cannot be merged with the rest of the folder (\(error))"
     }
 
-    /// ` (pnmerge salvage FOLDER recovers its intact part)` for a damaged chunk whose chain up to
-    /// it is intact; nothing when its parent is missing too.
-    private func salvageHint(_ chunk: Chunk) -> String {
-        " (pnmerge salvage \(path) recovers its intact part)"
-    }
-
     /// The names in the folder (not `.` and `..`), sorted.
     func listing() throws(DocumentFileError) -> [String] {
         var st = stat()
@@ -393,7 +395,8 @@ public struct NotebookFolder: Sendable {
     /// Adds to the folder what `document` holds and this device's chain lacks: one new chunk
     /// appended after the chain the document was read from (or last written as) when that is in
     /// this device's tree, else after this device's longest chain (the document merged into it),
-    /// else, when this device has no chunk in the folder yet, one root chunk holding it all.
+    /// else, when this device has no chunk in the folder yet, one root chunk holding it all. A
+    /// folder that holds another notebook (no shared history) is not written.
     /// Written to a temporary file, fsynced, linked into place, the folder fsynced; the chain is
     /// read back (`Document.checkLoadable`) before. Needs no lock for correctness (each writer adds
     /// its own file); the tools take the document's lock so that local writers do not leave
@@ -416,15 +419,22 @@ public struct NotebookFolder: Sendable {
             let id = Self.chainID(loaded, device: device)
             parent = names.first { $0.own == id && owner[$0.own] == device }
         }
-        if parent == nil, owner.values.contains(device), let reading = try? read(),
-           owner[reading.baseChain.own] == device, let chain = reading.leafChains[reading.baseChain.own] {
-            // Not read from this device's tree: merged into its longest chain, and appended there.
-            do throws(PeerNoteError) { _ = try reading.document.merge(document) } catch {
-                throw FileError(path: path, problem: "cannot add to this notebook folder: \(error)", aftermath: .notWritten(hint: "nothing was changed"))
+        if parent == nil, !names.isEmpty, let reading = try? read() {
+            // Not read from this device's tree: another notebook is refused; this one is merged
+            // into this device's longest chain and appended there, or written as its first root.
+            let relation = reading.document.relation(to: document)
+            guard relation == .shared else {
+                throw FileError(path: path, problem: "holds another notebook (no shared history with the one being written)",
+                                aftermath: .notWritten(hint: "nothing was changed"))
             }
-            base = reading.document
-            loaded = chain
-            parent = reading.baseChain
+            if owner[reading.baseChain.own] == device, let chain = reading.leafChains[reading.baseChain.own] {
+                do throws(PeerNoteError) { _ = try reading.document.merge(document) } catch {
+                    throw FileError(path: path, problem: "cannot add to this notebook folder: \(error)", aftermath: .notWritten(hint: "nothing was changed"))
+                }
+                base = reading.document
+                loaded = chain
+                parent = reading.baseChain
+            }
         }
         var written: ChunkName?
         var size = 0
@@ -554,9 +564,11 @@ public struct NotebookFolder: Sendable {
         }
         let owner = Self.owners(reading.chunks.map(\.name))
         let byOwn = Dictionary(reading.chunks.map { ($0.name.own, $0) }, uniquingKeysWith: { a, _ in a })
+        // (Bounded: crafted names may form a cycle, which no valid chunk is in.)
         func rootOf(_ name: ChunkName) -> String {
             var at = name
-            while let p = at.parent, let c = byOwn[p] { at = c.name }
+            var steps = 0
+            while let p = at.parent, let c = byOwn[p], steps <= byOwn.count { at = c.name; steps += 1 }
             return at.own
         }
         // This device's roots old enough to remove what they cover.

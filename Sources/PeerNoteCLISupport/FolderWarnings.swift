@@ -1,0 +1,15 @@
+import PeerNote
+
+/// The lines both tools print on standard error for the chunks a notebook folder's reading
+/// skipped: the library's line for each, and for a damaged chunk whose chain up to it is
+/// intact, how to get its intact part back.
+public enum FolderWarnings {
+    /// One line per skipped chunk or file (without the tool's `NAME: warning: ` prefix).
+    public static func lines(_ reading: NotebookFolder.Reading, folder: String) -> [String] {
+        let path = NotebookFolder(folder).path
+        return reading.warnings.map { warning in
+            guard let name = reading.damaged.first(where: { warning.hasPrefix("\(path)/\($0):") }) else { return warning }
+            return warning + " (pnmerge salvage \(ShellQuote.path(path + "/" + name)) -o OUT recovers its intact part; then merge OUT into the folder)"
+        }
+    }
+}
