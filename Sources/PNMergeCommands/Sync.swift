@@ -239,11 +239,19 @@ enum SyncText {
         return update.conflicts.filter { !earlier.contains($0) }
     }
 
-    /// What one copy received, listed as merge lists it (the lines under its `wrote` line).
+    /// The copy whose conflicts a resolving command names: the copy once written (not in a
+    /// dry run, nor a device).
+    static func resolvable(_ update: FolderSyncReport.CopyUpdate) -> String? {
+        update.bytesWritten == nil || Inputs.isNotAFile(update.path) ? nil : update.path
+    }
+
+    /// What one copy received, listed as merge lists it (the lines under its `wrote` line), each
+    /// conflict with the command that resolves it in that copy once written.
     static func details(_ update: FolderSyncReport.CopyUpdate, style: RenderStyle) -> [String] {
         var lines = DiffRendering.lines(update.diff, style: style)
         lines += MergeReport.checkLines(update.overlaps, style: style)
-        lines += MergeReport.conflictLines(update.conflicts, earlier: earlierConflicts(update), in: update.notebook, style: style) { n in
+        lines += MergeReport.conflictLines(update.conflicts, earlier: earlierConflicts(update), in: update.notebook, style: style,
+                                           resolvingIn: resolvable(update)) { n in
             "\(Text.count(n, "conflict")) from before this sync \(n == 1 ? "is" : "are") still open."
         }
         return lines
@@ -360,7 +368,8 @@ enum SyncText {
                     ("changedMeanwhile", .bool(u.changedMeanwhile)),
                     ("notebookTitle", DiffRendering.titleJSON(u.diff)),
                     ("notes", .array(u.diff.changes.map(DiffRendering.json))),
-                    ("conflicts", MergeReport.conflictsJSON(u.conflicts, earlier: earlierConflicts(u), in: u.notebook, style: style)),
+                    ("conflicts", MergeReport.conflictsJSON(u.conflicts, earlier: earlierConflicts(u), in: u.notebook, style: style,
+                                                            resolvingIn: resolvable(u))),
                     ("overlaps", MergeReport.overlapsJSON(u.overlaps)),
                 ])
             case .rewrote(let path, let before, let written, let changedMeanwhile):

@@ -22,6 +22,14 @@ enum ConflictListing {
         return file
     }
 
+    /// The notebook the lines and JSON of `conflicts` are rendered in: its notes are made (every
+    /// body read out of the document) only when a conflict about concurrent moves needs their
+    /// positions; else it holds none, as nothing else of the conflicts reads them.
+    static func notebook(for conflicts: [Conflict], in document: Document) -> Notebook {
+        let moved = conflicts.contains { if case .position = $0 { true } else { false } }
+        return moved ? document.notebook : Notebook(id: document.id, title: document.title, notes: [], conflicts: conflicts)
+    }
+
     /// The lines of one conflict, `number` its place among its note's conflicts:
     ///
     ///     1. title, showing "Dentist appt"

@@ -29,17 +29,18 @@ extension PeerNoteCLI {
 
         func execute() throws {
             let document = try DocumentFile.open(file, pipes: true)
-            let notebook = document.notebook
+            let conflicts = document.conflicts
+            let notebook = ConflictListing.notebook(for: conflicts, in: document)
             let resolvable = ConflictListing.resolvable(file)
             if json {
                 let style = RenderStyle()
-                let value = JSONValue.array(notebook.conflicts.map { ConflictListing.json($0, in: document, notebook: notebook, file: resolvable, style: style) })
+                let value = JSONValue.array(conflicts.map { ConflictListing.json($0, in: document, notebook: notebook, file: resolvable, style: style) })
                 return try StandardOutput.write(value.rendered)
             }
             let style = ConflictListing.style
             // Grouped by note, in the order `conflicts` lists them (the notebook's title first).
             var groups: [(note: NoteID?, conflicts: [Conflict])] = []
-            for conflict in notebook.conflicts {
+            for conflict in conflicts {
                 if let i = groups.firstIndex(where: { $0.note == conflict.note }) { groups[i].conflicts.append(conflict) } else {
                     groups.append((conflict.note, [conflict]))
                 }

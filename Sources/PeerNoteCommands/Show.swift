@@ -29,7 +29,7 @@ extension PeerNoteCLI {
             let document = try DocumentFile.open(file, pipes: true)
             let target = try NoteLookup.findForReading(note, in: document, path: file)
             let conflicts = document.conflicts(of: target.id)
-            let notebook = document.notebook
+            let notebook = ConflictListing.notebook(for: conflicts, in: document)
             let style = json ? RenderStyle() : ConflictListing.style
             let resolvable = ConflictListing.resolvable(file)
             if json {

@@ -42,6 +42,37 @@ struct SyncReportTests {
         #expect(!r.out.contains("notes 1 added"), "the count line gives way to the list: \(r.out)")
     }
 
+    @Test("--verbose and --json: each conflict of a copy written names the command that resolves it there; a dry run names none")
+    func resolveCommands() throws {
+        let (dir, notes) = try Self.folder()
+        let dry = try Binary.require().run(["sync", "--verbose", "--dry-run", dir.url.path])
+        #expect(dry.status == 0 && dry.out.contains("Conflicts (1):") && !dry.out.contains("; resolve: "), "\(dry.out)")
+        let dryJSON = try Binary.require().run(["sync", "--json", "--dry-run", dir.url.path])
+        #expect(dryJSON.status == 0 && !dryJSON.out.contains("\"resolve\""), "\(dryJSON.out)")
+
+        let r = try Binary.require().run(["sync", "--verbose", dir.url.path])
+        #expect(r.status == 0, "\(r.err)")
+        let commands = r.out.split(separator: "\n").compactMap { line -> String? in
+            line.range(of: "; resolve: ").map { String(line[$0.upperBound...]).components(separatedBy: " (N: ")[0] }
+        }
+        #expect(commands.count == 2 && commands.allSatisfy { $0.hasPrefix("peernote resolve \(notes) ") }, "\(r.out)")
+        // Each runs as printed (N = 1) and closes its conflict.
+        for command in commands {
+            let words = command.split(separator: " ").dropFirst().map { $0 == "N" ? "1" : String($0) }
+            let run = try Tool.peernote.run(words + ["--author", "dana"], environment: ["TZ": "UTC", "NO_COLOR": "1"])
+            #expect(run.status == 0, "\(command): \(run.err)")
+        }
+        #expect(try Document.load(dir.bytes("notes.peernote")).conflicts.isEmpty)
+
+        let (again, againNotes) = try Self.folder()
+        let j = try Binary.require().run(["sync", "--json", again.url.path])
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(j.out.utf8)) as? [String: Any])
+        let files = try #require((object["notebooks"] as? [[String: Any]])?.first?["files"] as? [[String: Any]])
+        let written = try #require(files.first { $0["action"] as? String == "written" })
+        let resolve = try #require(written["conflicts"] as? [[String: Any]]).compactMap { $0["resolve"] as? String }
+        #expect(resolve.count == 2 && resolve.allSatisfy { $0.hasPrefix("peernote resolve \(againNotes) ") }, "\(resolve)")
+    }
+
     @Test("--json gives each copy written with merge's key names, and the conflict copies removed")
     func json() throws {
         let (dir, notes) = try Self.folder()
