@@ -5,7 +5,8 @@
 # The corpus is written by the test AdversarialCorpusTests/writeCorpus (PEERNOTE_STRESS_DIR);
 # each command runs once per file under /usr/bin/time (wall seconds, peak resident memory).
 # A command that fails, or runs past STRESS_TIMEOUT seconds (default 600), is marked so.
-# STRESS_DIVISOR divides the sizes (a quicker run, on debug tools for instance).
+# STRESS_DIVISOR divides the sizes (a quicker run, on debug tools for instance); STRESS_FAMILY
+# names one family to write and time (the others are not written).
 set -u
 BIN=${1:-.build/release}
 CORPUS=${2:-.build/stress-corpus}
@@ -19,7 +20,7 @@ CORPUS=$(cd "$CORPUS" && pwd)
 if [ -z "${STRESS_REUSE:-}" ] || ! ls "$CORPUS"/*.peernote >/dev/null 2>&1; then
   rm -f "$CORPUS"/*.peernote
   echo "stress: writing the corpus into $CORPUS" >&2
-  PEERNOTE_STRESS_DIR="$CORPUS" PEERNOTE_STRESS_DIVISOR="${STRESS_DIVISOR:-1}" swift test --skip-build --filter 'AdversarialCorpusTests/writeCorpus' >/dev/null \
+  PEERNOTE_STRESS_DIR="$CORPUS" PEERNOTE_STRESS_DIVISOR="${STRESS_DIVISOR:-1}" PEERNOTE_STRESS_FAMILY="${STRESS_FAMILY:-}" swift test --skip-build --filter 'AdversarialCorpusTests/writeCorpus' >/dev/null \
     || { echo "stress: writing the corpus failed (swift build --build-tests first)" >&2; exit 1; }
 fi
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/pn-stress.XXXXXX") || exit 2

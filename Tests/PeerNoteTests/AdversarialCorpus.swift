@@ -3,7 +3,7 @@ import Foundation
 
 /// Legal but pathological histories, built through the op log, each family parameterised by a
 /// size `n`: the shapes that made a command do quadratic work or run out of memory on a small
-/// file (issue 47, items 4 and 5). `AdversarialCorpusTests` runs them at small sizes in `swift
+/// file (issue 47, items 3 to 5). `AdversarialCorpusTests` runs them at small sizes in `swift
 /// test`; `make stress` writes them at four doubling sizes (`PEERNOTE_STRESS_DIR`) and times
 /// the release tools on them (scripts/stress.sh, docs/ROBUSTNESS.md).
 ///
@@ -29,6 +29,10 @@ enum AdversarialCorpus {
         case retitles
         /// n replicas each tag a note concurrently, and one change merges them all.
         case branches
+        /// n replicas each type one character at one place in a note ("a|b") concurrently,
+        /// appended in descending order of replica; the canonical order (a compact save, and the
+        /// load of one) is ascending, where each insert goes after every earlier one.
+        case samePlace
     }
 
     /// A history under construction: changes appended in a causal order, ops into the last one.
@@ -75,6 +79,7 @@ enum AdversarialCorpus {
         case .moves: 8_000
         case .deleteVersusEdit: 40_000
         case .branches: 2_000
+        case .samePlace: 16_000
         }
     }
 
@@ -178,6 +183,14 @@ enum AdversarialCorpus {
             }
             b.change(by: 0, deps: Array(1 ... n))
             b.op(.setNotebookTitle("Merged \(n) branches", preds: [LocalID(agent: 0, counter: 0)]))
+        case .samePlace:
+            let note = b.op(.createNote(originLeft: .none, originRight: .none, created: b.time))
+            let a = b.op(.insertText(note: note, originLeft: .none, originRight: .none, contentStart: 0), length: 2, text: ["a", "b"])
+            for i in 0 ..< n {
+                b.change(by: n - i, deps: [0], tick: false)
+                b.op(.insertText(note: note, originLeft: a, originRight: a.advanced(by: 1), contentStart: 0), length: 1,
+                     text: [Unicode.Scalar(UInt8(0x61 + i % 26))])
+            }
         }
         return b
     }

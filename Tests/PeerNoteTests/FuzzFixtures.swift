@@ -36,7 +36,10 @@ enum FuzzFixtures {
               validateStatus: 65,
               generated: false),
         Entry(file: "fuzz/same-origin-inserts.peernote",
-              what: "one change of 60,000 single-character inserts into one note, all with no origins (each integrates at the start after scanning every earlier one)",
+              what: "one change of 60,000 single-character inserts into one note, all with no origins: each scanned every earlier one, and the file was refused for its work; integrated through the sibling index, each goes after the earlier ones in a few steps, and the file loads",
+              validateStatus: 0, compactSave: true),
+        Entry(file: "fuzz/scanning-inserts.peernote",
+              what: "same-origin-inserts after an insert whose right origin is not a child of its left origin, which leaves the note's integration to the element-by-element scan: refused for its work",
               validateStatus: 65),
         Entry(file: "fuzz/register-flood.peernote",
               what: "one change of 60,000 notebook-title writes with no predecessors: 60,000 concurrent values in one register",
@@ -109,6 +112,12 @@ enum FuzzFixtures {
 
     /// hi.peernote's history plus one note, then `body` applied to a change of `n` ops appended to the same block.
     static func floodBlock(_ n: Int, ops: (Int, LocalID) -> OpBody, text: Int = 0) throws -> [UInt8] {
+        try floodBlock(n, opsWithIDs: { i, note, _ in ops(i, note) }, text: text)
+    }
+
+    /// `floodBlock(_:ops:text:)`, whose `opsWithIDs(i, note, first)` also gets the id of the
+    /// change's first op unit (op `i` has `first.advanced(by: i)`).
+    static func floodBlock(_ n: Int, opsWithIDs ops: (Int, LocalID, LocalID) -> OpBody, text: Int = 0) throws -> [UInt8] {
         let d = Document(title: "Flood", id: try FixtureFactory.uuid(FixtureFactory.hiID), replica: FixtureFactory.Replica.hi,
                          time: FixtureFactory.date(FixtureFactory.meetingDay))
         FixtureFactory.at(d, FixtureFactory.meetingDay + 60)
@@ -121,7 +130,8 @@ enum FuzzFixtures {
         let firstLV = block.ops.reduce(0) { $0 + $1.length }
         block.appendChange(replica: 0, seq: UInt32(block.changes.count + 1), length: n, deps: [block.changes.count - 1],
                            time: Int64(FixtureFactory.meetingDay), author: "", message: "flood")
-        for i in 0 ..< n { block.ops.append(Op(lv: firstLV + i, length: 1, body: ops(i, noteID))) }
+        let first = LocalID(agent: 0, counter: UInt32(firstLV))
+        for i in 0 ..< n { block.ops.append(Op(lv: firstLV + i, length: 1, body: ops(i, noteID, first))) }
         block.text += [Unicode.Scalar](repeating: "a", count: text)
         return BlockCodec.encode(payload: WireCodec.encodePayload(block))
     }
@@ -129,6 +139,22 @@ enum FuzzFixtures {
     static func sameOriginInserts() throws -> [UInt8] {
         let n = 60_000
         return try floodBlock(n, ops: { i, note in .insertText(note: note, originLeft: .none, originRight: .none, contentStart: i) }, text: n)
+    }
+
+    /// "ab" typed, then "y" put between them by an insert whose right origin ("b") is not a
+    /// child of its left origin (the start): a crafted history that leaves integration to the
+    /// scan of peernote(5), element by element; then 60,000 inserts after "b", each scanning
+    /// every earlier one.
+    static func scanningInserts() throws -> [UInt8] {
+        let n = 60_000
+        return try floodBlock(n, opsWithIDs: { i, note, first in
+            switch i {
+            case 0: .insertText(note: note, originLeft: .none, originRight: .none, contentStart: 0)
+            case 1: .insertText(note: note, originLeft: first, originRight: .none, contentStart: 1)
+            case 2: .insertText(note: note, originLeft: .none, originRight: first.advanced(by: 1), contentStart: 2)
+            default: .insertText(note: note, originLeft: first.advanced(by: 1), originRight: .none, contentStart: i)
+            }
+        }, text: n)
     }
 
     static func registerFlood() throws -> [UInt8] {
@@ -171,6 +197,7 @@ enum FuzzFixtures {
             "fuzz/first-row-overflow.peernote": try firstRowOverflow(),
             "fuzz/counter-overflow.peernote": try counterOverflow(),
             "fuzz/same-origin-inserts.peernote": try sameOriginInserts(),
+            "fuzz/scanning-inserts.peernote": try scanningInserts(),
             "fuzz/register-flood.peernote": try registerFlood(),
             "fuzz/many-blocks.peernote": try manyBlocks(),
             "fuzz/tiny-change-flood.peernote": tinyChangeFlood(),

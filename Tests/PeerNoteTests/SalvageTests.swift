@@ -133,7 +133,7 @@ struct SalvageTests {
 
     @Test("A change asking for more integration work than the file's size allows (60,000 inserts at one place) is dropped, as the loader refuses it, instead of replayed for minutes")
     func workBudget() throws {
-        let bytes = try FuzzFixtures.sameOriginInserts()
+        let bytes = try FuzzFixtures.scanningInserts()
         #expect(throws: PeerNoteError.self) { _ = try Document.load(bytes) }
         let result = try Document.salvage(bytes)
         #expect(result.droppedChanges.count == 1)

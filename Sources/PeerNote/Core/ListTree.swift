@@ -16,6 +16,8 @@ struct ListLeaf: Sendable {
     var next: Int32 = -1             // next leaf to the right, -1 at the end
     var visible = 0
     var total = 0
+    /// The smallest `depth` of its runs (`UInt32.max` when it has none), while depths are known.
+    var minDepth = UInt32.max
 }
 
 /// An inner node: children (all leaves or all inner nodes) and their counts.
@@ -24,6 +26,8 @@ struct ListInner: Sendable {
     var parent: Int32 = -1
     var visible = 0
     var total = 0
+    /// The smallest `minDepth` of its children, while depths are known.
+    var minDepth = UInt32.max
 }
 
 /// A position: run `run` of leaf `leaf`, element `offset` of that run.
@@ -68,6 +72,10 @@ struct ListTree<Element: Sendable>: Sendable {
     /// Where `editCursor` last found an element (local edits mostly stay in one leaf, and
     /// typing in one run): see `Finger`.
     private var finger = Finger()
+    /// Whether every run's `depth` and every node's `minDepth` are set (`buildDepths`), and so
+    /// kept up to date by every change; and then, that the list is in depth-first order of the
+    /// left-origin tree (each element's descendants come directly after it).
+    private(set) var depthsKnown = false
 
     /// A leaf and how many visible elements come before it (`leaf` is -1 when unknown), and a
     /// run of that leaf and how many visible elements of the leaf come before that run (`run` is
@@ -86,6 +94,7 @@ struct ListTree<Element: Sendable>: Sendable {
     private func total(_ n: NodeRef) -> Int { n.isLeaf ? leaves[n.index].total : inners[n.index].total }
     private func visible(_ n: NodeRef) -> Int { n.isLeaf ? leaves[n.index].visible : inners[n.index].visible }
     private func parent(_ n: NodeRef) -> Int32 { n.isLeaf ? leaves[n.index].parent : inners[n.index].parent }
+    private func minDepth(_ n: NodeRef) -> UInt32 { n.isLeaf ? leaves[n.index].minDepth : inners[n.index].minDepth }
 
     var firstLeaf: Int {
         var n = root
@@ -328,6 +337,125 @@ struct ListTree<Element: Sendable>: Sendable {
         return pos
     }
 
+    // MARK: Depths (the sibling index of `ListCRDT.integrate`)
+
+    /// The depth of the element at `c` (see `ListRun.depth`); depths must be known.
+    func depth(at c: ListCursor) -> UInt32 { leaves[c.leaf].runs[c.run].depth &+ UInt32(truncatingIfNeeded: c.offset) }
+
+    /// Sets every run's depth and every node's smallest depth, checking that the list is in
+    /// depth-first order of its left-origin tree: every element's left origin is on the path
+    /// from the root to the element before it (a stack of runs' prefixes), that is, nothing lies
+    /// between an element and its left origin but that origin's descendants. Each element the
+    /// list integrated as peernote(5) says keeps that order unless its right origin lies among
+    /// its left origin's descendants without being its left origin's child (a crafted history;
+    /// `ListCRDT` checks it). False, leaving depths unknown, when the order does not hold, a
+    /// left origin is not found before its element, or a depth would not fit in 32 bits.
+    /// - Complexity: O(runs).
+    mutating func buildDepths() -> Bool {
+        depthsKnown = false
+        // The path from the root to the last element, as prefixes of runs: first id, length on
+        // the path, depth of the first element.
+        var path: [(id: LocalID, length: Int, depth: UInt32)] = []
+        var leaf = firstLeaf
+        while leaf >= 0 {
+            var lowest = UInt32.max
+            for i in leaves[leaf].runs.indices {
+                let r = leaves[leaf].runs[i]
+                var d: UInt32 = 1
+                if r.originLeft.isNone {
+                    path.removeAll(keepingCapacity: true)
+                } else {
+                    let p = r.originLeft
+                    while let top = path.last {
+                        let k = Int(p.counter) - Int(top.id.counter)
+                        if top.id.agent == p.agent && k >= 0 && k < top.length {
+                            path[path.count - 1].length = k + 1
+                            d = top.depth + UInt32(k) + 1
+                            break
+                        }
+                        path.removeLast()
+                    }
+                    if path.isEmpty { return false }
+                }
+                guard UInt64(d) + UInt64(r.length) < UInt64(UInt32.max) else { return false }
+                leaves[leaf].runs[i].depth = d
+                lowest = Swift.min(lowest, d)
+                path.append((r.id, r.length, d))
+            }
+            leaves[leaf].minDepth = lowest
+            leaf = Int(leaves[leaf].next)
+        }
+        if !root.isLeaf { _ = setMinDepths(root.index) }
+        depthsKnown = true
+        return true
+    }
+
+    /// Sets the smallest depth of inner node `n` and of the inner nodes under it, from their
+    /// leaves' (children first: a node split later can sit at a larger index than its parent).
+    private mutating func setMinDepths(_ n: Int) -> UInt32 {
+        var lowest = UInt32.max
+        for child in inners[n].children {
+            lowest = Swift.min(lowest, child.isLeaf ? leaves[child.index].minDepth : setMinDepths(child.index))
+        }
+        inners[n].minDepth = lowest
+        return lowest
+    }
+
+    /// Forgets the depths: later changes no longer keep them.
+    mutating func forgetDepths() { depthsKnown = false }
+
+    /// Lowers the smallest depth of `leaf` and its ancestors to `d` where it is larger.
+    private mutating func lowerMinDepth(from leaf: Int, to d: UInt32) {
+        guard leaves[leaf].minDepth > d else { return }
+        leaves[leaf].minDepth = d
+        var p = leaves[leaf].parent
+        while p >= 0, inners[Int(p)].minDepth > d {
+            inners[Int(p)].minDepth = d
+            p = inners[Int(p)].parent
+        }
+    }
+
+    /// The first element at or after `c` whose depth is at most `maxDepth`, or the end; depths
+    /// must be known. In a list in depth-first order, from just after an element of depth d,
+    /// `maxDepth` d finds the first element after its descendants, and d + 1 its next child.
+    /// - Complexity: O(log n) nodes visited (each scanning its children or runs).
+    func firstAtOrAfter(_ start: ListCursor, maxDepth: UInt32) -> ListCursor {
+        let c = normalize(start)
+        if isEnd(c) { return c }
+        let runs = leaves[c.leaf].runs
+        // Depths grow along a run: only its element at `c` can be shallow enough.
+        if runs[c.run].depth &+ UInt32(truncatingIfNeeded: c.offset) <= maxDepth { return c }
+        for i in (c.run + 1) ..< runs.count where runs[i].depth <= maxDepth {
+            return ListCursor(leaf: c.leaf, run: i, offset: 0)
+        }
+        var node = NodeRef.leaf(c.leaf)
+        var p = leaves[c.leaf].parent
+        while p >= 0 {
+            let children = inners[Int(p)].children
+            var k = (children.firstIndex(of: node) ?? children.count - 1) + 1
+            while k < children.count {
+                if minDepth(children[k]) <= maxDepth { return firstInSubtree(children[k], maxDepth: maxDepth) }
+                k += 1
+            }
+            node = .inner(Int(p))
+            p = inners[Int(p)].parent
+        }
+        return endCursor
+    }
+
+    /// The first element of the subtree at `node` whose depth is at most `maxDepth` (its
+    /// smallest depth is at most that).
+    private func firstInSubtree(_ start: NodeRef, maxDepth: UInt32) -> ListCursor {
+        var node = start
+        while !node.isLeaf {
+            let children = inners[node.index].children
+            node = children.first { minDepth($0) <= maxDepth } ?? children[children.count - 1]
+        }
+        let runs = leaves[node.index].runs
+        let i = runs.firstIndex { $0.depth <= maxDepth } ?? runs.count
+        return normalize(ListCursor(leaf: node.index, run: i, offset: 0))
+    }
+
     // MARK: Index
 
     /// Records that `id` is (now) in `leaf`, keeping entries sorted.
@@ -382,6 +510,7 @@ struct ListTree<Element: Sendable>: Sendable {
             leaves[leaf].runs.insert(run, at: i)
             insertIndex(run.id, leaf)
             hint = ListCursor(leaf: leaf, run: i, offset: 0)
+            if depthsKnown { lowerMinDepth(from: leaf, to: run.depth) }
         }
         addCounts(from: leaf, visible: run.deleted ? 0 : run.length, total: run.length)
         if leaves[leaf].runs.count > Self.leafCapacity { splitLeaf(leaf) }
@@ -449,6 +578,10 @@ struct ListTree<Element: Sendable>: Sendable {
         for r in sibling.runs { sibling.total += r.length; if !r.deleted { sibling.visible += r.length } }
         leaves[leaf].total -= sibling.total
         leaves[leaf].visible -= sibling.visible
+        if depthsKnown {
+            sibling.minDepth = sibling.runs.reduce(UInt32.max) { min($0, $1.depth) }
+            leaves[leaf].minDepth = leaves[leaf].runs.reduce(UInt32.max) { min($0, $1.depth) }
+        }
         let s = leaves.count
         leaves.append(sibling)
         leaves[leaf].next = Int32(s)
@@ -468,6 +601,10 @@ struct ListTree<Element: Sendable>: Sendable {
         }
         inners[node].total -= sibling.total
         inners[node].visible -= sibling.visible
+        if depthsKnown {
+            sibling.minDepth = sibling.children.reduce(UInt32.max) { min($0, minDepth($1)) }
+            inners[node].minDepth = inners[node].children.reduce(UInt32.max) { min($0, minDepth($1)) }
+        }
         inners.append(sibling)
         for ch in inners[s].children {
             if ch.isLeaf { leaves[ch.index].parent = Int32(s) } else { inners[ch.index].parent = Int32(s) }
@@ -489,6 +626,7 @@ struct ListTree<Element: Sendable>: Sendable {
             newRoot.children = [node, sibling]
             newRoot.total = total(node) + total(sibling)
             newRoot.visible = visible(node) + visible(sibling)
+            newRoot.minDepth = min(minDepth(node), minDepth(sibling))
             inners.append(newRoot)
             for ch in [node, sibling] {
                 if ch.isLeaf { leaves[ch.index].parent = Int32(r) } else { inners[ch.index].parent = Int32(r) }

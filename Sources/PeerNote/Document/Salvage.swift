@@ -243,9 +243,28 @@ extension Document {
     /// `salvage(_:)`; `nested` when it salvages the bytes of a left-out notebook on their own
     /// (which then has no left-out notebook of its own to salvage in turn).
     static func salvage(_ bytes: [UInt8], nested: Bool) throws(PeerNoteError) -> SalvageResult {
-        var salvager = Salvager(bytes: bytes, nested: nested)
+        try salvage(bytes, nested: nested, work: SalvageWork(steps: SalvageWork.allowance(forFileOf: bytes.count)))
+    }
+
+    /// `salvage(_:nested:)` taking its integration work from `work` (shared with the salvage of
+    /// the file it was cut out of, for a left-out notebook salvaged on its own).
+    fileprivate static func salvage(_ bytes: [UInt8], nested: Bool, work: SalvageWork) throws(PeerNoteError) -> SalvageResult {
+        var salvager = Salvager(bytes: bytes, nested: nested, work: work)
         return try salvager.run()
     }
+}
+
+/// The list-integration work (scan steps, as `DocState.workBudget` counts them) one salvage may
+/// still take, over all its replays and the salvages of the notebooks it left out: a reference,
+/// so that a left-out notebook's salvage takes from what the file's has left.
+private final class SalvageWork {
+    var steps: Int
+    init(steps: Int) { self.steps = steps }
+
+    /// Twice the loader's bound for a file of `size` bytes (`Document.load`: `256 * size +
+    /// 4_000_000`), so that a file the loader refuses for its work is refused about as fast
+    /// here, not once for every replay or left-out part.
+    static func allowance(forFileOf size: Int) -> Int { 2 * (256 * size + 4_000_000) }
 }
 
 /// The work of `Document.salvage` on one damaged file.
@@ -280,10 +299,8 @@ private struct Salvager {
     var orphansAreOurs = false
     /// Most replays tried before every change from the failing one on is given up.
     static let maxReplays = 32
-    /// Integration work all replays together may still take: twice the loader's bound
-    /// (`Document.load`), so that a file the loader refuses for its work is refused as fast here,
-    /// not once for every replay.
-    lazy var workLeft = 2 * (256 * bytes.count + 4_000_000)
+    /// Integration work all replays together may still take (see `SalvageWork`).
+    let work: SalvageWork
     /// Largest magnitude of a time (seconds) salvage keeps: differences of two such times fit in Int64.
     static let maxTime: UInt64 = 1 << 62
     /// Whether the replay drops changes with such times (only when the result is saved compact:
@@ -295,9 +312,10 @@ private struct Salvager {
     /// For a change dropped because its block's text needs a change that cannot be used: that change.
     var culprits: [ChangeKey: ChangeKey] = [:]
 
-    init(bytes: [UInt8], nested: Bool) {
+    init(bytes: [UInt8], nested: Bool, work: SalvageWork) {
         self.bytes = bytes
         self.nested = nested
+        self.work = work
     }
 
     mutating func run() throws(PeerNoteError) -> SalvageResult {
@@ -704,17 +722,17 @@ private struct Salvager {
         var message: String
         /// The change of the same block that makes this one unusable, when it is another one.
         var culprit: ChangeKey?
-        /// Whether the replay ran out of integration work (`workLeft`).
+        /// Whether the replay ran out of integration work (`work`).
         var outOfWork = false
     }
 
     /// Verifies and applies the kept changes, block by block, into a new document (as
     /// `Document.load` does, but skipping the units of dropped changes), within the loader's
-    /// bound on integration work and what is left of `workLeft`, which it takes its work from.
-    mutating func replay(_ fates: [ChangeKey: Fate]) -> Result<Document, ReplayFailure> {
-        let budget = Swift.min(256 * bytes.count + 4_000_000, workLeft)
+    /// bound on integration work and what is left of `work`, which it takes its work from.
+    func replay(_ fates: [ChangeKey: Fate]) -> Result<Document, ReplayFailure> {
+        let budget = Swift.min(256 * bytes.count + 4_000_000, work.steps)
         var used = 0
-        defer { workLeft -= used }
+        defer { work.steps -= used }
         let result = replay(fates, workBudget: budget, used: &used)
         if case .success(let doc) = result { doc.state.workBudget = .max }
         return result
@@ -972,7 +990,7 @@ private struct Salvager {
         }
         if !nested {
             for p in parts.indices where parts[p].kind == .otherDocument || parts[p].kind == .copy {
-                if let alone = try? Document.salvage(Array(bytes[parts[p].range]), nested: true) {
+                if let alone = try? Document.salvage(Array(bytes[parts[p].range]), nested: true, work: work) {
                     parts[p].onItsOwn = SalvageLeftOut.OnItsOwn(title: alone.document.title, changes: alone.document.changeCount, intact: alone.isIntact)
                 }
             }
