@@ -13,6 +13,9 @@ import Darwin
 /// `bytes` in file order (no canonical replay: the rows are in canonical order), before it makes
 /// a document of them; `workSpent` is the integration work that replay took; `totals` what the
 /// blocks hold of the row and memory budgets; `checksum` is the CRC-32 of `bytes[..<checksummed]`.
+///
+/// Memory: the log and state share their storage with the document's until it edits; then the
+/// document holds its own copy of the log's arrays and of each note it changed, beside these.
 struct VerifiedFile: Sendable {
     var bytes: [UInt8]
     var genesis: ChangeID
