@@ -55,3 +55,224 @@ struct SaveLoadsTests {
         try Document.checkLoadable(before, writingTo: path)
     }
 }
+
+/// The check of an appending save reads only the appended blocks, from the state the reader
+/// held after the file it appends to (`Document.checkAppended`): it must refuse every save a
+/// full `Document.load` refuses, with the same error, and accept the others with the same work.
+@Suite("Checking an appending save reads only what it appends")
+struct AppendedCheckTests {
+    /// A notebook of a few notes, loaded from its compact save (so with a verified state).
+    static func loadedNotebook(notes: Int = 3) throws -> (bytes: [UInt8], document: Document) {
+        let doc = Document(title: "T", author: "a")
+        for i in 0 ..< notes { doc.addNote(title: "n\(i)", body: "ab\(i)", tags: ["t"]) }
+        let bytes = doc.save(.compact)
+        return (bytes, try Document.load(bytes))
+    }
+
+    /// The file's verified state, which `load` records.
+    static func verified(_ doc: Document) throws -> VerifiedFile {
+        try #require(doc.persisted?.verified, "the load recorded no verified state")
+    }
+
+    /// What the appended-block check and a full load say of `bytes`: an issue when they differ
+    /// (one refuses and the other not, different errors, different work), or when the check
+    /// leaves the verdict to a full load. Returns the full load's error, if any.
+    @discardableResult
+    static func expectAgreement(_ bytes: [UInt8], after verified: VerifiedFile, _ context: String,
+                                sourceLocation: SourceLocation = #_sourceLocation) -> PeerNoteError? {
+        let full = Result { () throws(PeerNoteError) in try Document.load(bytes) }
+        let checked = Result { () throws(PeerNoteError) in try Document.checkAppended(bytes, after: verified) }
+        switch (full, checked) {
+        case (_, .success(nil)):
+            Issue.record("\(context): the check left the verdict to a full load", sourceLocation: sourceLocation)
+        case (.failure(let a), .failure(let b)):
+            #expect(a.description == b.description, "\(context)", sourceLocation: sourceLocation)
+            return a
+        case (.success(let doc), .success(let next?)):
+            let loaded = doc.persisted?.verified
+            #expect(loaded != nil, "\(context): the full load kept no verified state", sourceLocation: sourceLocation)
+            if let loaded {
+                #expect(next.workSpent == loaded.workSpent && next.rows == loaded.rows && next.totals == loaded.totals
+                        && next.checksum == loaded.checksum && next.checksummed == loaded.checksummed && next.bytes == bytes,
+                        "\(context): the check's record differs from the load's", sourceLocation: sourceLocation)
+            }
+            let replayed = Document(id: doc.id, genesis: next.genesis, log: next.log, state: next.state, replica: .random(), author: "")
+            #expect(replayed.notebook == doc.notebook, "\(context): a different notebook", sourceLocation: sourceLocation)
+        case (.failure(let error), .success):
+            Issue.record("\(context): the check accepted a save the load refuses (\(error))", sourceLocation: sourceLocation)
+        case (.success, .failure(let error)):
+            Issue.record("\(context): the check refused a save that loads (\(error))", sourceLocation: sourceLocation)
+        }
+        if case .failure(let error) = full { return error }
+        return nil
+    }
+
+    @Test("An appended change the history cannot hold is refused, as a full load refuses it")
+    func unloadableChange() throws {
+        let (_, doc) = try Self.loadedNotebook()
+        let verified = try Self.verified(doc)
+        let bad = try SaveLoadsTests.unloadable(from: doc)
+        let bytes = bad.save(.incremental)
+        #expect(bytes.count > verified.bytes.count)
+        #expect(Self.expectAgreement(bytes, after: verified, "delete of a missing element") != nil)
+
+        // An insert whose left origin does not exist.
+        let (_, other) = try Self.loadedNotebook()
+        let note = try #require(other.state.noteStates.first).id
+        _ = other.log.beginChange(agent: other.agent, time: 1_700_000_100, author: "a", message: "")
+        other.log.append(.insertText(note: note, originLeft: LocalID(agent: other.agent, counter: 4_000), originRight: .none, contentStart: 0),
+                         length: 1, scalars: CollectionOfOne("x"))
+        #expect(Self.expectAgreement(other.save(.incremental), after: try Self.verified(other), "insert after a missing element") != nil)
+    }
+
+    @Test("Damaged or misplaced appended bytes are refused, as a full load refuses them")
+    func damagedBlocks() throws {
+        let (file, doc) = try Self.loadedNotebook()
+        let verified = try Self.verified(doc)
+        let note = try #require(doc.notes.first).id
+        try doc.insertText(note, at: 0, "first ")
+        let one = doc.save(.incremental)
+        try doc.insertText(note, at: 0, "second ")
+        let two = doc.save(.incremental)
+        let block1 = Array(one[file.count...]), block2 = Array(two[one.count...])
+        var flipped = one
+        flipped[file.count + block1.count / 2] ^= 0x40
+        let cases: [(String, [UInt8])] = [
+            ("a byte of the block changed", flipped),
+            ("the block cut short", Array(one.dropLast())),
+            ("the block twice", one + block1),
+            ("the second block without the first", file + block2),
+            ("a second base block", file + file),
+            ("other bytes after the file", file + Array("not a block".utf8)),
+            ("a block's magic bytes alone", file + Array(one[file.count ..< file.count + 8])),
+        ]
+        for (name, bytes) in cases {
+            #expect(Self.expectAgreement(bytes, after: verified, name) != nil, "\(name): loads")
+        }
+        // And the good ones pass, from the file and from the first save's check.
+        Self.expectAgreement(one, after: verified, "one block")
+        Self.expectAgreement(two, after: verified, "two blocks")
+        let afterOne = try #require(try Document.checkAppended(one, after: verified))
+        Self.expectAgreement(two, after: afterOne, "the second block after the first")
+    }
+
+    /// One change of `count` inserts of one character each, all between the same two characters
+    /// of a note (each with the same origins, as if made concurrently): each integrates after
+    /// scanning those before it, about count²/2 steps in all. Few bytes (the inserts compress
+    /// to almost nothing), so past about 3,000 more work than such a file's size allows.
+    static func concurrentInserts(into doc: Document, count: Int) throws {
+        let note = try #require(doc.state.noteStates.first)
+        var first: LocalID?
+        note.body.forEachRun { id, _, _, _ in if first == nil { first = id } }
+        let left = try #require(first), right = left.advanced(by: 1)
+        _ = doc.log.beginChange(agent: doc.agent, time: 1_700_000_100, author: "a", message: "")
+        for _ in 0 ..< count {
+            doc.log.append(.insertText(note: note.id, originLeft: left, originRight: right, contentStart: 0), length: 1, scalars: CollectionOfOne("x"))
+        }
+    }
+
+    @Test("An appended block that takes the file's work past its budget is refused")
+    func workPastBudget() throws {
+        // Few enough inserts: within the budget, and the check's work is the load's.
+        let (_, small) = try Self.loadedNotebook()
+        try Self.concurrentInserts(into: small, count: 300)
+        #expect(Self.expectAgreement(small.save(.incremental), after: try Self.verified(small), "300 inserts at one place") == nil)
+
+        // Enough that the whole file asks for more work than its size allows, in two appended
+        // blocks: the second is within the budget on its own, so a check that did not count the
+        // work the earlier blocks took would pass it.
+        let (_, doc) = try Self.loadedNotebook()
+        let verified = try Self.verified(doc)
+        try Self.concurrentInserts(into: doc, count: 2_500)
+        let first = doc.save(.incremental)
+        let afterFirst = try #require(try Document.checkAppended(first, after: verified), "2,500 inserts at one place")
+        #expect(afterFirst.workSpent > 2_500 * 2_400 / 2)
+        try Self.concurrentInserts(into: doc, count: 1_000)
+        let second = doc.save(.incremental)
+        let error = try #require(Self.expectAgreement(second, after: afterFirst, "1,000 more after 2,500"),
+                                 "the history no longer takes more work than its size allows: this test needs another that does")
+        #expect(error.description.contains("more work"), "\(error)")
+    }
+
+    @Test("Appending saves of random edits: the check and a full load agree", arguments: [1, 2, 3, 4])
+    func randomEdits(seed: UInt64) throws {
+        var rng = SeededRandom(state: seed)
+        var (bytes, doc) = try Self.loadedNotebook(notes: 4)
+        var verified = try Self.verified(doc)
+        var refused = 0, decided = 0
+        for step in 0 ..< 60 {
+            let context = "seed \(seed), step \(step)"
+            for _ in 0 ... Int.random(in: 0 ... 2, using: &rng) {
+                let live = doc.notes
+                let pick = live.isEmpty ? nil : live[Int.random(in: 0 ..< live.count, using: &rng)]
+                switch (Int.random(in: 0 ..< 9, using: &rng), pick) {
+                case (0, _), (_, nil):
+                    doc.addNote(title: "new \(step)", body: String(repeating: "xy", count: Int.random(in: 0 ... 20, using: &rng)))
+                case (1, let n?):
+                    try doc.insertText(n.id, at: Int.random(in: 0 ... n.body.unicodeScalars.count, using: &rng), "typed \(step) ")
+                case (2, let n?) where n.body.unicodeScalars.count > 2:
+                    let count = n.body.unicodeScalars.count, from = Int.random(in: 0 ..< count - 1, using: &rng)
+                    try doc.deleteText(n.id, range: from ..< Int.random(in: from + 1 ... count, using: &rng))
+                case (3, let n?):
+                    try doc.setNoteTitle(n.id, "title \(step)")
+                case (4, let n?):
+                    try doc.addTag(n.id, "tag\(Int.random(in: 0 ..< 3, using: &rng))")
+                case (5, let n?) where live.count > 2:
+                    try doc.deleteNote(n.id)
+                case (6, let n?):
+                    try doc.moveNote(n.id, to: Int.random(in: 0 ..< live.count, using: &rng))
+                case (7, _):
+                    doc.setTitle("notebook \(step)")
+                default:
+                    try doc.setPriority(try #require(pick).id, .high)
+                }
+            }
+            // Now and then a change no edit makes: one that does not load.
+            let bad = Int.random(in: 0 ..< 6, using: &rng) == 0
+            if bad { _ = try SaveLoadsTests.unloadable(from: doc) }
+            let saved = doc.save(.incremental)
+            let checked = Result { () throws(PeerNoteError) in try Document.checkAppended(saved, after: verified) }
+            if case .success(nil) = checked {} else { decided += 1 }
+            let refusedHere = Self.expectAgreement(saved, after: verified, context) != nil
+            #expect(refusedHere == bad, "\(context)")
+            if refusedHere {
+                refused += 1
+                // Back to the file as it was.
+                doc = try Document.load(bytes)
+                verified = try Self.verified(doc)
+            } else if Bool.random(using: &rng) {
+                // Go on from the check's record (as a document's next write does), or from a load.
+                verified = try #require(try checked.get())
+                bytes = saved
+            } else {
+                bytes = saved
+                doc = try Document.load(bytes)
+                verified = try Self.verified(doc)
+            }
+        }
+        #expect(decided == 60 && refused > 0 && refused < 60, "seed \(seed): \(decided) decided, \(refused) refused")
+    }
+
+    @Test("A document's writes keep the verified state of its file, so each check reads only the new block")
+    func writesKeepVerifiedState() throws {
+        let (file, _) = try Self.loadedNotebook()
+        let path = try SaveLoadsTests.folder() + "/notes.peernote"
+        try FileStore.writeAtomically(file, to: path)
+        let doc = try Document.open(path)
+        let note = try #require(doc.notes.first).id
+        for k in 0 ..< 3 {
+            try doc.insertText(note, at: 0, "edit \(k) ")
+            try doc.write(to: path)
+            let now = try FileStore.read(path)
+            let verified = try #require(doc.persisted?.verified, "write \(k) kept no verified state")
+            #expect(verified.bytes == now, "write \(k)")
+            #expect(verified.rows == doc.changeCount, "write \(k)")
+        }
+        // A write that would not load leaves the file, and a later good write still checks.
+        let before = try FileStore.read(path)
+        let bad = try SaveLoadsTests.unloadable(from: doc)
+        do { try bad.write(to: path); Issue.record("a save that does not load was written") } catch { #expect(error.resultWouldNotLoad) }
+        #expect(try FileStore.read(path) == before)
+        #expect(try Document.load(before).notebook.notes.first?.body.hasPrefix("edit 2 ") == true)
+    }
+}

@@ -24,6 +24,11 @@ struct Persisted: Sendable {
     var units: Int
     /// The document's unknown payload fields the file holds.
     var unknownFields: [[UInt8]] = []
+    /// What a reader of a prefix of `bytes` holds after reading it (`Document.load`, or the last
+    /// check of a save), so that a save appending blocks to them is checked by reading only those
+    /// (`Document.checkSaveLoads`). Nil when no prefix is known to load, or when a load of these
+    /// bytes replays them canonically (the state in file order is then not kept).
+    var verified: VerifiedFile?
 
     /// How many changes the file holds.
     var fileChangeCount: Int { rowOfChange.count - notInFile.count }
@@ -85,7 +90,8 @@ extension Document {
             block.previousCRC = CRC32.checksum(p.bytes)
             let opRows = p.opRows + block.ops.count, predecessors = p.predecessors + block.predecessorCount
             let bytes = p.bytes + Self.encodeLoadable(&block, fileBefore: p.bytes.count, changes: rowOf.count, opRows: opRows, predecessors: predecessors)
-            persisted = Persisted(bytes: bytes, rowOfChange: rowOf, opRows: opRows, predecessors: predecessors, units: log.lvCount, unknownFields: unknownFields)
+            persisted = Persisted(bytes: bytes, rowOfChange: rowOf, opRows: opRows, predecessors: predecessors, units: log.lvCount, unknownFields: unknownFields,
+                                  verified: p.verified)
             return bytes
         }
         let canonical: (Int, Int) -> Bool = { [log] x, y in
@@ -451,7 +457,8 @@ extension Document {
         let blocks: [WireBlock]
         // Inflated on two threads when the base block is replayed on two (`concurrentFrom`).
         let inflatingFrom = concurrentFrom == .max ? Int.max : min(concurrentFrom, WireCodec.concurrentInflateThreshold)
-        do { blocks = try WireCodec.decodePayloads(raws, fileSize: bytes.count, concurrentFrom: inflatingFrom) } catch {
+        var totals = WireCodec.Totals()
+        do { blocks = try WireCodec.decodePayloads(raws, fileSize: bytes.count, concurrentFrom: inflatingFrom, totals: &totals) } catch {
             throw error.documentError
         }
         guard let first = blocks.first, first.kind == .base, let docID = first.documentID, let genesis = first.genesis else {
@@ -460,7 +467,8 @@ extension Document {
         var replayer = BlockReplayer(genesis: genesis)
         // Integration work a file may ask for, proportional to its size (hostile files could ask
         // for quadratic work: thousands of concurrent inserts at one place).
-        replayer.state.workBudget = 256 * bytes.count + 4_000_000
+        let budget = VerifiedFile.workBudget(fileSize: bytes.count)
+        replayer.state.workBudget = budget
         var unknownFields = first.unknownFields
         var rows = 0
         var crc: UInt32 = 0
@@ -515,10 +523,19 @@ extension Document {
         // its rows are not (an honest history gives the same state both ways; a crafted one may
         // not, and then only the canonical order is the same in every copy). Within a budget of
         // its own, as large as the first.
+        // What a save appending to these bytes is checked from (`VerifiedFile`): the state the
+        // rows give in file order, which is the document's unless it was replayed canonically.
+        var verified: VerifiedFile?
         if replayer.log.firstOutOfCanonicalOrder() != nil {
-            try replayer.replayCanonically(workBudget: 256 * bytes.count + 4_000_000) { row in
+            try replayer.replayCanonically(workBudget: VerifiedFile.workBudget(fileSize: bytes.count)) { row in
                 blocks.last { $0.firstRow <= row }?.offset ?? 0
             }
+        } else {
+            let spent = budget - replayer.state.workBudget
+            var state = replayer.state
+            state.workBudget = .max
+            verified = VerifiedFile(bytes: bytes, genesis: genesis, log: replayer.log, state: state, workSpent: spent, totals: totals,
+                                    rows: rows, checksum: crc, checksummed: crcEnd)
         }
         replayer.state.workBudget = .max
         let doc = Document(id: docID, genesis: genesis, log: replayer.log, state: replayer.state, replica: .random(), author: "")
@@ -529,7 +546,8 @@ extension Document {
         }
         doc.unknownFields = unknownFields
         doc.persisted = Persisted(bytes: bytes, rowOfChange: ChangeIndices(0 ..< rows), opRows: blocks.reduce(0) { $0 + $1.ops.count },
-                                  predecessors: blocks.reduce(0) { $0 + $1.predecessorCount }, units: doc.log.lvCount, unknownFields: unknownFields)
+                                  predecessors: blocks.reduce(0) { $0 + $1.predecessorCount }, units: doc.log.lvCount, unknownFields: unknownFields,
+                                  verified: verified)
         return doc
     }
 

@@ -61,6 +61,14 @@ enum BlockCodec {
 
     /// Splits a file into checked blocks.
     static func decode(_ bytes: [UInt8]) throws(FormatError) -> [RawBlock] {
+        try decode(bytes, from: 0)
+    }
+
+    /// The checked blocks of `bytes` from offset `start`, where a block begins (the blocks before
+    /// it were read already: a save appending to a checked file is read from where it appends).
+    /// Offsets, in the blocks and in errors, are the file's. The same blocks and errors as
+    /// `decode(bytes)` gives from there.
+    static func decode(_ bytes: [UInt8], from start: Int) throws(FormatError) -> [RawBlock] {
         guard !bytes.isEmpty else { throw FormatError(offset: 0, message: "file is empty") }
         let prefix = Array(bytes.prefix(Format.magic.count))
         guard prefix == Array(Format.magic.prefix(prefix.count)) else {
@@ -69,7 +77,7 @@ enum BlockCodec {
         let tooShort = "file is truncated (only \(bytes.count) \(bytes.count == 1 ? "byte" : "bytes"))"
         guard bytes.count >= Format.magic.count else { throw FormatError(offset: bytes.count, message: tooShort) }
         var blocks: [RawBlock] = []
-        var pos = 0
+        var pos = start
         let limits = CBORLimits(maxDepth: 8, maxItems: 16)
         while pos < bytes.count {
             guard bytes.count - pos >= Format.magic.count, Array(bytes[pos ..< pos + Format.magic.count]) == Format.magic else {

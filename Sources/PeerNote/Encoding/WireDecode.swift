@@ -47,9 +47,15 @@ extension WireCodec {
     /// A block whose compressed state section and columns are each `concurrentFrom` bytes or more
     /// inflates them on two threads (`decodePayload`); the default, never.
     static func decodePayloads(_ raws: [RawBlock], fileSize: Int, limits: Limits = Limits(), concurrentFrom: Int = .max) throws(FormatError) -> [WireBlock] {
+        var totals = Totals()
+        return try decodePayloads(raws, fileSize: fileSize, limits: limits, concurrentFrom: concurrentFrom, totals: &totals)
+    }
+
+    /// `decodePayloads`, after blocks holding `totals` (which it adds the blocks it reads to).
+    static func decodePayloads(_ raws: [RawBlock], fileSize: Int, limits: Limits = Limits(), concurrentFrom: Int = .max,
+                               totals: inout Totals) throws(FormatError) -> [WireBlock] {
         var blocks: [WireBlock] = []
         blocks.reserveCapacity(raws.count)
-        var totals = Totals()
         for raw in raws { blocks.append(try decodePayload(raw, fileSize: fileSize, limits: limits, totals: &totals, concurrentFrom: concurrentFrom)) }
         return blocks
     }

@@ -262,10 +262,13 @@ extension Document {
             return true
         }
         while true {
-            let fileBefore = persisted
+            // Without the verified state, which the check takes (a copy here would make it copy the log).
+            var fileBefore = persisted
+            fileBefore?.verified = nil
             let bytes = bytesToWrite(mode: mode, saved: merges == 0 ? saved : nil)
-            // No save that does not load is put in place: the file stays as it is.
-            do throws(FileError) { try Self.checkLoadable(bytes, writingTo: path) } catch {
+            // No save that does not load is put in place: the file stays as it is. An appending
+            // save is read from where the file as verified ends (`checkSaveLoads`).
+            do throws(FileError) { try checkSaveLoads(bytes, writingTo: path) } catch {
                 persisted = fileBefore
                 throw .file(error, takenOut: takenOut())
             }
@@ -330,7 +333,7 @@ extension Document {
 
     /// The bytes the write loop puts in place next: `saved` (the caller's save, first try only)
     /// or a save of this document as it now is. Every byte the loop writes over a notebook comes
-    /// from here, and each is checked to load (`checkLoadable`) before anything is replaced.
+    /// from here, and each is checked to load (`checkSaveLoads`) before anything is replaced.
     private func bytesToWrite(mode: SaveMode, saved: [UInt8]?) -> [UInt8] {
         saved ?? save(mode)
     }
