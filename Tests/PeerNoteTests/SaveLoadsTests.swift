@@ -157,15 +157,18 @@ struct AppendedCheckTests {
     }
 
     /// One change of `count` inserts of one character each, all between the same two characters
-    /// of a note (each with the same origins, as if made concurrently): each integrates after
-    /// scanning those before it, about count²/2 steps in all. Few bytes (the inserts compress
-    /// to almost nothing), so past about 3,000 more work than such a file's size allows.
+    /// of a note (each with the same origins, as if made concurrently), after one crafted insert
+    /// whose right origin is not a child of its left origin: that leaves the note's integration
+    /// to the element-by-element scan of peernote(5), so each insert scans those before it,
+    /// about count²/2 steps in all. Few bytes (the inserts compress to almost nothing), so past
+    /// about 3,000 more work than such a file's size allows.
     static func concurrentInserts(into doc: Document, count: Int) throws {
         let note = try #require(doc.state.noteStates.first)
         var first: LocalID?
         note.body.forEachRun { id, _, _, _ in if first == nil { first = id } }
         let left = try #require(first), right = left.advanced(by: 1)
         _ = doc.log.beginChange(agent: doc.agent, time: 1_700_000_100, author: "a", message: "")
+        doc.log.append(.insertText(note: note.id, originLeft: .none, originRight: right, contentStart: 0), length: 1, scalars: CollectionOfOne("y"))
         for _ in 0 ..< count {
             doc.log.append(.insertText(note: note.id, originLeft: left, originRight: right, contentStart: 0), length: 1, scalars: CollectionOfOne("x"))
         }
