@@ -1,0 +1,105 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// What a reader holds once it has read and verified a file: the file's bytes, and the log and
+/// state its blocks give in file order with what they used of the file's budgets. A save that
+/// appends blocks to these bytes is checked by reading only those blocks from here, as
+/// `Document.load` reads them after the earlier ones (`Document.checkAppended`).
+///
+/// Invariants: `log` and `state` are what `Document.load` holds after replaying every block of
+/// `bytes` in file order (no canonical replay: the rows are in canonical order), before it makes
+/// a document of them; `workSpent` is the integration work that replay took; `totals` what the
+/// blocks hold of the row and memory budgets; `checksum` is the CRC-32 of `bytes[..<checksummed]`.
+///
+/// Memory: the log and state share their storage with the document's until it edits; then the
+/// document holds its own copy of the log's arrays and of each note it changed, beside these.
+struct VerifiedFile: Sendable {
+    var bytes: [UInt8]
+    var genesis: ChangeID
+    var log: OpLog
+    var state: DocState
+    var workSpent: Int
+    var totals: WireCodec.Totals
+    /// The changes the file holds (its next block's first row).
+    var rows: Int
+    var checksum: UInt32
+    var checksummed: Int
+
+    /// The integration work a file of `fileSize` bytes may ask of its reader, and, separately, of
+    /// a canonical replay (hostile files could ask for quadratic work: thousands of concurrent
+    /// inserts at one place).
+    static func workBudget(fileSize: Int) -> Int { 256 * fileSize + 4_000_000 }
+}
+
+extension Document {
+    /// What a reader holds after reading `bytes` when they are `verified`'s bytes with blocks
+    /// appended, found by reading only those blocks from `verified`'s state: what `Document.load`
+    /// does after the blocks before them, with the same checks, errors and limits. The blocks'
+    /// rows come after the file's (`firstRow`), each block follows the bytes before it
+    /// (`previousCRC`), the row and memory budgets are the file's, counted from what the earlier
+    /// blocks used (`totals`), and the integration work is what the whole file's size allows
+    /// less what the earlier blocks took (`workSpent`). Sound because `load` reads a file's blocks
+    /// in order, each from the state the ones before it leave, and the earlier blocks' limits
+    /// only grow with the file's size (a block that passed them in the shorter file passes them
+    /// in the longer one, and reads the same).
+    ///
+    /// Nil, with nothing decided, where `load` does more than replay the new blocks: `bytes` are
+    /// not `verified`'s with blocks appended, an appended block has a state section (a writer
+    /// writes one only in a base block; a reader refuses a second base block before it looks at
+    /// that), or the rows end out of canonical order (`load` then replays the whole history
+    /// canonically). Throws `load`'s error when they would not load.
+    static func checkAppended(_ bytes: [UInt8], after verified: consuming VerifiedFile) throws(PeerNoteError) -> VerifiedFile? {
+        let start = verified.bytes.count
+        guard bytes.count >= start, Self.samePrefix(bytes, verified.bytes) else { return nil }
+        if bytes.count == start { return verified }
+        let raws: [RawBlock]
+        do { raws = try BlockCodec.decode(bytes, from: start) } catch { throw error.documentError }
+        var totals = verified.totals
+        let blocks: [WireBlock]
+        do { blocks = try WireCodec.decodePayloads(raws, fileSize: bytes.count, totals: &totals) } catch { throw error.documentError }
+        // Moved out of `verified`, not copied (a copy's first append would copy the whole log).
+        var replayer = BlockReplayer(genesis: verified.genesis)
+        swap(&replayer.log, &verified.log)
+        swap(&replayer.state, &verified.state)
+        let budget = VerifiedFile.workBudget(fileSize: bytes.count) - verified.workSpent
+        replayer.state.workBudget = budget
+        var rows = verified.rows
+        var crc = verified.checksum
+        var crcEnd = verified.checksummed
+        for block in blocks {
+            // As `load` reads a block after the first (its unknown fields change nothing it checks).
+            guard block.kind == .append else { throw .invalidDocument(offset: block.offset, message: "a second base block") }
+            crc = CRC32.checksum(bytes[crcEnd ..< block.offset], initial: crc)
+            crcEnd = block.offset
+            guard block.previousCRC == crc else {
+                throw .invalidDocument(offset: block.offset, message: "appended block does not belong after the bytes before it (checksum of earlier blocks differs)")
+            }
+            guard block.firstRow == rows else {
+                throw .invalidDocument(offset: block.offset, message: "appended block starts at change \(block.firstRow), the file holds \(rows) before it")
+            }
+            // A state section is checked against the history: that part of `load` is not repeated here.
+            guard block.state == nil else { return nil }
+            try replayer.replay(block)
+            rows += block.changes.count
+        }
+        guard replayer.log.firstOutOfCanonicalOrder(from: verified.rows) == nil else { return nil }
+        let spent = verified.workSpent + (budget - replayer.state.workBudget)
+        replayer.state.workBudget = .max
+        return VerifiedFile(bytes: bytes, genesis: verified.genesis, log: replayer.log, state: replayer.state, workSpent: spent,
+                            totals: totals, rows: rows, checksum: crc, checksummed: crcEnd)
+    }
+
+    /// Whether `bytes` begin with `prefix` (a memory comparison; no copy).
+    fileprivate static func samePrefix(_ bytes: [UInt8], _ prefix: [UInt8]) -> Bool {
+        guard bytes.count >= prefix.count else { return false }
+        return bytes.withUnsafeBytes { b in
+            prefix.withUnsafeBytes { p in
+                guard let bp = b.baseAddress, let pp = p.baseAddress else { return p.isEmpty }
+                return memcmp(bp, pp, p.count) == 0
+            }
+        }
+    }
+}
