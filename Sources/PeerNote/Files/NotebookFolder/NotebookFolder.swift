@@ -198,6 +198,20 @@ public struct NotebookFolder: Sendable {
             return parts.reversed().flatMap { $0 }
         }
 
+        /// The chain from its root to the valid chunk `own` (an id): the bytes of an ordinary
+        /// `.peernote` file. Nil when it is not in the folder, or a chunk of its chain is not valid.
+        public func validChain(to own: String) -> [UInt8]? {
+            let byOwn = Dictionary(chunks.map { ($0.name.own, $0) }, uniquingKeysWith: { a, _ in a })
+            var parts: [[UInt8]] = []
+            var at: String? = own
+            while let o = at {
+                guard let c = byOwn[o], c.valid, parts.count <= chunks.count else { return nil }
+                parts.append(c.bytes)
+                at = c.name.parent
+            }
+            return parts.reversed().flatMap { $0 }
+        }
+
         /// The bytes of all valid chunks, added up.
         public var byteCount: Int { chunks.filter(\.valid).reduce(0) { $0 + $1.bytes.count } }
     }
