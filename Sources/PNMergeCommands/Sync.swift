@@ -27,6 +27,13 @@ extension PNMerge {
             copy that already has every change is not touched, unless another copy of its \
             notebook holds other bytes: then it is rewritten in that form too.
 
+            A notebook folder (NAME.peernote/, see NOTEBOOK FOLDERS in peernote(5)) is one \
+            copy of its notebook, grouped with the files by document id: when it lacks \
+            something it gains one new chunk of this device; its chunks are never rewritten \
+            or removed. A sync tool's conflict copy of a chunk file inside it \
+            (X.sync-conflict-*.pnchunk and the other tools' names) is merged in as a new \
+            chunk, then removed.
+
             Conflict copies that sync tools leave beside a notebook are merged into it and \
             then removed (--keep keeps them): Syncthing's NAME.sync-conflict-*.peernote, \
             Dropbox's and Nextcloud's 'NAME (... conflicted copy ...).peernote', Unison's \
@@ -53,8 +60,11 @@ extension PNMerge {
             A single .peernote file in a folder Syncthing, Dropbox or Nextcloud syncs (its \
             marker, .stfolder, .dropbox or .sync_*.db, in the folder or above it), or beside \
             conflict copies, gets one hint per run: a notebook folder, which no two devices \
-            write, does not risk the conflict copies such services cap or overwrite \
-            (pnmerge convert FILE FOLDER).
+            write, does not risk the conflict copies such services cap or overwrite. \
+            --convert turns each such file, once synced, into a notebook folder of the \
+            same name; the file is kept as .NAME.converted-YYYY-MM-DD until the folder is \
+            read back holding all of it (pnmerge convert FILE NEW.peernote makes a folder \
+            under another name instead).
             """
         )
 
@@ -67,6 +77,9 @@ extension PNMerge {
         @Flag(name: .long, help: "Keep conflict copies after merging them.")
         var keep = false
 
+        @Flag(name: .long, help: "Turn each single-file notebook the hint names into a notebook folder of the same name.")
+        var convert = false
+
         @Flag(name: .long, help: "List the notes, conflicts and places to check of each copy written, as merge does.")
         var verbose = false
 
@@ -76,7 +89,7 @@ extension PNMerge {
             let progress = SyncProgress.forCurrentConsole()
             let report: FolderSyncReport
             do {
-                report = try FolderSync.run(dirs, dryRun: dryRun, keep: keep, progress: { progress?.update(SyncText.step($0)) },
+                report = try FolderSync.run(dirs, dryRun: dryRun, keep: keep, convert: convert, progress: { progress?.update(SyncText.step($0)) },
                                             waitingForLock: { path, lockFile in
                                                 Console.current.writeError(DisplayText.oneLine("pnmerge: \(path): waiting for another pnmerge or peernote to finish writing it (lock \(lockFile))") + "\n")
                                             })
@@ -85,6 +98,7 @@ extension PNMerge {
             }
             progress?.finish()
             let console = Console.current
+            for warning in report.folderWarnings { console.writeError(errorLine("warning: " + SyncText.folderWarning(warning))) }
             for problem in report.problems { console.writeError(errorLine(SyncText.problem(problem))) }
             let style = RenderStyle.current
             try console.emit(format.json ? SyncText.json(report, style: style).rendered : SyncText.text(report, style: style, verbose: verbose))
@@ -126,6 +140,11 @@ enum SyncText {
         case .merging(let i, let n, let j, let m): "notebook \(i)/\(n): merging copy \(j)/\(m)"
         case .updating(let i, let n, let j, let m, let path): "notebook \(i)/\(n): updating copy \(j)/\(m): \(path)"
         }
+    }
+
+    /// A chunk or file a notebook folder's reading skipped, with how to salvage a damaged chunk.
+    static func folderWarning(_ warning: FolderSyncReport.FolderWarning) -> String {
+        FolderWarnings.line(warning.line, damagedChunk: warning.damagedChunk, folder: warning.folder)
     }
 
     /// A skipped entry's path, bytes of its name that are not UTF-8 shown as `\xNN`.
@@ -173,6 +192,8 @@ enum SyncText {
             return shown.describe(mergedBy: "pnmerge sync")
         case .removeFailed(let path, let why):
             return "\(path): cannot remove it: \(why); its changes are merged"
+        case .convertFailed(let error):
+            return "\(error.description); not converted into a notebook folder (it synced as a single file)"
         }
     }
 
@@ -262,7 +283,12 @@ enum SyncText {
         case .wrote(let update):
             let added = "+\(Text.count(update.changes, "change")) (\(Text.authors(update.changesByAuthor)))"
             var line: String
-            if let size = update.bytesWritten {
+            if update.isFolder {
+                // A notebook folder gains one chunk; nothing in it is rewritten.
+                line = update.bytesWritten == nil ? "would add a chunk to \(update.path) (notebook folder): \(added)"
+                    : "added a chunk to \(update.path) (notebook folder): \(added), \(Text.count(update.bytesWritten ?? 0, "byte"))"
+                    + (update.chunk.map { " (\($0))" } ?? "")
+            } else if let size = update.bytesWritten {
                 line = "wrote \(update.path): \(added), \(update.bytesBefore) → \(Text.count(size, "byte"))"
                 if update.changedMeanwhile { line += "; it changed while syncing; run sync again to take its new changes to the other copies" }
             } else {
@@ -301,6 +327,10 @@ enum SyncText {
             lines.append(style.paint(head, .bold))
             for action in notebook.actions { lines += self.action(action, dryRun: report.dryRun, style: style, verbose: verbose) }
         }
+        if !report.conversions.isEmpty {
+            lines.append(style.paint("Converted into notebook folders:", .bold))
+            lines += report.conversions.map { "  " + DisplayText.oneLine(conversion($0, dryRun: report.dryRun)) }
+        }
         if !report.leftovers.isEmpty {
             lines.append(style.paint("Left by interrupted writes:", .bold))
             lines += report.leftovers.map { "  " + DisplayText.oneLine(leftover($0, dryRun: report.dryRun)) }
@@ -323,6 +353,19 @@ enum SyncText {
         return lines.joined(separator: "\n") + "\n"
     }
 
+    /// One converted notebook: where it is, and what became of the file it was.
+    static func conversion(_ c: InPlaceConversion, dryRun: Bool) -> String {
+        if dryRun { return "would convert \(c.path) into a notebook folder of the same name" }
+        var line = "converted \(c.path) into a notebook folder of the same name (root chunk \(c.chunk))"
+        if c.addedLate { line += "; changes a sync client wrote into the file meanwhile were added as one more chunk" }
+        if let kept = c.keptFile {
+            line += "; the file is kept as \(kept) (the folder could not be shown to hold all of it: check, then remove it)"
+        } else {
+            line += "; the file was removed once the folder was read back holding all of it"
+        }
+        return line
+    }
+
     /// The one hint of a run that found single-file notebooks in folders a sync service
     /// manages: what they risk there, and the command that makes a notebook folder of one.
     static func syncedFolderHint(_ hint: SyncedFolderHint) -> String {
@@ -337,7 +380,19 @@ enum SyncText {
             : "\(Text.count(hint.singleFiles.count, "single-file notebook")) (\(first) and \(hint.singleFiles.count - 1) more) are in"
         return "Hint: \(which) \(place); when two devices change one file before they see each other's change, the service keeps "
             + "a conflict copy, and it caps, overwrites or skips those, so edits can be lost. A notebook folder is never written by two devices: "
-            + "pnmerge convert \(GitSetupOperation.shellQuoted(first)) NEW.peernote (see docs/SYNC.md)."
+            + "pnmerge sync --convert \(convertCommandFolders(hint)) makes each one a folder of the same name, "
+            + "or pnmerge convert \(GitSetupOperation.shellQuoted(first)) NEW.peernote makes one beside it (see docs/SYNC.md)."
+    }
+
+    /// The folders to give `sync --convert`: each single file's folder, shell-quoted, once each.
+    static func convertCommandFolders(_ hint: SyncedFolderHint) -> String {
+        var seen = Set<String>()
+        let folders = hint.singleFiles.map { path -> String in
+            let parts = path.split(separator: "/", omittingEmptySubsequences: false).dropLast()
+            let folder = parts.joined(separator: "/")
+            return folder.isEmpty ? (path.hasPrefix("/") ? "/" : ".") : folder
+        }.filter { seen.insert($0).inserted }
+        return folders.map(GitSetupOperation.shellQuoted).joined(separator: " ")
     }
 
     /// `syncedFolder` in the JSON report: null, or the single-file notebooks and the evidence.
@@ -350,7 +405,7 @@ enum SyncText {
         case .conflictCopies(let count, let tool):
             fields += [("evidence", .string("conflictCopies")), ("conflictCopies", .int(count)), ("tool", .string(tool.description))]
         }
-        fields.append(("convert", .string("pnmerge convert FILE FOLDER")))
+        fields.append(("convert", .string("pnmerge sync --convert \(convertCommandFolders(hint))")))
         return .object(fields)
     }
 
@@ -363,6 +418,7 @@ enum SyncText {
             case .wrote(let u):
                 return .object([
                     ("file", .string(u.path)), ("action", .string(report.dryRun ? "wouldWrite" : "written")),
+                    ("folder", .bool(u.isFolder)), ("chunk", .optional(u.chunk)),
                     ("changes", .int(u.changes)), ("authors", DiffRendering.authorsJSON(u.changesByAuthor)),
                     ("bytesBefore", .int(u.bytesBefore)), ("bytesWritten", .optional(u.bytesWritten)),
                     ("changedMeanwhile", .bool(u.changedMeanwhile)),
@@ -400,6 +456,11 @@ enum SyncText {
                          ("files", .array(n.actions.map(file)))])
             })),
             ("leftovers", .strings(report.leftovers.map { leftover($0, dryRun: report.dryRun) })),
+            ("folderWarnings", .strings(report.folderWarnings.map(folderWarning))),
+            ("conversions", .array(report.conversions.map { c in
+                .object([("file", .string(c.path)), ("action", .string(report.dryRun ? "wouldConvert" : "converted")),
+                         ("chunk", .optional(report.dryRun ? nil : c.chunk)), ("keptFile", .optional(c.keptFile)), ("addedLate", .bool(c.addedLate))])
+            })),
             ("skipped", .array(report.skipped.map { .object([("file", .string(path($0))), ("reason", .string(reason($0)))]) })),
             ("problems", .array(report.problems.map { .object([("kind", .string(problemKind($0.kind))), ("message", .string(problem($0)))]) })),
             ("filesFound", .int(report.filesFound)),

@@ -8,8 +8,14 @@ public enum FolderWarnings {
     public static func lines(_ reading: NotebookFolder.Reading, folder: String) -> [String] {
         let path = NotebookFolder(folder).path
         return reading.warnings.map { warning in
-            guard let name = reading.damaged.first(where: { warning.hasPrefix("\(path)/\($0):") }) else { return warning }
-            return warning + " (pnmerge salvage \(ShellQuote.path(path + "/" + name)) -o OUT recovers its intact part; then merge OUT into the folder)"
+            line(warning, damagedChunk: reading.damaged.first(where: { warning.hasPrefix("\(path)/\($0):") }), folder: folder)
         }
+    }
+
+    /// One line: `warning`, and for a damaged chunk (`damagedChunk`, its file name) whose chain up
+    /// to it is intact, how to get its intact part back.
+    public static func line(_ warning: String, damagedChunk: String?, folder: String) -> String {
+        guard let name = damagedChunk else { return warning }
+        return warning + " (pnmerge salvage \(ShellQuote.path(NotebookFolder(folder).path + "/" + name)) -o OUT recovers its intact part; then merge OUT into the folder)"
     }
 }

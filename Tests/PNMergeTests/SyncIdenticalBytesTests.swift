@@ -117,7 +117,8 @@ struct SyncIdenticalBytesTests {
         let hint = String(hints.first ?? "")
         #expect(hint.contains("2 single-file notebooks (\(first) and 1 more)"), "\(hint)")
         #expect(hint.contains("a folder Syncthing syncs (\(home.path("Sync/.stfolder")))"), "\(hint)")
-        #expect(hint.contains("pnmerge convert \(first) NEW.peernote"), "\(hint)")
+        #expect(hint.contains("pnmerge sync --convert \(home.path("Sync/Notes")) makes each one a folder of the same name"), "\(hint)")
+        #expect(hint.contains("pnmerge convert \(first) NEW.peernote makes one beside it"), "\(hint)")
 
         let j = pnmerge(["sync", "--json", home.path("Sync/Notes")])
         #expect(!j.out.contains("Hint"), "\(j.out)")
@@ -126,7 +127,7 @@ struct SyncIdenticalBytesTests {
         #expect(field["evidence"] as? String == "marker")
         #expect(field["service"] as? String == "Syncthing")
         #expect(field["singleFiles"] as? [String] == [first, home.path("Sync/Notes/work.peernote")])
-        #expect(field["convert"] as? String == "pnmerge convert FILE FOLDER")
+        #expect(field["convert"] as? String == "pnmerge sync --convert \(home.path("Sync/Notes"))")
     }
 
     @Test("Folding a Syncthing conflict copy gives the hint for the notebook beside it; a plain folder, or one beside ~/.dropbox settings, gets none")

@@ -62,9 +62,9 @@ struct SyncRecipeTests {
     func inventory() throws {
         let recipes = try Recipes()
         let shape = recipes.sections.filter { !$0.blocks.isEmpty }.map { "\($0.heading): \($0.blocks.count)" }
-        #expect(shape == ["git: 2", "USB stick (sneakernet): 3", "rsync: 1", "Syncthing, Dropbox, Nextcloud: 1", "Compacting: 1"])
+        #expect(shape == ["git: 2", "USB stick (sneakernet): 3", "rsync: 2", "Syncthing, Dropbox, Nextcloud: 2", "Compacting: 1"])
         #expect(try recipes.block("USB stick (sneakernet)", 2) == "pnmerge sync ~/Notes /media/usb/Notes\n")
-        #expect(try recipes.block("Syncthing, Dropbox, Nextcloud", 0) == "pnmerge sync ~/Sync\n")
+        #expect(try recipes.block("Syncthing, Dropbox, Nextcloud", 1) == "pnmerge sync ~/Sync\n")
     }
 
     @Test("git: set up with hooks, commit .gitattributes, then git merge keeps both branches' edits")
@@ -172,7 +172,7 @@ struct SyncRecipeTests {
         _ = try home.write(s.alice.save(), "Sync/Projects/home.peernote")
         _ = try home.write(s.bob.save(), "Sync/Projects/home.sync-conflict-20240301-101530-ABCDEF7.peernote")
         _ = try home.write(phone.save(), "Sync/Projects/home (Carol's conflicted copy 2024-03-01).peernote")
-        let r = try runRecipe(recipes.block("Syncthing, Dropbox, Nextcloud", 0), home: home.url.path)
+        let r = try runRecipe(recipes.block("Syncthing, Dropbox, Nextcloud", 1), home: home.url.path)
         #expect(r.status == 0, "\(r.out)\(r.err)")
         let files = try FileManager.default.contentsOfDirectory(atPath: home.path("Sync/Projects")).filter { !$0.hasPrefix(".") }
         #expect(files == ["home.peernote"])
@@ -180,6 +180,48 @@ struct SyncRecipeTests {
         #expect(merged.notes.contains { $0.title == "From the phone" })
         #expect(merged.notes.contains { $0.title == "Boat" })
         #expect(merged.notes.first { $0.title == "Plan" }?.body == "Monday: call Bob")
+    }
+
+    @Test("rsync with notebook folders: both ends end with the same chunks, every edit, and no temporary file carried",
+          .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/rsync"), "rsync is not installed (apt-get install rsync)"))
+    func rsyncFolders() throws {
+        let recipes = try Recipes()
+        let laptop = try TempDir(), server = try TempDir()
+        let s = try Diverged()
+        for dir in [laptop, server] { try FileManager.default.createDirectory(atPath: dir.path("Notes"), withIntermediateDirectories: true) }
+        try NotebookFolder.create(at: laptop.path("Notes/home.peernote"), s.base, device: "aaaaaaaa")
+        try NotebookFolder.create(at: server.path("Notes/home.peernote"), s.base, device: "aaaaaaaa")
+        try NotebookFolder(laptop.path("Notes/home.peernote"), device: "aaaaaaaa").add(s.alice)
+        try NotebookFolder(server.path("Notes/home.peernote"), device: "cccccccc").add(s.bob)
+        // What a writer killed mid-write leaves: never carried across.
+        _ = try laptop.write([1, 2, 3], "Notes/home.peernote/.x.pnchunk.tmp-aaaaaaaa-AbC123")
+        let r = try runRecipe(recipes.block("rsync", 1), home: laptop.url.path, server: server.url.path)
+        #expect(r.status == 0, "\(r.out)\(r.err)")
+        let expected = try s.merged().notebook
+        for dir in [laptop, server] { #expect(try Document.open(dir.path("Notes/home.peernote")).notebook == expected) }
+        func chunks(_ dir: TempDir) throws -> [String] {
+            try FileManager.default.contentsOfDirectory(atPath: dir.path("Notes/home.peernote")).filter { !$0.hasPrefix(".") }.sorted()
+        }
+        #expect(try chunks(laptop) == chunks(server))
+        #expect(!FileManager.default.fileExists(atPath: server.path("Notes/home.peernote/.x.pnchunk.tmp-aaaaaaaa-AbC123")))
+    }
+
+    @Test("Synced folder with notebook folders: a new folder is made, and sync --convert turns a single file into a folder of the same name")
+    func syncedFolderConvert() throws {
+        let recipes = try Recipes()
+        let home = try TempDir()
+        try FileManager.default.createDirectory(atPath: home.path("Sync/.stfolder"), withIntermediateDirectories: true)
+        let s = try Diverged()
+        let file = try home.write(s.alice.save(), "Sync/home.peernote")
+        _ = try home.write(s.bob.save(), "Sync/home.sync-conflict-20261126-101010-ABCDEF7.peernote")
+        let r = try runRecipe(recipes.block("Syncthing, Dropbox, Nextcloud", 0), home: home.url.path)
+        #expect(r.status == 0, "\(r.out)\(r.err)")
+        #expect(NotebookFolder.isFolder(home.path("Sync/trip.peernote")))
+        #expect(try Document.open(home.path("Sync/trip.peernote")).title == "Trip")
+        #expect(NotebookFolder.isFolder(file))
+        #expect(try Document.open(file).notebook == s.merged().notebook)
+        let names = try FileManager.default.contentsOfDirectory(atPath: home.path("Sync")).sorted()
+        #expect(names == [".stfolder", "home.peernote", "trip.peernote"])
     }
 
     @Test("Compacting: an appended file becomes one block with the same notebook")

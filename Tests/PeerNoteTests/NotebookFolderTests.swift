@@ -275,6 +275,24 @@ struct NotebookFolderTests {
         #expect(try folder.read().document.notes.count == NotebookFolder.compactionThreshold + 4)
     }
 
+    @Test("during the grace period a write compacts only once its new chain is past the threshold, not at every write")
+    func compactsOncePerThresholdDuringGrace() throws {
+        let dir = try TempDir()
+        let folder = try Self.makeFolder(dir)
+        var compactions = 0
+        let writes = 2 * NotebookFolder.compactionThreshold + 4
+        for i in 0 ..< writes {
+            let d = try folder.read().document
+            d.addNote(title: "N\(i)")
+            if try folder.add(d).compaction != nil { compactions += 1 }
+        }
+        #expect(compactions == 2)
+        // Nothing removed yet (the grace period), and two roots written, not one a write.
+        let roots = try Self.chunks(folder.path).filter { NotebookFolder.ChunkName($0)?.device != nil }
+        #expect(roots.count == 3)
+        #expect(try folder.read().document.notes.count == writes)
+    }
+
     /// Copies what `from` has that `to` lacks, and removes from `to` what `from` removed since
     /// `known` (the chunks both had): a sync tool's pass in one direction.
     static func syncOneWay(_ from: String, _ to: String, known: Set<String>) throws {

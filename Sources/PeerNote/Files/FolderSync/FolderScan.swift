@@ -9,7 +9,9 @@ import Glibc
 import Darwin
 #endif
 
-/// One `.peernote` file (or conflict copy) found under a sync folder.
+/// One copy of a notebook found under a sync folder: a `.peernote` file, a notebook folder
+/// (`NAME.peernote/`, read as one copy), a conflict copy beside either, or a sync tool's
+/// conflict copy of a chunk file inside a notebook folder (`chunkCopyIn`).
 public struct FoundFile: Equatable, Sendable {
     /// The path as shown: the folder as given, then the path inside it.
     public var path: String
@@ -20,13 +22,21 @@ public struct FoundFile: Equatable, Sendable {
     public var kind: SyncName
     /// Device and inode, to notice one file reached twice (nested or repeated folders).
     public var identity: FileIdentity
+    /// Whether it is a notebook folder (a directory of chunk files), not a single file.
+    public var isFolder = false
+    /// For a conflict copy of a chunk file (`X.sync-conflict-….pnchunk`): the notebook folder it
+    /// is in, by its path inside the root (`kind` then names the chunk it is a copy of).
+    public var chunkCopyIn: String?
 
-    public init(path: String, root: String, relative: String, kind: SyncName, identity: FileIdentity) {
+    public init(path: String, root: String, relative: String, kind: SyncName, identity: FileIdentity,
+                isFolder: Bool = false, chunkCopyIn: String? = nil) {
         self.path = path
         self.root = root
         self.relative = relative
         self.kind = kind
         self.identity = identity
+        self.isFolder = isFolder
+        self.chunkCopyIn = chunkCopyIn
     }
 
     var isConflictCopy: Bool { if case .conflictCopy = kind { true } else { false } }
@@ -166,7 +176,15 @@ public struct FolderScan {
             guard lstat(path, &st) == 0 else { continue }
             let type = st.st_mode & S_IFMT
             let kind = SyncName.classify(name)
-            if type == S_IFDIR {
+            if type == S_IFDIR && kind != nil {
+                // A notebook folder is one copy of its notebook: not searched for other notebooks;
+                // only the conflict copies a sync tool made of its chunk files are looked for.
+                let identity = FileIdentity(device: UInt64(st.st_dev), inode: UInt64(st.st_ino))
+                guard seen.insert(identity).inserted else { continue }
+                files.append(FoundFile(path: path, root: root, relative: rel, kind: .notebook, identity: identity, isFolder: true))
+                found(files.count)
+                chunkCopies(in: path, root: root, relative: rel)
+            } else if type == S_IFDIR {
                 walk(root: root, relative: rel)
             } else if type == S_IFLNK {
                 var target = stat()
@@ -185,6 +203,23 @@ public struct FolderScan {
                 files.append(FoundFile(path: path, root: root, relative: rel, kind: kind, identity: identity))
                 found(files.count)
             }
+        }
+    }
+
+    /// The sync tools' conflict copies of chunk files in the notebook folder `folder` (regular
+    /// files, not hidden, with UTF-8 names), as conflict copies of the chunk they name.
+    private mutating func chunkCopies(in folder: String, root: String, relative: String) {
+        guard case .success(let entries) = Self.entries(of: folder) else { return }
+        for entry in entries.sorted(by: { $0.sortKey < $1.sortKey }) where !entry.isHidden {
+            guard let name = entry.name, case .conflictCopy(let chunk, let tool)? = SyncName.classifyChunk(name) else { continue }
+            let path = Self.join(folder, name)
+            var st = stat()
+            guard lstat(path, &st) == 0, st.st_mode & S_IFMT == S_IFREG else { continue }
+            let identity = FileIdentity(device: UInt64(st.st_dev), inode: UInt64(st.st_ino))
+            guard seen.insert(identity).inserted else { continue }
+            files.append(FoundFile(path: path, root: root, relative: relative + "/" + name, kind: .conflictCopy(original: chunk, tool: tool),
+                                   identity: identity, chunkCopyIn: relative))
+            found(files.count)
         }
     }
 
@@ -219,6 +254,9 @@ public struct FolderScan {
         let head = bytes.dropLast(6)
         return [".tmp-", ".swap-", ".kept-"].contains { head.count > $0.utf8.count && head.suffix($0.utf8.count).elementsEqual($0.utf8) }
     }
+
+    /// The last component of a path inside a folder (`a/b` → `b`).
+    static func lastComponent(_ rel: String) -> String { rel.split(separator: "/").last.map(String.init) ?? rel }
 
     static func join(_ root: String, _ rel: String) -> String { root.hasSuffix("/") ? root + rel : root + "/" + rel }
 }

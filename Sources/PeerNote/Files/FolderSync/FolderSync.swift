@@ -42,11 +42,11 @@ public enum FolderSync {
     /// then waits). `beforeRemoving` is called with a merged conflict copy's path just before it
     /// is checked and removed (tests change or remove the file there, as another program may).
     /// Throws only when a folder given cannot be searched.
-    public static func run(_ roots: [String], dryRun: Bool = false, keep: Bool = false,
+    public static func run(_ roots: [String], dryRun: Bool = false, keep: Bool = false, convert: Bool = false,
                            progress: @escaping (Step) -> Void = { _ in },
                            waitingForLock: ((String, String) -> Void)? = nil,
                            beforeRemoving: (String) -> Void = { _ in }) throws(FolderSyncError) -> FolderSyncReport {
-        var run = Run(dryRun: dryRun, keep: keep, progress: progress, waitingForLock: waitingForLock, report: FolderSyncReport(roots: roots, dryRun: dryRun))
+        var run = Run(dryRun: dryRun, keep: keep, convert: convert, progress: progress, waitingForLock: waitingForLock, report: FolderSyncReport(roots: roots, dryRun: dryRun))
         try run.perform(roots, beforeRemoving: beforeRemoving)
         return run.report
     }
@@ -57,11 +57,14 @@ extension FolderSync {
     static func folder(of path: String) -> String { Run.deletingLastComponent(path) }
 }
 
-/// One file sync read and verified.
+/// One copy sync read and verified: a file, a notebook folder (`reading`), or a conflict copy.
 private final class SyncCopy {
     let file: FoundFile
+    /// The file's bytes (a conflict copy of a chunk: the chunk's own bytes); empty for a folder.
     let bytes: [UInt8]
     let document: Document
+    /// A notebook folder's reading.
+    let reading: NotebookFolder.Reading?
     /// What became of it.
     var outcome: Outcome = .pending
 
@@ -77,13 +80,17 @@ private final class SyncCopy {
         case merged
     }
 
-    init(file: FoundFile, bytes: [UInt8], document: Document) {
+    init(file: FoundFile, bytes: [UInt8], document: Document, reading: NotebookFolder.Reading? = nil) {
         self.file = file
         self.bytes = bytes
         self.document = document
+        self.reading = reading
     }
 
     var isConflictCopy: Bool { file.isConflictCopy }
+    var isFolder: Bool { file.isFolder }
+    /// Its size as read: a folder's valid chunks added up.
+    var byteCount: Int { reading?.byteCount ?? bytes.count }
     var key: GroupKey { GroupKey(id: document.id, genesis: document.genesis) }
     var location: Location { Location(root: file.root, relative: file.relative) }
 }
@@ -103,6 +110,7 @@ private struct Location: Hashable {
 private struct Run {
     let dryRun: Bool
     let keep: Bool
+    let convert: Bool
     let progress: (FolderSync.Step) -> Void
     let waitingForLock: ((String, String) -> Void)?
     var report: FolderSyncReport
@@ -123,15 +131,54 @@ private struct Run {
         // A name that is not UTF-8 cannot be opened by its String path: like an unreadable file.
         for entry in scanner.namesNotUTF8 { report.problems.append(.nameNotUTF8(entry)) }
 
-        // 1. Read and verify every file.
+        // 1. Read and verify every file and notebook folder.
         var copies: [SyncCopy] = []
         var failedLocations = Set<Location>()
+        var folderReadings: [Location: NotebookFolder.Reading] = [:]
         for (i, file) in scanner.files.enumerated() {
             progress(.reading(index: i + 1, count: scanner.files.count, path: file.path))
+            if file.isFolder {
+                do {
+                    let reading = try NotebookFolder(file.path).read()
+                    let shown = NotebookFolder(file.path).path
+                    // A sync tool's conflict copy of a chunk is folded below, not just ignored: not warned of.
+                    let folded = scanner.files.filter { $0.chunkCopyIn == file.relative && $0.root == file.root }
+                        .map { "\(shown)/\(FolderScan.lastComponent($0.relative)): " }
+                    report.folderWarnings += reading.warnings.filter { line in !folded.contains { line.hasPrefix($0) } }.map { line in
+                        FolderSyncReport.FolderWarning(folder: file.path, line: line,
+                                                       damagedChunk: reading.damaged.first { line.hasPrefix("\(shown)/\($0):") })
+                    }
+                    folderReadings[Location(root: file.root, relative: file.relative)] = reading
+                    copies.append(SyncCopy(file: file, bytes: [], document: reading.document, reading: reading))
+                } catch {
+                    switch error {
+                    case .file(let e): report.problems.append(.unreadable(path: file.path, e))
+                    case .document(_, let e): report.problems.append(.damaged(path: file.path, e))
+                    }
+                    failedLocations.insert(Location(root: file.root, relative: file.relative))
+                }
+                continue
+            }
             let bytes: [UInt8]
             do { bytes = try FileStore.read(file.path) } catch {
                 report.problems.append(.unreadable(path: file.path, error))
                 failedLocations.insert(Location(root: file.root, relative: file.relative))
+                continue
+            }
+            if let folder = file.chunkCopyIn {
+                // A conflict copy of a chunk: read as the chain it would end (its parent's chain,
+                // then its bytes), so that its changes can be merged as any conflict copy's.
+                guard let reading = folderReadings[Location(root: file.root, relative: folder)] else { continue }
+                guard case .conflictCopy(let chunk, _) = file.kind, let name = NotebookFolder.ChunkName(chunk) else { continue }
+                guard let chain = name.parent.map({ reading.validChain(to: $0) }) ?? [] else {
+                    report.problems.append(.damaged(path: file.path, .invalidDocument(offset: nil, message: "a copy of chunk \(chunk), whose parent chunk is not in the folder or is damaged; it cannot be read")))
+                    continue
+                }
+                do {
+                    copies.append(SyncCopy(file: file, bytes: bytes, document: try Document.load(chain + bytes)))
+                } catch {
+                    report.problems.append(.damaged(path: file.path, error))
+                }
                 continue
             }
             do {
@@ -166,25 +213,28 @@ private struct Run {
             let key = copy.key
             guard let index = notebookIndex[key] else { continue }
             let parent = Self.deletingLastComponent(copy.file.relative)
-            let place = Location(root: copy.file.root, relative: parent.isEmpty ? original : parent + "/" + original)
-            let originalPath = Self.deletingLastComponent(copy.file.path) + "/" + original
+            // A copy of a chunk belongs to the notebook folder it is in; any other, to the notebook beside it.
+            let place = copy.file.chunkCopyIn.map { Location(root: copy.file.root, relative: $0) }
+                ?? Location(root: copy.file.root, relative: parent.isEmpty ? original : parent + "/" + original)
+            let originalPath = copy.file.chunkCopyIn.map { FolderScan.join(copy.file.root, $0) } ?? Self.deletingLastComponent(copy.file.path) + "/" + original
+            let besideName = copy.file.chunkCopyIn.map(FolderScan.lastComponent) ?? original
             let beside = (groups[key] ?? []).first { $0.location == place && !$0.isConflictCopy }
             var keptReason: FolderSyncReport.KeptReason?
             if let beside, beside.outcome == .written || beside.outcome == .upToDate {
                 if keep { keptReason = .keepRequested }
             } else if let other = groupOf[place], other != key {
                 report.problems.append(.conflictCopyOfOther(path: copy.file.path, tool: tool, original: originalPath, id: copy.document.id, otherID: other.id))
-                keptReason = .besideIsDifferent(original: original)
+                keptReason = .besideIsDifferent(original: besideName)
             } else if failedLocations.contains(place) {
-                keptReason = .besideUnreadable(original: original)
+                keptReason = .besideUnreadable(original: besideName)
             } else if let beside, beside.outcome == .leftAlone {
-                keptReason = .besideLeftAlone(original: original)
+                keptReason = .besideLeftAlone(original: besideName)
             } else if let toFolder = scanner.linksPassedOver[copy.file.root + "/" + (parent.isEmpty ? original : parent + "/" + original)] {
-                keptReason = .besideIsLink(original: original, toFolder: toFolder)
+                keptReason = .besideIsLink(original: besideName, toFolder: toFolder)
             } else if (groups[key] ?? []).contains(where: { !$0.isConflictCopy }) {
-                keptReason = .noOriginal(original: original)
+                keptReason = .noOriginal(original: besideName)
             } else {
-                keptReason = .noOriginalNorCopy(original: original)
+                keptReason = .noOriginalNorCopy(original: besideName)
             }
             if let keptReason {
                 report.kept += 1
@@ -224,7 +274,34 @@ private struct Run {
             }
         }
 
-        // 5. Different notebooks at the same place in two folders.
+        // 5. With `convert`: each single file the hint names, once it is up to date, becomes a
+        // notebook folder of the same name; the hint then names only those left.
+        if convert, let hint = report.syncedFolder {
+            var left: [String] = []
+            for path in hint.singleFiles {
+                guard copies.contains(where: { $0.file.path == path && !$0.isFolder && ($0.outcome == .written || $0.outcome == .upToDate) }) else {
+                    left.append(path)
+                    continue
+                }
+                if dryRun {
+                    report.conversions.append(InPlaceConversion(path: path, chunk: "", keptFile: nil, addedLate: false))
+                    continue
+                }
+                do throws(FileError) {
+                    let waiting = waitingForLock
+                    let lock = try FileLock(for: path) { lockFile in waiting?(path, lockFile) }
+                    try withExtendedLifetime(lock) { () throws(FileError) in
+                        report.conversions.append(try InPlaceConversion.convert(path, date: InPlaceConversion.today()))
+                    }
+                } catch {
+                    report.problems.append(.convertFailed(error))
+                    left.append(path)
+                }
+            }
+            report.syncedFolder = left.isEmpty ? nil : SyncedFolderHint(evidence: hint.evidence, singleFiles: left)
+        }
+
+        // 6. Different notebooks at the same place in two folders.
         var byRelative: [String: [SyncCopy]] = [:]
         for copy in copies where !copy.isConflictCopy { byRelative[copy.file.relative, default: []].append(copy) }
         for relative in byRelative.keys.sorted() {
@@ -246,7 +323,7 @@ private struct Run {
     /// conflict copy (which the scan has not seen).
     private mutating func cleanUpLeftovers(_ scanner: FolderScan) -> Bool {
         var madeConflictCopy = false
-        for file in scanner.files where file.kind == .notebook {
+        for file in scanner.files where file.kind == .notebook && !file.isFolder {
             let parent = Self.deletingLastComponent(file.relative)
             guard scanner.foldersWithLeftovers.contains(file.root + "\u{0}" + parent),
                   !FileStore.leftoverCandidates(of: file.path).isEmpty else { continue }
@@ -331,17 +408,31 @@ private struct Run {
                 continue
             }
             var update = FolderSyncReport.CopyUpdate(
-                path: copy.file.path, changesByAuthor: summary.changesByAuthor, bytesBefore: copy.bytes.count,
+                path: copy.file.path, changesByAuthor: summary.changesByAuthor, bytesBefore: copy.byteCount,
                 diff: NotebookDiff(from: copy.document, to: updated), notebook: updated.notebook, conflicts: updated.conflicts,
                 conflictsBefore: copy.document.conflicts, overlaps: updated.textOverlaps(of: summary))
-            let bytes = canonical()
+            update.isFolder = copy.isFolder
             if dryRun {
                 copy.outcome = .written
                 report.written += 1
                 notebook.actions.append(.wrote(update))
                 continue
             }
-            switch write(copy, bytes: bytes, document: updated) {
+            if copy.isFolder {
+                switch add(to: copy, updated) {
+                case .added(let added):
+                    copy.outcome = .written
+                    report.written += 1
+                    update.bytesWritten = added.byteCount
+                    update.chunk = added.chunk
+                    notebook.actions.append(.wrote(update))
+                case .failed(let problem):
+                    copy.outcome = .leftAlone
+                    report.problems.append(problem)
+                }
+                continue
+            }
+            switch write(copy, bytes: canonical(), document: updated) {
             case .written(let outcome):
                 copy.outcome = .written
                 report.written += 1
@@ -353,7 +444,9 @@ private struct Run {
                 report.problems.append(problem)
             }
         }
-        rewriteUpToDateCopies(included.filter { !$0.isConflictCopy }, canonical: canonical, into: &notebook)
+        // Single files only: a notebook folder holds chunks, and folders that hold the same chunks are
+        // already identical.
+        rewriteUpToDateCopies(included.filter { !$0.isConflictCopy && !$0.isFolder }, canonical: canonical, into: &notebook)
         return notebook
     }
 
@@ -396,6 +489,32 @@ private struct Run {
     private enum CopyWrite {
         case written(WriteOutcome)
         case failed(FolderSyncReport.Problem)
+    }
+
+    /// Adds to a notebook folder what `document` holds and it lacks, as one new chunk of this
+    /// device (`NotebookFolder.add`, under the folder's lock as the tools take it); no chunk is
+    /// rewritten or removed (no compaction either: that is `pnmerge compact`'s).
+    private enum FolderAdd {
+        case added(NotebookFolder.Added)
+        case failed(FolderSyncReport.Problem)
+    }
+
+    private func add(to copy: SyncCopy, _ document: Document) -> FolderAdd {
+        let path = copy.file.path
+        let lock: FileLock
+        do {
+            let waiting = waitingForLock
+            lock = try FileLock(for: path) { lockFile in waiting?(path, lockFile) }
+        } catch {
+            return .failed(.lockFailed(error, leftovers: false))
+        }
+        return withExtendedLifetime(lock) { () -> FolderAdd in
+            do throws(FileError) {
+                return .added(try NotebookFolder(path).add(document, autoCompact: false))
+            } catch {
+                return .failed(.writeFailed(.file(error, takenOut: [])))
+            }
+        }
     }
 
     private func write(_ copy: SyncCopy, bytes: [UInt8], document: Document) -> CopyWrite {

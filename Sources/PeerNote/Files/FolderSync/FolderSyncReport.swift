@@ -49,6 +49,29 @@ public struct FolderSyncReport {
     public var syncedFolder: SyncedFolderHint?
     /// What became of the files interrupted writes left beside the notebooks.
     public var leftovers: [Leftover] = []
+    /// The single-file notebooks converted into notebook folders of the same name (`convert`),
+    /// or that would be (a dry run: `keptFile` nil and `chunk` empty).
+    public var conversions: [InPlaceConversion] = []
+    /// The chunks and files notebook folders' readings skipped (damaged, half-synced, orphaned),
+    /// one line each as `NotebookFolder.Reading.warnings` has them: never fatal, never removed.
+    public var folderWarnings: [FolderWarning] = []
+
+    /// One line a notebook folder's reading gave about a chunk or file it skipped.
+    public struct FolderWarning: Equatable, Sendable {
+        /// The notebook folder, as found.
+        public var folder: String
+        /// `FOLDER/NAME: why`.
+        public var line: String
+        /// When the line is about a damaged chunk whose chain up to it is intact: its file name
+        /// (`pnmerge salvage FOLDER/NAME` recovers its intact part).
+        public var damagedChunk: String?
+
+        public init(folder: String, line: String, damagedChunk: String? = nil) {
+            self.folder = folder
+            self.line = line
+            self.damagedChunk = damagedChunk
+        }
+    }
     /// How many of `leftovers` were (or would be) removed.
     public var leftoversRemoved: Int {
         leftovers.filter { if case .removed = $0 { true } else { false } }.count
@@ -92,6 +115,10 @@ public struct FolderSyncReport {
     /// places to check that are new to that copy (as `pnmerge merge` reports them for MINE).
     public struct CopyUpdate {
         public var path: String
+        /// Whether the copy is a notebook folder, which gains one chunk (`chunk`, nil in a dry
+        /// run); `bytesBefore` is then its valid chunks' bytes, `bytesWritten` the new chunk's.
+        public var isFolder = false
+        public var chunk: String?
         /// The changes the copy lacked, by author.
         public var changesByAuthor: [(author: String, count: Int)]
         public var changes: Int { changesByAuthor.reduce(0) { $0 + $1.count } }
@@ -167,6 +194,8 @@ public struct FolderSyncReport {
         case writeFailed(WriteError)
         /// A merged conflict copy could not be removed (`strerror`'s text).
         case removeFailed(path: String, String)
+        /// A single-file notebook could not be converted into a notebook folder (it is left as it was).
+        case convertFailed(FileError)
 
         /// How serious it is, for an exit status.
         public enum Kind: Comparable, Sendable { case unrelated, unreadable, damaged, writeFailed }
@@ -176,7 +205,7 @@ public struct FolderSyncReport {
             case .nameNotUTF8, .unreadable: .unreadable
             case .damaged: .damaged
             case .unrelated, .conflictCopyOfOther: .unrelated
-            case .lockFailed, .removeFailed: .writeFailed
+            case .lockFailed, .removeFailed, .convertFailed: .writeFailed
             case .writeFailed(let e):
                 switch e {
                 case .replacedMeanwhile(_, nil, _, _, _): .unrelated

@@ -41,6 +41,25 @@ public enum SyncName: Equatable, Sendable {
         return .conflictCopy(original: original, tool: outer.tool)
     }
 
+    /// Classifies a file name inside a notebook folder: a sync tool's conflict copy of a chunk
+    /// file (`PARENT.OWN.sync-conflict-YYYYMMDD-HHMMSS-DEVICE.pnchunk`, the other tools' names as
+    /// for notebooks, `….pnchunk~`), with `original` the chunk's own name; nil for anything else,
+    /// chunks themselves included. A copy of a chunk under a name that does not strip to a chunk's
+    /// name is not one.
+    public static func classifyChunk(_ name: String) -> SyncName? {
+        let chunk = NotebookFolder.chunkSuffix, notebook = ".peernote"
+        var stem = Substring(name)
+        var tildes = 0
+        while stem.hasSuffix("~") { stem = stem.dropLast(); tildes += 1 }
+        guard stem.hasSuffix(chunk) else { return nil }
+        // The same markers as for notebooks: classified under the notebook extension.
+        let asNotebook = String(stem.dropLast(chunk.count)) + notebook + String(repeating: "~", count: tildes)
+        guard case .conflictCopy(let original, let tool)? = classify(asNotebook), original.hasSuffix(notebook) else { return nil }
+        let chunkName = String(original.dropLast(notebook.count)) + chunk
+        guard NotebookFolder.ChunkName(chunkName) != nil else { return nil }
+        return .conflictCopy(original: chunkName, tool: tool)
+    }
+
     /// The name one conflict marker was added to, and the tool that adds it; nil when `name`
     /// carries none (a notebook's name, or not a .peernote name).
     private static func peel(_ name: String) -> (original: String, tool: ConflictCopyMaker)? {

@@ -59,7 +59,7 @@ public struct SyncedFolderHint: Equatable, Sendable {
     /// given); conflict copies of rsync `--backup` and of interrupted writes are no evidence.
     static func find(_ files: [FoundFile]) -> SyncedFolderHint? {
         var notebooks: [String: FoundFile] = [:]
-        for file in files where file.kind == .notebook { notebooks[file.path] = file }
+        for file in files where file.kind == .notebook && !file.isFolder { notebooks[file.path] = file }
         var single: [String] = []
         var listed = Set<String>()
         func add(_ path: String) { if listed.insert(path).inserted { single.append(path) } }
@@ -67,7 +67,7 @@ public struct SyncedFolderHint: Equatable, Sendable {
         var copies = 0
         var firstTool: ConflictCopyMaker?
         for file in files {
-            guard case .conflictCopy(let original, let tool) = file.kind, tool != .rsyncBackup, tool != .keptAside else { continue }
+            guard case .conflictCopy(let original, let tool) = file.kind, tool != .rsyncBackup, tool != .keptAside, file.chunkCopyIn == nil else { continue }
             copies += 1
             if firstTool == nil { firstTool = tool }
             let parent = FolderSync.folder(of: file.path)
@@ -77,7 +77,7 @@ public struct SyncedFolderHint: Equatable, Sendable {
 
         var markerOf: [String: (path: String, service: SyncService)?] = [:]
         var firstMarker: (path: String, service: SyncService)?
-        for file in files where file.kind == .notebook {
+        for file in files where file.kind == .notebook && !file.isFolder {
             guard let folder = absoluteFolder(of: file.path), let found = marker(at: folder, cache: &markerOf) else { continue }
             if firstMarker == nil { firstMarker = found }
             add(file.path)

@@ -35,7 +35,8 @@ public struct NotebookFolder: Sendable {
     public let path: String
     /// The device this process writes as: its trees are the ones it appends to and compacts.
     public let device: String
-    /// This device's chunks past which a write compacts its tree (`compact`).
+    /// The length of a chain (chunks from a root of this device to the one written) past which a
+    /// write compacts (`compact`).
     public static let compactionThreshold = 32
     /// Seconds a compacted root must have been in the folder (by its status-change time on this
     /// device) before the chunks it covers are removed: a device whose sync tool delivers the
@@ -194,6 +195,20 @@ public struct NotebookFolder: Sendable {
                 guard let parent = byOwn[p], parent.valid, parts.count <= chunks.count else { return nil }
                 parts.append(parent.bytes)
                 at = parent.name.parent
+            }
+            return parts.reversed().flatMap { $0 }
+        }
+
+        /// The chain from its root to the valid chunk `own` (an id): the bytes of an ordinary
+        /// `.peernote` file. Nil when it is not in the folder, or a chunk of its chain is not valid.
+        public func validChain(to own: String) -> [UInt8]? {
+            let byOwn = Dictionary(chunks.map { ($0.name.own, $0) }, uniquingKeysWith: { a, _ in a })
+            var parts: [[UInt8]] = []
+            var at: String? = own
+            while let o = at {
+                guard let c = byOwn[o], c.valid, parts.count <= chunks.count else { return nil }
+                parts.append(c.bytes)
+                at = c.name.parent
             }
             return parts.reversed().flatMap { $0 }
         }
@@ -400,8 +415,8 @@ public struct NotebookFolder: Sendable {
     /// Written to a temporary file, fsynced, linked into place, the folder fsynced; the chain is
     /// read back (`Document.checkLoadable`) before. Needs no lock for correctness (each writer adds
     /// its own file); the tools take the document's lock so that local writers do not leave
-    /// chains no one extends. Past `compactionThreshold` chunks of this device, compacts
-    /// (`autoCompact`, with `grace`).
+    /// chains no one extends. When the chain it ends is longer than `compactionThreshold`
+    /// chunks, compacts (`autoCompact`, with `grace`).
     @discardableResult
     public func add(_ document: Document, autoCompact: Bool = true, grace: Double = NotebookFolder.defaultGrace) throws(FileError) -> Added {
         var names: [ChunkName]
@@ -411,7 +426,7 @@ public struct NotebookFolder: Sendable {
             case .document(let p, let e): throw FileError(path: p, message: e.description)
             }
         }
-        var owner = Self.owners(names)
+        let owner = Self.owners(names)
         var base = document
         var loaded = document.persisted?.bytes ?? []
         var parent: ChunkName?
@@ -453,14 +468,25 @@ public struct NotebookFolder: Sendable {
         }
         removeOwnTemporaries()
         var added = Added(chunk: written?.description, byteCount: size)
-        if autoCompact, let now = try? listing().compactMap(ChunkName.init) {
+        // Compacts when the chain just written is longer than the threshold. Not by this device's
+        // chunks in all: those a compaction covers stay for the grace period, and counting them
+        // would write a whole new root at every write until they go.
+        if autoCompact, let written, let now = try? listing().compactMap(ChunkName.init) {
             names = now
-            owner = Self.owners(names)
-            if names.filter({ owner[$0.own] == device }).count > Self.compactionThreshold {
+            if Self.chainLength(of: written, in: names) > Self.compactionThreshold {
                 added.compaction = try? compact(grace: grace)
             }
         }
         return added
+    }
+
+    /// The number of chunks from `name` up to its root, following parents present in `names`.
+    static func chainLength(of name: ChunkName, in names: [ChunkName]) -> Int {
+        let byOwn = Dictionary(names.map { ($0.own, $0) }, uniquingKeysWith: { a, _ in a })
+        var count = 1
+        var at = name
+        while let p = at.parent, let up = byOwn[p], count <= names.count { at = up; count += 1 }
+        return count
     }
 
     private func checkLoadable(_ bytes: [UInt8], document: Document) throws(FileError) {
