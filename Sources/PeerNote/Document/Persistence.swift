@@ -475,16 +475,7 @@ extension Document {
         var crcEnd = 0
         for block in blocks {
             if block.offset > 0 {
-                guard block.kind == .append else { throw .invalidDocument(offset: block.offset, message: "a second base block") }
-                // A running checksum over the bytes before each block (linear in the file size).
-                crc = CRC32.checksum(bytes[crcEnd ..< block.offset], initial: crc)
-                crcEnd = block.offset
-                guard block.previousCRC == crc else {
-                    throw .invalidDocument(offset: block.offset, message: "appended block does not belong after the bytes before it (checksum of earlier blocks differs)")
-                }
-                guard block.firstRow == rows else {
-                    throw .invalidDocument(offset: block.offset, message: "appended block starts at change \(block.firstRow), the file holds \(rows) before it")
-                }
+                try Self.checkPlacement(of: block, in: bytes, crc: &crc, checksummed: &crcEnd, rows: rows)
                 // A later block's value for a key replaces an earlier one's (a newer writer updated it).
                 for f in block.unknownFields where !unknownFields.contains(f) {
                     let key = WireCodec.unknownFieldKey(f)
@@ -1021,4 +1012,24 @@ struct BlockReplayer {
     }
 
     private static func name(_ r: LocalID, _ log: OpLog) -> String { "\(r.counter)@\(Int(r.agent) < log.replicas.count ? log.replicas[Int(r.agent)].short : "?")" }
+}
+
+extension Document {
+    /// The checks that place an append block in its file: it is an append block, its
+    /// `previousCRC` is the CRC-32 of the bytes before it (`crc` is that of
+    /// `bytes[..<checksummed]`, carried forward here, so a file is checksummed once: linear in
+    /// its size), and its `firstRow` is the number of changes before it (`rows`). Used by `load`
+    /// for every block after the first and by `checkAppended`, so both refuse alike.
+    static func checkPlacement(of block: WireBlock, in bytes: [UInt8], crc: inout UInt32, checksummed: inout Int,
+                               rows: Int) throws(PeerNoteError) {
+        guard block.kind == .append else { throw .invalidDocument(offset: block.offset, message: "a second base block") }
+        crc = CRC32.checksum(bytes[checksummed ..< block.offset], initial: crc)
+        checksummed = block.offset
+        guard block.previousCRC == crc else {
+            throw .invalidDocument(offset: block.offset, message: "appended block does not belong after the bytes before it (checksum of earlier blocks differs)")
+        }
+        guard block.firstRow == rows else {
+            throw .invalidDocument(offset: block.offset, message: "appended block starts at change \(block.firstRow), the file holds \(rows) before it")
+        }
+    }
 }

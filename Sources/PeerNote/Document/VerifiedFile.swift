@@ -71,15 +71,7 @@ extension Document {
         var crcEnd = verified.checksummed
         for block in blocks {
             // As `load` reads a block after the first (its unknown fields change nothing it checks).
-            guard block.kind == .append else { throw .invalidDocument(offset: block.offset, message: "a second base block") }
-            crc = CRC32.checksum(bytes[crcEnd ..< block.offset], initial: crc)
-            crcEnd = block.offset
-            guard block.previousCRC == crc else {
-                throw .invalidDocument(offset: block.offset, message: "appended block does not belong after the bytes before it (checksum of earlier blocks differs)")
-            }
-            guard block.firstRow == rows else {
-                throw .invalidDocument(offset: block.offset, message: "appended block starts at change \(block.firstRow), the file holds \(rows) before it")
-            }
+            try Self.checkPlacement(of: block, in: bytes, crc: &crc, checksummed: &crcEnd, rows: rows)
             // A state section is checked against the history: that part of `load` is not repeated here.
             guard block.state == nil else { return nil }
             try replayer.replay(block)
