@@ -36,12 +36,24 @@ for t in "$@"; do
     -artifact_prefix="$artifacts/" >"$log" 2>&1
   status=$?
   runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
+  seed=$(sed -n 's/^INFO: Seed: *//p' "$log" | head -1)
   cov=$(grep -oE 'cov: [0-9]+' "$log" | tail -1)
   found=$(find "$artifacts" -type f \( -name 'crash-*' -o -name 'leak-*' -o -name 'timeout-*' -o -name 'oom-*' \) | sort)
   if [ -n "$found" ]; then
-    echo "== $t: FINDING after ${runs:-?} executions"
-    grep -E '^(==[0-9]+==ERROR|ERROR: libFuzzer|SUMMARY|Fatal error)' "$log" | head -5
+    echo "== $t: FINDING after ${runs:-?} executions (libFuzzer seed ${seed:-?})"
+    grep -E '^(==[0-9]+== ?ERROR|ERROR: libFuzzer|SUMMARY|Fatal error|FUZZ INVARIANT|.*: Fatal error| *#[0-9]+ 0x)' "$log" | head -20
     echo "$found" | sed 's/^/   artifact: /'
+    # The input itself, so that a finding on a machine whose files are gone (CI) can be
+    # reproduced from this log alone:
+    #   python3 -c 'import sys; sys.stdout.buffer.write(bytes.fromhex(sys.argv[1]))' HEX > input
+    for f in $found; do
+      size=$(wc -c <"$f" | tr -d ' ')
+      if [ "$size" -le 4096 ]; then
+        echo "   input ($size bytes, hex): $(od -An -v -tx1 "$f" | tr -d ' \n')"
+      else
+        echo "   input: $size bytes (too long to print; its SHA-1 is the artifact's name)"
+      fi
+    done
     echo "   reproduce: SWIFT_BACKTRACE=enable=no $bin/$t ARTIFACT   (log: $log)"
     failed+=("$t")
   elif [ "$status" -ne 0 ] || [ -z "$runs" ]; then
