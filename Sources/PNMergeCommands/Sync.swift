@@ -340,7 +340,10 @@ enum SyncText {
             lines += report.skipped.map { "  " + DisplayText.oneLine("\(path($0)): \(reason($0))") }
         }
         let verb = report.dryRun ? "would be " : ""
-        var summary = "\(Text.count(report.notebooks.count, "notebook")) in \(Text.count(report.filesFound, "file")): "
+        let singleFiles = report.filesFound - report.foldersFound
+        let copies = [singleFiles > 0 || report.foldersFound == 0 ? Text.count(singleFiles, "file") : nil,
+                      report.foldersFound > 0 ? Text.count(report.foldersFound, "notebook folder") : nil].compactMap { $0 }
+        var summary = "\(Text.count(report.notebooks.count, "notebook")) in \(copies.joined(separator: " and ")): "
         summary += "\(report.written) \(verb)written, \(report.upToDate) already up to date, "
         if report.rewritten > 0 { summary += "\(report.rewritten) \(verb)rewritten to the same bytes as the other copies, " }
         summary += "\(Text.count(report.removed, "conflict copy", "conflict copies")) \(verb)removed"
@@ -464,6 +467,7 @@ enum SyncText {
             ("skipped", .array(report.skipped.map { .object([("file", .string(path($0))), ("reason", .string(reason($0)))]) })),
             ("problems", .array(report.problems.map { .object([("kind", .string(problemKind($0.kind))), ("message", .string(problem($0)))]) })),
             ("filesFound", .int(report.filesFound)),
+            ("foldersFound", .int(report.foldersFound)),
             ("written", .int(report.written)),
             ("upToDate", .int(report.upToDate)),
             ("rewritten", .int(report.rewritten)),

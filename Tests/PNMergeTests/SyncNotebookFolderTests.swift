@@ -67,7 +67,7 @@ struct SyncNotebookFolderTests {
         let snapshots = (try Self.visible(laptop.path), try Self.visible(stick.path))
         let again = try Self.sync([laptop.path, stick.path])
         #expect(again.status == 0, "\(again.err)")
-        #expect(again.out == "1 notebook in 2 files: 0 written, 2 already up to date, 0 conflict copies removed.\n", "\(again.out)")
+        #expect(again.out == "1 notebook in 1 file and 1 notebook folder: 0 written, 2 already up to date, 0 conflict copies removed.\n", "\(again.out)")
         #expect(try Self.visible(laptop.path) == snapshots.0)
         #expect(try Self.visible(stick.path) == snapshots.1)
     }
@@ -95,6 +95,7 @@ struct SyncNotebookFolderTests {
         let other = try #require(files.first { $0["file"] as? String != folder })
         #expect(other["folder"] as? Bool == false)
         #expect(json["folderWarnings"] as? [String] == [])
+        #expect(json["filesFound"] as? Int == 2 && json["foldersFound"] as? Int == 1, "a folder is one copy found: \(r.out)")
     }
 
     /// A folder with this device's root and one chunk after it, and the bytes another device's
@@ -262,7 +263,7 @@ struct SyncConvertTests {
         // Afterwards: a second run has nothing to do and no hint.
         let again = try SyncNotebookFolderTests.sync(["--convert", dir.path])
         #expect(again.status == 0, "\(again.err)")
-        #expect(again.out == "2 notebooks in 2 files: 0 written, 2 already up to date, 0 conflict copies removed.\n", "\(again.out)")
+        #expect(again.out == "2 notebooks in 2 notebook folders: 0 written, 2 already up to date, 0 conflict copies removed.\n", "\(again.out)")
     }
 
     @Test("--convert leaves a file it cannot read as it was, and the hint still names it")

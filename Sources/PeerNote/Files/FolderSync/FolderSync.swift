@@ -128,6 +128,7 @@ private struct Run {
         report.skipped = scanner.skipped
         report.syncedFolder = SyncedFolderHint.find(scanner.files)
         report.filesFound = scanner.files.count + scanner.notebooksNamedNotUTF8
+        report.foldersFound = scanner.files.count(where: \.isFolder)
         // A name that is not UTF-8 cannot be opened by its String path: like an unreadable file.
         for entry in scanner.namesNotUTF8 { report.problems.append(.nameNotUTF8(entry)) }
 

@@ -31,8 +31,11 @@ public struct FolderSyncReport {
     public var notebooks: [NotebookSync] = []
     public var skipped: [SkippedEntry] = []
     public var problems: [Problem] = []
-    /// .peernote files found (those with names that are not UTF-8 included).
+    /// Copies found: .peernote files (those with names that are not UTF-8 included) and
+    /// notebook folders, each folder counted once.
     public var filesFound = 0
+    /// How many of `filesFound` are notebook folders.
+    public var foldersFound = 0
     /// Copies written (or that would be).
     public var written = 0
     /// Copies that had every change already (those rewritten in the canonical form not counted).
