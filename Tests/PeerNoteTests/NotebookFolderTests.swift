@@ -179,6 +179,41 @@ struct NotebookFolderTests {
         #expect(reading.warnings.first?.contains("parent chunk") == true)
     }
 
+    @Test("chunks after one whose parent is not there get one warning between them, naming the first and how many follow")
+    func orphanedStretchWarnsOnce() throws {
+        let dir = try TempDir()
+        let folder = try Self.makeFolder(dir)
+        var added: [String] = []
+        for title in ["One", "Two", "Three", "Four"] {
+            let d = try folder.read().document
+            d.addNote(title: title)
+            added.append(try #require(try folder.add(d).chunk))
+        }
+        try FileManager.default.removeItem(atPath: dir.path("Trip.peernote/\(added[0])"))
+        let reading = try folder.read()
+        #expect(reading.document.notes.isEmpty)
+        #expect(reading.warnings.count == 1, "\(reading.warnings)")
+        #expect(reading.warnings.first?.contains(added[1]) == true && reading.warnings.first?.contains("with the 2 chunks after it") == true,
+                "\(reading.warnings)")
+        // The same when the first of them is damaged instead: its warning, and one for those after it.
+        try dir.write([0xFF], "Trip.peernote/\(added[0])")
+        let again = try folder.read()
+        #expect(again.warnings.count == 2, "\(again.warnings)")
+        #expect(again.warnings.contains { $0.contains(added[0]) && $0.contains("the 3 chunks after it skipped too") }, "\(again.warnings)")
+    }
+
+    @Test("chunk names whose parents make a cycle are skipped with warnings, and reading ends")
+    func parentCycleEnds() throws {
+        let dir = try TempDir()
+        let folder = try Self.makeFolder(dir)
+        let a = String(repeating: "a", count: 32), b = String(repeating: "b", count: 32)
+        try dir.write([1, 2, 3], "Trip.peernote/\(a).\(b).pnchunk")
+        try dir.write([4, 5, 6], "Trip.peernote/\(b).\(a).pnchunk")
+        let reading = try folder.read()
+        #expect(reading.document.title == "Trip")
+        #expect(!reading.warnings.isEmpty)
+    }
+
     @Test("compaction removes this device's covered chunks only after the grace period, and never another device's")
     func compactionWaitsAndKeepsOthers() throws {
         let dir = try TempDir()

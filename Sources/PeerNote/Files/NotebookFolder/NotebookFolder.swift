@@ -264,12 +264,38 @@ public struct NotebookFolder: Sendable {
                 queue.append(contentsOf: (children[own] ?? []).sorted())
             }
         }
-        for c in chunks.values.sorted(by: { $0.name.description < $1.name.description }) where !c.valid && !c.bytes.isEmpty {
+        // Chunks left out because a chunk before them is: one warning per cause, not per chunk
+        // (a device whose first chunk has not arrived yet may have many after it). The cause
+        // is the first chunk of the unreadable stretch: one whose parent is missing, or one
+        // already warned of (damaged, empty, unreadable), whose followers are counted in a
+        // line of their own.
+        var orphans: [String: Int] = [:], followers: [String: [ChunkName]] = [:]
+        for c in chunks.values where !c.valid && !c.bytes.isEmpty {
+            // A chunk whose parent is valid was checked and warned of above; a root too.
             guard let parent = c.name.parent, hashers[parent] == nil else { continue }
-            if chunks[parent] == nil {
-                warnings.append("\(path)/\(c.name): its parent chunk \(parent) is not in the folder (not synced yet, or removed by a compaction); skipped")
+            // Bounded: crafted names can make parents a cycle.
+            var top = c, steps = 0
+            while steps < chunks.count, let p = top.name.parent, let above = chunks[p], !above.valid {
+                top = above
+                steps += 1
+            }
+            if let p = top.name.parent, chunks[p] == nil {
+                orphans[top.name.own, default: 0] += top.name.own == c.name.own ? 0 : 1
             } else {
-                warnings.append("\(path)/\(c.name): extends a chunk that was skipped; skipped too")
+                followers[top.name.own, default: []].append(c.name)
+            }
+        }
+        for (own, after) in orphans.sorted(by: { $0.key < $1.key }) {
+            guard let top = chunks[own], let parent = top.name.parent else { continue }
+            let more = after == 0 ? "" : ", with \(after == 1 ? "the chunk" : "the \(after) chunks") after it"
+            warnings.append("\(path)/\(top.name): its parent chunk \(parent) is not in the folder (not synced yet, or removed by a compaction); skipped\(more)")
+        }
+        for (own, after) in followers.sorted(by: { $0.key < $1.key }) {
+            guard let top = chunks[own] else { continue }
+            if after.count == 1 {
+                warnings.append("\(path)/\(after[0]): extends a chunk that was skipped; skipped too")
+            } else {
+                warnings.append("\(path)/\(top.name): the \(after.count) chunks after it skipped too")
             }
         }
         func chain(_ own: String) -> [UInt8] {
