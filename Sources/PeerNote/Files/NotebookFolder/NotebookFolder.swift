@@ -224,7 +224,8 @@ public struct NotebookFolder: Sendable {
     /// Fails only when no chunk can be read, or the folder cannot be listed.
     public func read() throws(DocumentFileError) -> Reading {
         var warnings: [String] = []
-        let names = try listing()
+        let names: [String]
+        do { names = try listing() } catch { throw .file(error) }
         var chunks: [String: Chunk] = [:]
         for file in names {
             guard let name = ChunkName(file) else {
@@ -342,17 +343,11 @@ public struct NotebookFolder: Sendable {
     }
 
     /// The names in the folder (not `.` and `..`), sorted.
-    func listing() throws(DocumentFileError) -> [String] {
+    func listing() throws(FileError) -> [String] {
         var st = stat()
-        guard stat(path, &st) == 0 else {
-            let e = errno
-            throw .file(FileError(path: path, message: FileStore.errnoText(), code: e))
-        }
-        guard st.st_mode & S_IFMT == S_IFDIR else { throw .file(FileError(path: path, message: "is not a folder")) }
-        guard let dir = opendir(path) else {
-            let e = errno
-            throw .file(FileError(path: path, message: FileStore.errnoText(), code: e))
-        }
+        guard stat(path, &st) == 0 else { throw .reading(path, errno: errno) }
+        guard st.st_mode & S_IFMT == S_IFDIR else { throw .notAFolder(path: path) }
+        guard let dir = opendir(path) else { throw .reading(path, errno: errno) }
         defer { closedir(dir) }
         var names: [String] = []
         while let entry = readdir(dir) {
@@ -371,13 +366,10 @@ public struct NotebookFolder: Sendable {
     public static func create(at path: String, _ document: Document, device: String = NotebookFolder.deviceTag) throws(FileError) {
         let folder = NotebookFolder(path, device: device)
         var st = stat()
-        if lstat(folder.path, &st) == 0 { throw FileError(path: path, message: "already exists; refusing to overwrite it") }
+        if lstat(folder.path, &st) == 0 { throw .alreadyExists(path: path) }
         let bytes = document.save(.compact)
         try Document.checkLoadable(bytes, writingTo: path)
-        guard mkdir(folder.path, 0o777) == 0 else {
-            let e = errno
-            throw FileError(path: path, message: "cannot create the folder: \(FileStore.errnoText())", code: e)
-        }
+        guard mkdir(folder.path, 0o777) == 0 else { throw .cannotCreateFolder(path: path, errno: errno) }
         FileStore.syncDirectory(of: folder.path)
         _ = try folder.place(bytes, as: ChunkName(parent: nil, device: device, own: chainID(bytes, device: device)))
     }
@@ -419,13 +411,7 @@ public struct NotebookFolder: Sendable {
     /// chunks, compacts (`autoCompact`, with `grace`).
     @discardableResult
     public func add(_ document: Document, autoCompact: Bool = true, grace: Double = NotebookFolder.defaultGrace) throws(FileError) -> Added {
-        var names: [ChunkName]
-        do { names = try listing().compactMap(ChunkName.init) } catch {
-            switch error {
-            case .file(let e): throw e
-            case .document(let p, let e): throw FileError(path: p, message: e.description)
-            }
-        }
+        var names = try listing().compactMap(ChunkName.init)
         let owner = Self.owners(names)
         var base = document
         var loaded = document.persisted?.bytes ?? []
@@ -439,12 +425,11 @@ public struct NotebookFolder: Sendable {
             // into this device's longest chain and appended there, or written as its first root.
             let relation = reading.document.relation(to: document)
             guard relation == .shared else {
-                throw FileError(path: path, problem: "holds another notebook (no shared history with the one being written)",
-                                aftermath: .notWritten(hint: "nothing was changed"))
+                throw .anotherNotebook(path: path)
             }
             if owner[reading.baseChain.own] == device, let chain = reading.leafChains[reading.baseChain.own] {
                 do throws(PeerNoteError) { _ = try reading.document.merge(document) } catch {
-                    throw FileError(path: path, problem: "cannot add to this notebook folder: \(error)", aftermath: .notWritten(hint: "nothing was changed"))
+                    throw .cannotAddToFolder(path: path, error)
                 }
                 base = reading.document
                 loaded = chain
@@ -517,9 +502,9 @@ public struct NotebookFolder: Sendable {
             FileStore.syncDirectory(of: target)
         case .exists:
             unlink(tmp.path)
-        case .failed(let reason):
+        case .failed(let e):
             unlink(tmp.path)
-            throw FileError(path: path, problem: "cannot add chunk \(name): \(reason)", aftermath: .notWritten(hint: "nothing was changed"))
+            throw .cannotAddChunk(path: path, chunk: "\(name)", errno: e)
         }
         return name
     }
@@ -578,7 +563,7 @@ public struct NotebookFolder: Sendable {
         do { reading = try read() } catch {
             switch error {
             case .file(let e): throw e
-            case .document(let p, let e): throw FileError(path: p, problem: e.description, aftermath: .notChanged(hint: nil))
+            case .document(let p, let e): throw .doesNotLoad(path: p, e)
             }
         }
         let compact = reading.document.save(.compact)
