@@ -126,6 +126,7 @@ struct NotebookFolderTests {
         #expect(Self.titles(reading.document) == ["Kept"])
         #expect(reading.warnings.count == 1)
         #expect(reading.warnings.first?.contains(name) == true)
+        #expect(reading.warningFiles == [name], "each warning names its file apart from its text")
         #expect(FileManager.default.fileExists(atPath: dir.path("Trip.peernote/\(name)")))
         // What salvage starts from: the chain up to the damaged chunk, whose intact part holds
         // the change before it.

@@ -168,6 +168,9 @@ public struct NotebookFolder: Sendable {
         /// One line for each chunk or file that was skipped, `FOLDER/NAME: why` (never fatal). The
         /// tools add to the lines of `damaged` chunks how to salvage them.
         public var warnings: [String]
+        /// The file (its name in the folder) each of `warnings` is about, in the same order: how
+        /// a caller tells which line is about which chunk, without reading the lines.
+        public var warningFiles: [String] = []
         /// Every chunk the folder holds, valid or not, by name.
         public var chunks: [Chunk]
         /// The chunk whose chain the document was loaded from.
@@ -224,22 +227,28 @@ public struct NotebookFolder: Sendable {
     /// Fails only when no chunk can be read, or the folder cannot be listed.
     public func read() throws(DocumentFileError) -> Reading {
         var warnings: [String] = []
+        var warningFiles: [String] = []
+        /// A line about the file `file` of the folder: `FOLDER/FILE: what`.
+        func warn(_ file: String, _ what: String) {
+            warnings.append("\(path)/\(file): \(what)")
+            warningFiles.append(file)
+        }
         let names: [String]
         do { names = try listing() } catch { throw .file(error) }
         var chunks: [String: Chunk] = [:]
         for file in names {
             guard let name = ChunkName(file) else {
                 if file.hasSuffix(Self.chunkSuffix) && !file.hasPrefix(".") {
-                    warnings.append("\(path)/\(file): not a chunk's name (a sync tool's conflict copy?); ignored")
+                    warn(file, "not a chunk's name (a sync tool's conflict copy?); ignored")
                 }
                 continue
             }
             var bytes: [UInt8] = []
             do {
                 bytes = try FileStore.read("\(path)/\(file)")
-                if bytes.isEmpty { warnings.append("\(path)/\(file): is empty (not completely synced yet?); skipped") }
+                if bytes.isEmpty { warn(file, "is empty (not completely synced yet?); skipped") }
             } catch {
-                warnings.append("\(path)/\(file): cannot be read (\(error.message)); skipped")
+                warn(file, "cannot be read (\(error.message)); skipped")
             }
             chunks[name.own] = Chunk(name: name, bytes: bytes, valid: false)
         }
@@ -252,11 +261,10 @@ public struct NotebookFolder: Sendable {
             guard var chunk = chunks[own] else { continue }
             guard var h = chunk.name.parent.map({ hashers[$0] }) ?? chunk.name.device.map(Self.chainHasher) else { continue }
             h.update(data: chunk.bytes)
-            let file = "\(path)/\(chunk.name)"
             if chunk.bytes.isEmpty {
                 // Empty or unreadable: already said.
             } else if Self.id(h) != own {
-                warnings.append("\(file): damaged or incomplete (its bytes do not match its name); skipped")
+                warn("\(chunk.name)", "damaged or incomplete (its bytes do not match its name); skipped")
             } else {
                 chunk.valid = true
                 chunk.owner = chunk.name.device ?? chunk.name.parent.flatMap { chunks[$0]?.owner }
@@ -268,9 +276,9 @@ public struct NotebookFolder: Sendable {
         for c in chunks.values.sorted(by: { $0.name.description < $1.name.description }) where !c.valid && !c.bytes.isEmpty {
             guard let parent = c.name.parent, hashers[parent] == nil else { continue }
             if chunks[parent] == nil {
-                warnings.append("\(path)/\(c.name): its parent chunk \(parent) is not in the folder (not synced yet, or removed by a compaction); skipped")
+                warn("\(c.name)", "its parent chunk \(parent) is not in the folder (not synced yet, or removed by a compaction); skipped")
             } else {
-                warnings.append("\(path)/\(c.name): extends a chunk that was skipped; skipped too")
+                warn("\(c.name)", "extends a chunk that was skipped; skipped too")
             }
         }
         func chain(_ own: String) -> [UInt8] {
@@ -295,7 +303,7 @@ public struct NotebookFolder: Sendable {
                 case .success(let d): leafDocs.append((name, d, chains[i]))
                 case .failure(let e):
                     chunks[name.own]?.valid = false
-                    warnings.append("\(path)/\(name): its chain does not load (\(e)); skipped")
+                    warn("\(name)", "its chain does not load (\(e)); skipped")
                     if let p = name.parent, !tried.contains(p), chunks[p]?.valid == true,
                        !(children[p] ?? []).contains(where: { chunks[$0]?.valid == true }), let parentChunk = chunks[p] {
                         next.append(parentChunk.name)
@@ -329,12 +337,12 @@ public struct NotebookFolder: Sendable {
                 leafChains[name.own] = bytes
             } catch {
                 chunks[name.own]?.valid = false
-                warnings.append("\(path)/\(name): \(Self.mergeProblem(error)); skipped")
+                warn("\(name)", "\(Self.mergeProblem(error)); skipped")
             }
         }
         leaves.sort { $0.description < $1.description }
         let all = chunks.values.sorted { $0.name.description < $1.name.description }
-        return Reading(document: base.1, warnings: warnings, chunks: all, baseChain: base.0, leaves: leaves, leafChains: leafChains)
+        return Reading(document: base.1, warnings: warnings, warningFiles: warningFiles, chunks: all, baseChain: base.0, leaves: leaves, leafChains: leafChains)
     }
 
     private static func mergeProblem(_ error: PeerNoteError) -> String {
