@@ -185,22 +185,24 @@ enum SyncText {
             return "\(path): \(tool == .rsyncBackup ? "an" : "a") \(tool) of \(original), but a different notebook (\(id.uuidString.lowercased()) vs \(otherID.uuidString.lowercased())\(same)); left alone"
         case .lockFailed(let error, let leftovers):
             if leftovers { return "\(error.description); files left by interrupted writes beside it not cleaned up" }
-            return notWritten(error).description
+            return error.description + (error.aftermath == .unstated ? "; not written" : "")
         case .writeFailed(let error):
-            var shown = error
-            if case .file(let e, let takenOut) = error { shown = .file(notWritten(e), takenOut: takenOut) }
-            return shown.describe(mergedBy: "pnmerge sync")
+            return error.describe(mergedBy: "pnmerge sync", statingNotWritten: true)
         case .removeFailed(let path, let why):
             return "\(path): cannot remove it: \(why); its changes are merged"
         case .convertFailed(let error):
-            return "\(error.description); not converted into a notebook folder (it synced as a single file)"
+            return "\(conversionText(error)); not converted into a notebook folder (it synced as a single file)"
         }
     }
 
-    /// `error`, saying that the file was not written unless its message says what became of it.
-    private static func notWritten(_ error: FileError) -> FileError {
-        guard error.aftermath == .unstated else { return error }
-        return FileError(path: error.path, problem: error.problem, aftermath: .notWritten(hint: nil), code: error.code)
+    /// A failed conversion (`sync --convert`) in the tools' words: a notebook that does not
+    /// load is repaired with `pnmerge salvage`; a file that changed meanwhile, by running sync again.
+    static func conversionText(_ error: FileError) -> String {
+        switch error {
+        case .doesNotLoad(let path, let e): "\(path): \(e); not changed (repair it first: pnmerge salvage)"
+        case .conversionFailed(let path, .changedMeanwhile): "\(path): changed while it was being converted; run sync again; not changed"
+        default: error.description
+        }
     }
 
     static func kept(_ why: FolderSyncReport.KeptReason) -> String {

@@ -6,9 +6,9 @@ import PeerNote
 public enum FolderWarnings {
     /// One line per skipped chunk or file (without the tool's `NAME: warning: ` prefix).
     public static func lines(_ reading: NotebookFolder.Reading, folder: String) -> [String] {
-        let path = NotebookFolder(folder).path
-        return reading.warnings.map { warning in
-            line(warning, damagedChunk: reading.damaged.first(where: { warning.hasPrefix("\(path)/\($0):") }), folder: folder)
+        let damaged = Set(reading.damaged)
+        return zip(reading.warnings, reading.warningFiles).map { warning, file in
+            line(warning, damagedChunk: damaged.contains(file) ? file : nil, folder: folder)
         }
     }
 

@@ -123,12 +123,14 @@ struct OversizedInputTests {
     func refusedFromSize() throws {
         let (dir, big, _) = try Self.folder()
         defer { withExtendedLifetime(dir) {} }
-        #expect(throws: FileError(path: big, message: Self.tooLarge)) { try FileStore.read(big) }
+        #expect(throws: FileError.tooLarge(path: big, limit: FileStore.maxFileSize)) { try FileStore.read(big) }
+        #expect(FileError.tooLarge(path: big, limit: FileStore.maxFileSize).message == Self.tooLarge)
         // What is left from the offset counts: this is how standard input redirected from a file is read.
         let fd = open(big, O_RDONLY)
         try #require(fd >= 0)
         defer { close(fd) }
-        #expect(throws: FileError(path: "-", message: "input " + Self.tooLarge)) { try FileStore.readToEnd(fd, path: "-") }
+        #expect(throws: FileError.tooLarge(path: "-", limit: FileStore.maxFileSize)) { try FileStore.readToEnd(fd, path: "-") }
+        #expect(FileError.tooLarge(path: "-", limit: FileStore.maxFileSize).message == "input " + Self.tooLarge)
         #expect(lseek(fd, 0, SEEK_CUR) == 0, "nothing was read")
     }
 

@@ -613,6 +613,20 @@ struct SyncTests {
         #expect(none.status == 0)
         #expect(none.out.hasPrefix("No .peernote files found in \(a.url.path)."))
     }
+
+    @Test("A failed conversion names no command in the library's words; sync's line adds salvage, or running sync again")
+    func conversionFailureWords() {
+        let damaged = FileError.doesNotLoad(path: "n.peernote", .invalidDocument(offset: 12, message: "checksum mismatch"))
+        let changed = FileError.conversionFailed(path: "n.peernote", .changedMeanwhile)
+        #expect(!damaged.description.contains("pnmerge") && !changed.description.contains("sync"), "\(damaged) \(changed)")
+        #expect(SyncText.problem(.convertFailed(damaged))
+                == "n.peernote: offset 12: checksum mismatch; not changed (repair it first: pnmerge salvage); not converted into a notebook folder (it synced as a single file)")
+        #expect(SyncText.problem(.convertFailed(changed))
+                == "n.peernote: changed while it was being converted; run sync again; not changed; not converted into a notebook folder (it synced as a single file)")
+        let unmade = FileError.conversionFailed(path: "n.peernote", .folderNotMade(errno: EACCES))
+        #expect(SyncText.problem(.convertFailed(unmade))
+                == "n.peernote: cannot make a folder beside it: \(String(cString: strerror(EACCES))); not changed; not converted into a notebook folder (it synced as a single file)")
+    }
 }
 
 @Suite("sync with the built binary")

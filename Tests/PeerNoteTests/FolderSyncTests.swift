@@ -127,13 +127,14 @@ struct FolderSyncTests {
         #expect(!contended.description.contains("pnmerge"), "\(contended)")
         #expect(contended.description.contains("it may be in the file already"), "\(contended)")
         #expect(contended.describe(mergedBy: "pnmerge sync").contains("(pnmerge sync merges it in; it may be in the file already, so do not make it again)"))
-        var renamed = WriteError.file(FileError(path: "/real/n.peernote", problem: "rename failed: No space left on device", aftermath: .unstated), takenOut: [])
+        var renamed = WriteError.file(.failed(path: "/real/n.peernote", .rename, errno: ENOSPC), takenOut: [])
         renamed.path = "n.peernote"
         #expect(renamed.description == "n.peernote: rename failed: No space left on device")
         // A message that says the file was not written says where the change went instead, without matching its text.
-        let loop = FileError(path: "n.peernote", problem: "is a symbolic link that leads back to itself", aftermath: .notWritten(hint: nil))
-        #expect(loop.message == "is a symbolic link that leads back to itself; not written")
+        let loop = FileError.linkLoop(path: "n.peernote")
+        let looping = "is a symbolic link that leads back to itself (\(String(cString: strerror(ELOOP))))"
+        #expect(loop.message == looping + "; not written")
         let failed = WriteError.failedAfterChange(loop, keptIn: "copy.peernote", notKept: nil, takenOut: [])
-        #expect(failed.description == "n.peernote: is a symbolic link that leads back to itself; what was being written is kept in copy.peernote instead")
+        #expect(failed.description == "n.peernote: \(looping); what was being written is kept in copy.peernote instead")
     }
 }

@@ -17,7 +17,7 @@ import Foundation
 /// changes that no other change depends on.
 struct OpLog: Sendable {
     private(set) var replicas: [ReplicaID] = []
-    private var replicaIndex: [ReplicaID: UInt32] = [:]
+    private(set) var replicaIndex: [ReplicaID: UInt32] = [:]
     private(set) var changes = ChangeTable()
     /// Interned author names and messages; index 0 is the empty string. Interned by their exact
     /// Unicode scalars (`ExactString`): two canonically equivalent spellings of a name are two entries.
@@ -40,11 +40,14 @@ struct OpLog: Sendable {
     /// The last op's `contentStart` when it is an `insertText` op, else -1 (so that typing checks
     /// it without copying the op out of `ops`).
     private var lastOpTextStart = -1
-    /// Fingerprints of changes `0 ..< fingerprints.count` (see `fingerprint(ofChange:)`).
-    private var fingerprints: [Int] = []
+    /// Fingerprints of changes `0 ..< fingerprints.count` (see `fingerprint(ofChange:)`, in
+    /// OpLog+Fingerprints.swift, which fills it; a change to the log that alters a fingerprinted
+    /// change clears it).
+    var fingerprints: [Int] = []
     /// This process's hashes of `replicas`, `strings` and `extras` (a prefix of each), so that a
-    /// fingerprint hashes eight bytes for each instead of its contents.
-    private var contentHashes = ContentHashes()
+    /// fingerprint hashes eight bytes for each instead of its contents (`fingerprint(ofChange:)`
+    /// brings it up to date).
+    var contentHashes = ContentHashes()
     /// How many shared-history checks this log has been part of (see `Document.relation(to:)`).
     var sharedHistoryChecks = 0
 
@@ -173,126 +176,6 @@ struct OpLog: Sendable {
 
     /// The change of `agent` numbered `seq`, if any.
     func changeIndex(agent: UInt32, seq: UInt32) -> Int? { changes.index(agent: agent, seq: seq) }
-
-    // MARK: Lookup
-
-    func changeID(_ index: Int) -> ChangeID {
-        ChangeID(replica: replicas[Int(changes.agent(index))], seq: changes.seq(index))
-    }
-
-    func changeIndex(of id: ChangeID) -> Int? {
-        guard let a = replicaIndex[id.replica] else { return nil }
-        return changes.index(agent: a, seq: id.seq)
-    }
-
-    /// The change holding local version `lv`.
-    func changeIndex(containingLV lv: Int) -> Int {
-        changes.isEmpty ? 0 : changes.index(containingLV: lv)
-    }
-
-    /// `changeIndex(containingLV:)` for an `lv` at or after change `hint`'s start: steps forward
-    /// from the hint's run, doubling, then searches (for callers walking the log in order, which
-    /// make tens of thousands of calls in a merge of long histories).
-    func changeIndex(containingLV lv: Int, from hint: Int) -> Int {
-        changes.isEmpty ? 0 : changes.index(containingLV: lv, from: hint)
-    }
-
-    /// The change holding the op unit `id`, if this log has it.
-    func changeIndex(containing id: LocalID) -> Int? {
-        changes.index(agent: id.agent, counter: id.counter)
-    }
-
-    /// The local version of op unit `id` (its place in this log's order), if this log has it.
-    func lv(of id: LocalID) -> Int? {
-        guard let ci = changeIndex(containing: id) else { return nil }
-        return changes.lvStart(ci) + Int(id.counter) - Int(changes.counterStart(ci))
-    }
-
-    /// The local version of every element of `structure` (runs of one agent's consecutive ids),
-    /// in order, for `total` elements in all: a run of the change table at a time (its units
-    /// have consecutive counters and local versions, so a typing run is one lookup). Nil when
-    /// the log lacks one of them.
-    func localVersions(of structure: [StructureRun], total: Int) -> [Int]? {
-        var out = [Int](repeating: 0, count: total)
-        let complete = out.withUnsafeMutableBufferPointer { buffer -> Bool in
-            var k = 0
-            for run in structure {
-                var counter = run.id.counter, remaining = run.length
-                while remaining > 0 {
-                    guard let (lv, count) = changes.lvSpan(agent: run.id.agent, counter: counter), k + remaining <= buffer.count else { return false }
-                    let take = min(remaining, count)
-                    for t in 0 ..< take { buffer[k + t] = lv + t }
-                    k += take
-                    remaining -= take
-                    counter &+= UInt32(take)
-                }
-            }
-            return k == buffer.count
-        }
-        return complete ? out : nil
-    }
-
-    @inline(__always) func localID(ofLV lv: Int, change: Int) -> LocalID {
-        LocalID(agent: changes.agent(change), counter: changes.counterStart(change)).advanced(by: lv - changes.lvStart(change))
-    }
-
-    func lamport(of id: LocalID) -> UInt64? {
-        guard let ci = changeIndex(containing: id) else { return nil }
-        return changes[ci].lamport + UInt64(Int(id.counter) - Int(changes[ci].counterStart))
-    }
-
-    /// The index of the op covering `lv`.
-    func opIndex(containingLV lv: Int) -> Int {
-        var lo = 0, hi = ops.count - 1
-        while lo < hi {
-            let mid = (lo + hi + 1) / 2
-            if ops[mid].lv <= lv { lo = mid } else { hi = mid - 1 }
-        }
-        return lo
-    }
-
-    /// The ops of change `index`, cut at its boundaries.
-    func ops(ofChange index: Int) -> [Op] {
-        var out: [Op] = []
-        forEachOp(ofChange: index) { out.append($0) }
-        return out
-    }
-
-    /// Visits the ops of change `index`, cut at its boundaries, without collecting them.
-    func forEachOp(ofChange index: Int, _ body: (Op) -> Void) {
-        let c = changes[index]
-        guard c.length > 0 else { return }
-        var i = opIndex(containingLV: c.lvStart)
-        while i < ops.count && ops[i].lv < c.lvEnd {
-            let op = ops[i]
-            if op.lv >= c.lvStart && op.lv + op.length <= c.lvEnd {
-                body(op)
-            } else {
-                body(slice(op, from: max(c.lvStart, op.lv), to: min(c.lvEnd, op.lv + op.length), change: index))
-            }
-            i += 1
-        }
-    }
-
-    /// The part of `op` covering LVs `from ..< to`, with its body adjusted.
-    /// `change`, when given, is the change holding LV `from` (saves a search).
-    func slice(_ op: Op, from: Int, to: Int, change: Int? = nil) -> Op {
-        if from == op.lv && to == op.lv + op.length { return op }
-        let k = from - op.lv
-        var body = op.body
-        switch op.body {
-        case .insertText(let note, let left, let right, let start):
-            // Unit k's left origin is unit k - 1 of the same run (an op's units have consecutive ids).
-            let leftK = k == 0 ? left : localID(ofLV: from, change: change ?? changeIndex(containingLV: from)).advanced(by: -1)
-            body = .insertText(note: note, originLeft: leftK, originRight: right, contentStart: start + k)
-        case .deleteText(let note, let target, let reversed):
-            // A one-unit delete has no direction: always `reversed: false` (one canonical form).
-            body = .deleteText(note: note, target: target.advanced(by: reversed ? -k : k), reversed: reversed && to - from > 1)
-        default:
-            break
-        }
-        return Op(lv: from, length: to - from, body: body)
-    }
 
     /// Gives this log's ops storage of their own, so that a change to them copies nothing
     /// (for timing a copy's changes apart from the copy).
@@ -793,153 +676,5 @@ struct OpLog: Sendable {
     /// Opens a change for tests that append raw ops (e.g. of unknown kinds).
     mutating func beginChangeIfNeededForTest(agent: UInt32, clock: () -> Date, author: String) {
         _ = beginChange(agent: agent, time: Int64(clock().timeIntervalSince1970), author: author, message: "future")
-    }
-
-    // MARK: Fingerprints
-
-    /// A fingerprint of change `i`'s content (id, metadata, ops, in replica-id terms) chained
-    /// over its dependencies' fingerprints, like a git commit id: two logs that agree on one
-    /// change's fingerprint agree on its whole causal past. Seeded per process, so only
-    /// compared within one process.
-    mutating func fingerprint(ofChange i: Int) -> Int {
-        guard fingerprints.count <= i else { return fingerprints[i] }
-        // Changes are fingerprinted in order, walking the ops once (no search per change).
-        // Room grows geometrically: an exact reserve on every call would copy the whole array
-        // each time a few new changes are checked (a document merged after every few edits).
-        if fingerprints.capacity < i + 1 { fingerprints.reserveCapacity(Swift.max(i + 1, 2 * fingerprints.capacity)) }
-        contentHashes.update(replicas: replicas, strings: strings, extras: extras)
-        let hashes = contentHashes
-        var opCursor = opIndex(containingLV: changes[fingerprints.count].lvStart)
-        while fingerprints.count <= i {
-            fingerprints.append(computeFingerprint(fingerprints.count, opCursor: &opCursor, hashes))
-        }
-        return fingerprints[i]
-    }
-
-    /// Whether change `c` continues `d`, its only dependency: the same replica's previous change,
-    /// with the same author, message and time, and neither with extra fields. (Strings are
-    /// interned, so equal indices are equal strings; every extra field has its own index.)
-    @inline(__always)
-    private func continues(_ c: ChangeRecord, _ d: ChangeRecord) -> Bool {
-        c.agent == d.agent && Int(c.seq) == Int(d.seq) + 1 && c.author == d.author && c.message == d.message && c.time == d.time
-            && c.extra == 0 && d.extra == 0
-    }
-
-    /// The fingerprint of change `i`. `opCursor` is the index of the op holding change `i`'s
-    /// first unit (or an earlier op); it is left at the op holding the next change's first unit.
-    /// `hashes` is `contentHashes` brought up to date: replica ids, strings and extra fields are
-    /// hashed as this process's hashes of them (eight bytes each, not their contents).
-    private func computeFingerprint(_ i: Int, opCursor: inout Int, _ hashes: ContentHashes) -> Int {
-        var h = Hasher()
-        let c = changes[i]
-        let deps = self.deps(of: i)
-        if deps.count == 1, let d = deps.first, continues(c, changes[d]) {
-            // Typing on: the change's replica, seq, op counter, author, message, extra fields and
-            // time follow from its one dependency's, which its fingerprint stands for. Whether a
-            // change continues is decided on content alone, so equal changes hash alike in any log.
-            var head = (UInt64(1), fingerprints[d], c.length)
-            withUnsafeBytes(of: &head) { h.combine(bytes: $0) }
-        } else {
-            // The change's fixed fields in one call (Hasher is SipHash: every call has a cost).
-            var head = (UInt64(0), hashes.replicas[Int(c.agent)], UInt64(c.seq) << 32 | UInt64(c.counterStart), c.length, c.time,
-                        hashes.strings[Int(c.author)], hashes.strings[Int(c.message)], hashes.extras[Int(c.extra)])
-            withUnsafeBytes(of: &head) { h.combine(bytes: $0) }
-            h.combine(deps.count)
-            if deps.count == 1, let d = deps.first {
-                h.combine(fingerprints[d])
-            } else {
-                for f in deps.map({ fingerprints[$0] }).sorted() { h.combine(f) }
-            }
-        }
-        // `h` is passed inout (not captured by a nested function, which would box it and check
-        // exclusive access on every use).
-        let replicaHashes = hashes.replicas
-        func id(_ x: LocalID, _ h: inout Hasher) {
-            if x.isNone { h.combine(0 as UInt8) } else { h.combine(replicaHashes[Int(x.agent)]); h.combine(x.counter) }
-        }
-        func ids(_ xs: [LocalID], _ h: inout Hasher) { for x in xs { id(x, &h) } }
-        while opCursor < ops.count && ops[opCursor].lv + ops[opCursor].length <= c.lvStart { opCursor += 1 }
-        var k = opCursor
-        while k < ops.count && ops[k].lv < c.lvEnd {
-            var op = ops[k]
-            if op.lv < c.lvStart || op.lv + op.length > c.lvEnd {
-                op = slice(op, from: max(c.lvStart, op.lv), to: min(c.lvEnd, op.lv + op.length), change: i)
-            }
-            k += 1
-            h.combine(op.length)
-            h.combine(op.body.kind)
-            switch op.body {
-            case .setNotebookTitle(let v, let p): h.combine(ExactString(v)); ids(p, &h)
-            case .createNote(let l, let r, let c): id(l, &h); id(r, &h); h.combine(c)
-            case .setNoteTitle(let n, let v, let p): id(n, &h); h.combine(ExactString(v)); ids(p, &h)
-            case .insertText(let n, let l, let r, let start):
-                id(n, &h); id(l, &h); id(r, &h)
-                text.withUnsafeBufferPointer { t in h.combine(bytes: UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: t[start ..< start + op.length]))) }
-            case .deleteText(let n, let t, let rev): id(n, &h); id(t, &h); h.combine(rev)
-            case .addTag(let n, let t): id(n, &h); h.combine(ExactString(t))
-            case .removeTag(let n, let t, let rm): id(n, &h); h.combine(ExactString(t)); ids(rm, &h)
-            case .setPriority(let n, let p, let ps): id(n, &h); h.combine(p); ids(ps, &h)
-            case .deleteNote(let n, let p), .restoreNote(let n, let p): id(n, &h); ids(p, &h)
-            case .moveNote(let n, let l, let r, let p): id(n, &h); id(l, &h); id(r, &h); ids(p, &h)
-            case .unknown(let kind, let payload): h.combine(kind); h.combine(payload)
-            }
-        }
-        return h.finalize()
-    }
-
-    // MARK: Causality
-
-    /// Per agent, the highest seq in the causal past of `changes` (inclusive); 0 = none.
-    func versionVector(of roots: [Int]) -> [UInt32] {
-        var vv = [UInt32](repeating: 0, count: replicas.count)
-        var stack = roots
-        while let c = stack.popLast() {
-            let rec = changes[c]
-            if vv[Int(rec.agent)] >= rec.seq { continue }
-            // Everything of this agent up to rec.seq is in the past: walk the chain down to what
-            // we had, a run at a time (inside a run, a change depends only on the one before).
-            var ci = c
-            let had = Int(vv[Int(rec.agent)])
-            vv[Int(rec.agent)] = rec.seq
-            while true {
-                let first = changes.runStart(of: ci)
-                stack.append(contentsOf: deps(of: first))
-                let firstSeq = Int(changes.seq(first))
-                guard firstSeq - 1 > had, let before = changes.index(agent: rec.agent, seq: UInt32(firstSeq - 1)) else { break }
-                ci = before
-            }
-        }
-        return vv
-    }
-
-    func contains(_ id: LocalID, in vv: [UInt32]) -> Bool {
-        guard let ci = changeIndex(containing: id), Int(id.agent) < vv.count else { return false }
-        return changes[ci].seq <= vv[Int(id.agent)]
-    }
-}
-
-/// This process's hashes (`Hasher`, randomly seeded per process) of an op log's replica ids,
-/// interned strings and extra fields, indexed like them: equal contents hash equally in every
-/// log of the process, so fingerprints may hash these instead of the contents.
-struct ContentHashes: Sendable {
-    var replicas: [Int] = []
-    var strings: [Int] = []
-    var extras: [Int] = []
-
-    /// Forgets the hashes of entries past these counts (a log rolled back: other entries may
-    /// take those indices).
-    mutating func truncate(replicas r: Int, strings s: Int, extras e: Int) {
-        if replicas.count > r { replicas.removeLast(replicas.count - r) }
-        if strings.count > s { strings.removeLast(strings.count - s) }
-        if extras.count > e { extras.removeLast(extras.count - e) }
-    }
-
-    /// Hashes the entries added since the last update (the tables only ever grow, but for a
-    /// rollback, which truncates these too).
-    mutating func update(replicas r: [ReplicaID], strings s: [String], extras e: [[UInt8]]) {
-        if replicas.count > r.count || strings.count > s.count || extras.count > e.count { self = ContentHashes() }
-        for x in r[replicas.count...] { replicas.append(x.hashValue) }
-        for x in s[strings.count...] { strings.append(ExactString(x).hashValue) }
-        for x in e[extras.count...] { extras.append(x.hashValue) }
     }
 }

@@ -33,24 +33,48 @@ extension OpLog {
     /// left origin is the one before it), which the origins derived from such a structure would
     /// contradict.
     mutating func buildBodies(from stored: [StoredBody], fillingText: Bool = false) -> Result<[ListCRDT<Unicode.Scalar>], StructureProblem> {
-        func fail(_ message: String) -> Result<[ListCRDT<Unicode.Scalar>], StructureProblem> { .failure(StructureProblem(message: message)) }
-        let units = lvCount
-        // Local versions are sorted as 32-bit numbers.
-        guard units <= 1 << 32 else { return fail("the history is too long for its bodies to be built from their structures") }
+        do throws(StructureProblem) {
+            // Local versions are sorted as 32-bit numbers.
+            guard lvCount <= 1 << 32 else { throw StructureProblem(message: "the history is too long for its bodies to be built from their structures") }
+            let notes = try structureLookup(stored)
+            // Where each agent's last lookup landed among its runs (`ChangeTable.lvSpan(agent:counter:hint:)`).
+            // (Through a pointer: the closures of the steps would otherwise retain the array at each lookup.)
+            let hints = UnsafeMutableBufferPointer<Int>.allocate(capacity: replicas.count)
+            hints.initialize(repeating: 0)
+            defer { hints.deallocate() }
+            let (spans, ranks) = try listedSpans(stored, hints: hints)
+            hints.update(repeating: 0)
+            let targets = try deleteTargets(stored, notes: notes, hints: hints)
+            let walk = try matchOps(stored, notes: notes, spans: spans, targets: targets, fillingText: fillingText)
+            let runs = try bodyRuns(stored, ranks: ranks)
+            let origins = try insertOrigins(stored, runs: runs, walk: walk)
+            if fillingText { fillText(stored, walk.textChunks) }
+            var bodies: [ListCRDT<Unicode.Scalar>] = []
+            bodies.reserveCapacity(stored.count)
+            for (list, body) in zip(runs, stored) { bodies.append(ListCRDT(tree: ListTree(runs: list.runs, content: body.elements))) }
+            setInsertOrigins(origins)
+            return .success(bodies)
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    /// Step 1: each structure's index in `stored` by its note; a note with two structures is refused.
+    private func structureLookup(_ stored: [StoredBody]) throws(StructureProblem) -> NoteLookup {
         var noteIndex: [LocalID: Int32] = [:]
         noteIndex.reserveCapacity(stored.count)
         for (k, body) in stored.enumerated() {
-            guard noteIndex.updateValue(Int32(k), forKey: body.note) == nil else { return fail("note \(name(body.note)) has two structures") }
+            guard noteIndex.updateValue(Int32(k), forKey: body.note) == nil else { throw StructureProblem(message: "note \(name(body.note)) has two structures") }
         }
-        let notes = NoteLookup(indices: noteIndex)
-        // Every element's rank (its local version), and the structures as spans of consecutive
-        // local versions: a structure run is one lookup per change-table run it covers.
+        return NoteLookup(indices: noteIndex)
+    }
+
+    /// Step 2: every element's rank (its local version), and the structures as spans of
+    /// consecutive local versions: a structure run is one lookup per change-table run it covers.
+    /// Refused when a structure lists an element the history lacks.
+    private func listedSpans(_ stored: [StoredBody], hints: UnsafeMutableBufferPointer<Int>) throws(StructureProblem) -> (spans: [ListedSpan], ranks: [[Int]]) {
+        let units = lvCount
         var spans: [ListedSpan] = []
-        // Where each agent's last lookup landed among its runs (`ChangeTable.lvSpan(agent:counter:hint:)`).
-        // (Through a pointer: the closures below would otherwise retain the array at each lookup.)
-        let hints = UnsafeMutableBufferPointer<Int>.allocate(capacity: replicas.count)
-        hints.initialize(repeating: 0)
-        defer { hints.deallocate() }
         // A structure run is one span unless it crosses changes (some do).
         let runCount = stored.reduce(0) { $0 + $1.runs.count }
         spans.reserveCapacity(runCount + runCount / 2 + 16)
@@ -61,7 +85,7 @@ extension OpLog {
             for run in body.runs {
                 // (A run past the last counter would wrap round to the agent's first units.)
                 guard run.length > 0, run.length <= units - total, Int(run.id.counter) + run.length <= 1 << 32 else {
-                    return fail("the structure of note \(name(body.note)) lists an element the history lacks")
+                    throw StructureProblem(message: "the structure of note \(name(body.note)) lists an element the history lacks")
                 }
                 total += run.length
             }
@@ -86,16 +110,18 @@ extension OpLog {
                     }
                 }
             }
-            guard complete else { return fail("the structure of note \(name(body.note)) lists an element the history lacks") }
+            guard complete else { throw StructureProblem(message: "the structure of note \(name(body.note)) lists an element the history lacks") }
             ranks.append(bodyRanks)
         }
-        let spanOrder = Self.lvOrder(spans.count) { spans[$0].lv }
+        return (spans, ranks)
+    }
 
-        // The deletes' targets, joined where they touch or overlap (concurrent deletes of one
-        // element), in local-version order.
+    /// Step 3: the deletes' targets, joined where they touch or overlap (concurrent deletes of
+    /// one element), in local-version order. Refused when a delete is in a note without a
+    /// structure, targets an element the history lacks, or one of another note.
+    private func deleteTargets(_ stored: [StoredBody], notes: NoteLookup, hints: UnsafeMutableBufferPointer<Int>) throws(StructureProblem) -> [DeleteTarget] {
         var targetSpans: [(lv: Int, length: Int, body: Int32)] = []
         targetSpans.reserveCapacity(ops.count / 2 + 16)
-        hints.update(repeating: 0)
         let deleteProblem: String? = ops.withUnsafeBufferPointer { ops in
             var notes = notes
             for i in ops.indices {
@@ -120,20 +146,32 @@ extension OpLog {
             }
             return nil
         }
-        if let deleteProblem { return fail(deleteProblem) }
-        var targets: [(lv: Int, end: Int, body: Int32)] = []
+        if let deleteProblem { throw StructureProblem(message: deleteProblem) }
+        var targets: [DeleteTarget] = []
         for i in Self.lvOrder(targetSpans.count, { targetSpans[$0].lv }) {
             let t = targetSpans[i]
             if let j = targets.indices.last, t.lv < targets[j].end || (t.lv == targets[j].end && t.body == targets[j].body) {
-                guard t.body == targets[j].body else { return fail("a delete in note \(name(stored[Int(t.body)].note)) targets an element of another note") }
+                guard t.body == targets[j].body else {
+                    throw StructureProblem(message: "a delete in note \(name(stored[Int(t.body)].note)) targets an element of another note")
+                }
                 targets[j].end = max(targets[j].end, t.lv + t.length)
             } else {
-                targets.append((t.lv, t.lv + t.length, t.body))
+                targets.append(DeleteTarget(lv: t.lv, end: t.lv + t.length, body: t.body))
             }
         }
+        return targets
+    }
 
-        // The walk. `current` is the listed span being matched (its part from `pos` on); the
-        // targets before `ti` and `targets[ti]` up to `tpos` are matched.
+    /// Step 4, the walk: the ops against the listed spans and the delete targets, in
+    /// local-version order, a span at a time. Every insert unit must be listed once, in its
+    /// note's structure; an element is deleted exactly when a delete targets it. Gives where
+    /// each insert's first element is, the structure runs that start inside an insert, and (with
+    /// `fillingText`) where each chunk's characters go in the log's text.
+    private func matchOps(_ stored: [StoredBody], notes: NoteLookup, spans: [ListedSpan], targets: [DeleteTarget],
+                          fillingText: Bool) throws(StructureProblem) -> StructureWalk {
+        let spanOrder = Self.lvOrder(spans.count) { spans[$0].lv }
+        // `current` is the listed span being matched (its part from `pos` on); the targets
+        // before `ti` and `targets[ti]` up to `tpos` are matched.
         var si = 0
         var current = ListedSpan(lv: 0, length: 0, element: 0, run: 0, body: -1, deleted: false, startsRun: false)
         var pos = 0, end = 0
@@ -150,17 +188,9 @@ extension OpLog {
         }
         var ti = 0
         var tpos = targets.first?.lv ?? Int.max
-        // Each insert op's first element: the op's index, its body, the element's index in it and
-        // the structure run holding it.
-        var firsts: [(op: Int, body: Int32, element: Int, run: Int)] = []
-        firsts.reserveCapacity(ops.count)
-        // The structure runs that start inside an insert (after its first unit): their first
-        // element's derived left origin must be the unit before it.
-        var inside: [(body: Int32, element: Int, run: Int)] = []
-        // Where each chunk's characters go in the log's text (with `fillingText`).
-        var textChunks: [(text: Int, body: Int32, element: Int, length: Int)] = []
-        if fillingText { textChunks.reserveCapacity(spans.count + ops.count / 4 + 16) }
-        var inserts = 0
+        var walk = StructureWalk()
+        walk.firsts.reserveCapacity(ops.count)
+        if fillingText { walk.textChunks.reserveCapacity(spans.count + ops.count / 4 + 16) }
         let walkProblem: String? = ops.withUnsafeBufferPointer { ops in
             var notes = notes
             for i in ops.indices {
@@ -171,7 +201,6 @@ extension OpLog {
                     continue
                 }
                 guard let k = notes.index(of: note) else { return "an insert into note \(name(note)), which has no structure" }
-                inserts += 1
                 var at = opStart
                 while at < opEnd {
                     if pos == end { nextSpan() }
@@ -180,12 +209,12 @@ extension OpLog {
                     guard current.body == k else { return "the structure of note \(name(stored[Int(current.body)].note)) lists an element that is not an insert into it" }
                     let element = current.element + (pos - current.lv)
                     if at == opStart {
-                        firsts.append((i, k, element, current.run))
+                        walk.firsts.append((i, k, element, current.run))
                     } else if current.startsRun && pos == current.lv {
-                        inside.append((k, element, current.run))
+                        walk.inside.append((k, element, current.run))
                     }
                     let chunkEnd = min(end, opEnd)
-                    if fillingText { textChunks.append((textStart + at - opStart, k, element, chunkEnd - at)) }
+                    if fillingText { walk.textChunks.append((textStart + at - opStart, k, element, chunkEnd - at)) }
                     // The targets wholly before this chunk must all have been matched.
                     while ti < targets.count && targets[ti].end <= at {
                         guard tpos >= targets[ti].end else { return "a delete in note \(name(stored[Int(targets[ti].body)].note)) targets an element of another note" }
@@ -210,27 +239,43 @@ extension OpLog {
             }
             return nil
         }
-        if let walkProblem { return fail(walkProblem) }
+        if let walkProblem { throw StructureProblem(message: walkProblem) }
         if pos == end { nextSpan() }
-        guard pos == Int.max else { return fail("the structure of note \(name(stored[Int(current.body)].note)) lists an element that is not an insert into it") }
+        guard pos == Int.max else {
+            throw StructureProblem(message: "the structure of note \(name(stored[Int(current.body)].note)) lists an element that is not an insert into it")
+        }
         while ti < targets.count {
-            guard tpos >= targets[ti].end else { return fail("a delete in note \(name(stored[Int(targets[ti].body)].note)) targets an element of another note") }
+            guard tpos >= targets[ti].end else {
+                throw StructureProblem(message: "a delete in note \(name(stored[Int(targets[ti].body)].note)) targets an element of another note")
+            }
             ti += 1
             tpos = ti < targets.count ? targets[ti].lv : Int.max
         }
+        return walk
+    }
 
-        // The bodies' runs, and each insert's origins: those of its first element in its body.
+    /// Step 5: each body's list runs (`ListCRDT.runs(structure:ranks:)`), once its text is found
+    /// to have one character per element of its structure.
+    private func bodyRuns(_ stored: [StoredBody], ranks: [[Int]]) throws(StructureProblem) -> [(runs: [ListRun], firstOf: [Int])] {
         var runs: [(runs: [ListRun], firstOf: [Int])] = []
         runs.reserveCapacity(stored.count)
         for (k, body) in stored.enumerated() {
             guard body.elements.count == ranks[k].count else {
-                return fail("the structure of note \(name(body.note)) has \(ranks[k].count) elements and its text \(body.elements.count)")
+                throw StructureProblem(message: "the structure of note \(name(body.note)) has \(ranks[k].count) elements and its text \(body.elements.count)")
             }
             runs.append(ListCRDT<Unicode.Scalar>.runs(structure: body.runs, ranks: ranks[k]))
         }
+        return runs
+    }
+
+    /// Step 6: each insert's origins, those of its first element in its body; refused when a
+    /// structure run starting inside an insert does not follow the insert's unit before it
+    /// (the structure lists one insert's characters apart).
+    private func insertOrigins(_ stored: [StoredBody], runs: [(runs: [ListRun], firstOf: [Int])],
+                               walk: StructureWalk) throws(StructureProblem) -> [(op: Int, left: LocalID, right: LocalID)] {
         var origins: [(op: Int, left: LocalID, right: LocalID)] = []
-        origins.reserveCapacity(firsts.count)
-        for (op, k, element, r) in firsts {
+        origins.reserveCapacity(walk.firsts.count)
+        for (op, k, element, r) in walk.firsts {
             let (list, firstOf) = runs[Int(k)]
             // The list run holding the element: its structure run's first, or one after it.
             var at = firstOf[r]
@@ -238,29 +283,28 @@ extension OpLog {
             let run = list[at]
             origins.append((op, run.originLeft(at: element - run.contentStart), run.originRight))
         }
-        for (k, element, r) in inside {
+        for (k, element, r) in walk.inside {
             let (list, firstOf) = runs[Int(k)]
             var at = firstOf[r]
             while at + 1 < list.count && list[at + 1].contentStart <= element { at += 1 }
             let run = stored[Int(k)].runs[r]
             guard run.id.counter > 0, list[at].originLeft(at: element - list[at].contentStart) == run.id.advanced(by: -1) else {
-                return fail("the structure of note \(name(stored[Int(k)].note)) lists the characters of one insert apart")
+                throw StructureProblem(message: "the structure of note \(name(stored[Int(k)].note)) lists the characters of one insert apart")
             }
         }
-        if fillingText {
-            withInsertedTextStorage { text in
-                for (start, k, element, length) in textChunks {
-                    stored[Int(k)].elements.withUnsafeBufferPointer { elements in
-                        for t in 0 ..< length { text[start + t] = elements[element + t] }
-                    }
+        return origins
+    }
+
+    /// Step 7 (with `fillingText`): the characters of each insert, the elements the structures
+    /// list for its units, written into the log's text.
+    private mutating func fillText(_ stored: [StoredBody], _ textChunks: [(text: Int, body: Int32, element: Int, length: Int)]) {
+        withInsertedTextStorage { text in
+            for (start, k, element, length) in textChunks {
+                stored[Int(k)].elements.withUnsafeBufferPointer { elements in
+                    for t in 0 ..< length { text[start + t] = elements[element + t] }
                 }
             }
         }
-        var bodies: [ListCRDT<Unicode.Scalar>] = []
-        bodies.reserveCapacity(stored.count)
-        for (list, body) in zip(runs, stored) { bodies.append(ListCRDT(tree: ListTree(runs: list.runs, content: body.elements))) }
-        setInsertOrigins(origins)
-        return .success(bodies)
     }
 
     /// The indices `0 ..< count` in the order of `lv(index)` (each in `0 ..< 2^32`; equal ones in
@@ -292,6 +336,24 @@ private struct ListedSpan {
     var deleted: Bool
     /// Whether the span starts its structure run (else it continues the span before it there).
     var startsRun: Bool
+}
+
+/// A merged run of delete targets: local versions `lv ..< end`, all in body `body`.
+private struct DeleteTarget {
+    var lv: Int
+    var end: Int
+    var body: Int32
+}
+
+/// What the walk of `OpLog.buildBodies(from:)` found: each insert op's first element (the op's
+/// index, its body, the element's index in it and the structure run holding it); the structure
+/// runs that start inside an insert (after its first unit), whose first element's derived left
+/// origin must be the unit before it; and, when filling text, where each chunk's characters go
+/// in the log's text.
+private struct StructureWalk {
+    var firsts: [(op: Int, body: Int32, element: Int, run: Int)] = []
+    var inside: [(body: Int32, element: Int, run: Int)] = []
+    var textChunks: [(text: Int, body: Int32, element: Int, length: Int)] = []
 }
 
 /// A note's structure by the note's id, the last one found kept at hand (ops come in runs on one

@@ -36,14 +36,14 @@ public enum FileStore {
     /// before anything is read (and one that grows past it while it is read, once it has).
     public static func read(_ path: String, pipes: Bool = false) throws(FileError) -> [UInt8] {
         var st = stat()
-        guard stat(path, &st) == 0 else { let e = errno; throw FileError(path: path, message: errnoText(), code: e) }
+        guard stat(path, &st) == 0 else { throw .reading(path, errno: errno) }
         let kind = st.st_mode & S_IFMT
-        if kind == S_IFDIR { throw FileError(path: path, message: "is a directory") }
+        if kind == S_IFDIR { throw .isDirectory(path: path) }
         guard kind == S_IFREG || (pipes && kind == S_IFIFO) else {
-            throw FileError(path: path, message: pipes ? "is not a regular file or a pipe" : "is not a regular file")
+            throw .notRegularFile(path: path, pipesAllowed: pipes)
         }
         let fd = open(path, O_RDONLY)
-        guard fd >= 0 else { let e = errno; throw FileError(path: path, message: errnoText(), code: e) }
+        guard fd >= 0 else { throw .reading(path, errno: errno) }
         defer { close(fd) }
         return try readToEnd(fd, path: path)
     }
@@ -61,9 +61,7 @@ public enum FileStore {
     /// size. A pipe, or a file that grows while it is read, is refused once it has given more
     /// than `maxFileSize` bytes.
     static func readToEnd(_ fd: Int32, path: String) throws(FileError) -> [UInt8] {
-        func tooLarge() -> FileError {
-            FileError(path: path, message: path == "-" ? "input is larger than \(maxFileSize) bytes" : "is larger than \(maxFileSize) bytes")
-        }
+        func tooLarge() -> FileError { .tooLarge(path: path, limit: maxFileSize) }
         var out: [UInt8] = []
         var st = stat()
         if fstat(fd, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG {
@@ -80,7 +78,7 @@ public enum FileStore {
             let n = chunk.withUnsafeMutableBytes { sysRead(fd, $0.baseAddress, want) }
             if n < 0 {
                 if errno == EINTR { continue }
-                throw FileError(path: path, message: errnoText())
+                throw .reading(path, errno: errno)
             }
             if n == 0 { break }
             out.append(contentsOf: chunk[0 ..< n])
@@ -104,9 +102,9 @@ public enum FileStore {
         let tmp = try writeTemporary(bytes, beside: target, reportingAs: path, permissionsLike: source)
         defer { tmp.release() }
         guard rename(tmp.path, target) == 0 else {
-            let m = errnoText()
+            let e = errno
             unlink(tmp.path)
-            throw FileError(path: path, message: "rename failed: \(m)")
+            throw .failed(path: path, .rename, errno: e)
         }
         syncDirectory(of: target)
     }
@@ -122,15 +120,15 @@ public enum FileStore {
             // Replacing the file by renaming would ignore its mode: a file made read-only
             // (for everyone, or for this user) is left alone, as an editor would.
             if st.st_mode & 0o222 == 0 {
-                throw FileError(path: path, problem: "is read-only", aftermath: .notChanged(hint: "chmod u+w makes it writable"))
+                throw .readOnly(path: path)
             }
             if access(path, W_OK) != 0 {
-                throw FileError(path: path, problem: "cannot be written: \(errnoText())", aftermath: .notChanged(hint: nil))
+                throw .notWritable(path: path, errno: errno)
             }
             return false
         case S_IFCHR, S_IFIFO: return true
-        case S_IFDIR: throw FileError(path: path, message: "is a directory")
-        default: throw FileError(path: path, message: "is not a regular file; refusing to replace it")
+        case S_IFDIR: throw .isDirectory(path: path)
+        default: throw .notReplaceable(path: path)
         }
     }
 
@@ -138,14 +136,14 @@ public enum FileStore {
     /// Writes `bytes` into the character device or FIFO at `path` (opened as it is, never created).
     static func writeInto(_ bytes: [UInt8], special path: String) throws(FileError) {
         let fd = open(path, O_WRONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw FileError(path: path, message: "cannot open for writing: \(errnoText())") }
+        guard fd >= 0 else { throw .cannotOpenForWriting(path: path, errno: errno) }
         defer { close(fd) }
         var written = 0
         while written < bytes.count {
             let n = bytes.withUnsafeBytes { buf in sysWrite(fd, buf.baseAddress.map { $0 + written }, bytes.count - written) }
             if n < 0 {
                 if errno == EINTR { continue }
-                throw FileError(path: path, message: "write failed: \(errnoText())")
+                throw .failed(path: path, .write, errno: errno)
             }
             written += n
         }
@@ -162,7 +160,7 @@ public enum FileStore {
     static func create(_ bytes: [UInt8], at path: String, permissionsLike source: String? = nil,
                        link: (String, String) -> Int32) throws(FileError) {
         var st = stat()
-        if lstat(path, &st) == 0 { throw FileError(path: path, message: "already exists; refusing to overwrite it") }
+        if lstat(path, &st) == 0 { throw .alreadyExists(path: path) }
         let tmp = try writeTemporary(bytes, beside: path, reportingAs: path, permissionsLike: source)
         defer { tmp.release() }
         switch place(tmp.path, at: path, link: link) {
@@ -170,10 +168,10 @@ public enum FileStore {
             syncDirectory(of: path)
         case .exists:
             unlink(tmp.path)
-            throw FileError(path: path, message: "already exists; refusing to overwrite it")
-        case .failed(let reason):
+            throw .alreadyExists(path: path)
+        case .failed(let e):
             unlink(tmp.path)
-            throw FileError(path: path, message: "cannot create: \(reason)")
+            throw .cannotCreate(path: path, errno: e)
         }
     }
 
@@ -216,10 +214,9 @@ public enum FileStore {
             // The usual mistakes said plainly: a folder that is not there, or a file in its place.
             let problem = errno
             var st = stat()
-            let message = if problem == ENOENT && stat(dir, &st) != 0 { "the folder \(dir) does not exist" }
-                else if problem == ENOTDIR { "\(dir) is not a folder" }
-                else { "cannot create a temporary file in \(dir): \(String(cString: strerror(problem)))" }
-            throw FileError(path: shown, message: message)
+            if problem == ENOENT && stat(dir, &st) != 0 { throw .folderMissing(path: shown, folder: dir) }
+            if problem == ENOTDIR { throw .folderNotAFolder(path: shown, folder: dir) }
+            throw .cannotCreateTemporary(path: shown, folder: dir, errno: problem)
         }
         let tmpPath = String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
         // Removed by the tools' signal handler if the process is interrupted before it is released.
@@ -228,12 +225,12 @@ public enum FileStore {
         // file is never taken for a stale one (see removeStaleTemporaries), so this cannot block;
         // where flock is not supported, the age rule alone protects it.
         _ = flock(fd, LOCK_EX | LOCK_NB)
-        func fail(_ what: String) -> FileError {
-            let m = errnoText()
+        func fail(_ call: FileError.SystemCall) -> FileError {
+            let e = errno
             close(fd)
             unlink(tmpPath)
             peernote_temporary_unregister(slot)
-            return FileError(path: shown, message: "\(what) failed: \(m)")
+            return .failed(path: shown, call, errno: e)
         }
         var st = stat()
         let replacing = stat(path, &st) == 0
@@ -253,20 +250,20 @@ public enum FileStore {
             let n = bytes.withUnsafeBytes { buf in sysWrite(fd, buf.baseAddress.map { $0 + written }, bytes.count - written) }
             if n < 0 {
                 if errno == EINTR { continue }
-                throw fail("write")
+                throw fail(.write)
             }
             written += n
         }
-        guard fsync(fd) == 0 else { throw fail("fsync") }
+        guard fsync(fd) == 0 else { throw fail(.fsync) }
         // A second descriptor of the same open file keeps the lock after `fd` is closed.
         let lock = dup(fd)
-        guard lock >= 0 else { throw fail("dup") }
+        guard lock >= 0 else { throw fail(.dup) }
         guard close(fd) == 0 else {
-            let m = errnoText()
+            let e = errno
             unlink(tmpPath)
             close(lock)
             peernote_temporary_unregister(slot)
-            throw FileError(path: shown, message: "close failed: \(m)")
+            throw .failed(path: shown, .close, errno: e)
         }
         return Temporary(path: tmpPath, lock: lock, slot: slot)
     }

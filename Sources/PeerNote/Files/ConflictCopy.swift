@@ -29,7 +29,7 @@ extension FileStore {
         let kept = keep(tmp.path, beside: target)
         guard kept != tmp.path else {
             unlink(tmp.path)
-            throw FileError(path: path, message: "cannot make a conflict copy beside it")
+            throw .cannotMakeConflictCopy(path: path)
         }
         syncDirectory(of: target)
         return kept
@@ -68,7 +68,8 @@ extension FileStore {
         case placed
         /// Something (even a dangling link) is at the destination; nothing was changed.
         case exists
-        case failed(String)
+        /// The link or rename failed with this `errno`.
+        case failed(Int32)
     }
 
     /// Moves the file at `from` to `to` unless something (even a dangling link) is there, and
@@ -90,9 +91,9 @@ extension FileStore {
         case ENOSYS, EINVAL, ENOTSUP, EOPNOTSUPP:
             var st = stat()
             if lstat(to, &st) == 0 { return .exists }
-            return rename(from, to) == 0 ? .placed : .failed(errnoText())
+            return rename(from, to) == 0 ? .placed : .failed(errno)
         default:
-            return .failed(errnoText())
+            return .failed(errno)
         }
     }
 }

@@ -39,7 +39,7 @@ public final class FileLock {
     /// another user could otherwise create the folder first and plant links or hold locks in it.
     public convenience init(for path: String, waiting: ((String) -> Void)? = nil) throws(FileError) {
         guard let (fd, lockPath) = try Self.acquire(path, blocking: true, waiting: waiting) else {
-            throw FileError(path: path, message: "cannot lock")
+            throw .cannotLock(path: path, errno: nil)
         }
         self.init(holding: fd, lockPath: lockPath, of: path)
     }
@@ -59,20 +59,20 @@ public final class FileLock {
         // then not keep each other out: refused, not passed over for the default (which runs that
         // see the relative value would be told they use).
         if let dir = ProcessInfo.processInfo.environment["PEERNOTE_LOCK_DIR"], !dir.isEmpty, !dir.hasPrefix("/") {
-            throw FileError(path: path, message: "PEERNOTE_LOCK_DIR is not an absolute path (\(dir)): set it to one, such as \"$HOME/.peernote-locks\", or unset it")
+            throw .lockFolderNotAbsolute(path: path, folder: dir)
         }
         let lockPath = FileLock.lockFile(for: path)
         let dir = FileStore.directory(of: lockPath)
         if mkdir(dir, 0o700) != 0 && errno != EEXIST {
-            throw FileError(path: path, message: "cannot create the lock folder \(dir): \(FileStore.errnoText())")
+            throw .cannotCreateLockFolder(path: path, folder: dir, errno: errno)
         }
         if let problem = Self.unsafeFolderProblem(dir) {
-            throw FileError(path: path, message: "refusing the lock folder \(dir): \(problem) (remove it, or set PEERNOTE_LOCK_DIR to a private folder for every run)")
+            throw .unsafeLockFolder(path: path, folder: dir, problem)
         }
         var said = false
         while true {
             let fd = open(lockPath, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
-            guard fd >= 0 else { throw FileError(path: path, message: "cannot create lock file \(lockPath): \(FileStore.errnoText())") }
+            guard fd >= 0 else { throw .cannotCreateLockFile(path: path, lockFile: lockPath, errno: errno) }
             if flock(fd, LOCK_EX | LOCK_NB) != 0 {
                 if errno == EWOULDBLOCK && !blocking {
                     // Not held: the file is left as it is (its holder removes it).
@@ -82,9 +82,9 @@ public final class FileLock {
                 if errno == EWOULDBLOCK && !said { said = true; waiting?(lockPath) }
                 while flock(fd, LOCK_EX) != 0 {
                     if errno == EINTR { continue }
-                    let m = FileStore.errnoText()
+                    let e = errno
                     close(fd)
-                    throw FileError(path: path, message: "cannot lock: \(m)")
+                    throw .cannotLock(path: path, errno: e)
                 }
             }
             // The previous holder may have removed the file while this one waited for it.
@@ -112,14 +112,14 @@ public final class FileLock {
 
     /// Why the lock folder `dir` cannot be trusted, or nil: it must be a folder itself (not a
     /// link to one), owned by this process's user, and not writable by group or others.
-    static func unsafeFolderProblem(_ dir: String) -> String? {
+    static func unsafeFolderProblem(_ dir: String) -> FileError.LockFolderProblem? {
         var st = stat()
-        guard lstat(dir, &st) == 0 else { return "cannot read it: \(FileStore.errnoText())" }
+        guard lstat(dir, &st) == 0 else { return .unreadable(errno: errno) }
         guard (st.st_mode & S_IFMT) == S_IFDIR else {
-            return (st.st_mode & S_IFMT) == S_IFLNK ? "it is a symbolic link" : "it is not a folder"
+            return (st.st_mode & S_IFMT) == S_IFLNK ? .symbolicLink : .notAFolder
         }
-        guard st.st_uid == geteuid() else { return "it belongs to user \(st.st_uid), not to user \(geteuid())" }
-        guard st.st_mode & 0o022 == 0 else { return "others can write to it (mode \(String(st.st_mode & 0o777, radix: 8)))" }
+        guard st.st_uid == geteuid() else { return .otherOwner(owner: UInt32(st.st_uid), user: UInt32(geteuid())) }
+        guard st.st_mode & 0o022 == 0 else { return .writableByOthers(mode: UInt32(st.st_mode)) }
         return nil
     }
 

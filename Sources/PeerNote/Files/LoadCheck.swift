@@ -48,10 +48,7 @@ extension Document {
     }
 
     private static func wouldNotLoad(_ error: PeerNoteError, _ path: String) -> FileError {
-        var failure = FileError(path: path, problem: "the result would not load (\(error.description))",
-                                aftermath: .notWritten(hint: "nothing was changed"))
-        failure.resultWouldNotLoad = true
-        return failure
+        .wouldNotLoad(path: path, error)
     }
 
     /// `save(mode)`, checked with `checkSaveLoads` before it is returned; when it would not load,

@@ -55,12 +55,12 @@ extension FileStore {
     /// on the way names its target in bytes that are not UTF-8.
     static func writeTarget(_ path: String) throws(FileError) -> String {
         guard let target = linkTarget(path) else {
-            throw FileError(path: path, problem: "is a symbolic link to a name that is not valid UTF-8", aftermath: .notWritten(hint: "rename the file it points to"))
+            throw .linkNotUTF8(path: path)
         }
         // Still a link after 40: a loop, whose links a rename would replace one by a file.
         var st = stat()
         if lstat(target, &st) == 0, st.st_mode & S_IFMT == S_IFLNK {
-            throw FileError(path: path, problem: "is a symbolic link that leads back to itself (\(String(cString: strerror(ELOOP))))", aftermath: .notWritten(hint: nil))
+            throw .linkLoop(path: path)
         }
         return target
     }

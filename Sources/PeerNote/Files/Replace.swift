@@ -65,7 +65,7 @@ extension FileStore {
             // A FIFO or a device where the caller read a file: written into, it would hang on a
             // FIFO no one reads, or send the notebook to the device, and the change would be lost.
             guard expected.isEmpty else {
-                throw FileError(path: path, message: "is no longer a regular file (a FIFO or a device took its place)")
+                throw .becameSpecial(path: path)
             }
             try writeInto(bytes, special: path)
             return .replaced
@@ -100,9 +100,9 @@ extension FileStore {
                 // Another program wrote the file meanwhile (or it cannot be read back): put it back.
                 beforePuttingBack()
                 guard peernote_exchange_files(swap, target) == 0 else {
-                    let m = errnoText()
+                    let e = errno
                     let kept = keep(swap, beside: target)
-                    throw FileError(path: path, message: "changed while being written, and could not be put back (\(m)); the version written meanwhile is kept as \(kept)")
+                    throw .changedNotPutBack(path: path, errno: e, keptAs: kept)
                 }
                 syncDirectory(of: target)
                 var ours = stat(), there = stat()
@@ -119,12 +119,12 @@ extension FileStore {
                         return .changedTwice(current: now, displaced: other, keptAt: keptAt)
                     }
                     let kept = keep(swap, beside: target)
-                    throw FileError(path: path, problem: "changed twice while being written", aftermath: .notWritten(hint: "a version written meanwhile is kept as \(kept)"))
+                    throw .changedTwice(path: path, keptAs: kept)
                 }
                 unlink(swap)
                 switch displaced {
                 case .success(let held): return .changed(current: held)
-                case .failure(let error): throw FileError(path: path, problem: "changed while being written, and \(error.message)", aftermath: .notWritten(hint: nil))
+                case .failure(let error): throw .changedUnreadable(path: path, reading: error)
                 }
             }
         }
@@ -148,9 +148,9 @@ extension FileStore {
             }
         }
         guard rename(source, target) == 0 else {
-            let m = errnoText()
+            let e = errno
             unlink(source)
-            throw FileError(path: path, message: "rename failed: \(m)")
+            throw .failed(path: path, .rename, errno: e)
         }
         syncDirectory(of: target)
         return .replaced

@@ -130,14 +130,16 @@ public enum WriteError: Error, Equatable, Sendable, CustomStringConvertible {
 
     /// `description`; when the write's change was left in a conflict copy because the file
     /// vanished or kept changing, it adds that `command` (the tools' `pnmerge sync`) merges it in.
-    public func describe(mergedBy command: String?) -> String {
+    /// With `statingNotWritten`, a file error whose message does not say what became of the file
+    /// (`FileError.aftermath` is `.unstated`) gets `; not written` after it.
+    public func describe(mergedBy command: String?, statingNotWritten: Bool = false) -> String {
         func seconds(_ s: Double) -> String { s >= 1 ? "\(Int(s)) s" : "\(Int(s * 1_000)) ms" }
         func also(_ takenOut: [String]) -> String {
             takenOut.isEmpty ? "" : " (a version written meanwhile is kept as \(takenOut.joined(separator: ", ")))"
         }
         switch self {
         case .file(let e, let t):
-            return e.description + also(t)
+            return e.description + (statingNotWritten && e.aftermath == .unstated ? "; not written" : "") + also(t)
         case .newerFormat(let path, let version):
             return "\(path): holds a notebook of format version \(version), newer than this library reads (\(Format.version)); not written"
         case .cannotReadHere(let path, let e):
@@ -151,7 +153,8 @@ public enum WriteError: Error, Equatable, Sendable, CustomStringConvertible {
             return "\(path): " + Self.keptInstead("was replaced by \(what) while this was being written", keptIn, notKept) + also(t)
         case .failedAfterChange(let e, let keptIn, let notKept, let t):
             // A message that ends by saying the file was not written says instead where this went.
-            let reason = e.aftermath == .notWritten(hint: nil) ? e.problem : e.message
+            let (problem, aftermath, note) = e.parts
+            let reason = aftermath == .notWritten && note == nil ? problem : e.message
             return "\(e.path): " + Self.keptInstead(reason, keptIn, notKept) + also(t)
         case .vanished(let path, let s, let keptIn, let notKept, let t):
             let reason = "disappeared while this was being written (another program moved or deleted it) and did not come back in \(seconds(s))"

@@ -109,7 +109,7 @@ public struct FolderScan {
         for root in roots {
             var st = stat()
             guard stat(root, &st) == 0 else {
-                throw .rootUnreadable(FileError(path: root, message: FileStore.errnoText(), code: errno))
+                throw .rootUnreadable(.reading(root, errno: errno))
             }
             guard (st.st_mode & S_IFMT) == S_IFDIR else { throw .rootNotAFolder(root) }
         }

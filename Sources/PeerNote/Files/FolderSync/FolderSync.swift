@@ -141,13 +141,13 @@ private struct Run {
             if file.isFolder {
                 do {
                     let reading = try NotebookFolder(file.path).read()
-                    let shown = NotebookFolder(file.path).path
                     // A sync tool's conflict copy of a chunk is folded below, not just ignored: not warned of.
-                    let folded = scanner.files.filter { $0.chunkCopyIn == file.relative && $0.root == file.root }
-                        .map { "\(shown)/\(FolderScan.lastComponent($0.relative)): " }
-                    report.folderWarnings += reading.warnings.filter { line in !folded.contains { line.hasPrefix($0) } }.map { line in
-                        FolderSyncReport.FolderWarning(folder: file.path, line: line,
-                                                       damagedChunk: reading.damaged.first { line.hasPrefix("\(shown)/\($0):") })
+                    let folded = Set(scanner.files.filter { $0.chunkCopyIn == file.relative && $0.root == file.root }
+                        .map { FolderScan.lastComponent($0.relative) })
+                    let damaged = Set(reading.damaged)
+                    for (line, name) in zip(reading.warnings, reading.warningFiles) where !folded.contains(name) {
+                        report.folderWarnings.append(FolderSyncReport.FolderWarning(folder: file.path, line: line,
+                                                                                   damagedChunk: damaged.contains(name) ? name : nil))
                     }
                     folderReadings[Location(root: file.root, relative: file.relative)] = reading
                     copies.append(SyncCopy(file: file, bytes: [], document: reading.document, reading: reading))

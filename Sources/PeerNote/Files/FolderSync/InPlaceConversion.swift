@@ -36,7 +36,7 @@ public struct InPlaceConversion: Equatable, Sendable {
         let bytes = try FileStore.read(path)
         let document: Document
         do { document = try Document.load(bytes) } catch {
-            throw FileError(path: path, problem: "\(error)", aftermath: .notChanged(hint: "repair it first: pnmerge salvage"))
+            throw .doesNotLoad(path: path, error)
         }
         let folder = FolderSync.folder(of: path)
         let name = String(path.split(separator: "/").last ?? Substring(path))
@@ -48,23 +48,23 @@ public struct InPlaceConversion: Equatable, Sendable {
             return mkdtemp(base)
         }
         guard let made else {
-            throw FileError(path: path, problem: "cannot make a folder beside it: \(FileStore.errnoText())", aftermath: .notChanged(hint: nil))
+            throw .conversionFailed(path: path, .folderNotMade(errno: errno))
         }
         let staging = String(cString: made)
-        func abandon(_ problem: String) -> FileError {
+        func abandon(_ step: FileError.ConversionStep) -> FileError {
             removeTree(staging)
-            return FileError(path: path, problem: problem, aftermath: .notChanged(hint: nil))
+            return .conversionFailed(path: path, step)
         }
         let added: NotebookFolder.Added
         do { added = try NotebookFolder(staging, device: device).add(document, autoCompact: false) } catch {
-            throw abandon("cannot write the notebook folder: \(error.message)")
+            throw abandon(.folderNotWritten(error))
         }
         guard let chunk = added.chunk, holds(staging, all: document) else {
-            throw abandon("the notebook folder made from it does not read back whole")
+            throw abandon(.readBackIncomplete)
         }
         // 2. Still the file that was read (a sync client takes no lock)?
         guard (try? FileStore.read(path)) == bytes else {
-            throw abandon("changed while it was being converted; run sync again")
+            throw abandon(.changedMeanwhile)
         }
         // 3. The folder takes the name; the file moves aside, hidden.
         var kept = "\(dir)/.\(name).converted-\(date)"
@@ -77,11 +77,11 @@ public struct InPlaceConversion: Equatable, Sendable {
                 return InPlaceConversion(path: path, chunk: chunk, keptFile: staging, addedLate: false)
             }
         } else {
-            guard rename(path, kept) == 0 else { throw abandon("cannot move it aside: \(FileStore.errnoText())") }
+            guard rename(path, kept) == 0 else { throw abandon(.notMovedAside(errno: errno)) }
             guard rename(staging, path) == 0 else {
-                let why = FileStore.errnoText()
+                let why = errno
                 _ = rename(kept, path)
-                throw abandon("cannot put the notebook folder in its place: \(why)")
+                throw abandon(.notPutInPlace(errno: why))
             }
         }
         FileStore.syncDirectory(of: path)

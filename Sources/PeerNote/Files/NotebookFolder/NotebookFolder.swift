@@ -168,6 +168,9 @@ public struct NotebookFolder: Sendable {
         /// One line for each chunk or file that was skipped, `FOLDER/NAME: why` (never fatal). The
         /// tools add to the lines of `damaged` chunks how to salvage them.
         public var warnings: [String]
+        /// The file (its name in the folder) each of `warnings` is about, in the same order: how
+        /// a caller tells which line is about which chunk, without reading the lines.
+        public var warningFiles: [String] = []
         /// Every chunk the folder holds, valid or not, by name.
         public var chunks: [Chunk]
         /// The chunk whose chain the document was loaded from.
@@ -224,21 +227,28 @@ public struct NotebookFolder: Sendable {
     /// Fails only when no chunk can be read, or the folder cannot be listed.
     public func read() throws(DocumentFileError) -> Reading {
         var warnings: [String] = []
-        let names = try listing()
+        var warningFiles: [String] = []
+        /// A line about the file `file` of the folder: `FOLDER/FILE: what`.
+        func warn(_ file: String, _ what: String) {
+            warnings.append("\(path)/\(file): \(what)")
+            warningFiles.append(file)
+        }
+        let names: [String]
+        do { names = try listing() } catch { throw .file(error) }
         var chunks: [String: Chunk] = [:]
         for file in names {
             guard let name = ChunkName(file) else {
                 if file.hasSuffix(Self.chunkSuffix) && !file.hasPrefix(".") {
-                    warnings.append("\(path)/\(file): not a chunk's name (a sync tool's conflict copy?); ignored")
+                    warn(file, "not a chunk's name (a sync tool's conflict copy?); ignored")
                 }
                 continue
             }
             var bytes: [UInt8] = []
             do {
                 bytes = try FileStore.read("\(path)/\(file)")
-                if bytes.isEmpty { warnings.append("\(path)/\(file): is empty (not completely synced yet?); skipped") }
+                if bytes.isEmpty { warn(file, "is empty (not completely synced yet?); skipped") }
             } catch {
-                warnings.append("\(path)/\(file): cannot be read (\(error.message)); skipped")
+                warn(file, "cannot be read (\(error.message)); skipped")
             }
             chunks[name.own] = Chunk(name: name, bytes: bytes, valid: false)
         }
@@ -251,11 +261,10 @@ public struct NotebookFolder: Sendable {
             guard var chunk = chunks[own] else { continue }
             guard var h = chunk.name.parent.map({ hashers[$0] }) ?? chunk.name.device.map(Self.chainHasher) else { continue }
             h.update(data: chunk.bytes)
-            let file = "\(path)/\(chunk.name)"
             if chunk.bytes.isEmpty {
                 // Empty or unreadable: already said.
             } else if Self.id(h) != own {
-                warnings.append("\(file): damaged or incomplete (its bytes do not match its name); skipped")
+                warn("\(chunk.name)", "damaged or incomplete (its bytes do not match its name); skipped")
             } else {
                 chunk.valid = true
                 chunk.owner = chunk.name.device ?? chunk.name.parent.flatMap { chunks[$0]?.owner }
@@ -288,15 +297,15 @@ public struct NotebookFolder: Sendable {
         for (own, after) in orphans.sorted(by: { $0.key < $1.key }) {
             guard let top = chunks[own], let parent = top.name.parent else { continue }
             let more = after == 0 ? "" : ", with \(after == 1 ? "the chunk" : "the \(after) chunks") after it"
-            warnings.append("\(path)/\(top.name): its parent chunk \(parent) is not in the folder (not synced yet, or removed by a compaction); skipped\(more)")
+            warn("\(top.name)", "its parent chunk \(parent) is not in the folder (not synced yet, or removed by a compaction); skipped\(more)")
         }
+        // Named by a chunk right after the skipped one (the skipped one has its own line, with
+        // its salvage hint where it has one).
         for (own, after) in followers.sorted(by: { $0.key < $1.key }) {
-            guard let top = chunks[own] else { continue }
-            if after.count == 1 {
-                warnings.append("\(path)/\(after[0]): extends a chunk that was skipped; skipped too")
-            } else {
-                warnings.append("\(path)/\(top.name): the \(after.count) chunks after it skipped too")
-            }
+            let sorted = after.sorted { $0.description < $1.description }
+            guard let first = sorted.first(where: { $0.parent == own }) ?? sorted.first else { continue }
+            let more = after.count == 1 ? "" : ", with \(after.count - 1 == 1 ? "1 more chunk" : "\(after.count - 1) more chunks") after that one"
+            warn("\(first)", "extends a chunk that was skipped; skipped too\(more)")
         }
         func chain(_ own: String) -> [UInt8] {
             var parts: [[UInt8]] = []
@@ -320,7 +329,7 @@ public struct NotebookFolder: Sendable {
                 case .success(let d): leafDocs.append((name, d, chains[i]))
                 case .failure(let e):
                     chunks[name.own]?.valid = false
-                    warnings.append("\(path)/\(name): its chain does not load (\(e)); skipped")
+                    warn("\(name)", "its chain does not load (\(e)); skipped")
                     if let p = name.parent, !tried.contains(p), chunks[p]?.valid == true,
                        !(children[p] ?? []).contains(where: { chunks[$0]?.valid == true }), let parentChunk = chunks[p] {
                         next.append(parentChunk.name)
@@ -354,12 +363,12 @@ public struct NotebookFolder: Sendable {
                 leafChains[name.own] = bytes
             } catch {
                 chunks[name.own]?.valid = false
-                warnings.append("\(path)/\(name): \(Self.mergeProblem(error)); skipped")
+                warn("\(name)", "\(Self.mergeProblem(error)); skipped")
             }
         }
         leaves.sort { $0.description < $1.description }
         let all = chunks.values.sorted { $0.name.description < $1.name.description }
-        return Reading(document: base.1, warnings: warnings, chunks: all, baseChain: base.0, leaves: leaves, leafChains: leafChains)
+        return Reading(document: base.1, warnings: warnings, warningFiles: warningFiles, chunks: all, baseChain: base.0, leaves: leaves, leafChains: leafChains)
     }
 
     private static func mergeProblem(_ error: PeerNoteError) -> String {
@@ -368,17 +377,11 @@ public struct NotebookFolder: Sendable {
     }
 
     /// The names in the folder (not `.` and `..`), sorted.
-    func listing() throws(DocumentFileError) -> [String] {
+    func listing() throws(FileError) -> [String] {
         var st = stat()
-        guard stat(path, &st) == 0 else {
-            let e = errno
-            throw .file(FileError(path: path, message: FileStore.errnoText(), code: e))
-        }
-        guard st.st_mode & S_IFMT == S_IFDIR else { throw .file(FileError(path: path, message: "is not a folder")) }
-        guard let dir = opendir(path) else {
-            let e = errno
-            throw .file(FileError(path: path, message: FileStore.errnoText(), code: e))
-        }
+        guard stat(path, &st) == 0 else { throw .reading(path, errno: errno) }
+        guard st.st_mode & S_IFMT == S_IFDIR else { throw .notAFolder(path: path) }
+        guard let dir = opendir(path) else { throw .reading(path, errno: errno) }
         defer { closedir(dir) }
         var names: [String] = []
         while let entry = readdir(dir) {
@@ -397,13 +400,10 @@ public struct NotebookFolder: Sendable {
     public static func create(at path: String, _ document: Document, device: String = NotebookFolder.deviceTag) throws(FileError) {
         let folder = NotebookFolder(path, device: device)
         var st = stat()
-        if lstat(folder.path, &st) == 0 { throw FileError(path: path, message: "already exists; refusing to overwrite it") }
+        if lstat(folder.path, &st) == 0 { throw .alreadyExists(path: path) }
         let bytes = document.save(.compact)
         try Document.checkLoadable(bytes, writingTo: path)
-        guard mkdir(folder.path, 0o777) == 0 else {
-            let e = errno
-            throw FileError(path: path, message: "cannot create the folder: \(FileStore.errnoText())", code: e)
-        }
+        guard mkdir(folder.path, 0o777) == 0 else { throw .cannotCreateFolder(path: path, errno: errno) }
         FileStore.syncDirectory(of: folder.path)
         _ = try folder.place(bytes, as: ChunkName(parent: nil, device: device, own: chainID(bytes, device: device)))
     }
@@ -445,13 +445,7 @@ public struct NotebookFolder: Sendable {
     /// chunks, compacts (`autoCompact`, with `grace`).
     @discardableResult
     public func add(_ document: Document, autoCompact: Bool = true, grace: Double = NotebookFolder.defaultGrace) throws(FileError) -> Added {
-        var names: [ChunkName]
-        do { names = try listing().compactMap(ChunkName.init) } catch {
-            switch error {
-            case .file(let e): throw e
-            case .document(let p, let e): throw FileError(path: p, message: e.description)
-            }
-        }
+        var names = try listing().compactMap(ChunkName.init)
         let owner = Self.owners(names)
         var base = document
         var loaded = document.persisted?.bytes ?? []
@@ -465,12 +459,11 @@ public struct NotebookFolder: Sendable {
             // into this device's longest chain and appended there, or written as its first root.
             let relation = reading.document.relation(to: document)
             guard relation == .shared else {
-                throw FileError(path: path, problem: "holds another notebook (no shared history with the one being written)",
-                                aftermath: .notWritten(hint: "nothing was changed"))
+                throw .anotherNotebook(path: path)
             }
             if owner[reading.baseChain.own] == device, let chain = reading.leafChains[reading.baseChain.own] {
                 do throws(PeerNoteError) { _ = try reading.document.merge(document) } catch {
-                    throw FileError(path: path, problem: "cannot add to this notebook folder: \(error)", aftermath: .notWritten(hint: "nothing was changed"))
+                    throw .cannotAddToFolder(path: path, error)
                 }
                 base = reading.document
                 loaded = chain
@@ -543,9 +536,9 @@ public struct NotebookFolder: Sendable {
             FileStore.syncDirectory(of: target)
         case .exists:
             unlink(tmp.path)
-        case .failed(let reason):
+        case .failed(let e):
             unlink(tmp.path)
-            throw FileError(path: path, problem: "cannot add chunk \(name): \(reason)", aftermath: .notWritten(hint: "nothing was changed"))
+            throw .cannotAddChunk(path: path, chunk: "\(name)", errno: e)
         }
         return name
     }
@@ -604,7 +597,7 @@ public struct NotebookFolder: Sendable {
         do { reading = try read() } catch {
             switch error {
             case .file(let e): throw e
-            case .document(let p, let e): throw FileError(path: p, problem: e.description, aftermath: .notChanged(hint: nil))
+            case .document(let p, let e): throw .doesNotLoad(path: p, e)
             }
         }
         let compact = reading.document.save(.compact)

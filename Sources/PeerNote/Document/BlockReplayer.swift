@@ -1,0 +1,475 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// Verifies blocks and applies them to an op log and a state: the work of `Document.load`,
+/// done on plain values (not through the document's properties) so that it stays fast for
+/// logs of millions of changes.
+struct BlockReplayer {
+    var log = OpLog()
+    var state = DocState()
+    let genesis: ChangeID
+
+    /// Verifies and applies one block's changes, in order.
+    mutating func replay(_ block: WireBlock) throws(PeerNoteError) {
+        // Replayed into locals moved out of `self` (unique, so nothing is copied): reading a
+        // stored property's members through `self` in a loop copied the whole log per op.
+        var log = self.log, state = self.state
+        self.log = OpLog()
+        self.state = DocState()
+        defer { self.log = log; self.state = state }
+        try Self.replay(block, genesis: genesis, log: &log, state: &state)
+    }
+
+    /// `replay(block)` for the file's base block, on two threads: another appends the changes
+    /// to the log and verifies them, while this one applies the block's ops to the state
+    /// (`DocState.applyBase`), which it can do from the block alone, since a base block's replica
+    /// indices are the log's agents and its ids follow from the changes' lengths. The result is
+    /// what `replay(block)` gives: the same ops applied in the same order, joined as the log
+    /// joins them (stored ops that continue each other), so with the same work and errors.
+    /// The log's errors come first, as they would; then the state's, named as `replay` names them.
+    mutating func replayBase(_ block: WireBlock) throws(PeerNoteError) {
+        precondition(log.changes.count == 0 && block.offset == 0, "a base block is replayed into an empty log")
+        let budget = state.workBudget, bodiesFromStructures = state.bodiesFromStructures
+        let genesis = genesis
+        // A file the log refuses is refused at once: the state's half, which may take up to the
+        // whole work budget on a hostile file, stops when told so.
+        // (A flag read without a system call: a semaphore's `wait(timeout: .now())` is a timed
+        // futex wait of about 50 µs, and the state's half asks once a run of changes.)
+        let refused = StopFlag()
+        // The state here, the log on the other thread: the log is a few large arrays, the
+        // list many small blocks, which then stay in this thread's malloc arena.
+        let (applied, logged) = Concurrently.run({ () -> DocState.BaseApplication in
+            DocState.applyBase(block, workBudget: budget, bodiesFromStructures: bodiesFromStructures, stop: { refused.isRaised })
+        }, alongside: { () -> LogResult in
+            var log = OpLog(), state = DocState()
+            do throws(PeerNoteError) {
+                try Self.replay(block, genesis: genesis, log: &log, state: &state, applying: false)
+                return LogResult(log: log, error: nil)
+            } catch {
+                refused.raise()
+                return LogResult(log: log, error: error)
+            }
+        })
+        let log = logged.log
+        self.log = log
+        if let error = logged.error { throw error }
+        switch applied {
+        case .applied(let state):
+            self.state = state
+        case .failed(let failure):
+            throw Self.applyError(failure, block: block, firstChange: 0, log: log)
+        case .inconsistent:
+            // The log accepted what the walk over the block could not follow (timestamps past 32
+            // bits; nothing else is expected, both read the same changes and ops): applied from
+            // the log instead, as `replay` does.
+            var state = DocState()
+            state.workBudget = budget
+            state.bodiesFromStructures = bodiesFromStructures
+            do throws(ApplyFailure) { try state.applyOps(of: log, from: 0, firstChange: 0) } catch {
+                throw Self.applyError(error, block: block, firstChange: 0, log: log)
+            }
+            self.state = state
+        }
+    }
+
+    /// The log `replayBase` built on the other thread, and the error that stopped it, if any.
+    private struct LogResult: Sendable {
+        var log: OpLog
+        var error: PeerNoteError?
+    }
+
+    /// Replaces the state with the one the log's changes give in the canonical order (the rows
+    /// of a loaded log are its changes' indices).
+    /// An error names the offset `blockOffset(row)` gives: that of the block holding the row.
+    mutating func replayCanonically(workBudget: Int, blockOffset: (Int) -> Int) throws(PeerNoteError) {
+        do throws(ApplyFailure) { state = try DocState.canonical(of: log, workBudget: workBudget) } catch {
+            throw .invalidDocument(offset: blockOffset(error.change), message: "change at row \(error.change): change \(log.changeID(error.change)): \(error.error.description(in: log))")
+        }
+    }
+
+    private static func applyError(_ error: ApplyFailure, block: WireBlock, firstChange: Int, log: OpLog) -> PeerNoteError {
+        let row = block.firstRow + (error.change - firstChange)
+        return .invalidDocument(offset: block.offset, message: "change at row \(row): change \(log.changeID(error.change)): \(error.error.description(in: log))")
+    }
+
+    private static func replay(_ block: WireBlock, genesis: ChangeID, log: inout OpLog, state: inout DocState, applying: Bool = true) throws(PeerNoteError) {
+        let agents = block.replicas.map { log.agent(for: $0) }
+        let mapAgent: (LocalID) -> LocalID = { id in id.isNone || id.isUnstated ? id : LocalID(agent: agents[Int(id.agent)], counter: id.counter) }
+        let startLV = log.lvCount
+        log.reserve(changes: block.changes.count, ops: block.ops.count, text: block.text.count)
+        // The block's authors and messages, interned once (changes then refer to them by index).
+        let stringMap = block.strings.map { log.internString($0) }
+        let firstChange = log.changes.count
+        var opIndex = 0
+        var used = 0              // units of block.ops[opIndex] already taken
+        var opFirstID = LocalID.none
+        var next = 0              // the next change not yet appended (a stretch appends several)
+        // Nothing here captures `block`: a capture would copy the whole block for every op.
+        let blockOffset = block.offset
+        let ops = block.ops, blockText = block.text, changes = block.changes
+        func fail(_ row: Int, _ message: String) -> PeerNoteError {
+            .invalidDocument(offset: blockOffset, message: "change at row \(row): \(message)")
+        }
+        while next < changes.count {
+            let i = next
+            next = i + 1
+            let c = changes[i]
+            let row = block.firstRow + i
+            let agent = agents[c.replica]
+            // Typing: changes that continue the one before them (same replica, next seq, that change
+            // their only dependency, same time, author and message, no extra fields) and whose
+            // units continue the insert op being read. Every check below holds by construction
+            // then (the seq, the Lamport order, the op's ids; the op counters' room is checked by
+            // the log), so the longest such stretch is appended at once.
+            if used > 0, i > 0, case .insertText(_, _, _, let s) = ops[opIndex].body {
+                // The list stores a change that continues the one before in its run (the rule above).
+                let (j, units) = changes.continuingStretch(from: i, room: ops[opIndex].length - used)
+                if j > i, log.appendTypingChanges(agent: agent, time: c.time, author: stringMap[c.author], message: stringMap[c.message],
+                                                  lengths: changes.lengths(i ..< j), scalars: blockText[s + used ..< s + used + units]) {
+                    used += units
+                    if used == ops[opIndex].length { opIndex += 1; used = 0 }
+                    next = j
+                    continue
+                }
+            }
+            // Deleting: the same stretch of changes, whose units continue the delete op being
+            // read. Its references are checked once for the stretch: its targets are one
+            // replica's consecutive units, so the later end has the largest Lamport timestamp, and
+            // the stretch's first change has the smallest of its changes'.
+            if used > 0, i > 0, case .deleteText = ops[opIndex].body {
+                let (j, units) = changes.continuingStretch(from: i, room: ops[opIndex].length - used)
+                if j > i, let piece = try? WireBlock.piece(of: ops[opIndex], text: blockText, used: used, take: units, firstID: opFirstID, mapAgent: mapAgent),
+                   stretchReferencesAreEarlier(piece.body, length: units, log),
+                   log.appendDeletingChanges(agent: agent, time: c.time, author: stringMap[c.author], message: stringMap[c.message],
+                                             lengths: changes.lengths(i ..< j), total: units, body: piece.body) {
+                    used += units
+                    if used == ops[opIndex].length { opIndex += 1; used = 0 }
+                    next = j
+                    continue
+                }
+            }
+            let cid = ChangeID(replica: block.replicas[c.replica], seq: c.seq)
+            let lastOfAgent = log.lastChangeEnd(of: agent)
+            let expected = (lastOfAgent?.seq ?? 0) + 1
+            guard Int(c.seq) == expected else {
+                throw fail(row, "change \(cid.fullDescription) has sequence number \(c.seq), expected \(expected) (a change is missing or repeated)")
+            }
+            if row == 0 {
+                guard cid == genesis, c.depCount == 0 else { throw fail(row, "the first change is not the genesis change \(genesis.fullDescription)") }
+            } else {
+                guard c.depCount > 0 else { throw fail(row, "change \(cid.fullDescription) has no dependencies (a second origin)") }
+            }
+            let unitsSoFar = lastOfAgent?.counterEnd ?? 0
+            guard unitsSoFar + c.length < Int(UInt32.max) else {
+                throw fail(row, "change \(cid) takes replica \(cid.replica.short) past 2^32 op units")
+            }
+            let previous = lastOfAgent?.lamportEnd
+            let extra = c.extraCount == 0 ? [] : Array(block.extra(of: i))
+            let ci = c.depCount == 1
+                ? log.beginChange(agent: agent, deps: CollectionOfOne(Int(block.depRows[c.depStart])), time: c.time,
+                                  author: stringMap[c.author], message: stringMap[c.message], extra: extra)
+                : log.beginChange(agent: agent, deps: block.deps(of: i), time: c.time,
+                                  author: stringMap[c.author], message: stringMap[c.message], extra: extra)
+            if let previous, log.lamport(ofChange: ci) <= previous {
+                throw fail(row, "change \(cid) does not follow its replica's previous change (it must have it in its history)")
+            }
+            var remaining = c.length
+            while remaining > 0 {
+                guard opIndex < ops.count else { throw fail(row, "the ops end before the change does") }
+                let op = ops[opIndex]
+                if used == 0 { opFirstID = log.nextID } else if log.nextID != opFirstID.advanced(by: used) {
+                    throw fail(row, "an op runs on into a change by another replica")
+                }
+                let take = min(op.length - used, remaining)
+                // A typing run stored as one op over many changes: this change's part continues the
+                // log's last op (its origins were checked with the run's first part, which has a
+                // smaller Lamport timestamp; its left origins are the run's own earlier units).
+                if used > 0, case .insertText(_, _, _, let s) = op.body,
+                   log.extendLastInsert(by: take, scalars: blockText[s + used ..< s + used + take]) {
+                    used += take
+                    remaining -= take
+                    if used == op.length { opIndex += 1; used = 0 }
+                    continue
+                }
+                let piece: WireBlock.Piece
+                do { piece = try WireBlock.piece(of: op, text: blockText, used: used, take: take, firstID: opFirstID, mapAgent: mapAgent) } catch {
+                    throw fail(row, error.message)
+                }
+                let body = piece.body, scalars = piece.scalars
+                if let bad = unorderedReference(in: body, length: take, log) {
+                    throw fail(row, "change \(cid) refers to op \(bad)")
+                }
+                log.append(body, length: take, scalars: scalars)
+                used += take
+                remaining -= take
+                if used == op.length { opIndex += 1; used = 0 }
+            }
+        }
+        guard opIndex == block.ops.count else { throw .invalidDocument(offset: block.offset, message: "ops are left over after the last change") }
+        guard applying else { return }
+        // Apply the block's ops to the state, whole runs at a time (a run spans the changes
+        // of one replica that continue each other), in causal order.
+        do throws(ApplyFailure) { try state.applyOps(of: log, from: startLV, firstChange: firstChange) } catch {
+            throw applyError(error, block: block, firstChange: firstChange, log: log)
+        }
+    }
+
+    /// Puts the text of a block stored in document order (its state section and deleted text)
+    /// in place of the placeholders replay inserted, then checks that the state section shows
+    /// what the replayed history gives. Called right after `replay(block)`.
+    mutating func fillText(_ snapshot: WireState, dead: [Unicode.Scalar], block: WireBlock) throws(PeerNoteError) {
+        try Self.fillText(snapshot, dead: dead, block: block, log: &log, state: &state)
+    }
+
+    /// `fillText` on a given log and state (salvage replays into a document's own).
+    static func fillText(_ snapshot: WireState, dead: [Unicode.Scalar], block: WireBlock, log: inout OpLog, state: inout DocState) throws(PeerNoteError) {
+        func fail(_ message: String) -> PeerNoteError {
+            .invalidDocument(offset: block.offset, message: "the state section does not match the history: \(message)")
+        }
+        let ids = try listedNotes(snapshot, block: block, log: &log, state: state)
+        var deadPos = 0
+        for (k, note) in snapshot.notes.enumerated() {
+            let live = note.body.scalarArray
+            var livePos = 0
+            var ok = true
+            _ = state.rewriteBody(of: ids[k]) { _, length, deleted in
+                let source = deleted ? dead : live
+                let pos = deleted ? deadPos : livePos
+                guard ok, pos + length <= source.count else { ok = false; return [] }
+                if deleted { deadPos += length } else { livePos += length }
+                return source[pos ..< pos + length]
+            }
+            guard ok, livePos == live.count else { throw fail("note \(k)'s text does not fit its body") }
+        }
+        try checkRegisters(snapshot, ids: ids, block: block, state: state)
+        // Each insert's characters, from its note: a note's elements in the order it integrated
+        // them are its inserts' characters in op order (the block was just replayed, in op order,
+        // into an empty state).
+        // Arenas by note position in `ids`; the dictionary is consulted only when the note
+        // changes from one insert op to the next (hashing on every op cost a tenth of fillText).
+        let arenas = ids.map { id in state.slot(of: id).map { state.noteStates[$0].body.insertionOrder } ?? [] }
+        var used = [Int](repeating: 0, count: ids.count)
+        var position: [LocalID: Int] = [:]
+        for (k, id) in ids.enumerated() { position[id] = k }
+        var current = -1
+        let complete = log.rewriteInsertedText { note, length in
+            if current < 0 || ids[current] != note {
+                guard let k = position[note] else { return nil }
+                current = k
+            }
+            let start = used[current]
+            guard start + length <= arenas[current].count else { return nil }
+            used[current] = start + length
+            return arenas[current][start ..< start + length]
+        }
+        guard complete, zip(used, arenas).allSatisfy({ $0 == $1.count }) else { throw fail("the inserted text does not add up") }
+        guard deadPos == dead.count else { throw fail("deleted text is left over") }
+    }
+
+    /// The ids of the notes a state section lists, once checked to be the history's notes, each
+    /// once, in the order the section lists them in (live notes in the order of notes, then
+    /// deleted ones).
+    private static func listedNotes(_ snapshot: WireState, block: WireBlock, log: inout OpLog, state: DocState) throws(PeerNoteError) -> [LocalID] {
+        let agents = block.replicas.map { log.agent(for: $0) }
+        let ids = snapshot.notes.map { LocalID(agent: agents[$0.replica], counter: $0.counter) }
+        guard Set(ids).count == ids.count, ids.count == state.noteStates.count else {
+            throw Self.snapshotMismatch(block, "it lists \(ids.count) notes, the history has \(state.noteStates.count)")
+        }
+        let expectedOrder = state.orderedNoteSlots.map { state.noteStates[$0].id }
+            + state.allNoteSlotsInOrder.filter { state.noteStates[$0].isDeleted }.map { state.noteStates[$0].id }
+        guard expectedOrder == ids else { throw Self.snapshotMismatch(block, "notes are not listed in document order") }
+        return ids
+    }
+
+    /// Checks each listed note's title, tags, priority, creation time and deleted flag, and the
+    /// notebook's title, against the history's.
+    private static func checkRegisters(_ snapshot: WireState, ids: [LocalID], block: WireBlock, state: DocState) throws(PeerNoteError) {
+        for (k, note) in snapshot.notes.enumerated() {
+            guard let slot = state.slot(of: ids[k]) else { throw Self.snapshotMismatch(block, "note \(k) does not exist") }
+            // In place: copying each note to compare it was a tenth of loading a notebook of many notes.
+            // A deleted note's registers may hold concurrent values: readers do not show it, and
+            // its conflicts are not listed until it is restored (writers wrote such files, and
+            // must go on reading them); the section holds the values the history shows.
+            let shown = !note.deleted
+            guard (state.noteStates[slot].title.value ?? "").hasSameScalars(as: note.title), !(shown && state.noteStates[slot].title.isConflicted),
+                  state.noteStates[slot].visibleTags.elementsEqual(note.tags, by: { $0.hasSameScalars(as: $1) }),
+                  state.noteStates[slot].priority.value ?? .normal == note.priority, !(shown && state.noteStates[slot].priority.isConflicted),
+                  state.noteStates[slot].created == note.created, state.noteStates[slot].isDeleted == note.deleted,
+                  !(shown && state.noteStates[slot].position.isConflicted) else {
+                throw Self.snapshotMismatch(block, "note \(k) differs")
+            }
+        }
+        guard (state.title.value ?? "").hasSameScalars(as: snapshot.title), !state.title.isConflicted else {
+            throw Self.snapshotMismatch(block, "the notebook title differs")
+        }
+    }
+
+    private static func snapshotMismatch(_ block: WireBlock, _ message: String) -> PeerNoteError {
+        .invalidDocument(offset: block.offset, message: "the state section does not match the history: \(message)")
+    }
+
+    /// For a block whose state section stores each note body's structure (format version 3),
+    /// right after `replay(block)` with `bodiesFromStructures`: builds every body from its
+    /// structure, with the characters of the section's bodies and the deleted text, once the
+    /// structures are checked against the history (`OpLog.buildBodies(from:fillingText:)`), which
+    /// gives the inserts that do not store their origins the ones the structures give. Where
+    /// some insert stores its origins (two copies inserted at one place concurrently), the bodies
+    /// are instead replayed with all the origins, and must come out as the structures state. Then
+    /// the section's other items are checked, as `fillText` checks them.
+    mutating func buildBodies(_ snapshot: WireState, dead: [Unicode.Scalar], block: WireBlock) throws(PeerNoteError) {
+        try Self.buildBodies(snapshot, dead: dead, block: block, log: &log, state: &state)
+    }
+
+    /// `buildBodies` on a given log and state.
+    static func buildBodies(_ snapshot: WireState, dead: [Unicode.Scalar], block: WireBlock, log: inout OpLog, state: inout DocState) throws(PeerNoteError) {
+        func fail(_ message: String) -> PeerNoteError { snapshotMismatch(block, message) }
+        let ids = try listedNotes(snapshot, block: block, log: &log, state: state)
+        let agents = block.replicas.map { log.agent(for: $0) }
+        // Each body's elements in list order: visible ones from the section's body, deleted ones
+        // from the deleted text.
+        var stored: [StoredBody] = []
+        stored.reserveCapacity(ids.count)
+        var deadPos = 0
+        for (k, note) in snapshot.notes.enumerated() {
+            let runs = note.structure ?? []
+            let live = note.body.scalarArray
+            var livePos = 0
+            var elements: [Unicode.Scalar] = []
+            elements.reserveCapacity(live.count)
+            var structure: [StructureRun] = []
+            structure.reserveCapacity(runs.count)
+            for run in runs {
+                structure.append(StructureRun(id: LocalID(agent: agents[run.replica], counter: run.counter), length: run.length, deleted: run.deleted))
+                if run.deleted {
+                    guard run.length <= dead.count - deadPos else { throw fail("the deleted text is shorter than the structures' tombstones") }
+                    elements.append(contentsOf: dead[deadPos ..< deadPos + run.length])
+                    deadPos += run.length
+                } else {
+                    guard run.length <= live.count - livePos else { throw fail("note \(k)'s text does not fit its body") }
+                    elements.append(contentsOf: live[livePos ..< livePos + run.length])
+                    livePos += run.length
+                }
+            }
+            guard livePos == live.count else { throw fail("note \(k)'s text does not fit its body") }
+            stored.append(StoredBody(note: ids[k], runs: structure, elements: elements))
+        }
+        guard deadPos == dead.count else { throw fail("deleted text is left over") }
+        // The inserts that store their origins (found before the build gives every insert the
+        // structure's).
+        var stated: [(op: Int, left: LocalID, right: LocalID)] = []
+        for (i, op) in log.ops.enumerated() {
+            if case .insertText(_, let left, let right, _) = op.body, !left.isUnstated { stated.append((i, left, right)) }
+        }
+        let bodies: [ListCRDT<Unicode.Scalar>]
+        switch log.buildBodies(from: stored, fillingText: true) {
+        case .success(let built): bodies = built
+        case .failure(let problem): throw fail(problem.message)
+        }
+        if stated.isEmpty {
+            for (k, body) in bodies.enumerated() {
+                do throws(ApplyError) { try state.setBody(body, of: ids[k]) } catch { throw fail("note \(k) does not exist") }
+            }
+        } else {
+            // Replayed with the stored origins where there are some, the structures' elsewhere.
+            log.setInsertOrigins(stated)
+            var replayed = DocState()
+            replayed.workBudget = state.workBudget
+            do throws(ApplyFailure) { try replayed.applyOps(of: log, from: 0, firstChange: 0) } catch {
+                throw applyError(error, block: block, firstChange: 0, log: log)
+            }
+            for (k, body) in bodies.enumerated() {
+                guard let slot = replayed.slot(of: ids[k]) else { throw fail("note \(k) does not exist") }
+                guard replayed.noteStates[slot].body.totalCount == body.totalCount, Self.sameElements(replayed.noteStates[slot].body, body) else {
+                    throw fail("note \(k)'s structure is not the order its history gives")
+                }
+            }
+            state = replayed
+        }
+        if let problem = derivedOriginProblem(log) { throw fail(problem) }
+        try checkRegisters(snapshot, ids: ids, block: block, state: state)
+    }
+
+    /// Whether two lists hold the same elements (ids and tombstones) in the same order.
+    private static func sameElements(_ a: ListCRDT<Unicode.Scalar>, _ b: ListCRDT<Unicode.Scalar>) -> Bool {
+        var x: [(LocalID, Int, Bool)] = [], y: [(LocalID, Int, Bool)] = []
+        func add(_ out: inout [(LocalID, Int, Bool)], _ id: LocalID, _ length: Int, _ deleted: Bool) {
+            if let last = out.last, last.0.agent == id.agent, last.2 == deleted, Int(last.0.counter) + last.1 == Int(id.counter) {
+                out[out.count - 1].1 += length
+            } else {
+                out.append((id, length, deleted))
+            }
+        }
+        a.forEachRun { id, length, deleted, _ in add(&x, id, length, deleted) }
+        b.forEachRun { id, length, deleted, _ in add(&y, id, length, deleted) }
+        return x.count == y.count && zip(x, y).allSatisfy { $0.0 == $1.0 && $0.1 == $1.1 && $0.2 == $1.2 }
+    }
+
+    /// The first insert whose origins are not earlier than it (by Lamport timestamp), as a
+    /// stored reference must be (`problem`): an origin the structure gives is checked as one
+    /// the block stores.
+    private static func derivedOriginProblem(_ log: OpLog) -> String? {
+        var ci = 0
+        for op in log.ops {
+            guard case .insertText(_, let left, let right, _) = op.body else { continue }
+            ci = log.changeIndex(containingLV: op.lv, from: ci)
+            let me = log.localID(ofLV: op.lv, change: ci)
+            let c = log.changes[ci]
+            let lamport = c.lamport + UInt64(op.lv - c.lvStart)
+            if let bad = problem(left, me, lamport, log) ?? problem(right, me, lamport, log) {
+                return "an insert (\(name(me, log))) has an origin the structure gives, \(bad)"
+            }
+        }
+        return nil
+    }
+
+    /// The first op id `body` refers to that is not strictly earlier (by Lamport timestamp)
+    /// than the op about to be appended, or that this document lacks. References to the
+    /// causal past are always earlier; requiring it keeps every causal order, and the
+    /// canonical (lamport, replica) order, one in which referenced ops come first.
+    private static func unorderedReference(in body: OpBody, length: Int, _ log: OpLog) -> String? {
+        let me = log.nextID
+        let c = log.changes[log.changes.count - 1]
+        let myLamport = c.lamport + UInt64(c.length)
+        switch body {
+        case .insertText(let n, let l, let r, _):
+            return problem(n, me, myLamport, log) ?? problem(l, me, myLamport, log) ?? problem(r, me, myLamport, log)
+        case .deleteText(let n, let t, let rev):
+            return problem(n, me, myLamport, log) ?? problem(t, me, myLamport, log) ?? problem(t.advanced(by: rev ? -(length - 1) : length - 1), me, myLamport, log)
+        default:
+            var found: String?
+            _ = body.mapIDs { id in
+                if found == nil { found = problem(id, me, myLamport, log) }
+                return id
+            }
+            return found
+        }
+    }
+
+    /// Whether a delete `body` of `length` units, about to be appended as changes that continue
+    /// the log's last change, refers only to what exists and is earlier than the first of them
+    /// (which `unorderedReference` would find for each change): its note and the two ends of
+    /// its targets (one replica's consecutive units: every unit between exists, and none is later
+    /// than the later end).
+    private static func stretchReferencesAreEarlier(_ body: OpBody, length: Int, _ log: OpLog) -> Bool {
+        guard case .deleteText(let n, let t, let rev) = body, let c = log.changes.last else { return false }
+        let me = log.nextID
+        let firstLamport = c.lamport + UInt64(c.length)
+        let end = t.advanced(by: rev ? -(length - 1) : length - 1)
+        return problem(n, me, firstLamport, log) == nil && problem(t, me, firstLamport, log) == nil && problem(end, me, firstLamport, log) == nil
+    }
+
+    /// Why reference `r` may not appear in the op whose first unit is `me` (Lamport `myLamport`), if it may not.
+    private static func problem(_ r: LocalID, _ me: LocalID, _ myLamport: UInt64, _ log: OpLog) -> String? {
+        // Earlier ops of the same replica always come first (checked per change above). An origin
+        // a block leaves out is checked once the structure gives it (`checkDerivedOrigins`).
+        if r.isNone || r.isUnstated || (r.agent == me.agent && r.counter < me.counter) { return nil }
+        guard let l = log.lamport(of: r) else { return "\(name(r, log)), which does not exist" }
+        guard l < myLamport else { return "\(name(r, log)), which is not in its history" }
+        return nil
+    }
+
+    private static func name(_ r: LocalID, _ log: OpLog) -> String { "\(r.counter)@\(Int(r.agent) < log.replicas.count ? log.replicas[Int(r.agent)].short : "?")" }
+}

@@ -1,0 +1,167 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+extension Document {
+    // MARK: Loading
+
+    /// The notebook a file holds, as `load(bytes).notebook` gives it. A compact save of a
+    /// document without conflicts stores its state beside its history, and then this reads
+    /// only that (checksummed, not yet checked against the history: `load` and
+    /// `pnmerge validate` do that); other files are loaded in full.
+    public static func readNotebook(_ bytes: [UInt8]) throws(PeerNoteError) -> Notebook {
+        let raws: [RawBlock]
+        do throws(FormatError) { raws = try BlockCodec.decode(bytes) } catch {
+            throw error.documentError
+        }
+        guard raws.count == 1 else { return try load(bytes).notebook }
+        let read: (documentID: UUID, replicas: [ReplicaID], state: WireState)?
+        do throws(FormatError) { read = try WireCodec.decodeState(raws[0]) } catch {
+            throw error.documentError
+        }
+        guard let (id, replicas, state) = read else { return try load(bytes).notebook }
+        let notes = state.notes.filter { !$0.deleted }.map { n in
+            Note(id: NoteID(replica: replicas[n.replica], counter: n.counter), title: n.title, body: n.body, tags: n.tags,
+                 priority: n.priority, created: Date(timeIntervalSince1970: TimeInterval(n.created)), isDeleted: false)
+        }
+        return Notebook(id: id, title: state.title, notes: notes, conflicts: [])
+    }
+
+    /// Reads and verifies several documents at once, each as `load` does, on up to one thread
+    /// per processor: a merge reads two copies, which a machine with a second core reads in
+    /// about the time of the larger. The results are in the order of `files`; each fails or not on its own.
+    public static func loadAll(_ files: [[UInt8]]) -> [Result<Document, PeerNoteError>] {
+        // The largest file is read on the calling thread, which is running already (a new
+        // thread takes a moment to start) and whose malloc arena then holds the document that
+        // is usually merged into and saved; the others' arenas keep only smaller ones.
+        // Each is read on one thread: the files already keep the cores busy (a second thread for
+        // the largest one's base block makes 3 busy threads on 2 cores, which is no faster).
+        let largest = files.indices.max { files[$0].count < files[$1].count } ?? 0
+        let concurrentFrom = files.count > 1 ? Int.max : WireCodec.concurrentEncodingThreshold
+        return Concurrently.map(files, here: largest) { bytes in Result { () throws(PeerNoteError) in try load(bytes, concurrentFrom: concurrentFrom) } }
+    }
+
+    /// Reads and verifies a document: checksums, structure, causal integrity (dependencies
+    /// present, sequence numbers contiguous) and references (every op names something that exists).
+    public static func load(_ bytes: [UInt8]) throws(PeerNoteError) -> Document {
+        try load(bytes, concurrentFrom: WireCodec.concurrentEncodingThreshold)
+    }
+
+    /// `load(_:)`; a base block of `concurrentFrom` changes and ops or more is replayed on two
+    /// threads (see `BlockReplayer.replayBase`; tests set it to compare the two ways).
+    static func load(_ bytes: [UInt8], concurrentFrom: Int) throws(PeerNoteError) -> Document {
+        let raws: [RawBlock]
+        do { raws = try BlockCodec.decode(bytes) } catch {
+            throw error.documentError
+        }
+        let blocks: [WireBlock]
+        // Inflated on two threads when the base block is replayed on two (`concurrentFrom`).
+        let inflatingFrom = concurrentFrom == .max ? Int.max : min(concurrentFrom, WireCodec.concurrentInflateThreshold)
+        var totals = WireCodec.Totals()
+        do { blocks = try WireCodec.decodePayloads(raws, fileSize: bytes.count, concurrentFrom: inflatingFrom, totals: &totals) } catch {
+            throw error.documentError
+        }
+        guard let first = blocks.first, first.kind == .base, let docID = first.documentID, let genesis = first.genesis else {
+            throw .invalidDocument(offset: 0, message: "the first block is not a base block")
+        }
+        var replayer = BlockReplayer(genesis: genesis)
+        // Integration work a file may ask for, proportional to its size (hostile files could ask
+        // for quadratic work: thousands of concurrent inserts at one place).
+        let budget = VerifiedFile.workBudget(fileSize: bytes.count)
+        replayer.state.workBudget = budget
+        var unknownFields = first.unknownFields
+        var rows = 0
+        var crc: UInt32 = 0
+        var crcEnd = 0
+        for block in blocks {
+            if block.offset > 0 {
+                try Self.checkPlacement(of: block, in: bytes, crc: &crc, checksummed: &crcEnd, rows: rows)
+                // A later block's value for a key replaces an earlier one's (a newer writer updated it).
+                for f in block.unknownFields where !unknownFields.contains(f) {
+                    let key = WireCodec.unknownFieldKey(f)
+                    unknownFields.removeAll { WireCodec.unknownFieldKey($0) == key }
+                    unknownFields.append(f)
+                }
+            }
+            let structured = block.state?.storesStructures ?? false
+            // A block storing its bodies' structures: the text ops are applied to the log alone,
+            // then the bodies built from the structures.
+            replayer.state.bodiesFromStructures = structured
+            if block.offset == 0 && block.changes.count + block.ops.count >= concurrentFrom {
+                try replayer.replayBase(block)
+            } else {
+                try replayer.replay(block)
+            }
+            replayer.state.bodiesFromStructures = false
+            if let state = block.state {
+                // A state section shows the state its block's changes give in their canonical
+                // order, which a compact save writes them in: a block in another order is refused
+                // (it could show one notebook to a reader of the section and another to one of
+                // the history). Only a base block has one, and it is read first.
+                if let bad = replayer.log.firstOutOfCanonicalOrder() {
+                    throw .invalidDocument(offset: block.offset, message: "change at row \(bad): a block with a state section holds its changes in canonical order (by Lamport timestamp, then replica id), and this one comes before the change above it")
+                }
+                if structured {
+                    try replayer.buildBodies(state, dead: block.deadText, block: block)
+                } else {
+                    try replayer.fillText(state, dead: block.deadText, block: block)
+                }
+            }
+            rows += block.changes.count
+        }
+        // The state is the changes applied in the canonical order (`DocState.canonical`): a file
+        // whose rows are in another order (appended blocks) is applied again in that order when
+        // its rows are not (an honest history gives the same state both ways; a crafted one may
+        // not, and then only the canonical order is the same in every copy). Within a budget of
+        // its own, as large as the first.
+        // What a save appending to these bytes is checked from (`VerifiedFile`): the state the
+        // rows give in file order, which is the document's unless it was replayed canonically.
+        var verified: VerifiedFile?
+        if replayer.log.firstOutOfCanonicalOrder() != nil {
+            try replayer.replayCanonically(workBudget: VerifiedFile.workBudget(fileSize: bytes.count)) { row in
+                blocks.last { $0.firstRow <= row }?.offset ?? 0
+            }
+        } else {
+            let spent = budget - replayer.state.workBudget
+            var state = replayer.state
+            state.workBudget = .max
+            verified = VerifiedFile(bytes: bytes, genesis: genesis, log: replayer.log, state: state, workSpent: spent, totals: totals,
+                                    rows: rows, checksum: crc, checksummed: crcEnd)
+        }
+        replayer.state.workBudget = .max
+        let doc = Document(id: docID, genesis: genesis, log: replayer.log, state: replayer.state, replica: .random(), author: "")
+        // A state section is written only without conflicts (`readNotebook` shows none); the
+        // registers were checked with the text, which leaves notes deleted while edited.
+        if blocks.count == 1, first.state != nil, !doc.concurrentValues.isEmpty {
+            throw .invalidDocument(offset: first.offset, message: "the state section does not match the history: the history has conflicts")
+        }
+        doc.unknownFields = unknownFields
+        doc.persisted = Persisted(bytes: bytes, rowOfChange: ChangeIndices(0 ..< rows), opRows: blocks.reduce(0) { $0 + $1.ops.count },
+                                  predecessors: blocks.reduce(0) { $0 + $1.predecessorCount }, units: doc.log.lvCount, unknownFields: unknownFields,
+                                  verified: verified)
+        return doc
+    }
+
+}
+
+extension Document {
+    /// The checks that place an append block in its file: it is an append block, its
+    /// `previousCRC` is the CRC-32 of the bytes before it (`crc` is that of
+    /// `bytes[..<checksummed]`, carried forward here, so a file is checksummed once: linear in
+    /// its size), and its `firstRow` is the number of changes before it (`rows`). Used by `load`
+    /// for every block after the first and by `checkAppended`, so both refuse alike.
+    static func checkPlacement(of block: WireBlock, in bytes: [UInt8], crc: inout UInt32, checksummed: inout Int,
+                               rows: Int) throws(PeerNoteError) {
+        guard block.kind == .append else { throw .invalidDocument(offset: block.offset, message: "a second base block") }
+        crc = CRC32.checksum(bytes[checksummed ..< block.offset], initial: crc)
+        checksummed = block.offset
+        guard block.previousCRC == crc else {
+            throw .invalidDocument(offset: block.offset, message: "appended block does not belong after the bytes before it (checksum of earlier blocks differs)")
+        }
+        guard block.firstRow == rows else {
+            throw .invalidDocument(offset: block.offset, message: "appended block starts at change \(block.firstRow), the file holds \(rows) before it")
+        }
+    }
+}

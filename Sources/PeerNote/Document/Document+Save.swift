@@ -1,0 +1,405 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// What a document's file holds: its bytes and where each persisted change sits.
+struct Persisted: Sendable {
+    var bytes: [UInt8]
+    /// Row (position in the file) of each change `0 ..< rowOfChange.count` of the op log; for
+    /// those in `notInFile`, the row an incremental save gives them (after the file's, in order).
+    var rowOfChange: ChangeIndices
+    /// The changes below `rowOfChange.count` that the file does not hold, in the order an
+    /// incremental save appends them (not necessarily ascending). Empty but in a document that
+    /// `merged(with:)` built from the other copy: its log interleaves the other copy's changes
+    /// with the file's.
+    var notInFile: [Int] = []
+    /// Op rows and predecessors of all the file's blocks (they share the reader's row budget).
+    var opRows: Int
+    var predecessors: Int
+    /// The op units the file holds (the log's `lvCount` when it was written or read): a change
+    /// the file holds that has grown since (an incremental save made inside a transaction, whose
+    /// change then took more edits) is not in the file as it is now.
+    var units: Int
+    /// The document's unknown payload fields the file holds.
+    var unknownFields: [[UInt8]] = []
+    /// What a reader of a prefix of `bytes` holds after reading it (`Document.load`, or the last
+    /// check of a save), so that a save appending blocks to them is checked by reading only those
+    /// (`Document.checkSaveLoads`). Nil when no prefix is known to load, or when a load of these
+    /// bytes replays them canonically (the state in file order is then not kept).
+    var verified: VerifiedFile?
+
+    /// How many changes the file holds.
+    var fileChangeCount: Int { rowOfChange.count - notInFile.count }
+}
+
+/// How to write a document.
+public enum SaveMode: Sendable {
+    /// Canonical form: one block, changes in causal (lamport, replica) order. Two documents
+    /// with the same changes give identical bytes.
+    case compact
+    /// The bytes the document was loaded from (or last saved as), with one block appended
+    /// holding only the new changes, so that sync tools move little. Falls back to compact
+    /// when there is no earlier file, or when the last change it holds has grown since (it was
+    /// saved inside a transaction that went on editing).
+    case incremental
+}
+
+extension Document {
+    // MARK: Saving
+
+    /// The document as bytes. Saving records the result, so a later incremental save appends to it.
+    public func save(_ mode: SaveMode = .compact) -> [UInt8] {
+        save(mode, writeStructures: Self.writesStructures)
+    }
+
+    /// Whether compact saves write format version 3 (each note body's structure in the state
+    /// section, the origins it implies left out): not yet by default. This library reads version
+    /// 3 so that copies of it in use can read such files once writers write them; writing it
+    /// waits until it makes saving and loading faster, which it does not yet (docs/FORMAT-V3.md,
+    /// "Measured as files"). The environment variable `PEERNOTE_WRITE_FORMAT=3` turns
+    /// it on, for the spec check, the benchmarks and anyone trying it.
+    static let writesStructures = ProcessInfo.processInfo.environment["PEERNOTE_WRITE_FORMAT"] == "3"
+
+    /// `save(mode)`; with `writeStructures`, a compact save's base block with a state section is
+    /// written as format version 3, else as version 2 (its state section without the bodies'
+    /// structures, every insert's origins stored).
+    @_spi(Diagnostics) public func save(_ mode: SaveMode, writeStructures: Bool) -> [UInt8] {
+        save(mode, writeStructures: writeStructures, concurrentFrom: WireCodec.concurrentEncodingThreshold)
+    }
+
+    /// `save(mode, writeStructures:)`; a compact save of `concurrentFrom` changes or more makes
+    /// its state section on another thread (tests set it to compare the two ways).
+    func save(_ mode: SaveMode, writeStructures: Bool, concurrentFrom: Int) -> [UInt8] {
+        // Appending is possible only when the file's last change is in it whole: a save made
+        // inside a transaction holds its change as it stood then (else: a compact save).
+        // An appended block carries no payload fields a newer version wrote: when a merge brought
+        // some in, the save is compact.
+        if mode == .incremental, let p = persisted, p.unknownFields == unknownFields, p.rowOfChange.count <= log.changes.count,
+           p.rowOfChange.count == 0 || log.changes.lvEnd(p.rowOfChange.count - 1) == p.units {
+            if p.notInFile.isEmpty && p.rowOfChange.count == log.changes.count { return p.bytes }
+            // New changes take the rows after the file's, in the log's order.
+            // (Those the file lacks among its own have theirs already, and the rest follow them:
+            // change `rowOfChange.count + k` takes the row as many changes after the file's.)
+            let tail = p.rowOfChange.count ..< log.changes.count
+            let newChanges = p.notInFile.isEmpty ? ChangeIndices(tail) : ChangeIndices(p.notInFile + tail)
+            let rowOf = p.rowOfChange.appending(tail)
+            var block = makeBlock(changes: newChanges, rowOf: rowOf, firstRow: p.fileChangeCount)
+            block.kind = .append
+            block.previousCRC = CRC32.checksum(p.bytes)
+            let opRows = p.opRows + block.ops.count, predecessors = p.predecessors + block.predecessorCount
+            let bytes = p.bytes + Self.encodeLoadable(&block, fileBefore: p.bytes.count, changes: rowOf.count, opRows: opRows, predecessors: predecessors)
+            persisted = Persisted(bytes: bytes, rowOfChange: rowOf, opRows: opRows, predecessors: predecessors, units: log.lvCount, unknownFields: unknownFields,
+                                  verified: p.verified)
+            return bytes
+        }
+        let canonical: (Int, Int) -> Bool = { [log] x, y in
+            let la = log.changes.lamport(x), lb = log.changes.lamport(y)
+            return la != lb ? la < lb : log.replicas[Int(log.changes.agent(x))] < log.replicas[Int(log.changes.agent(y))]
+        }
+        // A log with one replica, or one loaded from a compact file, is already in canonical order
+        // (and then neither the order nor its inverse takes memory).
+        // A run of one replica's changes, each on the previous, is in canonical order already.
+        let order = ChangeIndices.sorted(count: log.changes.count, sortedEnd: { [log] in log.changes.runEnd(of: $0) }, by: canonical)
+        let rowOf = order.inverse()
+        let table = replicaTable(of: order)
+        var block: WireBlock
+        if order.count >= concurrentFrom && !writeStructures, let input = stateSectionInput(),
+           case let replicaTable = table.map({ log.replicas[Int($0)] }), let slots = Self.stateSectionSlots(input, replicaTable: replicaTable) {
+            // A large block: its state section is made, encoded and compressed on another thread
+            // while this one makes the rest of the block and encodes its columns but the text
+            // column; that column (the notes' deleted text) is made by whichever thread is done
+            // first (on the benchmark's documents, the other one for a merged copy, this one for
+            // a single writer's); the column set is then compressed, on both threads. Two
+            // hand-overs only: a third, to encode the columns on both threads, gains nothing a
+            // fresh process can measure (Benchmarks/HISTORY.md, 2026-11-25).
+            let deadTextWork = Claim()
+            let makeDeadText: @Sendable () -> (text: [Unicode.Scalar], column: [UInt8]) = {
+                let dead = Self.deadText(input, slots: slots)
+                return (dead, WireCodec.deadTextColumn(dead))
+            }
+            let (made, (state, compressed, deadThere)) = Concurrently.run({ () -> (WireBlock, [UInt64: [UInt8]], [String], (text: [Unicode.Scalar], column: [UInt8])?) in
+                let block = makeBlock(changes: order, rowOf: rowOf, firstRow: 0, table: table)
+                let (raw, strings) = WireCodec.encodeColumns(block, stateSection: true, concurrent: false)
+                return (block, raw, strings, deadTextWork.take() ? makeDeadText() : nil)
+            }, alongside: { () -> (WireState, CompressedSection, (text: [Unicode.Scalar], column: [UInt8])?) in
+                let state = Self.stateSection(input, slots: slots, replicaTable: replicaTable)
+                let compressed = WireCodec.compressState(state)
+                return (state, compressed, deadTextWork.take() ? makeDeadText() : nil)
+            })
+            guard let dead = made.3 ?? deadThere else { preconditionFailure("neither thread made the deleted text") }
+            var raw = made.1
+            if !dead.column.isEmpty { raw[ColumnID.opText.rawValue] = dead.column }
+            block = made.0
+            block.deadText = dead.text
+            block.encodedColumns = EncodedColumns(bytes: ColumnSet.encode(raw), strings: made.2)
+            block.state = state
+            block.compressedState = compressed
+        } else {
+            block = makeBlock(changes: order, rowOf: rowOf, firstRow: 0, table: table)
+            if let input = stateSectionInput(), let slots = Self.stateSectionSlots(input, replicaTable: block.replicas) {
+                block.state = Self.stateSection(input, slots: slots, replicaTable: block.replicas)
+                block.deadText = Self.deadText(input, slots: slots)
+                if writeStructures {
+                    var blockIndex = [UInt32](repeating: .max, count: log.replicas.count)
+                    for (i, r) in block.replicas.enumerated() { if let a = log.existingAgent(for: r) { blockIndex[Int(a)] = UInt32(i) } }
+                    storeStructures(in: &block, order: order, blockIndex: blockIndex)
+                }
+            }
+        }
+        block.kind = .base
+        block.documentID = id
+        block.genesis = genesis
+        block.unknownFields = unknownFields.sorted { $0.lexicographicallyPrecedes($1) }
+        let predecessors = block.predecessorCount
+        let bytes = Self.encodeLoadable(&block, fileBefore: 0, changes: rowOf.count, opRows: block.ops.count, predecessors: predecessors)
+        persisted = Persisted(bytes: bytes, rowOfChange: rowOf, opRows: block.ops.count, predecessors: predecessors, units: log.lvCount, unknownFields: unknownFields)
+        return bytes
+    }
+
+    /// The block's bytes, padded when needed so that the file (`fileBefore` bytes before the
+    /// block, holding `changes`, `opRows` and `predecessors` in all with it) meets the limits
+    /// every reader enforces: runs of identical edits compress so well that, unpadded, a file of
+    /// 70,000 keystrokes would be 330 bytes, more changes than a file that small may hold.
+    static func encodeLoadable(_ block: inout WireBlock, fileBefore: Int, changes: Int, opRows: Int, predecessors: Int) -> [UInt8] {
+        let required = WireCodec.Limits().requiredFileSize(
+            changes: changes, ops: opRows, predecessors: predecessors, dependencies: block.depRows.count,
+            units: block.ops.reduce(0) { $0 + $1.length }, insertedScalars: block.text.count)
+        let version = Format.version(of: block)
+        let bytes = BlockCodec.encode(payload: WireCodec.encodePayload(block), version: version)
+        guard fileBefore + bytes.count < required else { return bytes }
+        // The padding field's own key and length header only add to the size.
+        block.padding = required - fileBefore - bytes.count
+        return BlockCodec.encode(payload: WireCodec.encodePayload(block), version: version)
+    }
+
+    /// What a compact save's state section is made from (`stateSection`); nil when the document
+    /// has no text, or has conflicts (a state section shows exactly what `notebook` shows, and
+    /// conflicts need the history to be shown).
+    struct StateSectionInput: Sendable {
+        var state: DocState
+        var replicas: [ReplicaID]
+        var title: String
+    }
+
+    private func stateSectionInput() -> StateSectionInput? {
+        guard !log.text.isEmpty, concurrentValues.isEmpty else { return nil }
+        return StateSectionInput(state: state, replicas: log.replicas, title: title)
+    }
+
+    /// The notes of a compact save's state section (`noteStates` indices), in its order: the
+    /// notes in the order of notes, then the deleted ones; nil when the state cannot be written
+    /// as a state section for a block whose replica table is `replicaTable`.
+    private static func stateSectionSlots(_ input: StateSectionInput, replicaTable: [ReplicaID]) -> [Int]? {
+        let state = input.state
+        let all = state.allNoteSlotsInOrder
+        guard all.count == state.noteStates.count else { return nil }
+        let table = Set(replicaTable)
+        guard all.allSatisfy({ table.contains(input.replicas[Int(state.noteStates[$0].id.agent)]) }) else { return nil }
+        return all.filter { !state.noteStates[$0].isDeleted } + all.filter { state.noteStates[$0].isDeleted }
+    }
+
+    /// The state section of a compact save (see `WireState`), for a block whose replica table
+    /// is `replicaTable` (`slots` from `stateSectionSlots`).
+    private static func stateSection(_ input: StateSectionInput, slots: [Int], replicaTable: [ReplicaID]) -> WireState {
+        var index: [ReplicaID: Int] = [:]
+        for (i, r) in replicaTable.enumerated() { index[r] = i }
+        let notes = slots.map { slot in
+            let n = input.state.noteStates[slot]
+            return WireNoteState(replica: index[input.replicas[Int(n.id.agent)]] ?? 0, counter: n.id.counter, title: n.title.value ?? "",
+                                 tags: n.visibleTags, priority: n.priority.value ?? .normal, created: n.created, deleted: n.isDeleted,
+                                 body: String(scalars: n.body.visibleElements))
+        }
+        return WireState(title: input.title, notes: notes)
+    }
+
+    /// The deleted text that goes with a state section (the text column's contents): each
+    /// note's deleted characters in document order, the notes in `slots` order.
+    private static func deadText(_ input: StateSectionInput, slots: [Int]) -> [Unicode.Scalar] {
+        var dead: [Unicode.Scalar] = []
+        for slot in slots {
+            let body = input.state.noteStates[slot].body
+            if body.totalCount > body.visibleCount { dead += body.deletedElements }
+        }
+        return dead
+    }
+
+    /// The replicas a block holding `changes` mentions, as the log's agents in the order of
+    /// their ids (the block's replica table): authors of its changes and anything its ops refer to.
+    private func replicaTable(of order: ChangeIndices) -> [UInt32] {
+        let log = self.log
+        var used = [Bool](repeating: false, count: log.replicas.count)
+        func markReferences(_ body: OpBody) {
+            switch body {
+            case .insertText(let n, let l, let r, _):
+                used[Int(n.agent)] = true
+                if !l.isNone { used[Int(l.agent)] = true }
+                if !r.isNone { used[Int(r.agent)] = true }
+            case .deleteText(let n, let t, _):
+                used[Int(n.agent)] = true
+                used[Int(t.agent)] = true
+            default:
+                _ = body.mapIDs { id in if !id.isNone { used[Int(id.agent)] = true }; return id }
+            }
+        }
+        if order.count == log.changes.count {
+            // Every change is in the block: the replicas that made one. Every id an op names is a
+            // unit of a change of the log (a loaded log's references are checked as it is read,
+            // `unorderedReference`; an edit names what exists), so its replica is one of them.
+            // (Not found by walking every change and op: that walk would be a large save's work
+            // before its state section's thread can start.)
+            for a in used.indices where log.changes.hasChanges(of: a) { used[a] = true }
+            assert({
+                var named = used
+                for op in log.ops {
+                    _ = op.body.mapIDs { id in if !id.isNone { named[Int(id.agent)] = true }; return id }
+                }
+                return named == used
+            }(), "an op names a replica without changes")
+        } else {
+            for ci in order { used[Int(log.changes.agent(ci))] = true }
+            var pieces = OpPieces(order, in: log)
+            while let piece = pieces.next() { markReferences(piece.op.body) }
+        }
+        return used.indices.filter { used[$0] }.map { UInt32($0) }.sorted { log.replicas[Int($0)] < log.replicas[Int($1)] }
+    }
+
+    /// A block holding `changes` (in that order), with replica ids in sorted order (`table`, from
+    /// `replicaTable(of:)`).
+    private func makeBlock(changes order: ChangeIndices, rowOf: ChangeIndices, firstRow: Int, table: [UInt32]? = nil) -> WireBlock {
+        // Read through a local: each access to `self.log` inside the loops and closures below
+        // copied the whole op log (sixteen retains and releases), per change and per op.
+        let log = self.log
+        let table = table ?? replicaTable(of: order)
+        var agentIndex = [UInt32](repeating: .max, count: log.replicas.count)
+        for (i, a) in table.enumerated() { agentIndex[Int(a)] = UInt32(i) }
+        // A constant for the closure to capture (a captured variable is checked on every access).
+        let index = agentIndex
+        @inline(__always) func remap(_ id: LocalID) -> LocalID { id.isNone ? id : LocalID(agent: index[Int(id.agent)], counter: id.counter) }
+
+        var block = WireBlock()
+        block.replicas = table.map { log.replicas[Int($0)] }
+        block.firstRow = firstRow
+        // Dependencies and extra fields are gathered here; the changes themselves are made one
+        // at a time as the encoder reads them (a `WireChange` per change would be 48 bytes each).
+        var depRows: [Int32] = [], extraBytes: [UInt8] = []
+        depRows.reserveCapacity(order.count)
+        // The log's interned strings, interned in the block once each (-1: not yet).
+        var blockString = [Int](repeating: -1, count: log.strings.count)
+        var k = 0
+        while k < order.count {
+            let ci = order[k]
+            let c = log.changes[ci]
+            if blockString[Int(c.author)] < 0 { blockString[Int(c.author)] = block.intern(log.strings[Int(c.author)]) }
+            if blockString[Int(c.message)] < 0 { blockString[Int(c.message)] = block.intern(log.strings[Int(c.message)]) }
+            for d in log.deps(of: ci) { depRows.append(Int32(rowOf[d])) }
+            if c.extra != 0 { extraBytes.append(contentsOf: log.extras[Int(c.extra)]) }
+            k += 1
+            // The changes of its log run that come right after it in the order share its author,
+            // message and (no) extra fields, and each depends on the one before, on the row
+            // before (change `order[m]` is on row `firstRow + m`).
+            guard c.extra == 0 else { continue }
+            assert(rowOf[ci] == firstRow + k - 1)
+            let j = order.consecutiveEnd(after: k - 1, below: log.changes.runEnd(of: ci))
+            depRows.appendRows(firstRow + k - 1 ..< firstRow + j - 1)
+            k = j
+        }
+        block.depRows = depRows
+        block.extraBytes = extraBytes
+        block.generatedChanges = GeneratedChanges(log: log, order: order, replicaIndex: index, stringIndex: blockString)
+        // The op being gathered and its first unit's id (no optional tuple: that one was
+        // destroyed through the runtime's generic witnesses, op after op).
+        var pending: Op?
+        var pendingFirstID = LocalID.none
+        var lv = 0
+        if order.count == log.changes.count {
+            // Every op is in the block: its text is the log's, and its ops about as many (cut
+            // where the order leaves the log's, joined where it returns), so the arrays are
+            // made once instead of doubling (and copying) over the walk.
+            block.text.reserveCapacity(log.text.count)
+            block.ops.reserveCapacity(log.ops.count)
+        }
+        var pieces = OpPieces(order, in: log)
+        while let piece = pieces.next() {
+            let ci = piece.change, op = piece.op
+            let body: OpBody
+            switch op.body {
+            case .insertText(let n, let l, let r, let s):
+                body = .insertText(note: remap(n), originLeft: remap(l), originRight: remap(r), contentStart: block.text.count)
+                block.text.append(contentsOf: log.text[s ..< s + op.length])
+            case .deleteText(let n, let t, let reversed):
+                body = .deleteText(note: remap(n), target: remap(t), reversed: reversed)
+            default:
+                body = op.body.mapIDs(remap)
+            }
+            let next = Op(lv: lv, length: op.length, body: body)
+            let firstID = remap(log.localID(ofLV: op.lv, change: ci))
+            lv += op.length
+            if let p = pending, let merged = OpLog.merge(p, firstID: pendingFirstID, next, firstID: firstID) {
+                pending = merged
+            } else {
+                if let p = pending { block.ops.append(p) }
+                pending = next
+                pendingFirstID = firstID
+            }
+        }
+        if let p = pending { block.ops.append(p) }
+        return block
+    }
+
+    /// The ops of the changes in `order`, cut where the order leaves the log's order, each with
+    /// the index of the change holding its first unit. Changes whose units follow each other in
+    /// the log (most of them: the log is in causal order too) are taken as one stretch, so a run
+    /// of typing made of many changes stays one op. An iterator rather than a function taking a
+    /// closure: a closure's captured variables have their exclusive access checked at run time
+    /// on every use, about 80 instructions a piece in a save.
+    struct OpPieces: IteratorProtocol {
+        private let order: ChangeIndices
+        private let log: OpLog
+        /// The position in `order` where the next stretch starts.
+        private var k = 0
+        /// The current stretch's local versions, the next op to cut from it, and the change
+        /// holding the last piece's first unit.
+        private var start = 0, end = 0, opIndex = 0, change = 0
+
+        init(_ order: ChangeIndices, in log: OpLog) {
+            self.order = order
+            self.log = log
+        }
+
+        /// An op or a part of one, and the change holding its first unit. (A struct: an optional
+        /// tuple was copied and destroyed through the runtime's generic witnesses, piece after piece.)
+        struct Piece {
+            var change: Int
+            var op: Op
+        }
+
+        mutating func next() -> Piece? {
+            while opIndex >= log.ops.count || log.ops[opIndex].lv >= end {
+                guard k < order.count else { return nil }
+                start = log.changes.lvStart(order[k])
+                // Changes tile the log's local versions in order, so the next change index always
+                // starts where the one before ends; another change may too (when those between
+                // are empty).
+                var j = order.consecutiveEnd(after: k, below: log.changes.count)
+                var last = order[j - 1]
+                while j < order.count {
+                    let c = order[j]
+                    guard c == last + 1 || log.changes.lvStart(c) == log.changes.lvEnd(last) else { break }
+                    j = order.consecutiveEnd(after: j, below: log.changes.count)
+                    last = order[j - 1]
+                }
+                end = log.changes.lvEnd(last)
+                change = order[k]
+                k = j
+                opIndex = end > start ? log.opIndex(containingLV: start) : log.ops.count
+            }
+            let op = log.ops[opIndex]
+            let from = max(start, op.lv), to = min(end, op.lv + op.length)
+            if from != start { change = log.changeIndex(containingLV: from, from: change) }
+            opIndex += 1
+            return Piece(change: change, op: from == op.lv && to == op.lv + op.length ? op : log.slice(op, from: from, to: to, change: change))
+        }
+    }
+}
