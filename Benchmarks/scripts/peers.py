@@ -344,6 +344,8 @@ def peernote_one_copy(args, work, mine, edit_args):
 
 
 def peernote_notebook(args, work, n):
+    work = os.path.join(work, f"notebook-{n}")
+    os.mkdir(work)
     base, mine, theirs = many_notes().build(args.tools, work, n)
     out = os.path.join(work, "out.peernote")
     row = {"size_a": os.path.getsize(mine)}
