@@ -25,8 +25,8 @@ extension Document {
     /// The reader's state after a passing check is kept (`Persisted.verified`) when `bytes` are
     /// this document's record of its file, so that the next appending save is checked from there.
     ///
-    /// Why any other save is read whole (`merge -o`, `compact`, a new file), each part of the
-    /// read being what makes the verdict:
+    /// Why any other save is read whole (a compact save: `compact`, a new file; `merge -o` reads
+    /// its result whole through `checkLoadable`), each part of the read being what makes the verdict:
     /// - Decoding: the bytes are a new encoding of the whole history (one block, its columns,
     ///   its compression); which of them the reader's decoder accepts, and within which limits
     ///   (the new file's size sets them), is known only by decoding them.
