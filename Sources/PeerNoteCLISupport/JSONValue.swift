@@ -32,64 +32,103 @@ public indirect enum JSONValue: Equatable, Sendable {
     public static func strings(_ values: [String]) -> JSONValue { .array(values.map(JSONValue.string)) }
 
     /// Pretty-printed text (two-space indent) with a final newline.
-    public var rendered: String {
-        var out = ""
+    public var rendered: String { String(decoding: renderedBytes, as: UTF8.self) }
+
+    /// `rendered` as UTF-8 bytes, written straight into one buffer (a listing of many notes
+    /// renders megabytes: no `String` is built per value, and a string's text is copied in runs
+    /// between the characters that need an escape).
+    ///
+    /// - Complexity: O(n) in the bytes written.
+    public var renderedBytes: [UInt8] {
+        var out: [UInt8] = []
         write(into: &out, indent: 0)
-        out += "\n"
+        out.append(UInt8(ascii: "\n"))
         return out
     }
 
-    private func write(into out: inout String, indent: Int) {
+    private static func indentation(_ level: Int, into out: inout [UInt8]) {
+        out.append(contentsOf: repeatElement(UInt8(ascii: " "), count: 2 * level))
+    }
+
+    private func write(into out: inout [UInt8], indent: Int) {
         switch self {
-        case .null: out += "null"
-        case .bool(let b): out += b ? "true" : "false"
-        case .int(let i): out += String(i)
+        case .null: out.append(contentsOf: "null".utf8)
+        case .bool(let b): out.append(contentsOf: (b ? "true" : "false").utf8)
+        case .int(let i): out.append(contentsOf: String(i).utf8)
         case .string(let s): Self.quote(s, into: &out)
         case .array(let items):
-            guard !items.isEmpty else { out += "[]"; return }
-            out += "[\n"
+            guard !items.isEmpty else { out.append(contentsOf: "[]".utf8); return }
+            out.append(contentsOf: "[\n".utf8)
             for (i, item) in items.enumerated() {
-                out += String(repeating: "  ", count: indent + 1)
+                Self.indentation(indent + 1, into: &out)
                 item.write(into: &out, indent: indent + 1)
-                out += i == items.count - 1 ? "\n" : ",\n"
+                out.append(contentsOf: (i == items.count - 1 ? "\n" : ",\n").utf8)
             }
-            out += String(repeating: "  ", count: indent) + "]"
+            Self.indentation(indent, into: &out)
+            out.append(UInt8(ascii: "]"))
         case .object(let members):
-            guard !members.isEmpty else { out += "{}"; return }
-            out += "{\n"
+            guard !members.isEmpty else { out.append(contentsOf: "{}".utf8); return }
+            out.append(contentsOf: "{\n".utf8)
             for (i, (key, value)) in members.enumerated() {
-                out += String(repeating: "  ", count: indent + 1)
+                Self.indentation(indent + 1, into: &out)
                 Self.quote(key, into: &out)
-                out += ": "
+                out.append(contentsOf: ": ".utf8)
                 value.write(into: &out, indent: indent + 1)
-                out += i == members.count - 1 ? "\n" : ",\n"
+                out.append(contentsOf: (i == members.count - 1 ? "\n" : ",\n").utf8)
             }
-            out += String(repeating: "  ", count: indent) + "}"
+            Self.indentation(indent, into: &out)
+            out.append(UInt8(ascii: "}"))
         }
     }
 
     /// `s` as a JSON string, escaped as every JSON the tools write escapes it.
     public static func quoted(_ s: String) -> String {
-        var out = ""
+        var out: [UInt8] = []
         quote(s, into: &out)
-        return out
+        return String(decoding: out, as: UTF8.self)
     }
 
-    private static func quote(_ s: String, into out: inout String) {
-        out += "\""
-        for scalar in s.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            // C1 controls too (U+0080–U+009F): valid raw in JSON, but a terminal acts on them.
-            case let c where c.value < 0x20 || c.value == 0x7F || (0x80 ... 0x9F).contains(c.value) || c.value == 0x2028 || c.value == 0x2029:
-                out += JSONText.unicodeEscape(c.value)
-            default: out.unicodeScalars.append(scalar)
+    /// `s` in double quotes, escaping `"`, `\`, the C0 controls (`\n`, `\r`, `\t`, else
+    /// `\u00XX`), DEL, the C1 controls U+0080–U+009F (valid raw in JSON, but a terminal acts on
+    /// them), U+2028 and U+2029. Read from the UTF-8 bytes: in valid UTF-8 a byte below 0x80 is
+    /// that ASCII character alone, U+0080–U+009F are 0xC2 followed by 0x80–0x9F, U+2028 and
+    /// U+2029 are 0xE2 0x80 0xA8 and 0xA9, and no lead byte (0xC2, 0xE2) is ever a continuation
+    /// byte, so these tests find exactly the scalars to escape; every other byte is copied.
+    private static func quote(_ s: String, into out: inout [UInt8]) {
+        out.append(UInt8(ascii: "\""))
+        var s = s
+        s.withUTF8 { b in
+            var copied = 0, i = 0
+            while i < b.count {
+                let c = b[i]
+                let escape: [UInt8]
+                let length: Int
+                switch c {
+                case 0x20 ..< 0x7F where c != UInt8(ascii: "\"") && c != UInt8(ascii: "\\"), 0x80 ..< 0xC2, 0xC3 ..< 0xE2, 0xE3 ... 0xFF:
+                    i += 1
+                    continue
+                case UInt8(ascii: "\""): escape = Array("\\\"".utf8); length = 1
+                case UInt8(ascii: "\\"): escape = Array("\\\\".utf8); length = 1
+                case UInt8(ascii: "\n"): escape = Array("\\n".utf8); length = 1
+                case UInt8(ascii: "\r"): escape = Array("\\r".utf8); length = 1
+                case UInt8(ascii: "\t"): escape = Array("\\t".utf8); length = 1
+                case 0 ..< 0x20, 0x7F: escape = Array(JSONText.unicodeEscape(UInt32(c)).utf8); length = 1
+                case 0xC2:
+                    guard i + 1 < b.count, (0x80 ... 0x9F).contains(b[i + 1]) else { i += 1; continue }
+                    escape = Array(JSONText.unicodeEscape(UInt32(b[i + 1])).utf8)
+                    length = 2
+                default: // 0xE2
+                    guard i + 2 < b.count, b[i + 1] == 0x80, b[i + 2] == 0xA8 || b[i + 2] == 0xA9 else { i += 1; continue }
+                    escape = Array(JSONText.unicodeEscape(0x2000 + UInt32(b[i + 2] - 0x80)).utf8)
+                    length = 3
+                }
+                out.append(contentsOf: UnsafeBufferPointer(rebasing: b[copied ..< i]))
+                out.append(contentsOf: escape)
+                i += length
+                copied = i
             }
+            out.append(contentsOf: UnsafeBufferPointer(rebasing: b[copied ..< b.count]))
         }
-        out += "\""
+        out.append(UInt8(ascii: "\""))
     }
 }

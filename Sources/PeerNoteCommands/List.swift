@@ -44,7 +44,7 @@ extension PeerNoteCLI {
                 let value = JSONValue.array(rows.map { row in
                     NotebookJSONValue.note(row.note, deleted: true, extra: [("index", .optional(row.index))])
                 })
-                return try StandardOutput.write(value.rendered)
+                return try StandardOutput.write(bytes: value.renderedBytes)
             }
             var listing = Self.render(rows.map(\.note), indexes: rows.map(\.index), color: Terminal.colorEnabled())
             // "(no notes)" is for the person at the terminal; a script reading the list gets no lines.

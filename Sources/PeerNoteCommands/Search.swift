@@ -49,7 +49,7 @@ extension PeerNoteCLI {
                              ("field", .string(hit.line == nil ? "title" : "body")), ("line", .optional(hit.line)),
                              ("text", .string(hit.text))])
                 })
-                return try StandardOutput.write(value.rendered)
+                return try StandardOutput.write(bytes: value.renderedBytes)
             }
             let color = Terminal.colorEnabled()
             var out = ""

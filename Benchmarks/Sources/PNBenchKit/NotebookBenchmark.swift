@@ -121,14 +121,14 @@ struct NotebookBenchmark {
             }
             return Timing.median(times)
         }
-        let validate = try time { _ = try load(mine, "MINE") }
+        let validate = try time { () throws(BenchError) in _ = try load(mine, "MINE") }
         var listed = 0
-        let list = try time {
+        let list = try time { () throws(BenchError) in
             let d = try load(mine, "MINE")
             listed = d.notes.reduce(0) { $0 + $1.title.utf8.count }
         }
         var editedSize = 0
-        let edit = try time {
+        let edit = try time { () throws(BenchError) in
             let d = try load(mine, "MINE")
             guard let note = d.notes.dropFirst(11).first else { throw .replayFailed("MINE has fewer than 12 notes") }
             do { try d.transaction { () throws(PeerNoteError) in try d.setBody(note.id, "z") } } catch {

@@ -43,13 +43,47 @@ public struct NoteSearch {
         } else {
             self.regex = nil
         }
+        asciiFolded = regex || !folded.utf8.allSatisfy({ $0 < 0x80 }) ? nil : Array(folded.utf8)
     }
+
+    /// The pattern as matched (lowercased unless `caseSensitive`) as bytes, when it is plain
+    /// text and ASCII: then a line of ASCII text is matched byte by byte (`matches(utf8:)`).
+    private let asciiFolded: [UInt8]?
 
     /// Whether `line` holds a match.
     public func matches(_ line: String) -> Bool {
         if let regex { return (try? regex.firstMatch(in: line)) != nil }
         if folded.isEmpty { return true }
         return (caseSensitive ? line : line.lowercased()).contains(folded)
+    }
+
+    /// `matches(String(decoding: line, as: UTF8.self))`, without building the string when the
+    /// pattern and the line are ASCII and the line holds no carriage return. Then the answer is
+    /// the same: an ASCII string lowercases byte by byte (A–Z to a–z), and its characters are its
+    /// bytes except that `\r\n` is one character, which a line without `\r` cannot hold, so a
+    /// search by characters (what `contains` does) finds the pattern exactly where a search by
+    /// bytes does. Any other line is matched through `matches(_:)`.
+    func matches(utf8 line: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard let pattern = asciiFolded, line.allSatisfy({ $0 < 0x80 && $0 != 0x0D }) else {
+            return matches(String(decoding: line, as: UTF8.self))
+        }
+        let n = pattern.count
+        guard n > 0 else { return true }
+        guard line.count >= n else { return false }
+        let fold = !caseSensitive
+        return pattern.withUnsafeBufferPointer { p in
+            for start in 0 ... line.count - n {
+                var k = 0
+                while k < n {
+                    var c = line[start + k]
+                    if fold, c >= UInt8(ascii: "A"), c <= UInt8(ascii: "Z") { c += 0x20 }
+                    if c != p[k] { break }
+                    k += 1
+                }
+                if k == n { return true }
+            }
+            return false
+        }
     }
 }
 
@@ -89,12 +123,25 @@ extension Document {
     public func search(_ search: NoteSearch, tag: String? = nil) -> [SearchHit] {
         var hits: [SearchHit] = []
         for n in notes where tag.map({ n.tags.containsScalars(of: $0) }) ?? true {
-            if search.matches(n.title) { hits.append(SearchHit(note: n.id, title: n.title, line: nil, text: n.title)) }
+            var title = n.title
+            if title.withUTF8({ search.matches(utf8: $0) }) { hits.append(SearchHit(note: n.id, title: n.title, line: nil, text: n.title)) }
             guard !n.body.isEmpty else { continue }
-            // Split by scalars: "\r\n" is one Character, which a split at "\n" would not find.
-            for (i, scalars) in n.body.unicodeScalars.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
-                let line = String(String.UnicodeScalarView(scalars))
-                if search.matches(line) { hits.append(SearchHit(note: n.id, title: n.title, line: i + 1, text: line)) }
+            // Split at the byte 0x0A, which in UTF-8 is U+000A alone: the lines a split of the
+            // scalars at "\n" gives ("\r\n" is one Character, which a split at "\n" would not
+            // find), each made a string only when it is a hit.
+            var body = n.body
+            body.withUTF8 { bytes in
+                var start = 0, number = 1
+                while true {
+                    let end = bytes[start...].firstIndex(of: 0x0A) ?? bytes.count
+                    let line = UnsafeBufferPointer(rebasing: bytes[start ..< end])
+                    if search.matches(utf8: line) {
+                        hits.append(SearchHit(note: n.id, title: n.title, line: number, text: String(decoding: line, as: UTF8.self)))
+                    }
+                    guard end < bytes.count else { break }
+                    start = end + 1
+                    number += 1
+                }
             }
         }
         return hits

@@ -25,6 +25,23 @@ extension Document {
     /// The reader's state after a passing check is kept (`Persisted.verified`) when `bytes` are
     /// this document's record of its file, so that the next appending save is checked from there.
     ///
+    /// Why any other save is read whole (a compact save: `compact`, a new file; `merge -o` reads
+    /// its result whole through `checkLoadable`), each part of the read being what makes the verdict:
+    /// - Decoding: the bytes are a new encoding of the whole history (one block, its columns,
+    ///   its compression); which of them the reader's decoder accepts, and within which limits
+    ///   (the new file's size sets them), is known only by decoding them.
+    /// - Replay: a compact save holds the changes in canonical order, while the document's state
+    ///   was built in the order they came (loads, merges, edits). The state the reader builds,
+    ///   and the integration work it takes against the budget of the new file's size (a compact
+    ///   file is usually smaller than the one it replaces, so its budget is smaller), are known
+    ///   only by replaying; an honest history gives the document's state, a crafted one need not.
+    /// - The state section: it is written from the document's state and checked against the
+    ///   reader's replay, which is the check that a reader of the section alone
+    ///   (`readNotebook`) sees the notebook the history gives.
+    /// A compact save's bytes are a function of the document's changes, so the one compact save
+    /// that needs no reading is one whose bytes are already verified: the bytes of the file the
+    /// document was loaded from (`checkAppended` returns the record for bytes equal to it).
+    ///
     /// - Complexity: for an appending save, proportional to what the appended blocks hold and do
     ///   (their decoding, checks and integration), plus a comparison and a CRC-32 of the verified
     ///   bytes (memory speed); else that of `load(bytes)`.
