@@ -126,6 +126,25 @@ struct AdversarialCorpusTests {
         #expect(reload < 60, "loading the compacted file took \(reload) s")
     }
 
+    @Test("Devices typing backwards at one place load in the canonical order, compact, and the compacted file loads")
+    func typingBackwards() throws {
+        let n = 20_000
+        let bytes = try AdversarialCorpus.bytes(.typingBackwards, size: n)
+        let (doc, time) = try seconds { try Document.load(bytes) }
+        // Each device's characters in the reverse of the order typed (device d typed letter
+        // (d + i) % 26 i-th), the devices in replica order.
+        let letters = Array("abcdefghijklmnopqrstuvwxyz")
+        let perDevice = n / 8
+        let expected = "a" + String((0 ..< 8).flatMap { d in (0 ..< perDevice).reversed().map { letters[(d + $0) % 26] } }) + "b"
+        #expect(doc.notes[0].body == expected)
+        #expect(time < 60, "loading \(n) characters typed backwards took \(time) s")
+        let compacted = doc.save(.compact)
+        let (again, reload) = try seconds { try Document.load(compacted) }
+        #expect(again.notebook == doc.notebook)
+        #expect(again.save(.compact) == compacted)
+        #expect(reload < 60, "loading the compacted file took \(reload) s")
+    }
+
     @Test("Checking whether a change is in another's causal past gives what version vectors give, by either strategy")
     func pastQueriesAgreeWithVersionVectors() throws {
         // A random history of 6 replicas, each change on top of 1-3 random earlier changes.
