@@ -303,8 +303,9 @@ struct SamePlaceTests {
             }
             let work = Int.max - budget
             #expect(list.allIDs == expected, "\(label)")
-            // The scan of peernote(5) visits every other device's characters typed so far for
-            // each character in the canonical order (n²/2 · 7/8 steps); the index a few each.
+            // Before the index kept children by right origin, each character typed backwards was
+            // a stretch of its own, and each insert walked the stretches of the other devices'
+            // characters before its place (quadratic in the canonical order); now a few steps each.
             #expect(work <= 4 * devices * perDevice, "\(label): \(work) steps for \(devices * perDevice) characters")
         }
     }

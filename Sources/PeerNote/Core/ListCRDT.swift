@@ -31,7 +31,7 @@ struct ListCRDT<Element: Sendable>: Sendable {
     /// built from the tree when first needed (`childrenByRight`) and kept up to date by every
     /// insert after their element; an entry that cannot be kept is dropped, and built again
     /// when needed.
-    private var children: [LocalID: [LocalID: [LocalID]]] = [:]
+    private var children: [LocalID: [LocalID: SiblingList]] = [:]
     /// Whether this list holds an element that breaks the depth-first order the sibling
     /// index relies on (see `ListTree.buildDepths`): integration then scans as peernote(5)
     /// writes it, element by element, for good (elements never move).
@@ -297,7 +297,7 @@ struct ListCRDT<Element: Sendable>: Sendable {
                     run.depth = depth
                     // It is the left origin's first child now, the first (and only: the right
                     // origin was its first child) with its right origin.
-                    if !children.isEmpty { children[originLeft]?[originRight, default: []].insert(id, at: 0) }
+                    if !children.isEmpty { children[originLeft]?[originRight, default: SiblingList()].insert(id, at: .start) }
                 } else {
                     forgetSiblings()
                 }
@@ -423,16 +423,12 @@ struct ListCRDT<Element: Sendable>: Sendable {
         }
         budget -= 1
         if budget < 0 { throw .tooMuchWork }
-        var siblings = byRight.removeValue(forKey: originRight) ?? []
-        var lo = 0, hi = siblings.count
-        while lo < hi {
-            let mid = (lo + hi) / 2
-            if replicaLess(id.agent, siblings[mid].agent) { hi = mid } else { lo = mid + 1 }
-        }
+        var siblings = byRight.removeValue(forKey: originRight) ?? SiblingList()
+        let at = siblings.firstPosition { replicaLess(id.agent, $0.agent) }
         var destination: ListCursor
-        if lo > 0 {
+        if let previous = siblings.member(before: at) {
             // Right after the previous sibling with the same origins (before L's next child).
-            destination = tree.firstAtOrAfter(tree.advance(try cursor(of: siblings[lo - 1])), maxDepth: depth)
+            destination = tree.firstAtOrAfter(tree.advance(try cursor(of: previous)), maxDepth: depth)
         } else {
             // Before J, or R, or the end of L's descendants, less the children just before it
             // whose spans end before R.
@@ -453,7 +449,7 @@ struct ListCRDT<Element: Sendable>: Sendable {
         tree.insert(ListRun(id: id, length: elements.count, originLeft: originLeft, originRight: originRight,
                             deleted: false, depth: depth, contentStart: tree.content.count), before: destination)
         tree.content.append(contentsOf: elements)
-        siblings.insert(id, at: lo)
+        siblings.insert(id, at: at)
         byRight[originRight] = siblings
         children[originLeft] = byRight
         return true
@@ -467,9 +463,9 @@ struct ListCRDT<Element: Sendable>: Sendable {
     /// right origin that is neither a later child nor after the descendants, spans that cross,
     /// or children with one right origin out of replica order.
     private mutating func childrenByRight(of left: LocalID, after afterLeft: ListCursor, leftDepth: UInt32, subtreeEnd: Int, budget: inout Int,
-                                          replicaLess: (UInt32, UInt32) -> Bool) throws(ListError) -> [LocalID: [LocalID]]? {
+                                          replicaLess: (UInt32, UInt32) -> Bool) throws(ListError) -> [LocalID: SiblingList]? {
         if let known = children.removeValue(forKey: left) { return known }
-        var byRight: [LocalID: [LocalID]] = [:]
+        var byRight: [LocalID: SiblingList] = [:]
         // The ends of the spans that contain the current child, innermost last.
         var open: [Int] = []
         var c = afterLeft
@@ -489,7 +485,7 @@ struct ListCRDT<Element: Sendable>: Sendable {
             if let top = open.last, top < end { return nil }
             open.append(end)
             if let last = byRight[rightID]?.last, replicaLess(id.agent, last.agent) { return nil }
-            byRight[rightID, default: []].append(id)
+            byRight[rightID, default: SiblingList()].append(id)
             c = tree.advance(child)
         }
         return byRight
@@ -522,4 +518,61 @@ struct ListCRDT<Element: Sendable>: Sendable {
         }
         return newly
     }
+}
+
+/// The children of one element of a `ListCRDT` that share a right origin, in list order (their
+/// replicas never decrease along it), in chunks of at most 2 × `chunkSize`, so that inserting
+/// one anywhere moves O(chunkSize + m / chunkSize) ids, not O(m) (thousands of replicas
+/// inserting at one place arrive in descending replica order in a file, each going first).
+struct SiblingList: Sendable {
+    /// A place in the list: before member `offset` of chunk `chunk` (`chunk == chunks.count`: the end).
+    struct Position: Sendable {
+        var chunk: Int
+        var offset: Int
+        static let start = Position(chunk: 0, offset: 0)
+    }
+
+    private var chunks: [[LocalID]] = []
+    private static var chunkSize: Int { 256 }
+
+    var first: LocalID? { chunks.first?.first }
+    var last: LocalID? { chunks.last?.last }
+
+    /// The place of the first member for which `isAfter` holds (it holds for every member after
+    /// one for which it holds), or the end; by binary search.
+    func firstPosition(where isAfter: (LocalID) -> Bool) -> Position {
+        var lo = 0, hi = chunks.count
+        while lo < hi {
+            let mid = (lo + hi) / 2
+            if let last = chunks[mid].last, isAfter(last) { hi = mid } else { lo = mid + 1 }
+        }
+        guard lo < chunks.count else { return Position(chunk: chunks.count, offset: 0) }
+        let chunk = chunks[lo]
+        var a = 0, b = chunk.count
+        while a < b {
+            let mid = (a + b) / 2
+            if isAfter(chunk[mid]) { b = mid } else { a = mid + 1 }
+        }
+        return Position(chunk: lo, offset: a)
+    }
+
+    /// The member just before `p`, if any.
+    func member(before p: Position) -> LocalID? {
+        if p.offset > 0 { return chunks[p.chunk][p.offset - 1] }
+        return p.chunk > 0 ? chunks[p.chunk - 1].last : nil
+    }
+
+    mutating func insert(_ id: LocalID, at p: Position) {
+        guard !chunks.isEmpty else { chunks = [[id]]; return }
+        var c = p.chunk, offset = p.offset
+        if c >= chunks.count { c = chunks.count - 1; offset = chunks[c].count }
+        chunks[c].insert(id, at: offset)
+        if chunks[c].count > 2 * Self.chunkSize {
+            let rest = Array(chunks[c][Self.chunkSize...])
+            chunks[c].removeSubrange(Self.chunkSize...)
+            chunks.insert(rest, at: c + 1)
+        }
+    }
+
+    mutating func append(_ id: LocalID) { insert(id, at: Position(chunk: chunks.count, offset: 0)) }
 }
