@@ -16,8 +16,8 @@
 /// children of the left origin that share the insert's right origin (a binary search by
 /// replica) instead of by walking every child and its descendants.
 /// - Complexity: an insert with nothing between its origins, O(log n); one among concurrent
-///   inserts at its place, O(log n + m) when a sibling with the same origins sorts before it
-///   (m such siblings, moved in an array), else O(s log n) for s right origins of the children
+///   inserts at its place, O(log n) when a sibling with the same origins sorts before it
+///   (plus moving a chunk of `SiblingList`), else O(s log n) for s right origins of the children
 ///   just before its place whose spans end before its right origin (1 for inserts at one
 ///   place, and for typing backwards there by one replica or many); after the first such
 ///   insert after an element has listed that element's children (O(k log n) for k children).
