@@ -41,9 +41,10 @@ families=$(ls "$CORPUS"/*.peernote | sed 's|.*/||; s|-[0-9]*\.peernote$||' | sor
 for family in $families; do
   echo "### $family"
   echo
-  printf '| n | bytes | validate s / MB | show s / MB | list s / MB | merge s / MB | log --graph s / MB | graph widest line |\n'
-  printf '|---:|---:|---:|---:|---:|---:|---:|---:|\n'
-  for f in $(ls "$CORPUS/$family"-*.peernote | sort -t- -k2 -n); do
+  printf '| n | bytes | validate s / MB | show s / MB | list s / MB | merge s / MB | compact s / MB | log --graph s / MB | graph widest line |\n'
+  printf '|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n'
+  # by size (the number after the last '-'; the folder's name may hold a '-' too)
+  for f in $(ls "$CORPUS/$family"-*.peernote | awk -F- '{ print $NF, $0 }' | sort -n | cut -d' ' -f2-); do
     n=$(basename "$f" .peernote | sed 's/.*-//')
     bytes=$(wc -c <"$f" | tr -d ' ')
     v=$(measure "$BIN/pnmerge" validate "$f")
@@ -54,9 +55,12 @@ for family in $families; do
     "$BIN/peernote" add "$WORK/theirs.peernote" --title "one more" >/dev/null 2>&1
     rm -f "$WORK/merged.peernote"
     m=$(measure "$BIN/pnmerge" merge "$f" "$WORK/theirs.peernote" -o "$WORK/merged.peernote")
+    # compact: a copy rewritten in the canonical order (and read back before it is written)
+    cp "$f" "$WORK/compact.peernote"
+    c=$(measure "$BIN/pnmerge" compact "$WORK/compact.peernote")
     g=$(measure "$BIN/pnmerge" log --graph "$f")
     w=$(awk '{ if (length($0) > w) w = length($0) } END { print w + 0 }' "$WORK/out")
-    printf '| %s | %s | %s | %s | %s | %s | %s | %s |\n' "$n" "$bytes" "$v" "$s" "$l" "$m" "$g" "$w"
+    printf '| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n' "$n" "$bytes" "$v" "$s" "$l" "$m" "$c" "$g" "$w"
   done
   echo
 done

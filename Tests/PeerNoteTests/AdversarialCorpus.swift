@@ -33,6 +33,11 @@ enum AdversarialCorpus {
         /// appended in descending order of replica; the canonical order (a compact save, and the
         /// load of one) is ascending, where each insert goes after every earlier one.
         case samePlace
+        /// 8 devices each type n/8 characters backwards at one place in a note ("a|b"): each
+        /// character before the one the device typed last (the cursor kept in front of what it
+        /// types), one change each, concurrently; appended device by device, so the canonical
+        /// order interleaves them.
+        case typingBackwards
     }
 
     /// A history under construction: changes appended in a causal order, ops into the last one.
@@ -80,6 +85,7 @@ enum AdversarialCorpus {
         case .deleteVersusEdit: 40_000
         case .branches: 2_000
         case .samePlace: 16_000
+        case .typingBackwards: 16_000
         }
     }
 
@@ -190,6 +196,19 @@ enum AdversarialCorpus {
                 b.change(by: n - i, deps: [0], tick: false)
                 b.op(.insertText(note: note, originLeft: a, originRight: a.advanced(by: 1), contentStart: 0), length: 1,
                      text: [Unicode.Scalar(UInt8(0x61 + i % 26))])
+            }
+        case .typingBackwards:
+            let note = b.op(.createNote(originLeft: .none, originRight: .none, created: b.time))
+            let a = b.op(.insertText(note: note, originLeft: .none, originRight: .none, contentStart: 0), length: 2, text: ["a", "b"])
+            let devices = 8
+            for d in 0 ..< devices {
+                var previous = 0
+                var right = a.advanced(by: 1)
+                for i in 0 ..< max(n / devices, 1) {
+                    previous = b.change(by: 1 + d, deps: [previous], tick: false)
+                    right = b.op(.insertText(note: note, originLeft: a, originRight: right, contentStart: 0), length: 1,
+                                 text: [Unicode.Scalar(UInt8(0x61 + (d + i) % 26))])
+                }
             }
         }
         return b

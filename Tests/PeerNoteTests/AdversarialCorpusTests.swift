@@ -126,6 +126,25 @@ struct AdversarialCorpusTests {
         #expect(reload < 60, "loading the compacted file took \(reload) s")
     }
 
+    @Test("Devices typing backwards at one place load in the canonical order, compact, and the compacted file loads")
+    func typingBackwards() throws {
+        let n = 20_000
+        let bytes = try AdversarialCorpus.bytes(.typingBackwards, size: n)
+        let (doc, time) = try seconds { try Document.load(bytes) }
+        // Each device's characters in the reverse of the order typed (device d typed letter
+        // (d + i) % 26 i-th), the devices in replica order.
+        let letters = Array("abcdefghijklmnopqrstuvwxyz")
+        let perDevice = n / 8
+        let expected = "a" + String((0 ..< 8).flatMap { d in (0 ..< perDevice).reversed().map { letters[(d + $0) % 26] } }) + "b"
+        #expect(doc.notes[0].body == expected)
+        #expect(time < 60, "loading \(n) characters typed backwards took \(time) s")
+        let compacted = doc.save(.compact)
+        let (again, reload) = try seconds { try Document.load(compacted) }
+        #expect(again.notebook == doc.notebook)
+        #expect(again.save(.compact) == compacted)
+        #expect(reload < 60, "loading the compacted file took \(reload) s")
+    }
+
     @Test("Checking whether a change is in another's causal past gives what version vectors give, by either strategy")
     func pastQueriesAgreeWithVersionVectors() throws {
         // A random history of 6 replicas, each change on top of 1-3 random earlier changes.
@@ -151,6 +170,78 @@ struct AdversarialCorpusTests {
         #expect(log.pastContains(queries) == expected)
         for k in stride(from: 0, to: queries.count, by: 97) {
             #expect(log.pastContains([queries[k]]) == [expected[k]])
+        }
+    }
+
+    /// The list-integration work (scan steps, as the loader counts them against
+    /// `VerifiedFile.workBudget`) `doc`'s history takes replayed in the order of its log and in
+    /// the canonical order, the larger (a load does one or both; a compact save with a state
+    /// section does less, building its bodies from the section).
+    static func integrationWork(of doc: Document) throws -> Int {
+        var fileOrder = DocState()
+        try fileOrder.applyOps(of: doc.log, from: 0, firstChange: 0)
+        let canonical = try DocState.canonical(of: doc.log, workBudget: .max)
+        return max(.max - fileOrder.workBudget, .max - canonical.workBudget)
+    }
+
+    /// Honest histories, each with the smallest file it saves as (compact): the fixtures, every
+    /// family of the corpus at `sizes`, and the editing traces when they are there.
+    static func honestHistories(sizes: (AdversarialCorpus.Family) -> [Int]) throws -> [(name: String, doc: Document, bytes: Int)] {
+        var out: [(name: String, doc: Document, bytes: Int)] = []
+        let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("Fixtures")
+        for name in try FileManager.default.contentsOfDirectory(atPath: fixtures.path).sorted() where name.hasSuffix(".peernote") {
+            let doc = try Document.load([UInt8](Data(contentsOf: fixtures.appendingPathComponent(name))))
+            out.append((name, doc, doc.save(.compact).count))
+        }
+        for family in AdversarialCorpus.Family.allCases {
+            for n in sizes(family) {
+                let doc = try AdversarialCorpus.build(family, size: n).document()
+                out.append(("\(family.rawValue)-\(n)", doc, doc.save(.compact).count))
+            }
+        }
+        if tracesAvailable {
+            let concurrent = try EditingTrace.load("friendsforever.json.gz").replayConcurrently { doc, other in try doc.merge(other) }.final
+            out.append(("friendsforever", concurrent, concurrent.save(.compact).count))
+            let trace = try EditingTrace.load("automerge-paper.json.gz")
+            let paper = Document(title: "automerge-paper", author: "trace")
+            let note = paper.addNote(title: "paper", body: "")
+            for txn in trace.txns.prefix(TraceTests.sequentialPrefix) { try paper.apply(txn, to: note) }
+            out.append(("automerge-paper-\(TraceTests.sequentialPrefix)", paper, paper.save(.compact).count))
+        }
+        return out
+    }
+
+    @Test("Honest histories take a small fraction of the integration work their file's size allows")
+    func honestWorkWithinBudget() throws {
+        // PEERNOTE_WORK_TABLE: a line per history (the figures docs/ROBUSTNESS.md gives).
+        let table = ProcessInfo.processInfo.environment["PEERNOTE_WORK_TABLE"] != nil
+        let histories = try Self.honestHistories { family in
+            // The families that insert concurrently into a list (the others integrate every insert
+            // right after its left origin, which takes no steps) at their test size and four times it.
+            table && (family == .samePlace || family == .typingBackwards) ? [Self.testSize(family), 4 * Self.testSize(family)] : [1_000, 4_000]
+        }
+        for h in histories {
+            let work = try Self.integrationWork(of: h.doc)
+            let budget = VerifiedFile.workBudget(fileSize: h.bytes)
+            let ops = h.doc.log.ops.count
+            if table {
+                print("work: \(h.name) | \(h.bytes) | \(ops) | \(work) | \(String(format: "%.3f", Double(work) / Double(h.bytes))) | \(String(format: "%.3f", Double(work) / Double(max(ops, 1))))")
+            }
+            // The budget allows `VerifiedFile.workPerRow` steps for each op row the file's size
+            // admits; honest histories take at most a quarter of that per op row they hold.
+            #expect(4 * work <= VerifiedFile.workPerRow * ops, "\(h.name): \(work) steps for \(ops) op rows")
+            #expect(work <= budget, "\(h.name): \(work) steps for \(h.bytes) bytes, the budget \(budget)")
+        }
+    }
+
+    /// The size each family's test above builds it at.
+    static func testSize(_ family: AdversarialCorpus.Family) -> Int {
+        switch family {
+        case .manyHeads, .registerPreds, .tagStorm: 40_000
+        case .manyDeleters: 8_000
+        case .moves, .retitles, .branches, .samePlace, .typingBackwards: 20_000
+        case .deleteVersusEdit: 100_000
         }
     }
 

@@ -74,6 +74,9 @@ struct SiblingIndexTests {
         case arbitrary
         /// Mostly at one of a few places, from replicas that saw little: many siblings.
         case crowded
+        /// Mostly right before the replica's own previous insert (typing backwards, the cursor
+        /// kept in front of what it types), else at one of a few places.
+        case backwards
     }
 
     /// One insert of a generated history: `length` units from `id`, its origins, and its
@@ -98,6 +101,7 @@ struct SiblingIndexTests {
         let hot = (0 ..< 3).map { _ in Int.random(in: 0 ..< 4, using: &rng) }
         var out: [Insert] = []
         var lamport: [LocalID: Int] = [:]
+        var lastOwn = [LocalID?](repeating: nil, count: replicas)
         for _ in 0 ..< inserts {
             let r = Int.random(in: 0 ..< replicas, using: &rng)
             if Int.random(in: 0 ..< (mode == .crowded ? 12 : 4), using: &rng) == 0 {
@@ -108,9 +112,11 @@ struct SiblingIndexTests {
             let view = all.ids.filter { known[r].contains($0) }
             var left = LocalID.none, right = LocalID.none
             switch mode {
-            case .honest, .crowded:
+            case .honest, .crowded, .backwards:
                 let at: Int
-                if mode == .crowded && Int.random(in: 0 ..< 5, using: &rng) > 0 {
+                if mode == .backwards, Int.random(in: 0 ..< 5, using: &rng) > 0, let own = lastOwn[r], let k = view.firstIndex(of: own) {
+                    at = k
+                } else if mode != .honest && Int.random(in: 0 ..< 5, using: &rng) > 0 {
                     at = min(hot[Int.random(in: 0 ..< hot.count, using: &rng)], view.count)
                 } else {
                     at = Int.random(in: 0 ... view.count, using: &rng)
@@ -123,6 +129,7 @@ struct SiblingIndexTests {
             }
             let length = Int.random(in: 1 ... 3, using: &rng)
             let id = LocalID(agent: UInt32(r), counter: counters[r])
+            lastOwn[r] = id
             counters[r] += UInt32(length)
             // Origins the replica did not know (arbitrary ones) still come first in Lamport order.
             clock[r] = max(clock[r], lamport[left] ?? 0, lamport[right] ?? 0) + 1
@@ -184,6 +191,11 @@ struct SiblingIndexTests {
         try Self.check(seed: seed, mode: .crowded, replicas: 2 + Int(seed % 60), inserts: 300)
     }
 
+    @Test("Integration gives peernote(5)'s order for replicas typing backwards, each before its own previous insert", arguments: 1 ... 40)
+    func backwardsHistories(seed: UInt64) throws {
+        try Self.check(seed: seed, mode: .backwards, replicas: 2 + Int(seed % 12), inserts: 300)
+    }
+
     @Test("Integration gives peernote(5)'s order for arbitrary origins", arguments: 1 ... 40)
     func arbitraryHistories(seed: UInt64) throws {
         try Self.check(seed: seed, mode: .arbitrary, replicas: 2 + Int(seed % 20), inserts: 200)
@@ -238,5 +250,63 @@ struct SamePlaceTests {
         let canonical = inserts.sorted { ($0.lamport, $0.id.agent) < ($1.lamport, $1.id.agent) }
         #expect(try SiblingIndexTests.compare(canonical, seed: 7, rank: rank, label: "siblings with children", used: &used))
         #expect(try SiblingIndexTests.compare(inserts, seed: 7, rank: rank.reversed(), label: "siblings with children, reversed ids", used: &used))
+    }
+
+    /// `devices` replicas each typing `perDevice` characters backwards between the two elements
+    /// of "ab", one insert each, each before the device's previous one; in the order made
+    /// (device by device) with the Lamport timestamps a device's chain gives.
+    static func typingBackwards(devices: Int, perDevice: Int) -> [SiblingIndexTests.Insert] {
+        let a = LocalID(agent: 0, counter: 0), b = LocalID(agent: 0, counter: 1)
+        var inserts: [SiblingIndexTests.Insert] = [.init(id: a, length: 2, left: .none, right: .none, lamport: 1)]
+        for d in 1 ... devices {
+            var right = b
+            for k in 0 ..< perDevice {
+                let x = LocalID(agent: UInt32(d), counter: UInt32(k))
+                inserts.append(.init(id: x, length: 1, left: a, right: right, lamport: 3 + k))
+                right = x
+            }
+        }
+        return inserts
+    }
+
+    @Test("Devices typing backwards at one place match peernote(5)'s loop, in the order made and the canonical order")
+    func typingBackwardsMatchesSpec() throws {
+        var rng = SeededRandom(state: 4747)
+        for (devices, perDevice) in [(1, 40), (2, 30), (3, 25), (5, 12), (9, 7), (30, 3)] {
+            let made = Self.typingBackwards(devices: devices, perDevice: perDevice)
+            for _ in 0 ..< 3 {
+                let rank = [0] + Array(1 ... devices).shuffled(using: &rng)
+                let canonical = made.sorted { ($0.lamport, rank[Int($0.id.agent)]) < ($1.lamport, rank[Int($1.id.agent)]) }
+                var used = 0
+                #expect(try SiblingIndexTests.compare(made, seed: 1, rank: rank, label: "\(devices) typing backwards, as made", used: &used))
+                #expect(try SiblingIndexTests.compare(canonical, seed: 2, rank: rank, label: "\(devices) typing backwards, canonical", used: &used))
+            }
+        }
+    }
+
+    @Test("Devices typing backwards at one place are integrated in a bounded number of steps each, in either order")
+    func typingBackwardsBoundedWork() throws {
+        let devices = 8, perDevice = 500
+        let made = Self.typingBackwards(devices: devices, perDevice: perDevice)
+        let canonical = made.sorted { ($0.lamport, $0.id.agent) < ($1.lamport, $1.id.agent) }
+        // Each device's characters come out in the reverse of the order typed, the devices in
+        // replica order, between "a" and "b".
+        let expected = [LocalID(agent: 0, counter: 0)]
+            + (1 ... devices).flatMap { d in (0 ..< perDevice).reversed().map { LocalID(agent: UInt32(d), counter: UInt32($0)) } }
+            + [LocalID(agent: 0, counter: 1)]
+        for (label, order) in [("as made", made), ("canonical", canonical)] {
+            var list = ListCRDT<LocalID>()
+            var budget = Int.max
+            for x in order {
+                try list.integrate(id: x.id, originLeft: x.left, originRight: x.right, elements: (0 ..< x.length).map { x.id.advanced(by: $0) },
+                                   budget: &budget, replicaLess: { $0 < $1 })
+            }
+            let work = Int.max - budget
+            #expect(list.allIDs == expected, "\(label)")
+            // Before the index kept children by right origin, each character typed backwards was
+            // a stretch of its own, and each insert walked the stretches of the other devices'
+            // characters before its place (quadratic in the canonical order); now a few steps each.
+            #expect(work <= 4 * devices * perDevice, "\(label): \(work) steps for \(devices * perDevice) characters")
+        }
     }
 }

@@ -11,24 +11,27 @@
 /// position or an id costs O(log n). A value type: copies share storage until
 /// one of them changes.
 ///
-/// Concurrent inserts at one place are integrated through a sibling index (`ChildStretch`,
-/// and the depths of `ListTree`): the scan of peernote(5) jumps from one child of the left
-/// origin to the next instead of walking each child's descendants, and binary-searches a
-/// stretch of children with the same origins by replica, giving the place the scan gives.
+/// Concurrent inserts at one place are integrated through a sibling index (`children`, and
+/// the depths of `ListTree`): the place the scan of peernote(5) gives is found from the
+/// children of the left origin that share the insert's right origin (a binary search by
+/// replica) instead of by walking every child and its descendants.
 /// - Complexity: an insert with nothing between its origins, O(log n); one among concurrent
-///   inserts at its place, O(s log n + log m), for s stretches of children of its left origin
-///   before its place (1 when they all share its origins) and m children in its stretch, after
-///   the first such insert after an element has listed that element's children (O(m log n)).
+///   inserts at its place, O(log n) when a sibling with the same origins sorts before it
+///   (plus moving a chunk of `SiblingList`), else O(s log n) for s right origins of the children
+///   just before its place whose spans end before its right origin (1 for inserts at one
+///   place, and for typing backwards there by one replica or many); after the first such
+///   insert after an element has listed that element's children (O(k log n) for k children).
 ///   A list holding a crafted insert that breaks the index's order (its right origin among
 ///   its left origin's descendants, not a child) scans element by element, as the spec writes.
 struct ListCRDT<Element: Sendable>: Sendable {
     private var tree = ListTree<Element>()
     /// The children of elements that a concurrent insert went after (`LocalID.none`: the
-    /// start), in list order, as stretches sharing a right origin; only while the tree's
-    /// depths are known. Entries are built from the tree when first needed (`childStretches`)
-    /// and kept up to date by every insert after their element; an entry that cannot be kept
-    /// is dropped, and built again when needed.
-    private var children: [LocalID: [ChildStretch]] = [:]
+    /// start), by right origin: for each, the children that have it, in list order (their
+    /// replicas never decrease along it); only while the tree's depths are known. Entries are
+    /// built from the tree when first needed (`childrenByRight`) and kept up to date by every
+    /// insert after their element; an entry that cannot be kept is dropped, and built again
+    /// when needed.
+    private var children: [LocalID: [LocalID: SiblingList]] = [:]
     /// Whether this list holds an element that breaks the depth-first order the sibling
     /// index relies on (see `ListTree.buildDepths`): integration then scans as peernote(5)
     /// writes it, element by element, for good (elements never move).
@@ -292,11 +295,9 @@ struct ListCRDT<Element: Sendable>: Sendable {
             if tree.depthsKnown {
                 if let depth = childDepth(of: leftCursor, length: length) {
                     run.depth = depth
-                    // It is the left origin's first child now.
-                    if !children.isEmpty, var stretches = children.removeValue(forKey: originLeft), stretches.first?.right != originRight {
-                        stretches.insert(ChildStretch(right: originRight, members: [id]), at: 0)
-                        children[originLeft] = stretches
-                    }
+                    // It is the left origin's first child now, the first (and only: the right
+                    // origin was its first child) with its right origin.
+                    if !children.isEmpty { children[originLeft]?[originRight, default: SiblingList()].insert(id, at: .start) }
                 } else {
                     forgetSiblings()
                 }
@@ -379,172 +380,115 @@ struct ListCRDT<Element: Sendable>: Sendable {
         tree.forgetDepths()
     }
 
-    /// Where `integrate` puts a run among the children of its left origin, as stretches.
-    private enum Place {
-        /// Before the first child of stretch `s` (after the stretch before it).
-        case before(Int)
-        /// Inside stretch `s`, which has the run's right origin, before its child `t`.
-        case inside(Int, Int)
-        /// Before child `t` > 0 of stretch `s` (the run's right origin), splitting the stretch.
-        case splitting(Int, Int)
-        /// After every child: before the first element after the left origin's descendants.
-        case afterAll
-    }
-
     /// `integrate` through the sibling index, for a run that does not go right after its left
-    /// origin: the scan of peernote(5) over the left origin's children only (with depths known,
-    /// the list is in depth-first order of its left-origin tree, so the elements between two
-    /// children are the first one's descendants, and the scan stops no later than the first
-    /// element after the left origin's descendants), a stretch at a time, and the run inserted
-    /// where that scan puts it. False, having changed nothing but forgotten the index, when the
-    /// run's right origin lies among its left origin's descendants without being a child of it
-    /// (its integration would break that order) or the index does not hold; the caller scans.
+    /// origin L: the place the scan of peernote(5) gives, found without walking L's children.
+    ///
+    /// The scan looks only at L's children (with depths known, the list is in depth-first order
+    /// of its left-origin tree, so the elements between two children are the first one's
+    /// descendants, and the scan stops no later than the first element after L's descendants,
+    /// or at the right origin R). Over L's children c_1 ... c_k in list order, each with right
+    /// origin r_j, it puts the run before c_p, where J is the first child before R with r_J = R
+    /// whose replica sorts after the run's (R itself, or k + 1, when there is none) and p is one
+    /// past the last child before J with r_j at or after R. The index keeps, per right origin,
+    /// L's children that have it, in list order and so in replica order (a binary search finds
+    /// J), and relies on the children's spans [c_j, r_j) being nested or disjoint (checked when
+    /// the children are first listed, and kept by every insert the scan places). Then nothing
+    /// between J's previous sibling with the same right origin and J reaches R, so p follows that
+    /// sibling; when J has none, the children just before J whose spans end before R are skipped
+    /// a right origin at a time (each jump to the first child with that right origin), one
+    /// step each, until one reaches R.
+    ///
+    /// False, having changed nothing but forgotten the index, when the run's right origin lies
+    /// among L's descendants without being a child of L, or before L (its integration would
+    /// break the order), or the index does not hold; the caller scans.
     private mutating func integrateAmongSiblings(id: LocalID, originLeft: LocalID, originRight: LocalID, elements: some Collection<Element>,
                                                  leftCursor: ListCursor?, afterLeft: ListCursor, budget: inout Int,
                                                  replicaLess: (UInt32, UInt32) -> Bool) throws(ListError) -> Bool {
         guard let depth = childDepth(of: leftCursor, length: elements.count) else { forgetSiblings(); return false }
         let leftDepth = depth - 1
-        let total = tree.totalCount
         let left = leftCursor.map { tree.position($0) } ?? -1
         let right = try position(of: originRight)
         let subtreeEnd = tree.firstAtOrAfter(afterLeft, maxDepth: leftDepth)
-        let subtreeEndPosition = tree.isEnd(subtreeEnd) ? total : tree.position(subtreeEnd)
-        // The scan stops at the right origin: inside the left origin's descendants, only a
-        // child of it keeps the order (an honest writer's right origin always does).
-        let rightInside = left < right && right < subtreeEndPosition
+        let subtreeEndPosition = tree.isEnd(subtreeEnd) ? tree.totalCount : tree.position(subtreeEnd)
+        // The right origin is a child of L, or comes after L's descendants (an honest writer's
+        // always does: it was next to L in the writer's copy).
+        let rightInside = right < subtreeEndPosition
         if rightInside {
-            guard let c = tree.locate(originRight), tree.depth(at: c) == depth else { forgetSiblings(); return false }
+            guard left < right, let c = tree.locate(originRight), tree.depth(at: c) == depth else { forgetSiblings(); return false }
         }
-        guard var stretches = try childStretches(of: originLeft, after: afterLeft, leftDepth: leftDepth, budget: &budget, replicaLess: replicaLess) else {
+        guard var byRight = try childrenByRight(of: originLeft, after: afterLeft, leftDepth: leftDepth, subtreeEnd: subtreeEndPosition,
+                                                budget: &budget, replicaLess: replicaLess) else {
             forgetSiblings()
             return false
         }
-        // Where the right origin is among the children (the scan stops there).
-        var stop = (stretch: stretches.count, member: 0)
-        if rightInside {
-            guard let found = try place(of: right, in: stretches) else { forgetSiblings(); return false }
-            stop = found
-        }
-        // The scan, a stretch at a time: every child of a stretch has the same right origin,
-        // so it does the same to `scanning` but for one with the run's own origins, which stops
-        // the scan when the run's replica sorts before its replica (the stretch is in replica order).
-        var scanning = false
-        var mark = 0
-        var place: Place?
-        var s = 0
-        while place == nil && s < stretches.count && !(s == stop.stretch && stop.member == 0) {
-            budget -= 1
-            if budget < 0 { throw .tooMuchWork }
-            let stretch = stretches[s]
-            if stretch.right == originRight {
-                let end = s == stop.stretch ? stop.member : stretch.members.count
-                var lo = 0, hi = end
-                while lo < hi {
-                    let mid = (lo + hi) / 2
-                    if replicaLess(id.agent, stretch.members[mid].agent) { hi = mid } else { lo = mid + 1 }
-                }
-                if lo < end {
-                    // The children before it (sorting before the run) ended any scanning.
-                    place = scanning && lo == 0 ? .before(mark) : .inside(s, lo)
-                    break
-                }
-                scanning = false
-            } else if try position(of: stretch.right) < right {
-                if !scanning { scanning = true; mark = s }
+        budget -= 1
+        if budget < 0 { throw .tooMuchWork }
+        var siblings = byRight.removeValue(forKey: originRight) ?? SiblingList()
+        let at = siblings.firstPosition { replicaLess(id.agent, $0.agent) }
+        var destination: ListCursor
+        if let previous = siblings.member(before: at) {
+            // Right after the previous sibling with the same origins (before L's next child).
+            destination = tree.firstAtOrAfter(tree.advance(try cursor(of: previous)), maxDepth: depth)
+        } else {
+            // Before J, or R, or the end of L's descendants, less the children just before it
+            // whose spans end before R.
+            if let first = siblings.first {
+                destination = try cursor(of: first)
             } else {
-                scanning = false
+                destination = rightInside ? try cursor(of: originRight) : subtreeEnd
             }
-            if s == stop.stretch { break }
-            s += 1
-        }
-        if place == nil {
-            if scanning {
-                place = .before(mark)
-            } else if stop.stretch < stretches.count {
-                place = stop.member == 0 ? .before(stop.stretch) : .splitting(stop.stretch, stop.member)
-            } else {
-                place = .afterAll
+            while let before = tree.lastBefore(destination, maxDepth: depth), tree.depth(at: before) == depth {
+                budget -= 1
+                if budget < 0 { throw .tooMuchWork }
+                let beforeRight = tree.run(at: before).originRight
+                if try position(of: beforeRight) >= right { break }
+                guard let first = byRight[beforeRight]?.first else { forgetSiblings(); return false }
+                destination = try cursor(of: first)
             }
-        }
-        let destination: ListCursor
-        switch place ?? .afterAll {
-        case .before(let s): destination = try cursor(of: stretches[s].members[0])
-        case .inside(let s, let t): destination = try cursor(of: stretches[s].members[t])
-        case .splitting(let s, let t): destination = try cursor(of: stretches[s].members[t])
-        case .afterAll: destination = subtreeEnd
         }
         tree.insert(ListRun(id: id, length: elements.count, originLeft: originLeft, originRight: originRight,
                             deleted: false, depth: depth, contentStart: tree.content.count), before: destination)
         tree.content.append(contentsOf: elements)
-        switch place ?? .afterAll {
-        case .before(let s):
-            if s > 0 && stretches[s - 1].right == originRight {
-                stretches[s - 1].members.append(id)
-            } else {
-                stretches.insert(ChildStretch(right: originRight, members: [id]), at: s)
-            }
-        case .inside(let s, let t):
-            stretches[s].members.insert(id, at: t)
-        case .splitting(let s, let t):
-            let rest = ChildStretch(right: stretches[s].right, members: Array(stretches[s].members[t...]))
-            stretches[s].members.removeSubrange(t...)
-            stretches.insert(contentsOf: [ChildStretch(right: originRight, members: [id]), rest], at: s + 1)
-        case .afterAll:
-            if let last = stretches.last, last.right == originRight {
-                stretches[stretches.count - 1].members.append(id)
-            } else {
-                stretches.append(ChildStretch(right: originRight, members: [id]))
-            }
-        }
-        children[originLeft] = stretches
+        siblings.insert(id, at: at)
+        byRight[originRight] = siblings
+        children[originLeft] = byRight
         return true
     }
 
     /// The children of `left` (whose depth is `leftDepth`; `afterLeft` is the element after
-    /// it), taken out of the index, or listed from the tree when the index has no entry: each
-    /// next child is the next element of depth `leftDepth + 1` before the first of depth at
-    /// most `leftDepth`. Nil when a stretch is not in replica order (the index does not hold).
-    private mutating func childStretches(of left: LocalID, after afterLeft: ListCursor, leftDepth: UInt32, budget: inout Int,
-                                         replicaLess: (UInt32, UInt32) -> Bool) throws(ListError) -> [ChildStretch]? {
+    /// it; `subtreeEnd` the position of the first element after its descendants) by right
+    /// origin, each list in list order, taken out of the index, or listed from the tree when
+    /// the index has no entry: each next child is the next element of depth `leftDepth + 1`
+    /// before the first of depth at most `leftDepth`. Nil when the index would not hold: a
+    /// right origin that is neither a later child nor after the descendants, spans that cross,
+    /// or children with one right origin out of replica order.
+    private mutating func childrenByRight(of left: LocalID, after afterLeft: ListCursor, leftDepth: UInt32, subtreeEnd: Int, budget: inout Int,
+                                          replicaLess: (UInt32, UInt32) -> Bool) throws(ListError) -> [LocalID: SiblingList]? {
         if let known = children.removeValue(forKey: left) { return known }
-        var stretches: [ChildStretch] = []
+        var byRight: [LocalID: SiblingList] = [:]
+        // The ends of the spans that contain the current child, innermost last.
+        var open: [Int] = []
         var c = afterLeft
         while true {
             let child = tree.firstAtOrAfter(c, maxDepth: leftDepth + 1)
             if tree.isEnd(child) || tree.depth(at: child) <= leftDepth { break }
             budget -= 1
             if budget < 0 { throw .tooMuchWork }
-            let id = tree.id(at: child), right = tree.run(at: child).originRight
-            if let last = stretches.last, last.right == right {
-                guard let previous = last.members.last, !replicaLess(id.agent, previous.agent) else { return nil }
-                stretches[stretches.count - 1].members.append(id)
-            } else {
-                stretches.append(ChildStretch(right: right, members: [id]))
+            let id = tree.id(at: child), rightID = tree.run(at: child).originRight
+            let at = tree.position(child)
+            let end = try position(of: rightID)
+            guard end > at else { return nil }
+            if end < subtreeEnd {
+                guard let rc = tree.locate(rightID), tree.depth(at: rc) == leftDepth + 1 else { return nil }
             }
+            while let top = open.last, top <= at { open.removeLast() }
+            if let top = open.last, top < end { return nil }
+            open.append(end)
+            if let last = byRight[rightID]?.last, replicaLess(id.agent, last.agent) { return nil }
+            byRight[rightID, default: SiblingList()].append(id)
             c = tree.advance(child)
         }
-        return stretches
-    }
-
-    /// The stretch and member index of the child at position `target`, by binary search on
-    /// the children's positions (they are in list order); nil when no child is there.
-    private mutating func place(of target: Int, in stretches: [ChildStretch]) throws(ListError) -> (stretch: Int, member: Int)? {
-        var lo = 0, hi = stretches.count
-        while lo < hi {
-            let mid = (lo + hi) / 2
-            if try position(of: stretches[mid].members[0]) <= target { lo = mid + 1 } else { hi = mid }
-        }
-        guard lo > 0 else { return nil }
-        let s = lo - 1
-        let members = stretches[s].members
-        var a = 0, b = members.count
-        while a < b {
-            let mid = (a + b) / 2
-            let p = try position(of: members[mid])
-            if p == target { return (s, mid) }
-            if p < target { a = mid + 1 } else { b = mid }
-        }
-        return nil
+        return byRight
     }
 
     /// The position of element `id` (tombstones included), or the list's length for none.
@@ -576,11 +520,59 @@ struct ListCRDT<Element: Sendable>: Sendable {
     }
 }
 
-/// Children of one element of a `ListCRDT` (the elements whose left origin it is) that follow
-/// each other in list order and share a right origin: `members`, in list order, whose
-/// replicas never decrease along the stretch (peernote(5) puts a sibling with the same origins
-/// after those of smaller replicas). Consecutive stretches of one element differ in `right`.
-struct ChildStretch: Sendable {
-    var right: LocalID
-    var members: [LocalID]
+/// The children of one element of a `ListCRDT` that share a right origin, in list order (their
+/// replicas never decrease along it), in chunks of at most 2 × `chunkSize`, so that inserting
+/// one anywhere moves O(chunkSize + m / chunkSize) ids, not O(m) (thousands of replicas
+/// inserting at one place arrive in descending replica order in a file, each going first).
+struct SiblingList: Sendable {
+    /// A place in the list: before member `offset` of chunk `chunk` (`chunk == chunks.count`: the end).
+    struct Position: Sendable {
+        var chunk: Int
+        var offset: Int
+        static let start = Position(chunk: 0, offset: 0)
+    }
+
+    private var chunks: [[LocalID]] = []
+    private static var chunkSize: Int { 256 }
+
+    var first: LocalID? { chunks.first?.first }
+    var last: LocalID? { chunks.last?.last }
+
+    /// The place of the first member for which `isAfter` holds (it holds for every member after
+    /// one for which it holds), or the end; by binary search.
+    func firstPosition(where isAfter: (LocalID) -> Bool) -> Position {
+        var lo = 0, hi = chunks.count
+        while lo < hi {
+            let mid = (lo + hi) / 2
+            if let last = chunks[mid].last, isAfter(last) { hi = mid } else { lo = mid + 1 }
+        }
+        guard lo < chunks.count else { return Position(chunk: chunks.count, offset: 0) }
+        let chunk = chunks[lo]
+        var a = 0, b = chunk.count
+        while a < b {
+            let mid = (a + b) / 2
+            if isAfter(chunk[mid]) { b = mid } else { a = mid + 1 }
+        }
+        return Position(chunk: lo, offset: a)
+    }
+
+    /// The member just before `p`, if any.
+    func member(before p: Position) -> LocalID? {
+        if p.offset > 0 { return chunks[p.chunk][p.offset - 1] }
+        return p.chunk > 0 ? chunks[p.chunk - 1].last : nil
+    }
+
+    mutating func insert(_ id: LocalID, at p: Position) {
+        guard !chunks.isEmpty else { chunks = [[id]]; return }
+        var c = p.chunk, offset = p.offset
+        if c >= chunks.count { c = chunks.count - 1; offset = chunks[c].count }
+        chunks[c].insert(id, at: offset)
+        if chunks[c].count > 2 * Self.chunkSize {
+            let rest = Array(chunks[c][Self.chunkSize...])
+            chunks[c].removeSubrange(Self.chunkSize...)
+            chunks.insert(rest, at: c + 1)
+        }
+    }
+
+    mutating func append(_ id: LocalID) { insert(id, at: Position(chunk: chunks.count, offset: 0)) }
 }

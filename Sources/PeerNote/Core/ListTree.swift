@@ -409,6 +409,52 @@ struct ListTree<Element: Sendable>: Sendable {
         return normalize(ListCursor(leaf: node.index, run: i, offset: 0))
     }
 
+    /// The last element before `c` whose depth is at most `maxDepth`, or nil; depths must be
+    /// known. In a list in depth-first order, from a child of an element of depth d (or the
+    /// first element after its descendants), `maxDepth` d + 1 finds the child before it, or
+    /// that element when there is none.
+    /// - Complexity: O(log n) nodes visited (each scanning its children or runs).
+    func lastBefore(_ c: ListCursor, maxDepth: UInt32) -> ListCursor? {
+        let runs = leaves[c.leaf].runs
+        var j = Swift.min(c.run, runs.count)
+        // Elements of run j before the cursor (all of each earlier run); depths grow along a
+        // run, so the shallow enough ones are a prefix of it.
+        var limit = j < runs.count ? c.offset : 0
+        while j >= 0 {
+            if limit > 0, runs[j].depth <= maxDepth {
+                return ListCursor(leaf: c.leaf, run: j, offset: Swift.min(limit - 1, Int(maxDepth) - Int(runs[j].depth)))
+            }
+            j -= 1
+            if j >= 0 { limit = runs[j].length }
+        }
+        var node = NodeRef.leaf(c.leaf)
+        var p = leaves[c.leaf].parent
+        while p >= 0 {
+            let children = inners[Int(p)].children
+            var k = (children.firstIndex(of: node) ?? 0) - 1
+            while k >= 0 {
+                if minDepth(children[k]) <= maxDepth, let found = lastInSubtree(children[k], maxDepth: maxDepth) { return found }
+                k -= 1
+            }
+            node = .inner(Int(p))
+            p = inners[Int(p)].parent
+        }
+        return nil
+    }
+
+    /// The last element of the subtree at `node` whose depth is at most `maxDepth`.
+    private func lastInSubtree(_ start: NodeRef, maxDepth: UInt32) -> ListCursor? {
+        var node = start
+        while !node.isLeaf {
+            let children = inners[node.index].children
+            guard let next = children.last(where: { minDepth($0) <= maxDepth }) else { return nil }
+            node = next
+        }
+        let runs = leaves[node.index].runs
+        guard let j = runs.lastIndex(where: { $0.depth <= maxDepth }) else { return nil }
+        return ListCursor(leaf: node.index, run: j, offset: Swift.min(runs[j].length - 1, Int(maxDepth) - Int(runs[j].depth)))
+    }
+
     // MARK: Index
 
     /// Records that `id` is (now) in `leaf`, keeping entries sorted.

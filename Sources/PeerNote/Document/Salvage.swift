@@ -52,10 +52,10 @@ final class SalvageWork {
     var steps: Int
     init(steps: Int) { self.steps = steps }
 
-    /// Twice the loader's bound for a file of `size` bytes (`Document.load`: `256 * size +
-    /// 4_000_000`), so that a file the loader refuses for its work is refused about as fast
-    /// here, not once for every replay or left-out part.
-    static func allowance(forFileOf size: Int) -> Int { 2 * (256 * size + 4_000_000) }
+    /// Twice the loader's bound for a file of `size` bytes (`VerifiedFile.workBudget`), so that a
+    /// file the loader refuses for its work is refused about as fast here, not once for every
+    /// replay or left-out part.
+    static func allowance(forFileOf size: Int) -> Int { 2 * VerifiedFile.workBudget(fileSize: size) }
 }
 
 /// The work of `Document.salvage` on one damaged file.
@@ -327,7 +327,7 @@ struct Salvager {
     /// `Document.load` does, but skipping the units of dropped changes), within the loader's
     /// bound on integration work and what is left of `work`, which it takes its work from.
     func replay(_ fates: [ChangeKey: Fate]) -> Result<Document, ReplayFailure> {
-        let budget = Swift.min(256 * bytes.count + 4_000_000, work.steps)
+        let budget = Swift.min(VerifiedFile.workBudget(fileSize: bytes.count), work.steps)
         var used = 0
         defer { work.steps -= used }
         let result = replay(fates, workBudget: budget, used: &used)

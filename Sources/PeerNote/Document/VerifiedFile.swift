@@ -28,10 +28,24 @@ struct VerifiedFile: Sendable {
     var checksum: UInt32
     var checksummed: Int
 
-    /// The integration work a file of `fileSize` bytes may ask of its reader, and, separately, of
-    /// a canonical replay (hostile files could ask for quadratic work: thousands of concurrent
-    /// inserts at one place).
-    static func workBudget(fileSize: Int) -> Int { 256 * fileSize + 4_000_000 }
+    /// Integration steps a file may ask for per op row its size admits (`workBudget`).
+    static let workPerRow = 8
+
+    /// The integration work (list scan steps, `ListCRDT.integrate`) a file of `fileSize` bytes
+    /// may ask of its reader, and, separately, of a canonical replay: `workPerRow` steps for
+    /// each op row the file's size admits (`WireCodec.Limits.maxRows`: 8 a byte + 65,536), that
+    /// is 64 steps a byte + 524,288. Hostile files could otherwise ask for quadratic work (a
+    /// crafted insert leaves a note to the element-by-element scan, then thousands of inserts
+    /// at one place each scan the others); they are refused once they have taken it.
+    ///
+    /// Why per row, not per byte: an honest history takes a bounded number of steps per insert
+    /// (the sibling index), but compresses without bound (80,000 characters typed backwards by
+    /// 8 devices save in 1,813 bytes and take 149,994 steps, 83 a byte); its op rows are bounded
+    /// by the row budget, which a writer pads files to meet, so whatever the library saves stays
+    /// within this. Measured on 2026-11-26 (`AdversarialCorpusTests/honestWorkWithinBudget`,
+    /// docs/ROBUSTNESS.md): the most steps per op row an honest history took was 1.875 (the
+    /// fixtures, the editing traces, every family of the adversarial corpus), a margin of 4.3.
+    static func workBudget(fileSize: Int) -> Int { workPerRow * Int(WireCodec.Limits().maxRows(fileSize: fileSize)) }
 }
 
 extension Document {
