@@ -500,16 +500,22 @@ private struct Run {
         case failed(FolderSyncReport.Problem)
     }
 
-    private func add(to copy: SyncCopy, _ document: Document) -> FolderAdd {
-        let path = copy.file.path
+    /// Runs `body` holding the lock of the copy at `path` (waiting as `waitingForLock` says),
+    /// or gives `failed` the problem when the lock cannot be taken.
+    private func holdingLock<R>(_ path: String, failed: (FolderSyncReport.Problem) -> R, _ body: () -> R) -> R {
         let lock: FileLock
         do {
             let waiting = waitingForLock
             lock = try FileLock(for: path) { lockFile in waiting?(path, lockFile) }
         } catch {
-            return .failed(.lockFailed(error, leftovers: false))
+            return failed(.lockFailed(error, leftovers: false))
         }
-        return withExtendedLifetime(lock) { () -> FolderAdd in
+        return withExtendedLifetime(lock, body)
+    }
+
+    private func add(to copy: SyncCopy, _ document: Document) -> FolderAdd {
+        let path = copy.file.path
+        return holdingLock(path, failed: FolderAdd.failed) { () -> FolderAdd in
             do throws(FileError) {
                 return .added(try NotebookFolder(path).add(document, autoCompact: false))
             } catch {
@@ -520,14 +526,7 @@ private struct Run {
 
     private func write(_ copy: SyncCopy, bytes: [UInt8], document: Document) -> CopyWrite {
         let path = copy.file.path
-        let lock: FileLock
-        do {
-            let waiting = waitingForLock
-            lock = try FileLock(for: path) { lockFile in waiting?(path, lockFile) }
-        } catch {
-            return .failed(.lockFailed(error, leftovers: false))
-        }
-        return withExtendedLifetime(lock) { () -> CopyWrite in
+        return holdingLock(path, failed: CopyWrite.failed) { () -> CopyWrite in
             do throws(WriteError) {
                 return .written(try document.write(over: path, loaded: copy.bytes, mode: .compact, saved: bytes))
             } catch {
