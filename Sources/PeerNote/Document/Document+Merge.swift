@@ -341,10 +341,10 @@ extension OpLog {
     /// part that a change of T touches and a new change touches too would need its ops
     /// interleaved: nil then. (Parts no new change touches do not change.)
     ///
-    /// - Complexity: O(k + t) for k new changes and t changes in T (found by walking back from
-    ///   `headsBefore`: every change after F in canonical order has a larger Lamport timestamp than
-    ///   F's, so do all the changes that depend on it), plus the ops of both; O(k log k) more
-    ///   when the new changes are not in canonical order among themselves.
+    /// - Complexity: O(k + t) for k new changes and t changes in T, plus the ops of both; O(k log k)
+    ///   more when the new changes are not in canonical order among themselves. T is found by
+    ///   walking back from `headsBefore` through changes of T only: a change that depends on one
+    ///   of T has a larger Lamport timestamp, so it is in T too, and every change of T is reached.
     func canonicalTail(from firstChange: Int, startLV: Int, headsBefore: [Int]) -> ChangeIndices? {
         let count = changes.count
         guard firstChange < count else { return ChangeIndices(firstChange ..< count) }
