@@ -78,10 +78,13 @@ enum Inputs {
         return CLIFailure(.invalidInput, "\(label ?? displayName(path)): \(error)\(hint)")
     }
 
-    /// Reads and verifies a document (`pipes` as for `readBytes`).
+    /// Reads and verifies a document (`pipes` as for `readBytes`). The document is freed only by
+    /// the process's end when the run ends the process (`ProcessEnd`).
     static func load(_ path: String, pipes: Bool = true) throws(CLIFailure) -> LoadedDocument {
         let bytes = try readBytes(path, pipes: pipes)
-        return LoadedDocument(path: path, bytes: bytes, document: try parse(bytes, from: path))
+        let document = try parse(bytes, from: path)
+        ProcessEnd.keep(document)
+        return LoadedDocument(path: path, bytes: bytes, document: document)
     }
 
     /// Reads every input, then verifies them all at once (`Document.loadAll`: a second core reads

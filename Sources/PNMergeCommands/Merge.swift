@@ -119,6 +119,8 @@ enum MergeOperation {
         // and an incremental one appends to MINE's bytes the block MINE lacks.
         var merged = try combine(base, others, output: target, dryRun: dryRun, appendingToMine: inPlace && !dryRun)
         let document = merged.document
+        // Freed only by the process's end, when this run ends it (`ProcessEnd`).
+        ProcessEnd.keep(document)
         // An OUT that exists is replaced only when the result holds all it holds: read under the
         // lock, before anything is written (in a dry run here; else once the result's bytes
         // are made, below, which settles the usual case, a run of the same merge again).
@@ -164,7 +166,7 @@ enum MergeOperation {
             return merged.report
         }
         let bytes = merged.finishing { document.save(.compact) }
-        do throws(FileError) { try Document.checkLoadable(bytes, writingTo: target) } catch { throw CLIFailure(writing: error) }
+        do throws(FileError) { ProcessEnd.keep(try Document.checkedLoad(bytes, writingTo: target)) } catch { throw CLIFailure(writing: error) }
         var report = merged.report
         if target == "-" {
             try Console.current.writeBytes(bytes)

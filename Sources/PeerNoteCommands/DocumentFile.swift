@@ -15,8 +15,15 @@ import Darwin
 /// updates run load-edit-write under the file's lock and write atomically, so a failed
 /// command leaves the file as it was and concurrent commands lose nothing.
 enum DocumentFile {
-    /// Loads a document (`-` is standard input).
+    /// Loads a document (`-` is standard input). It is freed only by the process's end when the
+    /// run ends the process (`ProcessEnd`).
     static func open(_ path: String, pipes: Bool = false) throws(CLIFailure) -> Document {
+        let document = try load(path, pipes: pipes)
+        ProcessEnd.keep(document)
+        return document
+    }
+
+    private static func load(_ path: String, pipes: Bool) throws(CLIFailure) -> Document {
         try requireName(path)
         if NotebookFolder.isFolder(path) { return try readFolder(path).document }
         guard path == "-" else {
@@ -88,6 +95,8 @@ enum DocumentFile {
             }
             let document: Document
             do throws(PeerNoteError) { document = try Document.load(loaded) } catch { throw CLIFailure(DocumentFileError.document(path: path, error)) }
+            // Freed only by the process's end when the run ends the process (`ProcessEnd`).
+            ProcessEnd.keep(document)
             document.author = author
             let before = document.changeCount
             do { try edit(document) } catch let error as PeerNoteError { throw CLIFailure(error, path: path) }

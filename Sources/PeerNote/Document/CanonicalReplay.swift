@@ -58,6 +58,13 @@ extension DocState {
     static func canonical(of log: OpLog, order: ChangeIndices, workBudget: Int) throws(ApplyFailure) -> DocState {
         var state = DocState()
         state.workBudget = workBudget
+        try state.apply(changes: order, of: log)
+        return state
+    }
+
+    /// Applies the ops of the changes `order` of `log`, in that order, to this state.
+    /// Consecutive pieces that continue each other are applied as one op.
+    mutating func apply(changes order: ChangeIndices, of log: OpLog) throws(ApplyFailure) {
         var pieces = Document.OpPieces(order, in: log)
         var pending: Op?
         var pendingID = LocalID.none, pendingChange = 0
@@ -67,13 +74,12 @@ extension DocState {
                 pending = joined
                 continue
             }
-            if let p = pending { try state.apply(p, change: pendingChange, id: pendingID, log: log) }
+            if let p = pending { try apply(p, change: pendingChange, id: pendingID, log: log) }
             pending = piece.op
             pendingID = id
             pendingChange = piece.change
         }
-        if let p = pending { try state.apply(p, change: pendingChange, id: pendingID, log: log) }
-        return state
+        if let p = pending { try apply(p, change: pendingChange, id: pendingID, log: log) }
     }
 
     /// Applies `op`, whose first unit is `id` in change `ci` of `log`.

@@ -56,20 +56,39 @@ extension Document {
     /// Every register that holds concurrent values, whether or not they differ, plus concurrent
     /// moves and notes deleted while edited. The file format's state section is written and
     /// checked against this (a register holding two entries is shown from the history).
+    /// Notes in document order of their current place.
+    ///
+    /// - Complexity: one pass over the notes' registers (no walk of the order of notes unless
+    ///   two notes or more have something to report), plus `concurrentEdits` when notes are deleted.
     var concurrentValues: [Conflict] {
         var out: [Conflict] = []
         if state.title.isConflicted {
             out.append(.notebookTitle(values: values(state.title) { $0 }, showing: title))
         }
         let state = self.state
-        let all = state.allNoteSlotsInOrder
-        let deleted = all.filter { state.noteStates[$0].isDeleted }.map { state.noteStates[$0] }
-        let editsByDeletedNote = concurrentEdits(of: deleted)
-        for slot in all {
-            // Most notes have nothing to report: look at them in place, without copying them.
-            if state.noteStates[slot].isDeleted ? editsByDeletedNote[state.noteStates[slot].id] == nil
-                : !(state.noteStates[slot].title.isConflicted || state.noteStates[slot].priority.isConflicted
-                    || state.noteStates[slot].position.isConflicted) { continue }
+        // The notes with something to report, found in slot order; most have nothing, and are
+        // looked at in place, without copying them.
+        var deleted: [Int] = [], conflicted: [Int] = []
+        for slot in state.noteStates.indices {
+            if state.noteStates[slot].isDeleted {
+                deleted.append(slot)
+            } else if state.noteStates[slot].title.isConflicted || state.noteStates[slot].priority.isConflicted
+                        || state.noteStates[slot].position.isConflicted {
+                conflicted.append(slot)
+            }
+        }
+        let editsByDeletedNote = concurrentEdits(of: deleted.map { state.noteStates[$0] })
+        var reported = conflicted + deleted.filter { editsByDeletedNote[state.noteStates[$0].id] != nil }
+        // In document order: the notes at their places in the order of notes (`allNoteSlotsInOrder`,
+        // which holds every note once: the place its position register shows holds it). One note
+        // needs no order, only that place.
+        if reported.count > 1 {
+            let shown = Set(reported)
+            reported = state.allNoteSlotsInOrder.filter { shown.contains($0) }
+        } else if let only = reported.first, !(state.noteStates[only].position.value.map { state.order.contains($0) } ?? false) {
+            reported = []
+        }
+        for slot in reported {
             let n = state.noteStates[slot]
             let nid = noteID(n.id)
             let noteTitle = n.title.value ?? ""
@@ -125,9 +144,12 @@ extension Document {
         // The changes that edited each of them (not deleting or restoring it), each once: ops
         // come in log order, so a change is the last one listed for its note or new.
         var edits: [LocalID: [Int]] = [:]
+        guard !deletes.isEmpty else { return [:] }
+        // A few deleted notes are compared directly: hashing every op's note cost more than the scan.
+        let few = deletes.count <= 8 ? Array(deletes.keys) : nil
         var ci = 0
         for op in log.ops {
-            guard let target = op.body.note, deletes[target] != nil else { continue }
+            guard let target = op.body.note, few?.contains(target) ?? (deletes[target] != nil) else { continue }
             switch op.body {
             case .deleteNote, .restoreNote: continue
             default: break

@@ -125,10 +125,17 @@ extension Document {
     /// shows and saves what `merged(with:keepingFile:)`'s would, with the same summary (its
     /// `sides` by the result's agent numbers), and the author of this copy; it keeps its own
     /// replica id (a loaded copy's is new at each load, as a fork's is). The copy that is not the
-    /// result is left as it was; so is either one when this throws (as `merge(_:)` does).
+    /// result is left as it was; so is either one when this throws (as `merge(_:)` does), but for
+    /// the record of its file's verified state (`Persisted.verified`), which the copy that takes
+    /// the changes in lets go first: its next appending save is checked whole.
     package func mergedInPlace(with other: Document, keepingFile: Bool) throws(PeerNoteError) -> (document: Document, summary: MergeSummary) {
         try checkMergeable(with: other)
         guard other.log.lvCount > log.lvCount else {
+            // The file's verified state shares every note with this copy's: kept across the merge,
+            // the merge's first change to a note would copy them all. A result without a file does
+            // not need it (nor does a copy whose merge failed: its next appending save is then
+            // checked whole, as after a failed check).
+            if !keepingFile { persisted?.verified = nil }
             let file = persisted
             let summary = try absorb(log: other.log, unknownFields: other.unknownFields)
             persisted = keepingFile ? file : nil
@@ -141,6 +148,8 @@ extension Document {
         let fieldsAdded = other.unknownFields.filter { !unknownFields.contains($0) }
         let theirs = (0 ..< other.log.replicas.count).map { other.log.changeCount(of: UInt32($0)) }
         let author = self.author, clock = core.customClock
+        // (Its file's verified state is let go, as above: the result's file, if it keeps one, is this copy's.)
+        other.persisted?.verified = nil
         try other.absorb(log: log, unknownFields: unknownFields)
         other.author = author
         other.core.customClock = clock
@@ -229,11 +238,13 @@ extension Document {
         if !missing.isEmpty {
             // A merge that fails leaves the copy as it was: the log is rolled back to a checkpoint
             // (a copy of it would be copied again, op by op, by the first append, and released at
-            // the end: the whole log for every merge, however few changes it brings), the state
-            // restored from a copy (its lists change in place, anywhere).
-            let checkpoint = log.checkpoint(), savedState = state
-            // The change that comes last in the canonical order among those this copy holds.
-            let lastBefore = log.canonicallyLastHead
+            // the end: the whole log for every merge, however few changes it brings). The state
+            // is not copied either (its first change would copy every note): a failed merge
+            // rebuilds it from the rolled-back log (`restoreState`).
+            let checkpoint = log.checkpoint(), budget = state.workBudget
+            // The change that comes last in the canonical order among those this copy holds, and
+            // the heads of its changes (where the search for the ones the new changes precede starts).
+            let lastBefore = log.canonicallyLastHead, headsBefore = log.heads
             log.reserveGrowing(changes: missing.count)
             // The changes go into the log first (a run of typing joins one op there, as it does when
             // loading), then their ops are applied to the state a stored op at a time.
@@ -250,20 +261,23 @@ extension Document {
             }
             // The state is the canonical order's (`DocState.canonical`): the new changes are
             // applied as they come when they follow, in that order, every change the copy had and
-            // each other; else the state is rebuilt in that order.
+            // each other; else in their canonical order when no change the copy had that they
+            // precede touches what they touch (`canonicalTail`); else the state is rebuilt.
             let follows = firstChange < log.changes.count
                 && (lastBefore.map { log.canonicallyBefore($0, firstChange) } ?? true)
                 && log.firstOutOfCanonicalOrder(from: firstChange + 1) == nil
             do throws(ApplyFailure) {
                 if follows {
                     try state.applyOps(of: log, from: startLV, firstChange: firstChange)
+                } else if let order = log.canonicalTail(from: firstChange, startLV: startLV, headsBefore: headsBefore) {
+                    try state.apply(changes: order, of: log)
                 } else {
                     state = try DocState.canonical(of: log, workBudget: state.workBudget)
                 }
             } catch {
                 let failed = log.changeID(error.change)
                 log.rollBack(to: checkpoint)
-                state = savedState
+                restoreState(workBudget: budget)
                 throw .invalidDocument(offset: nil, message: "change \(failed.fullDescription) could not be applied: \(error.error)")
             }
         }
@@ -271,6 +285,113 @@ extension Document {
         unknownFields += addedFields
         let theirs = AgentCounts(counts: source.agentMap(from: log).map { $0 == OpLog.unknownAgent ? 0 : source.changeCount(of: $0) })
         return MergeSummary(changesByAuthor: source.authorCounts(of: missing), sides: MergeSides(mine: mine, theirs: theirs), fieldsAdded: addedFields.count)
+    }
+}
+
+extension Document {
+    /// Puts back the state a merge that failed part way had changed, once the log is rolled back
+    /// to what the copy held before it: the state before the merge was the canonical order's
+    /// (`DocState.canonical`, the invariant every load, edit and merge keeps), applied once
+    /// already without failing, so it is rebuilt that way, without a budget (`workBudget`, the
+    /// budget the state had before the merge, is given back to it). Only a merge that fails pays
+    /// for this; one that succeeds copies nothing of the state it does not change.
+    fileprivate func restoreState(workBudget: Int) {
+        do throws(ApplyFailure) {
+            state = try DocState.canonical(of: log, workBudget: .max)
+            state.workBudget = workBudget
+        } catch {
+            preconditionFailure("the state before a merge could not be rebuilt from its own log: \(error.error)")
+        }
+    }
+}
+
+/// What an op reads and writes of a document's state (`DocState.apply`): the notebook's title,
+/// the order of notes (the places `createNote` and `moveNote` insert), or one note (its
+/// registers, tags and body; `createNote` makes it). The state of each part is a function of the
+/// ops that touch it, in the order they are applied, and of nothing else.
+private enum StatePart: Hashable {
+    case title, order, note(LocalID)
+
+    /// Calls `body` with each part `op` touches; `firstID` is the id of the op's first unit (the
+    /// note a `createNote` makes).
+    static func forEach(of op: Op, firstID: LocalID, _ body: (StatePart) -> Void) {
+        switch op.body {
+        case .setNotebookTitle: body(.title)
+        case .createNote: body(.order); body(.note(firstID))
+        case .moveNote(let n, _, _, _): body(.order); body(.note(n))
+        case .setNoteTitle(let n, _, _), .insertText(let n, _, _, _), .deleteText(let n, _, _), .addTag(let n, _),
+             .removeTag(let n, _, _), .setPriority(let n, _, _), .deleteNote(let n, _), .restoreNote(let n, _):
+            body(.note(n))
+        case .unknown: break
+        }
+    }
+}
+
+extension OpLog {
+    /// The changes `firstChange...` (a merge's, appended from local version `startLV` on) in
+    /// canonical order, when applying them in that order to the state of the changes before
+    /// them gives the state of all of them in canonical order (`DocState.canonical`); nil when it
+    /// may not. `headsBefore`: the heads of the changes before `firstChange`.
+    ///
+    /// The state is a sum of parts (`StatePart`), each the result of the ops that touch it in
+    /// the order applied. Let F be the first new change in canonical order, and T the earlier
+    /// changes that come after F in it. A part no change of T touches has all of its earlier
+    /// ops before every new change in canonical order, so its canonical sequence of ops is the
+    /// one already applied followed by the new changes' ops in canonical order: this order. A
+    /// part that a change of T touches and a new change touches too would need its ops
+    /// interleaved: nil then. (Parts no new change touches do not change.)
+    ///
+    /// - Complexity: O(k + t) for k new changes and t changes in T, plus the ops of both; O(k log k)
+    ///   more when the new changes are not in canonical order among themselves. T is found by
+    ///   walking back from `headsBefore` through changes of T only: a change that depends on one
+    ///   of T has a larger Lamport timestamp, so it is in T too, and every change of T is reached.
+    func canonicalTail(from firstChange: Int, startLV: Int, headsBefore: [Int]) -> ChangeIndices? {
+        let count = changes.count
+        guard firstChange < count else { return ChangeIndices(firstChange ..< count) }
+        var first = firstChange
+        for c in firstChange + 1 ..< count {
+            if canonicallyBefore(c, first) { first = c }
+        }
+        // T: the earlier changes after `first`, walked back from the heads they reach.
+        var later: [Int] = []
+        var seen: Set<Int> = []
+        for h in headsBefore {
+            if h < firstChange && canonicallyBefore(first, h) && seen.insert(h).inserted { later.append(h) }
+        }
+        var next = 0
+        while next < later.count {
+            for d in deps(of: later[next]) {
+                if canonicallyBefore(first, d) && seen.insert(d).inserted { later.append(d) }
+            }
+            next += 1
+        }
+        if !later.isEmpty {
+            var touched: Set<StatePart> = []
+            for c in later {
+                let start = LocalID(agent: changes.agent(c), counter: changes[c].counterStart), lvStart = changes.lvStart(c)
+                forEachOp(ofChange: c) { op in
+                    StatePart.forEach(of: op, firstID: start.advanced(by: op.lv - lvStart)) { part in _ = touched.insert(part) }
+                }
+            }
+            // The new changes' ops, from the stored op holding `startLV` on (the first may also
+            // hold earlier units: typing joined to the op before).
+            var clash = false
+            var i = opIndex(containingLV: startLV), ci = firstChange
+            while i < ops.count && !clash {
+                let op = ops[i], from = Swift.max(op.lv, startLV)
+                ci = changeIndex(containingLV: from, from: ci)
+                // (Only a `createNote` reads its first unit's id, and no op joins one to the op before.)
+                StatePart.forEach(of: op, firstID: localID(ofLV: from, change: ci)) {
+                    if touched.contains($0) { clash = true }
+                }
+                i += 1
+            }
+            if clash { return nil }
+        }
+        if firstOutOfCanonicalOrder(from: firstChange + 1) == nil { return ChangeIndices(firstChange ..< count) }
+        var order = Array(firstChange ..< count)
+        order.sort { canonicallyBefore($0, $1) }
+        return ChangeIndices(order)
     }
 }
 

@@ -195,9 +195,16 @@ extension Document {
         let state = input.state
         let all = state.allNoteSlotsInOrder
         guard all.count == state.noteStates.count else { return nil }
+        // Whether each agent's replica is in the table, asked once an agent rather than once a note.
         let table = Set(replicaTable)
-        guard all.allSatisfy({ table.contains(input.replicas[Int(state.noteStates[$0].id.agent)]) }) else { return nil }
-        return all.filter { !state.noteStates[$0].isDeleted } + all.filter { state.noteStates[$0].isDeleted }
+        let inTable = input.replicas.map { table.contains($0) }
+        var live: [Int] = [], deleted: [Int] = []
+        live.reserveCapacity(all.count)
+        for slot in all {
+            guard inTable[Int(state.noteStates[slot].id.agent)] else { return nil }
+            if state.noteStates[slot].isDeleted { deleted.append(slot) } else { live.append(slot) }
+        }
+        return live + deleted
     }
 
     /// The state section of a compact save (see `WireState`), for a block whose replica table
@@ -205,11 +212,17 @@ extension Document {
     private static func stateSection(_ input: StateSectionInput, slots: [Int], replicaTable: [ReplicaID]) -> WireState {
         var index: [ReplicaID: Int] = [:]
         for (i, r) in replicaTable.enumerated() { index[r] = i }
-        let notes = slots.map { slot in
-            let n = input.state.noteStates[slot]
-            return WireNoteState(replica: index[input.replicas[Int(n.id.agent)]] ?? 0, counter: n.id.counter, title: n.title.value ?? "",
-                                 tags: n.visibleTags, priority: n.priority.value ?? .normal, created: n.created, deleted: n.isDeleted,
-                                 body: String(scalars: n.body.visibleElements))
+        // Each agent's place in the table, found once an agent rather than hashed once a note.
+        let tableIndex = input.replicas.map { index[$0] ?? 0 }
+        let notes = input.state.noteStates.withUnsafeBufferPointer { notes in
+            // Each note read in place (a copy of one would retain and release a dozen references).
+            slots.map { slot in
+                let id = notes[slot].id
+                return WireNoteState(replica: tableIndex[Int(id.agent)], counter: id.counter, title: notes[slot].title.value ?? "",
+                                     tags: notes[slot].visibleTags, priority: notes[slot].priority.value ?? .normal,
+                                     created: notes[slot].created, deleted: notes[slot].isDeleted,
+                                     body: String(scalars: notes[slot].body.visibleElements))
+            }
         }
         return WireState(title: input.title, notes: notes)
     }

@@ -230,7 +230,10 @@ extension Document {
     func liveIndexes(of slots: [Int: NoteID]) -> [NoteID: Int] {
         guard !slots.isEmpty else { return [:] }
         var out: [NoteID: Int] = [:]
+        // A few slots are compared directly: hashing every note's slot cost more than the walk.
+        let few = slots.count <= 8 ? Array(slots.keys) : nil
         for (i, slot) in state.orderedNoteSlots.enumerated() {
+            if let few, !few.contains(slot) { continue }
             if let id = slots[slot] { out[id] = i }
         }
         return out
@@ -292,17 +295,32 @@ extension MergeBaseline {
 extension Document {
     /// For each of `titles` that live notes have (the same scalars), those notes' ids in
     /// document order; the groups in the order their first notes come.
-    /// - Complexity: O(n·t) for n notes and t titles; no note is made.
+    /// - Complexity: O(n·t) for n notes and t titles; no note is made, and the order of notes is
+    ///   walked only when two notes or more have the titles.
     public func liveNotes(titled titles: [String]) -> [(title: String, notes: [NoteID])] {
         guard !titles.isEmpty else { return [] }
+        let state = self.state
+        // The live notes with one of the titles, found in slot order, each read in place; then,
+        // when there are two or more, put in document order (`orderedNoteSlots`, which holds
+        // every live note once: the place its position register shows holds it).
+        var found: [(slot: Int, title: Int)] = []
+        state.noteStates.withUnsafeBufferPointer { notes in
+            for slot in notes.indices where !notes[slot].isDeleted {
+                let title = notes[slot].title.value ?? ""
+                if let k = titles.firstIndex(where: { $0.hasSameScalars(as: title) }) { found.append((slot, k)) }
+            }
+        }
+        if found.count > 1 {
+            let title = Dictionary(found.map { ($0.slot, $0.title) }, uniquingKeysWith: { a, _ in a })
+            found = state.orderedNoteSlots.compactMap { slot in title[slot].map { (slot, $0) } }
+        } else if let only = found.first, !(state.noteStates[only.slot].position.value.map { state.order.contains($0) } ?? false) {
+            found = []
+        }
         var groups = [[NoteID]](repeating: [], count: titles.count)
         var order: [Int] = []
-        for slot in state.orderedNoteSlots {
-            let n = state.noteStates[slot]
-            let title = n.title.value ?? ""
-            guard let k = titles.firstIndex(where: { $0.hasSameScalars(as: title) }) else { continue }
+        for (slot, k) in found {
             if groups[k].isEmpty { order.append(k) }
-            groups[k].append(noteID(n.id))
+            groups[k].append(noteID(state.noteStates[slot].id))
         }
         return order.map { (titles[$0], groups[$0]) }
     }

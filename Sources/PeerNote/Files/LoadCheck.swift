@@ -11,7 +11,13 @@ extension Document {
     /// file builds it from the file's rows; the work the reader takes, and so whether it stays
     /// within the budget, is known only by doing it.
     public static func checkLoadable(_ bytes: [UInt8], writingTo path: String) throws(FileError) {
-        do throws(PeerNoteError) { _ = try Document.load(bytes) } catch {
+        _ = try checkedLoad(bytes, writingTo: path)
+    }
+
+    /// `checkLoadable(bytes, writingTo: path)`, returning the document the check read (for a
+    /// caller that lets go of it at another time: a tool ending its process).
+    package static func checkedLoad(_ bytes: [UInt8], writingTo path: String) throws(FileError) -> Document {
+        do throws(PeerNoteError) { return try Document.load(bytes) } catch {
             throw wouldNotLoad(error, path)
         }
     }
