@@ -206,8 +206,9 @@ struct SiblingIndexTests {
 struct SamePlaceTests {
     /// `n` replicas each insert one element between the two elements of "ab" (the same
     /// origins), integrated in ascending order of replica (the canonical order of such a
-    /// history) or descending; returns the list's elements and the work integration took.
-    static func samePlace(_ n: Int, ascending: Bool) throws -> (ids: [LocalID], work: Int) {
+    /// history) or descending; returns the list's elements, the work integration took, and how
+    /// many times its id index was copied (`ListTree.sharedIndexCopies`).
+    static func samePlace(_ n: Int, ascending: Bool) throws -> (ids: [LocalID], work: Int, indexCopies: Int) {
         var list = ListCRDT<LocalID>()
         var budget = Int.max
         let less: (UInt32, UInt32) -> Bool = { $0 < $1 }
@@ -217,7 +218,7 @@ struct SamePlaceTests {
             let x = LocalID(agent: UInt32(ascending ? k + 1 : n - k), counter: 0)
             try list.integrate(id: x, originLeft: a, originRight: b, elements: [x], budget: &budget, replicaLess: less)
         }
-        return (list.allIDs, Int.max - budget)
+        return (list.allIDs, Int.max - budget, list.sharedIndexCopies)
     }
 
     @Test("Siblings with the same origins are integrated in a bounded number of steps each, in either order")
@@ -225,10 +226,14 @@ struct SamePlaceTests {
         let n = 4000
         let expected = [LocalID(agent: 0, counter: 0)] + (1 ... n).map { LocalID(agent: UInt32($0), counter: 0) } + [LocalID(agent: 0, counter: 1)]
         for ascending in [true, false] {
-            let (ids, work) = try Self.samePlace(n, ascending: ascending)
+            let (ids, work, indexCopies) = try Self.samePlace(n, ascending: ascending)
             #expect(ids == expected, "siblings in replica order between their origins")
             // The scan of peernote(5) takes n(n-1)/2 steps in ascending order; the index a few a sibling.
             #expect(work <= 4 * n, "ascending \(ascending): \(work) steps for \(n) siblings")
+            // A step must not copy the id index (one entry list per replica, so O(n) a copy):
+            // integration that looked an id up while holding a copy of its tree did so, and n
+            // replicas at one place then took quadratic time in steps that each count one.
+            #expect(indexCopies == 0, "ascending \(ascending): the id index was copied \(indexCopies) times")
         }
     }
 

@@ -43,6 +43,8 @@ struct ListCRDT<Element: Sendable>: Sendable {
     init(tree: ListTree<Element>) { self.tree = tree }
 
     var visibleCount: Int { tree.visibleCount }
+    /// See `ListTree.sharedIndexCopies`.
+    var sharedIndexCopies: Int { tree.sharedIndexCopies }
     var totalCount: Int { tree.totalCount }
 
     // MARK: Reading
@@ -428,7 +430,8 @@ struct ListCRDT<Element: Sendable>: Sendable {
         var destination: ListCursor
         if let previous = siblings.member(before: at) {
             // Right after the previous sibling with the same origins (before L's next child).
-            destination = tree.firstAtOrAfter(tree.advance(try cursor(of: previous)), maxDepth: depth)
+            let previousCursor = try cursor(of: previous)
+            destination = tree.firstAtOrAfter(tree.advance(previousCursor), maxDepth: depth)
         } else {
             // Before J, or R, or the end of L's descendants, less the children just before it
             // whose spans end before R.
@@ -494,9 +497,14 @@ struct ListCRDT<Element: Sendable>: Sendable {
     /// The position of element `id` (tombstones included), or the list's length for none.
     private mutating func position(of id: LocalID) throws(ListError) -> Int {
         if id.isNone { return tree.totalCount }
-        return tree.position(try cursor(of: id))
+        let c = try cursor(of: id)
+        return tree.position(c)
     }
 
+    /// Where `id` is. It changes the tree (`ListTree.locate` keeps lookup hints and may record a
+    /// newer leaf in the id index), so callers bind its result before they call the tree with
+    /// it: in `tree.f(try cursor(of: x))` the tree is read first, the call keeps that copy while
+    /// the lookup writes, and the write copies the id index, O(replicas) an insert.
     private mutating func cursor(of id: LocalID) throws(ListError) -> ListCursor {
         guard let c = tree.locate(id) else { throw .missingElement(id) }
         return c
