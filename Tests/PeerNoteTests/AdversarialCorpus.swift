@@ -38,6 +38,11 @@ enum AdversarialCorpus {
         /// types), one change each, concurrently; appended device by device, so the canonical
         /// order interleaves them.
         case typingBackwards
+        /// One device types n characters backwards at one place in a note ("a|b"), one change
+        /// each, while n others, the k-th having seen the first k of them, each type one
+        /// character at the cursor it saw (right before the k-th), with replica ids that sort
+        /// before the typing device's; appended the typing first, then the others in order of k.
+        case chainSkipping
     }
 
     /// A history under construction: changes appended in a causal order, ops into the last one.
@@ -86,6 +91,7 @@ enum AdversarialCorpus {
         case .branches: 2_000
         case .samePlace: 16_000
         case .typingBackwards: 16_000
+        case .chainSkipping: 16_000
         }
     }
 
@@ -209,6 +215,23 @@ enum AdversarialCorpus {
                     right = b.op(.insertText(note: note, originLeft: a, originRight: right, contentStart: 0), length: 1,
                                  text: [Unicode.Scalar(UInt8(0x61 + (d + i) % 26))])
                 }
+            }
+        case .chainSkipping:
+            let note = b.op(.createNote(originLeft: .none, originRight: .none, created: b.time))
+            let a = b.op(.insertText(note: note, originLeft: .none, originRight: .none, contentStart: 0), length: 2, text: ["a", "b"])
+            // The typing device is replica n + 1; its k-th change is the k-th character.
+            var typed: [(change: Int, id: LocalID)] = []
+            var previous = 0
+            var right = a.advanced(by: 1)
+            for i in 0 ..< n {
+                previous = b.change(by: n + 1, deps: [previous], tick: false)
+                right = b.op(.insertText(note: note, originLeft: a, originRight: right, contentStart: 0), length: 1,
+                             text: [Unicode.Scalar(UInt8(0x61 + i % 26))])
+                typed.append((previous, right))
+            }
+            for (k, t) in typed.enumerated() {
+                b.change(by: 1 + k, deps: [t.change], tick: false)
+                b.op(.insertText(note: note, originLeft: a, originRight: t.id, contentStart: 0), length: 1, text: ["-"])
             }
         }
         return b

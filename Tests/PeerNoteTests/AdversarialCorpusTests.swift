@@ -61,6 +61,30 @@ struct AdversarialCorpusTests {
         #expect(time < 20, "loading \(n) tag adds and removes took \(time) s")
     }
 
+    @Test("A change adding or removing thousands of tags has a one-line summary naming each tag once")
+    func tagSummariesAreCut() throws {
+        // The removes of n adds of one tag: one tag untagged.
+        let storm = try #require(try AdversarialCorpus.document(.tagStorm, size: 4_000).history.last)
+        #expect(storm.summary.hasPrefix("untagged storm \""), "\(storm.summary.prefix(200))")
+        #expect(!storm.summary.contains("storm, storm"))
+        // One change adding n distinct tags: as many as fit in 120 characters, then how many more.
+        var b = AdversarialCorpus.Builder()
+        b.change(by: 0, deps: [])
+        let note = b.op(.createNote(originLeft: .none, originRight: .none, created: b.time))
+        b.op(.setNoteTitle(note: note, "N", preds: []))
+        b.change(by: 1, deps: [0])
+        let n = 5_000
+        for i in 0 ..< n { b.op(.addTag(note: note, "t\(i)")) }
+        let entry = try #require(try b.document().history.last)
+        let part = try #require(entry.summaryParts.first?.text)
+        #expect(part.hasPrefix("tagged t0, t1, t2, "), "\(part)")
+        #expect(part.count <= 140, "\(part.count) characters: \(part.prefix(200))")
+        let shown = part.components(separatedBy: ", ").count
+        let more = try #require(part.range(of: #"and (\d+) more"#, options: .regularExpression).map { part[$0].split(separator: " ")[1] })
+        #expect(shown + (Int(more) ?? 0) == n, "\(part)")
+        #expect(entry.summary == part)
+    }
+
     @Test("A note deleted by thousands of replicas and moved thousands of times is listed as deleted without scanning its deletes at every place")
     func moves() throws {
         let n = 20_000
@@ -145,6 +169,27 @@ struct AdversarialCorpusTests {
         #expect(reload < 60, "loading the compacted file took \(reload) s")
     }
 
+    @Test("Inserts in front of different prefixes of a chain typed backwards load in the order appended and the canonical order, and compact")
+    func chainSkipping() throws {
+        let n = 20_000
+        let bytes = try AdversarialCorpus.bytes(.chainSkipping, size: n)
+        let (doc, time) = try seconds { try Document.load(bytes) }
+        // The k-th inserting device (replica k) saw the typing device's first k characters and
+        // typed "-" right before the k-th; its id sorts before the typing device's, so it goes
+        // before every character typed after the k-th: all the dashes first, then the characters
+        // typed, last first.
+        let letters = Array("abcdefghijklmnopqrstuvwxyz")
+        let expected = "a" + String(repeating: "-", count: n) + String((0 ..< n).reversed().map { letters[$0 % 26] }) + "b"
+        #expect(doc.notes[0].body == expected)
+        // Skipping the chain a character at a time took n²/2 = 2·10^8 steps in the order
+        // appended, more than the file's work budget.
+        #expect(time < 60, "loading \(n) inserts in front of a chain took \(time) s")
+        let compacted = doc.save(.compact)
+        let again = try Document.load(compacted)
+        #expect(again.notebook == doc.notebook)
+        #expect(again.save(.compact) == compacted)
+    }
+
     @Test("Checking whether a change is in another's causal past gives what version vectors give, by either strategy")
     func pastQueriesAgreeWithVersionVectors() throws {
         // A random history of 6 replicas, each change on top of 1-3 random earlier changes.
@@ -219,7 +264,7 @@ struct AdversarialCorpusTests {
         let histories = try Self.honestHistories { family in
             // The families that insert concurrently into a list (the others integrate every insert
             // right after its left origin, which takes no steps) at their test size and four times it.
-            table && (family == .samePlace || family == .typingBackwards) ? [Self.testSize(family), 4 * Self.testSize(family)] : [1_000, 4_000]
+            table && [.samePlace, .typingBackwards, .chainSkipping].contains(family) ? [Self.testSize(family), 4 * Self.testSize(family)] : [1_000, 4_000]
         }
         for h in histories {
             let work = try Self.integrationWork(of: h.doc)
@@ -240,7 +285,7 @@ struct AdversarialCorpusTests {
         switch family {
         case .manyHeads, .registerPreds, .tagStorm: 40_000
         case .manyDeleters: 8_000
-        case .moves, .retitles, .branches, .samePlace, .typingBackwards: 20_000
+        case .moves, .retitles, .branches, .samePlace, .typingBackwards, .chainSkipping: 20_000
         case .deleteVersusEdit: 100_000
         }
     }

@@ -16,11 +16,13 @@
 /// children of the left origin that share the insert's right origin (a binary search by
 /// replica) instead of by walking every child and its descendants.
 /// - Complexity: an insert with nothing between its origins, O(log n); one among concurrent
-///   inserts at its place, O(log n) when a sibling with the same origins sorts before it
-///   (plus moving a chunk of `SiblingList`), else O(s log n) for s right origins of the children
-///   just before its place whose spans end before its right origin (1 for inserts at one
-///   place, and for typing backwards there by one replica or many); after the first such
-///   insert after an element has listed that element's children (O(k log n) for k children).
+///   inserts at its place, O(log n) amortised (plus moving a chunk of `SiblingList`) when its
+///   right origin is a child of its left origin or a sibling with its origins exists (every
+///   insert at one place, typing backwards there by one replica or many, and inserts in front
+///   of a chain typed backwards), else O(s log n) for s right origins of the children just
+///   before the end of its left origin's descendants whose spans end before its right origin;
+///   after the first such insert after an element has listed that element's children
+///   (O(k log n) for k children).
 ///   A list holding a crafted insert that breaks the index's order (its right origin among
 ///   its left origin's descendants, not a child) scans element by element, as the spec writes.
 struct ListCRDT<Element: Sendable>: Sendable {
@@ -31,7 +33,7 @@ struct ListCRDT<Element: Sendable>: Sendable {
     /// built from the tree when first needed (`childrenByRight`) and kept up to date by every
     /// insert after their element; an entry that cannot be kept is dropped, and built again
     /// when needed.
-    private var children: [LocalID: [LocalID: SiblingList]] = [:]
+    private var children: [LocalID: Siblings] = [:]
     /// Whether this list holds an element that breaks the depth-first order the sibling
     /// index relies on (see `ListTree.buildDepths`): integration then scans as peernote(5)
     /// writes it, element by element, for good (elements never move).
@@ -43,6 +45,8 @@ struct ListCRDT<Element: Sendable>: Sendable {
     init(tree: ListTree<Element>) { self.tree = tree }
 
     var visibleCount: Int { tree.visibleCount }
+    /// See `ListTree.sharedIndexCopies`.
+    var sharedIndexCopies: Int { tree.sharedIndexCopies }
     var totalCount: Int { tree.totalCount }
 
     // MARK: Reading
@@ -297,7 +301,11 @@ struct ListCRDT<Element: Sendable>: Sendable {
                     run.depth = depth
                     // It is the left origin's first child now, the first (and only: the right
                     // origin was its first child) with its right origin.
-                    if !children.isEmpty { children[originLeft]?[originRight, default: SiblingList()].insert(id, at: .start) }
+                    if !children.isEmpty, children[originLeft] != nil {
+                        children[originLeft]?.byRight[originRight, default: SiblingList()].insert(id, at: .start)
+                        // Its span holds no other child: it is outermost, first.
+                        if children[originLeft]?.spans.wrap(under: .none, .nothing, adding: id) != true { forgetSiblings() }
+                    }
                 } else {
                     forgetSiblings()
                 }
@@ -394,9 +402,12 @@ struct ListCRDT<Element: Sendable>: Sendable {
     /// J), and relies on the children's spans [c_j, r_j) being nested or disjoint (checked when
     /// the children are first listed, and kept by every insert the scan places). Then nothing
     /// between J's previous sibling with the same right origin and J reaches R, so p follows that
-    /// sibling; when J has none, the children just before J whose spans end before R are skipped
-    /// a right origin at a time (each jump to the first child with that right origin), one
-    /// step each, until one reaches R.
+    /// sibling. When J has none, the children before J whose spans reach R are those that hold
+    /// J's span (or R, a child), so p follows the innermost of them, J's (or R's) parent in the
+    /// forest of spans (`SpanForest`). When neither J nor R is a child, the children just
+    /// before the end of L's descendants whose spans end before R are skipped a right origin at a
+    /// time (each jump to the first child with that right origin), one step each, until one
+    /// reaches R.
     ///
     /// False, having changed nothing but forgotten the index, when the run's right origin lies
     /// among L's descendants without being a child of L, or before L (its integration would
@@ -416,42 +427,58 @@ struct ListCRDT<Element: Sendable>: Sendable {
         if rightInside {
             guard left < right, let c = tree.locate(originRight), tree.depth(at: c) == depth else { forgetSiblings(); return false }
         }
-        guard var byRight = try childrenByRight(of: originLeft, after: afterLeft, leftDepth: leftDepth, subtreeEnd: subtreeEndPosition,
-                                                budget: &budget, replicaLess: replicaLess) else {
+        guard var known = try childrenByRight(of: originLeft, after: afterLeft, leftDepth: leftDepth, subtreeEnd: subtreeEndPosition,
+                                              budget: &budget, replicaLess: replicaLess) else {
             forgetSiblings()
             return false
         }
         budget -= 1
         if budget < 0 { throw .tooMuchWork }
-        var siblings = byRight.removeValue(forKey: originRight) ?? SiblingList()
+        var siblings = known.byRight.removeValue(forKey: originRight) ?? SiblingList()
         let at = siblings.firstPosition { replicaLess(id.agent, $0.agent) }
         var destination: ListCursor
+        // The child whose span is the innermost to hold the run's (`LocalID.none`: none), and
+        // which of that child's children the run's span holds.
+        let parent: LocalID
+        let held: SpanForest.Prefix
         if let previous = siblings.member(before: at) {
             // Right after the previous sibling with the same origins (before L's next child).
-            destination = tree.firstAtOrAfter(tree.advance(try cursor(of: previous)), maxDepth: depth)
-        } else {
-            // Before J, or R, or the end of L's descendants, less the children just before it
-            // whose spans end before R.
-            if let first = siblings.first {
-                destination = try cursor(of: first)
+            let previousCursor = try cursor(of: previous)
+            destination = tree.firstAtOrAfter(tree.advance(previousCursor), maxDepth: depth)
+            (parent, held) = (previous, .all)
+        } else if let inner = siblings.first ?? (rightInside ? originRight : nil) {
+            // Before J (or R, a child of L), after the innermost child whose span holds it, that
+            // is, right after its parent in the forest of spans (or first).
+            guard let p = known.spans.parent(of: inner) else { forgetSiblings(); return false }
+            if p.isNone {
+                destination = afterLeft
             } else {
-                destination = rightInside ? try cursor(of: originRight) : subtreeEnd
+                let parentCursor = try cursor(of: p)
+                destination = tree.firstAtOrAfter(tree.advance(parentCursor), maxDepth: depth)
             }
+            (parent, held) = (p, siblings.first != nil ? .through(inner) : .before(inner))
+        } else {
+            // Before the end of L's descendants, less the children just before it whose spans
+            // end before R.
+            destination = subtreeEnd
+            var p = LocalID.none
             while let before = tree.lastBefore(destination, maxDepth: depth), tree.depth(at: before) == depth {
                 budget -= 1
                 if budget < 0 { throw .tooMuchWork }
                 let beforeRight = tree.run(at: before).originRight
-                if try position(of: beforeRight) >= right { break }
-                guard let first = byRight[beforeRight]?.first else { forgetSiblings(); return false }
+                if try position(of: beforeRight) >= right { p = tree.id(at: before); break }
+                guard let first = known.byRight[beforeRight]?.first else { forgetSiblings(); return false }
                 destination = try cursor(of: first)
             }
+            (parent, held) = (p, .all)
         }
+        guard known.spans.wrap(under: parent, held, adding: id) else { forgetSiblings(); return false }
         tree.insert(ListRun(id: id, length: elements.count, originLeft: originLeft, originRight: originRight,
                             deleted: false, depth: depth, contentStart: tree.content.count), before: destination)
         tree.content.append(contentsOf: elements)
         siblings.insert(id, at: at)
-        byRight[originRight] = siblings
-        children[originLeft] = byRight
+        known.byRight[originRight] = siblings
+        children[originLeft] = known
         return true
     }
 
@@ -463,11 +490,13 @@ struct ListCRDT<Element: Sendable>: Sendable {
     /// right origin that is neither a later child nor after the descendants, spans that cross,
     /// or children with one right origin out of replica order.
     private mutating func childrenByRight(of left: LocalID, after afterLeft: ListCursor, leftDepth: UInt32, subtreeEnd: Int, budget: inout Int,
-                                          replicaLess: (UInt32, UInt32) -> Bool) throws(ListError) -> [LocalID: SiblingList]? {
+                                          replicaLess: (UInt32, UInt32) -> Bool) throws(ListError) -> Siblings? {
         if let known = children.removeValue(forKey: left) { return known }
         var byRight: [LocalID: SiblingList] = [:]
-        // The ends of the spans that contain the current child, innermost last.
-        var open: [Int] = []
+        // Each child and the innermost child whose span holds it, in list order.
+        var listed: [(child: LocalID, parent: LocalID)] = []
+        // The ends of the spans that contain the current child and their children, innermost last.
+        var open: [(end: Int, child: LocalID)] = []
         var c = afterLeft
         while true {
             let child = tree.firstAtOrAfter(c, maxDepth: leftDepth + 1)
@@ -481,22 +510,28 @@ struct ListCRDT<Element: Sendable>: Sendable {
             if end < subtreeEnd {
                 guard let rc = tree.locate(rightID), tree.depth(at: rc) == leftDepth + 1 else { return nil }
             }
-            while let top = open.last, top <= at { open.removeLast() }
-            if let top = open.last, top < end { return nil }
-            open.append(end)
+            while let top = open.last, top.end <= at { open.removeLast() }
+            if let top = open.last, top.end < end { return nil }
+            listed.append((id, open.last?.child ?? .none))
+            open.append((end, id))
             if let last = byRight[rightID]?.last, replicaLess(id.agent, last.agent) { return nil }
             byRight[rightID, default: SiblingList()].append(id)
             c = tree.advance(child)
         }
-        return byRight
+        return Siblings(byRight: byRight, spans: SpanForest(listing: listed))
     }
 
     /// The position of element `id` (tombstones included), or the list's length for none.
     private mutating func position(of id: LocalID) throws(ListError) -> Int {
         if id.isNone { return tree.totalCount }
-        return tree.position(try cursor(of: id))
+        let c = try cursor(of: id)
+        return tree.position(c)
     }
 
+    /// Where `id` is. It changes the tree (`ListTree.locate` keeps lookup hints and may record a
+    /// newer leaf in the id index), so callers bind its result before they call the tree with
+    /// it: in `tree.f(try cursor(of: x))` the tree is read first, the call keeps that copy while
+    /// the lookup writes, and the write copies the id index, O(replicas) an insert.
     private mutating func cursor(of id: LocalID) throws(ListError) -> ListCursor {
         guard let c = tree.locate(id) else { throw .missingElement(id) }
         return c
@@ -517,6 +552,139 @@ struct ListCRDT<Element: Sendable>: Sendable {
             newly += n
         }
         return newly
+    }
+}
+
+/// The sibling index's entry for one element L of a `ListCRDT`: L's children by right origin,
+/// and the forest their spans make.
+struct Siblings: Sendable {
+    /// For each right origin, L's children that have it, in list order.
+    var byRight: [LocalID: SiblingList] = [:]
+    var spans = SpanForest()
+}
+
+/// The children of one element L of a `ListCRDT` as a forest by their spans. A child's span runs
+/// from it to its right origin; the spans of L's children are nested or disjoint (the sibling
+/// index relies on it), so each child has a parent: the innermost child whose span holds it
+/// (`LocalID.none` when none does). An insert among L's children goes right after its parent
+/// (the children between that parent and the insert's place end before its right origin), and
+/// its span then holds a prefix of its parent's children: they become its children, and it
+/// takes their place (`wrap`). So finding the place of an insert in front of a long chain of
+/// characters typed backwards, each the next one's right origin, takes one lookup, not a step a
+/// character.
+///
+/// Invariant: every child is in exactly one sequence, that of its parent, in list order.
+/// Sequences are stored last child first, so that a prefix is the end of an array.
+/// - Complexity: `parent(of:)` O(1); `wrap` moves the smaller of the prefix and the rest of
+///   the sequence, O(log n) amortised over n children.
+struct SpanForest: Sendable {
+    /// Which of a parent's children (in list order) a new child's span holds.
+    enum Prefix: Sendable {
+        case nothing
+        case all
+        /// Up to this child, included.
+        case through(LocalID)
+        /// Up to this child, excluded.
+        case before(LocalID)
+    }
+
+    /// One parent's children, last first: child k (counting from `offset`) is `members[k - offset]`;
+    /// those before `start` belong to another sequence now.
+    private struct Sequence: Sendable {
+        var parent: LocalID
+        var offset: Int
+        var start: Int
+        var members: [LocalID]
+        var end: Int { offset + members.count }
+    }
+
+    private struct Place: Sendable {
+        var sequence: Int32
+        var index: Int32
+    }
+
+    private var sequences: [Sequence] = []
+    /// Each parent's sequence (`LocalID.none`: the children no span holds).
+    private var sequenceOf: [LocalID: Int] = [:]
+    private var place: [LocalID: Place] = [:]
+
+    init() {}
+
+    /// The forest of `listed`: every child with its parent, in list order.
+    init(listing listed: [(child: LocalID, parent: LocalID)]) {
+        var byParent: [LocalID: [LocalID]] = [:]
+        var parents: [LocalID] = []
+        for (child, parent) in listed {
+            if byParent[parent] == nil { parents.append(parent) }
+            byParent[parent, default: []].append(child)
+        }
+        for parent in parents {
+            let members = Array((byParent[parent] ?? []).reversed())
+            let s = sequences.count
+            sequences.append(Sequence(parent: parent, offset: 0, start: 0, members: members))
+            sequenceOf[parent] = s
+            for (k, m) in members.enumerated() { place[m] = Place(sequence: Int32(s), index: Int32(k)) }
+        }
+    }
+
+    /// The parent of `child`, or nil when it is not in the forest.
+    func parent(of child: LocalID) -> LocalID? {
+        place[child].map { sequences[Int($0.sequence)].parent }
+    }
+
+    /// Adds `child`, whose parent is `parent` and whose span holds `prefix` of `parent`'s
+    /// children: they become its children, and it takes their place. False, changing nothing,
+    /// when a child named is not among `parent`'s children.
+    mutating func wrap(under parent: LocalID, _ prefix: Prefix, adding child: LocalID) -> Bool {
+        guard place[child] == nil else { return false }
+        guard let s = sequenceOf[parent] else {
+            switch prefix {
+            case .nothing, .all: break
+            case .through, .before: return false
+            }
+            sequenceOf[parent] = sequences.count
+            place[child] = Place(sequence: Int32(sequences.count), index: 0)
+            sequences.append(Sequence(parent: parent, offset: 0, start: 0, members: [child]))
+            return true
+        }
+        let cut: Int
+        switch prefix {
+        case .nothing: cut = sequences[s].end
+        case .all: cut = sequences[s].start
+        case .through(let m), .before(let m):
+            guard let pm = place[m], Int(pm.sequence) == s else { return false }
+            if case .through = prefix { cut = Int(pm.index) } else { cut = Int(pm.index) + 1 }
+        }
+        let held = sequences[s].end - cut, rest = cut - sequences[s].start
+        if held == 0 {
+            place[child] = Place(sequence: Int32(s), index: Int32(sequences[s].end))
+            sequences[s].members.append(child)
+        } else if held <= rest {
+            // The prefix moves to a new sequence, the child's.
+            let moved = Array(sequences[s].members[(cut - sequences[s].offset)...])
+            let t = sequences.count
+            for (k, m) in moved.enumerated() { place[m] = Place(sequence: Int32(t), index: Int32(k)) }
+            sequences.append(Sequence(parent: child, offset: 0, start: 0, members: moved))
+            sequenceOf[child] = t
+            sequences[s].members.removeLast(held)
+            place[child] = Place(sequence: Int32(s), index: Int32(sequences[s].end))
+            sequences[s].members.append(child)
+        } else {
+            // The rest moves to a new sequence, the parent's, keeping its indices; this one,
+            // holding the prefix, becomes the child's.
+            let old = sequences[s]
+            var kept = Array(old.members[(old.start - old.offset) ..< (cut - old.offset)])
+            let t = sequences.count
+            for m in kept { place[m]?.sequence = Int32(t) }
+            kept.append(child)
+            place[child] = Place(sequence: Int32(t), index: Int32(cut))
+            sequences.append(Sequence(parent: parent, offset: old.start, start: old.start, members: kept))
+            sequenceOf[parent] = t
+            sequences[s].parent = child
+            sequences[s].start = cut
+            sequenceOf[child] = s
+        }
+        return true
     }
 }
 

@@ -29,6 +29,11 @@ struct ListTree<Element: Sendable>: Sendable {
     /// kept up to date by every change; and then, that the list is in depth-first order of the
     /// left-origin tree (each element's descendants come directly after it).
     private(set) var depthsKnown = false
+    /// How many times `locate` found the id index shared with another copy of the tree when it
+    /// recorded a newer leaf, and so copied it (O(agents) each: one entry list per replica).
+    /// A caller that keeps no second copy of the tree while it looks ids up leaves it at 0;
+    /// tests hold integration to that (`SamePlaceTests`).
+    private(set) var sharedIndexCopies = 0
 
     /// A leaf and how many visible elements come before it (`leaf` is -1 when unknown), and a
     /// run of that leaf and how many visible elements of the leaf come before that run (`run` is
@@ -195,6 +200,8 @@ struct ListTree<Element: Sendable>: Sendable {
         guard let (c, hops, entry) = find(id) else { return nil }
         recent = c
         if hops > 0 {
+            let storage = index.withUnsafeBufferPointer { $0.baseAddress }
+            defer { if index.withUnsafeBufferPointer({ $0.baseAddress }) != storage { sharedIndexCopies += 1 } }
             // The entry the search started from lies in the run found: every id it covers is in
             // that leaf or to its right (an entry's ids up to the next entry are one run as first
             // inserted, and what was typed on after it, in document order), so it can name that

@@ -62,8 +62,8 @@ extension Document {
             if t.restored { what.append("restored") }
             if let v = t.title { what.append("retitled \"\(v)\"") }
             if t.inserted > 0 || t.deleted > 0 { what.append("edited (+\(t.inserted) −\(t.deleted))") }
-            if !t.tagsAdded.isEmpty { what.append("tagged " + t.tagsAdded.joined(separator: ", ")) }
-            if !t.tagsRemoved.isEmpty { what.append("untagged " + t.tagsRemoved.joined(separator: ", ")) }
+            if !t.tagsAdded.isEmpty { what.append(Self.tagSummary("tagged", t.tagsAdded)) }
+            if !t.tagsRemoved.isEmpty { what.append(Self.tagSummary("untagged", t.tagsRemoved)) }
             if let p = t.priority { what.append("priority \(p.rawValue)") }
             if t.moved { what.append("moved") }
             let current = state.note(n)?.title.value ?? "?"
@@ -71,6 +71,30 @@ extension Document {
         }
         if unknown > 0 { parts.append(SummaryPart(kind: .newerFormat, text: "\(unknown) op(s) of a newer format version")) }
         return parts
+    }
+
+    /// The tags a change added to or removed from one note, for its summary part, e.g. `tagged
+    /// home, todo`: each tag once (removes name adds, and one tag may have many), in the order
+    /// first named, as many as fit in `width` characters (at least one), then `and N more`, as
+    /// `pnmerge log` cuts a summary of many notes. So a change that adds or removes thousands of
+    /// tags still has a one-line summary.
+    static func tagSummary(_ verb: String, _ tags: [String], width: Int = 120) -> String {
+        var seen = Set<String>()
+        let distinct = tags.filter { seen.insert($0).inserted }
+        var text = verb
+        var length = verb.count
+        var shown = 0
+        for tag in distinct {
+            let piece = (shown == 0 ? " " : ", ") + tag
+            // Room for " and N more" unless this is the last tag.
+            let reserve = shown + 1 == distinct.count ? 0 : 20
+            if shown > 0 && length + piece.count + reserve > width { break }
+            text += piece
+            length += piece.count
+            shown += 1
+        }
+        if shown < distinct.count { text += " and \(distinct.count - shown) more" }
+        return text
     }
 
     /// The notebook as it was just after `change` (and everything in its causal past).

@@ -77,6 +77,10 @@ struct SiblingIndexTests {
         /// Mostly right before the replica's own previous insert (typing backwards, the cursor
         /// kept in front of what it types), else at one of a few places.
         case backwards
+        /// Mostly right before another replica's latest insert as this one knows it (in front of
+        /// a chain typed backwards, each replica having seen a different prefix of it), or right
+        /// before its own previous one (typing backwards), else at one of a few places.
+        case chains
     }
 
     /// One insert of a generated history: `length` units from `id`, its origins, and its
@@ -112,9 +116,13 @@ struct SiblingIndexTests {
             let view = all.ids.filter { known[r].contains($0) }
             var left = LocalID.none, right = LocalID.none
             switch mode {
-            case .honest, .crowded, .backwards:
+            case .honest, .crowded, .backwards, .chains:
                 let at: Int
-                if mode == .backwards, Int.random(in: 0 ..< 5, using: &rng) > 0, let own = lastOwn[r], let k = view.firstIndex(of: own) {
+                let roll = Int.random(in: 0 ..< 5, using: &rng)
+                let q = mode == .chains && roll < 2 ? Int.random(in: 0 ..< replicas, using: &rng) : r
+                if mode == .chains, roll < 4, let k = view.indices.filter({ view[$0].agent == UInt32(q) }).max(by: { view[$0].counter < view[$1].counter }) {
+                    at = k
+                } else if mode == .backwards, Int.random(in: 0 ..< 5, using: &rng) > 0, let own = lastOwn[r], let k = view.firstIndex(of: own) {
                     at = k
                 } else if mode != .honest && Int.random(in: 0 ..< 5, using: &rng) > 0 {
                     at = min(hot[Int.random(in: 0 ..< hot.count, using: &rng)], view.count)
@@ -196,6 +204,11 @@ struct SiblingIndexTests {
         try Self.check(seed: seed, mode: .backwards, replicas: 2 + Int(seed % 12), inserts: 300)
     }
 
+    @Test("Integration gives peernote(5)'s order for inserts in front of chains typed backwards", arguments: 1 ... 40)
+    func chainHistories(seed: UInt64) throws {
+        try Self.check(seed: seed, mode: .chains, replicas: 2 + Int(seed % 16), inserts: 300)
+    }
+
     @Test("Integration gives peernote(5)'s order for arbitrary origins", arguments: 1 ... 40)
     func arbitraryHistories(seed: UInt64) throws {
         try Self.check(seed: seed, mode: .arbitrary, replicas: 2 + Int(seed % 20), inserts: 200)
@@ -206,8 +219,9 @@ struct SiblingIndexTests {
 struct SamePlaceTests {
     /// `n` replicas each insert one element between the two elements of "ab" (the same
     /// origins), integrated in ascending order of replica (the canonical order of such a
-    /// history) or descending; returns the list's elements and the work integration took.
-    static func samePlace(_ n: Int, ascending: Bool) throws -> (ids: [LocalID], work: Int) {
+    /// history) or descending; returns the list's elements, the work integration took, and how
+    /// many times its id index was copied (`ListTree.sharedIndexCopies`).
+    static func samePlace(_ n: Int, ascending: Bool) throws -> (ids: [LocalID], work: Int, indexCopies: Int) {
         var list = ListCRDT<LocalID>()
         var budget = Int.max
         let less: (UInt32, UInt32) -> Bool = { $0 < $1 }
@@ -217,7 +231,7 @@ struct SamePlaceTests {
             let x = LocalID(agent: UInt32(ascending ? k + 1 : n - k), counter: 0)
             try list.integrate(id: x, originLeft: a, originRight: b, elements: [x], budget: &budget, replicaLess: less)
         }
-        return (list.allIDs, Int.max - budget)
+        return (list.allIDs, Int.max - budget, list.sharedIndexCopies)
     }
 
     @Test("Siblings with the same origins are integrated in a bounded number of steps each, in either order")
@@ -225,10 +239,14 @@ struct SamePlaceTests {
         let n = 4000
         let expected = [LocalID(agent: 0, counter: 0)] + (1 ... n).map { LocalID(agent: UInt32($0), counter: 0) } + [LocalID(agent: 0, counter: 1)]
         for ascending in [true, false] {
-            let (ids, work) = try Self.samePlace(n, ascending: ascending)
+            let (ids, work, indexCopies) = try Self.samePlace(n, ascending: ascending)
             #expect(ids == expected, "siblings in replica order between their origins")
             // The scan of peernote(5) takes n(n-1)/2 steps in ascending order; the index a few a sibling.
             #expect(work <= 4 * n, "ascending \(ascending): \(work) steps for \(n) siblings")
+            // A step must not copy the id index (one entry list per replica, so O(n) a copy):
+            // integration that looked an id up while holding a copy of its tree did so, and n
+            // replicas at one place then took quadratic time in steps that each count one.
+            #expect(indexCopies == 0, "ascending \(ascending): the id index was copied \(indexCopies) times")
         }
     }
 
@@ -282,6 +300,69 @@ struct SamePlaceTests {
                 #expect(try SiblingIndexTests.compare(canonical, seed: 2, rank: rank, label: "\(devices) typing backwards, canonical", used: &used))
             }
         }
+    }
+
+    /// One device (replica `m + 1`) typing `m` characters backwards between the two elements of
+    /// "ab", one insert each, and `m` others, the k-th having seen the first k of them, each
+    /// inserting one character at the cursor it saw (right before the k-th); in the order made
+    /// (the typing first), with the Lamport timestamps their pasts give.
+    static func chainSkipping(_ m: Int) -> [SiblingIndexTests.Insert] {
+        let a = LocalID(agent: 0, counter: 0), b = LocalID(agent: 0, counter: 1)
+        var inserts: [SiblingIndexTests.Insert] = [.init(id: a, length: 2, left: .none, right: .none, lamport: 1)]
+        var typed: [LocalID] = []
+        var right = b
+        for k in 0 ..< m {
+            let x = LocalID(agent: UInt32(m + 1), counter: UInt32(k))
+            inserts.append(.init(id: x, length: 1, left: a, right: right, lamport: 3 + k))
+            typed.append(x)
+            right = x
+        }
+        for k in 0 ..< m {
+            inserts.append(.init(id: LocalID(agent: UInt32(k + 1), counter: 0), length: 1, left: a, right: typed[k], lamport: 4 + k))
+        }
+        return inserts
+    }
+
+    @Test("Inserts in front of different prefixes of a chain typed backwards match peernote(5)'s loop, in the order made and the canonical order")
+    func chainSkippingMatchesSpec() throws {
+        var rng = SeededRandom(state: 4748)
+        for m in [1, 2, 3, 5, 8, 13, 40, 90] {
+            let made = Self.chainSkipping(m)
+            // The typing device's id sorting after the others' (the costly case), and at random.
+            let ranks = [Array(0 ... m + 1)] + (0 ..< 3).map { _ in [0] + Array(1 ... m + 1).shuffled(using: &rng) }
+            for rank in ranks {
+                let canonical = made.sorted { ($0.lamport, rank[Int($0.id.agent)]) < ($1.lamport, rank[Int($1.id.agent)]) }
+                var used = 0
+                #expect(try SiblingIndexTests.compare(made, seed: 3, rank: rank, label: "chain of \(m), as made", used: &used))
+                #expect(try SiblingIndexTests.compare(canonical, seed: 4, rank: rank, label: "chain of \(m), canonical", used: &used))
+                #expect(try SiblingIndexTests.compare(made.reversed().sorted { $0.lamport < $1.lamport }, seed: 5, rank: rank,
+                                                      label: "chain of \(m), by Lamport timestamp", used: &used))
+            }
+        }
+    }
+
+    @Test("Inserts in front of different prefixes of a chain typed backwards are integrated in a bounded number of steps each, in either order")
+    func chainSkippingBoundedWork() throws {
+        let m = 4_000
+        let made = Self.chainSkipping(m)
+        let canonical = made.sorted { ($0.lamport, $0.id.agent) < ($1.lamport, $1.id.agent) }
+        var results: [[LocalID]] = []
+        for (label, order) in [("as made", made), ("canonical", canonical)] {
+            var list = ListCRDT<LocalID>()
+            var budget = Int.max
+            for x in order {
+                try list.integrate(id: x.id, originLeft: x.left, originRight: x.right, elements: (0 ..< x.length).map { x.id.advanced(by: $0) },
+                                   budget: &budget, replicaLess: { $0 < $1 })
+            }
+            let work = Int.max - budget
+            results.append(list.allIDs)
+            // Skipping the chain a right origin at a time took m²/2 steps in the order made
+            // (each insert skipped the characters typed after the one it saw); now a few each.
+            #expect(work <= 4 * 2 * m, "\(label): \(work) steps for \(2 * m) inserts")
+            #expect(list.sharedIndexCopies == 0, "\(label)")
+        }
+        #expect(results[0] == results[1], "the order made and the canonical order give one list")
+        #expect(results[0].count == 2 * m + 2)
     }
 
     @Test("Devices typing backwards at one place are integrated in a bounded number of steps each, in either order")
