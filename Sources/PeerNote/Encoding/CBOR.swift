@@ -327,8 +327,8 @@ enum CBORDecoder {
         isASCII(raw) || String(decoding: raw, as: UTF8.self).utf8.elementsEqual(raw)
     }
 
-    /// Whether every byte is below 0x80, read eight bytes at a time (a byte at a time was a
-    /// tenth of reading a state section of long bodies).
+    /// Whether every byte is below 0x80, read eight bytes at a time (a state section's bodies
+    /// are most of its bytes).
     private static func isASCII(_ raw: ArraySlice<UInt8>) -> Bool {
         raw.withUnsafeBufferPointer { b in
             var i = 0
