@@ -638,10 +638,11 @@ struct OpLog: Sendable {
                 guard case .insertText(let note, _, _, let start) = ops[i].body else { continue }
                 let length = ops[i].length
                 guard let scalars = next(note, length), scalars.count == length, start >= 0, start + length <= text.count else { return false }
-                // Element by element: `replaceSubrange` with a slice of equal length went through
-                // the generic path, about ten times as many instructions.
-                var k = start
-                for s in scalars { text[k] = s; k += 1 }
+                // Copied as one block of memory (`replaceSubrange` with a slice of equal length
+                // went through the generic path, an element at a time).
+                _ = scalars.withUnsafeBufferPointer { source in
+                    UnsafeMutableBufferPointer(rebasing: text[start ..< start + length]).update(fromContentsOf: source)
+                }
             }
             return true
         }

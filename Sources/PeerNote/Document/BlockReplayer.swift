@@ -229,36 +229,42 @@ struct BlockReplayer {
         func fail(_ message: String) -> PeerNoteError {
             .invalidDocument(offset: block.offset, message: "the state section does not match the history: \(message)")
         }
-        let ids = try listedNotes(snapshot, block: block, log: &log, state: state)
+        let (ids, slots) = try listedNotes(snapshot, block: block, log: &log, state: state)
         var deadPos = 0
+        // One buffer for every body's scalars, reused from note to note.
+        var live: [Unicode.Scalar] = []
         for (k, note) in snapshot.notes.enumerated() {
-            let live = note.body.scalarArray
+            live.removeAll(keepingCapacity: true)
+            String.appendScalars(utf8: note.bodyUTF8, to: &live)
             var livePos = 0
             var ok = true
-            _ = state.rewriteBody(of: ids[k]) { _, length, deleted in
-                let source = deleted ? dead : live
+            state.rewriteBody(slot: slots[k]) { _, length, deleted in
                 let pos = deleted ? deadPos : livePos
-                guard ok, pos + length <= source.count else { ok = false; return [] }
-                if deleted { deadPos += length } else { livePos += length }
-                return source[pos ..< pos + length]
+                guard ok, pos + length <= (deleted ? dead.count : live.count) else { ok = false; return [] }
+                if deleted {
+                    deadPos += length
+                    return dead[pos ..< pos + length]
+                }
+                livePos += length
+                return live[pos ..< pos + length]
             }
             guard ok, livePos == live.count else { throw fail("note \(k)'s text does not fit its body") }
         }
-        try checkRegisters(snapshot, ids: ids, block: block, state: state)
+        try checkRegisters(snapshot, slots: slots, block: block, state: state)
         // Each insert's characters, from its note: a note's elements in the order it integrated
         // them are its inserts' characters in op order (the block was just replayed, in op order,
         // into an empty state).
-        // Arenas by note position in `ids`; the dictionary is consulted only when the note
+        // Arenas by note position in `ids`; the note's slot is looked up only when the note
         // changes from one insert op to the next (hashing on every op cost a tenth of fillText).
-        let arenas = ids.map { id in state.slot(of: id).map { state.noteStates[$0].body.insertionOrder } ?? [] }
+        let arenas = slots.map { state.noteStates[$0].body.insertionOrder }
+        var listedAt = [Int](repeating: -1, count: state.noteStates.count)
+        for (k, slot) in slots.enumerated() { listedAt[slot] = k }
         var used = [Int](repeating: 0, count: ids.count)
-        var position: [LocalID: Int] = [:]
-        for (k, id) in ids.enumerated() { position[id] = k }
         var current = -1
         let complete = log.rewriteInsertedText { note, length in
             if current < 0 || ids[current] != note {
-                guard let k = position[note] else { return nil }
-                current = k
+                guard let slot = state.slot(of: note), listedAt[slot] >= 0 else { return nil }
+                current = listedAt[slot]
             }
             let start = used[current]
             guard start + length <= arenas[current].count else { return nil }
@@ -269,39 +275,35 @@ struct BlockReplayer {
         guard deadPos == dead.count else { throw fail("deleted text is left over") }
     }
 
-    /// The ids of the notes a state section lists, once checked to be the history's notes, each
-    /// once, in the order the section lists them in (live notes in the order of notes, then
-    /// deleted ones).
-    private static func listedNotes(_ snapshot: WireState, block: WireBlock, log: inout OpLog, state: DocState) throws(PeerNoteError) -> [LocalID] {
+    /// The ids of the notes a state section lists, and their slots in `state.noteStates`, once
+    /// checked to be the history's notes, each once, in the order the section lists them in
+    /// (live notes in the order of notes, then deleted ones).
+    private static func listedNotes(_ snapshot: WireState, block: WireBlock, log: inout OpLog, state: DocState) throws(PeerNoteError) -> (ids: [LocalID], slots: [Int]) {
         let agents = block.replicas.map { log.agent(for: $0) }
         let ids = snapshot.notes.map { LocalID(agent: agents[$0.replica], counter: $0.counter) }
-        guard Set(ids).count == ids.count, ids.count == state.noteStates.count else {
-            throw Self.snapshotMismatch(block, "it lists \(ids.count) notes, the history has \(state.noteStates.count)")
+        func countMismatch() -> PeerNoteError {
+            Self.snapshotMismatch(block, "it lists \(ids.count) notes, the history has \(state.noteStates.count)")
         }
-        let expectedOrder = state.orderedNoteSlots.map { state.noteStates[$0].id }
-            + state.allNoteSlotsInOrder.filter { state.noteStates[$0].isDeleted }.map { state.noteStates[$0].id }
-        guard expectedOrder == ids else { throw Self.snapshotMismatch(block, "notes are not listed in document order") }
-        return ids
+        guard ids.count == state.noteStates.count else { throw countMismatch() }
+        // Document order: each slot at most once (a note shows at the one place its position
+        // register names), so ids equal to it are distinct.
+        let all = state.allNoteSlotsInOrder
+        var slots: [Int] = []
+        slots.reserveCapacity(all.count)
+        for slot in all where !state.noteStates[slot].isDeleted { slots.append(slot) }
+        for slot in all where state.noteStates[slot].isDeleted { slots.append(slot) }
+        guard slots.count == ids.count, zip(slots, ids).allSatisfy({ state.noteStates[$0].id == $1 }) else {
+            // A section listing a note twice is refused as listing the wrong notes.
+            guard Set(ids).count == ids.count else { throw countMismatch() }
+            throw Self.snapshotMismatch(block, "notes are not listed in document order")
+        }
+        return (ids, slots)
     }
 
-    /// Checks each listed note's title, tags, priority, creation time and deleted flag, and the
-    /// notebook's title, against the history's.
-    private static func checkRegisters(_ snapshot: WireState, ids: [LocalID], block: WireBlock, state: DocState) throws(PeerNoteError) {
-        for (k, note) in snapshot.notes.enumerated() {
-            guard let slot = state.slot(of: ids[k]) else { throw Self.snapshotMismatch(block, "note \(k) does not exist") }
-            // In place: copying each note to compare it was a tenth of loading a notebook of many notes.
-            // A deleted note's registers may hold concurrent values: readers do not show it, and
-            // its conflicts are not listed until it is restored (writers wrote such files, and
-            // must go on reading them); the section holds the values the history shows.
-            let shown = !note.deleted
-            guard (state.noteStates[slot].title.value ?? "").hasSameScalars(as: note.title), !(shown && state.noteStates[slot].title.isConflicted),
-                  state.noteStates[slot].visibleTags.elementsEqual(note.tags, by: { $0.hasSameScalars(as: $1) }),
-                  state.noteStates[slot].priority.value ?? .normal == note.priority, !(shown && state.noteStates[slot].priority.isConflicted),
-                  state.noteStates[slot].created == note.created, state.noteStates[slot].isDeleted == note.deleted,
-                  !(shown && state.noteStates[slot].position.isConflicted) else {
-                throw Self.snapshotMismatch(block, "note \(k) differs")
-            }
-        }
+    /// Checks each listed note's title, tags, priority, creation time and deleted flag (note `k`
+    /// against the note in `slots[k]`), and the notebook's title, against the history's.
+    private static func checkRegisters(_ snapshot: WireState, slots: [Int], block: WireBlock, state: DocState) throws(PeerNoteError) {
+        if let k = state.firstNoteNotShown(snapshot.notes, slots: slots) { throw Self.snapshotMismatch(block, "note \(k) differs") }
         guard (state.title.value ?? "").hasSameScalars(as: snapshot.title), !state.title.isConflicted else {
             throw Self.snapshotMismatch(block, "the notebook title differs")
         }
@@ -326,7 +328,9 @@ struct BlockReplayer {
     /// `buildBodies` on a given log and state.
     static func buildBodies(_ snapshot: WireState, dead: [Unicode.Scalar], block: WireBlock, log: inout OpLog, state: inout DocState) throws(PeerNoteError) {
         func fail(_ message: String) -> PeerNoteError { snapshotMismatch(block, message) }
-        let ids = try listedNotes(snapshot, block: block, log: &log, state: state)
+        let listed = try listedNotes(snapshot, block: block, log: &log, state: state)
+        let ids = listed.ids
+        var slots = listed.slots
         let agents = block.replicas.map { log.agent(for: $0) }
         // Each body's elements in list order: visible ones from the section's body, deleted ones
         // from the deleted text.
@@ -335,7 +339,8 @@ struct BlockReplayer {
         var deadPos = 0
         for (k, note) in snapshot.notes.enumerated() {
             let runs = note.structure ?? []
-            let live = note.body.scalarArray
+            var live: [Unicode.Scalar] = []
+            String.appendScalars(utf8: note.bodyUTF8, to: &live)
             var livePos = 0
             var elements: [Unicode.Scalar] = []
             elements.reserveCapacity(live.count)
@@ -369,9 +374,7 @@ struct BlockReplayer {
         case .failure(let problem): throw fail(problem.message)
         }
         if stated.isEmpty {
-            for (k, body) in bodies.enumerated() {
-                do throws(ApplyError) { try state.setBody(body, of: ids[k]) } catch { throw fail("note \(k) does not exist") }
-            }
+            for (k, body) in bodies.enumerated() { state.setBody(body, slot: slots[k]) }
         } else {
             // Replayed with the stored origins where there are some, the structures' elsewhere.
             log.setInsertOrigins(stated)
@@ -385,11 +388,12 @@ struct BlockReplayer {
                 guard replayed.noteStates[slot].body.totalCount == body.totalCount, Self.sameElements(replayed.noteStates[slot].body, body) else {
                     throw fail("note \(k)'s structure is not the order its history gives")
                 }
+                slots[k] = slot
             }
             state = replayed
         }
         if let problem = derivedOriginProblem(log) { throw fail(problem) }
-        try checkRegisters(snapshot, ids: ids, block: block, state: state)
+        try checkRegisters(snapshot, slots: slots, block: block, state: state)
     }
 
     /// Whether two lists hold the same elements (ids and tombstones) in the same order.
@@ -438,14 +442,28 @@ struct BlockReplayer {
             return problem(n, me, myLamport, log) ?? problem(l, me, myLamport, log) ?? problem(r, me, myLamport, log)
         case .deleteText(let n, let t, let rev):
             return problem(n, me, myLamport, log) ?? problem(t, me, myLamport, log) ?? problem(t.advanced(by: rev ? -(length - 1) : length - 1), me, myLamport, log)
-        default:
-            var found: String?
-            _ = body.mapIDs { id in
-                if found == nil { found = problem(id, me, myLamport, log) }
-                return id
-            }
-            return found
+        case .createNote(let l, let r, _):
+            return problem(l, me, myLamport, log) ?? problem(r, me, myLamport, log)
+        case .setNotebookTitle(_, let p):
+            return firstProblem(p, me, myLamport, log)
+        case .setNoteTitle(let n, _, let p), .setPriority(let n, _, let p), .deleteNote(let n, let p), .restoreNote(let n, let p),
+             .removeTag(let n, _, let p):
+            return problem(n, me, myLamport, log) ?? firstProblem(p, me, myLamport, log)
+        case .addTag(let n, _):
+            return problem(n, me, myLamport, log)
+        case .moveNote(let n, let l, let r, let p):
+            return problem(n, me, myLamport, log) ?? problem(l, me, myLamport, log) ?? problem(r, me, myLamport, log)
+                ?? firstProblem(p, me, myLamport, log)
+        case .unknown:
+            return nil
         }
+    }
+
+    /// The first of `ids` that `problem` finds one with, in order. (The ids are visited in place:
+    /// a closure over the log, as `OpBody.mapIDs` takes, copied the log for every op.)
+    private static func firstProblem(_ ids: [LocalID], _ me: LocalID, _ myLamport: UInt64, _ log: OpLog) -> String? {
+        for id in ids { if let bad = problem(id, me, myLamport, log) { return bad } }
+        return nil
     }
 
     /// Whether a delete `body` of `length` units, about to be appended as changes that continue

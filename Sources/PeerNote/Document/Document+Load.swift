@@ -56,7 +56,7 @@ extension Document {
         do { raws = try BlockCodec.decode(bytes) } catch {
             throw error.documentError
         }
-        let blocks: [WireBlock]
+        var blocks: [WireBlock]
         // Inflated on two threads when the base block is replayed on two (`concurrentFrom`).
         let inflatingFrom = concurrentFrom == .max ? Int.max : min(concurrentFrom, WireCodec.concurrentInflateThreshold)
         var totals = WireCodec.Totals()
@@ -72,10 +72,16 @@ extension Document {
         let budget = VerifiedFile.workBudget(fileSize: bytes.count)
         replayer.state.workBudget = budget
         var unknownFields = first.unknownFields
+        // Read off `first` here, which is not used again (a copy of the block would keep its text).
+        let firstHasState = first.state != nil, firstOffset = first.offset
         var rows = 0
         var crc: UInt32 = 0
         var crcEnd = 0
-        for block in blocks {
+        for index in blocks.indices {
+            var block = blocks[index]
+            // A block's text is needed only to replay it (the log keeps its own copy): released
+            // once the block is replayed, it no longer adds to the memory the load needs.
+            blocks[index].text = []
             if block.offset > 0 {
                 try Self.checkPlacement(of: block, in: bytes, crc: &crc, checksummed: &crcEnd, rows: rows)
                 // A later block's value for a key replaces an earlier one's (a newer writer updated it).
@@ -95,6 +101,7 @@ extension Document {
                 try replayer.replay(block)
             }
             replayer.state.bodiesFromStructures = false
+            block.text = []
             if let state = block.state {
                 // A state section shows the state its block's changes give in their canonical
                 // order, which a compact save writes them in: a block in another order is refused
@@ -134,8 +141,8 @@ extension Document {
         let doc = Document(id: docID, genesis: genesis, log: replayer.log, state: replayer.state, replica: .random(), author: "")
         // A state section is written only without conflicts (`readNotebook` shows none); the
         // registers were checked with the text, which leaves notes deleted while edited.
-        if blocks.count == 1, first.state != nil, !doc.concurrentValues.isEmpty {
-            throw .invalidDocument(offset: first.offset, message: "the state section does not match the history: the history has conflicts")
+        if blocks.count == 1, firstHasState, !doc.concurrentValues.isEmpty {
+            throw .invalidDocument(offset: firstOffset, message: "the state section does not match the history: the history has conflicts")
         }
         doc.unknownFields = unknownFields
         doc.persisted = Persisted(bytes: bytes, rowOfChange: ChangeIndices(0 ..< rows), opRows: blocks.reduce(0) { $0 + $1.ops.count },

@@ -360,58 +360,103 @@ extension String {
     var scalarArray: [Unicode.Scalar] {
         var copy = self
         return copy.withUTF8 { bytes in
+            // Unicode.Scalar is a trivial type: its uninitialized storage may be assigned to.
             [Unicode.Scalar](unsafeUninitializedCapacity: bytes.count) { out, written in
-                var i = 0, n = 0
-                let raw = UnsafeRawPointer(bytes.baseAddress)
-                while i < bytes.count {
-                    // Eight ASCII bytes at once, the common case.
-                    if i + 8 <= bytes.count, let raw, raw.loadUnaligned(fromByteOffset: i, as: UInt64.self) & 0x8080_8080_8080_8080 == 0 {
-                        for j in 0 ..< 8 { out.initializeElement(at: n + j, to: Unicode.Scalar(bytes[i + j])) }
-                        i += 8
-                        n += 8
-                        continue
-                    }
-                    let b = bytes[i]
-                    if b < 0x80 {
-                        out.initializeElement(at: n, to: Unicode.Scalar(b))
-                        i += 1
-                    } else {
-                        // A String's UTF-8 is valid: a lead byte and its 1 to 3 continuation bytes.
-                        let k = b >= 0xF0 ? 4 : b >= 0xE0 ? 3 : 2
-                        var v = UInt32(b) & (0x7F >> k)
-                        for j in 1 ..< k { v = v << 6 | UInt32(bytes[i + j] & 0x3F) }
-                        out.initializeElement(at: n, to: Unicode.Scalar(v) ?? "\u{FFFD}")
-                        i += k
-                    }
-                    n += 1
-                }
-                written = n
+                written = Self.decodeUTF8(bytes, into: out)
             }
         }
+    }
+
+    /// Appends the string's Unicode scalars to `out` (as `scalarArray` decodes them), into the
+    /// room `out` already has when it has enough: loading decodes every note's body into one
+    /// buffer this way, with no array a note.
+    func appendScalars(to out: inout [Unicode.Scalar]) {
+        var copy = self
+        copy.withUTF8 { Self.appendScalars(utf8: $0, to: &out) }
+    }
+
+    /// `appendScalars(to:)` for the UTF-8 of a string: `utf8` must be valid UTF-8 (a state
+    /// section's text is checked when read).
+    static func appendScalars(utf8: ArraySlice<UInt8>, to out: inout [Unicode.Scalar]) {
+        utf8.withUnsafeBufferPointer { appendScalars(utf8: $0, to: &out) }
+    }
+
+    private static func appendScalars(utf8 bytes: UnsafeBufferPointer<UInt8>, to out: inout [Unicode.Scalar]) {
+        let old = out.count
+        out.reserveCapacity(old + bytes.count)
+        // Grown by the most it can need (a scalar a byte), then cut to what was written.
+        out.append(contentsOf: repeatElement(Unicode.Scalar(0), count: bytes.count))
+        let n = out.withUnsafeMutableBufferPointer { buffer in
+            decodeUTF8(bytes, into: UnsafeMutableBufferPointer(rebasing: buffer[old...]))
+        }
+        out.removeLast(bytes.count - n)
+    }
+
+    /// Decodes valid UTF-8 (a String's) into `out`, which has room for one scalar a byte;
+    /// returns how many scalars it wrote.
+    private static func decodeUTF8(_ bytes: UnsafeBufferPointer<UInt8>, into out: UnsafeMutableBufferPointer<Unicode.Scalar>) -> Int {
+        var i = 0, n = 0
+        let raw = UnsafeRawPointer(bytes.baseAddress)
+        let target = out.baseAddress
+        while i < bytes.count {
+            // Sixteen ASCII bytes at once, the common case, each widened to its scalar (a fixed
+            // loop of plain stores through pointers, which the compiler turns into vector code).
+            if i + 16 <= bytes.count, n + 16 <= out.count, let raw, let target,
+               (raw.loadUnaligned(fromByteOffset: i, as: UInt64.self) | raw.loadUnaligned(fromByteOffset: i + 8, as: UInt64.self)) & 0x8080_8080_8080_8080 == 0 {
+                for j in 0 ..< 16 { target[n + j] = Unicode.Scalar(raw.load(fromByteOffset: i + j, as: UInt8.self)) }
+                i += 16
+                n += 16
+                continue
+            }
+            let b = bytes[i]
+            if b < 0x80 {
+                out[n] = Unicode.Scalar(b)
+                i += 1
+            } else {
+                // A String's UTF-8 is valid: a lead byte and its 1 to 3 continuation bytes.
+                let k = b >= 0xF0 ? 4 : b >= 0xE0 ? 3 : 2
+                var v = UInt32(b) & (0x7F >> k)
+                for j in 1 ..< k { v = v << 6 | UInt32(bytes[i + j] & 0x3F) }
+                out[n] = Unicode.Scalar(v) ?? "\u{FFFD}"
+                i += k
+            }
+            n += 1
+        }
+        return n
     }
 
     /// How many Unicode scalars the string has (`unicodeScalars.count`, counted on its UTF-8:
     /// the bytes that are not continuation bytes, eight bytes at a time).
     var scalarCount: Int {
         var copy = self
-        return copy.withUTF8 { bytes in
-            var continuations = 0
-            var i = 0
-            if let base = bytes.baseAddress {
-                let raw = UnsafeRawPointer(base)
-                while i + 8 <= bytes.count {
-                    // A continuation byte is 10xxxxxx: its top bit set and the next one clear.
-                    let w = raw.loadUnaligned(fromByteOffset: i, as: UInt64.self)
-                    continuations += (w & ~(w << 1) & 0x8080_8080_8080_8080).nonzeroBitCount
-                    i += 8
-                }
+        return copy.withUTF8 { Self.scalarCount(utf8: $0) }
+    }
+
+    /// `scalarCount` of the string whose UTF-8 is `utf8` (valid UTF-8).
+    static func scalarCount(utf8: ArraySlice<UInt8>) -> Int {
+        utf8.withUnsafeBufferPointer { scalarCount(utf8: $0) }
+    }
+
+    private static func scalarCount(utf8 bytes: UnsafeBufferPointer<UInt8>) -> Int {
+        var continuations = 0
+        var i = 0
+        if let base = bytes.baseAddress {
+            let raw = UnsafeRawPointer(base)
+            while i + 8 <= bytes.count {
+                // A continuation byte is 10xxxxxx: its top bit set and the next one clear. Counted
+                // only in a word that has one (ASCII text has none, and a bit count is a dozen
+                // instructions on a processor without a popcount instruction).
+                let w = raw.loadUnaligned(fromByteOffset: i, as: UInt64.self)
+                let marks = w & ~(w << 1) & 0x8080_8080_8080_8080
+                if marks != 0 { continuations += marks.nonzeroBitCount }
+                i += 8
             }
-            while i < bytes.count {
-                if bytes[i] & 0xC0 == 0x80 { continuations += 1 }
-                i += 1
-            }
-            return bytes.count - continuations
         }
+        while i < bytes.count {
+            if bytes[i] & 0xC0 == 0x80 { continuations += 1 }
+            i += 1
+        }
+        return bytes.count - continuations
     }
 }
 

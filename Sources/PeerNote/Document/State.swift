@@ -12,9 +12,8 @@ struct NoteState: Sendable {
     private var liveDeletes = 0
     /// The note's current place(s) in the order of notes: ids of slots in `DocState.order`.
     var position = MVRegister<LocalID>()
-    /// For each tag, the ids of the adds no remove has seen (add-wins set). Keyed by the tag's
-    /// exact Unicode scalars: canonically equivalent spellings are two tags.
-    var tags: [ExactString: Set<LocalID>] = [:]
+    /// For each tag, the ids of the adds no remove has seen (add-wins set).
+    var tags = TagAdds()
     var body = ListCRDT<Unicode.Scalar>()
 
     init(id: LocalID, created: Int64) {
@@ -31,15 +30,139 @@ struct NoteState: Sendable {
         liveDeletes += (value ? 1 : 0) - gone
     }
     /// The tags present, in the order of their Unicode scalar values.
-    var visibleTags: [String] {
-        // Most notes have no tag or one: no sort, and no array but the result.
-        if tags.isEmpty { return [] }
-        if tags.count == 1, let only = tags.first { return only.value.isEmpty ? [] : [only.key.string] }
-        return tags.compactMap { $0.value.isEmpty ? nil : $0.key }.sorted().map(\.string)
+    var visibleTags: [String] { tags.visible }
+
+    /// The ids of the adds of `tag` no remove has seen (empty when the tag is absent).
+    func adds(of tag: String) -> [LocalID] { tags.adds(of: tag) }
+
+    /// Whether a state section's entry `n` shows this note as its history does: the same title,
+    /// tags, priority, creation time and deleted flag, and, unless it is deleted, no conflict in
+    /// its title, priority or position. (A deleted note's registers may hold concurrent values:
+    /// readers do not show it, and its conflicts are not listed until it is restored; writers
+    /// wrote such files, and must go on reading them.)
+    @inline(__always)
+    func shows(_ n: WireNoteState) -> Bool {
+        let shown = !n.deleted
+        return (title.value ?? "").hasSameScalars(as: n.title) && !(shown && title.isConflicted)
+            && tags.visibleEqual(n.tags)
+            && priority.value ?? .normal == n.priority && !(shown && priority.isConflicted)
+            && created == n.created && isDeleted == n.deleted && !(shown && position.isConflicted)
+    }
+}
+
+/// A note's tags: for each tag, the ids of the adds no remove has seen (add-wins set), keyed
+/// by the tag's exact Unicode scalars (canonically equivalent spellings are two tags).
+/// Invariant: while `single` holds the one add of the one tag ever added, `table` is empty;
+/// a second add moves it into the table. Most notes have one tag added once, which then needs
+/// no table: no dictionary and set allocated, hashed and freed per note.
+struct TagAdds: Sendable, Equatable {
+    private var single: (tag: ExactString, add: LocalID)?
+    private var table: [ExactString: Set<LocalID>] = [:]
+
+    /// The same adds of the same tags (whichever form holds them).
+    static func == (a: TagAdds, b: TagAdds) -> Bool { a.asTable == b.asTable }
+
+    private var asTable: [ExactString: Set<LocalID>] {
+        if let one = single { return [one.tag: [one.add]] }
+        return table
+    }
+
+    /// Records add `id` of `tag`.
+    mutating func insert(_ tag: String, id: LocalID) {
+        let key = ExactString(tag)
+        if let one = single {
+            if one.tag == key && one.add == id { return }
+            single = nil
+            table[one.tag, default: []].insert(one.add)
+        } else if table.isEmpty {
+            single = (key, id)
+            return
+        }
+        table[key, default: []].insert(id)
+    }
+
+    /// Forgets the adds of `tag` that `removes` names.
+    mutating func remove(_ tag: String, removes: [LocalID]) {
+        let key = ExactString(tag)
+        if let one = single {
+            if one.tag == key && removes.contains(one.add) { single = nil }
+            return
+        }
+        // Taken out of the table (so not copied), one lookup per add named: a storm of
+        // removes each naming one add among thousands would otherwise scan every add.
+        if var ids = table.removeValue(forKey: key) {
+            for r in removes { ids.remove(r) }
+            table[key] = ids
+        }
     }
 
     /// The ids of the adds of `tag` no remove has seen (empty when the tag is absent).
-    func adds(of tag: String) -> [LocalID] { tags[ExactString(tag)].map(Array.init) ?? [] }
+    func adds(of tag: String) -> [LocalID] {
+        if let one = single { return one.tag == ExactString(tag) ? [one.add] : [] }
+        return table[ExactString(tag)].map(Array.init) ?? []
+    }
+
+    /// The tags present, in the order of their Unicode scalar values.
+    var visible: [String] {
+        if let one = single { return [one.tag.string] }
+        if table.isEmpty { return [] }
+        if table.count == 1, let only = table.first { return only.value.isEmpty ? [] : [only.key.string] }
+        return table.compactMap { $0.value.isEmpty ? nil : $0.key }.sorted().map(\.string)
+    }
+
+    /// Whether `listed` is `visible` (the same scalars), without building `visible` for a note
+    /// with one tag or none.
+    func visibleEqual(_ listed: [String]) -> Bool {
+        if let one = single { return listed.count == 1 && one.tag.string.hasSameScalars(as: listed[0]) }
+        if table.isEmpty { return listed.isEmpty }
+        return visible.elementsEqual(listed) { $0.hasSameScalars(as: $1) }
+    }
+}
+
+/// Each note's slot in `DocState.noteStates` by the id of the op that created it: for each
+/// agent, the counters of its notes in ascending order, beside their slots, searched by
+/// bisection: no hash per lookup, and no table regrown as notes are added.
+/// Invariant: `counters[a]` is strictly ascending and as long as `slots[a]`.
+/// - Complexity: a lookup is O(log n) for n notes of the agent; adding one is O(1) when its
+///   counter is above the agent's others (always so: an agent's ops are applied in causal
+///   order, whatever order a state is built in), else O(n).
+struct NoteSlotIndex: Sendable {
+    private var counters: [[UInt32]] = []
+    private var slots: [[Int]] = []
+
+    /// Where the agent's counters reach `counter`: the first position whose counter is not below it.
+    private func position(of counter: UInt32, agent a: Int) -> Int {
+        var lo = 0, hi = counters[a].count
+        while lo < hi {
+            let mid = (lo + hi) / 2
+            if counters[a][mid] < counter { lo = mid + 1 } else { hi = mid }
+        }
+        return lo
+    }
+
+    subscript(id: LocalID) -> Int? {
+        let a = Int(id.agent)
+        guard a < counters.count, let last = counters[a].last, id.counter <= last else { return nil }
+        let p = position(of: id.counter, agent: a)
+        return counters[a][p] == id.counter ? slots[a][p] : nil
+    }
+
+    /// Records note `id` at `slot`; `id` is not in the index.
+    mutating func insert(_ id: LocalID, slot: Int) {
+        let a = Int(id.agent)
+        if a >= counters.count {
+            counters.append(contentsOf: repeatElement([], count: a + 1 - counters.count))
+            slots.append(contentsOf: repeatElement([], count: a + 1 - slots.count))
+        }
+        if let last = counters[a].last, id.counter <= last {
+            let p = position(of: id.counter, agent: a)
+            counters[a].insert(id.counter, at: p)
+            slots[a].insert(slot, at: p)
+        } else {
+            counters[a].append(id.counter)
+            slots[a].append(slot)
+        }
+    }
 }
 
 /// Why an op could not be applied: it names something the document lacks.
@@ -76,7 +199,7 @@ struct DocState: Sendable {
     /// Every note ever created (deleted ones too), in the order this copy learned of them.
     /// An array, so that an edit changes a note in place; `noteSlots` finds a note by id.
     private(set) var noteStates: [NoteState] = []
-    private var noteSlots: [LocalID: Int] = [:]
+    private var noteSlots = NoteSlotIndex()
     /// The note the last op edited and its slot, checked before `noteSlots` (ops come in runs on one note).
     private var lastNote = (id: LocalID.none, slot: -1)
     /// The order of notes: each element is a place (slot) holding a note's id;
@@ -103,10 +226,10 @@ struct DocState: Sendable {
             try Self.lift { () throws(ListError) in
                 try order.integrate(id: id, originLeft: left, originRight: right, elements: CollectionOfOne(id), budget: &workBudget, replicaLess: { replicas[Int($0)] < replicas[Int($1)] })
             }
-            var note = NoteState(id: id, created: created)
-            note.position.write(id: id, lamport: lamport, replica: replica, value: id, preds: [])
-            noteSlots[id] = noteStates.count
-            noteStates.append(note)
+            // Appended, then written in place (a note built first was copied into the array).
+            noteSlots.insert(id, slot: noteStates.count)
+            noteStates.append(NoteState(id: id, created: created))
+            noteStates[noteStates.count - 1].position.write(id: id, lamport: lamport, replica: replica, value: id, preds: [])
         case .setNoteTitle(let n, let value, let preds):
             try withNote(n) { $0.title.write(id: id, lamport: lamport, replica: replica, value: value, preds: preds) }
         case .setPriority(let n, let value, let preds):
@@ -118,17 +241,9 @@ struct DocState: Sendable {
             deletionEpoch &+= 1
             try withNote(n) { $0.writeDeleted(false, id: id, lamport: lamport, replica: replica, preds: preds) }
         case .addTag(let n, let tag):
-            try withNote(n) { $0.tags[ExactString(tag), default: []].insert(id) }
+            try withNote(n) { $0.tags.insert(tag, id: id) }
         case .removeTag(let n, let tag, let removes):
-            try withNote(n) { note in
-                let key = ExactString(tag)
-                // Taken out of the table (so not copied), one lookup per add named: a storm of
-                // removes each naming one add among thousands would otherwise scan every add.
-                if var ids = note.tags.removeValue(forKey: key) {
-                    for r in removes { ids.remove(r) }
-                    note.tags[key] = ids
-                }
-            }
+            try withNote(n) { $0.tags.remove(tag, removes: removes) }
         case .insertText(let n, let left, let right, let start):
             let i = try index(of: n)
             if bodiesFromStructures { return }
@@ -165,18 +280,32 @@ struct DocState: Sendable {
         return i
     }
 
-    /// Puts `body` in place of note `n`'s body (built from its structure: `bodiesFromStructures`).
-    mutating func setBody(_ body: ListCRDT<Unicode.Scalar>, of n: LocalID) throws(ApplyError) {
-        let i = try index(of: n)
-        noteStates[i].body = body
+    /// The first `k` whose note (in `slots[k]`) `listed[k]` does not show as its history does
+    /// (`NoteState.shows`), if any.
+    func firstNoteNotShown(_ listed: [WireNoteState], slots: [Int]) -> Int? {
+        noteStates.withUnsafeBufferPointer { notes in
+            listed.withUnsafeBufferPointer { listed in
+                for k in listed.indices where !notes[slots[k]].shows(listed[k]) { return k }
+                return nil
+            }
+        }
     }
 
-    /// Rewrites the elements of note `n`'s body in list order (see `ListCRDT.rewriteContent`);
-    /// false when there is no such note.
-    mutating func rewriteBody<E: Error>(of n: LocalID, _ next: (LocalID, Int, Bool) throws(E) -> ArraySlice<Unicode.Scalar>) throws(E) -> Bool {
-        guard let i = noteSlots[n] else { return false }
-        try noteStates[i].body.rewriteContent(next)
-        return true
+    /// Makes room for `count` more notes.
+    mutating func reserveNotes(_ count: Int) {
+        noteStates.reserveCapacity(noteStates.count + count)
+    }
+
+    /// Puts `body` in place of the body of the note in `slot` (built from its structure:
+    /// `bodiesFromStructures`).
+    mutating func setBody(_ body: ListCRDT<Unicode.Scalar>, slot: Int) {
+        noteStates[slot].body = body
+    }
+
+    /// Rewrites the elements of the body of the note in `slot` in list order (see
+    /// `ListCRDT.rewriteContent`).
+    mutating func rewriteBody<E: Error>(slot: Int, _ next: (LocalID, Int, Bool) throws(E) -> ArraySlice<Unicode.Scalar>) throws(E) {
+        try noteStates[slot].body.rewriteContent(next)
     }
 
     /// The slot in `noteStates` of the note created by op `n`, if any. Slots never change once assigned.
@@ -364,6 +493,14 @@ extension DocState {
         var state = DocState()
         state.workBudget = workBudget
         state.bodiesFromStructures = bodiesFromStructures
+        // Room for every note the block creates, so that the notes' array is allocated once, at
+        // its size: grown by doubling, it held up to twice the notes' memory, and twice over
+        // while it was copied.
+        var creates = 0
+        for k in 0 ..< opCount {
+            if case .createNote = ops[k].body { creates += 1 }
+        }
+        state.reserveNotes(creates)
         var counterNext = [Int](repeating: 0, count: replicaCount)
         var next = 0, nextUnit = 0   // the next op and its first unit's position
         // The op waiting to be applied (ops that continue it join it first), and where its first

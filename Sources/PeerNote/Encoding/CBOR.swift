@@ -176,6 +176,16 @@ private let headCallbacks: cbor_callbacks = {
     return c
 }()
 
+/// `headCallbacks` at one address, for every call: `withUnsafePointer(to: headCallbacks)` copied
+/// the two dozen function pointers to the stack for each head read. Written once, when first
+/// used (a global's initialisation runs once, under a lock), and only read after, so reading it
+/// from several threads is safe.
+nonisolated(unsafe) private let headCallbacksAddress: UnsafePointer<cbor_callbacks> = {
+    let address = UnsafeMutablePointer<cbor_callbacks>.allocate(capacity: 1)
+    address.initialize(to: headCallbacks)
+    return UnsafePointer(address)
+}()
+
 /// Iterative, allocation-bounded CBOR decoder over libcbor's `cbor_stream_decode`.
 /// Reads one head per libcbor call and keeps open containers on an explicit stack, so
 /// nesting never recurses on the Swift stack. Every declared length or count is checked
@@ -303,13 +313,38 @@ enum CBORDecoder {
         case .text(let n):
             let raw = bytes[(end - Int(n)) ..< end]
             let string = String(decoding: raw, as: UTF8.self)
-            // Invalid UTF-8 decodes to replacement characters, so the bytes would differ;
-            // ASCII (most text, and checked in one fast pass) is valid as it is.
-            guard raw.allSatisfy({ $0 < 0x80 }) || string.utf8.elementsEqual(raw) else {
+            guard isASCII(raw) || string.utf8.elementsEqual(raw) else {
                 throw CBORDecodeError(offset: pos, problem: .invalidUTF8)
             }
             return .text(string)
         case .array, .map, .tag, .none, .indefinite, .breakCode: return nil
+        }
+    }
+
+    /// Whether `raw` is valid UTF-8. Invalid UTF-8 decodes to replacement characters, so the
+    /// bytes would differ; ASCII (most text, and checked in one fast pass) is valid as it is.
+    static func isValidUTF8(_ raw: ArraySlice<UInt8>) -> Bool {
+        isASCII(raw) || String(decoding: raw, as: UTF8.self).utf8.elementsEqual(raw)
+    }
+
+    /// Whether every byte is below 0x80, read eight bytes at a time (a state section's bodies
+    /// are most of its bytes).
+    private static func isASCII(_ raw: ArraySlice<UInt8>) -> Bool {
+        raw.withUnsafeBufferPointer { b in
+            var i = 0
+            var high: UInt64 = 0
+            if let base = UnsafeRawPointer(b.baseAddress) {
+                while i + 8 <= b.count {
+                    high |= base.loadUnaligned(fromByteOffset: i, as: UInt64.self)
+                    i += 8
+                }
+            }
+            var last: UInt8 = 0
+            while i < b.count {
+                last |= b[i]
+                i += 1
+            }
+            return high & 0x8080_8080_8080_8080 == 0 && last < 0x80
         }
     }
 
@@ -320,9 +355,7 @@ enum CBORDecoder {
         let result = bytes.withUnsafeBufferPointer { buffer -> cbor_decoder_result in
             guard let base = buffer.baseAddress else { return cbor_decoder_result() }
             return withUnsafeMutablePointer(to: &head) { context in
-                withUnsafePointer(to: headCallbacks) { callbacks in
-                    cbor_stream_decode(base + pos, buffer.count - pos, callbacks, context)
-                }
+                cbor_stream_decode(base + pos, buffer.count - pos, headCallbacksAddress, context)
             }
         }
         let initial = bytes[pos]
@@ -450,6 +483,23 @@ struct CBORReader {
         offset = end
         return (token, pos)
     }
+
+    /// Reads the next head when it is a text string: its UTF-8, checked as `next()` checks it,
+    /// as a slice of the input (no `String` made). For any other head, reads it as `next()`
+    /// does (with its errors) and returns nil.
+    mutating func nextText() throws(CBORDecodeError) -> ArraySlice<UInt8>? {
+        let pos = offset
+        guard pos >= 0, pos < bytes.count else { throw CBORDecodeError(offset: pos, problem: .endOfInput) }
+        let (head, end) = try CBORDecoder.readHead(bytes, at: pos)
+        guard case .text(let n) = head else {
+            _ = try next()
+            return nil
+        }
+        let raw = bytes[(end - Int(n)) ..< end]
+        guard CBORDecoder.isValidUTF8(raw) else { throw CBORDecodeError(offset: pos, problem: .invalidUTF8) }
+        offset = end
+        return raw
+    }
 }
 
 // MARK: - Encoding
@@ -479,6 +529,11 @@ struct CBOREncoder {
     mutating func bytes(_ b: [UInt8]) {
         head { cbor_encode_bytestring_start(b.count, $0, $1) }
         bytes.append(contentsOf: b)
+    }
+    /// A text string whose UTF-8 is `utf8` (valid UTF-8).
+    mutating func text(utf8: ArraySlice<UInt8>) {
+        head { cbor_encode_string_start(utf8.count, $0, $1) }
+        bytes.append(contentsOf: utf8)
     }
     mutating func text(_ s: String) {
         let utf8 = Array(s.utf8)

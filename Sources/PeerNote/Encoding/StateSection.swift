@@ -16,10 +16,37 @@ struct WireNoteState: Sendable, Equatable {
     /// Seconds since 1970.
     var created: Int64
     var deleted: Bool
-    var body: String
+    /// The body as UTF-8, valid (a section's text is checked when read): loading decodes it
+    /// straight into the body's elements, with no `String` a note.
+    var bodyUTF8: ArraySlice<UInt8>
     /// The body's structure (format version 3): its elements in list order, tombstones
     /// included, as canonical runs (`StructureCodec`); nil in a version 2 section.
     var structure: [WireStructureRun]?
+
+    /// The body as a string.
+    var body: String {
+        get { String(decoding: bodyUTF8, as: UTF8.self) }
+        set { bodyUTF8 = ArraySlice(newValue.utf8) }
+    }
+
+    init(replica: Int, counter: UInt32, title: String, tags: [String], priority: Priority, created: Int64, deleted: Bool,
+         bodyUTF8: ArraySlice<UInt8>, structure: [WireStructureRun]? = nil) {
+        self.replica = replica
+        self.counter = counter
+        self.title = title
+        self.tags = tags
+        self.priority = priority
+        self.created = created
+        self.deleted = deleted
+        self.bodyUTF8 = bodyUTF8
+        self.structure = structure
+    }
+
+    init(replica: Int, counter: UInt32, title: String, tags: [String], priority: Priority, created: Int64, deleted: Bool,
+         body: String, structure: [WireStructureRun]? = nil) {
+        self.init(replica: replica, counter: counter, title: title, tags: tags, priority: priority, created: created, deleted: deleted,
+                  bodyUTF8: ArraySlice(body.utf8), structure: structure)
+    }
 }
 
 /// A block's state section (block field 12): what readers see after the block's changes,
@@ -41,7 +68,7 @@ struct WireState: Sendable, Equatable {
     /// Visible characters in all bodies: how many inserted characters the text column lacks.
     var liveScalarCount: Int {
         var total = 0
-        for k in notes.indices { total += notes[k].body.scalarCount }
+        for k in notes.indices { total += String.scalarCount(utf8: notes[k].bodyUTF8) }
         return total
     }
 }
@@ -68,7 +95,7 @@ enum StateCodec {
             e.unsigned(UInt64(n.priority.rank))
             e.int(n.created)
             e.bool(n.deleted)
-            e.text(n.body)
+            e.text(utf8: n.bodyUTF8)
             if let runs = n.structure {
                 structure.removeAll(keepingCapacity: true)
                 StructureCodec.encode(runs, into: &structure)
@@ -119,7 +146,12 @@ enum StateCodec {
             }
             guard let created = try next().int, created.magnitude <= WireCodec.maxTime.magnitude else { throw ReadError(message: "state section: note \(k) has an invalid creation time") }
             guard let deleted = try next().boolValue else { throw ReadError(message: "state section: note \(k) has no deleted flag") }
-            guard let body = try next().textValue else { throw ReadError(message: "state section: note \(k) has no body text") }
+            // The body's UTF-8 as it stands in the section (no string made of it).
+            let bodyText: ArraySlice<UInt8>?
+            do throws(CBORDecodeError) { bodyText = try reader.nextText() } catch {
+                throw ReadError(message: "state section: \(error.message) (at byte \(error.offset) of the inflated section)")
+            }
+            guard let body = bodyText else { throw ReadError(message: "state section: note \(k) has no body text") }
             var structure: [WireStructureRun]?
             if structures {
                 guard let encoded = try next().bytesValue else { throw ReadError(message: "state section: note \(k) has no structure (a byte string)") }
@@ -136,7 +168,7 @@ enum StateCodec {
                 }
             }
             notes.append(WireNoteState(replica: Int(r), counter: UInt32(c), title: t, tags: tags, priority: p,
-                                       created: created, deleted: deleted, body: body, structure: structure))
+                                       created: created, deleted: deleted, bodyUTF8: body, structure: structure))
         }
         guard reader.offset == bytes.count else { throw ReadError(message: "state section: extra bytes after its array") }
         return WireState(title: title, notes: notes)

@@ -352,9 +352,10 @@ extension WireCodec {
         var notes = IDColumns(replicas: noteR, counters: noteC, replicaCount: nReplicas)
         var refs1 = IDColumns(replicas: r1R, counters: r1C, replicaCount: nReplicas)
         var refs2 = IDColumns(replicas: r2R, counters: r2C, replicaCount: nReplicas)
+        let valueBytes = col(.opValue).bytes   // looked up once, not per value
         func value() throws(ColumnReadError) -> String {
             let len = Int(valueLen[vi]); vi += 1
-            let bytes = col(.opValue).bytes[valuePos ..< valuePos + len]
+            let bytes = valueBytes[valuePos ..< valuePos + len]
             valuePos += len
             guard let s = decodeString(bytes) else { throw ColumnReadError(message: "a title or tag is not valid UTF-8") }
             return s

@@ -1,0 +1,182 @@
+import Testing
+@testable import PeerNote
+
+/// The stores a note's state keeps (`TagAdds`, `NoteSlotIndex`, and `MVRegister`) against the
+/// plain structures they replaced or the rule they keep, on random operations; the reading of a
+/// state section's bodies into one reused buffer (`String.appendScalars`); and the refusal of a
+/// section that lists a note twice, which the check by slots keeps as it was.
+@Suite("Note storage against plain references")
+struct NoteStorageTests {
+    /// A few tags, two of them canonically equivalent but spelled differently (two tags).
+    static let tagNames = ["work", "home", "caf\u{E9}", "cafe\u{301}", "z"]
+
+    @Test("TagAdds keeps, shows and forgets what a dictionary of sets does", arguments: 0 ..< 4)
+    func tagAdds(seed: UInt64) {
+        var rng = SeededRandom(state: seed)
+        var compared = 0, multiple = 0
+        for round in 0 ..< 300 {
+            var tags = TagAdds()
+            var reference: [ExactString: Set<LocalID>] = [:]
+            for _ in 0 ..< Int(rng.next() % 12) {
+                let tag = Self.tagNames[Int(rng.next() % UInt64(round % 3 == 0 ? 1 : Self.tagNames.count))]
+                let id = LocalID(agent: UInt32(rng.next() % 2), counter: UInt32(rng.next() % 4))
+                if rng.next() % 3 == 0 {
+                    // A remove naming some of the adds seen (possibly none, possibly another tag's).
+                    let removes = (reference[ExactString(tag)].map(Array.init) ?? []).filter { _ in rng.next() % 2 == 0 } + [id]
+                    tags.remove(tag, removes: removes)
+                    if var ids = reference.removeValue(forKey: ExactString(tag)) {
+                        for r in removes { ids.remove(r) }
+                        reference[ExactString(tag)] = ids
+                    }
+                } else {
+                    tags.insert(tag, id: id)
+                    reference[ExactString(tag), default: []].insert(id)
+                }
+                let visible = reference.compactMap { $0.value.isEmpty ? nil : $0.key }.sorted().map(\.string)
+                #expect(tags.visible.map { Array($0.unicodeScalars) } == visible.map { Array($0.unicodeScalars) }, "seed \(seed) round \(round)")
+                #expect(tags.visibleEqual(visible))
+                #expect(!tags.visibleEqual(visible + ["other"]))
+                if !visible.isEmpty { #expect(!tags.visibleEqual(Array(visible.dropFirst()))) }
+                for name in Self.tagNames {
+                    #expect(Set(tags.adds(of: name)) == reference[ExactString(name)] ?? [], "seed \(seed) round \(round) tag \(name)")
+                }
+                if reference.values.reduce(0, { $0 + $1.count }) > 1 { multiple += 1 }
+                compared += 1
+            }
+        }
+        // Both the one-add form and the table were exercised.
+        #expect(compared > 1_000 && multiple > 300, "\(compared) states compared, \(multiple) with several adds")
+    }
+
+    /// The register as it was kept before: a plain array, winner first (highest Lamport
+    /// timestamp, then replica), the others in any order.
+    struct ReferenceRegister {
+        var entries: [(id: LocalID, lamport: UInt64, replica: ReplicaID, value: Int)] = []
+
+        mutating func write(id: LocalID, lamport: UInt64, replica: ReplicaID, value: Int, preds: [LocalID]) -> [Int] {
+            var removed: [Int] = []
+            entries.removeAll { e in
+                guard preds.contains(e.id) else { return false }
+                removed.append(e.value)
+                return true
+            }
+            entries.append((id, lamport, replica, value))
+            return removed
+        }
+
+        var winner: Int? { entries.max { ($0.lamport, $0.replica) < ($1.lamport, $1.replica) }?.value }
+        var sorted: [LocalID] { entries.sorted { ($0.lamport, $0.replica) > ($1.lamport, $1.replica) }.map(\.id) }
+    }
+
+    @Test("A register keeps the values and the winner a plain list of entries keeps, with one value and with many", arguments: 0 ..< 4)
+    func registerEntries(seed: UInt64) {
+        var rng = SeededRandom(state: seed)
+        let replicas = [ReplicaID(high: 0, low: 1), ReplicaID(high: 0, low: 2), ReplicaID(high: 7, low: 0)]
+        var writes = 0, many = 0, emptied = 0
+        for round in 0 ..< 200 {
+            var register = MVRegister<Int>()
+            var reference = ReferenceRegister()
+            var counter: UInt32 = 0
+            // Some rounds grow past the register's index threshold (16 live values).
+            let steps = Int(rng.next() % (round % 4 == 0 ? 60 : 12))
+            for _ in 0 ..< steps {
+                counter += 1
+                let id = LocalID(agent: UInt32(rng.next() % 3), counter: counter)
+                let live = reference.entries.map(\.id)
+                // Sees all, some or none of the live values (a concurrent write sees none): mostly
+                // none in a quarter of the rounds, which then hold many values.
+                let preds: [LocalID]
+                switch round % 4 {
+                case 0: preds = rng.next() % 10 == 0 ? live : []
+                case 1: preds = live
+                default: preds = live.filter { _ in rng.next() % 4 != 0 }
+                }
+                // Unique (timestamp, replica) pairs, in any order: no ties for the winner.
+                let lamport = UInt64(rng.next() % 20) * 1_000 + UInt64(counter)
+                let replica = replicas[Int(rng.next() % 3)]
+                let value = Int(rng.next() % 1000)
+                var removed: [Int] = []
+                register.write(id: id, lamport: lamport, replica: replica, value: value, preds: preds) { removed.append($0) }
+                let expected = reference.write(id: id, lamport: lamport, replica: replica, value: value, preds: preds)
+                #expect(removed.sorted() == expected.sorted(), "seed \(seed) round \(round)")
+                #expect(register.value == reference.winner, "seed \(seed) round \(round)")
+                #expect(register.winner?.value == reference.winner)
+                #expect(register.sortedEntries.map(\.id) == reference.sorted)
+                #expect(Set(register.ids) == Set(reference.entries.map(\.id)))
+                #expect(register.entries.count == reference.entries.count)
+                #expect(register.isConflicted == (reference.entries.count > 1))
+                writes += 1
+                if reference.entries.count > 16 { many += 1 }
+                if reference.entries.count == 1 && !preds.isEmpty { emptied += 1 }
+            }
+        }
+        #expect(writes > 1_000 && many > 20 && emptied > 50, "\(writes) writes, \(many) with many values, \(emptied) overwriting all")
+    }
+
+    @Test("NoteSlotIndex finds what a dictionary finds, ids added in ascending order and in any order", arguments: 0 ..< 4)
+    func noteSlotIndex(seed: UInt64) {
+        var rng = SeededRandom(state: seed)
+        for round in 0 ..< 50 {
+            var index = NoteSlotIndex()
+            var reference: [LocalID: Int] = [:]
+            var next = [UInt32](repeating: 0, count: 4)
+            for slot in 0 ..< Int(rng.next() % 200) {
+                let agent = Int(rng.next() % 4)
+                let id: LocalID
+                if round % 2 == 0 {
+                    next[agent] += 1 + UInt32(rng.next() % 3)
+                    id = LocalID(agent: UInt32(agent), counter: next[agent])
+                } else {
+                    id = LocalID(agent: UInt32(agent), counter: UInt32(rng.next() % 500))
+                }
+                guard reference[id] == nil else { continue }
+                index.insert(id, slot: slot)
+                reference[id] = slot
+            }
+            for agent in 0 ..< 6 {
+                for counter in 0 ..< 520 {
+                    let id = LocalID(agent: UInt32(agent), counter: UInt32(counter))
+                    #expect(index[id] == reference[id], "seed \(seed) round \(round) \(id)")
+                }
+            }
+            #expect(index[.none] == nil)
+        }
+    }
+
+    @Test("Bodies appended to one buffer decode as each string's own scalars")
+    func appendScalars() {
+        var rng = SeededRandom(state: 3)
+        let pieces = ["", "a", "plain ASCII text\n", "é", "ü\u{308}", "日本語", "€", "😀", "\u{7F}", "\u{80}", "\u{10FFFF}", "\r\n"]
+        var buffer: [Unicode.Scalar] = ["x"]
+        var expected: [Unicode.Scalar] = ["x"]
+        for round in 0 ..< 300 {
+            let s = (0 ..< Int.random(in: 0 ... 24, using: &rng)).map { _ in pieces[Int.random(in: 0 ..< pieces.count, using: &rng)] }.joined()
+            s.appendScalars(to: &buffer)
+            expected += Array(s.unicodeScalars)
+            #expect(buffer == expected, "round \(round): \(s.debugDescription)")
+            if round % 10 == 0 {
+                buffer.removeAll(keepingCapacity: true)
+                expected.removeAll()
+            }
+        }
+    }
+
+    @Test("A state section listing one note twice, as many notes as the history has, is refused as listing other notes")
+    func noteListedTwice() throws {
+        let d = try sampleDocument()
+        let (_, block) = try StateSectionTests.onlyBlock(d.save())
+        var state = try #require(block.state)
+        try #require(state.notes.count == 3)
+        // The second entry names the first note (its body stays, so the text still adds up).
+        state.notes[1].replica = state.notes[0].replica
+        state.notes[1].counter = state.notes[0].counter
+        var b = block
+        b.state = state
+        #expect {
+            _ = try Document.load(StateSectionTests.file(b))
+        } throws: { error in
+            guard let e = error as? PeerNoteError, case .invalidDocument(_, let m) = e else { return false }
+            return m.contains("it lists 3 notes, the history has 3")
+        }
+    }
+}
