@@ -29,10 +29,10 @@ struct ListCRDT<Element: Sendable>: Sendable {
     private var tree = ListTree<Element>()
     /// The children of elements that a concurrent insert went after (`LocalID.none`: the
     /// start), by right origin: for each, the children that have it, in list order (their
-    /// replicas never decrease along it); only while the tree's depths are known. Entries are
-    /// built from the tree when first needed (`childrenByRight`) and kept up to date by every
-    /// insert after their element; an entry that cannot be kept is dropped, and built again
-    /// when needed.
+    /// replicas never decrease along it), and the forest their spans make (`SpanForest`); only
+    /// while the tree's depths are known. Entries are built from the tree when first needed
+    /// (`childrenByRight`) and kept up to date by every insert after their element; an entry
+    /// that cannot be kept is dropped, and built again when needed.
     private var children: [LocalID: Siblings] = [:]
     /// Whether this list holds an element that breaks the depth-first order the sibling
     /// index relies on (see `ListTree.buildDepths`): integration then scans as peernote(5)
