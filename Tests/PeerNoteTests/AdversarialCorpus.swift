@@ -94,7 +94,7 @@ enum AdversarialCorpus {
         case .branches: 2_000
         case .samePlace: 16_000
         case .typingBackwards: 16_000
-        case .chainSkipping: 16_000
+        case .chainSkipping: 4_000
         }
     }
 
