@@ -59,12 +59,14 @@ struct TagAdds: Sendable, Equatable {
     private var single: (tag: ExactString, add: LocalID)?
     private var table: [ExactString: Set<LocalID>] = [:]
 
-    /// The same adds of the same tags (whichever form holds them).
-    static func == (a: TagAdds, b: TagAdds) -> Bool { a.asTable == b.asTable }
+    /// The same adds of the same tags (whichever form holds them; a tag whose adds were all
+    /// removed is the same as one never added).
+    static func == (a: TagAdds, b: TagAdds) -> Bool { a.addsByTag == b.addsByTag }
 
-    private var asTable: [ExactString: Set<LocalID>] {
+    /// The adds of each tag that has any.
+    var addsByTag: [ExactString: Set<LocalID>] {
         if let one = single { return [one.tag: [one.add]] }
-        return table
+        return table.filter { !$0.value.isEmpty }
     }
 
     /// Records add `id` of `tag`.

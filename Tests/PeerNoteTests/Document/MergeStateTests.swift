@@ -21,7 +21,8 @@ import Testing
         out.append("in order " + s.allNoteSlotsInOrder.map { name(s.noteStates[$0].id) }.joined(separator: " "))
         var notes: [String] = []
         for n in s.noteStates {
-            let tags = n.tags.keys.sorted { $0.string < $1.string }.map { "\($0.string):\(n.tags[$0]?.map(name).sorted() ?? [])" }
+            let adds = n.tags.addsByTag
+            let tags = adds.keys.sorted { $0.string < $1.string }.map { "\($0.string):\(adds[$0]?.map(name).sorted() ?? [])" }
             notes.append("\(name(n.id)) \(n.created) deleted=\(n.isDeleted) [\(entries(n.deleted) { "\($0)" })] title=[\(entries(n.title) { $0 })] "
                          + "priority=[\(entries(n.priority) { "\($0)" })] position=[\(entries(n.position, name))] tags=\(tags) "
                          + "body=\(String(String.UnicodeScalarView(n.body.visibleElements))) dead=\(String(String.UnicodeScalarView(n.body.deletedElements)))")
