@@ -341,8 +341,9 @@ extension OpLog {
     /// part that a change of T touches and a new change touches too would need its ops
     /// interleaved: nil then. (Parts no new change touches do not change.)
     ///
-    /// - Complexity: O(k + t) for k new changes and t changes in T, plus the ops of both; O(k log k)
-    ///   more when the new changes are not in canonical order among themselves. T is found by
+    /// - Complexity: O(k + t) for k new changes and t changes in T, plus the ops of both, at most:
+    ///   the walk of T ends at its first change that clashes; O(k log k) more when the new changes
+    ///   are not in canonical order among themselves. T is found by
     ///   walking back from `headsBefore` through changes of T only: a change that depends on one
     ///   of T has a larger Lamport timestamp, so it is in T too, and every change of T is reached.
     func canonicalTail(from firstChange: Int, startLV: Int, headsBefore: [Int]) -> ChangeIndices? {
@@ -352,41 +353,52 @@ extension OpLog {
         for c in firstChange + 1 ..< count {
             if canonicallyBefore(c, first) { first = c }
         }
-        // T: the earlier changes after `first`, walked back from the heads they reach.
+        // The parts the new changes touch, from the stored op holding `startLV` on (the first may
+        // also hold earlier units: typing joined to the op before). Worked out when T has a change.
+        var newParts: Set<StatePart>?
+        func partsOfNewChanges() -> Set<StatePart> {
+            var parts: Set<StatePart> = []
+            var i = opIndex(containingLV: startLV), ci = firstChange
+            while i < ops.count {
+                let op = ops[i], from = Swift.max(op.lv, startLV)
+                ci = changeIndex(containingLV: from, from: ci)
+                // (Only a `createNote` reads its first unit's id, and no op joins one to the op before.)
+                StatePart.forEach(of: op, firstID: localID(ofLV: from, change: ci)) { parts.insert($0) }
+                i += 1
+            }
+            return parts
+        }
+        // Whether change `c` of T touches a part a new change touches.
+        func clashes(_ c: Int) -> Bool {
+            if newParts == nil { newParts = partsOfNewChanges() }
+            guard let parts = newParts else { return true }
+            var clash = false
+            let start = LocalID(agent: changes.agent(c), counter: changes[c].counterStart), lvStart = changes.lvStart(c)
+            forEachOp(ofChange: c) { op in
+                StatePart.forEach(of: op, firstID: start.advanced(by: op.lv - lvStart)) { if parts.contains($0) { clash = true } }
+            }
+            return clash
+        }
+        // T: the earlier changes after `first`, walked back from the heads they reach; the walk
+        // ends at the first change of T that clashes (the latest ones come first, and in a merge
+        // of two copies that edited the same note, the first one looked at usually does).
         var later: [Int] = []
         var seen: Set<Int> = []
         for h in headsBefore {
-            if h < firstChange && canonicallyBefore(first, h) && seen.insert(h).inserted { later.append(h) }
+            if h < firstChange && canonicallyBefore(first, h) && seen.insert(h).inserted {
+                if clashes(h) { return nil }
+                later.append(h)
+            }
         }
         var next = 0
         while next < later.count {
             for d in deps(of: later[next]) {
-                if canonicallyBefore(first, d) && seen.insert(d).inserted { later.append(d) }
+                if canonicallyBefore(first, d) && seen.insert(d).inserted {
+                    if clashes(d) { return nil }
+                    later.append(d)
+                }
             }
             next += 1
-        }
-        if !later.isEmpty {
-            var touched: Set<StatePart> = []
-            for c in later {
-                let start = LocalID(agent: changes.agent(c), counter: changes[c].counterStart), lvStart = changes.lvStart(c)
-                forEachOp(ofChange: c) { op in
-                    StatePart.forEach(of: op, firstID: start.advanced(by: op.lv - lvStart)) { part in _ = touched.insert(part) }
-                }
-            }
-            // The new changes' ops, from the stored op holding `startLV` on (the first may also
-            // hold earlier units: typing joined to the op before).
-            var clash = false
-            var i = opIndex(containingLV: startLV), ci = firstChange
-            while i < ops.count && !clash {
-                let op = ops[i], from = Swift.max(op.lv, startLV)
-                ci = changeIndex(containingLV: from, from: ci)
-                // (Only a `createNote` reads its first unit's id, and no op joins one to the op before.)
-                StatePart.forEach(of: op, firstID: localID(ofLV: from, change: ci)) {
-                    if touched.contains($0) { clash = true }
-                }
-                i += 1
-            }
-            if clash { return nil }
         }
         if firstOutOfCanonicalOrder(from: firstChange + 1) == nil { return ChangeIndices(firstChange ..< count) }
         var order = Array(firstChange ..< count)
