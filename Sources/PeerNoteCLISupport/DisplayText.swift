@@ -142,7 +142,10 @@ public enum DisplayText {
     /// one that starts or ends with a space or a tab. So the tags `a, b` and `a`, `b` read apart.
     /// Each is shown with `oneLine`, and look-alikes are spelled out (`sideBySide`).
     public static func tagList(_ tags: [String]) -> String {
-        sideBySide(tags) { tag in
+        // One tag of printable ASCII that needs no quotes is shown as it is (the usual case: a
+        // listing of many notes pays for this per note).
+        if tags.count == 1, let only = tags.first, only.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }), !needsQuotes(only) { return only }
+        return sideBySide(tags) { tag in
             guard needsQuotes(tag) else { return oneLine(tag) }
             var quoted = String.UnicodeScalarView()
             for s in tag.unicodeScalars {

@@ -43,7 +43,7 @@ extension PeerNoteCLI {
             var id: NoteID?
             var warning: String?
             try DocumentFile.update(file, author: author.resolved()) { document in
-                let count = document.notes.count
+                let count = document.noteCount
                 if let index, index > count {
                     throw CLIFailure(.usage, "\(file): --at \(index) is out of range: " + (count == 0 ? "the only place is 0" : "from 0 to \(count)"))
                 }

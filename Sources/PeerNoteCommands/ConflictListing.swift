@@ -88,7 +88,7 @@ enum ConflictListing {
             switch field {
             case .title: value = "its title is \(Text.quoted(now?.title ?? ""))"
             case .priority: value = "its priority is \(now?.priority.rawValue ?? "normal")"
-            case .position: value = "it is at index \(document.notes.firstIndex { $0.id == id }.map(String.init) ?? "-")"
+            case .position: value = "it is at index \(document.index(of: id).map(String.init) ?? "-")"
             case .deleted: value = now?.isDeleted == false ? "it is restored, with the edits" : "it stays deleted"
             }
             return "\(path): the \(field.rawValue) conflict of \(name) is closed: \(value) on every copy this merges into"

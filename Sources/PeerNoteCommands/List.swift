@@ -37,15 +37,18 @@ extension PeerNoteCLI {
         func execute() throws {
             let document = try DocumentFile.open(file, pipes: true)
             let filter = NoteFilter(tags: tags, priority: priority?.priority, conflicted: conflicts)
-            let rows: [(index: Int?, note: Note)] = deleted ? document.deletedNotes(matching: filter).map { (nil, $0) }
-                : document.notes(matching: filter).map { ($0.index, $0.note) }
             let conflictCount = document.conflicts.count
             if json {
+                // JSON carries each note's body; the text listing shows none, so it makes none.
+                let rows: [(index: Int?, note: Note)] = deleted ? document.deletedNotes(matching: filter).map { (nil, $0) }
+                    : document.notes(matching: filter).map { ($0.index, $0.note) }
                 let value = JSONValue.array(rows.map { row in
                     NotebookJSONValue.note(row.note, deleted: true, extra: [("index", .optional(row.index))])
                 })
                 return try StandardOutput.write(bytes: value.renderedBytes)
             }
+            let rows: [(index: Int?, note: NoteSummary)] = deleted ? document.deletedNoteSummaries(matching: filter).map { (nil, $0) }
+                : document.noteSummaries(matching: filter).map { ($0.index, $0.note) }
             var listing = Self.render(rows.map(\.note), indexes: rows.map(\.index), color: Terminal.colorEnabled())
             // "(no notes)" is for the person at the terminal; a script reading the list gets no lines.
             if rows.isEmpty, isatty(1) == 1 { listing = Self.nothingListed(deleted: deleted, filtered: !filter.isEmpty) + "\n" }
@@ -78,43 +81,66 @@ extension PeerNoteCLI {
 
         /// The listing's lines, columns padded to the widest cell (titles and tags to at most
         /// `widestPadded` terminal columns).
-        static func render(_ notes: [Note], indexed: Bool, color: Bool) -> String {
+        static func render(_ notes: [NoteSummary], indexed: Bool, color: Bool) -> String {
             render(notes, indexes: notes.indices.map { indexed ? $0 : nil }, color: color)
         }
 
         /// The listing's lines for `notes`, each with its index among the live notes (nil: `-`).
-        static func render(_ notes: [Note], indexes: [Int?], color: Bool) -> String {
-            let rows = notes.enumerated().map { i, note in
-                [indexes[i].map(String.init) ?? "-", note.id.short, DisplayText.oneLine(note.title),
-                 note.tags.isEmpty ? "-" : DisplayText.tagList(note.tags), note.priority.rawValue]
+        /// - Complexity: O(n) in the notes' titles and tags; each cell is made and measured once,
+        ///   and the lines are written into one buffer.
+        static func render(_ notes: [NoteSummary], indexes: [Int?], color: Bool) -> String {
+            let columnCount = 5
+            var cells: [String] = []
+            var cellWidths: [Int] = []
+            cells.reserveCapacity(notes.count * columnCount)
+            cellWidths.reserveCapacity(notes.count * columnCount)
+            var widths = [Int](repeating: 0, count: columnCount)
+            func add(_ cell: String, column: Int) {
+                // Padded by terminal columns (a CJK character or an emoji takes two), not by characters.
+                let w = DisplayText.columns(cell)
+                cells.append(cell)
+                cellWidths.append(w)
+                if w > widths[column] { widths[column] = w }
             }
-            var widths = [Int](repeating: 0, count: 5)
-            // Padded by terminal columns (a CJK character or an emoji takes two), not by characters.
-            for row in rows { for (c, cell) in row.enumerated() { widths[c] = max(widths[c], DisplayText.columns(cell)) } }
+            for (i, note) in notes.enumerated() {
+                add(indexes[i].map(String.init) ?? "-", column: 0)
+                add(note.id.short, column: 1)
+                add(DisplayText.oneLine(note.title), column: 2)
+                add(note.tags.isEmpty ? "-" : DisplayText.tagList(note.tags), column: 3)
+                add(note.priority.rawValue, column: 4)
+            }
             widths[2] = min(widths[2], widestPadded)
             widths[3] = min(widths[3], widestPadded)
-            var out = ""
-            for (r, row) in rows.enumerated() {
-                let cells = row.enumerated().map { c, cell in
-                    let pad = String(repeating: " ", count: max(0, widths[c] - DisplayText.columns(cell)))
-                    let painted = paint(cell, column: c, note: notes[r], color: color)
-                    return c == 0 ? pad + painted : c == row.count - 1 ? painted : painted + pad
+            var out: [UInt8] = []
+            out.reserveCapacity(cells.reduce(0) { $0 + $1.utf8.count } + notes.count * (4 * 2 + 1 + widths.reduce(0, +)))
+            for r in notes.indices {
+                for c in 0 ..< columnCount {
+                    let k = r * columnCount + c
+                    let pad = max(0, widths[c] - cellWidths[k])
+                    if c > 0 { out.append(contentsOf: [0x20, 0x20]) }
+                    if c == 0 { out.append(contentsOf: repeatElement(0x20, count: pad)) }
+                    if color {
+                        out.append(contentsOf: paint(cells[k], column: c, priority: notes[r].priority).utf8)
+                    } else {
+                        out.append(contentsOf: cells[k].utf8)
+                    }
+                    if c != 0 && c != columnCount - 1 { out.append(contentsOf: repeatElement(0x20, count: pad)) }
                 }
-                out += cells.joined(separator: "  ") + "\n"
+                out.append(0x0A)
             }
-            return out
+            return String(decoding: out, as: UTF8.self)
         }
 
-        private static func paint(_ text: String, column: Int, note: Note, color: Bool) -> String {
+        private static func paint(_ text: String, column: Int, priority: Priority) -> String {
             switch column {
-            case 0: Terminal.paint(text, .dim, enabled: color)
-            case 1: Terminal.paint(text, .yellow, enabled: color)
-            case 2: Terminal.paint(text, .bold, enabled: color)
-            case 3: Terminal.paint(text, .cyan, enabled: color)
+            case 0: Terminal.paint(text, .dim, enabled: true)
+            case 1: Terminal.paint(text, .yellow, enabled: true)
+            case 2: Terminal.paint(text, .bold, enabled: true)
+            case 3: Terminal.paint(text, .cyan, enabled: true)
             default:
-                switch note.priority {
-                case .high: Terminal.paint(text, .red, enabled: color)
-                case .low: Terminal.paint(text, .dim, enabled: color)
+                switch priority {
+                case .high: Terminal.paint(text, .red, enabled: true)
+                case .low: Terminal.paint(text, .dim, enabled: true)
                 case .normal: text
                 }
             }

@@ -33,7 +33,7 @@ extension PeerNoteCLI {
             let changed = try DocumentFile.update(file, author: author.resolved()) { document in
                 let target = try NoteLookup.find(note, in: document, path: file)
                 moved = target
-                let count = document.notes.count
+                let count = document.noteCount
                 guard index < count else { throw CLIFailure(.usage, "\(file): --to \(index) is out of range: " + (count == 1 ? "the only place is 0" : "from 0 to \(count - 1)")) }
                 let before = document.conflicts(of: target.id)
                 try document.transaction(message: message.or("Move note \"\(target.title)\" to \(index)")) {

@@ -34,7 +34,7 @@ extension PeerNoteCLI {
             let resolvable = ConflictListing.resolvable(file)
             if json {
                 let value = NotebookJSONValue.note(target, deleted: true, extra: [
-                    ("index", .optional(document.notes.firstIndex { $0.id == target.id })),
+                    ("index", .optional(document.index(of: target.id))),
                     ("conflicts", .array(conflicts.map { ConflictListing.json($0, in: document, notebook: notebook, file: resolvable, style: style) })),
                 ])
                 return try StandardOutput.write(value.rendered)

@@ -337,13 +337,13 @@ struct InProcessTests {
         let document = Document(title: "T", author: "a")
         let a = document.addNote(title: "Short", tags: ["x", "y"], priority: .high)
         let b = document.addNote(title: "A longer\ntitle")
-        let plain = PeerNoteCLI.List.render(document.notes, indexed: true, color: false)
+        let plain = PeerNoteCLI.List.render(document.noteSummaries, indexed: true, color: false)
         #expect(plain == """
             0  \(a.short)  Short            x, y  high
             1  \(b.short)  A longer\\ntitle  -     normal
 
             """)
-        let painted = PeerNoteCLI.List.render(document.notes, indexed: true, color: true)
+        let painted = PeerNoteCLI.List.render(document.noteSummaries, indexed: true, color: true)
         #expect(painted.contains("\u{1B}[31mhigh\u{1B}[0m"))
         #expect(PeerNoteCLI.List.render([], indexed: true, color: false) == "")
     }

@@ -118,7 +118,7 @@ public struct NoteID: Hashable, Comparable, Sendable, Codable, CustomStringConve
 
     public var description: String { NoteIDHash.hex(replica: replica, counter: counter) }
     /// The first 8 hex digits of `description`.
-    public var short: String { String(description.prefix(8)) }
+    public var short: String { NoteIDHash.hex(replica: replica, counter: counter, digits: 8) }
 
     /// The fewest hex digits that name a note by a prefix of its id (as git's shortest
     /// abbreviation): a shorter query is only ever a title, so that a note titled "B" or "42"

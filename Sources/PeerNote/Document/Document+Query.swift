@@ -112,9 +112,15 @@ extension Document {
     }
 
     private func keeps(_ n: Note, _ filter: NoteFilter, _ conflicted: Set<NoteID>) -> Bool {
-        if let p = filter.priority, n.priority != p { return false }
-        if filter.conflicted, !conflicted.contains(n.id) { return false }
-        return filter.tags.allSatisfy { n.tags.containsScalars(of: $0) }
+        keeps(n.id, n.tags, n.priority, filter, conflicted)
+    }
+
+    /// Whether `filter` keeps the note `id` with `tags` and `priority` (`conflicted`: the notes
+    /// with open conflicts, when the filter asks for them).
+    func keeps(_ id: NoteID, _ tags: [String], _ priority: Priority, _ filter: NoteFilter, _ conflicted: Set<NoteID>) -> Bool {
+        if let p = filter.priority, priority != p { return false }
+        if filter.conflicted, !conflicted.contains(id) { return false }
+        return filter.tags.allSatisfy { tags.containsScalars(of: $0) }
     }
 
     /// Every title and body line of the live notes (those with `tag`, when given) that `search`

@@ -1,0 +1,78 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// A note without its body: what a list of notes shows. A `Note` carries its whole body as a
+/// string, which a list of many notes builds only to drop; a summary costs its title and tags.
+public struct NoteSummary: Identifiable, Equatable, Hashable, Sendable {
+    public var id: NoteID
+    public var title: String
+    /// Sorted.
+    public var tags: [String]
+    public var priority: Priority
+    public var created: Date
+    /// Deleted notes appear only in `Document.deletedNoteSummaries(matching:)`.
+    public var isDeleted: Bool
+
+    public init(id: NoteID, title: String, tags: [String], priority: Priority, created: Date, isDeleted: Bool = false) {
+        self.id = id
+        self.title = title
+        self.tags = tags
+        self.priority = priority
+        self.created = created
+        self.isDeleted = isDeleted
+    }
+
+    /// The summary of `note`.
+    public init(_ note: Note) {
+        self.init(id: note.id, title: note.title, tags: note.tags, priority: note.priority, created: note.created, isDeleted: note.isDeleted)
+    }
+}
+
+extension Document {
+    /// The live notes in document order, without their bodies (`notes` with them).
+    /// - Complexity: O(n) in notes, plus their titles and tags; no body is read.
+    public var noteSummaries: [NoteSummary] { state.orderedNoteSlots.map { summary(state.noteStates[$0]) } }
+
+    /// The live notes `filter` keeps, each with its index among the live notes, in document
+    /// order: `notes(matching:)` without the bodies.
+    public func noteSummaries(matching filter: NoteFilter) -> [(index: Int, note: NoteSummary)] {
+        let conflicted: Set<NoteID> = filter.conflicted ? Set(conflicts.compactMap(\.note)) : []
+        var out: [(index: Int, note: NoteSummary)] = []
+        for (i, slot) in state.orderedNoteSlots.enumerated() {
+            let n = state.noteStates[slot]
+            if filter.isEmpty || keeps(noteID(n.id), n.visibleTags, n.priority.value ?? .normal, filter, conflicted) {
+                out.append((i, summary(n)))
+            }
+        }
+        return out
+    }
+
+    /// The deleted notes `filter` keeps, in document order: `deletedNotes(matching:)` without
+    /// the bodies.
+    public func deletedNoteSummaries(matching filter: NoteFilter) -> [NoteSummary] {
+        let conflicted: Set<NoteID> = filter.conflicted ? Set(conflicts.compactMap(\.note)) : []
+        return state.allNoteSlotsInOrder.compactMap { slot in
+            let n = state.noteStates[slot]
+            guard n.isDeleted, keeps(noteID(n.id), n.visibleTags, n.priority.value ?? .normal, filter, conflicted) else { return nil }
+            return summary(n)
+        }
+    }
+
+    /// How many live notes the notebook has (`notes.count` without making them).
+    public var noteCount: Int { state.orderedNoteSlots.count }
+
+    /// The index of live note `id` among the live notes (what `moveNote` and `addNote(at:)`
+    /// count), or nil when it is deleted or not in this notebook.
+    public func index(of id: NoteID) -> Int? {
+        guard let local = localID(id) else { return nil }
+        return state.orderedNoteSlots.firstIndex { state.noteStates[$0].id == local }
+    }
+
+    func summary(_ n: NoteState) -> NoteSummary {
+        NoteSummary(id: noteID(n.id), title: n.title.value ?? "", tags: n.visibleTags, priority: n.priority.value ?? .normal,
+                    created: Date(timeIntervalSince1970: TimeInterval(n.created)), isDeleted: n.isDeleted)
+    }
+}

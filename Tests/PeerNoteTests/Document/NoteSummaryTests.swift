@@ -1,0 +1,68 @@
+import Foundation
+import Testing
+@testable import PeerNote
+
+/// `NoteSummary` and the queries that list notes without making their bodies: each must say
+/// exactly what the full `Note` queries say, less the body.
+@Suite("Note summaries")
+struct NoteSummaryTests {
+    /// A notebook of `count` notes with bodies, tags and priorities, some deleted, some moved,
+    /// and a title conflict on one, merged from two copies.
+    func notebook(count: Int, seed: UInt64) throws -> Document {
+        var rng = SeededRandom(state: seed)
+        let a = Document(title: "N", author: "alice")
+        var ids: [NoteID] = []
+        for i in 0 ..< count {
+            let tags = (0 ..< Int.random(in: 0 ... 3, using: &rng)).map { _ in "t\(Int.random(in: 0 ..< 4, using: &rng))" }
+            let priority = [Priority.low, .normal, .high][Int.random(in: 0 ..< 3, using: &rng)]
+            ids.append(a.addNote(title: "Note \(i)", body: String(repeating: "body \(i) ", count: i % 5), tags: tags, priority: priority))
+        }
+        let b = a.fork(author: "bob")
+        for _ in 0 ..< count / 4 {
+            let id = ids[Int.random(in: 0 ..< ids.count, using: &rng)]
+            guard a.note(id)?.isDeleted == false else { continue }
+            switch Int.random(in: 0 ..< 3, using: &rng) {
+            case 0: try a.deleteNote(id)
+            case 1: try a.moveNote(id, to: Int.random(in: 0 ..< a.noteCount, using: &rng))
+            default: try a.setPriority(id, .high)
+            }
+        }
+        if let id = ids.first(where: { a.note($0)?.isDeleted == false && b.note($0)?.isDeleted == false }) {
+            try a.setNoteTitle(id, "Plan A")
+            try b.setNoteTitle(id, "Plan B")
+        }
+        try a.merge(b)
+        return a
+    }
+
+    @Test("summaries, their filters, the count and the index say what the notes say, without bodies", arguments: [1, 2, 3] as [UInt64])
+    func summariesMatchNotes(seed: UInt64) throws {
+        let d = try notebook(count: 60, seed: seed)
+        #expect(d.noteSummaries == d.notes.map(NoteSummary.init))
+        #expect(d.noteCount == d.notes.count)
+        #expect(!d.conflicts.isEmpty)
+        for id in (d.notes + d.deletedNotes).map(\.id) {
+            #expect(d.index(of: id) == d.notes.firstIndex { $0.id == id })
+        }
+        let filters = [NoteFilter(), NoteFilter(tags: ["t1"]), NoteFilter(tags: ["t0", "t2"]), NoteFilter(priority: .high),
+                       NoteFilter(conflicted: true), NoteFilter(tags: ["t3"], priority: .low)]
+        for f in filters {
+            let full = d.notes(matching: f), short = d.noteSummaries(matching: f)
+            #expect(short.map(\.index) == full.map(\.index))
+            #expect(short.map(\.note) == full.map { NoteSummary($0.note) })
+            #expect(d.deletedNoteSummaries(matching: f) == d.deletedNotes(matching: f).map(NoteSummary.init))
+        }
+        #expect(!d.deletedNotes.isEmpty)
+    }
+
+    @Test("a short note id is the first 8 digits of the full one")
+    func shortIDIsPrefix() {
+        var rng = SeededRandom(state: 7)
+        for _ in 0 ..< 200 {
+            let id = NoteID(replica: ReplicaID(high: .random(in: 0 ... .max, using: &rng), low: .random(in: 0 ... .max, using: &rng)),
+                            counter: .random(in: 0 ... .max, using: &rng))
+            #expect(id.short == String(id.description.prefix(8)))
+            #expect(id.description.count == 16)
+        }
+    }
+}
