@@ -42,7 +42,9 @@ extension PNMerge {
             try FileNameArgument.require(files.filter(\.isEmpty))
             try Inputs.checkStandardInputUsedOnce(files)
             try Inputs.checkPipesUsedOnce(files)
-            let results = files.map(FileCheck.check)
+            // The one document read need not be freed before the process ends (`ProcessEnd`);
+            // with several, each is freed before the next is read, so memory stays one document's.
+            let results = files.map { FileCheck.check($0, keepingDocument: files.count == 1) }
             let console = Console.current
             for r in results { if let line = r.errorLine { console.writeError(DisplayText.oneLine(line) + "\n") } }
             if format.json {
@@ -75,7 +77,9 @@ struct FileCheck {
     /// (`SalvageHint`), said at the end of the error line.
     var hint = ""
 
-    static func check(_ path: String) -> FileCheck {
+    /// Checks the file at `path`; with `keepingDocument`, the loaded document is handed to
+    /// `ProcessEnd.keep` instead of being freed here.
+    static func check(_ path: String, keepingDocument: Bool = false) -> FileCheck {
         if NotebookFolder.isFolder(path) {
             // A notebook folder is valid when every chunk in it is part of the notebook read.
             do {
@@ -104,7 +108,8 @@ struct FileCheck {
             }
         }
         do {
-            _ = try Document.load(bytes)
+            let document = try Document.load(bytes)
+            if keepingDocument { ProcessEnd.keep(document) }
             if let line = GitUnmergedNotebook.check(path) { return FileCheck(file: path, problem: .gitUnmerged(line)) }
             return FileCheck(file: path, problem: nil)
         } catch {
