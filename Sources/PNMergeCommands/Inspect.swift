@@ -63,8 +63,8 @@ struct InspectReport {
         operations = d.operationCount
         replicas = d.replicas
         heads = d.heads
-        notes = d.notes.count
-        deletedNotes = d.deletedNotes.count
+        notes = d.noteCount
+        deletedNotes = d.deletedNoteSummaries(matching: NoteFilter()).count
         conflicts = d.conflicts.count
     }
 
