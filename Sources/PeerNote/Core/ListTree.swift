@@ -602,25 +602,43 @@ struct ListTree<Element: Sendable>: Sendable {
 
     /// Points the index entries whose ids are in the runs of `leaf` at `leaf` (its runs were
     /// just moved there by a split).
-    /// - Complexity: O(runs × log entries), plus the entries updated.
+    /// - Complexity: O(runs × log entries), plus the entries updated; O(1) a run when the
+    ///   runs of one agent lie in the order of their entries or its reverse (typing forwards,
+    ///   typing backwards), whose entries are found next to the previous run's.
     private mutating func moveIndexEntries(of leaf: Int) {
         let to = Int32(leaf)
+        var lastAgent = -1, last = 0
         for r in leaves[leaf].runs {
             let a = Int(r.id.agent)
             guard a < index.count else { continue }
-            let end = UInt64(r.id.counter) + UInt64(r.length)
-            index[a].withUnsafeMutableBufferPointer { entries in
-                // The first entry at or after the run's first id.
-                var lo = 0, hi = entries.count
-                while lo < hi {
-                    let mid = (lo + hi) / 2
-                    if entries[mid].counter < r.id.counter { lo = mid + 1 } else { hi = mid }
+            let first = r.id.counter
+            let end = UInt64(first) + UInt64(r.length)
+            let near = a == lastAgent ? last : -1
+            last = index[a].withUnsafeMutableBufferPointer { entries in
+                // The first entry at or after the run's first id: next to where the previous
+                // run of this agent found its own when it is there, else a binary search.
+                func isFirst(_ i: Int) -> Bool {
+                    (i == 0 || entries[i - 1].counter < first) && (i == entries.count || entries[i].counter >= first)
                 }
+                var lo: Int
+                if near >= 0, let i = (max(near - 1, 0) ... min(near + 1, entries.count)).first(where: isFirst) {
+                    lo = i
+                } else {
+                    lo = 0
+                    var hi = entries.count
+                    while lo < hi {
+                        let mid = (lo + hi) / 2
+                        if entries[mid].counter < first { lo = mid + 1 } else { hi = mid }
+                    }
+                }
+                let found = lo
                 while lo < entries.count, UInt64(entries[lo].counter) < end {
                     entries[lo].leaf = to
                     lo += 1
                 }
+                return found
             }
+            lastAgent = a
         }
     }
 
