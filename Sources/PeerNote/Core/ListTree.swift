@@ -607,38 +607,49 @@ struct ListTree<Element: Sendable>: Sendable {
     ///   typing backwards), whose entries are found next to the previous run's.
     private mutating func moveIndexEntries(of leaf: Int) {
         let to = Int32(leaf)
-        var lastAgent = -1, last = 0
-        for r in leaves[leaf].runs {
-            let a = Int(r.id.agent)
-            guard a < index.count else { continue }
-            let first = r.id.counter
-            let end = UInt64(first) + UInt64(r.length)
-            let near = a == lastAgent ? last : -1
-            last = index[a].withUnsafeMutableBufferPointer { entries in
-                // The first entry at or after the run's first id: next to where the previous
-                // run of this agent found its own when it is there, else a binary search.
-                func isFirst(_ i: Int) -> Bool {
-                    (i == 0 || entries[i - 1].counter < first) && (i == entries.count || entries[i].counter >= first)
-                }
-                var lo: Int
-                if near >= 0, let i = (max(near - 1, 0) ... min(near + 1, entries.count)).first(where: isFirst) {
-                    lo = i
-                } else {
-                    lo = 0
-                    var hi = entries.count
-                    while lo < hi {
-                        let mid = (lo + hi) / 2
-                        if entries[mid].counter < first { lo = mid + 1 } else { hi = mid }
+        let runs = leaves[leaf].runs
+        var i = 0
+        while i < runs.count {
+            // Runs i ..< j have one agent: its entries are updated in one access.
+            let agent = runs[i].id.agent
+            var j = i + 1
+            while j < runs.count && runs[j].id.agent == agent { j += 1 }
+            let a = Int(agent)
+            if a < index.count {
+                index[a].withUnsafeMutableBufferPointer { entries in
+                    var near = -1
+                    for k in i ..< j {
+                        let first = runs[k].id.counter
+                        let end = UInt64(first) + UInt64(runs[k].length)
+                        // The first entry at or after the run's first id: next to where the
+                        // previous run found its own when it is there, else a binary search.
+                        func isFirst(_ e: Int) -> Bool {
+                            (e == 0 || entries[e - 1].counter < first) && (e == entries.count || entries[e].counter >= first)
+                        }
+                        var lo: Int
+                        if near >= 0 && isFirst(near) {
+                            lo = near
+                        } else if near > 0 && isFirst(near - 1) {
+                            lo = near - 1
+                        } else if near >= 0 && near < entries.count && isFirst(near + 1) {
+                            lo = near + 1
+                        } else {
+                            lo = 0
+                            var hi = entries.count
+                            while lo < hi {
+                                let mid = (lo + hi) / 2
+                                if entries[mid].counter < first { lo = mid + 1 } else { hi = mid }
+                            }
+                        }
+                        near = lo
+                        while lo < entries.count, UInt64(entries[lo].counter) < end {
+                            entries[lo].leaf = to
+                            lo += 1
+                        }
                     }
                 }
-                let found = lo
-                while lo < entries.count, UInt64(entries[lo].counter) < end {
-                    entries[lo].leaf = to
-                    lo += 1
-                }
-                return found
             }
-            lastAgent = a
+            i = j
         }
     }
 
