@@ -47,6 +47,8 @@ struct ListCRDT<Element: Sendable>: Sendable {
     var visibleCount: Int { tree.visibleCount }
     /// See `ListTree.sharedIndexCopies`.
     var sharedIndexCopies: Int { tree.sharedIndexCopies }
+    /// See `ListTree.indexWalkLeaves`.
+    var indexWalkLeaves: Int { tree.indexWalkLeaves }
     var totalCount: Int { tree.totalCount }
 
     // MARK: Reading

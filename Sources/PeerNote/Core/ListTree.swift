@@ -3,8 +3,14 @@
 /// element arena, and an id index.
 ///
 /// Invariant: nodes only ever split, never merge or shrink, so an element only
-/// ever moves to a leaf further right; the id index relies on this and, when a
-/// lookup has to walk right, records the newer leaf.
+/// ever moves to a leaf further right. The id index has an entry for the first id of every
+/// run as inserted (and of some runs split off since), each naming the leaf that holds the
+/// element with that id now: a leaf split updates the entries of the runs it moves. The ids
+/// after an entry's, up to the next entry, are in that leaf or in leaves to its right (a run
+/// split in two keeps its parts in id order), so a lookup walks right from the entry's leaf,
+/// and records an entry for the run it found when that walk was long.
+/// - Complexity: finding an id is O(log n) plus the leaves walked; a leaf split costs
+///   O(runs moved × log n).
 struct ListTree<Element: Sendable>: Sendable {
     static var leafCapacity: Int { 64 }
     static var fanout: Int { 32 }
@@ -34,6 +40,9 @@ struct ListTree<Element: Sendable>: Sendable {
     /// A caller that keeps no second copy of the tree while it looks ids up leaves it at 0;
     /// tests hold integration to that (`SamePlaceTests`).
     private(set) var sharedIndexCopies = 0
+    /// How many leaves `locate` walked past, in all, from the leaf the id index named to the
+    /// leaf holding the id looked up. Tests hold this to a few per lookup (`SamePlaceTests`).
+    private(set) var indexWalkLeaves = 0
 
     /// A leaf and how many visible elements come before it (`leaf` is -1 when unknown), and a
     /// run of that leaf and how many visible elements of the leaf come before that run (`run` is
@@ -197,22 +206,16 @@ struct ListTree<Element: Sendable>: Sendable {
             recent = c
             return c
         }
-        guard let (c, hops, entry) = find(id) else { return nil }
+        guard let (c, hops, _) = find(id) else { return nil }
         recent = c
-        if hops > 0 {
+        indexWalkLeaves += hops
+        if hops > 2 {
             let storage = index.withUnsafeBufferPointer { $0.baseAddress }
             defer { if index.withUnsafeBufferPointer({ $0.baseAddress }) != storage { sharedIndexCopies += 1 } }
-            // The entry the search started from lies in the run found: every id it covers is in
-            // that leaf or to its right (an entry's ids up to the next entry are one run as first
-            // inserted, and what was typed on after it, in document order), so it can name that
-            // leaf. Else, after a long walk, a new entry for this id.
-            let run = leaves[c.leaf].runs[c.run]
-            let start = index[Int(id.agent)][entry].counter
-            if start >= run.id.counter && Int(start) < Int(run.id.counter) + run.length {
-                index[Int(id.agent)][entry].leaf = Int32(c.leaf)
-            } else if hops > 2 {
-                insertIndex(id, c.leaf)
-            }
+            // The id is in a part of a run split off from the part the entry names (which stays
+            // in the entry's leaf): an entry for that part, so the next lookup there starts in
+            // its leaf. Leaf splits keep it up to date as they keep every entry.
+            insertIndex(leaves[c.leaf].runs[c.run].id, c.leaf)
         }
         return c
     }
@@ -237,6 +240,8 @@ struct ListTree<Element: Sendable>: Sendable {
 
     /// Where the element `id` is, how many leaves the walk from the index entry took, and that
     /// entry's position in the agent's index; the index is not touched.
+    /// - Complexity: O(log n) plus the leaves walked; none when `id` is in the run that holds
+    ///   the entry's id, or in a part of it split off into the same leaf.
     func find(_ id: LocalID) -> (ListCursor, Int, Int)? {
         let a = Int(id.agent)
         guard a < index.count, !index[a].isEmpty, index[a][0].counter <= id.counter else { return nil }
@@ -591,7 +596,61 @@ struct ListTree<Element: Sendable>: Sendable {
         let s = leaves.count
         leaves.append(sibling)
         leaves[leaf].next = Int32(s)
+        moveIndexEntries(of: s)
         attach(.leaf(s), after: .leaf(leaf))
+    }
+
+    /// Points the index entries whose ids are in the runs of `leaf` at `leaf` (its runs were
+    /// just moved there by a split).
+    /// - Complexity: O(runs × log entries), plus the entries updated; O(1) a run when the
+    ///   runs of one agent lie in the order of their entries or its reverse (typing forwards,
+    ///   typing backwards), whose entries are found next to the previous run's.
+    private mutating func moveIndexEntries(of leaf: Int) {
+        let to = Int32(leaf)
+        let runs = leaves[leaf].runs
+        var i = 0
+        while i < runs.count {
+            // Runs i ..< j have one agent: its entries are updated in one access.
+            let agent = runs[i].id.agent
+            var j = i + 1
+            while j < runs.count && runs[j].id.agent == agent { j += 1 }
+            let a = Int(agent)
+            if a < index.count {
+                index[a].withUnsafeMutableBufferPointer { entries in
+                    var near = -1
+                    for k in i ..< j {
+                        let first = runs[k].id.counter
+                        let end = UInt64(first) + UInt64(runs[k].length)
+                        // The first entry at or after the run's first id: next to where the
+                        // previous run found its own when it is there, else a binary search.
+                        func isFirst(_ e: Int) -> Bool {
+                            (e == 0 || entries[e - 1].counter < first) && (e == entries.count || entries[e].counter >= first)
+                        }
+                        var lo: Int
+                        if near >= 0 && isFirst(near) {
+                            lo = near
+                        } else if near > 0 && isFirst(near - 1) {
+                            lo = near - 1
+                        } else if near >= 0 && near < entries.count && isFirst(near + 1) {
+                            lo = near + 1
+                        } else {
+                            lo = 0
+                            var hi = entries.count
+                            while lo < hi {
+                                let mid = (lo + hi) / 2
+                                if entries[mid].counter < first { lo = mid + 1 } else { hi = mid }
+                            }
+                        }
+                        near = lo
+                        while lo < entries.count, UInt64(entries[lo].counter) < end {
+                            entries[lo].leaf = to
+                            lo += 1
+                        }
+                    }
+                }
+            }
+            i = j
+        }
     }
 
     private mutating func splitInner(_ node: Int) {

@@ -365,6 +365,57 @@ struct SamePlaceTests {
         #expect(results[0].count == 2 * m + 2)
     }
 
+    @Test("Looking ids up after inserts in front of a chain typed backwards walks a bounded number of leaves each")
+    func chainSkippingBoundedIndexWalk() throws {
+        let m = 4_000
+        let made = Self.chainSkipping(m)
+        let canonical = made.sorted { ($0.lamport, $0.id.agent) < ($1.lamport, $1.id.agent) }
+        for (label, order) in [("as made", made), ("canonical", canonical)] {
+            var list = ListCRDT<LocalID>()
+            var budget = Int.max
+            for x in order {
+                try list.integrate(id: x.id, originLeft: x.left, originRight: x.right, elements: (0 ..< x.length).map { x.id.advanced(by: $0) },
+                                   budget: &budget, replicaLess: { $0 < $1 })
+            }
+            // Each insert goes in front of the chain, so the chain's characters move right across
+            // many leaf splits; an id index that remembered only the leaf an id was first put in
+            // walked from there, past every leaf split off since, at each lookup.
+            #expect(list.indexWalkLeaves <= 2 * order.count, "\(label): \(list.indexWalkLeaves) leaves walked for \(order.count) inserts")
+            #expect(list.sharedIndexCopies == 0, "\(label)")
+        }
+    }
+
+    @Test("Looking ids up in a run split by many inserts walks a bounded number of leaves each")
+    func splitRunBoundedIndexWalk() throws {
+        // One replica types a run of m characters; m others each insert three characters
+        // between two neighbours of that run, in a random order; then m more insert in front of
+        // random characters of the run. The run is split into m pieces, far apart in the end.
+        let m = 3_000
+        var rng = SeededRandom(state: 4749)
+        var list = ListCRDT<LocalID>()
+        var budget = Int.max
+        let typed = LocalID(agent: 0, counter: 0)
+        let chars = (0 ..< m).map { typed.advanced(by: $0) }
+        try list.integrate(id: typed, originLeft: .none, originRight: .none, elements: chars, budget: &budget, replicaLess: { $0 < $1 })
+        var lookups = 0
+        for k in (0 ..< m - 1).shuffled(using: &rng) {
+            let x = LocalID(agent: UInt32(k + 1), counter: 0)
+            try list.integrate(id: x, originLeft: chars[k], originRight: chars[k + 1], elements: (0 ..< 3).map { x.advanced(by: $0) },
+                               budget: &budget, replicaLess: { $0 < $1 })
+            lookups += 2
+        }
+        for k in 0 ..< m {
+            let at = Int.random(in: 1 ..< m, using: &rng)
+            let x = LocalID(agent: UInt32(m + k), counter: 0)
+            let left = LocalID(agent: UInt32(at), counter: 2)
+            try list.integrate(id: x, originLeft: left, originRight: chars[at], elements: [x], budget: &budget, replicaLess: { $0 < $1 })
+            lookups += 2
+        }
+        #expect(list.totalCount == m + 3 * (m - 1) + m)
+        #expect(list.indexWalkLeaves <= 2 * lookups, "\(list.indexWalkLeaves) leaves walked for \(lookups) lookups")
+        #expect(list.sharedIndexCopies == 0)
+    }
+
     @Test("Devices typing backwards at one place are integrated in a bounded number of steps each, in either order")
     func typingBackwardsBoundedWork() throws {
         let devices = 8, perDevice = 500
