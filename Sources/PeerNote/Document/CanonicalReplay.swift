@@ -11,8 +11,10 @@
 /// order gives that same state (the list CRDT's convergence), so a copy applies its changes in
 /// the order it has them as long as that order is the canonical one: a load of a compact file,
 /// local edits (a new change follows every change its copy holds), a merge that brings only
-/// changes that follow every change the copy had. Otherwise the state is rebuilt in the
-/// canonical order (`DocState.canonical(of:workBudget:)`).
+/// changes that follow every change the copy had. Otherwise a merge rebuilds, in the canonical
+/// order, the parts of the state whose ops it would have to interleave
+/// (`DocState.apply(newChanges:of:rebuilding:)`), and a load replays its changes in that order
+/// (`DocState.canonical(of:workBudget:)`).
 extension OpLog {
     /// Whether change `x` comes before change `y` in the canonical order.
     @inline(__always) func canonicallyBefore(_ x: Int, _ y: Int) -> Bool {
