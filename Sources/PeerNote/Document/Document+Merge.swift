@@ -325,8 +325,9 @@ extension OpLog {
     /// change of T touches and a new change touches too needs its ops interleaved: it clashes.
     /// (Parts no new change touches do not change.)
     ///
-    /// - Complexity: O(k + t) for k new changes and t changes in T, plus the ops of both; O(k log k)
-    ///   more when the new changes are not in canonical order among themselves. T is found by
+    /// - Complexity: O(k + t) for k new changes and t changes in T, plus the ops of both, at most
+    ///   (the walk of T ends once every part the new changes touch clashes); O(k log k) more when
+    ///   the new changes are not in canonical order among themselves. T is found by
     ///   walking back from `headsBefore` through changes of T only: a change that depends on one
     ///   of T has a larger Lamport timestamp, so it is in T too, and every change of T is reached.
     func canonicalMerge(from firstChange: Int, startLV: Int, headsBefore: [Int]) -> (order: ChangeIndices, clashing: StateParts) {
@@ -351,34 +352,42 @@ extension OpLog {
             }
             return parts
         }
-        var clashing = StateParts()
-        // Adds the parts change `c` of T touches that a new change touches too to `clashing`.
-        func collectClashes(_ c: Int) {
+        var clashing = StateParts(), clashCount = 0
+        // Adds the parts change `c` of T touches that a new change touches too to `clashing`;
+        // returns whether every part a new change touches clashes (nothing more to find).
+        func collectClashes(_ c: Int) -> Bool {
             if newParts == nil { newParts = partsOfNewChanges() }
-            guard let parts = newParts else { return }
+            guard let parts = newParts else { return true }
             let start = LocalID(agent: changes.agent(c), counter: changes[c].counterStart), lvStart = changes.lvStart(c)
             forEachOp(ofChange: c) { op in
-                StatePart.forEach(of: op, firstID: start.advanced(by: op.lv - lvStart)) { if parts.contains($0) { clashing.insert($0) } }
-            }
-        }
-        // T: the earlier changes after `first`, walked back from the heads they reach.
-        var later: [Int] = []
-        var seen: Set<Int> = []
-        for h in headsBefore {
-            if h < firstChange && canonicallyBefore(first, h) && seen.insert(h).inserted {
-                collectClashes(h)
-                later.append(h)
-            }
-        }
-        var next = 0
-        while next < later.count {
-            for d in deps(of: later[next]) {
-                if canonicallyBefore(first, d) && seen.insert(d).inserted {
-                    collectClashes(d)
-                    later.append(d)
+                StatePart.forEach(of: op, firstID: start.advanced(by: op.lv - lvStart)) {
+                    if parts.contains($0) && clashing.insert($0) { clashCount += 1 }
                 }
             }
-            next += 1
+            return clashCount == parts.count
+        }
+        // T: the earlier changes after `first`, walked back from the heads they reach; the walk
+        // ends once every part the new changes touch clashes (in a merge of two copies that
+        // edited one note, at the first change looked at, usually: the latest ones come first).
+        var later: [Int] = []
+        var seen: Set<Int> = []
+        walk: do {
+            for h in headsBefore {
+                if h < firstChange && canonicallyBefore(first, h) && seen.insert(h).inserted {
+                    if collectClashes(h) { break walk }
+                    later.append(h)
+                }
+            }
+            var next = 0
+            while next < later.count {
+                for d in deps(of: later[next]) {
+                    if canonicallyBefore(first, d) && seen.insert(d).inserted {
+                        if collectClashes(d) { break walk }
+                        later.append(d)
+                    }
+                }
+                next += 1
+            }
         }
         if firstOutOfCanonicalOrder(from: firstChange + 1) == nil { return (ChangeIndices(firstChange ..< count), clashing) }
         var order = Array(firstChange ..< count)

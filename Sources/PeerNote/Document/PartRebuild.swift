@@ -38,13 +38,20 @@ struct StateParts: Sendable {
 
     var isEmpty: Bool { !title && !order && notes.isEmpty }
 
-    mutating func insert(_ part: StatePart) {
+    /// Adds `part`; returns whether it was not here yet.
+    @discardableResult
+    mutating func insert(_ part: StatePart) -> Bool {
         switch part {
-        case .title: title = true
-        case .order: order = true
+        case .title:
+            defer { title = true }
+            return !title
+        case .order:
+            defer { order = true }
+            return !order
         case .note(let n):
-            notes.insert(n)
+            let added = notes.insert(n).inserted
             only = notes.count == 1 ? n : nil
+            return added
         }
     }
 
@@ -103,15 +110,14 @@ struct PartRebuild {
         self.workBudget = workBudget
     }
 
-    /// Applies the ops of `changes` (in canonical order) that touch the parts, joined as
-    /// `DocState.apply(changes:of:)` joins them.
-    mutating func apply(changes: ChangeIndices, of log: OpLog) throws(ApplyFailure) {
-        var pieces = Document.OpPieces(changes, in: log)
+    /// Applies `pieces` (ops or parts of ops that touch the parts, each with the change holding
+    /// it, in canonical order: `OpLog.pieces(touching:)`), joined as `DocState.apply(changes:of:)`
+    /// joins them.
+    mutating func apply(_ pieces: [OpLog.Piece], of log: OpLog) throws(ApplyFailure) {
         var pending: Op?
         var pendingID = LocalID.none, pendingChange = 0
-        while let piece = pieces.next() {
+        for piece in pieces {
             let id = log.localID(ofLV: piece.op.lv, change: piece.change)
-            guard parts.meets(piece.op, firstID: id) != .outside else { continue }
             if let p = pending, let joined = OpLog.merge(p, firstID: pendingID, piece.op, firstID: id) {
                 pending = joined
                 continue
@@ -214,18 +220,24 @@ struct PartRebuild {
 }
 
 extension OpLog {
-    /// The changes holding an op that touches one of `parts`, in canonical order. Classifies every
-    /// stored op, applying none. (Not only those after a note's creation: a file's ops need only
-    /// name ops earlier by Lamport timestamp, so a crafted op may precede, in the log, the
-    /// creation of the note it edits.)
-    /// - Complexity: O(m) for the m stored ops, plus O(c log c) for the c changes found.
-    func changes(touching parts: StateParts) -> ChangeIndices {
-        guard !ops.isEmpty, !changes.isEmpty else { return ChangeIndices(0 ..< 0) }
-        var found: [Int] = []
-        var ci = 0, i = 0
-        while i < ops.count {
+    /// An op, or the part of one that lies in one change, and that change.
+    struct Piece {
+        var change: Int
+        var op: Op
+    }
+
+    /// The ops that touch one of `parts`, cut at change boundaries, in canonical order (their
+    /// changes' order, and the log's within a change). Classifies every stored op, applying
+    /// none. (Not only those after a note's creation: a file's ops need only name ops earlier
+    /// by Lamport timestamp, so a crafted op may precede, in the log, the creation of the note
+    /// it edits.)
+    /// - Complexity: O(m) for the m stored ops, plus O(p log p) for the p pieces found.
+    func pieces(touching parts: StateParts) -> [Piece] {
+        guard !ops.isEmpty, !changes.isEmpty else { return [] }
+        var found: [Piece] = []
+        var ci = 0, sorted = true
+        for i in ops.indices {
             let op = ops[i]
-            i += 1
             var firstID = LocalID.none
             if case .createNote = op.body {
                 ci = changeIndex(containingLV: op.lv, from: ci)
@@ -233,17 +245,25 @@ extension OpLog {
             }
             guard parts.meets(op, firstID: firstID) != .outside else { continue }
             ci = changeIndex(containingLV: op.lv, from: ci)
-            let last = op.length > 1 ? changeIndex(containingLV: op.lv + op.length - 1, from: ci) : ci
-            // An op lies in one change or in a run of consecutive ones; ops come in log order.
-            for c in ci ... last where found.last.map({ c > $0 }) ?? true { found.append(c) }
-            ci = last
+            let end = op.lv + op.length
+            // An op lies in one change or across a run of consecutive ones.
+            while true {
+                let from = Swift.max(op.lv, changes.lvStart(ci)), to = Swift.min(end, changes.lvEnd(ci))
+                if from < to {
+                    if let last = found.last, last.change != ci, !canonicallyBefore(last.change, ci) { sorted = false }
+                    found.append(Piece(change: ci, op: slice(op, from: from, to: to, change: ci)))
+                }
+                guard to < end, ci + 1 < changes.count else { break }
+                ci += 1
+            }
         }
-        if found.count > 1 {
-            var sortedAlready = true
-            for k in 1 ..< found.count where !canonicallyBefore(found[k - 1], found[k]) { sortedAlready = false; break }
-            if !sortedAlready { found.sort { canonicallyBefore($0, $1) } }
+        if !sorted {
+            // Stable: pieces of one change keep the log's order.
+            found = found.enumerated().sorted {
+                $0.element.change == $1.element.change ? $0.offset < $1.offset : canonicallyBefore($0.element.change, $1.element.change)
+            }.map(\.element)
         }
-        return ChangeIndices(found)
+        return found
     }
 }
 
@@ -251,7 +271,7 @@ extension DocState {
     /// Applies the new changes `newChanges` of `log` (in canonical order; every change before
     /// them was applied in canonical order) when the earlier changes that come after the first
     /// of them in that order touch the parts `clashing` that new changes touch too: those parts
-    /// are rebuilt alone, from the ops of every change that touches them, in canonical order
+    /// are rebuilt alone, from the ops that touch them, in canonical order
     /// (`PartRebuild`), and the new changes' ops are applied to the other parts as they come in
     /// that order (see `OpLog.canonicalMerge`, which finds `clashing`). The result is the state
     /// of all of `log`'s changes in canonical order (`DocState.canonical`).
@@ -262,8 +282,8 @@ extension DocState {
     /// of a rebuilt note has its place integrated into the state's order here and its note
     /// effects (the note itself, its position) rebuilt.
     ///
-    /// - Complexity: the ops of the changes touching the rebuilt parts, plus the new changes'
-    ///   ops, plus a classification of every stored op (`OpLog.changes(touching:)`).
+    /// - Complexity: the ops touching the rebuilt parts, plus the new changes' ops, plus a
+    ///   classification of every stored op (`OpLog.pieces(touching:)`).
     mutating func apply(newChanges: ChangeIndices, of log: OpLog, rebuilding clashing: StateParts) throws(ApplyFailure) {
         var parts = clashing
         if parts.order {
@@ -279,7 +299,7 @@ extension DocState {
             }
         }
         var rebuild = PartRebuild(parts, workBudget: workBudget)
-        try rebuild.apply(changes: log.changes(touching: parts), of: log)
+        try rebuild.apply(log.pieces(touching: parts), of: log)
         workBudget = rebuild.workBudget
         if parts.title { title = rebuild.title }
         if parts.order { order = rebuild.order }
