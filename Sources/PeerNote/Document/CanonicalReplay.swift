@@ -11,8 +11,10 @@
 /// order gives that same state (the list CRDT's convergence), so a copy applies its changes in
 /// the order it has them as long as that order is the canonical one: a load of a compact file,
 /// local edits (a new change follows every change its copy holds), a merge that brings only
-/// changes that follow every change the copy had. Otherwise the state is rebuilt in the
-/// canonical order (`DocState.canonical(of:workBudget:)`).
+/// changes that follow every change the copy had. Otherwise a merge rebuilds, in the canonical
+/// order, the parts of the state whose ops it would have to interleave
+/// (`DocState.apply(newChanges:of:rebuilding:)`), and a load replays its changes in that order
+/// (`DocState.canonical(of:workBudget:)`).
 extension OpLog {
     /// Whether change `x` comes before change `y` in the canonical order.
     @inline(__always) func canonicallyBefore(_ x: Int, _ y: Int) -> Bool {
@@ -80,6 +82,60 @@ extension DocState {
             pendingChange = piece.change
         }
         if let p = pending { try apply(p, change: pendingChange, id: pendingID, log: log) }
+    }
+
+    /// `apply(changes:of:)` for the ops outside the parts `rebuilt` (which a merge rebuilt
+    /// apart: `apply(newChanges:of:rebuilding:)`): an op wholly inside them is skipped; a
+    /// `createNote` or `moveNote` whose note is inside them and the order is not has its place
+    /// integrated into the order only (the note itself, or its position, was rebuilt).
+    mutating func apply(changes order: ChangeIndices, of log: OpLog, outside rebuilt: StateParts) throws(ApplyFailure) {
+        var pieces = Document.OpPieces(order, in: log)
+        var pending: Op?
+        var pendingID = LocalID.none, pendingChange = 0
+        while let piece = pieces.next() {
+            let id = log.localID(ofLV: piece.op.lv, change: piece.change)
+            switch rebuilt.meets(piece.op, firstID: id) {
+            case .inside:
+                continue
+            case .across:
+                if let p = pending { try apply(p, change: pendingChange, id: pendingID, log: log) }
+                pending = nil
+                try integratePlace(piece.op, change: piece.change, id: id, log: log)
+                continue
+            case .outside:
+                break
+            }
+            if let p = pending, let joined = OpLog.merge(p, firstID: pendingID, piece.op, firstID: id) {
+                pending = joined
+                continue
+            }
+            if let p = pending { try apply(p, change: pendingChange, id: pendingID, log: log) }
+            pending = piece.op
+            pendingID = id
+            pendingChange = piece.change
+        }
+        if let p = pending { try apply(p, change: pendingChange, id: pendingID, log: log) }
+    }
+
+    /// The place a `createNote` or `moveNote` (first unit `id`, in change `ci`) inserts into the
+    /// order of notes, integrated as `apply` integrates it; nothing else of the op.
+    private mutating func integratePlace(_ op: Op, change ci: Int, id: LocalID, log: OpLog) throws(ApplyFailure) {
+        let element: LocalID, left: LocalID, right: LocalID
+        switch op.body {
+        case .createNote(let l, let r, _): (element, left, right) = (id, l, r)
+        case .moveNote(let n, let l, let r, _): (element, left, right) = (n, l, r)
+        default: return
+        }
+        let replicas = log.replicas
+        do throws(ListError) {
+            try order.integrate(id: id, originLeft: left, originRight: right, elements: CollectionOfOne(element), budget: &workBudget,
+                                replicaLess: { replicas[Int($0)] < replicas[Int($1)] })
+        } catch {
+            switch error {
+            case .missingElement(let o): throw ApplyFailure(error: .unknownElement(o), change: ci)
+            case .tooMuchWork: throw ApplyFailure(error: .tooMuchWork, change: ci)
+            }
+        }
     }
 
     /// Applies `op`, whose first unit is `id` in change `ci` of `log`.

@@ -262,17 +262,21 @@ extension Document {
             // The state is the canonical order's (`DocState.canonical`): the new changes are
             // applied as they come when they follow, in that order, every change the copy had and
             // each other; else in their canonical order when no change the copy had that they
-            // precede touches what they touch (`canonicalTail`); else the state is rebuilt.
+            // precede touches what they touch; else the parts both touch are rebuilt alone
+            // (`canonicalMerge`).
             let follows = firstChange < log.changes.count
                 && (lastBefore.map { log.canonicallyBefore($0, firstChange) } ?? true)
                 && log.firstOutOfCanonicalOrder(from: firstChange + 1) == nil
             do throws(ApplyFailure) {
                 if follows {
                     try state.applyOps(of: log, from: startLV, firstChange: firstChange)
-                } else if let order = log.canonicalTail(from: firstChange, startLV: startLV, headsBefore: headsBefore) {
-                    try state.apply(changes: order, of: log)
                 } else {
-                    state = try DocState.canonical(of: log, workBudget: state.workBudget)
+                    let (order, clashing) = log.canonicalMerge(from: firstChange, startLV: startLV, headsBefore: headsBefore)
+                    if clashing.isEmpty {
+                        try state.apply(changes: order, of: log)
+                    } else {
+                        try state.apply(newChanges: order, of: log, rebuilding: clashing)
+                    }
                 }
             } catch {
                 let failed = log.changeID(error.change)
@@ -305,50 +309,30 @@ extension Document {
     }
 }
 
-/// What an op reads and writes of a document's state (`DocState.apply`): the notebook's title,
-/// the order of notes (the places `createNote` and `moveNote` insert), or one note (its
-/// registers, tags and body; `createNote` makes it). The state of each part is a function of the
-/// ops that touch it, in the order they are applied, and of nothing else.
-private enum StatePart: Hashable {
-    case title, order, note(LocalID)
-
-    /// Calls `body` with each part `op` touches; `firstID` is the id of the op's first unit (the
-    /// note a `createNote` makes).
-    static func forEach(of op: Op, firstID: LocalID, _ body: (StatePart) -> Void) {
-        switch op.body {
-        case .setNotebookTitle: body(.title)
-        case .createNote: body(.order); body(.note(firstID))
-        case .moveNote(let n, _, _, _): body(.order); body(.note(n))
-        case .setNoteTitle(let n, _, _), .insertText(let n, _, _, _), .deleteText(let n, _, _), .addTag(let n, _),
-             .removeTag(let n, _, _), .setPriority(let n, _, _), .deleteNote(let n, _), .restoreNote(let n, _):
-            body(.note(n))
-        case .unknown: break
-        }
-    }
-}
-
 extension OpLog {
-    /// The changes `firstChange...` (a merge's, appended from local version `startLV` on) in
-    /// canonical order, when applying them in that order to the state of the changes before
-    /// them gives the state of all of them in canonical order (`DocState.canonical`); nil when it
-    /// may not. `headsBefore`: the heads of the changes before `firstChange`.
+    /// How a merge that appended the changes `firstChange...` (from local version `startLV` on)
+    /// gets from the state of the changes before them (in canonical order) to the state of all of
+    /// them in canonical order (`DocState.canonical`): `order`, the new changes in canonical
+    /// order, are applied in that order, after the parts `clashing` are rebuilt alone
+    /// (`DocState.apply(newChanges:of:rebuilding:)`); with no clashing part, they are applied
+    /// to the state as it is. `headsBefore`: the heads of the changes before `firstChange`.
     ///
     /// The state is a sum of parts (`StatePart`), each the result of the ops that touch it in
     /// the order applied. Let F be the first new change in canonical order, and T the earlier
     /// changes that come after F in it. A part no change of T touches has all of its earlier
     /// ops before every new change in canonical order, so its canonical sequence of ops is the
-    /// one already applied followed by the new changes' ops in canonical order: this order. A
-    /// part that a change of T touches and a new change touches too would need its ops
-    /// interleaved: nil then. (Parts no new change touches do not change.)
+    /// one already applied followed by the new changes' ops in canonical order. A part that a
+    /// change of T touches and a new change touches too needs its ops interleaved: it clashes.
+    /// (Parts no new change touches do not change.)
     ///
-    /// - Complexity: O(k + t) for k new changes and t changes in T, plus the ops of both, at most:
-    ///   the walk of T ends at its first change that clashes; O(k log k) more when the new changes
-    ///   are not in canonical order among themselves. T is found by
+    /// - Complexity: O(k + t) for k new changes and t changes in T, plus the ops of both, at most
+    ///   (the walk of T ends once every part the new changes touch clashes); O(k log k) more when
+    ///   the new changes are not in canonical order among themselves. T is found by
     ///   walking back from `headsBefore` through changes of T only: a change that depends on one
     ///   of T has a larger Lamport timestamp, so it is in T too, and every change of T is reached.
-    func canonicalTail(from firstChange: Int, startLV: Int, headsBefore: [Int]) -> ChangeIndices? {
+    func canonicalMerge(from firstChange: Int, startLV: Int, headsBefore: [Int]) -> (order: ChangeIndices, clashing: StateParts) {
         let count = changes.count
-        guard firstChange < count else { return ChangeIndices(firstChange ..< count) }
+        guard firstChange < count else { return (ChangeIndices(firstChange ..< count), StateParts()) }
         var first = firstChange
         for c in firstChange + 1 ..< count {
             if canonicallyBefore(c, first) { first = c }
@@ -368,42 +352,47 @@ extension OpLog {
             }
             return parts
         }
-        // Whether change `c` of T touches a part a new change touches.
-        func clashes(_ c: Int) -> Bool {
+        var clashing = StateParts(), clashCount = 0
+        // Adds the parts change `c` of T touches that a new change touches too to `clashing`;
+        // returns whether every part a new change touches clashes (nothing more to find).
+        func collectClashes(_ c: Int) -> Bool {
             if newParts == nil { newParts = partsOfNewChanges() }
             guard let parts = newParts else { return true }
-            var clash = false
             let start = LocalID(agent: changes.agent(c), counter: changes[c].counterStart), lvStart = changes.lvStart(c)
             forEachOp(ofChange: c) { op in
-                StatePart.forEach(of: op, firstID: start.advanced(by: op.lv - lvStart)) { if parts.contains($0) { clash = true } }
-            }
-            return clash
-        }
-        // T: the earlier changes after `first`, walked back from the heads they reach; the walk
-        // ends at the first change of T that clashes (the latest ones come first, and in a merge
-        // of two copies that edited the same note, the first one looked at usually does).
-        var later: [Int] = []
-        var seen: Set<Int> = []
-        for h in headsBefore {
-            if h < firstChange && canonicallyBefore(first, h) && seen.insert(h).inserted {
-                if clashes(h) { return nil }
-                later.append(h)
-            }
-        }
-        var next = 0
-        while next < later.count {
-            for d in deps(of: later[next]) {
-                if canonicallyBefore(first, d) && seen.insert(d).inserted {
-                    if clashes(d) { return nil }
-                    later.append(d)
+                StatePart.forEach(of: op, firstID: start.advanced(by: op.lv - lvStart)) {
+                    if parts.contains($0) && clashing.insert($0) { clashCount += 1 }
                 }
             }
-            next += 1
+            return clashCount == parts.count
         }
-        if firstOutOfCanonicalOrder(from: firstChange + 1) == nil { return ChangeIndices(firstChange ..< count) }
+        // T: the earlier changes after `first`, walked back from the heads they reach; the walk
+        // ends once every part the new changes touch clashes (in a merge of two copies that
+        // edited one note, at the first change looked at, usually: the latest ones come first).
+        var later: [Int] = []
+        var seen: Set<Int> = []
+        walk: do {
+            for h in headsBefore {
+                if h < firstChange && canonicallyBefore(first, h) && seen.insert(h).inserted {
+                    if collectClashes(h) { break walk }
+                    later.append(h)
+                }
+            }
+            var next = 0
+            while next < later.count {
+                for d in deps(of: later[next]) {
+                    if canonicallyBefore(first, d) && seen.insert(d).inserted {
+                        if collectClashes(d) { break walk }
+                        later.append(d)
+                    }
+                }
+                next += 1
+            }
+        }
+        if firstOutOfCanonicalOrder(from: firstChange + 1) == nil { return (ChangeIndices(firstChange ..< count), clashing) }
         var order = Array(firstChange ..< count)
         order.sort { canonicallyBefore($0, $1) }
-        return ChangeIndices(order)
+        return (ChangeIndices(order), clashing)
     }
 }
 

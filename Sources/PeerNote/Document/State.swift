@@ -565,3 +565,18 @@ extension DocState {
         return .applied(state)
     }
 }
+
+extension DocState {
+    /// Puts `note` in place of the note with its id, or adds it when there is none (a merge's
+    /// rebuild of one note: `DocState.apply(newChanges:of:rebuilding:)`). Counts as a delete or
+    /// restore for `deletionEpoch`: the note's deleted flag may have changed.
+    mutating func putNote(_ note: NoteState) {
+        deletionEpoch &+= 1
+        if let slot = slot(of: note.id) {
+            noteStates[slot] = note
+        } else {
+            noteSlots.insert(note.id, slot: noteStates.count)
+            noteStates.append(note)
+        }
+    }
+}

@@ -1,0 +1,309 @@
+/// What an op reads and writes of a document's state (`DocState.apply`): the notebook's title,
+/// the order of notes (the places `createNote` and `moveNote` insert), or one note (its
+/// registers, tags and body; `createNote` makes it, `moveNote` writes its position). The state
+/// of each part is a function of the ops that touch it, in the order they are applied, and of
+/// nothing else.
+enum StatePart: Hashable {
+    case title, order, note(LocalID)
+
+    /// Calls `body` with each part `op` touches; `firstID` is the id of the op's first unit (the
+    /// note a `createNote` makes).
+    static func forEach(of op: Op, firstID: LocalID, _ body: (StatePart) -> Void) {
+        switch op.body {
+        case .setNotebookTitle: body(.title)
+        case .createNote: body(.order); body(.note(firstID))
+        case .moveNote(let n, _, _, _): body(.order); body(.note(n))
+        case .setNoteTitle(let n, _, _), .insertText(let n, _, _, _), .deleteText(let n, _, _), .addTag(let n, _),
+             .removeTag(let n, _, _), .setPriority(let n, _, _), .deleteNote(let n, _), .restoreNote(let n, _):
+            body(.note(n))
+        case .unknown: break
+        }
+    }
+}
+
+/// A set of state parts (`StatePart`): the parts a merge rebuilds. One note, the usual case, is
+/// tested without hashing.
+struct StateParts: Sendable {
+    private(set) var title = false
+    private(set) var order = false
+    private(set) var notes: Set<LocalID> = []
+    /// The one note of `notes`, while it has exactly one.
+    private var only: LocalID?
+
+    init() {}
+
+    init(_ parts: some Sequence<StatePart>) {
+        for p in parts { insert(p) }
+    }
+
+    var isEmpty: Bool { !title && !order && notes.isEmpty }
+
+    /// Adds `part`; returns whether it was not here yet.
+    @discardableResult
+    mutating func insert(_ part: StatePart) -> Bool {
+        switch part {
+        case .title:
+            defer { title = true }
+            return !title
+        case .order:
+            defer { order = true }
+            return !order
+        case .note(let n):
+            let added = notes.insert(n).inserted
+            only = notes.count == 1 ? n : nil
+            return added
+        }
+    }
+
+    @inline(__always) func contains(note n: LocalID) -> Bool {
+        if let one = only { return one == n }
+        return !notes.isEmpty && notes.contains(n)
+    }
+
+    func contains(_ part: StatePart) -> Bool {
+        switch part {
+        case .title: title
+        case .order: order
+        case .note(let n): contains(note: n)
+        }
+    }
+
+    /// How `op` (first unit `firstID`) meets these parts: it touches none of them, only them,
+    /// or both (a `createNote` or `moveNote` whose note is here and the order is not, or the
+    /// other way round).
+    func meets(_ op: Op, firstID: LocalID) -> Meeting {
+        switch op.body {
+        case .setNotebookTitle: return title ? .inside : .outside
+        case .createNote: return Self.meeting(order, contains(note: firstID))
+        case .moveNote(let n, _, _, _): return Self.meeting(order, contains(note: n))
+        case .setNoteTitle(let n, _, _), .insertText(let n, _, _, _), .deleteText(let n, _, _), .addTag(let n, _),
+             .removeTag(let n, _, _), .setPriority(let n, _, _), .deleteNote(let n, _), .restoreNote(let n, _):
+            return contains(note: n) ? .inside : .outside
+        case .unknown: return .outside
+        }
+    }
+
+    enum Meeting { case outside, inside, across }
+
+    private static func meeting(_ a: Bool, _ b: Bool) -> Meeting {
+        a && b ? .inside : a || b ? .across : .outside
+    }
+}
+
+/// Parts of a state (`StatePart`) built afresh from the ops that touch them, applied in the
+/// canonical order: what `DocState.apply` makes of those parts from those ops, op by op. The
+/// effects an op has on parts not rebuilt are left out (a `moveNote` of a note rebuilt here
+/// writes its position, and its place in the order is integrated only when the order is
+/// rebuilt too).
+struct PartRebuild {
+    let parts: StateParts
+    var title = MVRegister<String>()
+    var order = ListCRDT<LocalID>()
+    /// The notes rebuilt, in the order their `createNote` ops were applied.
+    private(set) var notes: [NoteState] = []
+    private var slots: [LocalID: Int] = [:]
+    /// Scan steps list integration may still take (`DocState.workBudget`).
+    var workBudget: Int
+
+    init(_ parts: StateParts, workBudget: Int) {
+        self.parts = parts
+        self.workBudget = workBudget
+    }
+
+    /// Applies `pieces` (ops or parts of ops that touch the parts, each with the change holding
+    /// it, in canonical order: `OpLog.pieces(touching:)`), joined as `DocState.apply(changes:of:)`
+    /// joins them.
+    mutating func apply(_ pieces: [OpLog.Piece], of log: OpLog) throws(ApplyFailure) {
+        var pending: Op?
+        var pendingID = LocalID.none, pendingChange = 0
+        for piece in pieces {
+            let id = log.localID(ofLV: piece.op.lv, change: piece.change)
+            if let p = pending, let joined = OpLog.merge(p, firstID: pendingID, piece.op, firstID: id) {
+                pending = joined
+                continue
+            }
+            if let p = pending { try apply(p, change: pendingChange, id: pendingID, log: log) }
+            pending = piece.op
+            pendingID = id
+            pendingChange = piece.change
+        }
+        if let p = pending { try apply(p, change: pendingChange, id: pendingID, log: log) }
+    }
+
+    private mutating func apply(_ op: Op, change ci: Int, id: LocalID, log: OpLog) throws(ApplyFailure) {
+        let lamport = log.changes.lamport(ci) + UInt64(op.lv - log.changes.lvStart(ci))
+        do throws(ApplyError) {
+            try apply(op, id: id, lamport: lamport, replicas: log.replicas, text: log.text)
+        } catch {
+            throw ApplyFailure(error: error, change: ci)
+        }
+    }
+
+    /// `DocState.apply(_:id:lamport:replicas:text:)` restricted to the parts rebuilt.
+    private mutating func apply(_ op: Op, id: LocalID, lamport: UInt64, replicas: [ReplicaID], text: [Unicode.Scalar]) throws(ApplyError) {
+        let replica = replicas[Int(id.agent)]
+        let less = { (a: UInt32, b: UInt32) in replicas[Int(a)] < replicas[Int(b)] }
+        switch op.body {
+        case .setNotebookTitle(let value, let preds):
+            if parts.title { title.write(id: id, lamport: lamport, replica: replica, value: value, preds: preds) }
+        case .createNote(let left, let right, let created):
+            let note = parts.contains(note: id)
+            if note, slots[id] != nil { throw .noteExists(id) }
+            if parts.order {
+                try Self.lift { () throws(ListError) in
+                    try order.integrate(id: id, originLeft: left, originRight: right, elements: CollectionOfOne(id), budget: &workBudget, replicaLess: less)
+                }
+            }
+            if note {
+                slots[id] = notes.count
+                notes.append(NoteState(id: id, created: created))
+                notes[notes.count - 1].position.write(id: id, lamport: lamport, replica: replica, value: id, preds: [])
+            }
+        case .moveNote(let n, let left, let right, let preds):
+            let note = parts.contains(note: n)
+            let i = note ? try index(of: n) : -1
+            if parts.order {
+                try Self.lift { () throws(ListError) in
+                    try order.integrate(id: id, originLeft: left, originRight: right, elements: CollectionOfOne(n), budget: &workBudget, replicaLess: less)
+                }
+            }
+            if note { notes[i].position.write(id: id, lamport: lamport, replica: replica, value: id, preds: preds) }
+        case .setNoteTitle(let n, let value, let preds):
+            guard parts.contains(note: n) else { return }
+            notes[try index(of: n)].title.write(id: id, lamport: lamport, replica: replica, value: value, preds: preds)
+        case .setPriority(let n, let value, let preds):
+            guard parts.contains(note: n) else { return }
+            notes[try index(of: n)].priority.write(id: id, lamport: lamport, replica: replica, value: value, preds: preds)
+        case .deleteNote(let n, let preds):
+            guard parts.contains(note: n) else { return }
+            notes[try index(of: n)].writeDeleted(true, id: id, lamport: lamport, replica: replica, preds: preds)
+        case .restoreNote(let n, let preds):
+            guard parts.contains(note: n) else { return }
+            notes[try index(of: n)].writeDeleted(false, id: id, lamport: lamport, replica: replica, preds: preds)
+        case .addTag(let n, let tag):
+            guard parts.contains(note: n) else { return }
+            notes[try index(of: n)].tags.insert(tag, id: id)
+        case .removeTag(let n, let tag, let removes):
+            guard parts.contains(note: n) else { return }
+            notes[try index(of: n)].tags.remove(tag, removes: removes)
+        case .insertText(let n, let left, let right, let start):
+            guard parts.contains(note: n) else { return }
+            let i = try index(of: n)
+            try Self.lift { () throws(ListError) in
+                try notes[i].body.integrate(id: id, originLeft: left, originRight: right, elements: text[start ..< start + op.length],
+                                            budget: &workBudget, replicaLess: less)
+            }
+        case .deleteText(let n, let target, let reversed):
+            guard parts.contains(note: n) else { return }
+            let i = try index(of: n)
+            try Self.lift { () throws(ListError) in
+                try notes[i].body.delete(target: target, length: op.length, reversed: reversed)
+            }
+        case .unknown:
+            break
+        }
+    }
+
+    private func index(of n: LocalID) throws(ApplyError) -> Int {
+        guard let i = slots[n] else { throw .unknownNote(n) }
+        return i
+    }
+
+    private static func lift(_ f: () throws(ListError) -> Void) throws(ApplyError) {
+        do { try f() } catch {
+            switch error {
+            case .missingElement(let o): throw .unknownElement(o)
+            case .tooMuchWork: throw .tooMuchWork
+            }
+        }
+    }
+}
+
+extension OpLog {
+    /// An op, or the part of one that lies in one change, and that change.
+    struct Piece {
+        var change: Int
+        var op: Op
+    }
+
+    /// The ops that touch one of `parts`, cut at change boundaries, in canonical order (their
+    /// changes' order, and the log's within a change). Classifies every stored op, applying
+    /// none. (Not only those after a note's creation: a file's ops need only name ops earlier
+    /// by Lamport timestamp, so a crafted op may precede, in the log, the creation of the note
+    /// it edits.)
+    /// - Complexity: O(m) for the m stored ops, plus O(p log p) for the p pieces found.
+    func pieces(touching parts: StateParts) -> [Piece] {
+        guard !ops.isEmpty, !changes.isEmpty else { return [] }
+        var found: [Piece] = []
+        var ci = 0, sorted = true
+        for i in ops.indices {
+            let op = ops[i]
+            var firstID = LocalID.none
+            if case .createNote = op.body {
+                ci = changeIndex(containingLV: op.lv, from: ci)
+                firstID = localID(ofLV: op.lv, change: ci)
+            }
+            guard parts.meets(op, firstID: firstID) != .outside else { continue }
+            ci = changeIndex(containingLV: op.lv, from: ci)
+            let end = op.lv + op.length
+            // An op lies in one change or across a run of consecutive ones.
+            while true {
+                let from = Swift.max(op.lv, changes.lvStart(ci)), to = Swift.min(end, changes.lvEnd(ci))
+                if from < to {
+                    if let last = found.last, last.change != ci, !canonicallyBefore(last.change, ci) { sorted = false }
+                    found.append(Piece(change: ci, op: slice(op, from: from, to: to, change: ci)))
+                }
+                guard to < end, ci + 1 < changes.count else { break }
+                ci += 1
+            }
+        }
+        if !sorted {
+            // Stable: pieces of one change keep the log's order.
+            found = found.enumerated().sorted {
+                $0.element.change == $1.element.change ? $0.offset < $1.offset : canonicallyBefore($0.element.change, $1.element.change)
+            }.map(\.element)
+        }
+        return found
+    }
+}
+
+extension DocState {
+    /// Applies the new changes `newChanges` of `log` (in canonical order; every change before
+    /// them was applied in canonical order) when the earlier changes that come after the first
+    /// of them in that order touch the parts `clashing` that new changes touch too: those parts
+    /// are rebuilt alone, from the ops that touch them, in canonical order
+    /// (`PartRebuild`), and the new changes' ops are applied to the other parts as they come in
+    /// that order (see `OpLog.canonicalMerge`, which finds `clashing`). The result is the state
+    /// of all of `log`'s changes in canonical order (`DocState.canonical`).
+    ///
+    /// The order of notes is one part (a list of places). When it is rebuilt, every note a new
+    /// change creates or moves is rebuilt too, so that each new op is applied either whole to
+    /// the rebuilt parts or whole to the state. When it is not, a new `createNote` or `moveNote`
+    /// of a rebuilt note has its place integrated into the state's order here and its note
+    /// effects (the note itself, its position) rebuilt.
+    ///
+    /// - Complexity: the ops touching the rebuilt parts, plus the new changes' ops, plus a
+    ///   classification of every stored op (`OpLog.pieces(touching:)`).
+    mutating func apply(newChanges: ChangeIndices, of log: OpLog, rebuilding clashing: StateParts) throws(ApplyFailure) {
+        var parts = clashing
+        if parts.order {
+            for ci in newChanges {
+                let start = log.localID(ofLV: log.changes.lvStart(ci), change: ci), lvStart = log.changes.lvStart(ci)
+                log.forEachOp(ofChange: ci) { op in
+                    switch op.body {
+                    case .createNote: parts.insert(.note(start.advanced(by: op.lv - lvStart)))
+                    case .moveNote(let n, _, _, _): parts.insert(.note(n))
+                    default: break
+                    }
+                }
+            }
+        }
+        var rebuild = PartRebuild(parts, workBudget: workBudget)
+        try rebuild.apply(log.pieces(touching: parts), of: log)
+        workBudget = rebuild.workBudget
+        if parts.title { title = rebuild.title }
+        if parts.order { order = rebuild.order }
+        for note in rebuild.notes { putNote(note) }
+        try apply(changes: newChanges, of: log, outside: parts)
+    }
+}
