@@ -60,7 +60,9 @@ extension Document {
         // Inflated on two threads when the base block is replayed on two (`concurrentFrom`).
         let inflatingFrom = concurrentFrom == .max ? Int.max : min(concurrentFrom, WireCodec.concurrentInflateThreshold)
         var totals = WireCodec.Totals()
-        do { blocks = try WireCodec.decodePayloads(raws, fileSize: bytes.count, concurrentFrom: inflatingFrom, totals: &totals) } catch {
+        // No placeholder text for a block with a state section: the replay appends placeholders
+        // to the log alone, and `fillText`/`buildBodies` write the text in.
+        do { blocks = try WireCodec.decodePayloads(raws, fileSize: bytes.count, concurrentFrom: inflatingFrom, totals: &totals, placeholders: false) } catch {
             throw error.documentError
         }
         guard let first = blocks.first, first.kind == .base, let docID = first.documentID, let genesis = first.genesis else {

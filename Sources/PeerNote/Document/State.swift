@@ -213,6 +213,11 @@ struct DocState: Sendable {
     /// check that their note exists, and the bodies are built from the structures afterwards
     /// (`setBody(_:of:)`).
     var bodiesFromStructures = false
+    /// While a block read without placeholder text is applied (`applyBase`,
+    /// `WireBlock.placeholderCount`): an insert integrates the first `length` characters of the
+    /// `text` it is given (placeholders, as many as the longest insert), not those from its
+    /// `contentStart`.
+    var textFromStart = false
     /// Counts the delete and restore ops applied, so that a cached lookup of a live note
     /// (`DocumentCore.target`) knows when to look at the note again.
     private(set) var deletionEpoch = 0
@@ -249,9 +254,10 @@ struct DocState: Sendable {
         case .insertText(let n, let left, let right, let start):
             let i = try index(of: n)
             if bodiesFromStructures { return }
+            let from = textFromStart ? 0 : start
             try Self.lift { () throws(ListError) in
                 try noteStates[i].body.integrate(id: id, originLeft: left, originRight: right,
-                                                   elements: text[start ..< start + op.length], budget: &workBudget, replicaLess: { replicas[Int($0)] < replicas[Int($1)] })
+                                                   elements: text[from ..< from + op.length], budget: &workBudget, replicaLess: { replicas[Int($0)] < replicas[Int($1)] })
             }
         case .deleteText(let n, let target, let reversed):
             let i = try index(of: n)
@@ -441,9 +447,14 @@ extension DocState {
         // capture the mutable state, which would make every access to it a dynamic exclusivity
         // check (tens of millions of instructions on a long history; the one nested function
         // below captures constants only).
-        let changes = block.changes, ops = block.ops, text = block.text, replicas = block.replicas, depRows = block.depRows
+        let changes = block.changes, ops = block.ops, replicas = block.replicas, depRows = block.depRows
         let n = changes.count, runCount = changes.runCount, lengths = changes.lengthColumn
-        let opCount = ops.count, replicaCount = replicas.count, textCount = text.count
+        let opCount = ops.count, replicaCount = replicas.count, textCount = block.textCount
+        // A block read without placeholders (`WireBlock.placeholderCount`): each insert reads
+        // placeholders from position 0 (`textFromStart`), as many as it has units (ops joined
+        // below may be longer than any stored one: the placeholders grow to fit).
+        let placeholders = block.placeholderCount != nil
+        var text = placeholders ? BlockReplayer.placeholders(for: ops) : block.text
         guard replicaCount > 0 else { return .inconsistent }
         // First pass: each change's Lamport timestamp (its first unit's): for the first of a run,
         // one more than the largest last timestamp of its dependencies; for a later one, right
@@ -495,6 +506,7 @@ extension DocState {
         var state = DocState()
         state.workBudget = workBudget
         state.bodiesFromStructures = bodiesFromStructures
+        state.textFromStart = placeholders
         // Room for every note the block creates, so that the notes' array is allocated once, at
         // its size: grown by doubling, it held up to twice the notes' memory, and twice over
         // while it was copied.
@@ -538,6 +550,7 @@ extension DocState {
                     pending = joined
                 } else {
                     if let p = pending {
+                        if placeholders && p.length > text.count { Self.grow(&text, toHold: p) }
                         do throws(ApplyError) {
                             try state.apply(p, id: pendingID, lamport: pendingLamport, replicas: replicas, text: text)
                         } catch {
@@ -555,6 +568,7 @@ extension DocState {
             }
         }
         if let p = pending {
+            if placeholders && p.length > text.count { Self.grow(&text, toHold: p) }
             do throws(ApplyError) {
                 try state.apply(p, id: pendingID, lamport: pendingLamport, replicas: replicas, text: text)
             } catch {
@@ -562,6 +576,14 @@ extension DocState {
             }
         }
         guard next == ops.count else { return .inconsistent }
+        state.textFromStart = false
         return .applied(state)
+    }
+
+    /// Grows `placeholders` to hold the characters of `op` when it is an insert (`applyBase` on
+    /// a block read without placeholders, whose joined inserts may be longer than any stored one).
+    private static func grow(_ placeholders: inout [Unicode.Scalar], toHold op: Op) {
+        guard case .insertText = op.body else { return }
+        placeholders = [Unicode.Scalar](repeating: "\u{FFFD}", count: Swift.max(op.length, 2 * placeholders.count))
     }
 }

@@ -107,6 +107,44 @@ struct StateSectionTests {
         #expect(try Document.load(bytes).relation(to: d) == .shared)
     }
 
+    /// `Document.load` reads such a block without placeholder text (`WireBlock.placeholderCount`):
+    /// the replay reads placeholders as long as an insert from position 0, and must still give the
+    /// original's text where stored inserts are joined into one longer than any stored one.
+    @Test("Without placeholders, a state section's block holds no text; its inserts, joined past the longest, load as the original's on one thread and two")
+    func joinedInsertsWithoutPlaceholders() throws {
+        let d = try sampleDocument()
+        let long = d.addNote(title: "Long", body: "A body longer than any other in this notebook.")
+        try d.insertText(long, at: 0, "x")
+        let bytes = d.save()
+        let (raw, block) = try Self.onlyBlock(bytes)
+        var totals = WireCodec.Totals()
+        let bare = try WireCodec.decodePayloads([raw], fileSize: bytes.count, totals: &totals, placeholders: false)[0]
+        #expect(bare.text.isEmpty && bare.placeholderCount == block.text.count && bare.textCount == block.textCount)
+        #expect(block.placeholderCount == nil && bare.deadText == block.deadText)
+        // The longest insert stored as two ops that continue each other (one replica: a unit's
+        // counter is its position in the block).
+        try #require(block.replicas.count == 1)
+        let inserts = block.ops.indices.filter { if case .insertText = block.ops[$0].body { true } else { false } }
+        let k = try #require(inserts.max { block.ops[$0].length < block.ops[$1].length })
+        let op = block.ops[k]
+        try #require(inserts.allSatisfy { $0 == k || 2 * block.ops[$0].length < op.length })
+        guard case .insertText(let n, let l, let r, let s) = op.body else { Issue.record("not an insert"); return }
+        let first = op.length / 2
+        var split = block
+        split.ops[k] = Op(lv: op.lv, length: first, body: .insertText(note: n, originLeft: l, originRight: r, contentStart: s))
+        split.ops.insert(Op(lv: op.lv + first, length: op.length - first,
+                            body: .insertText(note: n, originLeft: LocalID(agent: 0, counter: UInt32(op.lv + first - 1)), originRight: r, contentStart: s + first)),
+                         at: k + 1)
+        let file = Self.file(split)
+        #expect(file != bytes)
+        for concurrentFrom in [0, Int.max] {
+            let loaded = try Document.load(file, concurrentFrom: concurrentFrom)
+            #expect(loaded.notebook == d.notebook)
+            #expect(loaded.log.text == d.log.text)
+            #expect(loaded.save() == bytes)
+        }
+    }
+
     @Test("A state section that disagrees with the history is refused by load (readNotebook does not replay, so it shows it)")
     func tampered() throws {
         let d = try sampleDocument()
