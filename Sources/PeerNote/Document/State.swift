@@ -40,13 +40,16 @@ struct NoteState: Sendable {
     /// its title, priority or position. (A deleted note's registers may hold concurrent values:
     /// readers do not show it, and its conflicts are not listed until it is restored; writers
     /// wrote such files, and must go on reading them.)
+    /// Both read through pointers, never copied: a copy of a note would retain and release each
+    /// of its references, for every note a load checks.
     @inline(__always)
-    func shows(_ n: WireNoteState) -> Bool {
-        let shown = !n.deleted
-        return (title.value ?? "").hasSameScalars(as: n.title) && !(shown && title.isConflicted)
-            && tags.visibleEqual(n.tags)
-            && priority.value ?? .normal == n.priority && !(shown && priority.isConflicted)
-            && created == n.created && isDeleted == n.deleted && !(shown && position.isConflicted)
+    static func shows(_ note: UnsafePointer<NoteState>, _ n: UnsafePointer<WireNoteState>) -> Bool {
+        let shown = !n.pointee.deleted
+        guard note.pointee.created == n.pointee.created, note.pointee.isDeleted == n.pointee.deleted,
+              note.pointee.priority.value ?? .normal == n.pointee.priority,
+              !(shown && (note.pointee.title.isConflicted || note.pointee.priority.isConflicted || note.pointee.position.isConflicted))
+        else { return false }
+        return (note.pointee.title.value ?? "").hasSameScalars(as: n.pointee.title) && note.pointee.tags.visibleEqual(first: n.pointee.firstTag, others: n.pointee.otherTags)
     }
 }
 
@@ -110,6 +113,14 @@ struct TagAdds: Sendable, Equatable {
         if table.isEmpty { return [] }
         if table.count == 1, let only = table.first { return only.value.isEmpty ? [] : [only.key.string] }
         return table.compactMap { $0.value.isEmpty ? nil : $0.key }.sorted().map(\.string)
+    }
+
+    /// `visibleEqual([first] + others)` (or `[]` when `first` is nil), without building that
+    /// list for a note with one tag or none.
+    func visibleEqual(first: String?, others: [String]) -> Bool {
+        guard let first else { return visibleEqual([]) }
+        if others.isEmpty, let one = single { return one.tag.string.hasSameScalars(as: first) }
+        return visibleEqual([first] + others)
     }
 
     /// Whether `listed` is `visible` (the same scalars), without building `visible` for a note
@@ -293,7 +304,11 @@ struct DocState: Sendable {
     func firstNoteNotShown(_ listed: [WireNoteState], slots: [Int]) -> Int? {
         noteStates.withUnsafeBufferPointer { notes in
             listed.withUnsafeBufferPointer { listed in
-                for k in listed.indices where !notes[slots[k]].shows(listed[k]) { return k }
+                guard let first = notes.baseAddress, let firstListed = listed.baseAddress else { return listed.isEmpty ? nil : 0 }
+                for k in listed.indices {
+                    let slot = slots[k]
+                    guard slot >= 0 && slot < notes.count, NoteState.shows(first + slot, firstListed + k) else { return k }
+                }
                 return nil
             }
         }

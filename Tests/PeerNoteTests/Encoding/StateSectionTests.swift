@@ -252,6 +252,41 @@ struct StateSectionTests {
         #expect(try Document.load(loaded.save()).notebook == loaded.notebook)
     }
 
+    /// A section's entry holds its first tag apart from the others (`WireNoteState.firstTag`):
+    /// notes with no tag, one, several, and tags removed read back and are checked alike.
+    @Test("Notes with no tag, one tag and several read back from the section; a section showing other tags is refused")
+    func tagsReadAndChecked() throws {
+        let d = Document(title: "Tags", author: "a")
+        let none = d.addNote(title: "none", body: "x")
+        let one = d.addNote(title: "one", body: "y", tags: ["solo"])
+        let many = d.addNote(title: "many", body: "z", tags: ["b", "a", "ü"])
+        try d.addTag(none, "gone")
+        try d.removeTag(none, "gone")
+        try d.addTag(one, "solo")
+        let bytes = d.save()
+        let (_, block) = try Self.onlyBlock(bytes)
+        let state = try #require(block.state)
+        #expect(state.notes.map(\.tags) == [[], ["solo"], ["a", "b", "ü"]])
+        #expect(state.notes.map(\.tagCount) == [0, 1, 3])
+        #expect(try Document.readNotebook(bytes) == d.notebook)
+        #expect(try Document.load(bytes).notebook == d.notebook)
+        #expect(d.notebook.notes.map(\.id) == [none, one, many])
+        func expectRefused(_ k: Int, _ tags: [String]) {
+            var s = state
+            s.notes[k].tags = tags
+            var b = block
+            b.state = s
+            #expect(throws: PeerNoteError.self) { try Document.load(Self.file(b)) }
+        }
+        expectRefused(0, ["gone"])
+        expectRefused(1, [])
+        expectRefused(1, ["other"])
+        expectRefused(1, ["solo", "two"])
+        expectRefused(2, ["a", "b"])
+        expectRefused(2, ["a"])
+        expectRefused(2, ["a", "b", "u"])
+    }
+
     @Test("Random notebooks: compact save, readNotebook and load agree, and loaded copies merge with the originals")
     func randomized() throws {
         var rng = SystemRandomNumberGenerator()
