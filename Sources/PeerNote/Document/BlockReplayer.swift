@@ -283,8 +283,14 @@ struct BlockReplayer {
         var current = -1
         let complete = log.rewriteInsertedText { note, length in
             if current < 0 || ids[current] != note {
-                guard let slot = state.slot(of: note), listedAt[slot] >= 0 else { return nil }
-                current = listedAt[slot]
+                // The note listed next first: a notebook whose notes were written one after the
+                // other in document order lists them in the order their inserts come.
+                if current + 1 < ids.count && ids[current + 1] == note {
+                    current += 1
+                } else {
+                    guard let slot = state.slot(of: note), listedAt[slot] >= 0 else { return nil }
+                    current = listedAt[slot]
+                }
             }
             let start = used[current]
             guard start + length <= arenas[current].count else { return nil }

@@ -248,6 +248,8 @@ struct DocState: Sendable {
             noteSlots.insert(id, slot: noteStates.count)
             noteStates.append(NoteState(id: id, created: created))
             noteStates[noteStates.count - 1].position.write(id: id, lamport: lamport, replica: replica, value: id, preds: [])
+            // The ops that give a new note its title, tags and body usually come next.
+            lastNote = (id, noteStates.count - 1)
         case .setNoteTitle(let n, let value, let preds):
             try withNote(n) { $0.title.write(id: id, lamport: lamport, replica: replica, value: value, preds: preds) }
         case .setPriority(let n, let value, let preds):
