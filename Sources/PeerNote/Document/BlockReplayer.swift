@@ -99,7 +99,7 @@ struct BlockReplayer {
         let agents = block.replicas.map { log.agent(for: $0) }
         let mapAgent: (LocalID) -> LocalID = { id in id.isNone || id.isUnstated ? id : LocalID(agent: agents[Int(id.agent)], counter: id.counter) }
         let startLV = log.lvCount
-        log.reserve(changes: block.changes.count, ops: block.ops.count, text: block.text.count)
+        log.reserve(changes: block.changes.count, ops: block.ops.count, text: block.textCount)
         // The block's authors and messages, interned once (changes then refer to them by index).
         let stringMap = block.strings.map { log.internString($0) }
         let firstChange = log.changes.count
@@ -109,7 +109,12 @@ struct BlockReplayer {
         var next = 0              // the next change not yet appended (a stretch appends several)
         // Nothing here captures `block`: a capture would copy the whole block for every op.
         let blockOffset = block.offset
-        let ops = block.ops, blockText = block.text, changes = block.changes
+        let ops = block.ops, changes = block.changes
+        // A block read without placeholders (`WireBlock.placeholderCount`) has its inserts' units
+        // appended to the log as placeholders from `blockText`, as long as the longest insert, each
+        // insert read from position 0; `fillText` or `buildBodies` writes the text in afterwards.
+        let placeholders = block.placeholderCount != nil
+        let blockText = placeholders ? Self.placeholders(for: ops) : block.text
         func fail(_ row: Int, _ message: String) -> PeerNoteError {
             .invalidDocument(offset: blockOffset, message: "change at row \(row): \(message)")
         }
@@ -128,7 +133,8 @@ struct BlockReplayer {
                 // The list stores a change that continues the one before in its run (the rule above).
                 let (j, units) = changes.continuingStretch(from: i, room: ops[opIndex].length - used)
                 if j > i, log.appendTypingChanges(agent: agent, time: c.time, author: stringMap[c.author], message: stringMap[c.message],
-                                                  lengths: changes.lengths(i ..< j), scalars: blockText[s + used ..< s + used + units]) {
+                                                  lengths: changes.lengths(i ..< j),
+                                                  scalars: blockText[(placeholders ? 0 : s) + used ..< (placeholders ? 0 : s) + used + units]) {
                     used += units
                     if used == ops[opIndex].length { opIndex += 1; used = 0 }
                     next = j
@@ -141,7 +147,7 @@ struct BlockReplayer {
             // the stretch's first change has the smallest of its changes'.
             if used > 0, i > 0, case .deleteText = ops[opIndex].body {
                 let (j, units) = changes.continuingStretch(from: i, room: ops[opIndex].length - used)
-                if j > i, let piece = try? WireBlock.piece(of: ops[opIndex], text: blockText, used: used, take: units, firstID: opFirstID, mapAgent: mapAgent),
+                if j > i, let piece = try? WireBlock.piece(of: ops[opIndex], text: [], used: used, take: units, firstID: opFirstID, mapAgent: mapAgent),
                    stretchReferencesAreEarlier(piece.body, length: units, log),
                    log.appendDeletingChanges(agent: agent, time: c.time, author: stringMap[c.author], message: stringMap[c.message],
                                              lengths: changes.lengths(i ..< j), total: units, body: piece.body) {
@@ -188,14 +194,17 @@ struct BlockReplayer {
                 // log's last op (its origins were checked with the run's first part, which has a
                 // smaller Lamport timestamp; its left origins are the run's own earlier units).
                 if used > 0, case .insertText(_, _, _, let s) = op.body,
-                   log.extendLastInsert(by: take, scalars: blockText[s + used ..< s + used + take]) {
+                   log.extendLastInsert(by: take, scalars: blockText[(placeholders ? 0 : s) + used ..< (placeholders ? 0 : s) + used + take]) {
                     used += take
                     remaining -= take
                     if used == op.length { opIndex += 1; used = 0 }
                     continue
                 }
                 let piece: WireBlock.Piece
-                do { piece = try WireBlock.piece(of: op, text: blockText, used: used, take: take, firstID: opFirstID, mapAgent: mapAgent) } catch {
+                do {
+                    piece = try WireBlock.piece(of: op, text: blockText, textFromStart: placeholders, used: used, take: take,
+                                                firstID: opFirstID, mapAgent: mapAgent)
+                } catch {
                     throw fail(row, error.message)
                 }
                 let body = piece.body, scalars = piece.scalars
@@ -215,6 +224,17 @@ struct BlockReplayer {
         do throws(ApplyFailure) { try state.applyOps(of: log, from: startLV, firstChange: firstChange) } catch {
             throw applyError(error, block: block, firstChange: firstChange, log: log)
         }
+    }
+
+    /// Placeholder characters for the inserts of `ops` (a block read without its text in op
+    /// order): as many as the longest insert has units.
+    static func placeholders(for ops: [Op]) -> [Unicode.Scalar] {
+        // By index, and by matching the case alone: no op is copied.
+        var longest = 0
+        for i in ops.indices where ops[i].length > longest {
+            if case .insertText = ops[i].body { longest = ops[i].length }
+        }
+        return [Unicode.Scalar](repeating: "\u{FFFD}", count: longest)
     }
 
     /// Puts the text of a block stored in document order (its state section and deleted text)
@@ -263,8 +283,14 @@ struct BlockReplayer {
         var current = -1
         let complete = log.rewriteInsertedText { note, length in
             if current < 0 || ids[current] != note {
-                guard let slot = state.slot(of: note), listedAt[slot] >= 0 else { return nil }
-                current = listedAt[slot]
+                // The note listed next first: a notebook whose notes were written one after the
+                // other in document order lists them in the order their inserts come.
+                if current + 1 < ids.count && ids[current + 1] == note {
+                    current += 1
+                } else {
+                    guard let slot = state.slot(of: note), listedAt[slot] >= 0 else { return nil }
+                    current = listedAt[slot]
+                }
             }
             let start = used[current]
             guard start + length <= arenas[current].count else { return nil }

@@ -60,7 +60,9 @@ extension Document {
         // Inflated on two threads when the base block is replayed on two (`concurrentFrom`).
         let inflatingFrom = concurrentFrom == .max ? Int.max : min(concurrentFrom, WireCodec.concurrentInflateThreshold)
         var totals = WireCodec.Totals()
-        do { blocks = try WireCodec.decodePayloads(raws, fileSize: bytes.count, concurrentFrom: inflatingFrom, totals: &totals) } catch {
+        // No placeholder text for a block with a state section: the replay appends placeholders
+        // to the log alone, and `fillText`/`buildBodies` write the text in.
+        do { blocks = try WireCodec.decodePayloads(raws, fileSize: bytes.count, concurrentFrom: inflatingFrom, totals: &totals, placeholders: false) } catch {
             throw error.documentError
         }
         guard let first = blocks.first, first.kind == .base, let docID = first.documentID, let genesis = first.genesis else {
@@ -74,14 +76,18 @@ extension Document {
         var unknownFields = first.unknownFields
         // Read off `first` here, which is not used again (a copy of the block would keep its text).
         let firstHasState = first.state != nil, firstOffset = first.offset
-        var rows = 0
+        var rows = 0, opRows = 0, predecessors = 0
         var crc: UInt32 = 0
         var crcEnd = 0
         for index in blocks.indices {
             var block = blocks[index]
-            // A block's text is needed only to replay it (the log keeps its own copy): released
-            // once the block is replayed, it no longer adds to the memory the load needs.
+            // A block's text and ops are needed only to replay it (the log keeps its own copy):
+            // released once the block is replayed, they no longer add to the memory the load
+            // needs while the state section is checked.
             blocks[index].text = []
+            blocks[index].ops = []
+            opRows += block.ops.count
+            predecessors += block.predecessorCount
             if block.offset > 0 {
                 try Self.checkPlacement(of: block, in: bytes, crc: &crc, checksummed: &crcEnd, rows: rows)
                 // A later block's value for a key replaces an earlier one's (a newer writer updated it).
@@ -102,6 +108,7 @@ extension Document {
             }
             replayer.state.bodiesFromStructures = false
             block.text = []
+            block.ops = []
             if let state = block.state {
                 // A state section shows the state its block's changes give in their canonical
                 // order, which a compact save writes them in: a block in another order is refused
@@ -145,8 +152,8 @@ extension Document {
             throw .invalidDocument(offset: firstOffset, message: "the state section does not match the history: the history has conflicts")
         }
         doc.unknownFields = unknownFields
-        doc.persisted = Persisted(bytes: bytes, rowOfChange: ChangeIndices(0 ..< rows), opRows: blocks.reduce(0) { $0 + $1.ops.count },
-                                  predecessors: blocks.reduce(0) { $0 + $1.predecessorCount }, units: doc.log.lvCount, unknownFields: unknownFields,
+        doc.persisted = Persisted(bytes: bytes, rowOfChange: ChangeIndices(0 ..< rows), opRows: opRows,
+                                  predecessors: predecessors, units: doc.log.lvCount, unknownFields: unknownFields,
                                   verified: verified)
         return doc
     }

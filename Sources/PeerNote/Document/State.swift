@@ -40,13 +40,16 @@ struct NoteState: Sendable {
     /// its title, priority or position. (A deleted note's registers may hold concurrent values:
     /// readers do not show it, and its conflicts are not listed until it is restored; writers
     /// wrote such files, and must go on reading them.)
+    /// Both read through pointers, never copied: a copy of a note would retain and release each
+    /// of its references, for every note a load checks.
     @inline(__always)
-    func shows(_ n: WireNoteState) -> Bool {
-        let shown = !n.deleted
-        return (title.value ?? "").hasSameScalars(as: n.title) && !(shown && title.isConflicted)
-            && tags.visibleEqual(n.tags)
-            && priority.value ?? .normal == n.priority && !(shown && priority.isConflicted)
-            && created == n.created && isDeleted == n.deleted && !(shown && position.isConflicted)
+    static func shows(_ note: UnsafePointer<NoteState>, _ n: UnsafePointer<WireNoteState>) -> Bool {
+        let shown = !n.pointee.deleted
+        guard note.pointee.created == n.pointee.created, note.pointee.isDeleted == n.pointee.deleted,
+              note.pointee.priority.value ?? .normal == n.pointee.priority,
+              !(shown && (note.pointee.title.isConflicted || note.pointee.priority.isConflicted || note.pointee.position.isConflicted))
+        else { return false }
+        return (note.pointee.title.value ?? "").hasSameScalars(as: n.pointee.title) && note.pointee.tags.visibleEqual(first: n.pointee.firstTag, others: n.pointee.otherTags)
     }
 }
 
@@ -110,6 +113,14 @@ struct TagAdds: Sendable, Equatable {
         if table.isEmpty { return [] }
         if table.count == 1, let only = table.first { return only.value.isEmpty ? [] : [only.key.string] }
         return table.compactMap { $0.value.isEmpty ? nil : $0.key }.sorted().map(\.string)
+    }
+
+    /// `visibleEqual([first] + others)` (or `[]` when `first` is nil), without building that
+    /// list for a note with one tag or none.
+    func visibleEqual(first: String?, others: [String]) -> Bool {
+        guard let first else { return visibleEqual([]) }
+        if others.isEmpty, let one = single { return one.tag.string.hasSameScalars(as: first) }
+        return visibleEqual([first] + others)
     }
 
     /// Whether `listed` is `visible` (the same scalars), without building `visible` for a note
@@ -213,6 +224,11 @@ struct DocState: Sendable {
     /// check that their note exists, and the bodies are built from the structures afterwards
     /// (`setBody(_:of:)`).
     var bodiesFromStructures = false
+    /// While a block read without placeholder text is applied (`applyBase`,
+    /// `WireBlock.placeholderCount`): an insert integrates the first `length` characters of the
+    /// `text` it is given (placeholders, as many as the longest insert), not those from its
+    /// `contentStart`.
+    var textFromStart = false
     /// Counts the delete and restore ops applied, so that a cached lookup of a live note
     /// (`DocumentCore.target`) knows when to look at the note again.
     private(set) var deletionEpoch = 0
@@ -232,6 +248,8 @@ struct DocState: Sendable {
             noteSlots.insert(id, slot: noteStates.count)
             noteStates.append(NoteState(id: id, created: created))
             noteStates[noteStates.count - 1].position.write(id: id, lamport: lamport, replica: replica, value: id, preds: [])
+            // The ops that give a new note its title, tags and body usually come next.
+            lastNote = (id, noteStates.count - 1)
         case .setNoteTitle(let n, let value, let preds):
             try withNote(n) { $0.title.write(id: id, lamport: lamport, replica: replica, value: value, preds: preds) }
         case .setPriority(let n, let value, let preds):
@@ -249,9 +267,10 @@ struct DocState: Sendable {
         case .insertText(let n, let left, let right, let start):
             let i = try index(of: n)
             if bodiesFromStructures { return }
+            let from = textFromStart ? 0 : start
             try Self.lift { () throws(ListError) in
                 try noteStates[i].body.integrate(id: id, originLeft: left, originRight: right,
-                                                   elements: text[start ..< start + op.length], budget: &workBudget, replicaLess: { replicas[Int($0)] < replicas[Int($1)] })
+                                                   elements: text[from ..< from + op.length], budget: &workBudget, replicaLess: { replicas[Int($0)] < replicas[Int($1)] })
             }
         case .deleteText(let n, let target, let reversed):
             let i = try index(of: n)
@@ -287,7 +306,11 @@ struct DocState: Sendable {
     func firstNoteNotShown(_ listed: [WireNoteState], slots: [Int]) -> Int? {
         noteStates.withUnsafeBufferPointer { notes in
             listed.withUnsafeBufferPointer { listed in
-                for k in listed.indices where !notes[slots[k]].shows(listed[k]) { return k }
+                guard let first = notes.baseAddress, let firstListed = listed.baseAddress else { return listed.isEmpty ? nil : 0 }
+                for k in listed.indices {
+                    let slot = slots[k]
+                    guard slot >= 0 && slot < notes.count, NoteState.shows(first + slot, firstListed + k) else { return k }
+                }
                 return nil
             }
         }
@@ -441,9 +464,14 @@ extension DocState {
         // capture the mutable state, which would make every access to it a dynamic exclusivity
         // check (tens of millions of instructions on a long history; the one nested function
         // below captures constants only).
-        let changes = block.changes, ops = block.ops, text = block.text, replicas = block.replicas, depRows = block.depRows
+        let changes = block.changes, ops = block.ops, replicas = block.replicas, depRows = block.depRows
         let n = changes.count, runCount = changes.runCount, lengths = changes.lengthColumn
-        let opCount = ops.count, replicaCount = replicas.count, textCount = text.count
+        let opCount = ops.count, replicaCount = replicas.count, textCount = block.textCount
+        // A block read without placeholders (`WireBlock.placeholderCount`): each insert reads
+        // placeholders from position 0 (`textFromStart`), as many as it has units (ops joined
+        // below may be longer than any stored one: the placeholders grow to fit).
+        let placeholders = block.placeholderCount != nil
+        var text = placeholders ? BlockReplayer.placeholders(for: ops) : block.text
         guard replicaCount > 0 else { return .inconsistent }
         // First pass: each change's Lamport timestamp (its first unit's): for the first of a run,
         // one more than the largest last timestamp of its dependencies; for a later one, right
@@ -495,6 +523,7 @@ extension DocState {
         var state = DocState()
         state.workBudget = workBudget
         state.bodiesFromStructures = bodiesFromStructures
+        state.textFromStart = placeholders
         // Room for every note the block creates, so that the notes' array is allocated once, at
         // its size: grown by doubling, it held up to twice the notes' memory, and twice over
         // while it was copied.
@@ -538,6 +567,7 @@ extension DocState {
                     pending = joined
                 } else {
                     if let p = pending {
+                        if placeholders && p.length > text.count { Self.grow(&text, toHold: p) }
                         do throws(ApplyError) {
                             try state.apply(p, id: pendingID, lamport: pendingLamport, replicas: replicas, text: text)
                         } catch {
@@ -555,6 +585,7 @@ extension DocState {
             }
         }
         if let p = pending {
+            if placeholders && p.length > text.count { Self.grow(&text, toHold: p) }
             do throws(ApplyError) {
                 try state.apply(p, id: pendingID, lamport: pendingLamport, replicas: replicas, text: text)
             } catch {
@@ -562,7 +593,15 @@ extension DocState {
             }
         }
         guard next == ops.count else { return .inconsistent }
+        state.textFromStart = false
         return .applied(state)
+    }
+
+    /// Grows `placeholders` to hold the characters of `op` when it is an insert (`applyBase` on
+    /// a block read without placeholders, whose joined inserts may be longer than any stored one).
+    private static func grow(_ placeholders: inout [Unicode.Scalar], toHold op: Op) {
+        guard case .insertText = op.body else { return }
+        placeholders = [Unicode.Scalar](repeating: "\u{FFFD}", count: Swift.max(op.length, 2 * placeholders.count))
     }
 }
 

@@ -10,8 +10,10 @@ struct WireNoteState: Sendable, Equatable {
     var replica: Int
     var counter: UInt32
     var title: String
-    /// Visible tags, sorted.
-    var tags: [String]
+    /// The first of the visible tags, sorted, and the others: most notes have one tag or none,
+    /// which then need no array a note. Invariant: `otherTags` is empty when `firstTag` is nil.
+    private(set) var firstTag: String?
+    private(set) var otherTags: [String]
     var priority: Priority
     /// Seconds since 1970.
     var created: Int64
@@ -23,6 +25,21 @@ struct WireNoteState: Sendable, Equatable {
     /// included, as canonical runs (`StructureCodec`); nil in a version 2 section.
     var structure: [WireStructureRun]?
 
+    /// Visible tags, sorted.
+    var tags: [String] {
+        get {
+            guard let firstTag else { return [] }
+            return otherTags.isEmpty ? [firstTag] : [firstTag] + otherTags
+        }
+        set {
+            firstTag = newValue.first
+            otherTags = Array(newValue.dropFirst())
+        }
+    }
+
+    /// How many tags `tags` holds.
+    var tagCount: Int { firstTag == nil ? 0 : 1 + otherTags.count }
+
     /// The body as a string.
     var body: String {
         get { String(decoding: bodyUTF8, as: UTF8.self) }
@@ -31,10 +48,19 @@ struct WireNoteState: Sendable, Equatable {
 
     init(replica: Int, counter: UInt32, title: String, tags: [String], priority: Priority, created: Int64, deleted: Bool,
          bodyUTF8: ArraySlice<UInt8>, structure: [WireStructureRun]? = nil) {
+        self.init(replica: replica, counter: counter, title: title, firstTag: tags.first, otherTags: Array(tags.dropFirst()),
+                  priority: priority, created: created, deleted: deleted, bodyUTF8: bodyUTF8, structure: structure)
+    }
+
+    /// The entry as the section's reader builds it, its tags held as they are (`otherTags` empty
+    /// when `firstTag` is nil).
+    fileprivate init(replica: Int, counter: UInt32, title: String, firstTag: String?, otherTags: [String], priority: Priority,
+                     created: Int64, deleted: Bool, bodyUTF8: ArraySlice<UInt8>, structure: [WireStructureRun]?) {
         self.replica = replica
         self.counter = counter
         self.title = title
-        self.tags = tags
+        self.firstTag = firstTag
+        self.otherTags = otherTags
         self.priority = priority
         self.created = created
         self.deleted = deleted
@@ -90,8 +116,9 @@ enum StateCodec {
             e.unsigned(UInt64(n.replica))
             e.unsigned(UInt64(n.counter))
             e.text(n.title)
-            e.arrayHeader(n.tags.count)
-            for t in n.tags { e.text(t) }
+            e.arrayHeader(n.tagCount)
+            if let first = n.firstTag { e.text(first) }
+            for t in n.otherTags { e.text(t) }
             e.unsigned(UInt64(n.priority.rank))
             e.int(n.created)
             e.bool(n.deleted)
@@ -136,10 +163,11 @@ enum StateCodec {
             guard let t = try next().textValue else { throw ReadError(message: "state section: note \(k) has no title text") }
             guard let tagCount = try next().arrayCount else { throw ReadError(message: "state section: note \(k) has no tag list") }
             var tags: [String] = []
-            tags.reserveCapacity(tagCount)
-            for _ in 0 ..< tagCount {
+            var firstTag: String?
+            for i in 0 ..< tagCount {
                 guard let s = try next().textValue else { throw ReadError(message: "state section: note \(k) has a tag that is not text") }
-                tags.append(s)
+                // The first tag apart, so that a note with one tag gets no array.
+                if i == 0 { firstTag = s } else { tags.append(s) }
             }
             guard let rank = try next().uint, let p = Priority.allCases.first(where: { UInt64($0.rank) == rank }) else {
                 throw ReadError(message: "state section: note \(k) has an unknown priority")
@@ -167,7 +195,7 @@ enum StateCodec {
                     }
                 }
             }
-            notes.append(WireNoteState(replica: Int(r), counter: UInt32(c), title: t, tags: tags, priority: p,
+            notes.append(WireNoteState(replica: Int(r), counter: UInt32(c), title: t, firstTag: firstTag, otherTags: tags, priority: p,
                                        created: created, deleted: deleted, bodyUTF8: body, structure: structure))
         }
         guard reader.offset == bytes.count else { throw ReadError(message: "state section: extra bytes after its array") }

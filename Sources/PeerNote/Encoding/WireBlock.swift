@@ -81,6 +81,14 @@ struct WireBlock: Sendable {
     /// placeholders here (its text is in document order: `state` and `deadText`) until the
     /// loader has replayed it and knows which character is which.
     var text: [Unicode.Scalar] = []
+    /// Set when a block with a state section was read without placeholders
+    /// (`WireCodec.decodePayloads(_:fileSize:limits:concurrentFrom:totals:placeholders:)`):
+    /// `text` is then empty, and its ops insert this many characters, which are known only once
+    /// the block is replayed (the state section's bodies and `deadText`, in document order).
+    /// Nil when `text` holds what the ops insert (placeholders included).
+    var placeholderCount: Int?
+    /// How many characters the block's insert ops insert: what `text` holds or stands for.
+    var textCount: Int { placeholderCount ?? text.count }
     /// The state section, when the block has one (see `WireState`).
     var state: WireState?
     /// With a state section: the inserted characters that are now deleted, note by note in the
@@ -237,7 +245,9 @@ extension WireBlock {
     /// `firstID` is the log id of the op's first unit; `mapAgent` turns the block's replica indices
     /// into the log's. Loading and salvage both read ops through this, so they split them
     /// identically. Static, so that a caller passes the block's arrays, never a copy of the block.
-    static func piece(of op: Op, text: [Unicode.Scalar], used: Int, take: Int, firstID: LocalID,
+    /// With `textFromStart`, an insert's characters are read from position 0 of `text` rather than
+    /// from its `contentStart` (placeholders: `WireBlock.placeholderCount`).
+    static func piece(of op: Op, text: [Unicode.Scalar], textFromStart: Bool = false, used: Int, take: Int, firstID: LocalID,
                       mapAgent: (LocalID) -> LocalID) throws(PieceError) -> Piece {
         // Text ops, nearly all of a file's, have their ids mapped here, as `mapIDs` would map
         // them, without building the mapped body first and matching it again.
@@ -246,7 +256,8 @@ extension WireBlock {
             // Unit k's left origin is unit k - 1 of the same op.
             let body = OpBody.insertText(note: mapAgent(n), originLeft: used == 0 ? mapAgent(l) : firstID.advanced(by: used - 1),
                                          originRight: mapAgent(r), contentStart: 0)
-            return Piece(body: body, scalars: text[s + used ..< s + used + take])
+            let from = (textFromStart ? 0 : s) + used
+            return Piece(body: body, scalars: text[from ..< from + take])
         case .deleteText(let n, let t, let rev):
             if rev && Int(t.counter) - used - (take - 1) < 0 { throw PieceError(message: "a delete counts down past the first element") }
             // A one-unit delete has no direction: always `reversed: false` (one canonical form).

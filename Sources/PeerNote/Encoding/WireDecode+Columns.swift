@@ -51,7 +51,10 @@ extension WireCodec {
     /// `maxOps` and `maxPredecessors` are what the file's budget leaves for this block.
     /// With `structures` (a version 3 block whose state section stores the bodies' structures),
     /// column 49 says which insertText ops store their origins; the others get `LocalID.unstated`.
+    /// With `liveScalars` (a block with a state section) and without `placeholders`, the block's
+    /// `text` stays empty and `placeholderCount` says how many characters its ops insert.
     static func decodeColumns(_ bytes: [UInt8], into block: inout WireBlock, strings: [String], changeCount: Int, unitCount: Int, liveScalars: Int?,
+                              placeholders: Bool = true,
                               structures: Bool, maxRows: Int, maxOps: Int, maxPredecessors: Int, fileSize: Int) throws(ColumnReadError) -> Int {
         let set: [UInt64: ColumnSlice]
         do { set = try ColumnSet.decode(bytes, base: 0) } catch { throw ColumnReadError(message: "column layout: \(error.message)") }
@@ -335,11 +338,15 @@ extension WireCodec {
             // is replayed (`BlockReplayer.fillText`); until then, placeholders.
             guard live <= unitCount else { throw ColumnReadError(message: "the state section holds more text than the block's ops insert") }
             block.deadText = stored
-            block.text = [Unicode.Scalar](repeating: "\u{FFFD}", count: live + stored.count)
+            if placeholders {
+                block.text = [Unicode.Scalar](repeating: "\u{FFFD}", count: live + stored.count)
+            } else {
+                block.placeholderCount = live + stored.count
+            }
         } else {
             block.text = stored
         }
-        let text = block.text
+        let textCount = block.textCount
 
         var ri = 0, vi = 0, pi = 0, ppos = 0, pri = 0, ci = 0, pli = 0
         var valuePos = col(.opValue).bytes.startIndex, payloadPos = col(.opPayload).bytes.startIndex, textPos = 0
@@ -384,8 +391,8 @@ extension WireCodec {
                 let stated = !structures || originsStored[insertIndex]
                 insertIndex += 1
                 let l = stated ? try refs1.nextReference() : LocalID.unstated, r = stated ? try refs2.nextReference() : LocalID.unstated
-                guard textPos + len <= text.count else {
-                    if liveScalars != nil { throw ColumnReadError(message: "the state section and the text column hold \(text.count) characters, fewer than the ops insert") }
+                guard textPos + len <= textCount else {
+                    if liveScalars != nil { throw ColumnReadError(message: "the state section and the text column hold \(textCount) characters, fewer than the ops insert") }
                     throw ColumnReadError(message: "op \(row): inserted text runs past the text column")
                 }
                 body = .insertText(note: n, originLeft: l, originRight: r, contentStart: textPos)
@@ -418,9 +425,9 @@ extension WireCodec {
             lv += len
         }
         guard lv == unitCount else { throw ColumnReadError(message: "ops cover \(lv) units, block says \(unitCount)") }
-        guard textPos == text.count else {
-            if liveScalars != nil { throw ColumnReadError(message: "the state section and the text column hold \(text.count) characters, the ops insert \(textPos)") }
-            throw ColumnReadError(message: "text column holds \(text.count - textPos) characters no op inserts")
+        guard textPos == textCount else {
+            if liveScalars != nil { throw ColumnReadError(message: "the state section and the text column hold \(textCount) characters, the ops insert \(textPos)") }
+            throw ColumnReadError(message: "text column holds \(textCount - textPos) characters no op inserts")
         }
         return predTotal
     }

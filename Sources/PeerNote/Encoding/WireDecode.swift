@@ -52,11 +52,16 @@ extension WireCodec {
     }
 
     /// `decodePayloads`, after blocks holding `totals` (which it adds the blocks it reads to).
+    /// Without `placeholders`, a block with a state section holds no placeholder text
+    /// (`WireBlock.placeholderCount`): for a reader that replays it knowing so (`Document.load`).
     static func decodePayloads(_ raws: [RawBlock], fileSize: Int, limits: Limits = Limits(), concurrentFrom: Int = .max,
-                               totals: inout Totals) throws(FormatError) -> [WireBlock] {
+                               totals: inout Totals, placeholders: Bool = true) throws(FormatError) -> [WireBlock] {
         var blocks: [WireBlock] = []
         blocks.reserveCapacity(raws.count)
-        for raw in raws { blocks.append(try decodePayload(raw, fileSize: fileSize, limits: limits, totals: &totals, concurrentFrom: concurrentFrom)) }
+        for raw in raws {
+            blocks.append(try decodePayload(raw, fileSize: fileSize, limits: limits, totals: &totals, concurrentFrom: concurrentFrom,
+                                            placeholders: placeholders))
+        }
         return blocks
     }
 
@@ -195,7 +200,7 @@ extension WireCodec {
     /// has the state section inflated and read on another thread while this one inflates the
     /// columns; the result, and the error when both are damaged (the state section's), are the same.
     static func decodePayload(_ raw: RawBlock, fileSize: Int, limits: Limits = Limits(), totals: inout Totals,
-                              concurrentFrom: Int = .max) throws(FormatError) -> WireBlock {
+                              concurrentFrom: Int = .max, placeholders: Bool = true) throws(FormatError) -> WireBlock {
         var block = WireBlock()
         block.offset = raw.offset
         let map: [BlockKey: CBORItem]
@@ -217,13 +222,13 @@ extension WireCodec {
         let maxRows = counts.maxRows
         do throws(ColumnReadError) {
             predecessors = try decodeColumns(columnBytes, into: &block, strings: strings, changeCount: Int(counts.changes), unitCount: Int(counts.units),
-                                             liveScalars: block.state?.liveScalarCount, structures: block.state?.storesStructures ?? false,
+                                             liveScalars: block.state?.liveScalarCount, placeholders: placeholders, structures: block.state?.storesStructures ?? false,
                                              maxRows: Int(maxRows), maxOps: Int(maxRows) - min(totals.ops, Int(maxRows)),
                                              maxPredecessors: Int(maxRows) - min(totals.predecessors, Int(maxRows)), fileSize: fileSize)
         } catch {
             throw FormatError(offset: columns.base, message: error.message)
         }
-        let unitsLimit = columns.unitsBase + 2 * UInt64(block.text.count)
+        let unitsLimit = columns.unitsBase + 2 * UInt64(block.textCount)
         guard counts.units <= unitsLimit else { throw columns.unitsRefused(unitsLimit) }
         totals.changes += block.changes.count
         totals.ops += block.ops.count

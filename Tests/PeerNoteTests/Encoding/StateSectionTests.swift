@@ -107,6 +107,44 @@ struct StateSectionTests {
         #expect(try Document.load(bytes).relation(to: d) == .shared)
     }
 
+    /// `Document.load` reads such a block without placeholder text (`WireBlock.placeholderCount`):
+    /// the replay reads placeholders as long as an insert from position 0, and must still give the
+    /// original's text where stored inserts are joined into one longer than any stored one.
+    @Test("Without placeholders, a state section's block holds no text; its inserts, joined past the longest, load as the original's on one thread and two")
+    func joinedInsertsWithoutPlaceholders() throws {
+        let d = try sampleDocument()
+        let long = d.addNote(title: "Long", body: "A body longer than any other in this notebook.")
+        try d.insertText(long, at: 0, "x")
+        let bytes = d.save()
+        let (raw, block) = try Self.onlyBlock(bytes)
+        var totals = WireCodec.Totals()
+        let bare = try WireCodec.decodePayloads([raw], fileSize: bytes.count, totals: &totals, placeholders: false)[0]
+        #expect(bare.text.isEmpty && bare.placeholderCount == block.text.count && bare.textCount == block.textCount)
+        #expect(block.placeholderCount == nil && bare.deadText == block.deadText)
+        // The longest insert stored as two ops that continue each other (one replica: a unit's
+        // counter is its position in the block).
+        try #require(block.replicas.count == 1)
+        let inserts = block.ops.indices.filter { if case .insertText = block.ops[$0].body { true } else { false } }
+        let k = try #require(inserts.max { block.ops[$0].length < block.ops[$1].length })
+        let op = block.ops[k]
+        try #require(inserts.allSatisfy { $0 == k || 2 * block.ops[$0].length < op.length })
+        guard case .insertText(let n, let l, let r, let s) = op.body else { Issue.record("not an insert"); return }
+        let first = op.length / 2
+        var split = block
+        split.ops[k] = Op(lv: op.lv, length: first, body: .insertText(note: n, originLeft: l, originRight: r, contentStart: s))
+        split.ops.insert(Op(lv: op.lv + first, length: op.length - first,
+                            body: .insertText(note: n, originLeft: LocalID(agent: 0, counter: UInt32(op.lv + first - 1)), originRight: r, contentStart: s + first)),
+                         at: k + 1)
+        let file = Self.file(split)
+        #expect(file != bytes)
+        for concurrentFrom in [0, Int.max] {
+            let loaded = try Document.load(file, concurrentFrom: concurrentFrom)
+            #expect(loaded.notebook == d.notebook)
+            #expect(loaded.log.text == d.log.text)
+            #expect(loaded.save() == bytes)
+        }
+    }
+
     @Test("A state section that disagrees with the history is refused by load (readNotebook does not replay, so it shows it)")
     func tampered() throws {
         let d = try sampleDocument()
@@ -212,6 +250,41 @@ struct StateSectionTests {
         try loaded.restoreNote(dentist)
         #expect(loaded.conflicts.count == 1, "the conflict is back once the note is restored: \(loaded.conflicts)")
         #expect(try Document.load(loaded.save()).notebook == loaded.notebook)
+    }
+
+    /// A section's entry holds its first tag apart from the others (`WireNoteState.firstTag`):
+    /// notes with no tag, one, several, and tags removed read back and are checked alike.
+    @Test("Notes with no tag, one tag and several read back from the section; a section showing other tags is refused")
+    func tagsReadAndChecked() throws {
+        let d = Document(title: "Tags", author: "a")
+        let none = d.addNote(title: "none", body: "x")
+        let one = d.addNote(title: "one", body: "y", tags: ["solo"])
+        let many = d.addNote(title: "many", body: "z", tags: ["b", "a", "ü"])
+        try d.addTag(none, "gone")
+        try d.removeTag(none, "gone")
+        try d.addTag(one, "solo")
+        let bytes = d.save()
+        let (_, block) = try Self.onlyBlock(bytes)
+        let state = try #require(block.state)
+        #expect(state.notes.map(\.tags) == [[], ["solo"], ["a", "b", "ü"]])
+        #expect(state.notes.map(\.tagCount) == [0, 1, 3])
+        #expect(try Document.readNotebook(bytes) == d.notebook)
+        #expect(try Document.load(bytes).notebook == d.notebook)
+        #expect(d.notebook.notes.map(\.id) == [none, one, many])
+        func expectRefused(_ k: Int, _ tags: [String]) {
+            var s = state
+            s.notes[k].tags = tags
+            var b = block
+            b.state = s
+            #expect(throws: PeerNoteError.self) { try Document.load(Self.file(b)) }
+        }
+        expectRefused(0, ["gone"])
+        expectRefused(1, [])
+        expectRefused(1, ["other"])
+        expectRefused(1, ["solo", "two"])
+        expectRefused(2, ["a", "b"])
+        expectRefused(2, ["a"])
+        expectRefused(2, ["a", "b", "u"])
     }
 
     @Test("Random notebooks: compact save, readNotebook and load agree, and loaded copies merge with the originals")
