@@ -226,8 +226,13 @@ struct PartRebuild {
         }
     }
 
-    private func index(of n: LocalID) throws(ApplyError) -> Int {
+    /// The note the last op edited and its place in `notes` (ops come in runs on one note).
+    private var lastNote = (id: LocalID.none, index: -1)
+
+    private mutating func index(of n: LocalID) throws(ApplyError) -> Int {
+        if n == lastNote.id { return lastNote.index }
         guard let i = slots[n] else { throw .unknownNote(n) }
+        lastNote = (n, i)
         return i
     }
 
