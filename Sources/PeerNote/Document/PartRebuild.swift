@@ -111,13 +111,35 @@ struct PartRebuild {
     }
 
     /// Applies `pieces` (ops or parts of ops that touch the parts, each with the change holding
-    /// it, in canonical order: `OpLog.pieces(touching:)`), joined as `DocState.apply(changes:of:)`
+    /// it, in canonical order: `OpLog.pieces(touching:limit:)`), joined as `DocState.apply(changes:of:)`
     /// joins them.
     mutating func apply(_ pieces: [OpLog.Piece], of log: OpLog) throws(ApplyFailure) {
         var pending: Op?
         var pendingID = LocalID.none, pendingChange = 0
         for piece in pieces {
             let id = log.localID(ofLV: piece.op.lv, change: piece.change)
+            if let p = pending, let joined = OpLog.merge(p, firstID: pendingID, piece.op, firstID: id) {
+                pending = joined
+                continue
+            }
+            if let p = pending { try apply(p, change: pendingChange, id: pendingID, log: log) }
+            pending = piece.op
+            pendingID = id
+            pendingChange = piece.change
+        }
+        if let p = pending { try apply(p, change: pendingChange, id: pendingID, log: log) }
+    }
+
+    /// Applies the ops of the changes `order` (in canonical order) that touch the parts, joined
+    /// as `DocState.apply(changes:of:)` joins them: for parts that most changes touch, where
+    /// cutting every op at its changes' boundaries (`OpLog.pieces(touching:limit:)`) costs more.
+    mutating func apply(changes order: ChangeIndices, of log: OpLog) throws(ApplyFailure) {
+        var pieces = Document.OpPieces(order, in: log)
+        var pending: Op?
+        var pendingID = LocalID.none, pendingChange = 0
+        while let piece = pieces.next() {
+            let id = log.localID(ofLV: piece.op.lv, change: piece.change)
+            guard parts.meets(piece.op, firstID: id) != .outside else { continue }
             if let p = pending, let joined = OpLog.merge(p, firstID: pendingID, piece.op, firstID: id) {
                 pending = joined
                 continue
@@ -204,8 +226,13 @@ struct PartRebuild {
         }
     }
 
-    private func index(of n: LocalID) throws(ApplyError) -> Int {
+    /// The note the last op edited and its place in `notes` (ops come in runs on one note).
+    private var lastNote = (id: LocalID.none, index: -1)
+
+    private mutating func index(of n: LocalID) throws(ApplyError) -> Int {
+        if n == lastNote.id { return lastNote.index }
         guard let i = slots[n] else { throw .unknownNote(n) }
+        lastNote = (n, i)
         return i
     }
 
@@ -231,8 +258,9 @@ extension OpLog {
     /// none. (Not only those after a note's creation: a file's ops need only name ops earlier
     /// by Lamport timestamp, so a crafted op may precede, in the log, the creation of the note
     /// it edits.)
+    /// Nil once more than `limit` pieces are found.
     /// - Complexity: O(m) for the m stored ops, plus O(p log p) for the p pieces found.
-    func pieces(touching parts: StateParts) -> [Piece] {
+    func pieces(touching parts: StateParts, limit: Int) -> [Piece]? {
         guard !ops.isEmpty, !changes.isEmpty else { return [] }
         var found: [Piece] = []
         var ci = 0, sorted = true
@@ -252,6 +280,7 @@ extension OpLog {
                 if from < to {
                     if let last = found.last, last.change != ci, !canonicallyBefore(last.change, ci) { sorted = false }
                     found.append(Piece(change: ci, op: slice(op, from: from, to: to, change: ci)))
+                    if found.count > limit { return nil }
                 }
                 guard to < end, ci + 1 < changes.count else { break }
                 ci += 1
@@ -283,7 +312,7 @@ extension DocState {
     /// effects (the note itself, its position) rebuilt.
     ///
     /// - Complexity: the ops touching the rebuilt parts, plus the new changes' ops, plus a
-    ///   classification of every stored op (`OpLog.pieces(touching:)`).
+    ///   classification of the stored ops (`OpLog.pieces(touching:limit:)`).
     mutating func apply(newChanges: ChangeIndices, of log: OpLog, rebuilding clashing: StateParts) throws(ApplyFailure) {
         var parts = clashing
         if parts.order {
@@ -299,7 +328,13 @@ extension DocState {
             }
         }
         var rebuild = PartRebuild(parts, workBudget: workBudget)
-        try rebuild.apply(log.pieces(touching: parts), of: log)
+        // Parts that most changes touch (one long note, typed in many changes) are rebuilt by one
+        // pass over the log in canonical order instead.
+        if let pieces = log.pieces(touching: parts, limit: Swift.max(64, log.changes.count / 4)) {
+            try rebuild.apply(pieces, of: log)
+        } else {
+            try rebuild.apply(changes: log.canonicalOrder(), of: log)
+        }
         workBudget = rebuild.workBudget
         if parts.title { title = rebuild.title }
         if parts.order { order = rebuild.order }
