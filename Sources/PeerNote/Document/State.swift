@@ -35,7 +35,7 @@ struct NoteState: Sendable {
     /// The ids of the adds of `tag` no remove has seen (empty when the tag is absent).
     func adds(of tag: String) -> [LocalID] { tags.adds(of: tag) }
 
-    /// Whether a state section's entry `n` shows this note as its history does: the same title,
+    /// Whether a state section's entry `n` shows `note` as its history does: the same title,
     /// tags, priority, creation time and deleted flag, and, unless it is deleted, no conflict in
     /// its title, priority or position. (A deleted note's registers may hold concurrent values:
     /// readers do not show it, and its conflicts are not listed until it is restored; writers
@@ -567,7 +567,7 @@ extension DocState {
                     pending = joined
                 } else {
                     if let p = pending {
-                        if placeholders && p.length > text.count { Self.grow(&text, toHold: p) }
+                        if placeholders && p.length > text.count { Self.grow(&text, toHold: p, atMost: textCount) }
                         do throws(ApplyError) {
                             try state.apply(p, id: pendingID, lamport: pendingLamport, replicas: replicas, text: text)
                         } catch {
@@ -585,7 +585,7 @@ extension DocState {
             }
         }
         if let p = pending {
-            if placeholders && p.length > text.count { Self.grow(&text, toHold: p) }
+            if placeholders && p.length > text.count { Self.grow(&text, toHold: p, atMost: textCount) }
             do throws(ApplyError) {
                 try state.apply(p, id: pendingID, lamport: pendingLamport, replicas: replicas, text: text)
             } catch {
@@ -598,10 +598,13 @@ extension DocState {
     }
 
     /// Grows `placeholders` to hold the characters of `op` when it is an insert (`applyBase` on
-    /// a block read without placeholders, whose joined inserts may be longer than any stored one).
-    private static func grow(_ placeholders: inout [Unicode.Scalar], toHold op: Op) {
+    /// a block read without placeholders, whose joined inserts may be longer than any stored one),
+    /// to no more than `limit`, the characters the block inserts in all (what a joined insert,
+    /// a stretch of them, cannot pass).
+    private static func grow(_ placeholders: inout [Unicode.Scalar], toHold op: Op, atMost limit: Int) {
         guard case .insertText = op.body else { return }
-        placeholders = [Unicode.Scalar](repeating: "\u{FFFD}", count: Swift.max(op.length, 2 * placeholders.count))
+        let count = Swift.max(op.length, Swift.min(2 * placeholders.count, limit))
+        placeholders = [Unicode.Scalar](repeating: "\u{FFFD}", count: count)
     }
 }
 
