@@ -328,9 +328,10 @@ extension DocState {
             }
         }
         var rebuild = PartRebuild(parts, workBudget: workBudget)
-        // Parts that most changes touch (one long note, typed in many changes) are rebuilt by one
-        // pass over the log in canonical order instead.
-        if let pieces = log.pieces(touching: parts, limit: Swift.max(64, log.changes.count / 4)) {
+        // Parts that many changes touch (one long note, typed in many changes) are rebuilt by one
+        // pass over the log in canonical order instead. The limit is low because the search
+        // for pieces that ends at it is work that pass does again.
+        if let pieces = log.pieces(touching: parts, limit: Swift.max(64, log.changes.count / 16)) {
             try rebuild.apply(pieces, of: log)
         } else {
             try rebuild.apply(changes: log.canonicalOrder(), of: log)
