@@ -68,20 +68,12 @@ extension DocState {
     /// Consecutive pieces that continue each other are applied as one op.
     mutating func apply(changes order: ChangeIndices, of log: OpLog) throws(ApplyFailure) {
         var pieces = Document.OpPieces(order, in: log)
-        var pending: Op?
-        var pendingID = LocalID.none, pendingChange = 0
+        var joiner = JoinedPieces()
         while let piece = pieces.next() {
             let id = log.localID(ofLV: piece.op.lv, change: piece.change)
-            if let p = pending, let joined = OpLog.merge(p, firstID: pendingID, piece.op, firstID: id) {
-                pending = joined
-                continue
-            }
-            if let p = pending { try apply(p, change: pendingChange, id: pendingID, log: log) }
-            pending = piece.op
-            pendingID = id
-            pendingChange = piece.change
+            if let j = joiner.add(piece.op, id: id, change: piece.change) { try apply(j.op, change: j.change, id: j.id, log: log) }
         }
-        if let p = pending { try apply(p, change: pendingChange, id: pendingID, log: log) }
+        if let j = joiner.flush() { try apply(j.op, change: j.change, id: j.id, log: log) }
     }
 
     /// `apply(changes:of:)` for the ops outside the parts `rebuilt` (which a merge rebuilt
@@ -90,31 +82,22 @@ extension DocState {
     /// integrated into the order only (the note itself, or its position, was rebuilt).
     mutating func apply(changes order: ChangeIndices, of log: OpLog, outside rebuilt: StateParts) throws(ApplyFailure) {
         var pieces = Document.OpPieces(order, in: log)
-        var pending: Op?
-        var pendingID = LocalID.none, pendingChange = 0
+        var joiner = JoinedPieces()
         while let piece = pieces.next() {
             let id = log.localID(ofLV: piece.op.lv, change: piece.change)
             switch rebuilt.meets(piece.op, firstID: id) {
             case .inside:
                 continue
             case .across:
-                if let p = pending { try apply(p, change: pendingChange, id: pendingID, log: log) }
-                pending = nil
+                if let j = joiner.flush() { try apply(j.op, change: j.change, id: j.id, log: log) }
                 try integratePlace(piece.op, change: piece.change, id: id, log: log)
                 continue
             case .outside:
                 break
             }
-            if let p = pending, let joined = OpLog.merge(p, firstID: pendingID, piece.op, firstID: id) {
-                pending = joined
-                continue
-            }
-            if let p = pending { try apply(p, change: pendingChange, id: pendingID, log: log) }
-            pending = piece.op
-            pendingID = id
-            pendingChange = piece.change
+            if let j = joiner.add(piece.op, id: id, change: piece.change) { try apply(j.op, change: j.change, id: j.id, log: log) }
         }
-        if let p = pending { try apply(p, change: pendingChange, id: pendingID, log: log) }
+        if let j = joiner.flush() { try apply(j.op, change: j.change, id: j.id, log: log) }
     }
 
     /// The place a `createNote` or `moveNote` (first unit `id`, in change `ci`) inserts into the
@@ -146,5 +129,31 @@ extension DocState {
         } catch {
             throw ApplyFailure(error: error, change: ci)
         }
+    }
+}
+
+/// Op pieces applied in order, consecutive ones that continue each other (a typing run over
+/// many changes) joined into one op first, as loading joins them: `add` each piece, apply what
+/// it returns, then apply what `flush` returns.
+struct JoinedPieces {
+    private var pending: Op?
+    private var pendingID = LocalID.none, pendingChange = 0
+
+    /// Takes the piece `op` (first unit `id`, in change `change`); returns the joined op before
+    /// it, to apply now, when `op` does not continue that one.
+    mutating func add(_ op: Op, id: LocalID, change: Int) -> (op: Op, id: LocalID, change: Int)? {
+        if let p = pending, let joined = OpLog.merge(p, firstID: pendingID, op, firstID: id) {
+            pending = joined
+            return nil
+        }
+        let done = pending.map { (op: $0, id: pendingID, change: pendingChange) }
+        (pending, pendingID, pendingChange) = (op, id, change)
+        return done
+    }
+
+    /// The joined op not applied yet, if any; nothing is pending after.
+    mutating func flush() -> (op: Op, id: LocalID, change: Int)? {
+        defer { pending = nil }
+        return pending.map { (op: $0, id: pendingID, change: pendingChange) }
     }
 }

@@ -114,20 +114,12 @@ struct PartRebuild {
     /// it, in canonical order: `OpLog.pieces(touching:limit:)`), joined as `DocState.apply(changes:of:)`
     /// joins them.
     mutating func apply(_ pieces: [OpLog.Piece], of log: OpLog) throws(ApplyFailure) {
-        var pending: Op?
-        var pendingID = LocalID.none, pendingChange = 0
+        var joiner = JoinedPieces()
         for piece in pieces {
             let id = log.localID(ofLV: piece.op.lv, change: piece.change)
-            if let p = pending, let joined = OpLog.merge(p, firstID: pendingID, piece.op, firstID: id) {
-                pending = joined
-                continue
-            }
-            if let p = pending { try apply(p, change: pendingChange, id: pendingID, log: log) }
-            pending = piece.op
-            pendingID = id
-            pendingChange = piece.change
+            if let j = joiner.add(piece.op, id: id, change: piece.change) { try apply(j.op, change: j.change, id: j.id, log: log) }
         }
-        if let p = pending { try apply(p, change: pendingChange, id: pendingID, log: log) }
+        if let j = joiner.flush() { try apply(j.op, change: j.change, id: j.id, log: log) }
     }
 
     /// Applies the ops of the changes `order` (in canonical order) that touch the parts, joined
@@ -135,21 +127,13 @@ struct PartRebuild {
     /// cutting every op at its changes' boundaries (`OpLog.pieces(touching:limit:)`) costs more.
     mutating func apply(changes order: ChangeIndices, of log: OpLog) throws(ApplyFailure) {
         var pieces = Document.OpPieces(order, in: log)
-        var pending: Op?
-        var pendingID = LocalID.none, pendingChange = 0
+        var joiner = JoinedPieces()
         while let piece = pieces.next() {
             let id = log.localID(ofLV: piece.op.lv, change: piece.change)
             guard parts.meets(piece.op, firstID: id) != .outside else { continue }
-            if let p = pending, let joined = OpLog.merge(p, firstID: pendingID, piece.op, firstID: id) {
-                pending = joined
-                continue
-            }
-            if let p = pending { try apply(p, change: pendingChange, id: pendingID, log: log) }
-            pending = piece.op
-            pendingID = id
-            pendingChange = piece.change
+            if let j = joiner.add(piece.op, id: id, change: piece.change) { try apply(j.op, change: j.change, id: j.id, log: log) }
         }
-        if let p = pending { try apply(p, change: pendingChange, id: pendingID, log: log) }
+        if let j = joiner.flush() { try apply(j.op, change: j.change, id: j.id, log: log) }
     }
 
     private mutating func apply(_ op: Op, change ci: Int, id: LocalID, log: OpLog) throws(ApplyFailure) {
