@@ -25,7 +25,7 @@
 ///   (O(k log n) for k children).
 ///   A list holding a crafted insert that breaks the index's order (its right origin among
 ///   its left origin's descendants, not a child) scans element by element, as the spec writes.
-struct ListCRDT<Element: Sendable>: Sendable {
+struct ListCRDT<Element: ListElement>: Sendable {
     private var tree = ListTree<Element>()
     /// The children of elements that a concurrent insert went after (`LocalID.none`: the
     /// start), by right origin: for each, the children that have it, in list order (their
@@ -58,27 +58,30 @@ struct ListCRDT<Element: Sendable>: Sendable {
         out.reserveCapacity(tree.visibleCount)
         let content = tree.content
         tree.forEachRun { r in
-            if !r.deleted { out.append(contentsOf: content[r.contentStart ..< r.contentStart + r.length]) }
+            if !r.deleted { content.append(r.contentStart ..< r.contentStart + r.length, to: &out) }
         }
         return out
     }
 
     /// Every element ever inserted, in the order this list integrated them (not list order).
-    var insertionOrder: [Element] { tree.content }
+    var insertionOrder: [Element] { tree.content.elements }
+
+    /// Every element ever inserted, in the order this list integrated them, as stored.
+    var arena: Element.Store { tree.content }
 
     /// The deleted elements (tombstones), in list order.
     var deletedElements: [Element] {
         var out: [Element] = []
         let content = tree.content
         tree.forEachRun { r in
-            if r.deleted { out.append(contentsOf: content[r.contentStart ..< r.contentStart + r.length]) }
+            if r.deleted { content.append(r.contentStart ..< r.contentStart + r.length, to: &out) }
         }
         return out
     }
 
     /// Rewrites every element in list order: `next(id, length, deleted)` gives a run's elements
     /// (exactly `length` of them). Loading uses it for text a file stores in document order.
-    mutating func rewriteContent<E: Error>(_ next: (LocalID, Int, Bool) throws(E) -> ArraySlice<Element>) throws(E) {
+    mutating func rewriteContent<E: Error>(_ next: (LocalID, Int, Bool) throws(E) -> Element.Store.Run) throws(E) {
         try tree.rewriteContent(next)
     }
 
@@ -91,7 +94,7 @@ struct ListCRDT<Element: Sendable>: Sendable {
     }
 
     /// Every run of the list in list order: its first id, length, whether deleted, and elements.
-    func forEachRun(_ body: (LocalID, Int, Bool, ArraySlice<Element>) -> Void) {
+    func forEachRun(_ body: (LocalID, Int, Bool, Element.Store.Run) -> Void) {
         let content = tree.content
         tree.forEachRun { r in body(r.id, r.length, r.deleted, content[r.contentStart ..< r.contentStart + r.length]) }
     }

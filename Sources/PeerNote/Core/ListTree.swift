@@ -11,14 +11,14 @@
 /// and records an entry for the run it found when that walk was long.
 /// - Complexity: finding an id is O(log n) plus the leaves walked; a leaf split costs
 ///   O(runs moved × log n).
-struct ListTree<Element: Sendable>: Sendable {
+struct ListTree<Element: ListElement>: Sendable {
     static var leafCapacity: Int { 64 }
     static var fanout: Int { 32 }
 
     private(set) var leaves: [ListLeaf] = [ListLeaf()]
     private(set) var inners: [ListInner] = []
     private(set) var root = NodeRef.leaf(0)
-    var content: [Element] = []
+    var content = Element.Store()
     /// Per agent, entries sorted by counter.
     private var index: [[ListIndexEntry]] = []
     /// The run last inserted into or extended (typing continues there), or found by
@@ -702,13 +702,13 @@ struct ListTree<Element: Sendable>: Sendable {
 
     /// Rewrites the elements of every run, in list order, with what `next(id, length, deleted)`
     /// returns for the run (at most `length` elements are taken).
-    mutating func rewriteContent<E: Error>(_ next: (LocalID, Int, Bool) throws(E) -> ArraySlice<Element>) throws(E) {
+    mutating func rewriteContent<E: Error>(_ next: (LocalID, Int, Bool) throws(E) -> Element.Store.Run) throws(E) {
         var leaf = firstLeaf
         while leaf >= 0 {
             for r in leaves[leaf].runs {
                 let elements = try next(r.id, r.length, r.deleted).prefix(r.length)
                 // One copy a run (an element at a time, each store was checked and counted).
-                content.replaceSubrange(r.contentStart ..< r.contentStart + elements.count, with: elements)
+                content.overwrite(from: r.contentStart, with: elements)
             }
             leaf = Int(leaves[leaf].next)
         }
@@ -756,7 +756,7 @@ extension ListTree {
     /// occur once; the tree is then the one inserting them in order builds, but for how runs are
     /// grouped into nodes, which no reader sees.
     init(runs: [ListRun], content: [Element]) {
-        self.content = content
+        self.content = Element.Store(content)
         guard !runs.isEmpty else { return }
         let perLeaf = Self.leafCapacity * 3 / 4, perInner = Self.fanout * 3 / 4
         var leaves: [ListLeaf] = []

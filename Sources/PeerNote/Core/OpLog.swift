@@ -631,18 +631,14 @@ struct OpLog: Sendable {
     /// Replaces the characters of every insertText op, in op order, with what `next(note,
     /// length)` gives for it (exactly `length` characters, or nil to stop: returns false).
     /// Loading uses it for a block whose text is stored in document order.
-    mutating func rewriteInsertedText(_ next: (LocalID, Int) -> ArraySlice<Unicode.Scalar>?) -> Bool {
+    mutating func rewriteInsertedText(_ next: (LocalID, Int) -> ScalarRun?) -> Bool {
         let ops = self.ops
         return text.withUnsafeMutableBufferPointer { text in
             for i in ops.indices {
                 guard case .insertText(let note, _, _, let start) = ops[i].body else { continue }
                 let length = ops[i].length
                 guard let scalars = next(note, length), scalars.count == length, start >= 0, start + length <= text.count else { return false }
-                // Copied as one block of memory (`replaceSubrange` with a slice of equal length
-                // went through the generic path, an element at a time).
-                _ = scalars.withUnsafeBufferPointer { source in
-                    UnsafeMutableBufferPointer(rebasing: text[start ..< start + length]).update(fromContentsOf: source)
-                }
+                scalars.copy(into: UnsafeMutableBufferPointer(rebasing: text[start ..< start + length]))
             }
             return true
         }

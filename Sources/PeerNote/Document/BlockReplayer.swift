@@ -234,7 +234,7 @@ struct BlockReplayer {
         for i in ops.indices where ops[i].length > longest {
             if case .insertText = ops[i].body { longest = ops[i].length }
         }
-        return [Unicode.Scalar](repeating: "\u{FFFD}", count: longest)
+        return [Unicode.Scalar](repeating: .placeholder, count: longest)
     }
 
     /// Puts the text of a block stored in document order (its state section and deleted text)
@@ -252,23 +252,31 @@ struct BlockReplayer {
         let (ids, slots) = try listedNotes(snapshot, block: block, log: &log, state: state)
         var deadPos = 0
         // One buffer for every body's scalars, reused from note to note.
-        var live: [Unicode.Scalar] = []
+        var wide: [Unicode.Scalar] = []
+        let empty = ScalarRun(wide: [])
         for (k, note) in snapshot.notes.enumerated() {
-            live.removeAll(keepingCapacity: true)
-            String.appendScalars(utf8: note.bodyUTF8, to: &live)
-            var livePos = 0
+            // A body of ASCII alone (most of them) is its scalars as they are stored: its UTF-8.
+            let live: ScalarRun
+            if note.bodyUTF8.allSatisfy({ $0 < 0x80 }) {
+                live = ScalarRun(narrow: note.bodyUTF8)
+            } else {
+                wide.removeAll(keepingCapacity: true)
+                String.appendScalars(utf8: note.bodyUTF8, to: &wide)
+                live = ScalarRun(wide: wide[...])
+            }
+            var livePos = live.startIndex
             var ok = true
             state.rewriteBody(slot: slots[k]) { _, length, deleted in
                 let pos = deleted ? deadPos : livePos
-                guard ok, pos + length <= (deleted ? dead.count : live.count) else { ok = false; return [] }
+                guard ok, pos + length <= (deleted ? dead.count : live.endIndex) else { ok = false; return empty }
                 if deleted {
                     deadPos += length
-                    return dead[pos ..< pos + length]
+                    return ScalarRun(wide: dead[pos ..< pos + length])
                 }
                 livePos += length
                 return live[pos ..< pos + length]
             }
-            guard ok, livePos == live.count else { throw fail("note \(k)'s text does not fit its body") }
+            guard ok, livePos == live.endIndex else { throw fail("note \(k)'s text does not fit its body") }
         }
         try checkRegisters(snapshot, slots: slots, block: block, state: state)
         // Each insert's characters, from its note: a note's elements in the order it integrated
@@ -276,7 +284,7 @@ struct BlockReplayer {
         // into an empty state).
         // Arenas by note position in `ids`; the note's slot is looked up only when the note
         // changes from one insert op to the next (hashing on every op cost a tenth of fillText).
-        let arenas = slots.map { state.noteStates[$0].body.insertionOrder }
+        let arenas = slots.map { state.noteStates[$0].body.arena }
         var listedAt = [Int](repeating: -1, count: state.noteStates.count)
         for (k, slot) in slots.enumerated() { listedAt[slot] = k }
         var used = [Int](repeating: 0, count: ids.count)

@@ -52,7 +52,7 @@ struct EditedText {
 
     /// Appends the body's next elements: `mask` as in `EditSegments` (one membership throughout),
     /// `deleted` whether the merged body has them deleted, `place` the place they are in.
-    mutating func append(_ content: ArraySlice<Unicode.Scalar>, mask: UInt8, deleted: Bool, place: Int) {
+    mutating func append(_ content: ScalarRun, mask: UInt8, deleted: Bool, place: Int) {
         guard !content.isEmpty else { return }
         if mask == 0 {
             if !deleted { appendUntouched(content) }
@@ -92,14 +92,14 @@ struct EditedText {
 
     /// Appends untouched text. A stretch longer than three times `context` keeps its first and
     /// last `context` elements, with a barrier between.
-    private mutating func appendUntouched(_ content: ArraySlice<Unicode.Scalar>) {
+    private mutating func appendUntouched(_ content: ScalarRun) {
         appendCapped(content, mask: 0, from: stretchStart, keeping: context, barrier: true)
     }
 
     /// Appends `content` with `mask` to the stretch of elements with that mask that starts at
     /// `start`: a stretch longer than three times `keep` keeps its first and last `keep`
     /// elements, with a barrier between if `barrier`.
-    private mutating func appendCapped(_ content: ArraySlice<Unicode.Scalar>, mask: UInt8, from start: Int, keeping keep: Int, barrier: Bool) {
+    private mutating func appendCapped(_ content: ScalarRun, mask: UInt8, from start: Int, keeping keep: Int, barrier: Bool) {
         let head = min(content.count, max(0, keep - (scalars.count - start)))
         add(content.prefix(head), mask: mask)
         let rest = content.dropFirst(head)
@@ -123,7 +123,7 @@ struct EditedText {
 
     /// A stretch of a body, as `append` takes it.
     struct Piece {
-        var content: ArraySlice<Unicode.Scalar>
+        var content: ScalarRun
         var mask: UInt8
         var deleted: Bool
         var place: Int

@@ -329,7 +329,7 @@ struct DocState: Sendable {
 
     /// Rewrites the elements of the body of the note in `slot` in list order (see
     /// `ListCRDT.rewriteContent`).
-    mutating func rewriteBody<E: Error>(slot: Int, _ next: (LocalID, Int, Bool) throws(E) -> ArraySlice<Unicode.Scalar>) throws(E) {
+    mutating func rewriteBody<E: Error>(slot: Int, _ next: (LocalID, Int, Bool) throws(E) -> ScalarRun) throws(E) {
         try noteStates[slot].body.rewriteContent(next)
     }
 
@@ -604,7 +604,7 @@ extension DocState {
     private static func grow(_ placeholders: inout [Unicode.Scalar], toHold op: Op, atMost limit: Int) {
         guard case .insertText = op.body else { return }
         let count = Swift.max(op.length, Swift.min(2 * placeholders.count, limit))
-        placeholders = [Unicode.Scalar](repeating: "\u{FFFD}", count: count)
+        placeholders = [Unicode.Scalar](repeating: .placeholder, count: count)
     }
 }
 

@@ -339,7 +339,7 @@ extension WireCodec {
             guard live <= unitCount else { throw ColumnReadError(message: "the state section holds more text than the block's ops insert") }
             block.deadText = stored
             if placeholders {
-                block.text = [Unicode.Scalar](repeating: "\u{FFFD}", count: live + stored.count)
+                block.text = [Unicode.Scalar](repeating: .placeholder, count: live + stored.count)
             } else {
                 block.placeholderCount = live + stored.count
             }

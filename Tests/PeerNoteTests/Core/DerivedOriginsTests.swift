@@ -23,16 +23,16 @@ struct DerivedOriginsTests {
     /// `elements` in the rebuilt list's order.
     static func rebuilt(ids: [LocalID], ranks: [Int]) throws -> [Int] {
         let derived = DerivedOrigins.nearestEarlier(ranks)
-        var list = ListCRDT<Int>()
+        var list = ListCRDT<Numbered>()
         var budget = 0
         for i in ranks.indices.sorted(by: { ranks[$0] < ranks[$1] }) {
             let left = derived.left[i] < 0 ? LocalID.none : ids[derived.left[i]]
             let right = derived.right[i] < 0 ? LocalID.none : ids[derived.right[i]]
-            try list.integrate(id: ids[i], originLeft: left, originRight: right, elements: CollectionOfOne(i),
+            try list.integrate(id: ids[i], originLeft: left, originRight: right, elements: CollectionOfOne(Numbered(i)),
                                budget: &budget, replicaLess: { $0 < $1 })
         }
         var order: [Int] = []
-        list.forEachElement { _, i, _ in order.append(i) }
+        list.forEachElement { _, i, _ in order.append(i.value) }
         return order
     }
 
@@ -249,11 +249,11 @@ struct DerivedOriginsTests {
             total += length
         }
         let elements = Array(0 ..< total)
-        let list = ListCRDT<Int>(structure: runs, elements: elements, ranks: Array(0 ..< total))
+        let list = ListCRDT<Numbered>(structure: runs, elements: elements.map(Numbered.init), ranks: Array(0 ..< total))
         #expect(list.totalCount == total)
         #expect(list.visibleCount == runs.filter { !$0.deleted }.reduce(0) { $0 + $1.length })
         var seen: [Int] = []
-        list.forEachElement { _, e, _ in seen.append(e) }
+        list.forEachElement { _, e, _ in seen.append(e.value) }
         #expect(seen == elements)
         // Every visible element is found by its id at its visible index.
         var v = 0
@@ -301,7 +301,7 @@ struct DerivedOriginsTests {
                     structure.append(StructureRun(id: id, length: 1, deleted: deleted))
                 }
             }
-            let list = ListCRDT<Int>(structure: structure, elements: Array(0 ..< n), ranks: ranks)
+            let list = ListCRDT<Numbered>(structure: structure, elements: (0 ..< n).map(Numbered.init), ranks: ranks)
             let (left, right) = DerivedOrigins.nearestEarlier(ranks)
             let got = list.elementsWithOrigins()
             #expect(got.map(\.id) == ids)

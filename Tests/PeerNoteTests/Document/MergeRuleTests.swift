@@ -330,7 +330,7 @@ struct MergeRuleTests {
                 let content = (0 ..< Int.random(in: 0 ... 8 * w, using: &rng)).map { _ in Unicode.Scalar(UInt8.random(in: 97 ... 122, using: &rng)) }
                 let mask: UInt8 = [0, 0, 0, 1, 2, 4, 8, 12, 5, 10, 4, 4].randomElement(using: &rng)!
                 let deleted = mask & 12 != 0 || (mask == 0 && Bool.random(using: &rng))
-                text.append(content[...], mask: mask, deleted: deleted, place: place)
+                text.append(scalarRun(content), mask: mask, deleted: deleted, place: place)
                 if (mask == 0 && !deleted) || (mask != 0 && mask & 5 != 5 && mask & 10 != 10) {
                     all += content.map { ($0, mask, mask == 0 ? -1 : place) }
                 }
@@ -386,15 +386,15 @@ struct MergeRuleTests {
                 let mask: UInt8 = untouched ? 0 : [1, 2, 4, 8, 12, 4, 8].randomElement(using: &rng)!
                 let count = untouched ? Int.random(in: 1 ... w, using: &rng) : Int.random(in: 1 ... 12 * w, using: &rng)
                 let content = (0 ..< count).map { _ in alphabet.randomElement(using: &rng)! }
-                small.append(content[...], mask: mask, deleted: mask & 12 != 0, place: place)
-                large.append(content[...], mask: mask, deleted: mask & 12 != 0, place: place)
+                small.append(scalarRun(content), mask: mask, deleted: mask & 12 != 0, place: place)
+                large.append(scalarRun(content), mask: mask, deleted: mask & 12 != 0, place: place)
                 if untouched {
                     place += 1
                     // Another edit follows, so that untouched text stays short.
                     let next: UInt8 = [1, 2, 4, 8].randomElement(using: &rng)!
                     let edited = (0 ..< Int.random(in: 1 ... 12 * w, using: &rng)).map { _ in alphabet.randomElement(using: &rng)! }
-                    small.append(edited[...], mask: next, deleted: next & 12 != 0, place: place)
-                    large.append(edited[...], mask: next, deleted: next & 12 != 0, place: place)
+                    small.append(scalarRun(edited), mask: next, deleted: next & 12 != 0, place: place)
+                    large.append(scalarRun(edited), mask: next, deleted: next & 12 != 0, place: place)
                 }
             }
             let expected = Set(large.insertsAtDeletedEdges())
@@ -422,8 +422,8 @@ struct MergeRuleTests {
                 let deleted = mask & 12 != 0 || (mask == 0 && Int.random(in: 0 ..< 4, using: &rng) == 0)
                 let count = Int.random(in: 0 ... (mask == 0 ? 5 * w : 4 * w), using: &rng)
                 let content = (0 ..< count).map { _ in alphabet.randomElement(using: &rng)! }
-                whole.append(content[...], mask: mask, deleted: deleted, place: place)
-                pieces.append(.init(content: content[...], mask: mask, deleted: deleted, place: place))
+                whole.append(scalarRun(content), mask: mask, deleted: deleted, place: place)
+                pieces.append(.init(content: scalarRun(content), mask: mask, deleted: deleted, place: place))
                 if mask == 0 && !deleted && count > 0 { place += 1 }
                 if mask == 0 && !deleted && count > 3 * w { cut += 1 }
             }
@@ -699,3 +699,6 @@ extension MergeRuleTests {
         #expect(a.relation(to: b) == .shared && a.notebook == b.notebook)
     }
 }
+
+/// `scalars` as a run of a note body's arena (one byte a scalar when they all fit).
+private func scalarRun(_ scalars: [Unicode.Scalar]) -> ScalarRun { ScalarStore(scalars)[scalars.indices] }

@@ -1,0 +1,235 @@
+/// An element a list holds (`ListCRDT`): a Unicode scalar of a note body, or a note id in the
+/// order of notes. Each kind names how a list's arena stores its elements (`Store`).
+protocol ListElement: Sendable {
+    associatedtype Store: ElementStore where Store.Element == Self
+}
+
+/// The arena of a list's elements, in the order the list integrated them (`ListTree.content`):
+/// runs name their elements by offset in it. Elements are appended, rewritten in place (a run's
+/// text written in after a load), and read back; never removed.
+protocol ElementStore<Element>: Sendable {
+    associatedtype Element: Sendable
+    /// A stretch of the arena, as a collection of elements.
+    associatedtype Run: RandomAccessCollection where Run.Element == Element, Run.Index == Int
+    init()
+    init(_ elements: [Element])
+    var count: Int { get }
+    subscript(_ i: Int) -> Element { get }
+    /// The elements at `range`.
+    subscript(_ range: Range<Int>) -> Run { get }
+    /// Every element, in arena order.
+    var elements: [Element] { get }
+    mutating func append(_ element: Element)
+    mutating func append(contentsOf elements: some Collection<Element>)
+    /// Replaces the elements from `start` on with `elements` (as many as it holds).
+    /// Requires `start + elements.count <= count`.
+    mutating func overwrite(from start: Int, with elements: some Collection<Element>)
+    /// Appends the elements at `range` to `out`.
+    func append(_ range: Range<Int>, to out: inout [Element])
+}
+
+/// The arena of elements without a smaller form: an array of them.
+struct ArrayStore<Element: Sendable>: ElementStore {
+    private var storage: [Element]
+
+    init() { storage = [] }
+    init(_ elements: [Element]) { storage = elements }
+    var count: Int { storage.count }
+    subscript(_ i: Int) -> Element { storage[i] }
+    subscript(_ range: Range<Int>) -> ArraySlice<Element> { storage[range] }
+    var elements: [Element] { storage }
+    mutating func append(_ element: Element) { storage.append(element) }
+    mutating func append(contentsOf elements: some Collection<Element>) { storage.append(contentsOf: elements) }
+    mutating func overwrite(from start: Int, with elements: some Collection<Element>) {
+        storage.replaceSubrange(start ..< start + elements.count, with: elements)
+    }
+    func append(_ range: Range<Int>, to out: inout [Element]) { out.append(contentsOf: storage[range]) }
+}
+
+/// The scalars of a note body, one byte each while every one of them is below U+0100 (Latin-1,
+/// which holds most text people type in Western languages), else four each: the body's arena
+/// widens for good when the first scalar past U+00FF comes. A notebook's bodies then take about
+/// a quarter of the memory they took as scalars; each body decides for itself, so one note with
+/// an emoji widens that note alone.
+/// - Complexity: reading an element, O(1); widening, O(n) once.
+struct ScalarStore: ElementStore {
+    /// The scalars while none is past U+00FF (empty once widened).
+    private var narrow: [UInt8] = []
+    /// The scalars once one is past U+00FF.
+    private var wide: [Unicode.Scalar] = []
+    private(set) var isWide = false
+
+    init() {}
+
+    init(_ elements: [Unicode.Scalar]) {
+        if Self.allNarrow(elements) {
+            narrow = elements.map { UInt8(truncatingIfNeeded: $0.value) }
+        } else {
+            wide = elements
+            isWide = true
+        }
+    }
+
+    var count: Int { isWide ? wide.count : narrow.count }
+
+    subscript(_ i: Int) -> Unicode.Scalar { isWide ? wide[i] : Unicode.Scalar(narrow[i]) }
+
+    subscript(_ range: Range<Int>) -> ScalarRun {
+        isWide ? ScalarRun(wide: wide[range]) : ScalarRun(narrow: narrow[range])
+    }
+
+    var elements: [Unicode.Scalar] {
+        if isWide { return wide }
+        var out: [Unicode.Scalar] = []
+        append(0 ..< narrow.count, to: &out)
+        return out
+    }
+
+    mutating func append(_ element: Unicode.Scalar) {
+        if isWide {
+            wide.append(element)
+        } else if element.value < 0x100 {
+            narrow.append(UInt8(truncatingIfNeeded: element.value))
+        } else {
+            widen(reserving: narrow.count + 1)
+            wide.append(element)
+        }
+    }
+
+    mutating func append(contentsOf elements: some Collection<Unicode.Scalar>) {
+        if isWide {
+            wide.append(contentsOf: elements)
+        } else if Self.allNarrow(elements) {
+            let start = narrow.count, n = elements.count
+            narrow.append(contentsOf: repeatElement(0, count: n))
+            narrow.withUnsafeMutableBufferPointer { out in
+                var k = start
+                for e in elements { out[k] = UInt8(truncatingIfNeeded: e.value); k += 1 }
+            }
+        } else {
+            widen(reserving: narrow.count + elements.count)
+            wide.append(contentsOf: elements)
+        }
+    }
+
+    mutating func overwrite(from start: Int, with elements: some Collection<Unicode.Scalar>) {
+        precondition(start >= 0 && start + elements.count <= count, "an overwrite stays within the arena")
+        // A narrow run into a narrow arena: one block of memory.
+        if !isWide, let run = elements as? ScalarRun, let bytes = run.narrowBytes {
+            narrow.withUnsafeMutableBufferPointer { out in
+                bytes.withUnsafeBufferPointer { source in
+                    _ = UnsafeMutableBufferPointer(rebasing: out[start ..< start + source.count]).update(fromContentsOf: source)
+                }
+            }
+            return
+        }
+        if !isWide && !Self.allNarrow(elements) { widen(reserving: narrow.count) }
+        if isWide {
+            wide.withUnsafeMutableBufferPointer { out in
+                var k = start
+                for e in elements { out[k] = e; k += 1 }
+            }
+        } else {
+            narrow.withUnsafeMutableBufferPointer { out in
+                var k = start
+                for e in elements { out[k] = UInt8(truncatingIfNeeded: e.value); k += 1 }
+            }
+        }
+    }
+
+    func append(_ range: Range<Int>, to out: inout [Unicode.Scalar]) {
+        if isWide {
+            out.append(contentsOf: wide[range])
+            return
+        }
+        let start = out.count
+        out.append(contentsOf: repeatElement(Unicode.Scalar(0), count: range.count))
+        narrow.withUnsafeBufferPointer { source in
+            out.withUnsafeMutableBufferPointer { target in
+                for k in 0 ..< range.count { target[start + k] = Unicode.Scalar(source[range.lowerBound + k]) }
+            }
+        }
+    }
+
+    /// Moves every scalar to four bytes each, with room for `capacity`.
+    private mutating func widen(reserving capacity: Int) {
+        var all: [Unicode.Scalar] = []
+        all.reserveCapacity(Swift.max(capacity, narrow.count))
+        append(0 ..< narrow.count, to: &all)
+        wide = all
+        narrow = []
+        isWide = true
+    }
+
+    private static func allNarrow(_ elements: some Collection<Unicode.Scalar>) -> Bool {
+        // Through contiguous storage when there is some: the check is a plain loop the compiler
+        // vectorizes.
+        if let result = elements.withContiguousStorageIfAvailable({ buffer in
+            buffer.withMemoryRebound(to: UInt32.self) { words in words.allSatisfy { $0 < 0x100 } }
+        }) {
+            return result
+        }
+        return elements.allSatisfy { $0.value < 0x100 }
+    }
+}
+
+/// A stretch of a `ScalarStore`: its scalars, stored narrow or wide. Indices are the arena's
+/// offsets (as an array slice's are its array's), and a slice of a run is a run.
+struct ScalarRun: RandomAccessCollection, Sendable {
+    private let narrow: ArraySlice<UInt8>
+    private let wide: ArraySlice<Unicode.Scalar>
+    private let isWide: Bool
+
+    init(narrow: ArraySlice<UInt8>) {
+        self.narrow = narrow
+        wide = []
+        isWide = false
+    }
+
+    init(wide: ArraySlice<Unicode.Scalar>) {
+        narrow = []
+        self.wide = wide
+        isWide = true
+    }
+
+    /// The run's scalars as Latin-1 bytes, when it is stored narrow.
+    var narrowBytes: ArraySlice<UInt8>? { isWide ? nil : narrow }
+
+    var startIndex: Int { isWide ? wide.startIndex : narrow.startIndex }
+    var endIndex: Int { isWide ? wide.endIndex : narrow.endIndex }
+    subscript(_ i: Int) -> Unicode.Scalar { isWide ? wide[i] : Unicode.Scalar(narrow[i]) }
+    subscript(_ bounds: Range<Int>) -> ScalarRun {
+        isWide ? ScalarRun(wide: wide[bounds]) : ScalarRun(narrow: narrow[bounds])
+    }
+
+    /// Writes the run's scalars to `target`, which has room for exactly them: as one block of
+    /// memory when they are stored wide (an element at a time through the generic path was
+    /// most of a load's copying), widened a byte at a time otherwise.
+    func copy(into target: UnsafeMutableBufferPointer<Unicode.Scalar>) {
+        precondition(target.count == count, "the target holds the run exactly")
+        if isWide {
+            _ = wide.withUnsafeBufferPointer { target.update(fromContentsOf: $0) }
+        } else {
+            narrow.withUnsafeBufferPointer { source in
+                for k in source.indices { target[k] = Unicode.Scalar(source[k]) }
+            }
+        }
+    }
+
+    func withContiguousStorageIfAvailable<R>(_ body: (UnsafeBufferPointer<Unicode.Scalar>) throws -> R) rethrows -> R? {
+        isWide ? try wide.withContiguousStorageIfAvailable(body) : nil
+    }
+}
+
+extension Unicode.Scalar: ListElement {
+    typealias Store = ScalarStore
+
+    /// What stands for a character a load has not read yet (a block whose text a state section
+    /// holds: the replay inserts these, and the text is written in over them). U+001A
+    /// SUBSTITUTE, which is Latin-1: a body holding placeholders stays one byte a scalar.
+    static var placeholder: Unicode.Scalar { "\u{1A}" }
+}
+
+extension LocalID: ListElement {
+    typealias Store = ArrayStore<LocalID>
+}

@@ -1,0 +1,99 @@
+import Testing
+@testable import PeerNote
+
+/// A number as a list's element, for tests of the list's structure alone.
+struct Numbered: ListElement, Equatable {
+    typealias Store = ArrayStore<Numbered>
+    var value: Int
+    init(_ value: Int) { self.value = value }
+}
+
+@Suite("ScalarStore: a body's arena, one byte a scalar until one is past U+00FF")
+struct ElementStoreTests {
+    /// Scalars of every width: ASCII, Latin-1, the rest of the BMP, and past it.
+    static let pool: [Unicode.Scalar] = ["a", "z", "\n", "\u{0}", "\u{7F}", "\u{80}", "é", "\u{FF}",
+                                        "\u{100}", "’", "中", "\u{FFFD}", "😀", "\u{10FFFF}"]
+
+    /// Runs random appends, single and in runs, and overwrites on a store and on a plain array,
+    /// and checks that the store reads back the array, element by element, by range and whole.
+    @Test("Random appends and overwrites read back as a plain array of scalars holds them", arguments: [1, 2, 3, 4])
+    func againstArray(seed: UInt64) {
+        var rng = SeededRandom(state: seed)
+        // Narrow scalars only, or now and then a wide one: stores that stay narrow and that widen.
+        let widthLimit = seed % 2 == 0 ? 8 : Self.pool.count
+        func scalar() -> Unicode.Scalar {
+            Int.random(in: 0 ..< 20, using: &rng) == 0 ? Self.pool[Int.random(in: 0 ..< widthLimit, using: &rng)]
+                : Unicode.Scalar(UInt8.random(in: 32 ... 126, using: &rng))
+        }
+        var store = ScalarStore()
+        var expected: [Unicode.Scalar] = []
+        for _ in 0 ..< 400 {
+            switch Int.random(in: 0 ..< 4, using: &rng) {
+            case 0:
+                let s = scalar()
+                store.append(s)
+                expected.append(s)
+            case 1, 2:
+                let run = (0 ..< Int.random(in: 0 ... 40, using: &rng)).map { _ in scalar() }
+                // From an array slice (contiguous) or a lazy collection (not).
+                if Bool.random(using: &rng) { store.append(contentsOf: run[...]) } else { store.append(contentsOf: run.lazy.map { $0 }) }
+                expected.append(contentsOf: run)
+            default:
+                guard !expected.isEmpty else { continue }
+                let start = Int.random(in: 0 ..< expected.count, using: &rng)
+                let run = (0 ..< Int.random(in: 0 ... min(30, expected.count - start), using: &rng)).map { _ in scalar() }
+                store.overwrite(from: start, with: run[...])
+                expected.replaceSubrange(start ..< start + run.count, with: run)
+            }
+            #expect(store.count == expected.count)
+        }
+        #expect(store.elements == expected)
+        #expect(store.isWide == expected.contains { $0.value > 0xFF })
+        #expect((0 ..< expected.count).allSatisfy { store[$0] == expected[$0] })
+        for _ in 0 ..< 200 {
+            let a = Int.random(in: 0 ... expected.count, using: &rng), b = Int.random(in: a ... expected.count, using: &rng)
+            let run = store[a ..< b]
+            #expect(run.startIndex == a && run.endIndex == b)
+            #expect(Array(run) == Array(expected[a ..< b]))
+            var out: [Unicode.Scalar] = ["x"]
+            store.append(a ..< b, to: &out)
+            #expect(out == ["x"] + expected[a ..< b])
+            let copied = [Unicode.Scalar](unsafeUninitializedCapacity: b - a) { buffer, count in
+                run.copy(into: buffer)
+                count = b - a
+            }
+            #expect(copied == Array(expected[a ..< b]))
+            // A slice of a run is the run of the same stretch.
+            if b - a >= 2 {
+                let inner = run[(a + 1) ..< (b - 1)]
+                #expect(Array(inner) == Array(expected[(a + 1) ..< (b - 1)]))
+            }
+        }
+    }
+
+    @Test("A store made from scalars is narrow exactly when all of them are Latin-1")
+    func madeWhole() {
+        let latin: [Unicode.Scalar] = ["a", "é", "\u{FF}", "\u{0}"]
+        #expect(!ScalarStore(latin).isWide)
+        #expect(ScalarStore(latin).elements == latin)
+        let wide = latin + ["\u{100}"]
+        #expect(ScalarStore(wide).isWide)
+        #expect(ScalarStore(wide).elements == wide)
+        #expect(ScalarStore([]).elements.isEmpty)
+    }
+
+    @Test("A note whose body gets one wide scalar keeps every scalar, and its neighbours stay narrow")
+    func widenedBody() throws {
+        let doc = Document()
+        let first = doc.addNote(title: "Plain", body: "café, naïve")
+        let second = doc.addNote(title: "Wide", body: "plain so far")
+        try doc.setBody(second, "plain so far 😀 and “quoted”")
+        let stored = doc.state.noteStates.map(\.body.arena)
+        #expect(stored.filter(\.isWide).count == 1)
+        #expect(doc.note(first)?.body == "café, naïve")
+        #expect(doc.note(second)?.body == "plain so far 😀 and “quoted”")
+        let reloaded = try Document.load(doc.save())
+        #expect(reloaded.note(second)?.body == "plain so far 😀 and “quoted”")
+        #expect(reloaded.note(first)?.body == "café, naïve")
+    }
+}
