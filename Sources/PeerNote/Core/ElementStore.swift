@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// An element a list holds (`ListCRDT`): a Unicode scalar of a note body, or a note id in the
 /// order of notes. Each kind names how a list's arena stores its elements (`Store`).
 protocol ListElement: Sendable {
@@ -51,8 +57,10 @@ struct ArrayStore<Element: Sendable>: ElementStore {
 /// widens for good when the first scalar past U+00FF comes. A notebook's bodies then take about
 /// a quarter of the memory they took as scalars; each body decides for itself, so one note with
 /// an emoji widens that note alone.
+/// The op log's inserted text (`OpLog.text`) is one store too: it widens when any insert of
+/// the notebook brings a scalar past U+00FF.
 /// - Complexity: reading an element, O(1); widening, O(n) once.
-struct ScalarStore: ElementStore {
+struct ScalarStore: ElementStore, RandomAccessCollection, Equatable {
     /// The scalars while none is past U+00FF (empty once widened).
     private var narrow: [UInt8] = []
     /// The scalars once one is past U+00FF.
@@ -71,6 +79,79 @@ struct ScalarStore: ElementStore {
     }
 
     var count: Int { isWide ? wide.count : narrow.count }
+    var isEmpty: Bool { count == 0 }
+    var startIndex: Int { 0 }
+    var endIndex: Int { count }
+
+    mutating func reserveCapacity(_ n: Int) {
+        if isWide { wide.reserveCapacity(n) } else { narrow.reserveCapacity(n) }
+    }
+
+    /// Removes the last `n` scalars (a roll-back of what was appended since). Stays as wide
+    /// as it was.
+    mutating func removeLast(_ n: Int) {
+        if isWide { wide.removeLast(n) } else { narrow.removeLast(n) }
+    }
+
+    /// Appends ASCII bytes (each a scalar below U+0080) as scalars.
+    mutating func append(ascii bytes: UnsafeBufferPointer<UInt8>) {
+        if isWide {
+            wide.append(contentsOf: bytes.lazy.map { Unicode.Scalar($0) })
+        } else {
+            narrow.append(contentsOf: bytes)
+        }
+    }
+
+    /// Whether the scalars at `range` are those `other` holds from `otherStart` on: one memory
+    /// comparison when both are stored alike.
+    func sameScalars(_ range: Range<Int>, as other: ScalarStore, from otherStart: Int) -> Bool {
+        let n = range.count
+        guard n > 0 else { return true }
+        switch (isWide, other.isWide) {
+        case (false, false):
+            return narrow.withUnsafeBufferPointer { a in
+                other.narrow.withUnsafeBufferPointer { b in
+                    guard let a = a.baseAddress, let b = b.baseAddress else { return false }
+                    return memcmp(a + range.lowerBound, b + otherStart, n) == 0
+                }
+            }
+        case (true, true):
+            return wide.withUnsafeBufferPointer { a in
+                other.wide.withUnsafeBufferPointer { b in
+                    guard let a = a.baseAddress, let b = b.baseAddress else { return false }
+                    return memcmp(a + range.lowerBound, b + otherStart, n * MemoryLayout<Unicode.Scalar>.stride) == 0
+                }
+            }
+        default:
+            return zip(self[range], other[otherStart ..< otherStart + n]).allSatisfy { $0 == $1 }
+        }
+    }
+
+    /// Stores holding the same scalars are equal, however each stores them.
+    static func == (a: ScalarStore, b: ScalarStore) -> Bool {
+        a.count == b.count && a.sameScalars(0 ..< a.count, as: b, from: 0)
+    }
+
+    /// Feeds the scalars at `range` to `hasher` as their four-byte values, however they are
+    /// stored: a narrow and a wide store holding the same scalars hash alike.
+    func hash(_ range: Range<Int>, into hasher: inout Hasher) {
+        if isWide {
+            wide.withUnsafeBufferPointer { t in hasher.combine(bytes: UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: t[range]))) }
+            return
+        }
+        // Widened a chunk at a time on the stack: the hasher takes a stream of bytes.
+        withUnsafeTemporaryAllocation(of: UInt32.self, capacity: 256) { chunk in
+            narrow.withUnsafeBufferPointer { source in
+                var k = range.lowerBound
+                while k < range.upperBound {
+                    let n = Swift.min(256, range.upperBound - k)
+                    for j in 0 ..< n { chunk[j] = UInt32(source[k + j]) }
+                    hasher.combine(bytes: UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: chunk[0 ..< n])))
+                    k += n
+                }
+            }
+        }
+    }
 
     subscript(_ i: Int) -> Unicode.Scalar { isWide ? wide[i] : Unicode.Scalar(narrow[i]) }
 
@@ -97,11 +178,31 @@ struct ScalarStore: ElementStore {
     }
 
     mutating func append(contentsOf elements: some Collection<Unicode.Scalar>) {
+        // A narrow run (of another store) into a narrow store: one block of memory.
+        if !isWide, let run = elements as? ScalarRun, let bytes = run.narrowBytes {
+            narrow.append(contentsOf: bytes)
+            return
+        }
         if isWide {
             wide.append(contentsOf: elements)
+            return
+        }
+        let start = narrow.count, n = elements.count
+        // Contiguous scalars (a slice of an array, of the log's text stored wide), the usual
+        // case: narrowed and checked in one pass over memory.
+        if let narrowed = elements.withContiguousStorageIfAvailable({ source in
+            Self.grow(&narrow, by: n)
+            let fits = narrow.withUnsafeMutableBufferPointer { out in
+                Self.narrowing(source, into: UnsafeMutableBufferPointer(rebasing: out[start ..< start + n]))
+            }
+            if !fits { narrow.removeLast(n) }
+            return fits
+        }) {
+            if narrowed { return }
+            widen(reserving: narrow.count + n)
+            wide.append(contentsOf: elements)
         } else if Self.allNarrow(elements) {
-            let start = narrow.count, n = elements.count
-            narrow.append(contentsOf: repeatElement(0, count: n))
+            Self.grow(&narrow, by: n)
             narrow.withUnsafeMutableBufferPointer { out in
                 var k = start
                 for e in elements { out[k] = UInt8(truncatingIfNeeded: e.value); k += 1 }
@@ -121,6 +222,15 @@ struct ScalarStore: ElementStore {
                     _ = UnsafeMutableBufferPointer(rebasing: out[start ..< start + source.count]).update(fromContentsOf: source)
                 }
             }
+            return
+        }
+        // Contiguous scalars into a narrow arena: narrowed and checked in one pass; when one
+        // does not fit, the arena widens and the wide loop below writes the stretch again.
+        if !isWide, let fits = elements.withContiguousStorageIfAvailable({ source in
+            narrow.withUnsafeMutableBufferPointer { out in
+                Self.narrowing(source, into: UnsafeMutableBufferPointer(rebasing: out[start ..< start + source.count]))
+            }
+        }), fits {
             return
         }
         if !isWide && !Self.allNarrow(elements) { widen(reserving: narrow.count) }
@@ -143,7 +253,7 @@ struct ScalarStore: ElementStore {
             return
         }
         let start = out.count
-        out.append(contentsOf: repeatElement(Unicode.Scalar(0), count: range.count))
+        Self.grow(&out, by: range.count)
         narrow.withUnsafeBufferPointer { source in
             out.withUnsafeMutableBufferPointer { target in
                 for k in 0 ..< range.count { target[start + k] = Unicode.Scalar(source[range.lowerBound + k]) }
@@ -159,6 +269,45 @@ struct ScalarStore: ElementStore {
         wide = all
         narrow = []
         isWide = true
+    }
+
+    /// Zeros to grow arrays by, a block of memory at a time (`repeatElement` goes through the
+    /// generic path, an element at a time, which cost more than the copy that follows).
+    private static let zeroBytes = [UInt8](repeating: 0, count: 4096)
+    private static let zeroScalars = [Unicode.Scalar](repeating: Unicode.Scalar(0), count: 1024)
+
+    /// Appends `n` zeros to `array`, to be written over.
+    private static func grow(_ array: inout [UInt8], by n: Int) {
+        var left = n
+        while left > 0 {
+            let m = Swift.min(left, zeroBytes.count)
+            array.append(contentsOf: zeroBytes[0 ..< m])
+            left -= m
+        }
+    }
+
+    /// Appends `n` U+0000 scalars to `array`, to be written over.
+    private static func grow(_ array: inout [Unicode.Scalar], by n: Int) {
+        var left = n
+        while left > 0 {
+            let m = Swift.min(left, zeroScalars.count)
+            array.append(contentsOf: zeroScalars[0 ..< m])
+            left -= m
+        }
+    }
+
+    /// Writes the low byte of each of `source`'s scalars to `target` (as long), and returns
+    /// whether every scalar was below U+0100 (when not, `target` holds nothing of use). One
+    /// plain loop, which the compiler turns into vector code.
+    private static func narrowing(_ source: UnsafeBufferPointer<Unicode.Scalar>, into target: UnsafeMutableBufferPointer<UInt8>) -> Bool {
+        source.withMemoryRebound(to: UInt32.self) { words in
+            var high: UInt32 = 0
+            for k in words.indices {
+                high |= words[k]
+                target[k] = UInt8(truncatingIfNeeded: words[k])
+            }
+            return high < 0x100
+        }
     }
 
     private static func allNarrow(_ elements: some Collection<Unicode.Scalar>) -> Bool {

@@ -26,8 +26,9 @@ struct OpLog: Sendable {
     /// Unknown change fields kept verbatim; index 0 is none.
     private(set) var extras: [[UInt8]] = [[]]
     private(set) var ops: [Op] = []
-    /// Inserted text of every `insertText` op, as Unicode scalars.
-    private(set) var text: [Unicode.Scalar] = []
+    /// Inserted text of every `insertText` op, as Unicode scalars (one byte each while all of
+    /// them are Latin-1: `ScalarStore`).
+    private(set) var text = ScalarStore()
     /// In no particular order (readers sort). Kept with `headPlaces` once there are many.
     private(set) var heads: [Int] = []
     /// Each head's place in `heads`, kept while there are more than `headIndexThreshold` heads
@@ -313,7 +314,7 @@ struct OpLog: Sendable {
         var s = s
         let ascii = s.withUTF8 { bytes in
             guard !bytes.contains(where: { $0 >= 0x80 }) else { return false }
-            for b in bytes { text.append(Unicode.Scalar(b)) }
+            text.append(ascii: bytes)
             return true
         }
         if !ascii { text.append(contentsOf: s.unicodeScalars) }
@@ -434,7 +435,7 @@ struct OpLog: Sendable {
     /// insert ending at the end of the log (so the new units continue it exactly: their left
     /// origin is its last unit, their ids follow on). Returns false, changing nothing, otherwise.
     /// Loading uses it for a typing run that the file stores as one op over many changes.
-    mutating func extendLastInsert(by length: Int, scalars: ArraySlice<Unicode.Scalar>) -> Bool {
+    mutating func extendLastInsert(by length: Int, scalars: some Collection<Unicode.Scalar>) -> Bool {
         guard canExtendLastInsert, scalars.count == length else { return false }
         changes.extendLast(by: length)
         dropFingerprintOfLastChange()
@@ -450,7 +451,7 @@ struct OpLog: Sendable {
     /// changes join the last change's run, so everything about them follows from it. Returns
     /// false, changing nothing, when any of that does not hold.
     mutating func appendTypingChanges<L: Collection>(agent: UInt32, time: Int64, author: UInt32, message: UInt32, lengths: L,
-                                                    scalars: ArraySlice<Unicode.Scalar>) -> Bool where L.Element: BinaryInteger {
+                                                    scalars: some Collection<Unicode.Scalar>) -> Bool where L.Element: BinaryInteger {
         let total = scalars.count
         let index = changes.count
         guard total > 0, !lengths.isEmpty, index > 0, changes.agent(index - 1) == agent, canExtendLastInsert,
@@ -531,7 +532,7 @@ struct OpLog: Sendable {
     /// `DocumentCore.Burst`). Returns false, changing nothing, when the changes do not join the
     /// last change's run.
     mutating func appendInsertBurst(agent: UInt32, time: Int64, meta: ChangeTable.Meta, lengths: ChangeLengths, note: LocalID,
-                                    originLeft: LocalID, originRight: LocalID, scalars: ArraySlice<Unicode.Scalar>) -> Bool {
+                                    originLeft: LocalID, originRight: LocalID, scalars: some Collection<Unicode.Scalar>) -> Bool {
         let index = changes.count
         let total = scalars.count
         let first = nextID
@@ -633,23 +634,21 @@ struct OpLog: Sendable {
     /// Loading uses it for a block whose text is stored in document order.
     mutating func rewriteInsertedText(_ next: (LocalID, Int) -> ScalarRun?) -> Bool {
         let ops = self.ops
-        return text.withUnsafeMutableBufferPointer { text in
-            for i in ops.indices {
-                guard case .insertText(let note, _, _, let start) = ops[i].body else { continue }
-                let length = ops[i].length
-                guard let scalars = next(note, length), scalars.count == length, start >= 0, start + length <= text.count else { return false }
-                scalars.copy(into: UnsafeMutableBufferPointer(rebasing: text[start ..< start + length]))
-            }
-            return true
+        for i in ops.indices {
+            guard case .insertText(let note, _, _, let start) = ops[i].body else { continue }
+            let length = ops[i].length
+            guard let scalars = next(note, length), scalars.count == length, start >= 0, start + length <= text.count else { return false }
+            text.overwrite(from: start, with: scalars)
         }
+        return true
     }
 
-    /// Writes inserted characters in place: `body` gets the text's storage (positions are the
-    /// ops' `contentStart` plus an offset). Loading a block whose text is stored in document
-    /// order uses it (`buildBodies(from:fillingText:)`).
-    mutating func withInsertedTextStorage<R>(_ body: (UnsafeMutableBufferPointer<Unicode.Scalar>) -> R) -> R {
+    /// Writes inserted characters in place, from `start` (an op's `contentStart` plus an
+    /// offset) on. Loading a block whose text is stored in document order uses it
+    /// (`buildBodies(from:fillingText:)`).
+    mutating func overwriteInsertedText(from start: Int, with scalars: some Collection<Unicode.Scalar>) {
         fingerprints.removeAll()
-        return text.withUnsafeMutableBufferPointer { body($0) }
+        text.overwrite(from: start, with: scalars)
     }
 
     /// `a` and `b` as one op when `b` continues `a` (typing on, or deleting on in one direction):

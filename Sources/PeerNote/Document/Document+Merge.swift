@@ -496,7 +496,7 @@ private struct ChangeImporter {
         }
         previous = (ci, index)
         source.forEachOp(ofChange: ci) { op in
-            var scalars: ArraySlice<Unicode.Scalar> = []
+            var scalars = ScalarRun(narrow: [])
             if case .insertText(_, _, _, let start) = op.body { scalars = source.text[start ..< start + op.length] }
             // Mapped first: mapping may add an agent to the log, which `append` then holds.
             let body = mapIDs(op.body, &log)

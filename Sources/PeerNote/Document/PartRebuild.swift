@@ -146,7 +146,7 @@ struct PartRebuild {
     }
 
     /// `DocState.apply(_:id:lamport:replicas:text:)` restricted to the parts rebuilt.
-    private mutating func apply(_ op: Op, id: LocalID, lamport: UInt64, replicas: [ReplicaID], text: [Unicode.Scalar]) throws(ApplyError) {
+    private mutating func apply<Text: RandomAccessCollection<Unicode.Scalar>>(_ op: Op, id: LocalID, lamport: UInt64, replicas: [ReplicaID], text: Text) throws(ApplyError) where Text.Index == Int {
         let replica = replicas[Int(id.agent)]
         let less = { (a: UInt32, b: UInt32) in replicas[Int(a)] < replicas[Int(b)] }
         switch op.body {

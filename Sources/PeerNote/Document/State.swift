@@ -234,7 +234,7 @@ struct DocState: Sendable {
     private(set) var deletionEpoch = 0
 
     /// Applies one op whose first unit has id `id` and Lamport timestamp `lamport`.
-    mutating func apply(_ op: Op, id: LocalID, lamport: UInt64, replicas: [ReplicaID], text: [Unicode.Scalar]) throws(ApplyError) {
+    mutating func apply<Text: RandomAccessCollection<Unicode.Scalar>>(_ op: Op, id: LocalID, lamport: UInt64, replicas: [ReplicaID], text: Text) throws(ApplyError) where Text.Index == Int {
         let replica = replicas[Int(id.agent)]
         switch op.body {
         case .setNotebookTitle(let value, let preds):
@@ -347,7 +347,7 @@ struct DocState: Sendable {
 
     /// A local insert into the body of the note in `slot` that continues the typing there
     /// (see `ListCRDT.continueTyping`): its right origin, or nil when it must be integrated.
-    mutating func continueTyping(slot: Int, atVisible index: Int, id: LocalID, elements: ArraySlice<Unicode.Scalar>) -> LocalID? {
+    mutating func continueTyping(slot: Int, atVisible index: Int, id: LocalID, elements: some Collection<Unicode.Scalar>) -> LocalID? {
         noteStates[slot].body.continueTyping(atVisible: index, id: id, elements: elements)
     }
 

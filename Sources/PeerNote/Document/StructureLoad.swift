@@ -298,12 +298,8 @@ extension OpLog {
     /// Step 7 (with `fillingText`): the characters of each insert, the elements the structures
     /// list for its units, written into the log's text.
     private mutating func fillText(_ stored: [StoredBody], _ textChunks: [(text: Int, body: Int32, element: Int, length: Int)]) {
-        withInsertedTextStorage { text in
-            for (start, k, element, length) in textChunks {
-                stored[Int(k)].elements.withUnsafeBufferPointer { elements in
-                    for t in 0 ..< length { text[start + t] = elements[element + t] }
-                }
-            }
+        for (start, k, element, length) in textChunks {
+            overwriteInsertedText(from: start, with: stored[Int(k)].elements[element ..< element + length])
         }
     }
 

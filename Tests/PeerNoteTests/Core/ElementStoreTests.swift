@@ -8,7 +8,7 @@ struct Numbered: ListElement, Equatable {
     init(_ value: Int) { self.value = value }
 }
 
-@Suite("ScalarStore: a body's arena, one byte a scalar until one is past U+00FF")
+@Suite("ScalarStore: bodies and the log's text, one byte a scalar until one is past U+00FF")
 struct ElementStoreTests {
     /// Scalars of every width: ASCII, Latin-1, the rest of the BMP, and past it.
     static let pool: [Unicode.Scalar] = ["a", "z", "\n", "\u{0}", "\u{7F}", "\u{80}", "é", "\u{FF}",
@@ -95,5 +95,51 @@ struct ElementStoreTests {
         let reloaded = try Document.load(doc.save())
         #expect(reloaded.note(second)?.body == "plain so far 😀 and “quoted”")
         #expect(reloaded.note(first)?.body == "café, naïve")
+    }
+
+    @Test("A narrow and a wide store of the same scalars compare and hash alike; roll-backs and ASCII appends keep the width")
+    func narrowAgainstWide() {
+        let text: [Unicode.Scalar] = Array("Line of text, café, \u{FF}".unicodeScalars)
+        let narrow = ScalarStore(text)
+        var wide = ScalarStore(text + ["😀"])
+        wide.removeLast(1)
+        #expect(!narrow.isWide && wide.isWide)
+        #expect(narrow == wide)
+        #expect(narrow.sameScalars(5 ..< 12, as: wide, from: 5))
+        #expect(!narrow.sameScalars(5 ..< 12, as: wide, from: 6))
+        func hashed(_ store: ScalarStore, _ range: Range<Int>) -> Int {
+            var h = Hasher()
+            store.hash(range, into: &h)
+            return h.finalize()
+        }
+        #expect(hashed(narrow, 0 ..< text.count) == hashed(wide, 0 ..< text.count))
+        #expect(hashed(narrow, 3 ..< 9) == hashed(wide, 3 ..< 9))
+        #expect(hashed(narrow, 3 ..< 9) != hashed(wide, 4 ..< 10))
+        // Past one chunk of the narrow store's hashing.
+        let long = (0 ..< 1_000).map { Unicode.Scalar(UInt8(32 + $0 % 90)) }
+        var longWide = ScalarStore(long + ["中"])
+        longWide.removeLast(1)
+        #expect(hashed(ScalarStore(long), 0 ..< 1_000) == hashed(longWide, 0 ..< 1_000))
+        var appended = narrow
+        Array("plain".utf8).withUnsafeBufferPointer { appended.append(ascii: $0) }
+        #expect(!appended.isWide && appended.elements == text + Array("plain".unicodeScalars))
+        var appendedWide = wide
+        Array("plain".utf8).withUnsafeBufferPointer { appendedWide.append(ascii: $0) }
+        #expect(appendedWide == appended)
+    }
+
+    @Test("A copy whose log went wide and one still narrow share their history, and merge both ways")
+    func logWidths() throws {
+        let doc = Document()
+        doc.addNote(title: "One", body: "plain text")
+        let copy = try Document.load(doc.save())
+        doc.addNote(title: "Two", body: "now with 😀")
+        try copy.setBody(try #require(copy.notes.first?.id), "plain text, edited")
+        #expect(doc.log.text.isWide && !copy.log.text.isWide)
+        #expect(doc.relation(to: copy) == .shared)
+        let (ab, _) = try doc.merged(with: copy)
+        let (ba, _) = try copy.merged(with: doc)
+        #expect(ab.save() == ba.save())
+        #expect(ab.notes.map(\.body) == ["plain text, edited", "now with 😀"])
     }
 }
