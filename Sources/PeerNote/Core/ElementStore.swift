@@ -188,6 +188,11 @@ struct ScalarStore: ElementStore, RandomAccessCollection, Equatable {
             return
         }
         let start = narrow.count, n = elements.count
+        // A few scalars (a keystroke's run): one by one.
+        if n <= 16, elements.allSatisfy({ $0.value < 0x100 }) {
+            for e in elements { narrow.append(UInt8(truncatingIfNeeded: e.value)) }
+            return
+        }
         // Contiguous scalars (a slice of an array, of the log's text stored wide), the usual
         // case: narrowed and checked in one pass over memory.
         if let narrowed = elements.withContiguousStorageIfAvailable({ source in
@@ -252,6 +257,12 @@ struct ScalarStore: ElementStore, RandomAccessCollection, Equatable {
             out.append(contentsOf: wide[range])
             return
         }
+        // A few scalars (a keystroke's run): appended one by one, which costs less than
+        // growing the array for them and writing them in.
+        if range.count <= 16 {
+            for k in range { out.append(Unicode.Scalar(narrow[k])) }
+            return
+        }
         let start = out.count
         Self.grow(&out, by: range.count)
         narrow.withUnsafeBufferPointer { source in
@@ -278,6 +289,10 @@ struct ScalarStore: ElementStore, RandomAccessCollection, Equatable {
 
     /// Appends `n` zeros to `array`, to be written over.
     private static func grow(_ array: inout [UInt8], by n: Int) {
+        if n <= 16 {
+            for _ in 0 ..< n { array.append(0) }
+            return
+        }
         var left = n
         while left > 0 {
             let m = Swift.min(left, zeroBytes.count)
@@ -288,6 +303,10 @@ struct ScalarStore: ElementStore, RandomAccessCollection, Equatable {
 
     /// Appends `n` U+0000 scalars to `array`, to be written over.
     private static func grow(_ array: inout [Unicode.Scalar], by n: Int) {
+        if n <= 16 {
+            for _ in 0 ..< n { array.append(Unicode.Scalar(0)) }
+            return
+        }
         var left = n
         while left > 0 {
             let m = Swift.min(left, zeroScalars.count)

@@ -340,7 +340,7 @@ extension Document {
             switch op.body {
             case .insertText(let n, let l, let r, let s):
                 body = .insertText(note: remap(n), originLeft: remap(l), originRight: remap(r), contentStart: block.text.count)
-                block.text.append(contentsOf: log.text[s ..< s + op.length])
+                log.text.append(s ..< s + op.length, to: &block.text)
             case .deleteText(let n, let t, let reversed):
                 body = .deleteText(note: remap(n), target: remap(t), reversed: reversed)
             default:
