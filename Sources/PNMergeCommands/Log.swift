@@ -164,20 +164,6 @@ struct HistoryView {
 
     /// Newest first; the schema is documented in man/pnmerge.1 (LOG).
     var json: JSONValue {
-        .array(dateOrder.map { i in
-            let e = entries[i]
-            return .object([
-                ("id", .string(e.id.fullDescription)),
-                ("short", .string(e.id.description)),
-                ("author", .string(e.author)),
-                ("time", .string(Text.iso(e.time))),
-                ("message", .string(e.message)),
-                ("summary", .string(e.summary)),
-                ("dependencies", .strings(e.dependencies.map(\.fullDescription))),
-                ("operations", .int(e.operationCount)),
-                ("head", .bool(heads.contains(e.id))),
-                ("notes", .array(e.summaryParts.compactMap { HistoryJSON.notePart($0, titles: titles) })),
-            ])
-        })
+        .array(dateOrder.map { i in HistoryJSON.change(entries[i], isHead: heads.contains(entries[i].id), titles: titles) })
     }
 }

@@ -11,6 +11,24 @@ public enum HistoryJSON {
         return titles
     }
 
+    /// One change as `pnmerge log --json` and `peernote log --json` print it (man/pnmerge.1,
+    /// LOG): its ids, author, time, message and summary, the changes it depends on, how many
+    /// operations it holds, whether it is a head, and what it did to each note.
+    public static func change(_ e: HistoryEntry, isHead: Bool, titles: [NoteID: String]) -> JSONValue {
+        .object([
+            ("id", .string(e.id.fullDescription)),
+            ("short", .string(e.id.description)),
+            ("author", .string(e.author)),
+            ("time", .string(TimeText.iso8601(e.time))),
+            ("message", .string(e.message)),
+            ("summary", .string(e.summary)),
+            ("dependencies", .strings(e.dependencies.map(\.fullDescription))),
+            ("operations", .int(e.operationCount)),
+            ("head", .bool(isHead)),
+            ("notes", .array(e.summaryParts.compactMap { notePart($0, titles: titles) })),
+        ])
+    }
+
     /// What a change did to one note: `{"note": id, "title": …, "change": "added"|"deleted"|"edited", "summary": …}`
     /// (`title` is the note's title now; `change` as `pnmerge diff --json` names it).
     public static func notePart(_ part: SummaryPart, titles: [NoteID: String]) -> JSONValue? {

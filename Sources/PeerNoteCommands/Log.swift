@@ -63,20 +63,7 @@ extension PeerNoteCLI {
         /// `pnmerge log --json`'s objects (the same keys, in the same order), newest first.
         static func json(_ entries: [HistoryEntry], heads: Set<ChangeID>, in document: Document) -> JSONValue {
             let titles = HistoryJSON.titles(document)
-            return .array(entries.map { e in
-                .object([
-                    ("id", .string(e.id.fullDescription)),
-                    ("short", .string(e.id.description)),
-                    ("author", .string(e.author)),
-                    ("time", .string(TimeText.iso8601(e.time))),
-                    ("message", .string(e.message)),
-                    ("summary", .string(e.summary)),
-                    ("dependencies", .strings(e.dependencies.map(\.fullDescription))),
-                    ("operations", .int(e.operationCount)),
-                    ("head", .bool(heads.contains(e.id))),
-                    ("notes", .array(e.summaryParts.compactMap { HistoryJSON.notePart($0, titles: titles) })),
-                ])
-            })
+            return .array(entries.map { HistoryJSON.change($0, isHead: heads.contains($0.id), titles: titles) })
         }
     }
 }
