@@ -196,7 +196,7 @@ struct ScalarStore: ElementStore, RandomAccessCollection, Equatable {
         // Contiguous scalars (a slice of an array, of the log's text stored wide), the usual
         // case: narrowed and checked in one pass over memory.
         if let narrowed = elements.withContiguousStorageIfAvailable({ source in
-            Self.grow(&narrow, by: n)
+            Self.grow(&narrow, by: n, from: Self.zeroBytes)
             let fits = narrow.withUnsafeMutableBufferPointer { out in
                 Self.narrowing(source, into: UnsafeMutableBufferPointer(rebasing: out[start ..< start + n]))
             }
@@ -207,7 +207,7 @@ struct ScalarStore: ElementStore, RandomAccessCollection, Equatable {
             widen(reserving: narrow.count + n)
             wide.append(contentsOf: elements)
         } else if Self.allNarrow(elements) {
-            Self.grow(&narrow, by: n)
+            Self.grow(&narrow, by: n, from: Self.zeroBytes)
             narrow.withUnsafeMutableBufferPointer { out in
                 var k = start
                 for e in elements { out[k] = UInt8(truncatingIfNeeded: e.value); k += 1 }
@@ -264,7 +264,7 @@ struct ScalarStore: ElementStore, RandomAccessCollection, Equatable {
             return
         }
         let start = out.count
-        Self.grow(&out, by: range.count)
+        Self.grow(&out, by: range.count, from: Self.zeroScalars)
         narrow.withUnsafeBufferPointer { source in
             out.withUnsafeMutableBufferPointer { target in
                 for k in 0 ..< range.count { target[start + k] = Unicode.Scalar(source[range.lowerBound + k]) }
@@ -287,30 +287,17 @@ struct ScalarStore: ElementStore, RandomAccessCollection, Equatable {
     private static let zeroBytes = [UInt8](repeating: 0, count: 4096)
     private static let zeroScalars = [Unicode.Scalar](repeating: Unicode.Scalar(0), count: 1024)
 
-    /// Appends `n` zeros to `array`, to be written over.
-    private static func grow(_ array: inout [UInt8], by n: Int) {
+    /// Appends `n` zeros (`zeros`' elements) to `array`, to be written over: a few one by one,
+    /// more a block of memory at a time.
+    private static func grow<T>(_ array: inout [T], by n: Int, from zeros: [T]) {
         if n <= 16 {
-            for _ in 0 ..< n { array.append(0) }
+            for _ in 0 ..< n { array.append(zeros[0]) }
             return
         }
         var left = n
         while left > 0 {
-            let m = Swift.min(left, zeroBytes.count)
-            array.append(contentsOf: zeroBytes[0 ..< m])
-            left -= m
-        }
-    }
-
-    /// Appends `n` U+0000 scalars to `array`, to be written over.
-    private static func grow(_ array: inout [Unicode.Scalar], by n: Int) {
-        if n <= 16 {
-            for _ in 0 ..< n { array.append(Unicode.Scalar(0)) }
-            return
-        }
-        var left = n
-        while left > 0 {
-            let m = Swift.min(left, zeroScalars.count)
-            array.append(contentsOf: zeroScalars[0 ..< m])
+            let m = Swift.min(left, zeros.count)
+            array.append(contentsOf: zeros[0 ..< m])
             left -= m
         }
     }
