@@ -19,8 +19,13 @@ struct ListTree<Element: ListElement>: Sendable {
     private(set) var inners: [ListInner] = []
     private(set) var root = NodeRef.leaf(0)
     var content = Element.Store()
-    /// Per agent, entries sorted by counter.
+    /// Per agent, entries sorted by counter; empty while the tree is one leaf (`indexed` false).
     private var index: [[ListIndexEntry]] = []
+    /// Whether `index` is kept. A tree of one leaf (most note bodies: up to `leafCapacity` runs)
+    /// finds an id by scanning that leaf, which a lookup through the index ends with anyway; the
+    /// index is built at the first leaf split, from the runs then in the leaf (an entry per run
+    /// meets the invariant). A note body then costs no index arrays.
+    private var indexed = false
     /// The run last inserted into or extended (typing continues there), or found by
     /// `editCursor`; checked before use.
     private var hint = ListCursor(leaf: 0, run: 0, offset: 0)
@@ -243,6 +248,10 @@ struct ListTree<Element: ListElement>: Sendable {
     /// - Complexity: O(log n) plus the leaves walked; none when `id` is in the run that holds
     ///   the entry's id, or in a part of it split off into the same leaf.
     func find(_ id: LocalID) -> (ListCursor, Int, Int)? {
+        if !indexed {
+            guard let found = Self.scan(leaves[0].runs, for: id) else { return nil }
+            return (ListCursor(leaf: 0, run: found.run, offset: found.offset), 0, 0)
+        }
         let a = Int(id.agent)
         guard a < index.count, !index[a].isEmpty, index[a][0].counter <= id.counter else { return nil }
         // The last entry at or before `id`, through a buffer pointer (as the leaf scan below).
@@ -259,19 +268,26 @@ struct ListTree<Element: ListElement>: Sendable {
         while leaf >= 0 {
             // Through a buffer pointer: a leaf holds up to 65 runs, and indexing the nested
             // arrays costs about four times as much per run as the comparison.
-            let found: (run: Int, offset: Int)? = leaves[leaf].runs.withUnsafeBufferPointer { runs in
-                for i in runs.indices {
-                    let r = runs[i]
-                    let offset = UInt32(truncatingIfNeeded: id.counter &- r.id.counter)
-                    if r.id.agent == id.agent && Int(offset) < r.length { return (i, Int(offset)) }
-                }
-                return nil
-            }
-            if let found { return (ListCursor(leaf: leaf, run: found.run, offset: found.offset), hops, lo) }
+            if let found = Self.scan(leaves[leaf].runs, for: id) { return (ListCursor(leaf: leaf, run: found.run, offset: found.offset), hops, lo) }
             leaf = Int(leaves[leaf].next)
             hops += 1
         }
         return nil
+    }
+
+    /// The run of `runs` holding `id`, and `id`'s offset in it. Through a buffer pointer: a leaf
+    /// holds up to 65 runs, and indexing the nested arrays costs about four times as much per
+    /// run as the comparison.
+    @inline(__always)
+    private static func scan(_ runs: [ListRun], for id: LocalID) -> (run: Int, offset: Int)? {
+        runs.withUnsafeBufferPointer { runs in
+            for i in runs.indices {
+                let r = runs[i]
+                let offset = UInt32(truncatingIfNeeded: id.counter &- r.id.counter)
+                if r.id.agent == id.agent && Int(offset) < r.length { return (i, Int(offset)) }
+            }
+            return nil
+        }
     }
 
     /// Absolute position (counting tombstones) of the element at `c`.
@@ -471,6 +487,7 @@ struct ListTree<Element: ListElement>: Sendable {
 
     /// Records that `id` is (now) in `leaf`, keeping entries sorted.
     private mutating func insertIndex(_ id: LocalID, _ leaf: Int) {
+        guard indexed else { return }
         let a = Int(id.agent)
         while index.count <= a { index.append([]) }
         if let last = index[a].last, last.counter < id.counter {
@@ -579,6 +596,7 @@ struct ListTree<Element: ListElement>: Sendable {
     }
 
     private mutating func splitLeaf(_ leaf: Int) {
+        if !indexed { buildIndex() }
         finger = Finger()
         let mid = leaves[leaf].runs.count / 2
         var sibling = ListLeaf()
@@ -598,6 +616,24 @@ struct ListTree<Element: ListElement>: Sendable {
         leaves[leaf].next = Int32(s)
         moveIndexEntries(of: s)
         attach(.leaf(s), after: .leaf(leaf))
+    }
+
+    /// Starts keeping the index (a tree of one leaf about to split): an entry for the first id
+    /// of every run, naming leaf 0. Each agent's entries sorted by counter (its runs need not
+    /// lie in counter order).
+    private mutating func buildIndex() {
+        precondition(leaves.count == 1, "a tree of more than one leaf keeps its index")
+        var built: [[ListIndexEntry]] = []
+        for r in leaves[0].runs {
+            let a = Int(r.id.agent)
+            while built.count <= a { built.append([]) }
+            built[a].append(ListIndexEntry(counter: r.id.counter, leaf: 0))
+        }
+        for a in built.indices where zip(built[a], built[a].dropFirst()).contains(where: { $0.counter > $1.counter }) {
+            built[a].sort { $0.counter < $1.counter }
+        }
+        index = built
+        indexed = true
     }
 
     /// Points the index entries whose ids are in the runs of `leaf` at `leaf` (its runs were
@@ -817,7 +853,11 @@ extension ListTree {
         }
         self.leaves = leaves
         self.inners = inners
-        self.index = index
+        // One leaf: found by scanning it, as a tree built by inserting the runs would be.
+        if leaves.count > 1 {
+            self.index = index
+            indexed = true
+        }
         root = level[0]
     }
 }
