@@ -178,6 +178,16 @@ struct ScalarStore: ElementStore, RandomAccessCollection, Equatable {
     }
 
     mutating func append(contentsOf elements: some Collection<Unicode.Scalar>) {
+        // Placeholders (a load's inserts, before their text is read in): a fill, with nothing
+        // to read or check.
+        if let run = elements as? PlaceholderRun {
+            if isWide {
+                wide.append(contentsOf: repeatElement(.placeholder, count: run.count))
+            } else {
+                Self.grow(&narrow, by: run.count, from: Self.placeholderBytes)
+            }
+            return
+        }
         // A narrow run (of another store) into a narrow store: one block of memory.
         if !isWide, let run = elements as? ScalarRun, let bytes = run.narrowBytes {
             narrow.append(contentsOf: bytes)
@@ -286,18 +296,19 @@ struct ScalarStore: ElementStore, RandomAccessCollection, Equatable {
     /// generic path, an element at a time, which cost more than the copy that follows).
     private static let zeroBytes = [UInt8](repeating: 0, count: 4096)
     private static let zeroScalars = [Unicode.Scalar](repeating: Unicode.Scalar(0), count: 1024)
+    private static let placeholderBytes = [UInt8](repeating: UInt8(Unicode.Scalar.placeholder.value), count: 4096)
 
-    /// Appends `n` zeros (`zeros`' elements) to `array`, to be written over: a few one by one,
-    /// more a block of memory at a time.
-    private static func grow<T>(_ array: inout [T], by n: Int, from zeros: [T]) {
+    /// Appends `n` copies of `fill`'s element (zeros to be written over, or placeholders) to
+    /// `array`: a few one by one, more a block of memory at a time.
+    private static func grow<T>(_ array: inout [T], by n: Int, from fill: [T]) {
         if n <= 16 {
-            for _ in 0 ..< n { array.append(zeros[0]) }
+            for _ in 0 ..< n { array.append(fill[0]) }
             return
         }
         var left = n
         while left > 0 {
-            let m = Swift.min(left, zeros.count)
-            array.append(contentsOf: zeros[0 ..< m])
+            let m = Swift.min(left, fill.count)
+            array.append(contentsOf: fill[0 ..< m])
             left -= m
         }
     }
@@ -374,6 +385,25 @@ struct ScalarRun: RandomAccessCollection, Sendable {
     func withContiguousStorageIfAvailable<R>(_ body: (UnsafeBufferPointer<Unicode.Scalar>) throws -> R) rethrows -> R? {
         isWide ? try wide.withContiguousStorageIfAvailable(body) : nil
     }
+}
+
+/// Placeholders (`Unicode.Scalar.placeholder`) at the offsets `startIndex ..< endIndex`, with no
+/// storage: the text a load integrates before it reads the text in (`DocState.applyBase`).
+/// Every offset from 0 on holds one, so a slice of any range of offsets is a run of its own
+/// (an insert joined from stored ones may be longer than the run it is sliced from).
+/// A `ScalarStore` appends one as a fill.
+struct PlaceholderRun: RandomAccessCollection, Sendable {
+    let startIndex: Int
+    let endIndex: Int
+
+    init(_ offsets: Range<Int>) {
+        precondition(offsets.lowerBound >= 0, "placeholders lie at offsets from 0 on")
+        startIndex = offsets.lowerBound
+        endIndex = offsets.upperBound
+    }
+
+    subscript(_ i: Int) -> Unicode.Scalar { .placeholder }
+    subscript(_ bounds: Range<Int>) -> PlaceholderRun { PlaceholderRun(bounds) }
 }
 
 extension Unicode.Scalar: ListElement {

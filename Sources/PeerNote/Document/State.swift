@@ -460,6 +460,21 @@ extension DocState {
     /// `stop` is asked now and then (it is true once the caller no longer needs the result):
     /// then this gives up, saying `inconsistent`.
     static func applyBase(_ block: WireBlock, workBudget: Int, bodiesFromStructures: Bool = false, stop: () -> Bool = { false }) -> BaseApplication {
+        // A block read without placeholders (`WireBlock.placeholderCount`): each insert reads
+        // placeholders from offset 0 (`textFromStart`), as many as it has units (ops joined
+        // below may be longer than any stored one), and the bodies are filled in afterwards.
+        if block.placeholderCount != nil {
+            return applyBase(block, text: PlaceholderRun(0 ..< block.textCount), workBudget: workBudget,
+                             bodiesFromStructures: bodiesFromStructures, stop: stop)
+        }
+        return applyBase(block, text: block.text, workBudget: workBudget, bodiesFromStructures: bodiesFromStructures, stop: stop)
+    }
+
+    /// `applyBase` with the block's text, or placeholders (`PlaceholderRun`) for a block read
+    /// without them.
+    private static func applyBase<Text: RandomAccessCollection<Unicode.Scalar>>(
+        _ block: WireBlock, text: Text, workBudget: Int, bodiesFromStructures: Bool, stop: () -> Bool
+    ) -> BaseApplication where Text.Index == Int {
         // Plain loops over locals, a run of changes at a time: no closures or nested functions
         // capture the mutable state, which would make every access to it a dynamic exclusivity
         // check (tens of millions of instructions on a long history; the one nested function
@@ -467,11 +482,7 @@ extension DocState {
         let changes = block.changes, ops = block.ops, replicas = block.replicas, depRows = block.depRows
         let n = changes.count, runCount = changes.runCount, lengths = changes.lengthColumn
         let opCount = ops.count, replicaCount = replicas.count, textCount = block.textCount
-        // A block read without placeholders (`WireBlock.placeholderCount`): each insert reads
-        // placeholders from position 0 (`textFromStart`), as many as it has units (ops joined
-        // below may be longer than any stored one: the placeholders grow to fit).
         let placeholders = block.placeholderCount != nil
-        var text = placeholders ? BlockReplayer.placeholders(for: ops) : block.text
         guard replicaCount > 0 else { return .inconsistent }
         // First pass: each change's Lamport timestamp (its first unit's): for the first of a run,
         // one more than the largest last timestamp of its dependencies; for a later one, right
@@ -567,7 +578,6 @@ extension DocState {
                     pending = joined
                 } else {
                     if let p = pending {
-                        if placeholders && p.length > text.count { Self.grow(&text, toHold: p, atMost: textCount) }
                         do throws(ApplyError) {
                             try state.apply(p, id: pendingID, lamport: pendingLamport, replicas: replicas, text: text)
                         } catch {
@@ -585,7 +595,6 @@ extension DocState {
             }
         }
         if let p = pending {
-            if placeholders && p.length > text.count { Self.grow(&text, toHold: p, atMost: textCount) }
             do throws(ApplyError) {
                 try state.apply(p, id: pendingID, lamport: pendingLamport, replicas: replicas, text: text)
             } catch {
@@ -597,15 +606,6 @@ extension DocState {
         return .applied(state)
     }
 
-    /// Grows `placeholders` to hold the characters of `op` when it is an insert (`applyBase` on
-    /// a block read without placeholders, whose joined inserts may be longer than any stored one),
-    /// to no more than `limit`, the characters the block inserts in all (what a joined insert,
-    /// a stretch of them, cannot pass).
-    private static func grow(_ placeholders: inout [Unicode.Scalar], toHold op: Op, atMost limit: Int) {
-        guard case .insertText = op.body else { return }
-        let count = Swift.max(op.length, Swift.min(2 * placeholders.count, limit))
-        placeholders = [Unicode.Scalar](repeating: .placeholder, count: count)
-    }
 }
 
 extension DocState {

@@ -142,4 +142,21 @@ struct ElementStoreTests {
         #expect(ab.save() == ba.save())
         #expect(ab.notes.map(\.body) == ["plain text, edited", "now with 😀"])
     }
+
+    @Test("Placeholders append as a fill: as many as the run has, to a narrow store and to a wide one, and slice at any offsets")
+    func placeholderRuns() {
+        let run = PlaceholderRun(0 ..< 40)
+        #expect(run.count == 40 && run.allSatisfy { $0 == .placeholder })
+        // A slice past the run's end still holds placeholders (a joined insert may be longer).
+        #expect(run[30 ..< 70].count == 40 && run[30 ..< 70].startIndex == 30)
+        for start in [[Unicode.Scalar](), Array("ab".unicodeScalars), Array("a😀".unicodeScalars)] {
+            for n in [0, 3, 16, 17, 5_000] {
+                var store = ScalarStore(start)
+                let wide = store.isWide
+                store.append(contentsOf: PlaceholderRun(7 ..< 7 + n))
+                #expect(store.elements == start + Array(repeating: .placeholder, count: n), "\(start) + \(n)")
+                #expect(store.isWide == wide)
+            }
+        }
+    }
 }
