@@ -41,10 +41,16 @@ extension Document {
     public func noteSummaries(matching filter: NoteFilter) -> [(index: Int, note: NoteSummary)] {
         let conflicted: Set<NoteID> = filter.conflicted ? Set(conflicts.compactMap(\.note)) : []
         var out: [(index: Int, note: NoteSummary)] = []
-        for (i, slot) in state.orderedNoteSlots.enumerated() {
-            let n = state.noteStates[slot]
-            if filter.isEmpty || keeps(noteID(n.id), n.visibleTags, n.priority.value ?? .normal, filter, conflicted) {
-                out.append((i, summary(n)))
+        let slots = state.orderedNoteSlots
+        out.reserveCapacity(filter.isEmpty ? slots.count : 0)
+        // Each note read in place (a copy of a note's state retains and releases all it holds).
+        state.noteStates.withUnsafeBufferPointer { notes in
+            guard let base = notes.baseAddress else { return }
+            for (i, slot) in slots.enumerated() {
+                let n = base + slot
+                if filter.isEmpty || keeps(noteID(n.pointee.id), n.pointee.visibleTags, n.pointee.priority.value ?? .normal, filter, conflicted) {
+                    out.append((i, summary(n)))
+                }
             }
         }
         return out
@@ -72,7 +78,13 @@ extension Document {
     }
 
     func summary(_ n: NoteState) -> NoteSummary {
-        NoteSummary(id: noteID(n.id), title: n.title.value ?? "", tags: n.visibleTags, priority: n.priority.value ?? .normal,
-                    created: Date(timeIntervalSince1970: TimeInterval(n.created)), isDeleted: n.isDeleted)
+        withUnsafePointer(to: n) { summary($0) }
+    }
+
+    /// The summary of the note `n` points at, read in place.
+    func summary(_ n: UnsafePointer<NoteState>) -> NoteSummary {
+        NoteSummary(id: noteID(n.pointee.id), title: n.pointee.title.value ?? "", tags: n.pointee.visibleTags,
+                    priority: n.pointee.priority.value ?? .normal,
+                    created: Date(timeIntervalSince1970: TimeInterval(n.pointee.created)), isDeleted: n.pointee.isDeleted)
     }
 }
