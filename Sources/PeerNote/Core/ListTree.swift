@@ -3,7 +3,8 @@
 /// element arena, and an id index.
 ///
 /// Invariant: nodes only ever split, never merge or shrink, so an element only
-/// ever moves to a leaf further right. The id index has an entry for the first id of every
+/// ever moves to a leaf further right. A tree of one leaf has no id index (a lookup scans the
+/// leaf); from the first split on, the id index has an entry for the first id of every
 /// run as inserted (and of some runs split off since), each naming the leaf that holds the
 /// element with that id now: a leaf split updates the entries of the runs it moves. The ids
 /// after an entry's, up to the next entry, are in that leaf or in leaves to its right (a run
