@@ -346,7 +346,9 @@ struct FormatTests {
         let content = NotebookContent(title: "T", notes: [
             NoteContent(title: "past", created: past), NoteContent(title: "now"), NoteContent(title: "future", created: future),
         ])
-        let before = Date().timeIntervalSince1970.rounded(.down)
+        // A change reads the coarse clock (`Document.systemSeconds`), which may lag `Date()` by a
+        // tick: across a second's boundary it can still give the second before.
+        let before = Date().timeIntervalSince1970.rounded(.down) - 1
         let document = content.makeDocument(author: "a", message: "import")
         let after = Date().timeIntervalSince1970
         let times = document.notes.map(\.created.timeIntervalSince1970)
