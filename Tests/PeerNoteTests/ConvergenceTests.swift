@@ -69,6 +69,7 @@ struct ConvergenceTests {
             }
             if step % 250 == 0 {
                 #expect(String(String.UnicodeScalarView(tree.visibleElements)) == String(String.UnicodeScalarView(ref.visibleElements)))
+                #expect(tree.visibleText == String(String.UnicodeScalarView(ref.visibleElements)))
             }
         }
         var treeAll: [LocalID] = [], refAll: [LocalID] = []

@@ -282,6 +282,40 @@ struct ScalarStore: ElementStore, RandomAccessCollection, Equatable {
         }
     }
 
+    /// Appends the UTF-8 of the scalars at `range` to `out`. A narrow stretch of ASCII, the
+    /// usual text, is one copy (found eight bytes at a time); each Latin-1 letter past U+007F
+    /// takes two bytes.
+    /// - Complexity: O(`range.count`).
+    func appendUTF8(_ range: Range<Int>, to out: inout [UInt8]) {
+        if isWide {
+            for k in range {
+                let s = wide[k]
+                if s.isASCII { out.append(UInt8(truncatingIfNeeded: s.value)) } else { UTF8.encode(s) { out.append($0) } }
+            }
+            return
+        }
+        narrow.withUnsafeBufferPointer { source in
+            let bytes = UnsafeBufferPointer(rebasing: source[range])
+            guard let base = UnsafeRawPointer(bytes.baseAddress) else { return }
+            var i = 0
+            while i + 8 <= bytes.count, base.loadUnaligned(fromByteOffset: i, as: UInt64.self) & 0x8080_8080_8080_8080 == 0 { i += 8 }
+            while i < bytes.count, bytes[i] < 0x80 { i += 1 }
+            if i == bytes.count {
+                out.append(contentsOf: bytes)
+                return
+            }
+            out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[..<i]))
+            for b in bytes[i...] {
+                if b < 0x80 {
+                    out.append(b)
+                } else {
+                    out.append(0xC0 | b >> 6)
+                    out.append(0x80 | b & 0x3F)
+                }
+            }
+        }
+    }
+
     /// Moves every scalar to four bytes each, with room for `capacity`.
     private mutating func widen(reserving capacity: Int) {
         var all: [Unicode.Scalar] = []

@@ -214,17 +214,29 @@ extension Document {
         for (i, r) in replicaTable.enumerated() { index[r] = i }
         // Each agent's place in the table, found once an agent rather than hashed once a note.
         let tableIndex = input.replicas.map { index[$0] ?? 0 }
-        let notes = input.state.noteStates.withUnsafeBufferPointer { notes in
+        let noteStates = input.state.noteStates
+        return noteStates.withUnsafeBufferPointer { notes in
             // Each note read in place (a copy of one would retain and release a dozen references).
-            slots.map { slot in
-                let id = notes[slot].id
+            // Every body's UTF-8 goes into one buffer, which the entries share as slices.
+            var text: [UInt8] = []
+            text.reserveCapacity(slots.reduce(0) { $0 + notes[$1].body.visibleCount })
+            var ends: [Int] = []
+            ends.reserveCapacity(slots.count)
+            for slot in slots {
+                notes[slot].body.appendVisibleUTF8(to: &text)
+                ends.append(text.count)
+            }
+            var start = 0
+            let entries = slots.indices.map { k in
+                let slot = slots[k], id = notes[slot].id
+                defer { start = ends[k] }
                 return WireNoteState(replica: tableIndex[Int(id.agent)], counter: id.counter, title: notes[slot].title.value ?? "",
                                      tags: notes[slot].visibleTags, priority: notes[slot].priority.value ?? .normal,
                                      created: notes[slot].created, deleted: notes[slot].isDeleted,
-                                     body: String(scalars: notes[slot].body.visibleElements))
+                                     bodyUTF8: text[start ..< ends[k]])
             }
+            return WireState(title: input.title, notes: entries)
         }
-        return WireState(title: input.title, notes: notes)
     }
 
     /// The deleted text that goes with a state section (the text column's contents): each

@@ -311,7 +311,7 @@ public final class Document {
     }
 
     func makeNote(_ n: NoteState) -> Note {
-        Note(id: noteID(n.id), title: n.title.value ?? "", body: String(scalars: n.body.visibleElements),
+        Note(id: noteID(n.id), title: n.title.value ?? "", body: n.body.visibleText,
              tags: n.visibleTags, priority: n.priority.value ?? .normal,
              created: Date(timeIntervalSince1970: TimeInterval(n.created)), isDeleted: n.isDeleted)
     }

@@ -159,4 +159,35 @@ struct ElementStoreTests {
             }
         }
     }
+
+    @Test("A stretch's UTF-8 is what the string of its scalars holds: ASCII, Latin-1 and wide stores, at every offset")
+    func utf8OfStretches() {
+        var rng = SeededRandom(state: 11)
+        // ASCII long enough for whole words, Latin-1 letters past U+007F, and (for a wide store) scalars past U+00FF.
+        let alphabets: [[Unicode.Scalar]] = [Array("abc xyz.\n".unicodeScalars), Array("aé ÿ\u{80}z".unicodeScalars),
+                                            Array("aé€😀 \u{7FF}\u{800}\u{FFFF}\u{10000}".unicodeScalars)]
+        for alphabet in alphabets {
+            for length in [0, 1, 7, 8, 9, 31, 64, 200] {
+                let scalars = (0 ..< length).map { _ in alphabet[Int.random(in: 0 ..< alphabet.count, using: &rng)] }
+                let store = ScalarStore(scalars)
+                for start in Set([0, length / 3, length]) {
+                    for end in Set([start, (start + length) / 2, length]) where end >= start {
+                        var out: [UInt8] = [0x41]
+                        store.appendUTF8(start ..< end, to: &out)
+                        var string = String.UnicodeScalarView()
+                        string.append(contentsOf: scalars[start ..< end])
+                        #expect(out == [0x41] + Array(String(string).utf8), "\(scalars[start ..< end])")
+                    }
+                }
+            }
+        }
+        // A whole ASCII stretch of whole words, and one whose only Latin-1 letter is the last byte.
+        let ascii = ScalarStore(Array(String(repeating: "notebook", count: 9).unicodeScalars) + ["é"])
+        var out: [UInt8] = []
+        ascii.appendUTF8(0 ..< 72, to: &out)
+        #expect(out == Array(String(repeating: "notebook", count: 9).utf8))
+        out = []
+        ascii.appendUTF8(0 ..< 73, to: &out)
+        #expect(out == Array((String(repeating: "notebook", count: 9) + "é").utf8))
+    }
 }
