@@ -484,6 +484,65 @@ struct CBORReader {
         return (token, pos)
     }
 
+    /// Reads the next head when it is an unsigned integer: its value. For any other head, reads
+    /// it as `next()` does (with its errors) and returns nil. (The typed reads skip making a
+    /// `CBORToken`: a state section has a dozen heads a note.)
+    mutating func nextUnsigned() throws(CBORDecodeError) -> UInt64? {
+        let pos = offset
+        guard pos >= 0, pos < bytes.count else { throw CBORDecodeError(offset: pos, problem: .endOfInput) }
+        let (head, end) = try CBORDecoder.readHead(bytes, at: pos)
+        guard case .unsigned(let v) = head else { return try next().token.uint }
+        offset = end
+        return v
+    }
+
+    /// Reads the next head when it is an integer of either sign that fits an `Int64` (as
+    /// `CBORToken.int`). For any other head, reads it as `next()` does and returns nil.
+    mutating func nextInt() throws(CBORDecodeError) -> Int64? {
+        let pos = offset
+        guard pos >= 0, pos < bytes.count else { throw CBORDecodeError(offset: pos, problem: .endOfInput) }
+        let (head, end) = try CBORDecoder.readHead(bytes, at: pos)
+        switch head {
+        case .unsigned(let v):
+            offset = end
+            return v <= UInt64(Int64.max) ? Int64(v) : nil
+        case .negative(let n):
+            offset = end
+            return n <= UInt64(Int64.max) ? -1 - Int64(n) : nil
+        default:
+            return try next().token.int
+        }
+    }
+
+    /// Reads the next head when it is a boolean. For any other head, reads it as `next()` does
+    /// and returns nil.
+    mutating func nextBool() throws(CBORDecodeError) -> Bool? {
+        let pos = offset
+        guard pos >= 0, pos < bytes.count else { throw CBORDecodeError(offset: pos, problem: .endOfInput) }
+        let (head, end) = try CBORDecoder.readHead(bytes, at: pos)
+        guard case .bool(let b) = head else { return try next().token.boolValue }
+        offset = end
+        return b
+    }
+
+    /// Reads the next head when it is an array: its element count, checked as `next()` checks
+    /// it. For any other head, reads it as `next()` does and returns nil.
+    mutating func nextArrayCount() throws(CBORDecodeError) -> Int? {
+        let pos = offset
+        guard pos >= 0, pos < bytes.count else { throw CBORDecodeError(offset: pos, problem: .endOfInput) }
+        let (head, end) = try CBORDecoder.readHead(bytes, at: pos)
+        guard case .array(let n) = head, n <= UInt64(bytes.count - end) else { return try next().token.arrayCount }
+        offset = end
+        return Int(n)
+    }
+
+    /// Reads the next head when it is a text string: its text, checked as `next()` checks it.
+    /// For any other head, reads it as `next()` does and returns nil.
+    mutating func nextString() throws(CBORDecodeError) -> String? {
+        guard let raw = try nextText() else { return nil }
+        return String(decoding: raw, as: UTF8.self)
+    }
+
     /// Reads the next head when it is a text string: its UTF-8, checked as `next()` checks it,
     /// as a slice of the input (no `String` made). For any other head, reads it as `next()`
     /// does (with its errors) and returns nil.

@@ -144,12 +144,23 @@ enum StateCodec {
     static func decode(_ bytes: [UInt8], replicas: Int, structures: Bool = false, maxElements: Int = 0,
                        readingStructures: Bool = true) throws(ReadError) -> WireState {
         var reader = CBORReader(bytes)
-        func next() throws(ReadError) -> CBORToken {
-            do throws(CBORDecodeError) { return try reader.next().token } catch {
-                throw ReadError(message: "state section: \(error.message) (at byte \(error.offset) of the inflated section)")
-            }
+        func failed(_ error: CBORDecodeError) -> ReadError {
+            ReadError(message: "state section: \(error.message) (at byte \(error.offset) of the inflated section)")
         }
-        guard try next().arrayCount == 2, let title = try next().textValue, let count = try next().arrayCount else {
+        // Each item read as the kind the layout expects (nil for a head of another kind).
+        func unsigned() throws(ReadError) -> UInt64? {
+            do throws(CBORDecodeError) { return try reader.nextUnsigned() } catch { throw failed(error) }
+        }
+        func arrayCount() throws(ReadError) -> Int? {
+            do throws(CBORDecodeError) { return try reader.nextArrayCount() } catch { throw failed(error) }
+        }
+        func string() throws(ReadError) -> String? {
+            do throws(CBORDecodeError) { return try reader.nextString() } catch { throw failed(error) }
+        }
+        func next() throws(ReadError) -> CBORToken {
+            do throws(CBORDecodeError) { return try reader.next().token } catch { throw failed(error) }
+        }
+        guard try arrayCount() == 2, let title = try string(), let count = try arrayCount() else {
             throw ReadError(message: "state section is not [title, notes]")
         }
         var notes: [WireNoteState] = []
@@ -157,28 +168,30 @@ enum StateCodec {
         let fields = structures ? 9 : 8
         var elementsLeft = maxElements
         for k in 0 ..< count {
-            guard try next().arrayCount == fields else { throw ReadError(message: "state section: note \(k) is not an array of \(fields) fields") }
-            guard let r = try next().uint, r < UInt64(replicas) else { throw ReadError(message: "state section: note \(k) names a replica outside the block's table") }
-            guard let c = try next().uint, c < UInt64(UInt32.max) else { throw ReadError(message: "state section: note \(k) has an invalid counter") }
-            guard let t = try next().textValue else { throw ReadError(message: "state section: note \(k) has no title text") }
-            guard let tagCount = try next().arrayCount else { throw ReadError(message: "state section: note \(k) has no tag list") }
+            guard try arrayCount() == fields else { throw ReadError(message: "state section: note \(k) is not an array of \(fields) fields") }
+            guard let r = try unsigned(), r < UInt64(replicas) else { throw ReadError(message: "state section: note \(k) names a replica outside the block's table") }
+            guard let c = try unsigned(), c < UInt64(UInt32.max) else { throw ReadError(message: "state section: note \(k) has an invalid counter") }
+            guard let t = try string() else { throw ReadError(message: "state section: note \(k) has no title text") }
+            guard let tagCount = try arrayCount() else { throw ReadError(message: "state section: note \(k) has no tag list") }
             var tags: [String] = []
             var firstTag: String?
             for i in 0 ..< tagCount {
-                guard let s = try next().textValue else { throw ReadError(message: "state section: note \(k) has a tag that is not text") }
+                guard let s = try string() else { throw ReadError(message: "state section: note \(k) has a tag that is not text") }
                 // The first tag apart, so that a note with one tag gets no array.
                 if i == 0 { firstTag = s } else { tags.append(s) }
             }
-            guard let rank = try next().uint, let p = Priority.allCases.first(where: { UInt64($0.rank) == rank }) else {
+            guard let rank = try unsigned(), let p = Priority.allCases.first(where: { UInt64($0.rank) == rank }) else {
                 throw ReadError(message: "state section: note \(k) has an unknown priority")
             }
-            guard let created = try next().int, created.magnitude <= WireCodec.maxTime.magnitude else { throw ReadError(message: "state section: note \(k) has an invalid creation time") }
-            guard let deleted = try next().boolValue else { throw ReadError(message: "state section: note \(k) has no deleted flag") }
+            let createdValue: Int64?
+            do throws(CBORDecodeError) { createdValue = try reader.nextInt() } catch { throw failed(error) }
+            guard let created = createdValue, created.magnitude <= WireCodec.maxTime.magnitude else { throw ReadError(message: "state section: note \(k) has an invalid creation time") }
+            let deletedValue: Bool?
+            do throws(CBORDecodeError) { deletedValue = try reader.nextBool() } catch { throw failed(error) }
+            guard let deleted = deletedValue else { throw ReadError(message: "state section: note \(k) has no deleted flag") }
             // The body's UTF-8 as it stands in the section (no string made of it).
             let bodyText: ArraySlice<UInt8>?
-            do throws(CBORDecodeError) { bodyText = try reader.nextText() } catch {
-                throw ReadError(message: "state section: \(error.message) (at byte \(error.offset) of the inflated section)")
-            }
+            do throws(CBORDecodeError) { bodyText = try reader.nextText() } catch { throw failed(error) }
             guard let body = bodyText else { throw ReadError(message: "state section: note \(k) has no body text") }
             var structure: [WireStructureRun]?
             if structures {

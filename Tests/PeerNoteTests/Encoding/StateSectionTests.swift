@@ -415,6 +415,56 @@ struct MalformedStateSectionTests {
         }
     }
 
+    @Test("Each field of a note's entry in a kind the layout does not expect is refused, naming the field; a cut section names where")
+    func fieldKinds() throws {
+        // One note's entry, field by field: replica, counter, title, tags, priority, created, deleted, body.
+        func section(_ fields: [(inout CBOREncoder) -> Void], cut: Int = 0) -> [UInt8] {
+            var e = CBOREncoder()
+            e.arrayHeader(2)
+            e.text("Notebook")
+            e.arrayHeader(1)
+            e.arrayHeader(fields.count)
+            for f in fields { f(&e) }
+            return Array(e.bytes.dropLast(cut))
+        }
+        let good: [(inout CBOREncoder) -> Void] = [{ $0.unsigned(0) }, { $0.unsigned(1) }, { $0.text("Title") }, { $0.arrayHeader(1); $0.text("tag") },
+                                                  { $0.unsigned(UInt64(Priority.high.rank)) }, { $0.int(-5) }, { $0.bool(true) }, { $0.text("body é") }]
+        let state = try StateCodec.decode(section(good), replicas: 1)
+        #expect(state.title == "Notebook" && state.notes.count == 1)
+        let note = try #require(state.notes.first)
+        #expect(note.replica == 0 && note.counter == 1 && note.title == "Title" && note.tags == ["tag"] && note.priority == .high
+                && note.created == -5 && note.deleted && note.body == "body é")
+        let expected = ["names a replica outside", "has an invalid counter", "has no title text", "has no tag list",
+                        "has an unknown priority", "has an invalid creation time", "has no deleted flag", "has no body text"]
+        for k in good.indices {
+            var fields = good
+            // A field of the wrong kind: a text where a number is expected, a number for the others.
+            fields[k] = [0, 1, 4, 5].contains(k) ? { $0.text("x") } : { $0.unsigned(7) }
+            do {
+                _ = try StateCodec.decode(section(fields), replicas: 1)
+                Issue.record("field \(k) of the wrong kind was read")
+            } catch {
+                #expect(error.message.hasPrefix("state section: note 0 \(expected[k])"), "field \(k): \(error.message)")
+            }
+        }
+        // A creation time past Int64 and a counter past UInt32, of the right kind.
+        var fields = good
+        fields[5] = { $0.unsigned(UInt64.max) }
+        #expect(throws: StateCodec.ReadError.self) { try StateCodec.decode(section(fields), replicas: 1) }
+        fields = good
+        fields[1] = { $0.unsigned(UInt64(UInt32.max)) }
+        #expect(throws: StateCodec.ReadError.self) { try StateCodec.decode(section(fields), replicas: 1) }
+        // Invalid UTF-8 in a title, and a section cut inside its last item.
+        fields = good
+        fields[2] = { $0.raw([0x62, 0xC3, 0x28]) }
+        do { _ = try StateCodec.decode(section(fields), replicas: 1); Issue.record("invalid UTF-8 was read") } catch {
+            #expect(error.message.hasPrefix("state section: text string is not valid UTF-8"), "\(error.message)")
+        }
+        do { _ = try StateCodec.decode(section(good, cut: 3), replicas: 1); Issue.record("a cut section was read") } catch {
+            #expect(error.message.hasPrefix("state section: ") && error.message.contains("(at byte"), "\(error.message)")
+        }
+    }
+
     @Test("Not CBOR, a wrong size, a size without a section, a foreign replica, or a section in an appended block: refused")
     func refused() throws {
         let notCBOR: [UInt8] = [0xFF, 0x00, 0x01]
