@@ -329,7 +329,7 @@ enum CBORDecoder {
 
     /// Whether every byte is below 0x80, read eight bytes at a time (a state section's bodies
     /// are most of its bytes).
-    private static func isASCII(_ raw: ArraySlice<UInt8>) -> Bool {
+    static func isASCII(_ raw: ArraySlice<UInt8>) -> Bool {
         raw.withUnsafeBufferPointer { b in
             var i = 0
             var high: UInt64 = 0
@@ -556,6 +556,28 @@ struct CBORReader {
         }
         let raw = bytes[(end - Int(n)) ..< end]
         guard CBORDecoder.isValidUTF8(raw) else { throw CBORDecodeError(offset: pos, problem: .invalidUTF8) }
+        offset = end
+        return raw
+    }
+
+    /// `nextText()`, adding the text's scalar count to `scalars`: known from the check for
+    /// ASCII text (one scalar a byte), counted for the rest.
+    mutating func nextText(countingScalarsInto scalars: inout Int) throws(CBORDecodeError) -> ArraySlice<UInt8>? {
+        let pos = offset
+        guard pos >= 0, pos < bytes.count else { throw CBORDecodeError(offset: pos, problem: .endOfInput) }
+        let (head, end) = try CBORDecoder.readHead(bytes, at: pos)
+        guard case .text(let n) = head else {
+            _ = try next()
+            return nil
+        }
+        let raw = bytes[(end - Int(n)) ..< end]
+        if CBORDecoder.isASCII(raw) {
+            scalars += raw.count
+        } else {
+            let string = String(decoding: raw, as: UTF8.self)
+            guard string.utf8.elementsEqual(raw) else { throw CBORDecodeError(offset: pos, problem: .invalidUTF8) }
+            scalars += string.unicodeScalars.count
+        }
         offset = end
         return raw
     }

@@ -85,7 +85,23 @@ struct WireNoteState: Sendable, Equatable {
 /// notes' bodies here. Writers only write one for a document without conflicts.
 struct WireState: Sendable, Equatable {
     var title: String
-    var notes: [WireNoteState]
+    var notes: [WireNoteState] { didSet { countedScalars = nil } }
+    /// The bodies' scalars, as the section's reader counted them while checking their UTF-8;
+    /// nil once `notes` changes.
+    private var countedScalars: Int?
+
+    init(title: String, notes: [WireNoteState]) {
+        self.title = title
+        self.notes = notes
+    }
+
+    /// A state read from a section, whose bodies hold `scalars` scalars in all.
+    fileprivate init(title: String, notes: [WireNoteState], scalars: Int) {
+        self.init(title: title, notes: notes)
+        countedScalars = scalars
+    }
+
+    static func == (a: WireState, b: WireState) -> Bool { a.title == b.title && a.notes == b.notes }
 
     /// Whether the notes' entries hold their bodies' structures (format version 3). A section
     /// stores them for every note or for none.
@@ -93,6 +109,7 @@ struct WireState: Sendable, Equatable {
 
     /// Visible characters in all bodies: how many inserted characters the text column lacks.
     var liveScalarCount: Int {
+        if let countedScalars { return countedScalars }
         var total = 0
         for k in notes.indices { total += String.scalarCount(utf8: notes[k].bodyUTF8) }
         return total
@@ -167,6 +184,7 @@ enum StateCodec {
         notes.reserveCapacity(count)   // at most one a byte: the reader checked the count against them
         let fields = structures ? 9 : 8
         var elementsLeft = maxElements
+        var scalars = 0
         for k in 0 ..< count {
             guard try arrayCount() == fields else { throw ReadError(message: "state section: note \(k) is not an array of \(fields) fields") }
             guard let r = try unsigned(), r < UInt64(replicas) else { throw ReadError(message: "state section: note \(k) names a replica outside the block's table") }
@@ -191,7 +209,7 @@ enum StateCodec {
             guard let deleted = deletedValue else { throw ReadError(message: "state section: note \(k) has no deleted flag") }
             // The body's UTF-8 as it stands in the section (no string made of it).
             let bodyText: ArraySlice<UInt8>?
-            do throws(CBORDecodeError) { bodyText = try reader.nextText() } catch { throw failed(error) }
+            do throws(CBORDecodeError) { bodyText = try reader.nextText(countingScalarsInto: &scalars) } catch { throw failed(error) }
             guard let body = bodyText else { throw ReadError(message: "state section: note \(k) has no body text") }
             var structure: [WireStructureRun]?
             if structures {
@@ -212,6 +230,6 @@ enum StateCodec {
                                        created: created, deleted: deleted, bodyUTF8: body, structure: structure))
         }
         guard reader.offset == bytes.count else { throw ReadError(message: "state section: extra bytes after its array") }
-        return WireState(title: title, notes: notes)
+        return WireState(title: title, notes: notes, scalars: scalars)
     }
 }

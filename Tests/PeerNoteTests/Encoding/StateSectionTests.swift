@@ -434,6 +434,11 @@ struct MalformedStateSectionTests {
         let note = try #require(state.notes.first)
         #expect(note.replica == 0 && note.counter == 1 && note.title == "Title" && note.tags == ["tag"] && note.priority == .high
                 && note.created == -5 && note.deleted && note.body == "body é")
+        // The bodies' scalars, counted as read, and again once a body changes.
+        #expect(state.liveScalarCount == 6)
+        var changed = state
+        changed.notes[0].body = "ab😀 ü"
+        #expect(changed.liveScalarCount == 5)
         let expected = ["names a replica outside", "has an invalid counter", "has no title text", "has no tag list",
                         "has an unknown priority", "has an invalid creation time", "has no deleted flag", "has no body text"]
         for k in good.indices {
