@@ -535,14 +535,16 @@ extension DocState {
         state.workBudget = workBudget
         state.bodiesFromStructures = bodiesFromStructures
         state.textFromStart = placeholders
-        // Room for every note the block creates, so that the notes' array is allocated once, at
-        // its size: grown by doubling, it held up to twice the notes' memory, and twice over
-        // while it was copied.
+        // Room for every note the block creates, so that the notes' array is allocated once:
+        // grown by doubling, it held up to twice the notes' memory, and twice over while it was
+        // copied. And an eighth more, as the log's arrays get (`OpLog.reserve`): the first note
+        // a later block or an edit adds would otherwise copy the whole array into one twice its
+        // size (room never written takes no memory).
         var creates = 0
         for k in 0 ..< opCount {
             if case .createNote = ops[k].body { creates += 1 }
         }
-        state.reserveNotes(creates)
+        state.reserveNotes(creates + creates / 8)
         var counterNext = [Int](repeating: 0, count: replicaCount)
         var next = 0, nextUnit = 0   // the next op and its first unit's position
         // The op waiting to be applied (ops that continue it join it first), and where its first
