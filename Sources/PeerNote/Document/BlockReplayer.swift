@@ -250,34 +250,20 @@ struct BlockReplayer {
             .invalidDocument(offset: block.offset, message: "the state section does not match the history: \(message)")
         }
         let (ids, slots) = try listedNotes(snapshot, block: block, log: &log, state: state)
-        var deadPos = 0
-        // One buffer for every body's scalars, reused from note to note.
-        var wide: [Unicode.Scalar] = []
-        let empty = ScalarRun(wide: [])
-        for (k, note) in snapshot.notes.enumerated() {
-            // A body of ASCII alone (most of them) is its scalars as they are stored: its UTF-8.
-            let live: ScalarRun
-            if Self.isASCII(note.bodyUTF8) {
-                live = ScalarRun(narrow: note.bodyUTF8)
-            } else {
-                wide.removeAll(keepingCapacity: true)
-                String.appendScalars(utf8: note.bodyUTF8, to: &wide)
-                live = ScalarRun(wide: wide[...])
-            }
-            var livePos = live.startIndex
-            var ok = true
-            state.rewriteBody(slot: slots[k]) { _, length, deleted in
-                let pos = deleted ? deadPos : livePos
-                guard ok, pos + length <= (deleted ? dead.count : live.endIndex) else { ok = false; return empty }
-                if deleted {
-                    deadPos += length
-                    return ScalarRun(wide: dead[pos ..< pos + length])
-                }
-                livePos += length
-                return live[pos ..< pos + length]
-            }
-            guard ok, livePos == live.endIndex else { throw fail("note \(k)'s text does not fit its body") }
+        // Where each note's deleted characters start in `dead`: after those of the notes before it.
+        var deadStarts: [Int] = []
+        deadStarts.reserveCapacity(slots.count + 1)
+        var deadTotal = 0
+        for slot in slots {
+            deadStarts.append(deadTotal)
+            deadTotal += state.noteStates[slot].body.totalCount - state.noteStates[slot].body.visibleCount
         }
+        let notes = snapshot.notes, starts = deadStarts
+        // Each body's text written in, on two threads for a large notebook (the notes are apart).
+        let misfit = state.fillBodies(slots: slots, concurrentFrom: Self.concurrentFillFrom) { k, body in
+            Self.fill(&body, live: notes[k].bodyUTF8, dead: dead, deadStart: starts[k])
+        }
+        if let k = misfit { throw fail("note \(k)'s text does not fit its body") }
         try checkRegisters(snapshot, slots: slots, block: block, state: state)
         // Each insert's characters, from its note: a note's elements in the order it integrated
         // them are its inserts' characters in op order (the block was just replayed, in op order,
@@ -306,7 +292,40 @@ struct BlockReplayer {
             return arenas[current][start ..< start + length]
         }
         guard complete, zip(used, arenas).allSatisfy({ $0 == $1.count }) else { throw fail("the inserted text does not add up") }
-        guard deadPos == dead.count else { throw fail("deleted text is left over") }
+        guard deadTotal == dead.count else { throw fail("deleted text is left over") }
+    }
+
+    /// The notes from which `fillText` writes the bodies' text in on two threads.
+    static let concurrentFillFrom = 2_000
+
+    /// Writes the text of one body: its visible characters from `live` (a state section's
+    /// UTF-8, checked valid) and its deleted ones from `dead`, from `deadStart` on. False when
+    /// they do not fit it exactly (the deleted ones are only checked to be in `dead`; `fillText`
+    /// checks that the notes use it all).
+    private static func fill(_ body: inout ListCRDT<Unicode.Scalar>, live utf8: ArraySlice<UInt8>, dead: [Unicode.Scalar], deadStart: Int) -> Bool {
+        // A body of ASCII alone (most of them) is its scalars as they are stored: its UTF-8.
+        let live: ScalarRun
+        if Self.isASCII(utf8) {
+            live = ScalarRun(narrow: utf8)
+        } else {
+            var wide: [Unicode.Scalar] = []
+            String.appendScalars(utf8: utf8, to: &wide)
+            live = ScalarRun(wide: wide[...])
+        }
+        let empty = ScalarRun(wide: [])
+        var livePos = live.startIndex, deadPos = deadStart
+        var ok = true
+        body.rewriteContent { _, length, deleted in
+            let pos = deleted ? deadPos : livePos
+            guard ok, pos + length <= (deleted ? dead.count : live.endIndex) else { ok = false; return empty }
+            if deleted {
+                deadPos += length
+                return ScalarRun(wide: dead[pos ..< pos + length])
+            }
+            livePos += length
+            return live[pos ..< pos + length]
+        }
+        return ok && livePos == live.endIndex
     }
 
     /// Whether every byte is below 0x80. (One pass that the compiler turns into vector code:

@@ -327,6 +327,33 @@ struct DocState: Sendable {
         noteStates[slot].body = body
     }
 
+    /// Calls `fill(k, &body)` for the body of the note in each of `slots` (`k` its place in
+    /// `slots`, every slot a different note), the first half of them here and the second on
+    /// another thread when there are at least `concurrentFrom`; returns the first `k` whose
+    /// `fill` returned false, if any (each half stops at its first).
+    /// - Complexity: what the calls cost, over two threads.
+    mutating func fillBodies(slots: [Int], concurrentFrom: Int,
+                             _ fill: @escaping @Sendable (Int, inout ListCRDT<Unicode.Scalar>) -> Bool) -> Int? {
+        // Each slot a note's, and once: the two threads must never reach one note.
+        var seen = [Bool](repeating: false, count: noteStates.count)
+        for slot in slots {
+            precondition(noteStates.indices.contains(slot) && !seen[slot], "each slot once, and a note's")
+            seen[slot] = true
+        }
+        return noteStates.withUnsafeMutableBufferPointer { notes -> Int? in
+            guard let base = notes.baseAddress else { return nil }
+            @Sendable func run(_ range: Range<Int>, _ notes: DisjointNotes) -> Int? {
+                for k in range where !fill(k, &notes.base[slots[k]].body) { return k }
+                return nil
+            }
+            let all = DisjointNotes(base: base)
+            guard slots.count >= concurrentFrom, slots.count >= 2 else { return run(slots.indices, all) }
+            let half = slots.count / 2, count = slots.count
+            let (first, second) = Concurrently.run({ run(0 ..< half, all) }, alongside: { run(half ..< count, all) })
+            return first ?? second
+        }
+    }
+
     /// Rewrites the elements of the body of the note in `slot` in list order (see
     /// `ListCRDT.rewriteContent`).
     mutating func rewriteBody<E: Error>(slot: Int, _ next: (LocalID, Int, Bool) throws(E) -> ScalarRun) throws(E) {
@@ -623,4 +650,11 @@ extension DocState {
             noteStates.append(note)
         }
     }
+}
+
+/// The notes' array, for two threads that each change the bodies of notes the other does not
+/// touch (`DocState.fillBodies`). `@unchecked Sendable`: the array outlives both (the call
+/// returns after both finish), and no note is reached from both.
+private struct DisjointNotes: @unchecked Sendable {
+    let base: UnsafeMutablePointer<NoteState>
 }

@@ -198,6 +198,44 @@ struct StateSectionTests {
         try expectRefused(moved, dead: Array(block.deadText.dropLast()), "does not match the history")
     }
 
+    @Test("A notebook large enough to fill its bodies on two threads loads as saved, and a body that does not fit is named in either half")
+    func bodiesFilledOnTwoThreads() throws {
+        let count = BlockReplayer.concurrentFillFrom + 40
+        let d = Document(title: "Many", author: "t", id: UUID(), replica: ReplicaID(high: 3, low: 4), time: Date(timeIntervalSince1970: 1_700_000_000))
+        var ids: [NoteID] = []
+        for k in 0 ..< count {
+            // Every fifth body with deleted text, some of them wide.
+            let id = d.addNote(title: "N\(k)", body: k % 7 == 0 ? "wide ✓ \(k) 日本" : "body \(k) text")
+            if k % 5 == 0 { try d.deleteText(id, range: 0 ..< 2) }
+            ids.append(id)
+        }
+        let (_, block) = try Self.onlyBlock(d.save())
+        let state = try #require(block.state)
+        #expect(!block.deadText.isEmpty)
+        let loaded = try Document.load(Self.file(block))
+        #expect(loaded.notes.map(\.body) == d.notes.map(\.body))
+        #expect(loaded.save() == d.save())
+        // One more visible character and one fewer deleted, in a note of each half, then in
+        // both (the first is named).
+        for notes in [[3], [count / 2 + 7], [count / 2 + 7, 3]] {
+            var moved = state
+            for k in notes { moved.notes[k].body += "x" }
+            var b = block
+            b.state = moved
+            b.deadText.removeLast(notes.count)
+            #expect {
+                _ = try Document.load(Self.file(b))
+            } throws: { error in
+                guard let e = error as? PeerNoteError, case .invalidDocument(_, let m) = e else { return false }
+                return m.contains("note \(notes.min() ?? 0)'s text does not fit its body")
+            }
+        }
+        // Every visible character in place but one deleted one too many: the notes do not use it all.
+        var b = block
+        b.deadText.append("y")
+        #expect(throws: PeerNoteError.self) { try Document.load(Self.file(b)) }
+    }
+
     /// The smallest 64-bit integer as a note's creation time is refused like any other
     /// out-of-range time (its absolute value does not exist, so a check by `abs` would trap).
     @Test("A state section with the smallest 64-bit creation time is refused by load and readNotebook")
