@@ -264,33 +264,50 @@ struct BlockReplayer {
             Self.fill(&body, live: notes[k].bodyUTF8, dead: dead, deadStart: starts[k])
         }
         if let k = misfit { throw fail("note \(k)'s text does not fit its body") }
-        try checkRegisters(snapshot, slots: slots, block: block, state: state)
+        // The registers are checked (reading the state) while the log gets its text (changing the
+        // log alone), on two threads for a large notebook; a register that differs is reported
+        // first, as when one came after the other.
+        let shown = state
+        let checkRegisters: @Sendable () -> PeerNoteError? = {
+            do throws(PeerNoteError) { try Self.checkRegisters(snapshot, slots: slots, block: block, state: shown) } catch { return error }
+            return nil
+        }
         // Each insert's characters, from its note: a note's elements in the order it integrated
         // them are its inserts' characters in op order (the block was just replayed, in op order,
         // into an empty state).
         // Arenas by note position in `ids`; the note's slot is looked up only when the note
         // changes from one insert op to the next (hashing on every op cost a tenth of fillText).
         let arenas = slots.map { state.noteStates[$0].body.arena }
-        var listedAt = [Int](repeating: -1, count: state.noteStates.count)
-        for (k, slot) in slots.enumerated() { listedAt[slot] = k }
         var used = [Int](repeating: 0, count: ids.count)
-        var current = -1
-        let complete = log.rewriteInsertedText { note, length in
-            if current < 0 || ids[current] != note {
-                // The note listed next first: a notebook whose notes were written one after the
-                // other in document order lists them in the order their inserts come.
-                if current + 1 < ids.count && ids[current + 1] == note {
-                    current += 1
-                } else {
-                    guard let slot = state.slot(of: note), listedAt[slot] >= 0 else { return nil }
-                    current = listedAt[slot]
+        func fillLog() -> Bool {
+            var listedAt = [Int](repeating: -1, count: shown.noteStates.count)
+            for (k, slot) in slots.enumerated() { listedAt[slot] = k }
+            var current = -1
+            return log.rewriteInsertedText { note, length in
+                if current < 0 || ids[current] != note {
+                    // The note listed next first: a notebook whose notes were written one after the
+                    // other in document order lists them in the order their inserts come.
+                    if current + 1 < ids.count && ids[current + 1] == note {
+                        current += 1
+                    } else {
+                        guard let slot = shown.slot(of: note), listedAt[slot] >= 0 else { return nil }
+                        current = listedAt[slot]
+                    }
                 }
+                let start = used[current]
+                guard start + length <= arenas[current].count else { return nil }
+                used[current] = start + length
+                return arenas[current][start ..< start + length]
             }
-            let start = used[current]
-            guard start + length <= arenas[current].count else { return nil }
-            used[current] = start + length
-            return arenas[current][start ..< start + length]
         }
+        let complete: Bool, differs: PeerNoteError?
+        if slots.count >= Self.concurrentFillFrom {
+            (complete, differs) = Concurrently.run({ fillLog() }, alongside: checkRegisters)
+        } else {
+            differs = checkRegisters()
+            complete = differs == nil && fillLog()
+        }
+        if let differs { throw differs }
         guard complete, zip(used, arenas).allSatisfy({ $0 == $1.count }) else { throw fail("the inserted text does not add up") }
         guard deadTotal == dead.count else { throw fail("deleted text is left over") }
     }

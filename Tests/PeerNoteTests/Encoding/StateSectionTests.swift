@@ -230,6 +230,17 @@ struct StateSectionTests {
                 return m.contains("note \(notes.min() ?? 0)'s text does not fit its body")
             }
         }
+        // A title that differs, checked while the log gets its text on the other thread.
+        var retitled = state
+        retitled.notes[count / 2 + 3].title = "Other"
+        var r = block
+        r.state = retitled
+        #expect {
+            _ = try Document.load(Self.file(r))
+        } throws: { error in
+            guard let e = error as? PeerNoteError, case .invalidDocument(_, let m) = e else { return false }
+            return m.contains("note \(count / 2 + 3) differs")
+        }
         // Every visible character in place but one deleted one too many: the notes do not use it all.
         var b = block
         b.deadText.append("y")
