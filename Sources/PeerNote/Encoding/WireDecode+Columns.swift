@@ -53,9 +53,14 @@ extension WireCodec {
     /// column 49 says which insertText ops store their origins; the others get `LocalID.unstated`.
     /// With `liveScalars` (a block with a state section) and without `placeholders`, the block's
     /// `text` stays empty and `placeholderCount` says how many characters its ops insert.
+    /// With `textLater` (a block with a state section not read yet; `liveScalars` nil and no
+    /// `placeholders`), the inserts' text is not bounded by the text column: `textReached` is set
+    /// to how many characters the ops insert, and the caller checks it against the state
+    /// section's text and the text column, and sets `placeholderCount` (`WireCodec.decodePayload`).
     static func decodeColumns(_ bytes: [UInt8], into block: inout WireBlock, strings: [String], changeCount: Int, unitCount: Int, liveScalars: Int?,
-                              placeholders: Bool = true,
+                              placeholders: Bool = true, textLater: Bool = false, textReached: UnsafeMutablePointer<Int>? = nil,
                               structures: Bool, maxRows: Int, maxOps: Int, maxPredecessors: Int, fileSize: Int) throws(ColumnReadError) -> Int {
+        precondition(!textLater || (liveScalars == nil && !placeholders), "text checked later only for a block read without placeholders")
         let set: [UInt64: ColumnSlice]
         do { set = try ColumnSet.decode(bytes, base: 0) } catch { throw ColumnReadError(message: "column layout: \(error.message)") }
         for key in set.keys where ColumnID(rawValue: key) == nil || (key == ColumnID.opOriginsStored.rawValue && !structures) {
@@ -343,10 +348,12 @@ extension WireCodec {
             } else {
                 block.placeholderCount = live + stored.count
             }
+        } else if textLater {
+            block.deadText = stored
         } else {
             block.text = stored
         }
-        let textCount = block.textCount
+        let textCount = textLater ? Int.max : block.textCount
 
         var ri = 0, vi = 0, pi = 0, ppos = 0, pri = 0, ci = 0, pli = 0
         var valuePos = col(.opValue).bytes.startIndex, payloadPos = col(.opPayload).bytes.startIndex, textPos = 0
@@ -425,7 +432,8 @@ extension WireCodec {
             lv += len
         }
         guard lv == unitCount else { throw ColumnReadError(message: "ops cover \(lv) units, block says \(unitCount)") }
-        guard textPos == textCount else {
+        textReached?.pointee = textPos
+        guard textLater || textPos == textCount else {
             if liveScalars != nil { throw ColumnReadError(message: "the state section and the text column hold \(textCount) characters, the ops insert \(textPos)") }
             throw ColumnReadError(message: "text column holds \(textCount - textPos) characters no op inserts")
         }

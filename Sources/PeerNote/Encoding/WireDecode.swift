@@ -215,18 +215,30 @@ extension WireCodec {
         let counts = try rowCounts(fields, block: block, totals: totals, limits: limits, fileSize: fileSize)
         let columns = try columnsExtent(fields, counts: counts, limits: limits, fileSize: fileSize)
         let inflated = try checkMemory(fields, kind: block.kind, columnsSize: columns.size, totals: totals)
-        let columnBytes = try readStateAndInflateColumns(fields, raw: raw, columns: columns, unitCount: counts.units,
-                                                         into: &block, concurrentFrom: concurrentFrom)
-        // Offsets inside inflated columns have no place in the file: report the columns' offset.
-        let predecessors: Int
         let maxRows = counts.maxRows
-        do throws(ColumnReadError) {
-            predecessors = try decodeColumns(columnBytes, into: &block, strings: strings, changeCount: Int(counts.changes), unitCount: Int(counts.units),
-                                             liveScalars: block.state?.liveScalarCount, placeholders: placeholders, structures: block.state?.storesStructures ?? false,
-                                             maxRows: Int(maxRows), maxOps: Int(maxRows) - min(totals.ops, Int(maxRows)),
-                                             maxPredecessors: Int(maxRows) - min(totals.predecessors, Int(maxRows)), fileSize: fileSize)
-        } catch {
-            throw FormatError(offset: columns.base, message: error.message)
+        let maxOps = Int(maxRows) - min(totals.ops, Int(maxRows)), maxPredecessors = Int(maxRows) - min(totals.predecessors, Int(maxRows))
+        // A large block read without placeholders: its columns are decoded while the other
+        // thread reads the state section (the longer half), before the section's text count is
+        // known (`decodeColumns`' `textLater`); that count is checked against the ops once both
+        // are done. If anything fails or disagrees, the columns are decoded again as below, after
+        // the section, so that a damaged file is refused with the same error either way.
+        let predecessors: Int
+        if !placeholders, fields[.state] != nil,
+           let early = try decodeBesideState(fields, raw: raw, columns: columns, unitCount: counts.units, block: block, strings: strings,
+                                             changeCount: Int(counts.changes), maxRows: Int(maxRows), maxOps: maxOps,
+                                             maxPredecessors: maxPredecessors, fileSize: fileSize, concurrentFrom: concurrentFrom) {
+            (block, predecessors) = early
+        } else {
+            let columnBytes = try readStateAndInflateColumns(fields, raw: raw, columns: columns, unitCount: counts.units,
+                                                             into: &block, concurrentFrom: concurrentFrom)
+            // Offsets inside inflated columns have no place in the file: report the columns' offset.
+            do throws(ColumnReadError) {
+                predecessors = try decodeColumns(columnBytes, into: &block, strings: strings, changeCount: Int(counts.changes), unitCount: Int(counts.units),
+                                                 liveScalars: block.state?.liveScalarCount, placeholders: placeholders, structures: block.state?.storesStructures ?? false,
+                                                 maxRows: Int(maxRows), maxOps: maxOps, maxPredecessors: maxPredecessors, fileSize: fileSize)
+            } catch {
+                throw FormatError(offset: columns.base, message: error.message)
+            }
         }
         let unitsLimit = columns.unitsBase + 2 * UInt64(block.textCount)
         guard counts.units <= unitsLimit else { throw columns.unitsRefused(unitsLimit) }
@@ -373,6 +385,46 @@ extension WireCodec {
         let inflated = totals.inflated + columnsSize + stateDeclared
         try MemoryBudget.check(inflating: inflated, offset: fields.base)
         return inflated
+    }
+
+    /// The block with its state section and columns, the columns inflated and decoded on this
+    /// thread while the other reads the section, when the block is large enough (its compressed
+    /// section and columns each `concurrentFrom` bytes or more) and all of it reads and agrees:
+    /// the ops insert as many characters as the section's bodies and the text column hold (no
+    /// more than the block's units), and the section stores the bodies' structures exactly when
+    /// the block's version says so. Nil otherwise (the caller then reads it one half after the
+    /// other, which finds the error); an error of the state section is thrown here, as it
+    /// would be there, first.
+    private static func decodeBesideState(_ fields: PayloadFields, raw: RawBlock, columns: ColumnsExtent, unitCount: UInt64, block: WireBlock,
+                                          strings: [String], changeCount: Int, maxRows: Int, maxOps: Int, maxPredecessors: Int,
+                                          fileSize: Int, concurrentFrom: Int) throws(FormatError) -> (block: WireBlock, predecessors: Int)? {
+        let compressed = columns.compressed, size = columns.size
+        guard min(fields[.state]?.bytesValue?.count ?? 0, compressed.count) >= concurrentFrom else { return nil }
+        let map = fields.map, base = fields.base, kind = block.kind
+        let replicaCount = block.replicas.count, version = raw.version, maxElements = Int(min(unitCount, UInt64(Int32.max)))
+        let readState = { @Sendable () -> Result<WireState?, FormatError> in
+            Result { () throws(FormatError) in
+                try stateSection(map, kind: kind, replicas: replicaCount, version: version, maxElements: maxElements, base: base)
+            }
+        }
+        let structures = version >= Format.structuresVersion
+        var early = block
+        var reached = 0
+        let (decoded, stateResult) = Concurrently.run({ () -> Int? in
+            guard let columnBytes = try? Deflate.decompress(compressed, maxOutput: Int(size)), columnBytes.count == Int(size) else { return nil }
+            return withUnsafeMutablePointer(to: &reached) { reached in
+                try? decodeColumns(columnBytes, into: &early, strings: strings, changeCount: changeCount, unitCount: Int(unitCount),
+                                   liveScalars: nil, placeholders: false, textLater: true, textReached: reached, structures: structures,
+                                   maxRows: maxRows, maxOps: maxOps, maxPredecessors: maxPredecessors, fileSize: fileSize)
+            }
+        }, alongside: readState)
+        let state = try stateResult.get()
+        guard let predecessors = decoded, let state, state.storesStructures == structures else { return nil }
+        let live = state.liveScalarCount, total = live + early.deadText.count
+        guard live <= Int(unitCount), reached == total else { return nil }
+        early.state = state
+        early.placeholderCount = total
+        return (early, predecessors)
     }
 
     /// Reads the state section into `block` and returns the inflated columns. The state section

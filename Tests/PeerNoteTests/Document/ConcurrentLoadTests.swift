@@ -169,4 +169,42 @@ struct ConcurrentLoadTests {
             #expect("\(error)".contains("state section"), "\(error)")
         }
     }
+
+    @Test("Columns decoded beside the state section: a section whose text the ops do not insert gives the error one thread gives")
+    func columnsBesideState() throws {
+        let doc = Document(title: "T")
+        var ids: [NoteID] = []
+        for k in 0 ..< 30 {
+            ids.append(doc.addNote(title: "N\(k)", body: String(repeating: "line \(k) of text, typed and edited\n", count: 12)))
+        }
+        try doc.deleteText(ids[4], range: 0 ..< 10)
+        let good = doc.save(.compact)
+        ConvergenceTests.expectSameLoad(good, "undamaged")
+        #expect(try Document.load(good, concurrentFrom: 0).notebook == doc.notebook)
+        let raw = try #require(try BlockCodec.decode(good).first)
+        let block = try WireCodec.decodePayload(raw, fileSize: good.count)
+        let state = try #require(block.state)
+        func file(_ change: (inout WireBlock) -> Void) -> [UInt8] {
+            var b = block
+            change(&b)
+            return BlockCodec.encode(payload: WireCodec.encodePayload(b), version: raw.version)
+        }
+        // The section's bodies hold one character more, or fewer, than the ops insert with the
+        // text column; one more visible and one fewer deleted (the count agrees, the text not).
+        var longer = state, shorter = state, moved = state
+        longer.notes[7].body += "!"
+        shorter.notes[7].body.removeLast()
+        moved.notes[7].body += "x"
+        let cases: [(String, [UInt8])] = [
+            ("a body longer", file { $0.state = longer }),
+            ("a body shorter", file { $0.state = shorter }),
+            ("deleted text longer", file { $0.deadText.append("y") }),
+            ("one moved from deleted to visible", file { $0.state = moved; $0.deadText.removeLast() }),
+            ("no notes in the section", file { $0.state?.notes = [] }),
+        ]
+        for (what, bytes) in cases {
+            #expect(throws: PeerNoteError.self, "\(what)") { try Document.load(bytes, concurrentFrom: .max) }
+            ConvergenceTests.expectSameLoad(bytes, what)
+        }
+    }
 }
