@@ -312,8 +312,10 @@ struct BlockReplayer {
         guard deadTotal == dead.count else { throw fail("deleted text is left over") }
     }
 
-    /// The notes from which `fillText` writes the bodies' text in on two threads.
-    static let concurrentFillFrom = 2_000
+    /// The notes from which `fillText` writes the bodies' text in on two threads. Below it each
+    /// half takes about a millisecond or less, which a handoff to a thread whose core is busy
+    /// can cost on its own.
+    static let concurrentFillFrom = 5_000
 
     /// Writes the text of one body: its visible characters from `live` (a state section's
     /// UTF-8, checked valid) and its deleted ones from `dead`, from `deadStart` on. False when
