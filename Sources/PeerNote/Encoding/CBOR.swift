@@ -484,56 +484,50 @@ struct CBORReader {
         return (token, pos)
     }
 
-    /// Reads the next head when it is an unsigned integer: its value. For any other head, reads
-    /// it as `next()` does (with its errors) and returns nil. (The typed reads skip making a
-    /// `CBORToken`: a state section has a dozen heads a note.)
-    mutating func nextUnsigned() throws(CBORDecodeError) -> UInt64? {
+    /// The next head's value as `value` gives it from the head (its end given, to check a count
+    /// against the bytes after it); when `value` gives nil, the head is read as `next()` reads
+    /// it (with its errors) and `token` gives the result. The typed reads below skip making a
+    /// `CBORToken` for the usual head: a state section has a dozen heads a note.
+    @inline(__always)
+    private mutating func nextValue<T>(_ value: (Head, Int) -> T?, else token: (CBORToken) -> T?) throws(CBORDecodeError) -> T? {
         let pos = offset
         guard pos >= 0, pos < bytes.count else { throw CBORDecodeError(offset: pos, problem: .endOfInput) }
         let (head, end) = try CBORDecoder.readHead(bytes, at: pos)
-        guard case .unsigned(let v) = head else { return try next().token.uint }
+        guard let v = value(head, end) else { return token(try next().token) }
         offset = end
         return v
     }
 
-    /// Reads the next head when it is an integer of either sign that fits an `Int64` (as
-    /// `CBORToken.int`). For any other head, reads it as `next()` does and returns nil.
+    /// The next head when it is an unsigned integer: its value; else nil (see `nextValue`).
+    mutating func nextUnsigned() throws(CBORDecodeError) -> UInt64? {
+        try nextValue({ head, _ in if case .unsigned(let v) = head { v } else { nil } }, else: \.uint)
+    }
+
+    /// The next head when it is an integer of either sign that fits an `Int64`, as
+    /// `CBORToken.int` reads it; else nil (see `nextValue`).
     mutating func nextInt() throws(CBORDecodeError) -> Int64? {
-        let pos = offset
-        guard pos >= 0, pos < bytes.count else { throw CBORDecodeError(offset: pos, problem: .endOfInput) }
-        let (head, end) = try CBORDecoder.readHead(bytes, at: pos)
-        switch head {
-        case .unsigned(let v):
-            offset = end
-            return v <= UInt64(Int64.max) ? Int64(v) : nil
-        case .negative(let n):
-            offset = end
-            return n <= UInt64(Int64.max) ? -1 - Int64(n) : nil
-        default:
-            return try next().token.int
-        }
+        // An integer out of range is read, then nil, as `CBORToken.int` gives.
+        try nextValue({ head, _ in
+            switch head {
+            case .unsigned(let v) where v <= UInt64(Int64.max): Int64(v)
+            case .negative(let n) where n <= UInt64(Int64.max): -1 - Int64(n)
+            default: nil
+            }
+        }, else: \.int)
     }
 
-    /// Reads the next head when it is a boolean. For any other head, reads it as `next()` does
-    /// and returns nil.
+    /// The next head when it is a boolean; else nil (see `nextValue`).
     mutating func nextBool() throws(CBORDecodeError) -> Bool? {
-        let pos = offset
-        guard pos >= 0, pos < bytes.count else { throw CBORDecodeError(offset: pos, problem: .endOfInput) }
-        let (head, end) = try CBORDecoder.readHead(bytes, at: pos)
-        guard case .bool(let b) = head else { return try next().token.boolValue }
-        offset = end
-        return b
+        try nextValue({ head, _ in if case .bool(let b) = head { b } else { nil } }, else: \.boolValue)
     }
 
-    /// Reads the next head when it is an array: its element count, checked as `next()` checks
-    /// it. For any other head, reads it as `next()` does and returns nil.
+    /// The next head when it is an array: its element count, checked as `next()` checks it;
+    /// else nil (see `nextValue`).
     mutating func nextArrayCount() throws(CBORDecodeError) -> Int? {
-        let pos = offset
-        guard pos >= 0, pos < bytes.count else { throw CBORDecodeError(offset: pos, problem: .endOfInput) }
-        let (head, end) = try CBORDecoder.readHead(bytes, at: pos)
-        guard case .array(let n) = head, n <= UInt64(bytes.count - end) else { return try next().token.arrayCount }
-        offset = end
-        return Int(n)
+        let size = bytes.count
+        return try nextValue({ head, end in
+            if case .array(let n) = head, n <= UInt64(size - end) { Int(n) } else { nil }
+        }, else: \.arrayCount)
     }
 
     /// Reads the next head when it is a text string: its text, checked as `next()` checks it.
