@@ -541,17 +541,8 @@ struct CBORReader {
     /// as a slice of the input (no `String` made). For any other head, reads it as `next()`
     /// does (with its errors) and returns nil.
     mutating func nextText() throws(CBORDecodeError) -> ArraySlice<UInt8>? {
-        let pos = offset
-        guard pos >= 0, pos < bytes.count else { throw CBORDecodeError(offset: pos, problem: .endOfInput) }
-        let (head, end) = try CBORDecoder.readHead(bytes, at: pos)
-        guard case .text(let n) = head else {
-            _ = try next()
-            return nil
-        }
-        let raw = bytes[(end - Int(n)) ..< end]
-        guard CBORDecoder.isValidUTF8(raw) else { throw CBORDecodeError(offset: pos, problem: .invalidUTF8) }
-        offset = end
-        return raw
+        var scalars = 0
+        return try nextText(countingScalarsInto: &scalars)
     }
 
     /// `nextText()`, adding the text's scalar count to `scalars`: known from the check for
