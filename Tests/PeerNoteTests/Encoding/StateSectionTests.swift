@@ -217,30 +217,28 @@ struct StateSectionTests {
         #expect(loaded.save() == d.save())
         // One more visible character and one fewer deleted, in a note of each half, then in
         // both (the first is named).
+        func expectRefused(_ b: WireBlock, _ fragment: String) {
+            #expect {
+                _ = try Document.load(Self.file(b))
+            } throws: { error in
+                guard let e = error as? PeerNoteError, case .invalidDocument(_, let m) = e else { return false }
+                return m.contains(fragment)
+            }
+        }
         for notes in [[3], [count / 2 + 7], [count / 2 + 7, 3]] {
             var moved = state
             for k in notes { moved.notes[k].body += "x" }
             var b = block
             b.state = moved
             b.deadText.removeLast(notes.count)
-            #expect {
-                _ = try Document.load(Self.file(b))
-            } throws: { error in
-                guard let e = error as? PeerNoteError, case .invalidDocument(_, let m) = e else { return false }
-                return m.contains("note \(notes.min() ?? 0)'s text does not fit its body")
-            }
+            expectRefused(b, "note \(notes.min() ?? 0)'s text does not fit its body")
         }
         // A title that differs, checked while the log gets its text on the other thread.
         var retitled = state
         retitled.notes[count / 2 + 3].title = "Other"
         var r = block
         r.state = retitled
-        #expect {
-            _ = try Document.load(Self.file(r))
-        } throws: { error in
-            guard let e = error as? PeerNoteError, case .invalidDocument(_, let m) = e else { return false }
-            return m.contains("note \(count / 2 + 3) differs")
-        }
+        expectRefused(r, "note \(count / 2 + 3) differs")
         // Every visible character in place but one deleted one too many: the notes do not use it all.
         var b = block
         b.deadText.append("y")
