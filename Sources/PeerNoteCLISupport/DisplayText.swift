@@ -61,7 +61,16 @@ public enum DisplayText {
     /// report line): every control character, line breaks and tabs included, and every
     /// directional formatting character made visible.
     public static func oneLine(_ text: String) -> String {
-        escaping(text) { needsEscapeOnOneLine($0) }
+        if isPrintableASCII(text) { return text }
+        return escaping(text) { needsEscapeOnOneLine($0) }
+    }
+
+    /// Whether `text` is printable ASCII only (U+0020 to U+007E): one terminal column a byte, and
+    /// nothing that any context escapes. Most titles and tags are; a listing asks for each of
+    /// its cells, so the bytes are read in place rather than through the UTF-8 view's index.
+    public static func isPrintableASCII(_ text: String) -> Bool {
+        let printable: (UInt8) -> Bool = { $0 &- 0x20 < 0x5F }
+        return text.utf8.withContiguousStorageIfAvailable { $0.allSatisfy(printable) } ?? text.utf8.allSatisfy(printable)
     }
 
     /// `text` for a multi-line context (a note body printed as lines): line breaks and tabs kept,
@@ -144,7 +153,7 @@ public enum DisplayText {
     public static func tagList(_ tags: [String]) -> String {
         // One tag of printable ASCII that needs no quotes is shown as it is (the usual case: a
         // listing of many notes pays for this per note).
-        if tags.count == 1, let only = tags.first, only.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }), !needsQuotes(only) { return only }
+        if tags.count == 1, let only = tags.first, isPrintableASCII(only), !needsQuotes(only) { return only }
         return sideBySide(tags) { tag in
             guard needsQuotes(tag) else { return oneLine(tag) }
             var quoted = String.UnicodeScalarView()
@@ -158,9 +167,12 @@ public enum DisplayText {
 
     /// Whether `tagList` quotes `tag`.
     static func needsQuotes(_ tag: String) -> Bool {
-        let scalars = tag.unicodeScalars
-        guard let first = scalars.first, let last = scalars.last, tag != "-" else { return true }
-        return first == " " || first == "\t" || last == " " || last == "\t" || scalars.contains { $0 == "," || $0 == "\"" }
+        // By UTF-8 bytes: an ASCII byte is never part of another scalar's bytes.
+        let utf8 = tag.utf8
+        guard let first = utf8.first, let last = utf8.last, tag != "-" else { return true }
+        let special: (UInt8) -> Bool = { $0 == UInt8(ascii: ",") || $0 == UInt8(ascii: "\"") }
+        return first == 0x20 || first == 0x09 || last == 0x20 || last == 0x09
+            || (utf8.withContiguousStorageIfAvailable { $0.contains(where: special) } ?? utf8.contains(where: special))
     }
 
     /// Whether one of `others` is `text` in other Unicode scalars: canonically equivalent, not the same scalars.
@@ -236,7 +248,7 @@ extension DisplayText {
     public static func columns(_ text: String) -> Int {
         // Printable ASCII takes one column a byte: most titles and tags are only that, and
         // grapheme breaking and Unicode property lookups cost about 100 ns a character.
-        if text.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) { return text.utf8.count }
+        if isPrintableASCII(text) { return text.utf8.count }
         var total = 0
         for character in text {
             guard let first = character.unicodeScalars.first else { continue }

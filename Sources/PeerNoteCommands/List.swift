@@ -95,19 +95,20 @@ extension PeerNoteCLI {
             cells.reserveCapacity(notes.count * columnCount)
             cellWidths.reserveCapacity(notes.count * columnCount)
             var widths = [Int](repeating: 0, count: columnCount)
-            func add(_ cell: String, column: Int) {
-                // Padded by terminal columns (a CJK character or an emoji takes two), not by characters.
-                let w = DisplayText.columns(cell)
+            // Padded by terminal columns (a CJK character or an emoji takes two), not by characters;
+            // the index, id and priority are ASCII, a column a byte.
+            func add(_ cell: String, column: Int, ascii: Bool = false) {
+                let w = ascii ? cell.utf8.count : DisplayText.columns(cell)
                 cells.append(cell)
                 cellWidths.append(w)
                 if w > widths[column] { widths[column] = w }
             }
             for (i, note) in notes.enumerated() {
-                add(indexes[i].map(String.init) ?? "-", column: 0)
-                add(note.id.short, column: 1)
+                add(indexes[i].map(String.init) ?? "-", column: 0, ascii: true)
+                add(note.id.short, column: 1, ascii: true)
                 add(DisplayText.oneLine(note.title), column: 2)
                 add(note.tags.isEmpty ? "-" : DisplayText.tagList(note.tags), column: 3)
-                add(note.priority.rawValue, column: 4)
+                add(note.priority.rawValue, column: 4, ascii: true)
             }
             widths[2] = min(widths[2], widestPadded)
             widths[3] = min(widths[3], widestPadded)

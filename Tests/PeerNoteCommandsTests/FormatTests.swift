@@ -543,6 +543,28 @@ struct ColumnWidthTests {
         #expect(DisplayText.columns("Ünïcode 📓") == 10)
     }
 
+    @Test("Printable ASCII is read by bytes: every byte at the edges of the range decides as by scalars")
+    func printableASCII() {
+        for b in 0 ... 0xFF {
+            let s = String(decoding: [UInt8(ascii: "a"), UInt8(b)], as: UTF8.self)
+            let byScalars = s.unicodeScalars.allSatisfy { $0.value >= 0x20 && $0.value < 0x7F }
+            #expect(DisplayText.isPrintableASCII(s) == byScalars, "byte \(b)")
+        }
+        // Long (not stored inline) and small strings alike; the empty string holds nothing to escape.
+        #expect(DisplayText.isPrintableASCII(String(repeating: "Line of text. ", count: 40)))
+        #expect(!DisplayText.isPrintableASCII(String(repeating: "Line of text. ", count: 40) + "\u{1b}"))
+        #expect(DisplayText.isPrintableASCII(""))
+        #expect(DisplayText.oneLine("plain title") == "plain title")
+        #expect(DisplayText.oneLine("tab\there") == "tab\\there")
+        // Tags: quoted by their first and last bytes and any comma or quote, as by scalars.
+        #expect(DisplayText.tagList(["work"]) == "work")
+        #expect(DisplayText.tagList([" lead"]) == "\" lead\"")
+        #expect(DisplayText.tagList(["a,b"]) == "\"a,b\"")
+        #expect(DisplayText.tagList(["say \"hi\""]) == "\"say \\\"hi\\\"\"")
+        #expect(DisplayText.tagList(["café\t"]) == "\"café\\t\"")
+        #expect(DisplayText.tagList(["-"]) == "\"-\"")
+    }
+
     @Test("peernote list aligns columns by display width")
     func listAligned() throws {
         let d = Document(title: "T", author: "a")

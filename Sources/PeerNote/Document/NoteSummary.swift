@@ -48,7 +48,7 @@ extension Document {
             guard let base = notes.baseAddress else { return }
             for (i, slot) in slots.enumerated() {
                 let n = base + slot
-                if filter.isEmpty || keeps(noteID(n.pointee.id), n.pointee.visibleTags, n.pointee.priority.value ?? .normal, filter, conflicted) {
+                if filter.isEmpty || keeps(noteID(n.pointee.id), n.pointee.tags.visible, n.pointee.priority.value ?? .normal, filter, conflicted) {
                     out.append((i, summary(n)))
                 }
             }
@@ -81,9 +81,11 @@ extension Document {
         withUnsafePointer(to: n) { summary($0) }
     }
 
-    /// The summary of the note `n` points at, read in place.
+    /// The summary of the note `n` points at, read in place. (Its tags through `tags.visible`:
+    /// a computed property of the note itself, `visibleTags`, read through the pointer copies
+    /// the whole note first, retaining and releasing all it holds.)
     func summary(_ n: UnsafePointer<NoteState>) -> NoteSummary {
-        NoteSummary(id: noteID(n.pointee.id), title: n.pointee.title.value ?? "", tags: n.pointee.visibleTags,
+        NoteSummary(id: noteID(n.pointee.id), title: n.pointee.title.value ?? "", tags: n.pointee.tags.visible,
                     priority: n.pointee.priority.value ?? .normal,
                     created: Date(timeIntervalSince1970: TimeInterval(n.pointee.created)), isDeleted: n.pointee.isDeleted)
     }
