@@ -69,8 +69,10 @@ extension Document {
         save(mode, writeStructures: writeStructures, concurrentFrom: WireCodec.concurrentEncodingThreshold)
     }
 
-    /// `save(mode, writeStructures:)`; a compact save of `concurrentFrom` changes or more makes
-    /// its state section on another thread (tests set it to compare the two ways).
+    /// `save(mode, writeStructures:)`; a compact save of `concurrentFrom` changes and ops or more
+    /// makes its state section on another thread (tests set it to compare the two ways). Ops
+    /// count as the load counts them: a notebook of 20,000 notes imported at once is a handful of
+    /// changes, and its state section alone is a fifth of its save.
     func save(_ mode: SaveMode, writeStructures: Bool, concurrentFrom: Int) -> [UInt8] {
         // Appending is possible only when the file's last change is in it whole: a save made
         // inside a transaction holds its change as it stood then (else: a compact save).
@@ -104,9 +106,12 @@ extension Document {
         let order = ChangeIndices.sorted(count: log.changes.count, sortedEnd: { [log] in log.changes.runEnd(of: $0) }, by: canonical)
         let rowOf = order.inverse()
         let table = replicaTable(of: order)
+        let replicaTable = table.map { log.replicas[Int($0)] }
+        // What the state section is made from, when the save writes one.
+        let section = stateSectionInput().flatMap { input in Self.stateSectionSlots(input, replicaTable: replicaTable).map { (input: input, slots: $0) } }
         var block: WireBlock
-        if order.count >= concurrentFrom && !writeStructures, let input = stateSectionInput(),
-           case let replicaTable = table.map({ log.replicas[Int($0)] }), let slots = Self.stateSectionSlots(input, replicaTable: replicaTable) {
+        if Self.makesStateSectionAlongside(changes: order.count, ops: log.ops.count, concurrentFrom: concurrentFrom) && !writeStructures,
+           let (input, slots) = section {
             // A large block: its state section is made, encoded and compressed on another thread
             // while this one makes the rest of the block and encodes its columns but the text
             // column; that column (the notes' deleted text) is made by whichever thread is done
@@ -120,7 +125,7 @@ extension Document {
                 return (dead, WireCodec.deadTextColumn(dead))
             }
             let (made, (state, compressed, deadThere)) = Concurrently.run({ () -> (WireBlock, [UInt64: [UInt8]], [String], (text: [Unicode.Scalar], column: [UInt8])?) in
-                let block = makeBlock(changes: order, rowOf: rowOf, firstRow: 0, table: table)
+                let block = makeBlock(changes: order, rowOf: rowOf, firstRow: 0, table: table, withText: false)
                 let (raw, strings) = WireCodec.encodeColumns(block, stateSection: true, concurrent: false)
                 return (block, raw, strings, deadTextWork.take() ? makeDeadText() : nil)
             }, alongside: { () -> (WireState, CompressedSection, (text: [Unicode.Scalar], column: [UInt8])?) in
@@ -137,8 +142,9 @@ extension Document {
             block.state = state
             block.compressedState = compressed
         } else {
-            block = makeBlock(changes: order, rowOf: rowOf, firstRow: 0, table: table)
-            if let input = stateSectionInput(), let slots = Self.stateSectionSlots(input, replicaTable: block.replicas) {
+            // The bodies' structures (format version 3) are made from the inserts' text.
+            block = makeBlock(changes: order, rowOf: rowOf, firstRow: 0, table: table, withText: section == nil || writeStructures)
+            if let (input, slots) = section {
                 block.state = Self.stateSection(input, slots: slots, replicaTable: block.replicas)
                 block.deadText = Self.deadText(input, slots: slots)
                 if writeStructures {
@@ -158,6 +164,12 @@ extension Document {
         return bytes
     }
 
+    /// Whether a compact save of `changes` changes holding `ops` ops makes its state section on
+    /// another thread: from `concurrentFrom` changes and ops together, as a load counts them.
+    static func makesStateSectionAlongside(changes: Int, ops: Int, concurrentFrom: Int) -> Bool {
+        changes + ops >= concurrentFrom
+    }
+
     /// The block's bytes, padded when needed so that the file (`fileBefore` bytes before the
     /// block, holding `changes`, `opRows` and `predecessors` in all with it) meets the limits
     /// every reader enforces: runs of identical edits compress so well that, unpadded, a file of
@@ -165,7 +177,7 @@ extension Document {
     static func encodeLoadable(_ block: inout WireBlock, fileBefore: Int, changes: Int, opRows: Int, predecessors: Int) -> [UInt8] {
         let required = WireCodec.Limits().requiredFileSize(
             changes: changes, ops: opRows, predecessors: predecessors, dependencies: block.depRows.count,
-            units: block.ops.reduce(0) { $0 + $1.length }, insertedScalars: block.text.count)
+            units: block.ops.reduce(0) { $0 + $1.length }, insertedScalars: block.textCount)
         let version = Format.version(of: block)
         let bytes = BlockCodec.encode(payload: WireCodec.encodePayload(block), version: version)
         guard fileBefore + bytes.count < required else { return bytes }
@@ -291,8 +303,10 @@ extension Document {
     }
 
     /// A block holding `changes` (in that order), with replica ids in sorted order (`table`, from
-    /// `replicaTable(of:)`).
-    private func makeBlock(changes order: ChangeIndices, rowOf: ChangeIndices, firstRow: Int, table: [UInt32]? = nil) -> WireBlock {
+    /// `replicaTable(of:)`). Without `withText`, the inserts' text is left out and only counted
+    /// (`WireBlock.textCount`): a block whose state section holds the text writes no other copy
+    /// of it, and copying every character of a large notebook into the block was a tenth of its save.
+    private func makeBlock(changes order: ChangeIndices, rowOf: ChangeIndices, firstRow: Int, table: [UInt32]? = nil, withText: Bool = true) -> WireBlock {
         // Read through a local: each access to `self.log` inside the loops and closures below
         // copied the whole op log (sixteen retains and releases), per change and per op.
         let log = self.log
@@ -342,17 +356,19 @@ extension Document {
             // Every op is in the block: its text is the log's, and its ops about as many (cut
             // where the order leaves the log's, joined where it returns), so the arrays are
             // made once instead of doubling (and copying) over the walk.
-            block.text.reserveCapacity(log.text.count)
+            if withText { block.text.reserveCapacity(log.text.count) }
             block.ops.reserveCapacity(log.ops.count)
         }
+        var textCount = 0
         var pieces = OpPieces(order, in: log)
         while let piece = pieces.next() {
             let ci = piece.change, op = piece.op
             let body: OpBody
             switch op.body {
             case .insertText(let n, let l, let r, let s):
-                body = .insertText(note: remap(n), originLeft: remap(l), originRight: remap(r), contentStart: block.text.count)
-                log.text.append(s ..< s + op.length, to: &block.text)
+                body = .insertText(note: remap(n), originLeft: remap(l), originRight: remap(r), contentStart: textCount)
+                if withText { log.text.append(s ..< s + op.length, to: &block.text) }
+                textCount += op.length
             case .deleteText(let n, let t, let reversed):
                 body = .deleteText(note: remap(n), target: remap(t), reversed: reversed)
             default:
@@ -370,6 +386,7 @@ extension Document {
             }
         }
         if let p = pending { block.ops.append(p) }
+        if !withText { block.placeholderCount = textCount }
         return block
     }
 

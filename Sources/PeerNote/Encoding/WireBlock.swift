@@ -85,6 +85,8 @@ struct WireBlock: Sendable {
     /// (`WireCodec.decodePayloads(_:fileSize:limits:concurrentFrom:totals:placeholders:)`):
     /// `text` is then empty, and its ops insert this many characters, which are known only once
     /// the block is replayed (the state section's bodies and `deadText`, in document order).
+    /// A save's block with a state section leaves `text` empty the same way: the section and
+    /// `deadText` are what it writes of the text.
     /// Nil when `text` holds what the ops insert (placeholders included).
     var placeholderCount: Int?
     /// How many characters the block's insert ops insert: what `text` holds or stands for.
@@ -283,7 +285,7 @@ enum WireCodec {
         // On two threads: the change columns beside the op columns, then the state section
         // beside the column set, each deflated. (A small block is done on this one: a thread
         // costs more than it would save.)
-        let concurrent = block.changeCount + block.ops.count + block.text.count >= concurrentFrom
+        let concurrent = block.changeCount + block.ops.count + block.textCount >= concurrentFrom
         func both<A, B>(_ first: () -> A, _ second: @escaping @Sendable () -> B) -> (A, B) {
             concurrent ? Concurrently.run(first, alongside: second) : (first(), second())
         }

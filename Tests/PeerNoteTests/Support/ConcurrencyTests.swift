@@ -179,4 +179,27 @@ struct ConcurrencyTests {
         #expect(loaded.notebook == doc.notebook)
         #expect(loaded.save(.compact, writeStructures: false, concurrentFrom: 1) == one)
     }
+
+    @Test("A notebook of many notes made in a few changes saves its state section on another thread, as it loads")
+    func fewChangesManyOps() throws {
+        // An import of 20,000 notes is one change of some 100,000 ops: the ops decide, as they do
+        // for a load (`Document.load` replays a base block on two threads from the same count).
+        #expect(Document.makesStateSectionAlongside(changes: 5, ops: 100_000, concurrentFrom: WireCodec.concurrentEncodingThreshold))
+        #expect(!Document.makesStateSectionAlongside(changes: 5, ops: 400, concurrentFrom: WireCodec.concurrentEncodingThreshold))
+        let doc = Document(title: "Imported", author: "a")
+        doc.transaction(message: "import") {
+            for i in 0 ..< 300 {
+                doc.addNote(title: "Note \(i)", body: String(repeating: "Line of text for note \(i). ", count: 4), tags: ["t\(i % 7)"])
+            }
+        }
+        #expect(doc.log.changes.count < 5 && doc.log.ops.count > 600)
+        let one = doc.save(.compact, writeStructures: false, concurrentFrom: .max)
+        let two = doc.save(.compact, writeStructures: false, concurrentFrom: 1)
+        #expect(one == two)
+        let (_, block) = try StateSectionTests.onlyBlock(two)
+        #expect(block.state != nil, "the save has a state section")
+        let loaded = try Document.load(two)
+        #expect(loaded.notebook == doc.notebook)
+        #expect(loaded.save(.compact, writeStructures: false, concurrentFrom: .max) == one)
+    }
 }
