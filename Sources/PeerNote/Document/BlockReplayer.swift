@@ -219,6 +219,7 @@ struct BlockReplayer {
         }
         guard opIndex == block.ops.count else { throw .invalidDocument(offset: block.offset, message: "ops are left over after the last change") }
         guard applying else { return }
+        if block.offset == 0 { state.reserveNotes(forBase: ops) }
         // Apply the block's ops to the state, whole runs at a time (a run spans the changes
         // of one replica that continue each other), in causal order.
         do throws(ApplyFailure) { try state.applyOps(of: log, from: startLV, firstChange: firstChange) } catch {

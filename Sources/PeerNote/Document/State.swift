@@ -321,6 +321,21 @@ struct DocState: Sendable {
         noteStates.reserveCapacity(noteStates.count + count)
     }
 
+    /// Makes room for every note a file's base block creates (`ops`), so that the notes' array is
+    /// allocated once: grown by doubling, it held up to twice the notes' memory, and twice over
+    /// while it was copied (a merge loads two files at once: a quarter of its peak). And an
+    /// eighth more, as the log's arrays get (`OpLog.reserve`): the first note a later block or
+    /// an edit adds would otherwise copy the whole array into one twice its size (room never
+    /// written takes no memory). Not for an appended block: room made exactly for each of many
+    /// small blocks would copy the array for every one.
+    mutating func reserveNotes(forBase ops: [Op]) {
+        var creates = 0
+        for op in ops {
+            if case .createNote = op.body { creates += 1 }
+        }
+        reserveNotes(creates + creates / 8)
+    }
+
     /// Puts `body` in place of the body of the note in `slot` (built from its structure:
     /// `bodiesFromStructures`).
     mutating func setBody(_ body: ListCRDT<Unicode.Scalar>, slot: Int) {
@@ -572,16 +587,7 @@ extension DocState {
         state.workBudget = workBudget
         state.bodiesFromStructures = bodiesFromStructures
         state.textFromStart = placeholders
-        // Room for every note the block creates, so that the notes' array is allocated once:
-        // grown by doubling, it held up to twice the notes' memory, and twice over while it was
-        // copied. And an eighth more, as the log's arrays get (`OpLog.reserve`): the first note
-        // a later block or an edit adds would otherwise copy the whole array into one twice its
-        // size (room never written takes no memory).
-        var creates = 0
-        for k in 0 ..< opCount {
-            if case .createNote = ops[k].body { creates += 1 }
-        }
-        state.reserveNotes(creates + creates / 8)
+        state.reserveNotes(forBase: ops)
         var counterNext = [Int](repeating: 0, count: replicaCount)
         var next = 0, nextUnit = 0   // the next op and its first unit's position
         // The op waiting to be applied (ops that continue it join it first), and where its first

@@ -104,6 +104,7 @@ struct NoteStorageTests {
                 #expect(register.sortedEntries.map(\.id) == reference.sorted)
                 #expect(Set(register.ids) == Set(reference.entries.map(\.id)))
                 #expect(register.entries.count == reference.entries.count)
+                #expect(register.entries.first?.id == register.winner?.id, "the winner comes first")
                 #expect(register.isConflicted == (reference.entries.count > 1))
                 writes += 1
                 if reference.entries.count > 16 { many += 1 }
