@@ -602,9 +602,9 @@ struct CBOREncoder {
         bytes.append(contentsOf: utf8)
     }
     mutating func text(_ s: String) {
-        let utf8 = Array(s.utf8)
-        head { cbor_encode_string_start(utf8.count, $0, $1) }
-        bytes.append(contentsOf: utf8)
+        let count = s.utf8.count
+        head { cbor_encode_string_start(count, $0, $1) }
+        bytes.append(contentsOf: s.utf8)
     }
     mutating func arrayHeader(_ count: Int) { head { cbor_encode_array_start(count, $0, $1) } }
     /// `count` is the number of key/value pairs that follow.

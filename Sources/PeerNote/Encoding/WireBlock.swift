@@ -488,7 +488,8 @@ enum WireCodec {
             predCount.append(UInt64(p.count))
             for id in p.sorted() { predR.append(UInt64(id.agent)); predC.append(Int64(id.counter)) }
         }
-        func value(_ s: String) { let u = Array(s.utf8); valueLen.append(UInt64(u.count)); values += u }
+        // Straight from the string's bytes: an array made of each title and tag was freed again at once.
+        func value(_ s: String) { valueLen.append(UInt64(s.utf8.count)); values.append(contentsOf: s.utf8) }
         for op in block.ops {
             kind.append(op.body.kind)
             length.append(UInt64(op.length))
