@@ -11,6 +11,16 @@ struct BlockReplayer {
     var log = OpLog()
     var state = DocState()
     let genesis: ChangeID
+    /// Whether `replay(_:)` keeps `beforeDisorder`, for a reader that replays canonically after.
+    var keepsStateBeforeDisorder = false
+    /// The state before the first block after the first one whose changes leave the canonical
+    /// order, that block's first change, and the heads of the changes before it (kept by
+    /// `replay(_:)`, used by `replayCanonically`).
+    private var beforeDisorder: (state: DocState, firstChange: Int, heads: [Int])?
+
+    init(genesis: ChangeID) {
+        self.genesis = genesis
+    }
 
     /// Verifies and applies one block's changes, in order.
     mutating func replay(_ block: WireBlock) throws(PeerNoteError) {
@@ -20,7 +30,18 @@ struct BlockReplayer {
         self.log = OpLog()
         self.state = DocState()
         defer { self.log = log; self.state = state }
-        try Self.replay(block, genesis: genesis, log: &log, state: &state)
+        guard keepsStateBeforeDisorder, beforeDisorder == nil, log.changes.count > 0 else {
+            try Self.replay(block, genesis: genesis, log: &log, state: &state)
+            return
+        }
+        var kept: (state: DocState, firstChange: Int, heads: [Int])?
+        let heads = log.heads
+        try Self.replay(block, genesis: genesis, log: &log, state: &state) { log, state, firstChange in
+            // Kept only before a block out of the canonical order: the copy shares the state's
+            // storage, which the block's ops then copy where they change it.
+            if log.firstOutOfCanonicalOrder(from: firstChange) != nil { kept = (state, firstChange, heads) }
+        }
+        beforeDisorder = kept
     }
 
     /// `replay(block)` for the file's base block, on two threads: another appends the changes
@@ -84,8 +105,38 @@ struct BlockReplayer {
     /// Replaces the state with the one the log's changes give in the canonical order (the rows
     /// of a loaded log are its changes' indices).
     /// An error names the offset `blockOffset(row)` gives: that of the block holding the row.
-    mutating func replayCanonically(workBudget: Int, blockOffset: (Int) -> Int) throws(PeerNoteError) {
-        do throws(ApplyFailure) { state = try DocState.canonical(of: log, workBudget: workBudget) } catch {
+    ///
+    /// When the changes before the first appended block out of that order are in it, the state
+    /// before that block (`beforeDisorder`) is the canonical order's after them, and the later
+    /// changes are applied to it as a merge applies the changes it takes in
+    /// (`OpLog.canonicalMerge`: only the parts they share with the earlier changes they precede
+    /// are rebuilt), within what is left of `workBudget` after those earlier changes. The result
+    /// is the same state (`DocState.canonical`), without applying the whole history again: a
+    /// file that a merge in place, a sync or the git merge driver appended concurrent changes to
+    /// is read on every load until a compact save. Returns whether it started from that state.
+    @discardableResult
+    mutating func replayCanonically(workBudget: Int, blockOffset: (Int) -> Int) throws(PeerNoteError) -> Bool {
+        let kept = beforeDisorder
+        beforeDisorder = nil
+        do throws(ApplyFailure) {
+            if let (before, first, heads) = kept, let disorder = log.firstOutOfCanonicalOrder(), disorder >= first {
+                // Its budget is what the replay in row order, which started with `workBudget`, left
+                // after the changes before `first`: a canonical replay spends as much on them, in
+                // the same order.
+                var state = before
+                let (order, clashing) = log.canonicalMerge(from: first, startLV: log.changes.lvStart(first), headsBefore: heads)
+                if clashing.isEmpty {
+                    try state.apply(changes: order, of: log)
+                } else {
+                    try state.apply(newChanges: order, of: log, rebuilding: clashing)
+                }
+                self.state = state
+                return true
+            } else {
+                state = try DocState.canonical(of: log, workBudget: workBudget)
+                return false
+            }
+        } catch {
             throw .invalidDocument(offset: blockOffset(error.change), message: "change at row \(error.change): change \(log.changeID(error.change)): \(error.error.description(in: log))")
         }
     }
@@ -95,7 +146,10 @@ struct BlockReplayer {
         return .invalidDocument(offset: block.offset, message: "change at row \(row): change \(log.changeID(error.change)): \(error.error.description(in: log))")
     }
 
-    private static func replay(_ block: WireBlock, genesis: ChangeID, log: inout OpLog, state: inout DocState, applying: Bool = true) throws(PeerNoteError) {
+    /// `willApply(log, state, firstChange)` is called once the block's changes have joined the
+    /// log (from `firstChange` on), before their ops are applied to the state.
+    private static func replay(_ block: WireBlock, genesis: ChangeID, log: inout OpLog, state: inout DocState, applying: Bool = true,
+                               willApply: (OpLog, DocState, Int) -> Void = { _, _, _ in }) throws(PeerNoteError) {
         let agents = block.replicas.map { log.agent(for: $0) }
         let mapAgent: (LocalID) -> LocalID = { id in id.isNone || id.isUnstated ? id : LocalID(agent: agents[Int(id.agent)], counter: id.counter) }
         let startLV = log.lvCount
@@ -219,6 +273,7 @@ struct BlockReplayer {
         }
         guard opIndex == block.ops.count else { throw .invalidDocument(offset: block.offset, message: "ops are left over after the last change") }
         guard applying else { return }
+        willApply(log, state, firstChange)
         if block.offset == 0 { state.reserveNotes(forBase: ops) }
         // Apply the block's ops to the state, whole runs at a time (a run spans the changes
         // of one replica that continue each other), in causal order.

@@ -69,6 +69,7 @@ extension Document {
             throw .invalidDocument(offset: 0, message: "the first block is not a base block")
         }
         var replayer = BlockReplayer(genesis: genesis)
+        replayer.keepsStateBeforeDisorder = true
         // Integration work a file may ask for, proportional to its size (hostile files could ask
         // for quadratic work: thousands of concurrent inserts at one place).
         let budget = VerifiedFile.workBudget(fileSize: bytes.count)

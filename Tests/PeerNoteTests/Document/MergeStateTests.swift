@@ -214,6 +214,43 @@ import Testing
         #expect(tally[.partsRebuilt] > 300 && tally.notes > 300 && tally.order > 50 && tally.title > 50, "\(tally)")
     }
 
+    @Test("A file whose appended blocks hold concurrent changes loads to the canonical order's state, from the state before them")
+    func appendedConcurrentBlocksLoadCanonically() throws {
+        var fromPrefix = 0, outOfOrder = 0
+        for round in 0 ..< 60 {
+            var rng = SeededRandom(state: 0xA99E_0000 + UInt64(round))
+            let base = Document(title: "Base", author: "a")
+            var ids = (0 ..< Int.random(in: 2 ... 6, using: &rng)).map { base.addNote(title: "Note \($0)", body: "body \($0)", tags: ["t"]) }
+            let mine = try Document.load(base.save()), theirs = try Document.load(base.save())
+            // Each copy appends blocks of its own edits; then MINE takes THEIRS in and appends
+            // them as one more block (a merge in place), which may leave the canonical order.
+            for (k, doc) in [mine, theirs].enumerated() {
+                for _ in 0 ..< Int.random(in: 1 ... 3, using: &rng) {
+                    for _ in 0 ..< Int.random(in: 1 ... 4, using: &rng) { Self.sameNoteEdit(doc, &ids, k, &rng) }
+                    _ = doc.save(.incremental)
+                }
+            }
+            try mine.merge(theirs)
+            let bytes = mine.save(.incremental)
+            let loaded = try Document.load(bytes)
+            let canonical = try DocState.canonical(of: loaded.log, workBudget: .max)
+            #expect(Self.contents(loaded.state, loaded.log.replicas) == Self.contents(canonical, loaded.log.replicas), "round \(round)")
+            let reference = Document(id: loaded.id, genesis: loaded.genesis, log: loaded.log, state: canonical, replica: .random(), author: "")
+            #expect(loaded.save(.compact) == reference.save(.compact), "round \(round)")
+            // The same blocks through the replayer, to see which way it took (its bodies hold the
+            // base block's placeholder text: `load` writes the state section's text in after).
+            let blocks = try WireCodec.decodePayloads(BlockCodec.decode(bytes), fileSize: bytes.count)
+            var replayer = BlockReplayer(genesis: try #require(blocks.first?.genesis))
+            replayer.keepsStateBeforeDisorder = true
+            replayer.state.workBudget = VerifiedFile.workBudget(fileSize: bytes.count)
+            for block in blocks { try replayer.replay(block) }
+            guard replayer.log.firstOutOfCanonicalOrder() != nil else { continue }
+            outOfOrder += 1
+            if try replayer.replayCanonically(workBudget: VerifiedFile.workBudget(fileSize: bytes.count), blockOffset: { _ in 0 }) { fromPrefix += 1 }
+        }
+        #expect(outOfOrder > 20 && fromPrefix == outOfOrder, "\(outOfOrder) files out of canonical order, \(fromPrefix) read from the state before it")
+    }
+
     @Test("Copies of arbitrary legal histories (origins anywhere) that sync often merge to the canonical order's state")
     func craftedSameNoteClashesMergeCanonically() throws {
         var tally = Tally()
