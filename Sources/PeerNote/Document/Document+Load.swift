@@ -130,7 +130,9 @@ extension Document {
         // whose rows are in another order (appended blocks) is applied again in that order when
         // its rows are not (an honest history gives the same state both ways; a crafted one may
         // not, and then only the canonical order is the same in every copy). Within a budget of
-        // its own, as large as the first.
+        // its own, as large as the first: from the state before the first appended block out of
+        // that order, the later changes are taken in as a merge takes them in, with what the rows
+        // before that block left of it (`BlockReplayer.replayCanonically`).
         // What a save appending to these bytes is checked from (`VerifiedFile`): the state the
         // rows give in file order, which is the document's unless it was replayed canonically.
         var verified: VerifiedFile?
