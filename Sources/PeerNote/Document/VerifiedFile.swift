@@ -60,15 +60,21 @@ extension Document {
     /// only grow with the file's size (a block that passed them in the shorter file passes them
     /// in the longer one, and reads the same).
     ///
-    /// Nil, with nothing decided, where `load` does more than replay the new blocks: `bytes` are
-    /// not `verified`'s with blocks appended, an appended block has a state section (a writer
-    /// writes one only in a base block; a reader refuses a second base block before it looks at
-    /// that), or the rows end out of canonical order (`load` then replays the whole history
-    /// canonically). Throws `load`'s error when they would not load.
-    static func checkAppended(_ bytes: [UInt8], after verified: consuming VerifiedFile) throws(PeerNoteError) -> VerifiedFile? {
+    /// When the rows end out of canonical order, the changes are then applied again in that order
+    /// as `load` applies them (`BlockReplayer.replayCanonically`, from the state before the first
+    /// block out of it: `verified`'s rows are in it), and the verdict is `.loadsCanonically`:
+    /// `load` keeps no record of such a file either. A merge in place of concurrent changes is
+    /// checked so, not by reading its whole file again.
+    ///
+    /// Nil, with nothing decided, where `load` does more than this: `bytes` are not `verified`'s
+    /// with blocks appended, an appended block has a state section (a writer writes one only in
+    /// a base block; a reader refuses a second base block before it looks at that), or the
+    /// canonical pass fails (the full read names the block). Throws `load`'s error when the
+    /// appended blocks would not load.
+    static func checkAppended(_ bytes: [UInt8], after verified: consuming VerifiedFile) throws(PeerNoteError) -> AppendedCheck? {
         let start = verified.bytes.count
         guard bytes.count >= start, Self.samePrefix(bytes, verified.bytes) else { return nil }
-        if bytes.count == start { return verified }
+        if bytes.count == start { return .verified(verified) }
         let raws: [RawBlock]
         do { raws = try BlockCodec.decode(bytes, from: start) } catch { throw error.documentError }
         var totals = verified.totals
@@ -76,6 +82,7 @@ extension Document {
         do { blocks = try WireCodec.decodePayloads(raws, fileSize: bytes.count, totals: &totals) } catch { throw error.documentError }
         // Moved out of `verified`, not copied (a copy's first append would copy the whole log).
         var replayer = BlockReplayer(genesis: verified.genesis)
+        replayer.keepsStateBeforeDisorder = true
         swap(&replayer.log, &verified.log)
         swap(&replayer.state, &verified.state)
         let budget = VerifiedFile.workBudget(fileSize: bytes.count) - verified.workSpent
@@ -91,11 +98,34 @@ extension Document {
             try replayer.replay(block)
             rows += block.changes.count
         }
-        guard replayer.log.firstOutOfCanonicalOrder(from: verified.rows) == nil else { return nil }
+        guard replayer.log.firstOutOfCanonicalOrder(from: verified.rows) == nil else {
+            // `load` applies the changes again in the canonical order with a budget as large as
+            // the first (the whole file's), from the state before the first block out of it.
+            do throws(PeerNoteError) {
+                try replayer.replayCanonically(workBudget: VerifiedFile.workBudget(fileSize: bytes.count)) { _ in 0 }
+            } catch {
+                return nil
+            }
+            return .loadsCanonically
+        }
         let spent = verified.workSpent + (budget - replayer.state.workBudget)
         replayer.state.workBudget = .max
-        return VerifiedFile(bytes: bytes, genesis: verified.genesis, log: replayer.log, state: replayer.state, workSpent: spent,
-                            totals: totals, rows: rows, checksum: crc, checksummed: crcEnd)
+        return .verified(VerifiedFile(bytes: bytes, genesis: verified.genesis, log: replayer.log, state: replayer.state, workSpent: spent,
+                                      totals: totals, rows: rows, checksum: crc, checksummed: crcEnd))
+    }
+
+    /// What `checkAppended` decided of a save that loads.
+    enum AppendedCheck {
+        /// The reader's record of the file, its rows in canonical order.
+        case verified(VerifiedFile)
+        /// The file loads; its rows are not in canonical order, so a reader keeps no record.
+        case loadsCanonically
+
+        /// The record, when there is one.
+        var record: VerifiedFile? {
+            if case .verified(let file) = self { return file }
+            return nil
+        }
     }
 
     /// Whether `bytes` begin with `prefix` (a memory comparison; no copy).

@@ -60,7 +60,7 @@ extension Document {
         let next: VerifiedFile?
         do throws(PeerNoteError) {
             if let verified, let checked = try Self.checkAppended(bytes, after: verified) {
-                next = checked
+                next = checked.record
             } else {
                 next = try Document.load(bytes).persisted?.verified
             }

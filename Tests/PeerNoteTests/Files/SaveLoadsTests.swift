@@ -88,7 +88,10 @@ struct AppendedCheckTests {
         case (.failure(let a), .failure(let b)):
             #expect(a.description == b.description, "\(context)", sourceLocation: sourceLocation)
             return a
-        case (.success(let doc), .success(let next?)):
+        case (.success(let doc), .success(.loadsCanonically?)):
+            #expect(doc.persisted?.verified == nil && doc.log.firstOutOfCanonicalOrder() != nil,
+                    "\(context): the check found the rows out of canonical order, the load did not", sourceLocation: sourceLocation)
+        case (.success(let doc), .success(.verified(let next)?)):
             let loaded = doc.persisted?.verified
             #expect(loaded != nil, "\(context): the full load kept no verified state", sourceLocation: sourceLocation)
             if let loaded {
@@ -105,6 +108,30 @@ struct AppendedCheckTests {
         }
         if case .failure(let error) = full { return error }
         return nil
+    }
+
+    @Test("A merge in place of concurrent changes is checked from the file's record, with the verdict a full load gives")
+    func concurrentMergeInPlace() throws {
+        var canonically = 0
+        for round in 0 ..< 30 {
+            var rng = SeededRandom(state: 0xC0C0_0000 + UInt64(round))
+            let base = Document(title: "Base", author: "a")
+            var ids = (0 ..< 4).map { base.addNote(title: "Note \($0)", body: "body \($0)", tags: ["t"]) }
+            let bytes = base.save()
+            let mine = try Document.load(bytes), theirs = try Document.load(bytes)
+            for (k, doc) in [mine, theirs].enumerated() {
+                for _ in 0 ..< Int.random(in: 1 ... 4, using: &rng) { MergeStateTests.sameNoteEdit(doc, &ids, k, &rng) }
+            }
+            // MINE's edits in a block of their own, as its file holds them; then THEIRS's taken in
+            // and appended, as `pnmerge merge` in place writes them.
+            let file = try Document.load(mine.save(.incremental))
+            let verified = try Self.verified(file)
+            try file.merge(theirs)
+            let merged = file.save(.incremental)
+            if case .loadsCanonically? = try Document.checkAppended(merged, after: verified) { canonically += 1 }
+            Self.expectAgreement(merged, after: verified, "round \(round)")
+        }
+        #expect(canonically > 10, "\(canonically) of 30 merges left the rows out of canonical order")
     }
 
     @Test("An appended change the history cannot hold is refused, as a full load refuses it")
@@ -152,7 +179,7 @@ struct AppendedCheckTests {
         // And the good ones pass, from the file and from the first save's check.
         Self.expectAgreement(one, after: verified, "one block")
         Self.expectAgreement(two, after: verified, "two blocks")
-        let afterOne = try #require(try Document.checkAppended(one, after: verified))
+        let afterOne = try #require(try Document.checkAppended(one, after: verified)?.record)
         Self.expectAgreement(two, after: afterOne, "the second block after the first")
     }
 
@@ -188,7 +215,7 @@ struct AppendedCheckTests {
         let verified = try Self.verified(doc)
         try Self.concurrentInserts(into: doc, count: 1_000)
         let first = doc.save(.incremental)
-        let afterFirst = try #require(try Document.checkAppended(first, after: verified), "1,000 inserts at one place")
+        let afterFirst = try #require(try Document.checkAppended(first, after: verified)?.record, "1,000 inserts at one place")
         #expect(afterFirst.workSpent > 1_000 * 900 / 2)
         try Self.concurrentInserts(into: doc, count: 300)
         let second = doc.save(.incremental)
@@ -245,7 +272,7 @@ struct AppendedCheckTests {
                 verified = try Self.verified(doc)
             } else if Bool.random(using: &rng) {
                 // Go on from the check's record (as a document's next write does), or from a load.
-                verified = try #require(try checked.get())
+                verified = try #require(try checked.get()?.record)
                 bytes = saved
             } else {
                 bytes = saved
