@@ -13,9 +13,9 @@ struct BlockReplayer {
     let genesis: ChangeID
     /// Whether `replay(_:)` keeps `beforeDisorder`, for a reader that replays canonically after.
     var keepsStateBeforeDisorder = false
-    /// The state before the first block after the first one whose changes leave the canonical
-    /// order, that block's first change, and the heads of the changes before it (kept by
-    /// `replay(_:)`, used by `replayCanonically`).
+    /// The state before the first appended block whose changes leave the canonical order, that
+    /// block's first change, and the heads of the changes before it (kept by `replay(_:)`, used
+    /// by `replayCanonically`).
     private var beforeDisorder: (state: DocState, firstChange: Int, heads: [Int])?
 
     init(genesis: ChangeID) {
@@ -125,11 +125,7 @@ struct BlockReplayer {
                 // the same order.
                 var state = before
                 let (order, clashing) = log.canonicalMerge(from: first, startLV: log.changes.lvStart(first), headsBefore: heads)
-                if clashing.isEmpty {
-                    try state.apply(changes: order, of: log)
-                } else {
-                    try state.apply(newChanges: order, of: log, rebuilding: clashing)
-                }
+                try state.apply(newChanges: order, of: log, rebuilding: clashing)
                 self.state = state
                 return true
             } else {

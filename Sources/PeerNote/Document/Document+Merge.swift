@@ -272,11 +272,7 @@ extension Document {
                     try state.applyOps(of: log, from: startLV, firstChange: firstChange)
                 } else {
                     let (order, clashing) = log.canonicalMerge(from: firstChange, startLV: startLV, headsBefore: headsBefore)
-                    if clashing.isEmpty {
-                        try state.apply(changes: order, of: log)
-                    } else {
-                        try state.apply(newChanges: order, of: log, rebuilding: clashing)
-                    }
+                    try state.apply(newChanges: order, of: log, rebuilding: clashing)
                 }
             } catch {
                 let failed = log.changeID(error.change)

@@ -298,6 +298,8 @@ extension DocState {
     /// - Complexity: the ops touching the rebuilt parts, plus the new changes' ops, plus a
     ///   classification of the stored ops (`OpLog.pieces(touching:limit:)`).
     mutating func apply(newChanges: ChangeIndices, of log: OpLog, rebuilding clashing: StateParts) throws(ApplyFailure) {
+        // Nothing clashes: the new changes' ops go onto the state as they come in that order.
+        guard !clashing.isEmpty else { return try apply(changes: newChanges, of: log) }
         var parts = clashing
         if parts.order {
             for ci in newChanges {
