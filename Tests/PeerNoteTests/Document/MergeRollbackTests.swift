@@ -109,7 +109,11 @@ struct MergeRollbackTests {
             // The replica types on where its last op ended, in the rolled-back log and in the log
             // as it was: the op grows (or not) alike.
             let copies = [log, again].map { Document(id: doc.id, genesis: doc.genesis, log: $0, state: savedState, replica: doc.replica, author: "alice") }
+            // One time for both: typing on continues the last change only within its second, and
+            // the second may turn between the two copies' keystrokes.
+            let now = Date()
             for copy in copies {
+                copy.clock = { now }
                 if typing { try copy.insertText(note, at: at + 3, "q") } else { try copy.deleteText(note, range: at ..< at + 1) }
             }
             let typedOn = Self.same(copies[0].log, copies[1].log)
