@@ -87,11 +87,11 @@ enum Inputs {
         return LoadedDocument(path: path, bytes: bytes, document: document)
     }
 
-    /// Reads every input, then verifies them all at once (`Document.loadAll`: a second core reads
-    /// the second copy). `labels` name the inputs in messages where given (else the path does).
-    /// Fails as reading them one after another would: with the first input, in order, that
-    /// cannot be read (66) or verified (65). Pipes are read, except for the paths in
-    /// `regularOnly` (files that are written back).
+    /// Reads every input, then verifies them one after another (`Document.load`).
+    /// `labels` name the inputs in messages where given (else the path does). Fails as reading
+    /// them one after another would: with the first input, in order, that cannot be read (66)
+    /// or verified (65); the inputs after it are not verified. Pipes are read, except for the
+    /// paths in `regularOnly` (files that are written back).
     static func loadAll(_ paths: [String], labels: [String?]? = nil, regularOnly: Set<String> = []) throws(CLIFailure) -> [LoadedDocument] {
         let names = labels ?? paths.map { _ in nil }
         precondition(names.count == paths.count, "one label per input")
@@ -100,16 +100,13 @@ enum Inputs {
         for (path, label) in zip(paths, names) {
             do throws(CLIFailure) { read.append(.success(try readBytes(path, label: label, pipes: !regularOnly.contains(path)))) } catch { read.append(.failure(error)) }
         }
-        let readable = read.compactMap { try? $0.get() }
-        var parsed = Document.loadAll(readable).makeIterator()
         var loaded: [LoadedDocument] = []
         for ((path, label), bytes) in zip(zip(paths, names), read) {
             switch bytes {
             case .failure(let failure): throw failure
             case .success(let bytes):
-                guard let result = parsed.next() else { preconditionFailure("one result per readable input") }
                 do throws(PeerNoteError) {
-                    loaded.append(LoadedDocument(path: path, bytes: bytes, document: try result.get(), label: label))
+                    loaded.append(LoadedDocument(path: path, bytes: bytes, document: try Document.load(bytes), label: label))
                 } catch { throw invalid(error, path: path, label: label, bytes: bytes) }
             }
         }

@@ -515,7 +515,7 @@ struct MergeCommandTests {
         #expect(try dir.bytes("alice.peernote") == before)
     }
 
-    @Test("Inputs are read at once but fail in order: the first bad one, THEIRS before MINE, is the one named")
+    @Test("Inputs are all read, then verified in order: the first bad one, THEIRS before MINE, is the one named")
     func badInputsInOrder() throws {
         let dir = try TempDir()
         try Diverged().write(to: dir)

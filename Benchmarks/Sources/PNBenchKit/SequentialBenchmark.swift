@@ -234,26 +234,6 @@ struct SequentialBenchmark {
         }
         endPhase("merge")
 
-        // The same merge with the two copies read at once (`Document.loadAll`, one thread each),
-        // as `pnmerge merge`, `pnmerge diff` and the git driver read them. Last, in a phase of its
-        // own: the second thread's malloc arena keeps what that thread freed (glibc), which
-        // raises this phase's peak memory and would raise every later phase's too.
-        var concurrentMerges: [Double] = []
-        for _ in 0 ..< timing.runs {
-            do {
-                let t0 = Timing.clock.now
-                let loaded = Document.loadAll([bytesA, bytesB])
-                let a = try loaded[0].get(), b = try loaded[1].get()
-                try a.merge(b)
-                let out = a.save(.compact)
-                concurrentMerges.append(Timing.milliseconds(Timing.clock.now - t0))
-                mergeOK = mergeOK && out.count == mergedSize && a.note(note)?.body == expectedMerge
-            } catch {
-                throw .replayFailed("merging the diverged copies read at once failed: \(error)")
-            }
-        }
-        endPhase("merge_concurrent")
-
         var storage: JSON = .null
         if let report = try? Document.storageReport(bytes) {
             storage = .object([("history_bytes", .int(report.historyBytes)), ("text_bytes", .int(report.textBytes)),
@@ -281,15 +261,13 @@ struct SequentialBenchmark {
                 ("load_a", .number(Timing.median(loadA))), ("load_b", .number(Timing.median(loadB))),
                 ("merge", .number(Timing.median(mergeOnly))), ("save", .number(Timing.median(saveMerged))),
             ])),
-            ("merge_concurrent_ms", .number(Timing.median(concurrentMerges))),
             ("merge_appended_ms", .number(Timing.median(appendedMerges))),
             ("merge_appended_save_ms", .number(Timing.median(appendedSaves))),
             ("relation_ms", .number(Timing.median(relations))),
             ("merged_size", .int(mergedSize)),
             ("merged_appended_size", .int(appendedSize)),
             ("merge_ok", .bool(mergeOK)),
-            // The phases the issue defines (the concurrent merge's peak is shown by phase).
-            ("peak_rss_mb", .number(phasePeaks.filter { $0.0 != "merge_concurrent" }.map(\.1).max() ?? Memory.peakMB())),
+            ("peak_rss_mb", .number(phasePeaks.map(\.1).max() ?? Memory.peakMB())),
             ("peak_rss_mb_by_phase", .object(phasePeaks.map { ($0.0, .number($0.1)) })),
             ("rss_start_mb", rssStart.map(JSON.number) ?? .null),
             ("runs", .object([

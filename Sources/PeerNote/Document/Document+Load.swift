@@ -29,18 +29,17 @@ extension Document {
         return Notebook(id: id, title: state.title, notes: notes, conflicts: [])
     }
 
-    /// Reads and verifies several documents at once, each as `load` does, on up to one thread
-    /// per processor: a merge reads two copies, which a machine with a second core reads in
-    /// about the time of the larger. The results are in the order of `files`; each fails or not on its own.
+    /// Reads and verifies several documents, each as `load` does, one after another (a large
+    /// one on two threads, as `load` reads it). The results are in the order of `files`; each
+    /// fails or not on its own.
+    ///
+    /// One at a time rather than one a thread each: two loads at once each allocate their notes'
+    /// arrays and bodies at full pace and contend for the allocator, while the two halves of
+    /// one large load do not (the second decodes the state section). Two 20,000-note copies
+    /// read at once took longer than one after the other, whether the threads shared one malloc
+    /// arena or had one each, and the process peaked higher (Benchmarks/HISTORY.md, 2026-11-27).
     public static func loadAll(_ files: [[UInt8]]) -> [Result<Document, PeerNoteError>] {
-        // The largest file is read on the calling thread, which is running already (a new
-        // thread takes a moment to start) and whose malloc arena then holds the document that
-        // is usually merged into and saved; the others' arenas keep only smaller ones.
-        // Each is read on one thread: the files already keep the cores busy (a second thread for
-        // the largest one's base block makes 3 busy threads on 2 cores, which is no faster).
-        let largest = files.indices.max { files[$0].count < files[$1].count } ?? 0
-        let concurrentFrom = files.count > 1 ? Int.max : WireCodec.concurrentEncodingThreshold
-        return Concurrently.map(files, here: largest) { bytes in Result { () throws(PeerNoteError) in try load(bytes, concurrentFrom: concurrentFrom) } }
+        files.map { bytes in Result { () throws(PeerNoteError) in try load(bytes) } }
     }
 
     /// Reads and verifies a document: checksums, structure, causal integrity (dependencies

@@ -5,9 +5,9 @@ import Darwin
 #endif
 
 /// Two pieces of work run at once: one on the calling thread, the other on a thread of its
-/// own. Saving and merging have independent halves (a block's state section and its columns
-/// each deflated; two copies of a document each read; a base block's log and notebook), and a
-/// machine with a second core does them in about the time of the longer one.
+/// own. Saving and loading have independent halves (a block's state section and its columns
+/// each deflated; a base block's log and notebook), and a machine with a second core does them
+/// in about the time of the longer one.
 ///
 /// On Linux the other half goes to a helper thread of `CThreads`, started on first use on
 /// another processor than the caller's and kept for later calls (a thread of its own when the
@@ -33,34 +33,6 @@ package enum Concurrently {
         wait()
         guard let b = handoff.value else { preconditionFailure("the concurrent half finished without a result") }
         return (a, b)
-    }
-
-    /// Runs `work` for every element and returns the results in the elements' order. Element
-    /// `here` is done on the calling thread first; the others are handed out one at a time to
-    /// the calling thread and to at most one other thread per further processor (so that many
-    /// elements do not start as many threads at once).
-    static func map<T: Sendable, R>(_ elements: [T], here: Int = 0, _ work: @escaping @Sendable (T) -> R) -> [R] {
-        guard elements.count > 1 else { return elements.map(work) }
-        precondition(elements.indices.contains(here), "the element to do here is one of them")
-        let handoffs = elements.indices.map { _ in Handoff<R>() }
-        let others = elements.indices.filter { $0 != here }
-        let next = Counter()
-        let drain: @Sendable () -> Void = {
-            while true {
-                let k = next.take()
-                guard k < others.count else { return }
-                handoffs[others[k]].value = work(elements[others[k]])
-            }
-        }
-        let helpers = max(0, min(others.count, Int(peernote_processor_count()) - 1))
-        let waits = (0 ..< helpers).map { _ in start(drain) }
-        handoffs[here].value = work(elements[here])
-        drain()
-        for wait in waits { wait() }
-        return handoffs.map { h in
-            guard let r = h.value else { preconditionFailure("a concurrent task finished without a result") }
-            return r
-        }
     }
 
     /// Starts `work` on another thread and returns what waits for it to finish.
