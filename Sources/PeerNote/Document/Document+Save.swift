@@ -112,26 +112,44 @@ extension Document {
         var block: WireBlock
         if Self.makesStateSectionAlongside(changes: order.count, ops: log.ops.count, concurrentFrom: concurrentFrom) && !writeStructures,
            let (input, slots) = section {
-            // A large block: its state section is made, encoded and compressed on another thread
-            // while this one makes the rest of the block and encodes its columns but the text
-            // column; that column (the notes' deleted text) is made by whichever thread is done
-            // first (on the benchmark's documents, the other one for a merged copy, this one for
-            // a single writer's); the column set is then compressed, on both threads. Two
-            // hand-overs only: a third, to encode the columns on both threads, gains nothing a
-            // fresh process can measure (Benchmarks/HISTORY.md, 2026-11-25).
+            // A large block: its state section's entries are made and encoded on both threads, half
+            // the notes each; then the section is compressed on the other thread while this one
+            // makes the rest of the block and encodes its columns but the text column; that
+            // column (the notes' deleted text) is made by whichever thread is done first (on the
+            // benchmark's documents, this one); the column set is then compressed here. The
+            // section's compression is the longer half (one DEFLATE stream, on one thread): the
+            // entries are made before it, on both threads, rather than on its thread before it.
+            // (A third hand-over, to encode the columns on both threads, gains nothing a fresh
+            // process can measure: Benchmarks/HISTORY.md, 2026-11-25.)
+            let tableIndex = Self.tableIndex(input, replicaTable: replicaTable)
+            let half = slots.count / 2
+            let ((firstNotes, firstPart), (secondNotes, secondPart)) = Concurrently.run({ () -> ([WireNoteState], CBOREncoder) in
+                let notes = Self.stateSectionNotes(input, slots: slots[..<half], tableIndex: tableIndex)
+                var e = StateCodec.head(title: input.title, noteCount: slots.count)
+                StateCodec.encodeNotes(notes[...], into: &e)
+                return (notes, e)
+            }, alongside: { () -> ([WireNoteState], [UInt8]) in
+                let notes = Self.stateSectionNotes(input, slots: slots[half...], tableIndex: tableIndex)
+                var e = CBOREncoder()
+                StateCodec.encodeNotes(notes[...], into: &e)
+                return (notes, e.bytes)
+            })
+            var sectionEncoder = firstPart
+            sectionEncoder.raw(secondPart)
+            let sectionBytes = sectionEncoder.bytes
             let deadTextWork = Claim()
             let makeDeadText: @Sendable () -> (text: [Unicode.Scalar], column: [UInt8]) = {
                 let dead = Self.deadText(input, slots: slots)
                 return (dead, WireCodec.deadTextColumn(dead))
             }
-            let (made, (state, compressed, deadThere)) = Concurrently.run({ () -> (WireBlock, [UInt64: [UInt8]], [String], (text: [Unicode.Scalar], column: [UInt8])?) in
+            let (made, (compressed, deadThere)) = Concurrently.run({ () -> (WireBlock, [UInt64: [UInt8]], [String], (text: [Unicode.Scalar], column: [UInt8])?, WireState) in
                 let block = makeBlock(changes: order, rowOf: rowOf, firstRow: 0, table: table, withText: false)
                 let (raw, strings) = WireCodec.encodeColumns(block, stateSection: true, concurrent: false)
-                return (block, raw, strings, deadTextWork.take() ? makeDeadText() : nil)
-            }, alongside: { () -> (WireState, CompressedSection, (text: [Unicode.Scalar], column: [UInt8])?) in
-                let state = Self.stateSection(input, slots: slots, replicaTable: replicaTable)
-                let compressed = WireCodec.compressState(state)
-                return (state, compressed, deadTextWork.take() ? makeDeadText() : nil)
+                let state = WireState(title: input.title, notes: firstNotes + secondNotes)
+                return (block, raw, strings, deadTextWork.take() ? makeDeadText() : nil, state)
+            }, alongside: { () -> (CompressedSection, (text: [Unicode.Scalar], column: [UInt8])?) in
+                let compressed = CompressedSection(raw: sectionBytes.count, deflated: Deflate.compress(sectionBytes))
+                return (compressed, deadTextWork.take() ? makeDeadText() : nil)
             })
             guard let dead = made.3 ?? deadThere else { preconditionFailure("neither thread made the deleted text") }
             var raw = made.1
@@ -139,7 +157,7 @@ extension Document {
             block = made.0
             block.deadText = dead.text
             block.encodedColumns = EncodedColumns(bytes: ColumnSet.encode(raw), strings: made.2)
-            block.state = state
+            block.state = made.4
             block.compressedState = compressed
         } else {
             // The bodies' structures (format version 3) are made from the inserts' text.
@@ -222,10 +240,19 @@ extension Document {
     /// The state section of a compact save (see `WireState`), for a block whose replica table
     /// is `replicaTable` (`slots` from `stateSectionSlots`).
     private static func stateSection(_ input: StateSectionInput, slots: [Int], replicaTable: [ReplicaID]) -> WireState {
+        WireState(title: input.title, notes: stateSectionNotes(input, slots: slots[...], tableIndex: tableIndex(input, replicaTable: replicaTable)))
+    }
+
+    /// Each agent's place in `replicaTable`, found once an agent rather than hashed once a note.
+    private static func tableIndex(_ input: StateSectionInput, replicaTable: [ReplicaID]) -> [Int] {
         var index: [ReplicaID: Int] = [:]
         for (i, r) in replicaTable.enumerated() { index[r] = i }
-        // Each agent's place in the table, found once an agent rather than hashed once a note.
-        let tableIndex = input.replicas.map { index[$0] ?? 0 }
+        return input.replicas.map { index[$0] ?? 0 }
+    }
+
+    /// The state section's entries of the notes at `slots` (a stretch of `stateSectionSlots`),
+    /// in that order; `tableIndex` from `tableIndex(_:replicaTable:)`.
+    private static func stateSectionNotes(_ input: StateSectionInput, slots: ArraySlice<Int>, tableIndex: [Int]) -> [WireNoteState] {
         let noteStates = input.state.noteStates
         return noteStates.withUnsafeBufferPointer { notes in
             // Each note read in place (a copy of one would retain and release a dozen references).
@@ -239,15 +266,14 @@ extension Document {
                 ends.append(text.count)
             }
             var start = 0
-            let entries = slots.indices.map { k in
-                let slot = slots[k], id = notes[slot].id
-                defer { start = ends[k] }
+            return zip(slots, ends).map { slot, end in
+                let id = notes[slot].id
+                defer { start = end }
                 return WireNoteState(replica: tableIndex[Int(id.agent)], counter: id.counter, title: notes[slot].title.value ?? "",
                                      tags: notes[slot].visibleTags, priority: notes[slot].priority.value ?? .normal,
                                      created: notes[slot].created, deleted: notes[slot].isDeleted,
-                                     bodyUTF8: text[start ..< ends[k]])
+                                     bodyUTF8: text[start ..< end])
             }
-            return WireState(title: input.title, notes: entries)
         }
     }
 

@@ -123,12 +123,26 @@ struct WireState: Sendable, Equatable {
 enum StateCodec {
     /// The section's uncompressed CBOR.
     static func encode(_ state: WireState) -> [UInt8] {
+        var e = head(title: state.title, noteCount: state.notes.count)
+        encodeNotes(state.notes[...], into: &e)
+        return e.bytes
+    }
+
+    /// The section's CBOR before its first note's entry, for a section of `noteCount` notes.
+    /// `encode` is this followed by every note's entry (`encodeNotes`); the entries may be
+    /// encoded in parts, each part's bytes following the one before.
+    static func head(title: String, noteCount: Int) -> CBOREncoder {
         var e = CBOREncoder()
         e.arrayHeader(2)
-        e.text(state.title)
-        e.arrayHeader(state.notes.count)
+        e.text(title)
+        e.arrayHeader(noteCount)
+        return e
+    }
+
+    /// The entries of `notes`, as `encode` writes them, appended to `e`.
+    static func encodeNotes(_ notes: ArraySlice<WireNoteState>, into e: inout CBOREncoder) {
         var structure: [UInt8] = []
-        for n in state.notes {
+        for n in notes {
             e.arrayHeader(n.structure == nil ? 8 : 9)
             e.unsigned(UInt64(n.replica))
             e.unsigned(UInt64(n.counter))
@@ -146,7 +160,6 @@ enum StateCodec {
                 e.bytes(structure)
             }
         }
-        return e.bytes
     }
 
     /// Why a state section is unreadable; `offset` is inside the inflated section when set.
