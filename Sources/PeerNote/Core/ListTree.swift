@@ -536,7 +536,8 @@ struct ListTree<Element: ListElement>: Sendable {
             leaves[leaf].runs[i - 1].length += run.length
             hint = ListCursor(leaf: leaf, run: i - 1, offset: 0)
         } else {
-            leaves[leaf].runs.insert(run, at: i)
+            // At a leaf's end (every run a load appends): `append`, not the general insert.
+            if i == leaves[leaf].runs.count { leaves[leaf].runs.append(run) } else { leaves[leaf].runs.insert(run, at: i) }
             insertIndex(run.id, leaf)
             hint = ListCursor(leaf: leaf, run: i, offset: 0)
             if depthsKnown { lowerMinDepth(from: leaf, to: run.depth) }
