@@ -115,8 +115,8 @@ extension Document {
             // A large block: its state section's entries are made and encoded on both threads, half
             // the notes each; then the section is compressed on the other thread while this one
             // makes the rest of the block and encodes its columns but the text column; that
-            // column (the notes' deleted text) is made by whichever thread is done first (on the
-            // benchmark's documents, this one); the column set is then compressed here. The
+            // column (the notes' deleted text) is made by whichever thread is done first; the
+            // column set is then compressed here. The
             // section's compression is the longer half (one DEFLATE stream, on one thread): the
             // entries are made before it, on both threads, rather than on its thread before it.
             // (A third hand-over, to encode the columns on both threads, gains nothing a fresh
