@@ -134,6 +134,7 @@ extension Document {
     ///   pairs that Lamport timestamps and log order leave open; memory linear in the log.
     private func concurrentEdits(of deleted: [NoteState]) -> [LocalID: [Attribution]] {
         guard !deleted.isEmpty else { return [:] }
+        let log = self.log
         // The changes holding each deleted note's live deletes.
         var deletes: [LocalID: [Int]] = [:]
         for n in deleted {
@@ -148,18 +149,23 @@ extension Document {
         // A few deleted notes are compared directly: hashing every op's note cost more than the scan.
         let few = deletes.count <= 8 ? Array(deletes.keys) : nil
         var ci = 0
-        for op in log.ops {
-            guard let target = op.body.note, few?.contains(target) ?? (deletes[target] != nil) else { continue }
-            switch op.body {
-            case .deleteNote, .restoreNote: continue
-            default: break
-            }
-            // Each unit of the op may lie in a different change; take each change it spans.
-            var lv = op.lv
-            while lv < op.lv + op.length {
-                ci = log.changeIndex(containingLV: lv, from: ci)
-                if edits[target]?.last != ci { edits[target, default: []].append(ci) }
-                lv = min(log.changes.lvEnd(ci), op.lv + op.length)
+        // Ops read in place: a copy of each would retain and release its titles, tags and
+        // overwritten ids, most of this pass's work on a large notebook.
+        log.ops.withUnsafeBufferPointer { ops in
+            for i in ops.indices {
+                guard let target = ops[i].body.note, few?.contains(target) ?? (deletes[target] != nil) else { continue }
+                switch ops[i].body {
+                case .deleteNote, .restoreNote: continue
+                default: break
+                }
+                // Each unit of the op may lie in a different change; take each change it spans.
+                let start = ops[i].lv, end = ops[i].lv + ops[i].length
+                var lv = start
+                while lv < end {
+                    ci = log.changeIndex(containingLV: lv, from: ci)
+                    if edits[target]?.last != ci { edits[target, default: []].append(ci) }
+                    lv = min(log.changes.lvEnd(ci), end)
+                }
             }
         }
         // An edit is seen by a delete when it is in the delete's causal past. Settled here when
