@@ -49,7 +49,7 @@ extension PeerNoteCLI {
             }
             let rows: [(index: Int?, note: NoteSummary)] = deleted ? document.deletedNoteSummaries(matching: filter).map { (nil, $0) }
                 : document.noteSummaries(matching: filter).map { ($0.index, $0.note) }
-            var listing = Self.render(rows.map(\.note), indexes: rows.map(\.index), color: Terminal.colorEnabled())
+            var listing = Self.render(rows, color: Terminal.colorEnabled())
             // "(no notes)" is for the person at the terminal; a script reading the list gets no lines.
             if rows.isEmpty, isatty(1) == 1 { listing = Self.nothingListed(deleted: deleted, filtered: !filter.isEmpty) + "\n" }
             try StandardOutput.write(listing)
@@ -82,19 +82,20 @@ extension PeerNoteCLI {
         /// The listing's lines, columns padded to the widest cell (titles and tags to at most
         /// `widestPadded` terminal columns).
         static func render(_ notes: [NoteSummary], indexed: Bool, color: Bool) -> String {
-            render(notes, indexes: notes.indices.map { indexed ? $0 : nil }, color: color)
+            render(notes.enumerated().map { (indexed ? $0.offset : nil, $0.element) }, color: color)
         }
 
-        /// The listing's lines for `notes`, each with its index among the live notes (nil: `-`).
+        /// The listing's lines for `rows`: each note with its index among the live notes (nil: `-`).
         /// - Complexity: O(n) in the notes' titles and tags; each cell is made and measured once,
         ///   and the lines are written into one buffer.
-        static func render(_ notes: [NoteSummary], indexes: [Int?], color: Bool) -> String {
+        static func render(_ rows: [(index: Int?, note: NoteSummary)], color: Bool) -> String {
             let columnCount = 5
             var cells: [String] = []
             var cellWidths: [Int] = []
-            cells.reserveCapacity(notes.count * columnCount)
-            cellWidths.reserveCapacity(notes.count * columnCount)
+            cells.reserveCapacity(rows.count * columnCount)
+            cellWidths.reserveCapacity(rows.count * columnCount)
             var widths = [Int](repeating: 0, count: columnCount)
+            let ids = NoteID.shortForms(of: rows.map(\.note.id))
             // Padded by terminal columns (a CJK character or an emoji takes two), not by characters;
             // the index, id and priority are ASCII, a column a byte.
             func add(_ cell: String, column: Int, ascii: Bool = false) {
@@ -103,25 +104,25 @@ extension PeerNoteCLI {
                 cellWidths.append(w)
                 if w > widths[column] { widths[column] = w }
             }
-            for (i, note) in notes.enumerated() {
-                add(indexes[i].map(String.init) ?? "-", column: 0, ascii: true)
-                add(note.id.short, column: 1, ascii: true)
-                add(DisplayText.oneLine(note.title), column: 2)
-                add(note.tags.isEmpty ? "-" : DisplayText.tagList(note.tags), column: 3)
-                add(note.priority.rawValue, column: 4, ascii: true)
+            for i in rows.indices {
+                add(rows[i].index.map(String.init) ?? "-", column: 0, ascii: true)
+                add(ids[i], column: 1, ascii: true)
+                add(DisplayText.oneLine(rows[i].note.title), column: 2)
+                add(rows[i].note.tags.isEmpty ? "-" : DisplayText.tagList(rows[i].note.tags), column: 3)
+                add(rows[i].note.priority.rawValue, column: 4, ascii: true)
             }
             widths[2] = min(widths[2], widestPadded)
             widths[3] = min(widths[3], widestPadded)
             var out: [UInt8] = []
-            out.reserveCapacity(cells.reduce(0) { $0 + $1.utf8.count } + notes.count * (4 * 2 + 1 + widths.reduce(0, +)))
-            for r in notes.indices {
+            out.reserveCapacity(cells.reduce(0) { $0 + $1.utf8.count } + rows.count * (4 * 2 + 1 + widths.reduce(0, +)))
+            for r in rows.indices {
                 for c in 0 ..< columnCount {
                     let k = r * columnCount + c
                     let pad = max(0, widths[c] - cellWidths[k])
-                    if c > 0 { out.append(contentsOf: [0x20, 0x20]) }
+                    if c > 0 { out.append(0x20); out.append(0x20) }
                     if c == 0 { out.append(contentsOf: repeatElement(0x20, count: pad)) }
                     if color {
-                        out.append(contentsOf: paint(cells[k], column: c, priority: notes[r].priority).utf8)
+                        out.append(contentsOf: paint(cells[k], column: c, priority: rows[r].note.priority).utf8)
                     } else {
                         out.append(contentsOf: cells[k].utf8)
                     }
