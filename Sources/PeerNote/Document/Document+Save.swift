@@ -254,24 +254,24 @@ extension Document {
     /// in that order; `tableIndex` from `tableIndex(_:replicaTable:)`.
     private static func stateSectionNotes(_ input: StateSectionInput, slots: ArraySlice<Int>, tableIndex: [Int]) -> [WireNoteState] {
         let noteStates = input.state.noteStates
-        return noteStates.withUnsafeBufferPointer { notes in
+        return noteStates.withNotePlaces { notes in
             // Each note read in place (a copy of one would retain and release a dozen references).
             // Every body's UTF-8 goes into one buffer, which the entries share as slices.
             var text: [UInt8] = []
-            text.reserveCapacity(slots.reduce(0) { $0 + notes[$1].body.visibleCount })
+            text.reserveCapacity(slots.reduce(0) { $0 + notes[$1].pointee.body.visibleCount })
             var ends: [Int] = []
             ends.reserveCapacity(slots.count)
             for slot in slots {
-                notes[slot].body.appendVisibleUTF8(to: &text)
+                notes[slot].pointee.body.appendVisibleUTF8(to: &text)
                 ends.append(text.count)
             }
             var start = 0
             return zip(slots, ends).map { slot, end in
-                let id = notes[slot].id
+                let id = notes[slot].pointee.id
                 defer { start = end }
-                return WireNoteState(replica: tableIndex[Int(id.agent)], counter: id.counter, title: notes[slot].title.value ?? "",
-                                     tags: notes[slot].visibleTags, priority: notes[slot].priority.value ?? .normal,
-                                     created: notes[slot].created, deleted: notes[slot].isDeleted,
+                return WireNoteState(replica: tableIndex[Int(id.agent)], counter: id.counter, title: notes[slot].pointee.title.value ?? "",
+                                     tags: notes[slot].pointee.visibleTags, priority: notes[slot].pointee.priority.value ?? .normal,
+                                     created: notes[slot].pointee.created, deleted: notes[slot].pointee.isDeleted,
                                      bodyUTF8: text[start ..< end])
             }
         }

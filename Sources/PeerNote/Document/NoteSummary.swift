@@ -44,10 +44,9 @@ extension Document {
         let slots = state.orderedNoteSlots
         out.reserveCapacity(filter.isEmpty ? slots.count : 0)
         // Each note read in place (a copy of a note's state retains and releases all it holds).
-        state.noteStates.withUnsafeBufferPointer { notes in
-            guard let base = notes.baseAddress else { return }
+        state.noteStates.withNotePlaces { notes in
             for (i, slot) in slots.enumerated() {
-                let n = base + slot
+                let n = UnsafePointer(notes[slot])
                 if filter.isEmpty || keeps(noteID(n.pointee.id), n.pointee.tags.visible, n.pointee.priority.value ?? .normal, filter, conflicted) {
                     out.append((i, summary(n)))
                 }

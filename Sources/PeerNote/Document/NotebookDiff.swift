@@ -304,9 +304,9 @@ extension Document {
         // when there are two or more, put in document order (`orderedNoteSlots`, which holds
         // every live note once: the place its position register shows holds it).
         var found: [(slot: Int, title: Int)] = []
-        state.noteStates.withUnsafeBufferPointer { notes in
-            for slot in notes.indices where !notes[slot].isDeleted {
-                let title = notes[slot].title.value ?? ""
+        state.noteStates.withNotePlaces { notes in
+            for slot in 0 ..< notes.count where !notes[slot].pointee.isDeleted {
+                let title = notes[slot].pointee.title.value ?? ""
                 if let k = titles.firstIndex(where: { $0.hasSameScalars(as: title) }) { found.append((slot, k)) }
             }
         }

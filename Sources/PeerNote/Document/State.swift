@@ -210,8 +210,9 @@ struct ApplyFailure: Error, Sendable {
 struct DocState: Sendable {
     var title = MVRegister<String>()
     /// Every note ever created (deleted ones too), in the order this copy learned of them.
-    /// An array, so that an edit changes a note in place; `noteSlots` finds a note by id.
-    private(set) var noteStates: [NoteState] = []
+    /// By slot, so that an edit changes a note in place (copying, if the state is shared, only
+    /// its chunk: `NoteTable`); `noteSlots` finds a note by id.
+    private(set) var noteStates = NoteTable()
     private var noteSlots = NoteSlotIndex()
     /// The note the last op edited and its slot, checked before `noteSlots` (ops come in runs on one note).
     private var lastNote = (id: LocalID.none, slot: -1)
@@ -289,6 +290,7 @@ struct DocState: Sendable {
         }
     }
 
+    @inline(__always)
     private mutating func withNote(_ n: LocalID, _ body: (inout NoteState) -> Void) throws(ApplyError) {
         let i = try index(of: n)
         body(&noteStates[i])
@@ -304,12 +306,12 @@ struct DocState: Sendable {
     /// The first `k` whose note (in `slots[k]`) `listed[k]` does not show as its history does
     /// (`NoteState.shows`), if any.
     func firstNoteNotShown(_ listed: [WireNoteState], slots: [Int]) -> Int? {
-        noteStates.withUnsafeBufferPointer { notes in
+        noteStates.withNotePlaces { notes in
             listed.withUnsafeBufferPointer { listed in
-                guard let first = notes.baseAddress, let firstListed = listed.baseAddress else { return listed.isEmpty ? nil : 0 }
+                guard let firstListed = listed.baseAddress else { return nil }
                 for k in listed.indices {
                     let slot = slots[k]
-                    guard slot >= 0 && slot < notes.count, NoteState.shows(first + slot, firstListed + k) else { return k }
+                    guard slot >= 0 && slot < notes.count, NoteState.shows(notes[slot], firstListed + k) else { return k }
                 }
                 return nil
             }
@@ -355,13 +357,11 @@ struct DocState: Sendable {
             precondition(noteStates.indices.contains(slot) && !seen[slot], "each slot once, and a note's")
             seen[slot] = true
         }
-        return noteStates.withUnsafeMutableBufferPointer { notes -> Int? in
-            guard let base = notes.baseAddress else { return nil }
-            @Sendable func run(_ range: Range<Int>, _ notes: DisjointNotes) -> Int? {
-                for k in range where !fill(k, &notes.base[slots[k]].body) { return k }
+        return noteStates.withUniqueNotes { all -> Int? in
+            @Sendable func run(_ range: Range<Int>, _ notes: NotePlaces) -> Int? {
+                for k in range where !fill(k, &notes[slots[k]].pointee.body) { return k }
                 return nil
             }
-            let all = DisjointNotes(base: base)
             guard slots.count >= concurrentFrom, slots.count >= 2 else { return run(slots.indices, all) }
             let half = slots.count / 2, count = slots.count
             let (first, second) = Concurrently.run({ run(0 ..< half, all) }, alongside: { run(half ..< count, all) })
@@ -436,15 +436,16 @@ struct DocState: Sendable {
     private func noteSlotsInOrder(includingDeleted: Bool) -> [Int] {
         var out: [Int] = []
         out.reserveCapacity(noteStates.count)
-        noteStates.withUnsafeBufferPointer { notes in
+        noteStates.withNotePlaces { notes in
             var next = 0
             order.forEachElement { place, noteID, _ in
                 // The slot after the last one found holds this note when notes were added in
                 // order (a notebook built by appending), which spares the index's bisection.
                 let i: Int
-                if next < notes.count && notes[next].id == noteID { i = next } else if let found = slot(of: noteID) { i = found } else { return }
+                if next < notes.count && notes[next].pointee.id == noteID { i = next } else if let found = slot(of: noteID) { i = found } else { return }
                 next = i + 1
-                guard includingDeleted || !notes[i].isDeleted, notes[i].position.value == place else { return }
+                let note = notes[i]
+                guard includingDeleted || !note.pointee.isDeleted, note.pointee.position.value == place else { return }
                 out.append(i)
             }
         }
@@ -668,9 +669,3 @@ extension DocState {
     }
 }
 
-/// The notes' array, for two threads that each change the bodies of notes the other does not
-/// touch (`DocState.fillBodies`). `@unchecked Sendable`: the array outlives both (the call
-/// returns after both finish), and no note is reached from both.
-private struct DisjointNotes: @unchecked Sendable {
-    let base: UnsafeMutablePointer<NoteState>
-}
