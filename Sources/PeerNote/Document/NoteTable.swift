@@ -22,16 +22,15 @@ struct NoteTable: RandomAccessCollection, MutableCollection, @unchecked Sendable
     private static let mask = chunkSize - 1
 
     private var chunks: [NoteChunk] = []
-    /// Each chunk's first note (`chunks[c].base`), kept apart so that reaching a note reads a
-    /// pointer, not a reference to retain and release.
+    /// Each chunk's first note (`chunks[c].base`), kept apart: an access reads a pointer, and
+    /// `NotePlaces` takes the array as it is.
     private var bases: [UnsafeMutablePointer<NoteState>] = []
     private(set) var count = 0
 
     var startIndex: Int { 0 }
     var endIndex: Int { count }
 
-    // Addressors, as an array's: a read of one field of a note reads it in place, where a
-    // getter would copy the whole note (retaining each of its references) to return it.
+    // Addressors, as an array's subscript: a note is read and written where it lies.
     subscript(slot: Int) -> NoteState {
         @inline(__always) unsafeAddress {
             precondition(slot >= 0 && slot < count, "note slot out of range")
