@@ -94,7 +94,7 @@ extension Document {
             let noteTitle = n.title.value ?? ""
             if n.isDeleted {
                 if let edits = editsByDeletedNote[n.id], !edits.isEmpty {
-                    let deleters = n.deleted.sortedEntries.filter(\.value).compactMap { attribution(of: $0.id) }
+                    let deleters = n.deleted.sortedEntries(replicas: log.replicas).filter(\.value).compactMap { attribution(of: $0.id) }
                     out.append(.deletedWhileEdited(note: nid, noteTitle: noteTitle, deletedBy: deleters, editedBy: edits))
                 }
                 continue
@@ -107,14 +107,14 @@ extension Document {
                                      showing: (n.priority.value ?? .normal).rawValue))
             }
             if n.position.isConflicted {
-                out.append(.position(note: nid, noteTitle: noteTitle, moves: n.position.sortedEntries.compactMap { attribution(of: $0.id) }))
+                out.append(.position(note: nid, noteTitle: noteTitle, moves: n.position.sortedEntries(replicas: log.replicas).compactMap { attribution(of: $0.id) }))
             }
         }
         return out
     }
 
     private func values<V>(_ r: MVRegister<V>, _ show: (V) -> String) -> [ConflictValue] {
-        r.sortedEntries.compactMap { e in attribution(of: e.id).map { ConflictValue(value: show(e.value), by: $0) } }
+        r.sortedEntries(replicas: log.replicas).compactMap { e in attribution(of: e.id).map { ConflictValue(value: show(e.value), by: $0) } }
     }
 
     func attribution(of id: LocalID) -> Attribution? {

@@ -75,7 +75,7 @@ extension Document {
             if c.isDisagreement { out.append(c) }
         }
         if n.position.isConflicted, notesMovedToOnePlace([id]).isEmpty {
-            out.append(.position(note: id, noteTitle: title, moves: n.position.sortedEntries.compactMap { attribution(of: $0.id) }))
+            out.append(.position(note: id, noteTitle: title, moves: n.position.sortedEntries(replicas: log.replicas).compactMap { attribution(of: $0.id) }))
         }
         return out
     }
@@ -88,7 +88,7 @@ extension Document {
     }
 
     private func conflictValues<V>(_ r: MVRegister<V>, _ show: (V) -> String) -> [ConflictValue] {
-        r.sortedEntries.compactMap { e in attribution(of: e.id).map { ConflictValue(value: show(e.value), by: $0) } }
+        r.sortedEntries(replicas: log.replicas).compactMap { e in attribution(of: e.id).map { ConflictValue(value: show(e.value), by: $0) } }
     }
 
     /// The numbered outcomes of `conflict` (see `ConflictChoice`): for a title or a priority each
@@ -124,7 +124,7 @@ extension Document {
     private func movePlaces(of note: NoteID) -> [(index: Int, by: Attribution)] {
         guard let local = localID(note), let slot = state.slot(of: local) else { return [] }
         let state = self.state
-        let entries = state.noteStates[slot].position.sortedEntries
+        let entries = state.noteStates[slot].position.sortedEntries(replicas: log.replicas)
         let places = Set(entries.map(\.value))
         var before: [LocalID: Int] = [:]
         var shown = 0

@@ -147,11 +147,10 @@ struct PartRebuild {
 
     /// `DocState.apply(_:id:lamport:replicas:text:)` restricted to the parts rebuilt.
     private mutating func apply<Text: RandomAccessCollection<Unicode.Scalar>>(_ op: Op, id: LocalID, lamport: UInt64, replicas: [ReplicaID], text: Text) throws(ApplyError) where Text.Index == Int {
-        let replica = replicas[Int(id.agent)]
         let less = { (a: UInt32, b: UInt32) in replicas[Int(a)] < replicas[Int(b)] }
         switch op.body {
         case .setNotebookTitle(let value, let preds):
-            if parts.title { title.write(id: id, lamport: lamport, replica: replica, value: value, preds: preds) }
+            if parts.title { title.write(id: id, lamport: lamport, replicas: replicas, value: value, preds: preds) }
         case .createNote(let left, let right, let created):
             let note = parts.contains(note: id)
             if note, slots[id] != nil { throw .noteExists(id) }
@@ -163,7 +162,7 @@ struct PartRebuild {
             if note {
                 slots[id] = notes.count
                 notes.append(NoteState(id: id, created: created))
-                notes[notes.count - 1].position.write(id: id, lamport: lamport, replica: replica, value: id, preds: [])
+                notes[notes.count - 1].position.write(id: id, lamport: lamport, replicas: replicas, value: id, preds: [])
             }
         case .moveNote(let n, let left, let right, let preds):
             let note = parts.contains(note: n)
@@ -173,19 +172,19 @@ struct PartRebuild {
                     try order.integrate(id: id, originLeft: left, originRight: right, elements: CollectionOfOne(n), budget: &workBudget, replicaLess: less)
                 }
             }
-            if note { notes[i].position.write(id: id, lamport: lamport, replica: replica, value: id, preds: preds) }
+            if note { notes[i].position.write(id: id, lamport: lamport, replicas: replicas, value: id, preds: preds) }
         case .setNoteTitle(let n, let value, let preds):
             guard parts.contains(note: n) else { return }
-            notes[try index(of: n)].title.write(id: id, lamport: lamport, replica: replica, value: value, preds: preds)
+            notes[try index(of: n)].title.write(id: id, lamport: lamport, replicas: replicas, value: value, preds: preds)
         case .setPriority(let n, let value, let preds):
             guard parts.contains(note: n) else { return }
-            notes[try index(of: n)].priority.write(id: id, lamport: lamport, replica: replica, value: value, preds: preds)
+            notes[try index(of: n)].priority.write(id: id, lamport: lamport, replicas: replicas, value: value, preds: preds)
         case .deleteNote(let n, let preds):
             guard parts.contains(note: n) else { return }
-            notes[try index(of: n)].writeDeleted(true, id: id, lamport: lamport, replica: replica, preds: preds)
+            notes[try index(of: n)].writeDeleted(true, id: id, lamport: lamport, replicas: replicas, preds: preds)
         case .restoreNote(let n, let preds):
             guard parts.contains(note: n) else { return }
-            notes[try index(of: n)].writeDeleted(false, id: id, lamport: lamport, replica: replica, preds: preds)
+            notes[try index(of: n)].writeDeleted(false, id: id, lamport: lamport, replicas: replicas, preds: preds)
         case .addTag(let n, let tag):
             guard parts.contains(note: n) else { return }
             notes[try index(of: n)].tags.insert(tag, id: id)

@@ -5,9 +5,15 @@
 /// deterministic winner, the value with the highest (lamport, replica id),
 /// identical on every copy that has the same writes.
 ///
-/// Invariant: `entries[0]` is the winner; the other entries are in no particular order
-/// (readers sort). A register holding many live values (`indexThreshold` or more) also keeps
-/// each entry's place by id, so that a write naming predecessors finds each in constant time.
+/// An entry holds no replica id: its id's agent names it in the document's table of replicas
+/// (`OpLog.replicas`), which every write and every sort is given.
+///
+/// Invariant: the winner is `head`, the other live values are `others.rest`, in no particular
+/// order (readers sort); `others` is nil while there are none (`head` nil or the one value).
+/// The winner is held inline because nearly every register holds one value (a note's title
+/// and position): a register of one value allocates nothing. A register holding many live
+/// values (`indexThreshold` or more) also keeps each entry's place by id, so that a write
+/// naming predecessors finds each in constant time.
 ///
 /// - Complexity: a write is O(p) for p predecessors, plus O(k) for k live values only when it
 ///   removes the winner without beating it (which a write that has seen the winner never does:
@@ -16,88 +22,175 @@ struct MVRegister<Value: Sendable & Equatable>: Sendable {
     struct Entry: Sendable {
         var id: LocalID
         var lamport: UInt64
-        var replica: ReplicaID
         var value: Value
     }
-    /// The live values, winner first (kept so by `write`).
-    private(set) var entries: [Entry] = []
-    /// Each entry's place in `entries` by id, kept while the register holds `indexThreshold`
-    /// values or more (nil below: a scan of a few entries is cheaper than a dictionary).
-    private var places: [LocalID: Int]?
+    /// The winner (nil: no live value).
+    private var head: Entry?
+    /// The live values other than the winner, and their index; nil when there are none. Boxed,
+    /// so that the registers every note holds four of take one word for what is rarely there.
+    private var others: Others?
     private static var indexThreshold: Int { 16 }
 
+    /// The live values other than the winner, and, once the register holds `indexThreshold`
+    /// values or more, each entry's place by id (0 the winner, k ≥ 1 `rest[k - 1]`; nil below:
+    /// a scan of a few entries is cheaper than a dictionary). Shared between copies of a register
+    /// until one of them writes (`mutableOthers`).
+    private final class Others: @unchecked Sendable {
+        var rest: [Entry]
+        var places: [LocalID: Int]?
+
+        init(rest: [Entry], places: [LocalID: Int]?) {
+            self.rest = rest
+            self.places = places
+        }
+    }
+
+    /// `others`, made if absent and copied if shared, to be written.
+    private mutating func mutableOthers() -> Others {
+        guard let box = others else {
+            let made = Others(rest: [], places: nil)
+            others = made
+            return made
+        }
+        if isKnownUniquelyReferenced(&others) { return box }
+        let copy = Others(rest: box.rest, places: box.places)
+        others = copy
+        return copy
+    }
+
+    private var rest: [Entry] { others?.rest ?? [] }
+
+    /// The live values, winner first.
+    var entries: [Entry] {
+        guard let head else { return [] }
+        return [head] + rest
+    }
+
+    /// How many live values the register holds.
+    @inline(__always) private var count: Int { head == nil ? 0 : 1 + (others?.rest.count ?? 0) }
+
+    /// Entry `k` (0 the winner); `k` is below `count`.
+    @inline(__always) private func entry(_ k: Int) -> Entry {
+        guard k > 0 else {
+            guard let head else { preconditionFailure("entry 0 of an empty register") }
+            return head
+        }
+        guard let others else { preconditionFailure("entry \(k) of a register of one value") }
+        return others.rest[k - 1]
+    }
+
     /// Writes `value` as op `id`, overwriting the live values whose ids `preds` names.
-    /// `removed` is called with each value overwritten.
-    mutating func write(id: LocalID, lamport: UInt64, replica: ReplicaID, value: Value, preds: [LocalID],
+    /// `removed` is called with each value overwritten. `replicas` is the document's table of
+    /// replicas, which every id's agent indexes.
+    mutating func write(id: LocalID, lamport: UInt64, replicas: [ReplicaID], value: Value, preds: [LocalID],
                         removed: (Value) -> Void = { _ in }) {
+        @inline(__always) func key(_ e: Entry) -> (UInt64, ReplicaID) { (e.lamport, replicas[Int(e.id.agent)]) }
+        let replica = replicas[Int(id.agent)]
         var beaten: (lamport: UInt64, replica: ReplicaID)?
-        if !preds.isEmpty && !entries.isEmpty {
+        if !preds.isEmpty && head != nil {
             for p in preds {
                 guard let k = place(of: p) else { continue }
+                let gone = entry(k)
                 // The first entry removed from the front is the winner, which every remaining
                 // entry is below; later ones at the front are whatever took its place.
-                if k == 0 && beaten == nil { beaten = (entries[0].lamport, entries[0].replica) }
-                removed(entries[k].value)
+                if k == 0 && beaten == nil { beaten = key(gone) }
+                removed(gone.value)
                 remove(at: k)
             }
         }
-        let e = Entry(id: id, lamport: lamport, replica: replica, value: value)
-        if let old = beaten, !entries.isEmpty {
+        let e = Entry(id: id, lamport: lamport, value: value)
+        if let old = beaten, head != nil {
             if (lamport, replica) > old {
                 // Above the old winner, so above every remaining entry: it goes first.
                 append(e)
-                swapEntries(0, entries.count - 1)
+                swapEntries(0, count - 1)
                 return
             }
-            if let best = entries.indices.max(by: { (entries[$0].lamport, entries[$0].replica) < (entries[$1].lamport, entries[$1].replica) }) {
-                swapEntries(0, best)
-            }
+            var best = 0
+            for k in 1 ..< count where key(entry(k)) > key(entry(best)) { best = k }
+            swapEntries(0, best)
         }
         // Keep the winner first: O(1) per write; the others need no order (readers sort).
         append(e)
-        if let w = entries.first, entries.count > 1, !((w.lamport, w.replica) > (lamport, replica)) {
-            swapEntries(0, entries.count - 1)
+        if let w = head, count > 1, !(key(w) > (lamport, replica)) {
+            swapEntries(0, count - 1)
         }
     }
 
     private func place(of id: LocalID) -> Int? {
-        if let places { return places[id] }
-        return entries.firstIndex { $0.id == id }
+        guard let head else { return nil }
+        if let others {
+            if let places = others.places { return places[id] }
+            if head.id == id { return 0 }
+            return others.rest.firstIndex { $0.id == id }.map { $0 + 1 }
+        }
+        return head.id == id ? 0 : nil
     }
 
     private mutating func append(_ e: Entry) {
-        entries.append(e)
-        if places != nil {
-            places?[e.id] = entries.count - 1
-        } else if entries.count >= Self.indexThreshold {
+        guard head != nil else {
+            head = e
+            return
+        }
+        let box = mutableOthers()
+        box.rest.append(e)
+        let n = box.rest.count + 1
+        if box.places != nil {
+            box.places?[e.id] = n - 1
+        } else if n >= Self.indexThreshold {
             var index: [LocalID: Int] = [:]
-            index.reserveCapacity(entries.count * 2)
-            for (k, x) in entries.enumerated() { index[x.id] = k }
-            places = index
+            index.reserveCapacity(n * 2)
+            for k in 0 ..< n { index[entry(k).id] = k }
+            box.places = index
         }
     }
 
     /// Removes entry `k`, putting the last entry in its place.
     private mutating func remove(at k: Int) {
-        let last = entries.count - 1
+        let last = count - 1
         if k != last { swapEntries(k, last) }
-        let gone = entries.removeLast()
-        places?[gone.id] = nil
+        if last == 0 {
+            // The only value: no others, so no index either.
+            head = nil
+            others = nil
+            return
+        }
+        let box = mutableOthers()
+        let gone = box.rest.removeLast()
+        box.places?[gone.id] = nil
+        if box.rest.isEmpty { others = nil }
     }
 
     private mutating func swapEntries(_ a: Int, _ b: Int) {
         guard a != b else { return }
-        entries.swapAt(a, b)
-        places?[entries[a].id] = a
-        places?[entries[b].id] = b
+        let box = mutableOthers()
+        if a == 0 || b == 0 {
+            let k = max(a, b) - 1
+            guard let winner = head else { preconditionFailure("a swap in an empty register") }
+            head = box.rest[k]
+            box.rest[k] = winner
+        } else {
+            box.rest.swapAt(a - 1, b - 1)
+        }
+        if box.places != nil {
+            let (idA, idB) = (entry(a).id, entry(b).id)
+            box.places?[idA] = a
+            box.places?[idB] = b
+        }
     }
 
     /// The winning entry (highest lamport, then replica id).
-    var winner: Entry? { entries.first }
-    var value: Value? { entries.first?.value }
-    var ids: [LocalID] { entries.map(\.id) }
+    var winner: Entry? { head }
+    var value: Value? { head?.value }
+    var ids: [LocalID] {
+        guard let head else { return [] }
+        return [head.id] + rest.map(\.id)
+    }
     /// Concurrent values other than the winner's exist.
-    var isConflicted: Bool { entries.count > 1 }
-    /// All live entries, winner first, then by descending (lamport, replica): a deterministic order.
-    var sortedEntries: [Entry] { entries.sorted { ($0.lamport, $0.replica) > ($1.lamport, $1.replica) } }
+    var isConflicted: Bool { others != nil }
+    /// All live entries, winner first, then by descending (lamport, replica id): a deterministic
+    /// order. `replicas` is the document's table of replicas.
+    func sortedEntries(replicas: [ReplicaID]) -> [Entry] {
+        entries.sorted { ($0.lamport, replicas[Int($0.id.agent)]) > ($1.lamport, replicas[Int($1.id.agent)]) }
+    }
 }

@@ -24,9 +24,9 @@ struct NoteState: Sendable {
     var isDeleted: Bool { liveDeletes > 0 }
 
     /// Writes the deleted register (a delete writes true, a restore false).
-    mutating func writeDeleted(_ value: Bool, id: LocalID, lamport: UInt64, replica: ReplicaID, preds: [LocalID]) {
+    mutating func writeDeleted(_ value: Bool, id: LocalID, lamport: UInt64, replicas: [ReplicaID], preds: [LocalID]) {
         var gone = 0
-        deleted.write(id: id, lamport: lamport, replica: replica, value: value, preds: preds) { if $0 { gone += 1 } }
+        deleted.write(id: id, lamport: lamport, replicas: replicas, value: value, preds: preds) { if $0 { gone += 1 } }
         liveDeletes += (value ? 1 : 0) - gone
     }
     /// The tags present, in the order of their Unicode scalar values.
@@ -236,10 +236,9 @@ struct DocState: Sendable {
 
     /// Applies one op whose first unit has id `id` and Lamport timestamp `lamport`.
     mutating func apply<Text: RandomAccessCollection<Unicode.Scalar>>(_ op: Op, id: LocalID, lamport: UInt64, replicas: [ReplicaID], text: Text) throws(ApplyError) where Text.Index == Int {
-        let replica = replicas[Int(id.agent)]
         switch op.body {
         case .setNotebookTitle(let value, let preds):
-            title.write(id: id, lamport: lamport, replica: replica, value: value, preds: preds)
+            title.write(id: id, lamport: lamport, replicas: replicas, value: value, preds: preds)
         case .createNote(let left, let right, let created):
             guard noteSlots[id] == nil else { throw .noteExists(id) }
             try Self.lift { () throws(ListError) in
@@ -248,19 +247,19 @@ struct DocState: Sendable {
             // Appended, then written in place (a note built first was copied into the array).
             noteSlots.insert(id, slot: noteStates.count)
             noteStates.append(NoteState(id: id, created: created))
-            noteStates[noteStates.count - 1].position.write(id: id, lamport: lamport, replica: replica, value: id, preds: [])
+            noteStates[noteStates.count - 1].position.write(id: id, lamport: lamport, replicas: replicas, value: id, preds: [])
             // The ops that give a new note its title, tags and body usually come next.
             lastNote = (id, noteStates.count - 1)
         case .setNoteTitle(let n, let value, let preds):
-            try withNote(n) { $0.title.write(id: id, lamport: lamport, replica: replica, value: value, preds: preds) }
+            try withNote(n) { $0.title.write(id: id, lamport: lamport, replicas: replicas, value: value, preds: preds) }
         case .setPriority(let n, let value, let preds):
-            try withNote(n) { $0.priority.write(id: id, lamport: lamport, replica: replica, value: value, preds: preds) }
+            try withNote(n) { $0.priority.write(id: id, lamport: lamport, replicas: replicas, value: value, preds: preds) }
         case .deleteNote(let n, let preds):
             deletionEpoch &+= 1
-            try withNote(n) { $0.writeDeleted(true, id: id, lamport: lamport, replica: replica, preds: preds) }
+            try withNote(n) { $0.writeDeleted(true, id: id, lamport: lamport, replicas: replicas, preds: preds) }
         case .restoreNote(let n, let preds):
             deletionEpoch &+= 1
-            try withNote(n) { $0.writeDeleted(false, id: id, lamport: lamport, replica: replica, preds: preds) }
+            try withNote(n) { $0.writeDeleted(false, id: id, lamport: lamport, replicas: replicas, preds: preds) }
         case .addTag(let n, let tag):
             try withNote(n) { $0.tags.insert(tag, id: id) }
         case .removeTag(let n, let tag, let removes):
@@ -284,7 +283,7 @@ struct DocState: Sendable {
             try Self.lift { () throws(ListError) in
                 try order.integrate(id: id, originLeft: left, originRight: right, elements: CollectionOfOne(n), budget: &workBudget, replicaLess: { replicas[Int($0)] < replicas[Int($1)] })
             }
-            noteStates[i].position.write(id: id, lamport: lamport, replica: replica, value: id, preds: preds)
+            noteStates[i].position.write(id: id, lamport: lamport, replicas: replicas, value: id, preds: preds)
         case .unknown:
             break
         }

@@ -12,7 +12,7 @@ import Testing
     static func contents(_ s: DocState, _ replicas: [ReplicaID]) -> [String] {
         func name(_ id: LocalID) -> String { id.isNone ? "none" : "\(id.counter)@\(replicas[Int(id.agent)])" }
         func entries<V>(_ r: MVRegister<V>, _ show: (V) -> String) -> String {
-            r.sortedEntries.map { "\(name($0.id))=\(show($0.value))" }.joined(separator: ",")
+            r.sortedEntries(replicas: replicas).map { "\(name($0.id))=\(show($0.value))" }.joined(separator: ",")
         }
         var out = ["title " + entries(s.title) { $0 }]
         var order: [String] = []

@@ -71,17 +71,30 @@ struct NoteStorageTests {
     @Test("A register keeps the values and the winner a plain list of entries keeps, with one value and with many", arguments: 0 ..< 4)
     func registerEntries(seed: UInt64) {
         var rng = SeededRandom(state: seed)
-        let replicas = [ReplicaID(high: 0, low: 1), ReplicaID(high: 0, low: 2), ReplicaID(high: 7, low: 0)]
-        var writes = 0, many = 0, emptied = 0
+        // The replica table an entry's agent indexes, not in the replicas' order: agent 0's
+        // replica id is above agent 1's.
+        let replicas = [ReplicaID(high: 0, low: 2), ReplicaID(high: 0, low: 1), ReplicaID(high: 7, low: 0)]
+        var writes = 0, many = 0, emptied = 0, ties = 0
         for round in 0 ..< 200 {
             var register = MVRegister<Int>()
             var reference = ReferenceRegister()
             var counter: UInt32 = 0
+            var taken: Set<[UInt64]> = []
+            // Copies taken along the way, with what they held: writes to the register must not
+            // reach them (its values beside the winner are shared with its copies until written).
+            var copies: [(register: MVRegister<Int>, held: [LocalID])] = []
             // Some rounds grow past the register's index threshold (16 live values).
             let steps = Int(rng.next() % (round % 4 == 0 ? 60 : 12))
             for _ in 0 ..< steps {
                 counter += 1
-                let id = LocalID(agent: UInt32(rng.next() % 3), counter: counter)
+                // Unique (timestamp, replica) pairs, in any order, often the same timestamp as
+                // another replica's: the replica ids break the tie.
+                var agent = Int(rng.next() % 3), lamport = rng.next() % 24
+                while taken.contains([lamport, UInt64(agent)]) { agent = Int(rng.next() % 3); lamport = rng.next() % 24 }
+                taken.insert([lamport, UInt64(agent)])
+                if reference.entries.contains(where: { $0.lamport == lamport }) { ties += 1 }
+                let id = LocalID(agent: UInt32(agent), counter: counter)
+                let replica = replicas[agent]
                 let live = reference.entries.map(\.id)
                 // Sees all, some or none of the live values (a concurrent write sees none): mostly
                 // none in a quarter of the rounds, which then hold many values.
@@ -91,17 +104,14 @@ struct NoteStorageTests {
                 case 1: preds = live
                 default: preds = live.filter { _ in rng.next() % 4 != 0 }
                 }
-                // Unique (timestamp, replica) pairs, in any order: no ties for the winner.
-                let lamport = UInt64(rng.next() % 20) * 1_000 + UInt64(counter)
-                let replica = replicas[Int(rng.next() % 3)]
                 let value = Int(rng.next() % 1000)
                 var removed: [Int] = []
-                register.write(id: id, lamport: lamport, replica: replica, value: value, preds: preds) { removed.append($0) }
+                register.write(id: id, lamport: lamport, replicas: replicas, value: value, preds: preds) { removed.append($0) }
                 let expected = reference.write(id: id, lamport: lamport, replica: replica, value: value, preds: preds)
                 #expect(removed.sorted() == expected.sorted(), "seed \(seed) round \(round)")
                 #expect(register.value == reference.winner, "seed \(seed) round \(round)")
                 #expect(register.winner?.value == reference.winner)
-                #expect(register.sortedEntries.map(\.id) == reference.sorted)
+                #expect(register.sortedEntries(replicas: replicas).map(\.id) == reference.sorted)
                 #expect(Set(register.ids) == Set(reference.entries.map(\.id)))
                 #expect(register.entries.count == reference.entries.count)
                 #expect(register.entries.first?.id == register.winner?.id, "the winner comes first")
@@ -109,9 +119,15 @@ struct NoteStorageTests {
                 writes += 1
                 if reference.entries.count > 16 { many += 1 }
                 if reference.entries.count == 1 && !preds.isEmpty { emptied += 1 }
+                if rng.next() % 3 == 0 { copies.append((register, reference.sorted)) }
+            }
+            for (copy, held) in copies {
+                #expect(copy.sortedEntries(replicas: replicas).map(\.id) == held, "seed \(seed) round \(round): a copy changed with the register")
+                #expect(copy.isConflicted == (held.count > 1))
             }
         }
-        #expect(writes > 1_000 && many > 20 && emptied > 50, "\(writes) writes, \(many) with many values, \(emptied) overwriting all")
+        #expect(writes > 1_000 && many > 20 && emptied > 50 && ties > 100,
+                "\(writes) writes, \(many) with many values, \(emptied) overwriting all, \(ties) tied with a live value's timestamp")
     }
 
     @Test("NoteSlotIndex finds what a dictionary finds, ids added in ascending order and in any order", arguments: 0 ..< 4)
