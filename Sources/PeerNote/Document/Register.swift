@@ -47,15 +47,12 @@ struct MVRegister<Value: Sendable & Equatable>: Sendable {
 
     /// `others`, made if absent and copied if shared, to be written.
     private mutating func mutableOthers() -> Others {
-        guard let box = others else {
-            let made = Others(rest: [], places: nil)
-            others = made
-            return made
+        // nil is never uniquely referenced: a register without other values gets a box too.
+        if !isKnownUniquelyReferenced(&others) {
+            others = Others(rest: others?.rest ?? [], places: others?.places)
         }
-        if isKnownUniquelyReferenced(&others) { return box }
-        let copy = Others(rest: box.rest, places: box.places)
-        others = copy
-        return copy
+        guard let box = others else { preconditionFailure("a register's box was just made") }
+        return box
     }
 
     private var rest: [Entry] { others?.rest ?? [] }

@@ -55,11 +55,12 @@ extension Document {
         // Taken out of the record while it is read on, so that the replay appends to arrays
         // nothing else holds (the document's own were copied by its first edit); it is used up
         // by the check (a failed check leaves none: the next save is read in full).
+        // Moved, never copied: a second reference to its log would make the replay copy it.
         let verified = persisted?.verified
         persisted?.verified = nil
         let next: VerifiedFile?
         do throws(PeerNoteError) {
-            if let verified, let checked = try Self.checkAppended(bytes, after: verified) {
+            if let file = consume verified, let checked = try Self.checkAppended(bytes, after: consume file) {
                 next = checked.record
             } else {
                 next = try Document.load(bytes).persisted?.verified

@@ -305,4 +305,24 @@ struct AppendedCheckTests {
         #expect(try FileStore.read(path) == before)
         #expect(try Document.load(before).notebook.notes.first?.body.hasPrefix("edit 2 ") == true)
     }
+
+    @Test("The check of an appending save takes the file's verified state whole: its log grows in place, not copied")
+    func checkMovesVerifiedLog() throws {
+        // Enough ops that the room a load leaves (an eighth more) holds an edit's.
+        let (file, _) = try Self.loadedNotebook(notes: 200)
+        let path = try SaveLoadsTests.folder() + "/notes.peernote"
+        try FileStore.writeAtomically(file, to: path)
+        let doc = try Document.open(path)
+        let note = try #require(doc.notes.first).id
+        for k in 0 ..< 3 {
+            // The document's own log was copied by its first edit; the file's record is the only
+            // holder of its arrays, so the check appends to them (a second reference, even a
+            // passing one, would make the replay copy the whole log).
+            try doc.insertText(note, at: 0, "\(k)")
+            let before = try #require(doc.persisted?.verified?.log.ops.withUnsafeBufferPointer { UInt(bitPattern: $0.baseAddress) })
+            try doc.write(to: path)
+            let after = try #require(doc.persisted?.verified?.log.ops.withUnsafeBufferPointer { UInt(bitPattern: $0.baseAddress) })
+            #expect(after == before, "write \(k): the verified log's ops were copied")
+        }
+    }
 }
