@@ -283,13 +283,18 @@ struct AppendedCheckTests {
         #expect(decided == 60 && refused > 0 && refused < 60, "seed \(seed): \(decided) decided, \(refused) refused")
     }
 
-    @Test("A document's writes keep the verified state of its file, so each check reads only the new block")
-    func writesKeepVerifiedState() throws {
-        let (file, _) = try Self.loadedNotebook()
+    /// A notebook of `notes` notes written to a new file and opened from it, and its first note.
+    static func openedNotebook(notes: Int = 3) throws -> (document: Document, path: String, note: NoteID) {
+        let (file, _) = try loadedNotebook(notes: notes)
         let path = try SaveLoadsTests.folder() + "/notes.peernote"
         try FileStore.writeAtomically(file, to: path)
         let doc = try Document.open(path)
-        let note = try #require(doc.notes.first).id
+        return (doc, path, try #require(doc.notes.first).id)
+    }
+
+    @Test("A document's writes keep the verified state of its file, so each check reads only the new block")
+    func writesKeepVerifiedState() throws {
+        let (doc, path, note) = try Self.openedNotebook()
         for k in 0 ..< 3 {
             try doc.insertText(note, at: 0, "edit \(k) ")
             try doc.write(to: path)
@@ -309,11 +314,7 @@ struct AppendedCheckTests {
     @Test("The check of an appending save takes the file's verified state whole: its log grows in place, not copied")
     func checkMovesVerifiedLog() throws {
         // Enough ops that the room a load leaves (an eighth more) holds an edit's.
-        let (file, _) = try Self.loadedNotebook(notes: 200)
-        let path = try SaveLoadsTests.folder() + "/notes.peernote"
-        try FileStore.writeAtomically(file, to: path)
-        let doc = try Document.open(path)
-        let note = try #require(doc.notes.first).id
+        let (doc, path, note) = try Self.openedNotebook(notes: 200)
         for k in 0 ..< 3 {
             // The document's own log was copied by its first edit; the file's record is the only
             // holder of its arrays, so the check appends to them (a second reference, even a
