@@ -34,7 +34,9 @@ struct MVRegister<Value: Sendable & Equatable>: Sendable {
     /// The live values other than the winner, and, once the register holds `indexThreshold`
     /// values or more, each entry's place by id (0 the winner, k ≥ 1 `rest[k - 1]`; nil below:
     /// a scan of a few entries is cheaper than a dictionary). Shared between copies of a register
-    /// until one of them writes (`mutableOthers`).
+    /// until one of them writes (`mutableOthers`). Sendable because a box is written only by the
+    /// register holding the only reference to it: a box that copies (and so threads) share is
+    /// never written.
     private final class Others: @unchecked Sendable {
         var rest: [Entry]
         var places: [LocalID: Int]?
