@@ -59,6 +59,10 @@ struct MVRegister<Value: Sendable & Equatable>: Sendable {
 
     private var rest: [Entry] { others?.rest ?? [] }
 
+    /// The box of other values, to tell whether a write copied it (tests: a box this register
+    /// alone holds is written in place).
+    var othersBox: ObjectIdentifier? { others.map { ObjectIdentifier($0) } }
+
     /// The live values, winner first.
     var entries: [Entry] {
         guard let head else { return [] }

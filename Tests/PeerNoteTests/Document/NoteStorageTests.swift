@@ -130,6 +130,28 @@ struct NoteStorageTests {
                 "\(writes) writes, \(many) with many values, \(emptied) overwriting all, \(ties) tied with a live value's timestamp")
     }
 
+    @Test("A register's other values are copied only when a copy shares them: written in place otherwise")
+    func registerBoxCopiedOnlyWhenShared() {
+        let replicas = [ReplicaID(high: 0, low: 1), ReplicaID(high: 0, low: 2)]
+        var register = MVRegister<Int>()
+        register.write(id: LocalID(agent: 0, counter: 1), lamport: 1, replicas: replicas, value: 1, preds: [])
+        #expect(register.othersBox == nil, "one value needs no box")
+        register.write(id: LocalID(agent: 1, counter: 1), lamport: 1, replicas: replicas, value: 2, preds: [])
+        let box = register.othersBox
+        #expect(box != nil)
+        // Many concurrent values, past the index threshold: the same box all along.
+        for k in 2 ... 40 {
+            register.write(id: LocalID(agent: UInt32(k % 2), counter: UInt32(k)), lamport: UInt64(k), replicas: replicas, value: k, preds: [])
+            #expect(register.othersBox == box, "write \(k) copied a box nothing else holds")
+        }
+        // A copy shares it; the next write to the original copies it, and the copy keeps the old one.
+        let copy = register
+        #expect(copy.othersBox == box)
+        register.write(id: LocalID(agent: 0, counter: 41), lamport: 41, replicas: replicas, value: 41, preds: [])
+        #expect(register.othersBox != box && copy.othersBox == box)
+        #expect(copy.entries.count == 41 && register.entries.count == 42)
+    }
+
     @Test("NoteSlotIndex finds what a dictionary finds, ids added in ascending order and in any order", arguments: 0 ..< 4)
     func noteSlotIndex(seed: UInt64) {
         var rng = SeededRandom(state: seed)
