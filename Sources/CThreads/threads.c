@@ -31,6 +31,47 @@ int peernote_counter_next(int *counter) {
     return __atomic_fetch_add(counter, 1, __ATOMIC_RELAXED);
 }
 
+struct peernote_latch {
+    pthread_mutex_t lock;
+    pthread_cond_t opened;
+    bool open;
+};
+
+peernote_latch_t peernote_latch_create(void) {
+    struct peernote_latch *latch = malloc(sizeof *latch);
+    if (!latch) return NULL;
+    if (pthread_mutex_init(&latch->lock, NULL) != 0) {
+        free(latch);
+        return NULL;
+    }
+    if (pthread_cond_init(&latch->opened, NULL) != 0) {
+        pthread_mutex_destroy(&latch->lock);
+        free(latch);
+        return NULL;
+    }
+    latch->open = false;
+    return latch;
+}
+
+void peernote_latch_open(peernote_latch_t latch) {
+    pthread_mutex_lock(&latch->lock);
+    latch->open = true;
+    pthread_cond_broadcast(&latch->opened);
+    pthread_mutex_unlock(&latch->lock);
+}
+
+void peernote_latch_wait(peernote_latch_t latch) {
+    pthread_mutex_lock(&latch->lock);
+    while (!latch->open) pthread_cond_wait(&latch->opened, &latch->lock);
+    pthread_mutex_unlock(&latch->lock);
+}
+
+void peernote_latch_destroy(peernote_latch_t latch) {
+    pthread_cond_destroy(&latch->opened);
+    pthread_mutex_destroy(&latch->lock);
+    free(latch);
+}
+
 int peernote_processor_count(void) {
 #if PEERNOTE_START_ELSEWHERE
     cpu_set_t allowed;

@@ -538,6 +538,10 @@ struct ConvergenceTests {
         case (.failure(let a), .failure(let b)):
             #expect(a == b, "\(what): \(a) against \(b)")
         case (.success(let a), .success(let b)):
+            // What an appending save is checked from (before a save, which uses it up): the same
+            // work spent and the same totals.
+            let va = a.persisted?.verified, vb = b.persisted?.verified
+            #expect(va?.workSpent == vb?.workSpent && va?.totals == vb?.totals && va?.rows == vb?.rows, "\(what): the verified file")
             #expect(a.notebook == b.notebook, "\(what)")
             #expect(a.conflicts == b.conflicts, "\(what)")
             #expect(a.heads == b.heads && a.changeCount == b.changeCount, "\(what)")

@@ -12,6 +12,22 @@ bool peernote_flag_is_raised(const int *flag);
 /// Returns `*counter`, then adds one to it, atomically (relaxed order: for handing out indices).
 int peernote_counter_next(int *counter);
 
+/// A gate that one thread opens, once, and another waits at until it is open. Everything the
+/// opener wrote before `peernote_latch_open` is visible to a waiter after `peernote_latch_wait`.
+typedef struct peernote_latch *peernote_latch_t;
+
+/// A closed latch (NULL when no memory could be had).
+peernote_latch_t peernote_latch_create(void);
+
+/// Opens the latch (again: no effect) and wakes whoever waits at it.
+void peernote_latch_open(peernote_latch_t latch);
+
+/// Returns once the latch is open (at once if it is).
+void peernote_latch_wait(peernote_latch_t latch);
+
+/// Releases the latch; no thread may wait at it or open it any more.
+void peernote_latch_destroy(peernote_latch_t latch);
+
 /// How many processors the process may run on (its affinity where the system says; at least 1).
 int peernote_processor_count(void);
 

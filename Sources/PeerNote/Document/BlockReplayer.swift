@@ -74,6 +74,64 @@ struct BlockReplayer {
                 return LogResult(log: log, error: error)
             }
         })
+        try finishBase(block, applied: applied, logged: logged, workBudget: budget, bodiesFromStructures: bodiesFromStructures)
+    }
+
+    /// `WireCodec.decodePayload` and `replayBase` of a large base block with a state section
+    /// (`WireCodec.PayloadHalves`), arranged so that neither thread waits for what it does not
+    /// need: this one decodes the columns, then applies the ops to the state; the other reads
+    /// the state section, then appends the changes to the log as soon as this thread has
+    /// decoded them (the log needs the columns only). Returns the block as `decodePayload` gives
+    /// it, with `totals` counting it, and leaves the log and state as `replayBase` does, or
+    /// returns the error that replay stopped at (the log's first, then the state's), for the
+    /// caller to throw after any error of the blocks it reads after this one. Nil when a half
+    /// does not read or the two disagree (the log and state are then as they were): the caller
+    /// reads the block again one step after the other, which reports why. Throws the block's
+    /// own error, which comes before all of those.
+    mutating func replayBase(_ halves: WireCodec.PayloadHalves,
+                             totals: inout WireCodec.Totals) throws(PeerNoteError) -> (block: WireBlock, error: PeerNoteError?)? {
+        precondition(log.changes.count == 0 && halves.header.offset == 0, "a base block is replayed into an empty log")
+        let budget = state.workBudget, bodiesFromStructures = state.bodiesFromStructures
+        let genesis = genesis, structures = halves.storesStructures
+        // Raised when the log or the state section refuses the file: the state's half stops.
+        let refused = StopFlag()
+        typealias Columns = (block: WireBlock, predecessors: Int)
+        let ((columns, applied), (section, logged)) = Concurrently.run(relaying: WireBlock.self, { (relay: Relay<WireBlock>) -> (Columns?, DocState.BaseApplication?) in
+            guard let columns = halves.decodeColumns() else { return (nil, nil) }
+            relay.send(columns.block)
+            let applied = DocState.applyBase(columns.block, workBudget: budget, bodiesFromStructures: bodiesFromStructures, stop: { refused.isRaised })
+            return (columns, applied)
+        }, alongside: { (relay: Relay<WireBlock>) -> (Result<WireState?, FormatError>, LogResult?) in
+            let section = halves.readState()
+            // A section that does not read, or that `join` refuses, ends both halves.
+            guard case .success(let read?) = section, read.storesStructures == structures, let block = relay.receive() else {
+                refused.raise()
+                return (section, nil)
+            }
+            var log = OpLog(), state = DocState()
+            do throws(PeerNoteError) {
+                try Self.replay(block, genesis: genesis, log: &log, state: &state, applying: false)
+                return (section, LogResult(log: log, error: nil))
+            } catch {
+                refused.raise()
+                return (section, LogResult(log: log, error: error))
+            }
+        })
+        let block: WireBlock?
+        do throws(FormatError) { block = try halves.join(columns, section, totals: &totals) } catch { throw error.documentError }
+        guard let block, let applied, let logged else { return nil }
+        do throws(PeerNoteError) {
+            try finishBase(block, applied: applied, logged: logged, workBudget: budget, bodiesFromStructures: bodiesFromStructures)
+        } catch {
+            return (block, error)
+        }
+        return (block, nil)
+    }
+
+    /// Takes the log and the state that `replayBase` made on its two threads, or throws the
+    /// error that stopped them: the log's first.
+    private mutating func finishBase(_ block: WireBlock, applied: DocState.BaseApplication, logged: LogResult, workBudget budget: Int,
+                                     bodiesFromStructures: Bool) throws(PeerNoteError) {
         let log = logged.log
         self.log = log
         if let error = logged.error { throw error }

@@ -55,24 +55,64 @@ extension Document {
         do { raws = try BlockCodec.decode(bytes) } catch {
             throw error.documentError
         }
-        var blocks: [WireBlock]
+        var blocks: [WireBlock] = []
         // Inflated on two threads when the base block is replayed on two (`concurrentFrom`).
         let inflatingFrom = concurrentFrom == .max ? Int.max : min(concurrentFrom, WireCodec.concurrentInflateThreshold)
         var totals = WireCodec.Totals()
-        // No placeholder text for a block with a state section: the replay appends placeholders
-        // to the log alone, and `fillText`/`buildBodies` write the text in.
-        do { blocks = try WireCodec.decodePayloads(raws, fileSize: bytes.count, concurrentFrom: inflatingFrom, totals: &totals, placeholders: false) } catch {
-            throw error.documentError
-        }
-        guard let first = blocks.first, first.kind == .base, let docID = first.documentID, let genesis = first.genesis else {
-            throw .invalidDocument(offset: 0, message: "the first block is not a base block")
-        }
-        var replayer = BlockReplayer(genesis: genesis)
-        replayer.keepsStateBeforeDisorder = true
         // Integration work a file may ask for, proportional to its size (hostile files could ask
         // for quadratic work: thousands of concurrent inserts at one place).
         let budget = VerifiedFile.workBudget(fileSize: bytes.count)
-        replayer.state.workBudget = budget
+        // A large base block with a state section (a compact save, and what later saves appended
+        // to) is read and replayed in one step on two threads (`BlockReplayer.replayBase(_:totals:)`);
+        // the blocks after it are read then, and an error its replay met is thrown after theirs,
+        // as when every block is read before any is replayed. No placeholder text for a block with
+        // a state section: the replay appends placeholders to the log alone, and
+        // `fillText`/`buildBodies` write the text in.
+        var replayed: BlockReplayer?
+        var replayError: PeerNoteError?
+        var prepared: WireCodec.PreparedPayload?
+        do throws(FormatError) {
+            if let raw = raws.first { prepared = try WireCodec.preparePayload(raw, fileSize: bytes.count, totals: totals) }
+        } catch {
+            throw error.documentError
+        }
+        if let prepared, let halves = WireCodec.PayloadHalves(prepared, concurrentFrom: inflatingFrom), prepared.block.kind == .base,
+           let genesis = prepared.block.genesis {
+            var replayer = BlockReplayer(genesis: genesis)
+            replayer.keepsStateBeforeDisorder = true
+            replayer.state.workBudget = budget
+            replayer.state.bodiesFromStructures = halves.storesStructures
+            if let (block, error) = try replayer.replayBase(halves, totals: &totals) {
+                blocks = [block]
+                replayed = replayer
+                replayError = error
+            }
+        }
+        do throws(FormatError) {
+            if replayed == nil, let prepared {
+                blocks = [try WireCodec.decodePayload(prepared, totals: &totals, concurrentFrom: inflatingFrom, placeholders: false)]
+            }
+            if raws.count > 1 {
+                blocks += try WireCodec.decodePayloads(Array(raws.dropFirst()), fileSize: bytes.count, concurrentFrom: inflatingFrom,
+                                                       totals: &totals, placeholders: false)
+            }
+        } catch {
+            throw error.documentError
+        }
+        if let replayError { throw replayError }
+        guard let first = blocks.first, first.kind == .base, let docID = first.documentID, let genesis = first.genesis else {
+            throw .invalidDocument(offset: 0, message: "the first block is not a base block")
+        }
+        // Moved out of `replayed`: a second reference would make the fill below copy the notes.
+        let baseReplayed = replayed != nil
+        var replayer: BlockReplayer
+        if let base = replayed.take() {
+            replayer = base
+        } else {
+            replayer = BlockReplayer(genesis: genesis)
+            replayer.keepsStateBeforeDisorder = true
+            replayer.state.workBudget = budget
+        }
         var unknownFields = first.unknownFields
         // Read off `first` here, which is not used again (a copy of the block would keep its text).
         let firstHasState = first.state != nil, firstOffset = first.offset
@@ -101,7 +141,9 @@ extension Document {
             // A block storing its bodies' structures: the text ops are applied to the log alone,
             // then the bodies built from the structures.
             replayer.state.bodiesFromStructures = structured
-            if block.offset == 0 && block.changes.count + block.ops.count >= concurrentFrom {
+            if block.offset == 0 && baseReplayed {
+                // Replayed with its decoding above.
+            } else if block.offset == 0 && block.changes.count + block.ops.count >= concurrentFrom {
                 try replayer.replayBase(block)
             } else {
                 try replayer.replay(block)

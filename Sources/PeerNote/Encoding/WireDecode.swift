@@ -201,6 +201,72 @@ extension WireCodec {
     /// columns; the result, and the error when both are damaged (the state section's), are the same.
     static func decodePayload(_ raw: RawBlock, fileSize: Int, limits: Limits = Limits(), totals: inout Totals,
                               concurrentFrom: Int = .max, placeholders: Bool = true) throws(FormatError) -> WireBlock {
+        try decodePayload(try preparePayload(raw, fileSize: fileSize, limits: limits, totals: totals), totals: &totals,
+                          concurrentFrom: concurrentFrom, placeholders: placeholders)
+    }
+
+    /// `decodePayload` of a block prepared after the blocks `totals` holds.
+    static func decodePayload(_ prepared: PreparedPayload, totals: inout Totals, concurrentFrom: Int = .max,
+                              placeholders: Bool = true) throws(FormatError) -> WireBlock {
+        let raw = prepared.raw, fileSize = prepared.fileSize
+        // A large block read without placeholders: its columns are decoded while the other
+        // thread reads the state section (the longer half), before the section's text count is
+        // known (`decodeColumns`' `textLater`); that count is checked against the ops once both
+        // are done. If anything fails or disagrees, the columns are decoded again as below, after
+        // the section, so that a damaged file is refused with the same error either way.
+        if !placeholders, let halves = PayloadHalves(prepared, concurrentFrom: concurrentFrom) {
+            let (early, state) = Concurrently.run({ halves.decodeColumns() }, alongside: { halves.readState() })
+            if let block = try halves.join(early, state, totals: &totals) { return block }
+        }
+        var block = prepared.block
+        let columns = prepared.columns
+        let columnBytes = try readStateAndInflateColumns(prepared.fields, raw: raw, columns: columns, unitCount: prepared.counts.units,
+                                                         into: &block, concurrentFrom: concurrentFrom)
+        // Offsets inside inflated columns have no place in the file: report the columns' offset.
+        let predecessors: Int
+        do throws(ColumnReadError) {
+            predecessors = try decodeColumns(columnBytes, into: &block, strings: prepared.strings, changeCount: Int(prepared.counts.changes),
+                                             unitCount: Int(prepared.counts.units), liveScalars: block.state?.liveScalarCount, placeholders: placeholders,
+                                             structures: block.state?.storesStructures ?? false, maxRows: Int(prepared.counts.maxRows),
+                                             maxOps: prepared.maxOps, maxPredecessors: prepared.maxPredecessors, fileSize: fileSize)
+        } catch {
+            throw FormatError(offset: columns.base, message: error.message)
+        }
+        return try prepared.finish(block, predecessors: predecessors, totals: &totals)
+    }
+
+    /// A block's payload read up to its two compressed parts: its header, replica and string
+    /// tables, counts and extents, all checked against the file's budget after the blocks before
+    /// it (`totals`).
+    struct PreparedPayload: Sendable {
+        /// The header and replica table (no changes, ops or state yet).
+        fileprivate(set) var block: WireBlock
+        fileprivate let raw: RawBlock
+        fileprivate let fields: PayloadFields
+        fileprivate let strings: [String]
+        fileprivate let counts: RowCounts
+        fileprivate let columns: ColumnsExtent
+        fileprivate let inflated: UInt64
+        fileprivate let maxOps: Int
+        fileprivate let maxPredecessors: Int
+        fileprivate let fileSize: Int
+
+        /// The block with its changes and ops (`predecessors` listed), checked against the
+        /// units its text allows, with `totals` now counting it.
+        fileprivate func finish(_ block: WireBlock, predecessors: Int, totals: inout Totals) throws(FormatError) -> WireBlock {
+            let unitsLimit = columns.unitsBase + 2 * UInt64(block.textCount)
+            guard counts.units <= unitsLimit else { throw columns.unitsRefused(unitsLimit) }
+            totals.changes += block.changes.count
+            totals.ops += block.ops.count
+            totals.predecessors += predecessors
+            totals.inflated = inflated
+            return block
+        }
+    }
+
+    /// `decodePayload` up to the block's two compressed parts (its errors up to there), after
+    /// the blocks `totals` holds.
+    static func preparePayload(_ raw: RawBlock, fileSize: Int, limits: Limits = Limits(), totals: Totals) throws(FormatError) -> PreparedPayload {
         var block = WireBlock()
         block.offset = raw.offset
         let map: [BlockKey: CBORItem]
@@ -216,41 +282,13 @@ extension WireCodec {
         let columns = try columnsExtent(fields, counts: counts, limits: limits, fileSize: fileSize)
         let inflated = try checkMemory(fields, kind: block.kind, columnsSize: columns.size, totals: totals)
         let maxRows = counts.maxRows
-        let maxOps = Int(maxRows) - min(totals.ops, Int(maxRows)), maxPredecessors = Int(maxRows) - min(totals.predecessors, Int(maxRows))
-        // A large block read without placeholders: its columns are decoded while the other
-        // thread reads the state section (the longer half), before the section's text count is
-        // known (`decodeColumns`' `textLater`); that count is checked against the ops once both
-        // are done. If anything fails or disagrees, the columns are decoded again as below, after
-        // the section, so that a damaged file is refused with the same error either way.
-        let predecessors: Int
-        if !placeholders, fields[.state] != nil,
-           let early = try decodeBesideState(fields, raw: raw, columns: columns, unitCount: counts.units, block: block, strings: strings,
-                                             changeCount: Int(counts.changes), maxRows: Int(maxRows), maxOps: maxOps,
-                                             maxPredecessors: maxPredecessors, fileSize: fileSize, concurrentFrom: concurrentFrom) {
-            (block, predecessors) = early
-        } else {
-            let columnBytes = try readStateAndInflateColumns(fields, raw: raw, columns: columns, unitCount: counts.units,
-                                                             into: &block, concurrentFrom: concurrentFrom)
-            // Offsets inside inflated columns have no place in the file: report the columns' offset.
-            do throws(ColumnReadError) {
-                predecessors = try decodeColumns(columnBytes, into: &block, strings: strings, changeCount: Int(counts.changes), unitCount: Int(counts.units),
-                                                 liveScalars: block.state?.liveScalarCount, placeholders: placeholders, structures: block.state?.storesStructures ?? false,
-                                                 maxRows: Int(maxRows), maxOps: maxOps, maxPredecessors: maxPredecessors, fileSize: fileSize)
-            } catch {
-                throw FormatError(offset: columns.base, message: error.message)
-            }
-        }
-        let unitsLimit = columns.unitsBase + 2 * UInt64(block.textCount)
-        guard counts.units <= unitsLimit else { throw columns.unitsRefused(unitsLimit) }
-        totals.changes += block.changes.count
-        totals.ops += block.ops.count
-        totals.predecessors += predecessors
-        totals.inflated = inflated
-        return block
+        return PreparedPayload(block: block, raw: raw, fields: fields, strings: strings, counts: counts, columns: columns, inflated: inflated,
+                               maxOps: Int(maxRows) - min(totals.ops, Int(maxRows)), maxPredecessors: Int(maxRows) - min(totals.predecessors, Int(maxRows)),
+                               fileSize: fileSize)
     }
 
     /// A payload's known fields, with the offset of its first byte for errors.
-    private struct PayloadFields {
+    fileprivate struct PayloadFields: Sendable {
         let map: [BlockKey: CBORItem]
         let base: Int
 
@@ -310,7 +348,7 @@ extension WireCodec {
     }
 
     /// The change and op unit counts a block declares, and the file's row budget.
-    private struct RowCounts {
+    fileprivate struct RowCounts: Sendable {
         var changes: UInt64
         var units: UInt64
         var maxRows: UInt64
@@ -335,7 +373,7 @@ extension WireCodec {
     }
 
     /// A block's compressed columns, the size they declare, and the op unit budget they allow.
-    private struct ColumnsExtent {
+    fileprivate struct ColumnsExtent: Sendable {
         var compressed: [UInt8]
         var size: UInt64
         /// The file offset of the compressed bytes.
@@ -387,44 +425,72 @@ extension WireCodec {
         return inflated
     }
 
-    /// The block with its state section and columns, the columns inflated and decoded on this
-    /// thread while the other reads the section, when the block is large enough (its compressed
-    /// section and columns each `concurrentFrom` bytes or more) and all of it reads and agrees:
-    /// the ops insert as many characters as the section's bodies and the text column hold (no
-    /// more than the block's units), and the section stores the bodies' structures exactly when
-    /// the block's version says so. Nil otherwise (the caller then reads it one half after the
-    /// other, which finds the error); an error of the state section is thrown here, as it
-    /// would be there, first.
-    private static func decodeBesideState(_ fields: PayloadFields, raw: RawBlock, columns: ColumnsExtent, unitCount: UInt64, block: WireBlock,
-                                          strings: [String], changeCount: Int, maxRows: Int, maxOps: Int, maxPredecessors: Int,
-                                          fileSize: Int, concurrentFrom: Int) throws(FormatError) -> (block: WireBlock, predecessors: Int)? {
-        let compressed = columns.compressed, size = columns.size
-        guard min(fields[.state]?.bytesValue?.count ?? 0, compressed.count) >= concurrentFrom else { return nil }
-        let map = fields.map, base = fields.base, kind = block.kind
-        let replicaCount = block.replicas.count, version = raw.version, maxElements = Int(min(unitCount, UInt64(Int32.max)))
-        let readState = { @Sendable () -> Result<WireState?, FormatError> in
-            Result { () throws(FormatError) in
-                try stateSection(map, kind: kind, replicas: replicaCount, version: version, maxElements: maxElements, base: base)
+    /// A large block with a state section, read as two halves that run at once: its columns,
+    /// inflated and decoded (`decodeColumns`), and its state section, inflated and read
+    /// (`readState`), each on a thread of the caller's choosing, then joined (`join`). The
+    /// columns are read before the section's text count is known (`decodeColumns`' `textLater`):
+    /// the block counts as placeholders the characters its ops insert, which `join` checks
+    /// against the section. Made only for a block whose compressed section and columns are
+    /// each `concurrentFrom` bytes or more.
+    struct PayloadHalves: Sendable {
+        fileprivate let prepared: PreparedPayload
+
+        /// The halves of `prepared`'s block, when it has a state section and both parts are large.
+        init?(_ prepared: PreparedPayload, concurrentFrom: Int) {
+            guard let section = prepared.fields[.state]?.bytesValue, min(section.count, prepared.columns.compressed.count) >= concurrentFrom else { return nil }
+            self.prepared = prepared
+        }
+
+        /// The block's header (no changes, ops or state).
+        var header: WireBlock { prepared.block }
+
+        /// Whether the block's version stores the bodies' structures in the state section
+        /// (`join` checks that the section says so).
+        var storesStructures: Bool { prepared.raw.version >= Format.structuresVersion }
+
+        /// The block with its changes and ops, its `placeholderCount` the characters the ops
+        /// insert, and the predecessors its ops list; nil when the columns do not read (the
+        /// block is then read again one half after the other, which reports why).
+        func decodeColumns() -> (block: WireBlock, predecessors: Int)? {
+            let columns = prepared.columns, counts = prepared.counts
+            guard let columnBytes = try? Deflate.decompress(columns.compressed, maxOutput: Int(columns.size)), columnBytes.count == Int(columns.size) else { return nil }
+            var block = prepared.block
+            var reached = 0
+            let predecessors = withUnsafeMutablePointer(to: &reached) { reached in
+                try? WireCodec.decodeColumns(columnBytes, into: &block, strings: prepared.strings, changeCount: Int(counts.changes), unitCount: Int(counts.units),
+                                             liveScalars: nil, placeholders: false, textLater: true, textReached: reached, structures: storesStructures,
+                                             maxRows: Int(counts.maxRows), maxOps: prepared.maxOps, maxPredecessors: prepared.maxPredecessors,
+                                             fileSize: prepared.fileSize)
+            }
+            guard let predecessors else { return nil }
+            block.placeholderCount = reached
+            return (block, predecessors)
+        }
+
+        /// The state section, inflated and read.
+        func readState() -> Result<WireState?, FormatError> {
+            let block = prepared.block, maxElements = Int(min(prepared.counts.units, UInt64(Int32.max)))
+            return Result { () throws(FormatError) in
+                try stateSection(prepared.fields.map, kind: block.kind, replicas: block.replicas.count, version: prepared.raw.version,
+                                 maxElements: maxElements, base: prepared.fields.base)
             }
         }
-        let structures = version >= Format.structuresVersion
-        var early = block
-        var reached = 0
-        let (decoded, stateResult) = Concurrently.run({ () -> Int? in
-            guard let columnBytes = try? Deflate.decompress(compressed, maxOutput: Int(size)), columnBytes.count == Int(size) else { return nil }
-            return withUnsafeMutablePointer(to: &reached) { reached in
-                try? decodeColumns(columnBytes, into: &early, strings: strings, changeCount: changeCount, unitCount: Int(unitCount),
-                                   liveScalars: nil, placeholders: false, textLater: true, textReached: reached, structures: structures,
-                                   maxRows: maxRows, maxOps: maxOps, maxPredecessors: maxPredecessors, fileSize: fileSize)
-            }
-        }, alongside: readState)
-        let state = try stateResult.get()
-        guard let predecessors = decoded, let state, state.storesStructures == structures else { return nil }
-        let live = state.liveScalarCount, total = live + early.deadText.count
-        guard live <= Int(unitCount), reached == total else { return nil }
-        early.state = state
-        early.placeholderCount = total
-        return (early, predecessors)
+
+        /// The block, when both halves read and agree: the ops insert as many characters as the
+        /// section's bodies and the text column hold (no more than the block's units), and the
+        /// section stores the bodies' structures exactly when the block's version says so; with
+        /// `totals` counting it. Nil otherwise: the caller reads the block again with
+        /// `decodePayload`, which finds the error. An error of the state section is thrown here,
+        /// as it would be there, first.
+        func join(_ columns: (block: WireBlock, predecessors: Int)?, _ state: Result<WireState?, FormatError>,
+                  totals: inout Totals) throws(FormatError) -> WireBlock? {
+            let state = try state.get()
+            guard var block = columns?.block, let predecessors = columns?.predecessors, let state, state.storesStructures == storesStructures else { return nil }
+            let live = state.liveScalarCount, total = live + block.deadText.count
+            guard live <= Int(prepared.counts.units), block.placeholderCount == total else { return nil }
+            block.state = state
+            return try prepared.finish(block, predecessors: predecessors, totals: &totals)
+        }
     }
 
     /// Reads the state section into `block` and returns the inflated columns. The state section

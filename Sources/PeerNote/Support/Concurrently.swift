@@ -35,8 +35,26 @@ package enum Concurrently {
         return (a, b)
     }
 
-    /// Starts `work` on another thread and returns what waits for it to finish.
-    private static func start(_ work: @escaping @Sendable () -> Void) -> () -> Void {
+    /// `run(first, alongside: second)` where `second` may wait for a value that `first` hands it
+    /// on the way (`Relay.send`), so that each thread goes on to its next piece of work as soon
+    /// as what that needs is ready. `Relay.receive` gives nil when `first` returned without
+    /// sending: the wait ends on every path. Where no thread can be had, `second` runs after
+    /// `first` (before it, it would wait for ever).
+    package static func run<T: Sendable, A, B>(relaying _: T.Type, _ first: (Relay<T>) -> A,
+                                              alongside second: @escaping @Sendable (Relay<T>) -> B) -> (A, B) {
+        let relay = Relay<T>()
+        let handoff = Handoff<B>()
+        let wait = start(lateOnFailure: true) { handoff.value = second(relay) }
+        let a = first(relay)
+        relay.close()
+        wait()
+        guard let b = handoff.value else { preconditionFailure("the concurrent half finished without a result") }
+        return (a, b)
+    }
+
+    /// Starts `work` on another thread and returns what waits for it to finish. Where no thread
+    /// can be had, `work` runs on this thread: at once, or when waited for (`lateOnFailure`).
+    private static func start(lateOnFailure: Bool = false, _ work: @escaping @Sendable () -> Void) -> () -> Void {
         #if os(Linux)
         let job = Unmanaged.passRetained(Job(work)).toOpaque()
         guard let thread = peernote_thread_start({ context in
@@ -44,6 +62,7 @@ package enum Concurrently {
             Unmanaged<Job>.fromOpaque(context).takeRetainedValue().work()
         }, job) else {
             Unmanaged<Job>.fromOpaque(job).release()
+            if lateOnFailure { return work }
             work()
             return {}
         }
@@ -85,6 +104,41 @@ private final class Job: Sendable {
 /// the caller's alone).
 private final class Handoff<T>: @unchecked Sendable {
     var value: T?
+}
+
+/// A value one thread hands another, once, while both run (`Concurrently.run(relaying:_:alongside:)`).
+/// `@unchecked Sendable`: `value` is written once, before the latch opens, and read only after
+/// waiting at it (the latch's lock orders the write before the read); without a latch (no
+/// memory for one) `Concurrently` runs the receiver after the sender has returned.
+package final class Relay<T: Sendable>: @unchecked Sendable {
+    private var value: T?
+    private var sent = false
+    private let latch: peernote_latch_t?
+
+    fileprivate init() { latch = peernote_latch_create() }
+
+    deinit { if let latch { peernote_latch_destroy(latch) } }
+
+    /// Hands `value` to the receiver; only the first call (on the sending thread) counts.
+    package func send(_ value: T) {
+        guard !sent else { return }
+        sent = true
+        self.value = value
+        if let latch { peernote_latch_open(latch) }
+    }
+
+    /// Ends the wait without a value when nothing was sent (on the sending thread).
+    fileprivate func close() {
+        guard !sent else { return }
+        sent = true
+        if let latch { peernote_latch_open(latch) }
+    }
+
+    /// The value sent, waiting for it; nil when the sender returned without sending.
+    package func receive() -> T? {
+        if let latch { peernote_latch_wait(latch) }
+        return value
+    }
 }
 
 /// Hands out 0, 1, 2, ... to whichever threads ask, each number once. `@unchecked Sendable`: its

@@ -170,6 +170,138 @@ struct ConcurrentLoadTests {
         }
     }
 
+    /// A large base block's halves (`WireCodec.PayloadHalves`) read with the smallest threshold.
+    static func halves(_ bytes: [UInt8]) throws -> WireCodec.PayloadHalves {
+        let raw = try #require(try BlockCodec.decode(bytes).first)
+        return try #require(WireCodec.PayloadHalves(try WireCodec.preparePayload(raw, fileSize: bytes.count, totals: WireCodec.Totals()), concurrentFrom: 0))
+    }
+
+    @Test("A compact save is read and replayed in one step on two threads: the block, log and state one step after the other gives")
+    func replayedWithDecoding() throws {
+        let doc = Document(title: "T")
+        var ids: [NoteID] = []
+        for k in 0 ..< 40 { ids.append(doc.addNote(title: "N\(k)", body: String(repeating: "line \(k), typed and edited\n", count: 8))) }
+        try doc.deleteText(ids[3], range: 5 ..< 30)
+        try doc.setBody(ids[9], "rewritten")
+        try doc.deleteNote(ids[12])
+        for writeStructures in [false, true] {
+            let bytes = doc.save(.compact, writeStructures: writeStructures, concurrentFrom: .max)
+            let halves = try Self.halves(bytes)
+            var replayer = BlockReplayer(genesis: try #require(halves.header.genesis))
+            replayer.state.workBudget = .max
+            replayer.state.bodiesFromStructures = halves.storesStructures
+            var totals = WireCodec.Totals()
+            let (block, error) = try #require(try replayer.replayBase(halves, totals: &totals), "the halves agree: nothing to read again")
+            #expect(error == nil)
+            // As `decodePayload` reads it, and as `replay` replays it.
+            var expectedTotals = WireCodec.Totals()
+            let raw = try #require(try BlockCodec.decode(bytes).first)
+            let expected = try WireCodec.decodePayload(raw, fileSize: bytes.count, totals: &expectedTotals, placeholders: false)
+            #expect(totals == expectedTotals)
+            #expect(block.changes == expected.changes)
+            #expect(block.ops == expected.ops)
+            #expect(block.placeholderCount == expected.placeholderCount)
+            #expect(block.state == expected.state)
+            #expect(block.deadText == expected.deadText)
+            var one = BlockReplayer(genesis: try #require(expected.genesis))
+            one.state.workBudget = .max
+            one.state.bodiesFromStructures = halves.storesStructures
+            try one.replay(expected)
+            #expect(replayer.log.changes.count == one.log.changes.count)
+            #expect(replayer.log.ops == one.log.ops)
+            #expect(replayer.log.heads == one.log.heads)
+            #expect(replayer.state.workBudget == one.state.workBudget, "the same integration work")
+            #expect(replayer.state.noteStates.map { (n: NoteState) in n.id } == one.state.noteStates.map { (n: NoteState) in n.id })
+            #expect(try Document.load(bytes, concurrentFrom: 0).notebook == doc.notebook)
+            ConvergenceTests.expectSameLoad(bytes, "structures \(writeStructures)")
+        }
+    }
+
+    @Test("Read and replayed in one step: the integration work spent is counted, as one step after the other counts it")
+    func replayedWithDecodingCountsWork() throws {
+        // Three copies type at the same place of one note: the merged list integrates their
+        // inserts by scanning the concurrent ones.
+        let origin = Document(title: "T")
+        let n = origin.addNote(title: "N", body: "ab")
+        for k in 0 ..< 30 { origin.addNote(title: "other \(k)", body: String(repeating: "text \(k) ", count: 20)) }
+        let copies = (0 ..< 3).map { origin.fork(author: "c\($0)") }
+        for (k, copy) in copies.enumerated() {
+            for j in 0 ..< 40 { try copy.insertText(n, at: 1, "\(k).\(j) ") }
+        }
+        for copy in copies.dropFirst() { _ = try copies[0].merge(copy) }
+        let bytes = copies[0].save(.compact)
+        let one = try Document.load(bytes, concurrentFrom: .max), two = try Document.load(bytes, concurrentFrom: 0)
+        let spent = try #require(one.persisted?.verified?.workSpent)
+        #expect(spent > 0, "the merged inserts took integration work")
+        #expect(two.persisted?.verified?.workSpent == spent)
+        ConvergenceTests.expectSameLoad(bytes, "typed at one place by three copies")
+    }
+
+    @Test("Read and replayed in one step: a state section that disagrees leaves the log and state untouched, a refused history gives the log's error")
+    func replayedWithDecodingRefused() throws {
+        let doc = Document(title: "T")
+        for k in 0 ..< 20 { doc.addNote(title: "N\(k)", body: String(repeating: "line \(k) of text\n", count: 10)) }
+        let good = doc.save(.compact)
+        let raw = try #require(try BlockCodec.decode(good).first)
+        let block = try WireCodec.decodePayload(raw, fileSize: good.count)
+        func file(_ change: (inout WireBlock) -> Void) -> [UInt8] {
+            var b = block
+            change(&b)
+            return BlockCodec.encode(payload: WireCodec.encodePayload(b), version: raw.version)
+        }
+        // One more character in a body than the ops insert: the halves do not join.
+        var longer = try #require(block.state)
+        longer.notes[2].body += "!"
+        let disagreeing = file { $0.state = longer }
+        var replayer = BlockReplayer(genesis: try #require(block.genesis))
+        var totals = WireCodec.Totals()
+        #expect(try replayer.replayBase(try Self.halves(disagreeing), totals: &totals) == nil)
+        #expect(replayer.log.changes.count == 0 && replayer.state.noteStates.isEmpty && totals == WireCodec.Totals())
+        #expect(throws: PeerNoteError.self) { try Document.load(disagreeing, concurrentFrom: 0) }
+        ConvergenceTests.expectSameLoad(disagreeing, "a body longer")
+        // A change whose sequence number skips one, the state section as it was: the log refuses
+        // it on the other thread, and that is the error, as on one thread.
+        let skipped = file { b in
+            b.changes = WireChanges()
+            b.depRows = []
+            for i in block.changes.indices {
+                let c = block.changes[i]
+                b.appendChange(replica: c.replica, seq: c.seq + (i == block.changes.count - 1 ? 1 : 0), length: c.length, deps: block.deps(of: i),
+                               time: c.time, author: block.strings[c.author], message: block.strings[c.message])
+            }
+        }
+        do {
+            _ = try Document.load(skipped, concurrentFrom: 0)
+            Issue.record("a history with a sequence number skipped loaded")
+        } catch {
+            #expect("\(error)".contains("change at row"), "\(error)")
+        }
+        ConvergenceTests.expectSameLoad(skipped, "a sequence number skipped")
+        // The same base block with a block appended after it whose columns are damaged: that
+        // block's error, as when every block is read before any is replayed.
+        let loaded = try Document.load(good)
+        try loaded.setBody(try #require(loaded.notebook.notes.first?.id), "edited")
+        let appended = loaded.save(.incremental)
+        let raws = try BlockCodec.decode(appended)
+        try #require(raws.count == 2)
+        let map = try WireCodec.payloadMap(raws[1])
+        let columns = try #require(map.first { $0.key.uint == BlockKey.columns.rawValue }?.value)
+        var payload = raws[1].payload
+        payload[columns.end - 1] ^= 0xFF
+        payload[columns.end - 2] ^= 0xFF
+        let both = skipped + BlockCodec.encode(payload: payload, version: raws[1].version)
+        do {
+            _ = try Document.load(both, concurrentFrom: 0)
+            Issue.record("a file with a damaged appended block loaded")
+        } catch {
+            #expect("\(error)".contains("columns"), "\(error)")
+        }
+        ConvergenceTests.expectSameLoad(both, "a sequence number skipped, then damaged columns")
+        // Undamaged, the appended block loads after the base block read in one step.
+        ConvergenceTests.expectSameLoad(appended, "an appended block")
+        #expect(try Document.load(appended, concurrentFrom: 0).notebook == loaded.notebook)
+    }
+
     @Test("Columns decoded beside the state section: a section whose text the ops do not insert gives the error one thread gives")
     func columnsBesideState() throws {
         let doc = Document(title: "T")

@@ -57,6 +57,39 @@ struct ConcurrencyTests {
     }
     #endif
 
+    @Test("A relayed value reaches the other half while both run; a half that sends nothing ends the other's wait with nil")
+    func relay() {
+        // The receiver waits for the value, then meets the sender half-way: both ran at once.
+        let received = DispatchSemaphore(value: 0)
+        let (met, got) = Concurrently.run(relaying: [Int].self, { (relay: Relay<[Int]>) -> Bool in
+            relay.send(Array(0 ..< 1000))
+            relay.send([7])
+            return received.wait(timeout: .now() + 20) == .success
+        }, alongside: { (relay: Relay<[Int]>) -> [Int]? in
+            let value = relay.receive()
+            received.signal()
+            return value
+        })
+        #expect(met)
+        #expect(got == Array(0 ..< 1000), "the first value sent, whole")
+        // Nothing sent: the receiver's wait ends when the sending half returns.
+        let (done, nothing) = Concurrently.run(relaying: Int.self, { (_: Relay<Int>) -> Bool in
+            Thread.sleep(forTimeInterval: 0.05)
+            return true
+        }, alongside: { (relay: Relay<Int>) -> Int? in relay.receive() })
+        #expect(done)
+        #expect(nothing == nil)
+        // A receiver that starts after the value was sent gets it at once.
+        let (_, late) = Concurrently.run(relaying: String.self, { (relay: Relay<String>) -> Int in
+            relay.send("sent")
+            return 0
+        }, alongside: { (relay: Relay<String>) -> String? in
+            Thread.sleep(forTimeInterval: 0.05)
+            return relay.receive()
+        })
+        #expect(late == "sent")
+    }
+
     @Test("A StopFlag raised on one thread is seen on the other")
     func stopFlag() {
         let flag = StopFlag()
