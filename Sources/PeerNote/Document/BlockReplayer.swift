@@ -77,6 +77,14 @@ struct BlockReplayer {
         try finishBase(block, applied: applied, logged: logged, workBudget: budget, bodiesFromStructures: bodiesFromStructures)
     }
 
+    /// Compressed bytes from which each of a base block's state section and columns makes
+    /// reading and replaying the block in one step on two threads pay (`replayBase(_:totals:)`,
+    /// `Document.load`). Each half then decodes and replays what it inflates, many times the work
+    /// of inflating it (`WireCodec.concurrentInflateThreshold`, for inflating alone, is 16 KiB):
+    /// 4 KiB, about 1,000 notes of a few hundred characters, is a millisecond or more a half.
+    /// At 2,000 notes a `pnmerge merge -o` took 18.4 ms against 21.0 with the threshold at 16 KiB.
+    static let oneStepFrom = 1 << 12
+
     /// `WireCodec.decodePayload` and `replayBase` of a large base block with a state section
     /// (`WireCodec.PayloadHalves`), arranged so that neither thread waits for what it does not
     /// need: this one decodes the columns, then applies the ops to the state; the other reads
@@ -422,10 +430,12 @@ struct BlockReplayer {
         guard deadTotal == dead.count else { throw fail("deleted text is left over") }
     }
 
-    /// The notes from which `fillText` writes the bodies' text in on two threads. Below it each
-    /// half takes about a millisecond or less, which a handoff to a thread whose core is busy
-    /// can cost on its own.
-    static let concurrentFillFrom = 5_000
+    /// The notes from which `fillText` writes the bodies' text in on two threads. A load that
+    /// read its base block in one step (`oneStepFrom`) has just used the helper thread, which
+    /// is awake: from about 1,000 notes of a few hundred characters a half takes longer than
+    /// handing it over (at 2,000 notes `pnmerge validate` took 8.6 ms against 9.7 with the
+    /// bodies written on one thread). Below it, one thread does it all.
+    static let concurrentFillFrom = 1_000
 
     /// Writes the text of one body: its visible characters from `live` (a state section's
     /// UTF-8, checked valid) and its deleted ones from `dead`, from `deadStart` on. False when

@@ -76,7 +76,8 @@ extension Document {
         } catch {
             throw error.documentError
         }
-        if let prepared, let halves = WireCodec.PayloadHalves(prepared, concurrentFrom: inflatingFrom), prepared.block.kind == .base,
+        let oneStepFrom = concurrentFrom == .max ? Int.max : min(concurrentFrom, BlockReplayer.oneStepFrom)
+        if let prepared, let halves = WireCodec.PayloadHalves(prepared, concurrentFrom: oneStepFrom), prepared.block.kind == .base,
            let genesis = prepared.block.genesis {
             var replayer = BlockReplayer(genesis: genesis)
             replayer.keepsStateBeforeDisorder = true
