@@ -76,8 +76,16 @@ extension OpLog {
 
     /// Whether every change that both logs hold has the same content in both, compared
     /// directly (see above): no hashing, but every shared stretch is visited on every call.
-    func sharesHistory(with other: OpLog) -> Bool {
+    /// From `concurrentFrom` shared op units, the units are compared half on each thread
+    /// (`Concurrently`): a notebook made in a few large changes shares millions of them.
+    /// `splitAt` is where the second half starts, in units from the first shared one (half of
+    /// them unless given; tests move it).
+    func sharesHistory(with other: OpLog, concurrentFrom: Int = Self.sharedUnitsConcurrentFrom, splitAt: Int? = nil) -> Bool {
         let map = agentMap(from: other)
+        // The stretches' first changes and run tails, each compared by its fields here and by its
+        // op units below (as `sameChange` compares one change).
+        var segments: [UnitSegment] = []
+        var units = 0
         for b in 0 ..< other.replicas.count {
             let a = map[b]
             guard a != Self.unknownAgent else { continue }
@@ -88,17 +96,70 @@ extension OpLog {
                       let j = other.changes.index(agent: UInt32(b), seq: UInt32(seq)) else { return false }
                 // The stretch: change `seq` and those after it inside its run in both logs.
                 let n = min(changes.runEnd(of: i) - i, other.changes.runEnd(of: j) - j, shared - seq + 1)
-                guard sameChange(i, other, j, map) else { return false }
-                if n > 1 && !sameRunTail(i + 1, other, j + 1, count: n - 1, map) { return false }
+                guard sameFields(i, other, j, map) else { return false }
+                if n > 1 && !changes.sameLengths(i + 1, other.changes, j + 1, count: n - 1) { return false }
+                for (first, count) in n > 1 ? [(0, 1), (1, n - 1)] : [(0, 1)] {
+                    let length = changes.lvEnd(i + first + count - 1) - changes.lvStart(i + first)
+                    segments.append(UnitSegment(i: i + first, j: j + first, count: count, units: 0 ..< length))
+                    units += length
+                }
                 seq += n
             }
         }
-        return true
+        let compare = { @Sendable [self] (part: [UnitSegment]) -> Bool in
+            part.allSatisfy { sameUnits($0.i, other, $0.j, count: $0.count, map, within: $0.units) }
+        }
+        guard units >= concurrentFrom else { return compare(segments) }
+        let (first, second) = Self.split(segments, at: min(max(splitAt ?? units / 2, 0), units))
+        let (a, b) = Concurrently.run({ compare(first) }, alongside: { compare(second) })
+        return a && b
+    }
+
+    /// Shared op units from which `sharesHistory` compares them on two threads: about ten
+    /// instructions a unit, so a half is then a few hundred microseconds or more.
+    static let sharedUnitsConcurrentFrom = 1 << 17
+
+    /// Op units of our changes `i ..< i + count` and `other`'s `j ..< j + count` to compare, as
+    /// offsets from the first one's start.
+    struct UnitSegment: Sendable {
+        var i: Int
+        var j: Int
+        var count: Int
+        var units: Range<Int>
+    }
+
+    /// The segments' units before `cut` (counted over all of them, in order) and from it on,
+    /// the segment that holds the cut in both halves, each with its part.
+    static func split(_ segments: [UnitSegment], at cut: Int) -> ([UnitSegment], [UnitSegment]) {
+        var first: [UnitSegment] = [], second: [UnitSegment] = []
+        var start = 0
+        for s in segments {
+            let end = start + s.units.count
+            if end <= cut {
+                first.append(s)
+            } else if start >= cut {
+                second.append(s)
+            } else {
+                var before = s, after = s
+                before.units = s.units.lowerBound ..< s.units.lowerBound + (cut - start)
+                after.units = before.units.upperBound ..< s.units.upperBound
+                first.append(before)
+                second.append(after)
+            }
+            start = end
+        }
+        return (first, second)
     }
 
     /// Whether our change `i` and `other`'s change `j` (the same replica and seq) have the same
     /// content. `map` is `agentMap(from: other)`.
     func sameChange(_ i: Int, _ other: OpLog, _ j: Int, _ map: [UInt32]) -> Bool {
+        sameFields(i, other, j, map) && sameUnits(i, other, j, count: 1, map)
+    }
+
+    /// Whether our change `i` and `other`'s change `j` have the same content but their op units:
+    /// length, counters, time, author, message, extra fields and dependencies.
+    private func sameFields(_ i: Int, _ other: OpLog, _ j: Int, _ map: [UInt32]) -> Bool {
         let a = changes[i], b = other.changes[j]
         guard a.length == b.length, a.counterStart == b.counterStart, a.time == b.time, a.depCount == b.depCount,
               strings[Int(a.author)].hasSameScalars(as: other.strings[Int(b.author)]),
@@ -111,35 +172,31 @@ extension OpLog {
         } else if depsA.count > 1 {
             guard depsA.map(changeID).sorted() == depsB.map(other.changeID).sorted() else { return false }
         }
-        return sameUnits(i, other, j, count: 1, map)
-    }
-
-    /// Whether our changes `i ..< i + count` and `other`'s `j ..< j + count`, each inside a run
-    /// that also holds the change before it (compared already), have the same content.
-    private func sameRunTail(_ i: Int, _ other: OpLog, _ j: Int, count: Int, _ map: [UInt32]) -> Bool {
-        guard changes.sameLengths(i, other.changes, j, count: count) else { return false }
-        return sameUnits(i, other, j, count: count, map)
+        return true
     }
 
     /// Whether the ops of our changes `i ..< i + count` and `other`'s `j ..< j + count` (of equal
     /// lengths, change by change) are the same when each is cut at its change's boundaries.
     /// Walks pieces: stretches that lie inside one op in each log. An op that ends inside a
     /// change in one log must end there in the other too (or that change's ops differ).
-    private func sameUnits(_ i: Int, _ other: OpLog, _ j: Int, count: Int, _ map: [UInt32]) -> Bool {
+    /// `within` limits the comparison to those units (offsets from the first change's start);
+    /// an op end inside it is checked as in the whole walk (the pieces are cut at its ends too).
+    private func sameUnits(_ i: Int, _ other: OpLog, _ j: Int, count: Int, _ map: [UInt32], within: Range<Int>? = nil) -> Bool {
         let startA = changes.lvStart(i), startB = other.changes.lvStart(j)
         let total = changes.lvEnd(i + count - 1) - startA
-        guard total > 0 else { return true }
-        var pa = opIndex(containingLV: startA), pb = other.opIndex(containingLV: startB)
+        let range = within?.clamped(to: 0 ..< total) ?? 0 ..< total
+        guard !range.isEmpty else { return true }
+        var pa = opIndex(containingLV: startA + range.lowerBound), pb = other.opIndex(containingLV: startB + range.lowerBound)
         var ca = i, cb = j        // the changes holding the piece's first unit, in each log
-        var off = 0
-        while off < total {
+        var off = range.lowerBound
+        while off < range.upperBound {
             // The changes holding the piece's first unit (a search from the last ones: a piece
             // may start many keystrokes' changes further on).
             if changes.lvEnd(ca) <= startA + off { ca = changeIndex(containingLV: startA + off, from: ca) }
             if other.changes.lvEnd(cb) <= startB + off { cb = other.changeIndex(containingLV: startB + off, from: cb) }
             let endA = ops[pa].lv + ops[pa].length - startA, endB = other.ops[pb].lv + other.ops[pb].length - startB
-            let q = min(endA, endB, total)
-            if q < total && endA != endB {
+            let q = min(endA, endB, range.upperBound)
+            if q < total && q == min(endA, endB) && endA != endB {
                 // One log's op ends at `q` and the other's goes on: only allowed at a change
                 // boundary. (`appendOp` merges every op into the one before when it continues it,
                 // so two valid logs do not differ so; kept to compare exactly what a change-by-change

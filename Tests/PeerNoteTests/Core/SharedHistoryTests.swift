@@ -178,6 +178,12 @@ struct SharedHistoryTests {
         for (a, b) in [(one, two), (two, one), (loadedOne, two), (one, loadedTwo), (loadedTwo, loadedOne)] {
             let expected = Self.referenceFirstDifference(a.log, b.log)
             #expect(a.log.sharesHistory(with: b.log) == (expected == nil), "seed \(seed), \(difference)")
+            // Compared half on each thread, the halves cut anywhere (inside ops, at their ends,
+            // between changes): the same answer.
+            for cut in Array(0 ... 48) + [64, 100, 333, 1_000, 10_000, Int.max] {
+                #expect(a.log.sharesHistory(with: b.log, concurrentFrom: 0, splitAt: cut) == (expected == nil),
+                        "seed \(seed), cut at \(cut), \(difference)")
+            }
             // Fingerprints, on copies of the logs (they cache), agree too.
             var (fa, fb) = (a.log, b.log)
             let byFingerprints = fa.sharesHistoryByFingerprints(with: &fb)
