@@ -237,6 +237,18 @@ struct ConcurrentLoadTests {
         ConvergenceTests.expectSameLoad(bytes, "typed at one place by three copies")
     }
 
+    /// `bytes` refused, read in one step, with an error that mentions `mention`, and the same
+    /// error read one step after the other.
+    static func expectRefused(_ bytes: [UInt8], mentioning mention: String, _ what: String) {
+        do {
+            _ = try Document.load(bytes, concurrentFrom: 0)
+            Issue.record("\(what): loaded")
+        } catch {
+            #expect("\(error)".contains(mention), "\(what): \(error)")
+        }
+        ConvergenceTests.expectSameLoad(bytes, what)
+    }
+
     @Test("Read and replayed in one step: a state section that disagrees leaves the log and state untouched, a refused history gives the log's error")
     func replayedWithDecodingRefused() throws {
         let doc = Document(title: "T")
@@ -270,13 +282,7 @@ struct ConcurrentLoadTests {
                                time: c.time, author: block.strings[c.author], message: block.strings[c.message])
             }
         }
-        do {
-            _ = try Document.load(skipped, concurrentFrom: 0)
-            Issue.record("a history with a sequence number skipped loaded")
-        } catch {
-            #expect("\(error)".contains("change at row"), "\(error)")
-        }
-        ConvergenceTests.expectSameLoad(skipped, "a sequence number skipped")
+        Self.expectRefused(skipped, mentioning: "change at row", "a sequence number skipped")
         // The same base block with a block appended after it whose columns are damaged: that
         // block's error, as when every block is read before any is replayed.
         let loaded = try Document.load(good)
@@ -290,13 +296,7 @@ struct ConcurrentLoadTests {
         payload[columns.end - 1] ^= 0xFF
         payload[columns.end - 2] ^= 0xFF
         let both = skipped + BlockCodec.encode(payload: payload, version: raws[1].version)
-        do {
-            _ = try Document.load(both, concurrentFrom: 0)
-            Issue.record("a file with a damaged appended block loaded")
-        } catch {
-            #expect("\(error)".contains("columns"), "\(error)")
-        }
-        ConvergenceTests.expectSameLoad(both, "a sequence number skipped, then damaged columns")
+        Self.expectRefused(both, mentioning: "columns", "a sequence number skipped, then damaged columns")
         // Undamaged, the appended block loads after the base block read in one step.
         ConvergenceTests.expectSameLoad(appended, "an appended block")
         #expect(try Document.load(appended, concurrentFrom: 0).notebook == loaded.notebook)
