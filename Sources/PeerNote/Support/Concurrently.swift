@@ -43,6 +43,12 @@ package enum Concurrently {
     package static func run<T: Sendable, A, B>(relaying _: T.Type, _ first: (Relay<T>) -> A,
                                               alongside second: @escaping @Sendable (Relay<T>) -> B) -> (A, B) {
         let relay = Relay<T>()
+        guard relay.canWait else {
+            // No latch to wait at: one half after the other.
+            let a = first(relay)
+            relay.close()
+            return (a, second(relay))
+        }
         let handoff = Handoff<B>()
         let wait = start(lateOnFailure: true) { handoff.value = second(relay) }
         let a = first(relay)
@@ -118,6 +124,9 @@ package final class Relay<T: Sendable>: @unchecked Sendable {
     fileprivate init() { latch = peernote_latch_create() }
 
     deinit { if let latch { peernote_latch_destroy(latch) } }
+
+    /// Whether `receive` can wait for the value (a latch could be made).
+    fileprivate var canWait: Bool { latch != nil }
 
     /// Hands `value` to the receiver; only the first call (on the sending thread) counts.
     package func send(_ value: T) {
