@@ -262,6 +262,21 @@ struct ScalarStore: ElementStore, RandomAccessCollection, Equatable {
         }
     }
 
+    /// Writes `bytes`, scalars below U+0100 one a byte (Latin-1, ASCII included), from `start`
+    /// on: one block of memory into a narrow arena. Requires `start + bytes.count <= count`.
+    mutating func overwrite(from start: Int, latin1 bytes: UnsafeBufferPointer<UInt8>) {
+        precondition(start >= 0 && start + bytes.count <= count, "an overwrite stays within the arena")
+        if isWide {
+            wide.withUnsafeMutableBufferPointer { out in
+                for k in bytes.indices { out[start + k] = Unicode.Scalar(bytes[k]) }
+            }
+        } else {
+            narrow.withUnsafeMutableBufferPointer { out in
+                _ = UnsafeMutableBufferPointer(rebasing: out[start ..< start + bytes.count]).update(fromContentsOf: bytes)
+            }
+        }
+    }
+
     func append(_ range: Range<Int>, to out: inout [Unicode.Scalar]) {
         if isWide {
             out.append(contentsOf: wide[range])

@@ -79,12 +79,6 @@ struct ListCRDT<Element: ListElement>: Sendable {
         return out
     }
 
-    /// Rewrites every element in list order: `next(id, length, deleted)` gives a run's elements
-    /// (exactly `length` of them). Loading uses it for text a file stores in document order.
-    mutating func rewriteContent<E: Error>(_ next: (LocalID, Int, Bool) throws(E) -> Element.Store.Run) throws(E) {
-        try tree.rewriteContent(next)
-    }
-
     func forEachVisible(_ body: (LocalID, Element) -> Void) {
         let content = tree.content
         tree.forEachRun { r in
@@ -561,6 +555,34 @@ struct ListCRDT<Element: ListElement>: Sendable {
 }
 
 extension ListCRDT where Element == Unicode.Scalar {
+    /// Where the characters of a run come from when a load writes a body's text in: memory the
+    /// caller holds for the call, read in place (no array slice made a run, which would retain
+    /// and release the buffer it comes from: one that both of a load's threads read).
+    enum TextSource {
+        /// Scalars below U+0100, one a byte.
+        case latin1(UnsafeBufferPointer<UInt8>)
+        case scalars(UnsafeBufferPointer<Unicode.Scalar>)
+    }
+
+    /// Rewrites every element in list order: `next(length, deleted)` gives a run's characters,
+    /// or nil to stop. False when one gave nil or a number of characters other than `length`
+    /// (the body is then partly rewritten).
+    mutating func rewriteText(_ next: (Int, Bool) -> TextSource?) -> Bool {
+        tree.rewriteRuns { r, store in
+            switch next(r.length, r.deleted) {
+            case .latin1(let bytes)?:
+                guard bytes.count == r.length else { return false }
+                store.overwrite(from: r.contentStart, latin1: bytes)
+            case .scalars(let scalars)?:
+                guard scalars.count == r.length else { return false }
+                store.overwrite(from: r.contentStart, with: scalars)
+            case nil:
+                return false
+            }
+            return true
+        }
+    }
+
     /// Appends the UTF-8 of the visible text, in list order, to `out` (a save's state section:
     /// no array of scalars and no `String` a note on the way).
     /// - Complexity: O(r + v) for r runs and v visible scalars.

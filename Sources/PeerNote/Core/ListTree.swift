@@ -738,18 +738,16 @@ struct ListTree<Element: ListElement>: Sendable {
         }
     }
 
-    /// Rewrites the elements of every run, in list order, with what `next(id, length, deleted)`
-    /// returns for the run (at most `length` elements are taken).
-    mutating func rewriteContent<E: Error>(_ next: (LocalID, Int, Bool) throws(E) -> Element.Store.Run) throws(E) {
+    /// Calls `write(run, &content)` for every run, in list order, for a caller that writes the
+    /// run's elements in place (`run.length` of them from `run.contentStart` on, and nothing
+    /// else); stops at the first call that returns false, and returns false then.
+    mutating func rewriteRuns(_ write: (ListRun, inout Element.Store) -> Bool) -> Bool {
         var leaf = firstLeaf
         while leaf >= 0 {
-            for r in leaves[leaf].runs {
-                let elements = try next(r.id, r.length, r.deleted).prefix(r.length)
-                // One copy a run (an element at a time, each store was checked and counted).
-                content.overwrite(from: r.contentStart, with: elements)
-            }
+            for r in leaves[leaf].runs where !write(r, &content) { return false }
             leaf = Int(leaves[leaf].next)
         }
+        return true
     }
 
     /// Visits elements from the last to the first (id, element, whether deleted) until `body`

@@ -442,39 +442,47 @@ struct BlockReplayer {
     /// they do not fit it exactly (the deleted ones are only checked to be in `dead`; `fillText`
     /// checks that the notes use it all).
     private static func fill(_ body: inout ListCRDT<Unicode.Scalar>, live utf8: ArraySlice<UInt8>, dead: [Unicode.Scalar], deadStart: Int) -> Bool {
-        // A body of ASCII alone (most of them) is its scalars as they are stored: its UTF-8.
-        let live: ScalarRun
-        if Self.isASCII(utf8) {
-            live = ScalarRun(narrow: utf8)
-        } else {
-            var wide: [Unicode.Scalar] = []
-            String.appendScalars(utf8: utf8, to: &wide)
-            live = ScalarRun(wide: wide[...])
-        }
-        let empty = ScalarRun(wide: [])
-        var livePos = live.startIndex, deadPos = deadStart
-        var ok = true
-        body.rewriteContent { _, length, deleted in
-            let pos = deleted ? deadPos : livePos
-            guard ok, pos + length <= (deleted ? dead.count : live.endIndex) else { ok = false; return empty }
-            if deleted {
-                deadPos += length
-                return ScalarRun(wide: dead[pos ..< pos + length])
+        // Read through pointers: a slice or run of them made for each note would retain and
+        // release the buffers they come from, which both threads' notes share, and the two
+        // threads' counts on one buffer were a tenth of a large load's time.
+        dead.withUnsafeBufferPointer { dead in
+            utf8.withUnsafeBufferPointer { bytes in
+                // A body of ASCII alone (most of them) is its scalars as they are stored: its UTF-8.
+                if Self.isASCII(bytes) { return write(&body, live: .latin1(bytes), count: bytes.count, dead: dead, deadStart: deadStart) }
+                var wide: [Unicode.Scalar] = []
+                String.appendScalars(utf8: utf8, to: &wide)
+                return wide.withUnsafeBufferPointer { write(&body, live: .scalars($0), count: $0.count, dead: dead, deadStart: deadStart) }
             }
-            livePos += length
-            return live[pos ..< pos + length]
         }
-        return ok && livePos == live.endIndex
+    }
+
+    /// `fill`'s writing: the visible characters from `live` (`count` of them), the deleted ones
+    /// from `dead`, from `deadStart` on.
+    private static func write(_ body: inout ListCRDT<Unicode.Scalar>, live: ListCRDT<Unicode.Scalar>.TextSource, count: Int,
+                              dead: UnsafeBufferPointer<Unicode.Scalar>, deadStart: Int) -> Bool {
+        var livePos = 0, deadPos = deadStart
+        let complete = body.rewriteText { length, deleted in
+            if deleted {
+                guard deadPos >= 0, deadPos + length <= dead.count else { return nil }
+                defer { deadPos += length }
+                return .scalars(UnsafeBufferPointer(rebasing: dead[deadPos ..< deadPos + length]))
+            }
+            guard livePos + length <= count else { return nil }
+            defer { livePos += length }
+            switch live {
+            case .latin1(let bytes): return .latin1(UnsafeBufferPointer(rebasing: bytes[livePos ..< livePos + length]))
+            case .scalars(let scalars): return .scalars(UnsafeBufferPointer(rebasing: scalars[livePos ..< livePos + length]))
+            }
+        }
+        return complete && livePos == count
     }
 
     /// Whether every byte is below 0x80. (One pass that the compiler turns into vector code:
     /// a check per byte that stops at the first high one does not.)
-    private static func isASCII(_ bytes: ArraySlice<UInt8>) -> Bool {
-        bytes.withUnsafeBufferPointer { b in
-            var any: UInt8 = 0
-            for x in b { any |= x }
-            return any < 0x80
-        }
+    private static func isASCII(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        var any: UInt8 = 0
+        for x in bytes { any |= x }
+        return any < 0x80
     }
 
     /// The ids of the notes a state section lists, and their slots in `state.noteStates`, once

@@ -69,12 +69,15 @@ extension Document {
         // The notes with something to report, found in slot order; most have nothing, and are
         // looked at in place, without copying them.
         var deleted: [Int] = [], conflicted: [Int] = []
-        for slot in state.noteStates.indices {
-            if state.noteStates[slot].isDeleted {
-                deleted.append(slot)
-            } else if state.noteStates[slot].title.isConflicted || state.noteStates[slot].priority.isConflicted
-                        || state.noteStates[slot].position.isConflicted {
-                conflicted.append(slot)
+        state.noteStates.withNotePlaces { notes in
+            for slot in 0 ..< notes.count {
+                notes.read(slot) { note in
+                    if note.isDeleted {
+                        deleted.append(slot)
+                    } else if note.title.isConflicted || note.priority.isConflicted || note.position.isConflicted {
+                        conflicted.append(slot)
+                    }
+                }
             }
         }
         let editsByDeletedNote = concurrentEdits(of: deleted.map { state.noteStates[$0] })

@@ -262,17 +262,17 @@ extension Document {
             var ends: [Int] = []
             ends.reserveCapacity(slots.count)
             for slot in slots {
-                notes[slot].pointee.body.appendVisibleUTF8(to: &text)
+                notes.read(slot) { $0.body.appendVisibleUTF8(to: &text) }
                 ends.append(text.count)
             }
             var start = 0
             return zip(slots, ends).map { slot, end in
-                let id = notes[slot].pointee.id
                 defer { start = end }
-                return WireNoteState(replica: tableIndex[Int(id.agent)], counter: id.counter, title: notes[slot].pointee.title.value ?? "",
-                                     tags: notes[slot].pointee.visibleTags, priority: notes[slot].pointee.priority.value ?? .normal,
-                                     created: notes[slot].pointee.created, deleted: notes[slot].pointee.isDeleted,
-                                     bodyUTF8: text[start ..< end])
+                return notes.read(slot) { note in
+                    WireNoteState(replica: tableIndex[Int(note.id.agent)], counter: note.id.counter, title: note.title.value ?? "",
+                                  tags: note.visibleTags, priority: note.priority.value ?? .normal,
+                                  created: note.created, deleted: note.isDeleted, bodyUTF8: text[start ..< end])
+                }
             }
         }
     }
@@ -281,9 +281,12 @@ extension Document {
     /// note's deleted characters in document order, the notes in `slots` order.
     private static func deadText(_ input: StateSectionInput, slots: [Int]) -> [Unicode.Scalar] {
         var dead: [Unicode.Scalar] = []
-        for slot in slots {
-            let body = input.state.noteStates[slot].body
-            if body.totalCount > body.visibleCount { dead += body.deletedElements }
+        input.state.noteStates.withNotePlaces { notes in
+            for slot in slots {
+                notes.read(slot) { note in
+                    if note.body.totalCount > note.body.visibleCount { dead += note.body.deletedElements }
+                }
+            }
         }
         return dead
     }

@@ -110,6 +110,16 @@ struct NotePlaces: @unchecked Sendable {
         precondition(slot >= 0 && slot < count, "note slot out of range")
         return bases.withUnsafeBufferPointer { $0[slot >> NoteTable.chunkShift] } + (slot & (NoteTable.chunkSize - 1))
     }
+
+    /// Calls `body` with the note in `slot` where it lies, to read it: `body` must not change
+    /// it. An inout access, though nothing is written: a method or computed property called on
+    /// `self[slot].pointee` copies the whole note first (retaining and then releasing each of
+    /// its dozen references, cold memory in a large notebook), as nothing proves the memory
+    /// unchanged during the call; an inout access is exclusive, so the call reads it in place.
+    @inline(__always)
+    func read<R>(_ slot: Int, _ body: (inout NoteState) throws -> R) rethrows -> R {
+        try body(&self[slot].pointee)
+    }
 }
 
 /// One chunk of a `NoteTable`: room for `capacity` notes (`NoteTable.chunkSize`, except while

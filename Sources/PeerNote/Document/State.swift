@@ -368,12 +368,6 @@ struct DocState: Sendable {
         }
     }
 
-    /// Rewrites the elements of the body of the note in `slot` in list order (see
-    /// `ListCRDT.rewriteContent`).
-    mutating func rewriteBody<E: Error>(slot: Int, _ next: (LocalID, Int, Bool) throws(E) -> ScalarRun) throws(E) {
-        try noteStates[slot].body.rewriteContent(next)
-    }
-
     /// The slot in `noteStates` of the note created by op `n`, if any. Slots never change once assigned.
     func slot(of n: LocalID) -> Int? {
         if n == lastNote.id { return lastNote.slot }
