@@ -277,6 +277,16 @@ struct ScalarStore: ElementStore, RandomAccessCollection, Equatable {
         }
     }
 
+    /// Writes the scalars `source` holds at `range` from `start` on: one block of memory when
+    /// both are stored narrow. Requires `range` within `source` and `start + range.count <= count`.
+    mutating func overwrite(from start: Int, with source: ScalarStore, _ range: Range<Int>) {
+        if source.isWide {
+            source.wide.withUnsafeBufferPointer { overwrite(from: start, with: UnsafeBufferPointer(rebasing: $0[range])) }
+        } else {
+            source.narrow.withUnsafeBufferPointer { overwrite(from: start, latin1: UnsafeBufferPointer(rebasing: $0[range])) }
+        }
+    }
+
     func append(_ range: Range<Int>, to out: inout [Unicode.Scalar]) {
         if isWide {
             out.append(contentsOf: wide[range])

@@ -629,16 +629,16 @@ struct OpLog: Sendable {
             && lastOpFirstID.agent == changes.agent(changes.count - 1) && Int(lastOpFirstID.counter) + length == Int(nextID.counter)
     }
 
-    /// Replaces the characters of every insertText op, in op order, with what `next(note,
-    /// length)` gives for it (exactly `length` characters, or nil to stop: returns false).
-    /// Loading uses it for a block whose text is stored in document order.
-    mutating func rewriteInsertedText(_ next: (LocalID, Int) -> ScalarRun?) -> Bool {
+    /// Rewrites the characters of every insertText op, in op order: `write(note, length, &text,
+    /// start)` writes the op's `length` characters into `text` from `start` on, and nothing
+    /// else, or returns false to stop (this then returns false). Loading uses it for a block
+    /// whose text is stored in document order.
+    mutating func rewriteInsertedText(_ write: (LocalID, Int, inout ScalarStore, Int) -> Bool) -> Bool {
         let ops = self.ops
         for i in ops.indices {
             guard case .insertText(let note, _, _, let start) = ops[i].body else { continue }
             let length = ops[i].length
-            guard let scalars = next(note, length), scalars.count == length, start >= 0, start + length <= text.count else { return false }
-            text.overwrite(from: start, with: scalars)
+            guard start >= 0, start + length <= text.count, write(note, length, &text, start) else { return false }
         }
         return true
     }

@@ -393,29 +393,34 @@ struct BlockReplayer {
         // Each insert's characters, from its note: a note's elements in the order it integrated
         // them are its inserts' characters in op order (the block was just replayed, in op order,
         // into an empty state).
-        // Arenas by note position in `ids`; the note's slot is looked up only when the note
-        // changes from one insert op to the next (hashing on every op cost a tenth of fillText).
-        let arenas = slots.map { state.noteStates[$0].body.arena }
-        var used = [Int](repeating: 0, count: ids.count)
+        // Notes by place in `ids`; the note's slot is looked up only when the note changes from
+        // one insert op to the next (hashing on every op cost a tenth of fillText). Each note is
+        // read where it lies, its arena too: a copy of each would retain and release them.
         func fillLog() -> Bool {
-            var listedAt = [Int](repeating: -1, count: shown.noteStates.count)
-            for (k, slot) in slots.enumerated() { listedAt[slot] = k }
-            var current = -1
-            return log.rewriteInsertedText { note, length in
-                if current < 0 || ids[current] != note {
-                    // The note listed next first: a notebook whose notes were written one after the
-                    // other in document order lists them in the order their inserts come.
-                    if current + 1 < ids.count && ids[current + 1] == note {
-                        current += 1
-                    } else {
-                        guard let slot = shown.slot(of: note), listedAt[slot] >= 0 else { return nil }
-                        current = listedAt[slot]
+            shown.noteStates.withNotePlaces { notes in
+                var listedAt = [Int](repeating: -1, count: notes.count)
+                for (k, slot) in slots.enumerated() { listedAt[slot] = k }
+                // How many of each listed note's arena characters the inserts so far took.
+                var used = [Int](repeating: 0, count: ids.count)
+                var current = -1
+                let complete = log.rewriteInsertedText { note, length, text, start in
+                    if current < 0 || ids[current] != note {
+                        // The note listed next first: a notebook whose notes were written one after
+                        // the other in document order lists them in the order their inserts come.
+                        if current + 1 < ids.count && ids[current + 1] == note {
+                            current += 1
+                        } else {
+                            guard let slot = shown.slot(of: note), listedAt[slot] >= 0 else { return false }
+                            current = listedAt[slot]
+                        }
                     }
+                    let from = used[current]
+                    guard notes.read(slots[current], { $0.body.copyArena(from ..< from + length, into: &text, at: start) }) else { return false }
+                    used[current] = from + length
+                    return true
                 }
-                let start = used[current]
-                guard start + length <= arenas[current].count else { return nil }
-                used[current] = start + length
-                return arenas[current][start ..< start + length]
+                // Every note's characters taken, each once.
+                return complete && zip(slots, used).allSatisfy { slot, n in notes.read(slot) { $0.body.arenaCount == n } }
             }
         }
         let complete: Bool, differs: PeerNoteError?
@@ -426,7 +431,7 @@ struct BlockReplayer {
             complete = differs == nil && fillLog()
         }
         if let differs { throw differs }
-        guard complete, zip(used, arenas).allSatisfy({ $0 == $1.count }) else { throw fail("the inserted text does not add up") }
+        guard complete else { throw fail("the inserted text does not add up") }
         guard deadTotal == dead.count else { throw fail("deleted text is left over") }
     }
 
