@@ -184,7 +184,7 @@ struct ScalarStore: ElementStore, RandomAccessCollection, Equatable {
             if isWide {
                 wide.append(contentsOf: repeatElement(.placeholder, count: run.count))
             } else {
-                Self.grow(&narrow, by: run.count, from: Self.placeholderBytes)
+                Self.grow(&narrow, by: run.count, with: UInt8(truncatingIfNeeded: Unicode.Scalar.placeholder.value))
             }
             return
         }
@@ -206,7 +206,7 @@ struct ScalarStore: ElementStore, RandomAccessCollection, Equatable {
         // Contiguous scalars (a slice of an array, of the log's text stored wide), the usual
         // case: narrowed and checked in one pass over memory.
         if let narrowed = elements.withContiguousStorageIfAvailable({ source in
-            Self.grow(&narrow, by: n, from: Self.zeroBytes)
+            Self.grow(&narrow, by: n, with: 0)
             let fits = narrow.withUnsafeMutableBufferPointer { out in
                 Self.narrowing(source, into: UnsafeMutableBufferPointer(rebasing: out[start ..< start + n]))
             }
@@ -217,7 +217,7 @@ struct ScalarStore: ElementStore, RandomAccessCollection, Equatable {
             widen(reserving: narrow.count + n)
             wide.append(contentsOf: elements)
         } else if Self.allNarrow(elements) {
-            Self.grow(&narrow, by: n, from: Self.zeroBytes)
+            Self.grow(&narrow, by: n, with: 0)
             narrow.withUnsafeMutableBufferPointer { out in
                 var k = start
                 for e in elements { out[k] = UInt8(truncatingIfNeeded: e.value); k += 1 }
@@ -299,7 +299,7 @@ struct ScalarStore: ElementStore, RandomAccessCollection, Equatable {
             return
         }
         let start = out.count
-        Self.grow(&out, by: range.count, from: Self.zeroScalars)
+        Self.grow(&out, by: range.count, with: Unicode.Scalar(0))
         narrow.withUnsafeBufferPointer { source in
             out.withUnsafeMutableBufferPointer { target in
                 for k in 0 ..< range.count { target[start + k] = Unicode.Scalar(source[range.lowerBound + k]) }
@@ -351,24 +351,24 @@ struct ScalarStore: ElementStore, RandomAccessCollection, Equatable {
         isWide = true
     }
 
-    /// Zeros to grow arrays by, a block of memory at a time (`repeatElement` goes through the
-    /// generic path, an element at a time, which cost more than the copy that follows).
-    private static let zeroBytes = [UInt8](repeating: 0, count: 4096)
-    private static let zeroScalars = [Unicode.Scalar](repeating: Unicode.Scalar(0), count: 1024)
-    private static let placeholderBytes = [UInt8](repeating: UInt8(Unicode.Scalar.placeholder.value), count: 4096)
-
-    /// Appends `n` copies of `fill`'s element (zeros to be written over, or placeholders) to
-    /// `array`: a few one by one, more a block of memory at a time.
-    private static func grow<T>(_ array: inout [T], by n: Int, from fill: [T]) {
+    /// Appends `n` copies of `value` (zeros to be written over, or placeholders) to `array`: a
+    /// few one by one, more a block of memory at a time from a stretch of them on the stack.
+    /// (`repeatElement` goes through the generic path, an element at a time, which cost more
+    /// than the copy; a shared array of them has a reference count, which both of a load's
+    /// threads took at once.)
+    private static func grow<T: BitwiseCopyable>(_ array: inout [T], by n: Int, with value: T) {
         if n <= 16 {
-            for _ in 0 ..< n { array.append(fill[0]) }
+            for _ in 0 ..< n { array.append(value) }
             return
         }
-        var left = n
-        while left > 0 {
-            let m = Swift.min(left, fill.count)
-            array.append(contentsOf: fill[0 ..< m])
-            left -= m
+        withUnsafeTemporaryAllocation(of: T.self, capacity: Swift.min(n, 4096)) { block in
+            block.initialize(repeating: value)
+            var left = n
+            while left > 0 {
+                let m = Swift.min(left, block.count)
+                array.append(contentsOf: UnsafeBufferPointer(rebasing: block[0 ..< m]))
+                left -= m
+            }
         }
     }
 

@@ -744,7 +744,8 @@ struct ListTree<Element: ListElement>: Sendable {
     mutating func rewriteRuns(_ write: (ListRun, inout Element.Store) -> Bool) -> Bool {
         var leaf = firstLeaf
         while leaf >= 0 {
-            for r in leaves[leaf].runs where !write(r, &content) { return false }
+            // By index: a loop over the leaf's array of runs would retain and release it.
+            for k in 0 ..< leaves[leaf].runs.count where !write(leaves[leaf].runs[k], &content) { return false }
             leaf = Int(leaves[leaf].next)
         }
         return true
@@ -775,7 +776,8 @@ struct ListTree<Element: ListElement>: Sendable {
     func forEachRun(_ body: (ListRun) -> Void) {
         var leaf = firstLeaf
         while leaf >= 0 {
-            for r in leaves[leaf].runs { body(r) }
+            // By index: a loop over the leaf's array of runs would retain and release it.
+            for k in 0 ..< leaves[leaf].runs.count { body(leaves[leaf].runs[k]) }
             leaf = Int(leaves[leaf].next)
         }
     }
