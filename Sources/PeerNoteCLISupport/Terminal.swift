@@ -8,11 +8,12 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import PeerNote
 
 /// Output conventions shared by the command-line tools.
 public enum Terminal {
     /// Colour only on a terminal, never when `NO_COLOR` is set (https://no-color.org) or `TERM=dumb`.
-    public static func colorEnabled(fileDescriptor fd: Int32 = 1, environment: [String: String] = ProcessInfo.processInfo.environment) -> Bool {
+    public static func colorEnabled(fileDescriptor fd: Int32 = 1, environment: [String: String] = Environment.values(["NO_COLOR", "TERM"])) -> Bool {
         if let v = environment["NO_COLOR"], !v.isEmpty { return false }
         if environment["TERM"] == "dumb" { return false }
         return isatty(fd) == 1

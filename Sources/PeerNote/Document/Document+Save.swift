@@ -60,7 +60,7 @@ extension Document {
     /// waits until it makes saving and loading faster, which it does not yet (docs/FORMAT-V3.md,
     /// "Measured as files"). The environment variable `PEERNOTE_WRITE_FORMAT=3` turns
     /// it on, for the spec check, the benchmarks and anyone trying it.
-    static let writesStructures = ProcessInfo.processInfo.environment["PEERNOTE_WRITE_FORMAT"] == "3"
+    static let writesStructures = Environment.value("PEERNOTE_WRITE_FORMAT") == "3"
 
     /// `save(mode)`; with `writeStructures`, a compact save's base block with a state section is
     /// written as format version 3, else as version 2 (its state section without the bodies'

@@ -58,7 +58,7 @@ public final class FileLock {
         // A relative folder would be a different one for runs in different folders, which would
         // then not keep each other out: refused, not passed over for the default (which runs that
         // see the relative value would be told they use).
-        if let dir = ProcessInfo.processInfo.environment["PEERNOTE_LOCK_DIR"], !dir.isEmpty, !dir.hasPrefix("/") {
+        if let dir = Environment.value("PEERNOTE_LOCK_DIR"), !dir.isEmpty, !dir.hasPrefix("/") {
             throw .lockFolderNotAbsolute(path: path, folder: dir)
         }
         let lockPath = FileLock.lockFile(for: path)
@@ -138,11 +138,10 @@ public final class FileLock {
         } else if !target.hasPrefix("/") {
             absolute = FileManager.default.currentDirectoryPath + "/" + target
         }
-        let env = ProcessInfo.processInfo.environment
         var base = "/tmp/peernote-locks-\(getuid())"
         // PEERNOTE_LOCK_DIR must be absolute: writers in different folders would otherwise use
         // different locks for one document.
-        if let dir = env["PEERNOTE_LOCK_DIR"], dir.hasPrefix("/") {
+        if let dir = Environment.value("PEERNOTE_LOCK_DIR"), dir.hasPrefix("/") {
             base = dir
             while base.count > 1 && base.hasSuffix("/") { base.removeLast() }
         }

@@ -67,7 +67,7 @@ public struct NotebookFolder: Sendable {
     /// /etc/machine-id and the host name (two machines cloned from one image share a machine id:
     /// set `PEERNOTE_DEVICE` on one of them).
     public static let deviceTag: String = {
-        if let set = ProcessInfo.processInfo.environment["PEERNOTE_DEVICE"], ChunkName.isHex(Substring(set), count: 8) { return set }
+        if let set = Environment.value("PEERNOTE_DEVICE"), ChunkName.isHex(Substring(set), count: 8) { return set }
         var seed = (try? FileStore.read("/etc/machine-id")) ?? []
         var buffer = [CChar](repeating: 0, count: 256)
         if gethostname(&buffer, buffer.count) == 0 { seed += buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) } }
