@@ -258,7 +258,7 @@ extension Document {
             // Each note read in place (a copy of one would retain and release a dozen references).
             // Every body's UTF-8 goes into one buffer, which the entries share as slices.
             var text: [UInt8] = []
-            text.reserveCapacity(slots.reduce(0) { $0 + notes[$1].pointee.body.visibleCount })
+            text.reserveCapacity(slots.reduce(0) { total, slot in total + notes.read(slot) { $0.body.visibleCount } })
             var ends: [Int] = []
             ends.reserveCapacity(slots.count)
             for slot in slots {
