@@ -42,7 +42,19 @@ struct ElementStoreTests {
                 guard !expected.isEmpty else { continue }
                 let start = Int.random(in: 0 ..< expected.count, using: &rng)
                 let run = (0 ..< Int.random(in: 0 ... min(30, expected.count - start), using: &rng)).map { _ in scalar() }
-                store.overwrite(from: start, with: run[...])
+                // From an array slice, from Latin-1 bytes, or from a stretch of another store
+                // (narrow or wide, as the run makes it), as loading writes a body's text in.
+                switch Int.random(in: 0 ..< 3, using: &rng) {
+                case 1 where run.allSatisfy({ $0.value <= 0xFF }):
+                    let bytes = run.map { UInt8(truncatingIfNeeded: $0.value) }
+                    bytes.withUnsafeBufferPointer { store.overwrite(from: start, latin1: $0) }
+                case 2:
+                    var other = ScalarStore()
+                    other.append(contentsOf: ["<"] + run + [">"])
+                    store.overwrite(from: start, with: other, 1 ..< 1 + run.count)
+                default:
+                    store.overwrite(from: start, with: run[...])
+                }
                 expected.replaceSubrange(start ..< start + run.count, with: run)
             }
             #expect(store.count == expected.count)

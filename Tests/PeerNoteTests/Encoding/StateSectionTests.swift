@@ -204,8 +204,8 @@ struct StateSectionTests {
         let d = Document(title: "Many", author: "t", id: UUID(), replica: ReplicaID(high: 3, low: 4), time: Date(timeIntervalSince1970: 1_700_000_000))
         var ids: [NoteID] = []
         for k in 0 ..< count {
-            // Every fifth body with deleted text, some of them wide.
-            let id = d.addNote(title: "N\(k)", body: k % 7 == 0 ? "wide ✓ \(k) 日本" : "body \(k) text")
+            // Every fifth body with deleted text, some of them wide, some Latin-1 past ASCII.
+            let id = d.addNote(title: "N\(k)", body: k % 7 == 0 ? "wide ✓ \(k) 日本" : k % 11 == 0 ? "café \(k) naïve" : "body \(k) text")
             if k % 5 == 0 { try d.deleteText(id, range: 0 ..< 2) }
             ids.append(id)
         }
