@@ -372,14 +372,31 @@ struct BlockReplayer {
         var deadStarts: [Int] = []
         deadStarts.reserveCapacity(slots.count + 1)
         var deadTotal = 0
-        for slot in slots {
-            deadStarts.append(deadTotal)
-            deadTotal += state.noteStates[slot].body.totalCount - state.noteStates[slot].body.visibleCount
+        state.noteStates.withNotePlaces { notes in
+            for slot in slots {
+                deadStarts.append(deadTotal)
+                deadTotal += notes.read(slot) { $0.body.totalCount - $0.body.visibleCount }
+            }
         }
-        let notes = snapshot.notes, starts = deadStarts
-        // Each body's text written in, on two threads for a large notebook (the notes are apart).
-        let misfit = state.fillBodies(slots: slots, concurrentFrom: Self.concurrentFillFrom) { k, body in
-            Self.fill(&body, live: notes[k].bodyUTF8, dead: dead, deadStart: starts[k])
+        let starts = deadStarts
+        // Each body's text written in, on two threads for a large notebook (the notes are apart):
+        // from a section read from a file, through one pointer to its bytes (valid while
+        // `fillBodies` runs: both its threads are done when it returns); else from each note's
+        // slice.
+        let misfit: Int?
+        if let text = snapshot.bodyText, text.ranges.count == snapshot.notes.count {
+            let ranges = text.ranges
+            misfit = text.bytes.withUnsafeBufferPointer { bytes in
+                let section = ReadOnlyBytes(bytes)
+                return state.fillBodies(slots: slots, concurrentFrom: Self.concurrentFillFrom) { k, body in
+                    Self.fill(&body, live: UnsafeBufferPointer(rebasing: section.bytes[ranges[k]]), dead: dead, deadStart: starts[k])
+                }
+            }
+        } else {
+            let notes = snapshot.notes
+            misfit = state.fillBodies(slots: slots, concurrentFrom: Self.concurrentFillFrom) { k, body in
+                notes[k].bodyUTF8.withUnsafeBufferPointer { Self.fill(&body, live: $0, dead: dead, deadStart: starts[k]) }
+            }
         }
         if let k = misfit { throw fail("note \(k)'s text does not fit its body") }
         // The registers are checked (reading the state) while the log gets its text (changing the
@@ -446,19 +463,24 @@ struct BlockReplayer {
     /// UTF-8, checked valid) and its deleted ones from `dead`, from `deadStart` on. False when
     /// they do not fit it exactly (the deleted ones are only checked to be in `dead`; `fillText`
     /// checks that the notes use it all).
-    private static func fill(_ body: inout ListCRDT<Unicode.Scalar>, live utf8: ArraySlice<UInt8>, dead: [Unicode.Scalar], deadStart: Int) -> Bool {
+    private static func fill(_ body: inout ListCRDT<Unicode.Scalar>, live bytes: UnsafeBufferPointer<UInt8>, dead: [Unicode.Scalar], deadStart: Int) -> Bool {
         // Read through pointers: a slice or run of them made for each note would retain and
         // release the buffers they come from, which both threads' notes share, and the two
         // threads' counts on one buffer were a tenth of a large load's time.
         dead.withUnsafeBufferPointer { dead in
-            utf8.withUnsafeBufferPointer { bytes in
-                // A body of ASCII alone (most of them) is its scalars as they are stored: its UTF-8.
-                if Self.isASCII(bytes) { return write(&body, live: .latin1(bytes), count: bytes.count, dead: dead, deadStart: deadStart) }
-                var wide: [Unicode.Scalar] = []
-                String.appendScalars(utf8: utf8, to: &wide)
-                return wide.withUnsafeBufferPointer { write(&body, live: .scalars($0), count: $0.count, dead: dead, deadStart: deadStart) }
-            }
+            // A body of ASCII alone (most of them) is its scalars as they are stored: its UTF-8.
+            if Self.isASCII(bytes) { return write(&body, live: .latin1(bytes), count: bytes.count, dead: dead, deadStart: deadStart) }
+            var wide: [Unicode.Scalar] = []
+            String.appendScalars(utf8: bytes, to: &wide)
+            return wide.withUnsafeBufferPointer { write(&body, live: .scalars($0), count: $0.count, dead: dead, deadStart: deadStart) }
         }
+    }
+
+    /// Bytes both of `fillBodies`'s threads read, behind a pointer that the call making it keeps
+    /// valid until both are done. `@unchecked Sendable`: nothing writes them meanwhile.
+    private struct ReadOnlyBytes: @unchecked Sendable {
+        let bytes: UnsafeBufferPointer<UInt8>
+        init(_ bytes: UnsafeBufferPointer<UInt8>) { self.bytes = bytes }
     }
 
     /// `fill`'s writing: the visible characters from `live` (`count` of them), the deleted ones

@@ -381,7 +381,7 @@ extension String {
         utf8.withUnsafeBufferPointer { appendScalars(utf8: $0, to: &out) }
     }
 
-    private static func appendScalars(utf8 bytes: UnsafeBufferPointer<UInt8>, to out: inout [Unicode.Scalar]) {
+    static func appendScalars(utf8 bytes: UnsafeBufferPointer<UInt8>, to out: inout [Unicode.Scalar]) {
         let old = out.count
         out.reserveCapacity(old + bytes.count)
         // Grown by the most it can need (a scalar a byte), then cut to what was written.

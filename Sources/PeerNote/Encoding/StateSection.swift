@@ -85,20 +85,34 @@ struct WireNoteState: Sendable, Equatable {
 /// notes' bodies here. Writers only write one for a document without conflicts.
 struct WireState: Sendable, Equatable {
     var title: String
-    var notes: [WireNoteState] { didSet { countedScalars = nil } }
+    var notes: [WireNoteState] { didSet { countedScalars = nil; bodyText = nil } }
     /// The bodies' scalars, as the section's reader counted them while checking their UTF-8;
     /// nil once `notes` changes.
     private var countedScalars: Int?
+    /// The section's bytes and where each note's body lies in them, for a state read from a
+    /// section: a load reads every body through one pointer to them (a slice taken a note at a
+    /// time, on both of a load's threads, counts references to one buffer from both at once).
+    /// Nil once `notes` changes, and for a state made otherwise.
+    private(set) var bodyText: BodyText?
+
+    /// The bytes every body of a section is a stretch of, and note `k`'s stretch, `ranges[k]`
+    /// (`notes[k].bodyUTF8`'s indices).
+    struct BodyText: Sendable {
+        let bytes: [UInt8]
+        let ranges: [Range<Int>]
+    }
 
     init(title: String, notes: [WireNoteState]) {
         self.title = title
         self.notes = notes
     }
 
-    /// A state read from a section, whose bodies hold `scalars` scalars in all.
-    fileprivate init(title: String, notes: [WireNoteState], scalars: Int) {
+    /// A state read from a section, whose bodies hold `scalars` scalars in all and lie in
+    /// `bodyText`.
+    fileprivate init(title: String, notes: [WireNoteState], scalars: Int, bodyText: BodyText) {
         self.init(title: title, notes: notes)
         countedScalars = scalars
+        self.bodyText = bodyText
     }
 
     static func == (a: WireState, b: WireState) -> Bool { a.title == b.title && a.notes == b.notes }
@@ -195,6 +209,8 @@ enum StateCodec {
         }
         var notes: [WireNoteState] = []
         notes.reserveCapacity(count)   // at most one a byte: the reader checked the count against them
+        var bodyRanges: [Range<Int>] = []
+        bodyRanges.reserveCapacity(count)
         let fields = structures ? 9 : 8
         var elementsLeft = maxElements
         var scalars = 0
@@ -224,6 +240,7 @@ enum StateCodec {
             let bodyText: ArraySlice<UInt8>?
             do throws(CBORDecodeError) { bodyText = try reader.nextText(countingScalarsInto: &scalars) } catch { throw failed(error) }
             guard let body = bodyText else { throw ReadError(message: "state section: note \(k) has no body text") }
+            bodyRanges.append(body.startIndex ..< body.endIndex)
             var structure: [WireStructureRun]?
             if structures {
                 guard let encoded = try next().bytesValue else { throw ReadError(message: "state section: note \(k) has no structure (a byte string)") }
@@ -243,6 +260,6 @@ enum StateCodec {
                                        created: created, deleted: deleted, bodyUTF8: body, structure: structure))
         }
         guard reader.offset == bytes.count else { throw ReadError(message: "state section: extra bytes after its array") }
-        return WireState(title: title, notes: notes, scalars: scalars)
+        return WireState(title: title, notes: notes, scalars: scalars, bodyText: WireState.BodyText(bytes: bytes, ranges: bodyRanges))
     }
 }
