@@ -198,6 +198,53 @@ struct StateSectionTests {
         try expectRefused(moved, dead: Array(block.deadText.dropLast()), "does not match the history")
     }
 
+    /// A state read from a section keeps its bytes, and a load fills the bodies through one
+    /// pointer to them (`WireState.bodyText`); a state made otherwise is filled from each note's
+    /// slice. Both ways give the same bodies and log text, and refuse the same misfit.
+    @Test("Bodies filled through the section's bytes and through each note's slice agree, on one thread and on two", arguments: [12, BlockReplayer.concurrentFillFrom + 40])
+    func bodiesFilledEitherWay(count: Int) throws {
+        let d = Document(title: "Either", author: "t", id: UUID(), replica: ReplicaID(high: 5, low: 6), time: Date(timeIntervalSince1970: 1_700_000_000))
+        for k in 0 ..< count {
+            let body = k % 7 == 0 ? "wide ✓ \(k) 日本" : k % 5 == 0 ? "café \(k) naïve" : "body \(k) text"
+            let id = d.addNote(title: "N\(k)", body: body)
+            if k % 3 == 0 { try d.deleteText(id, range: 1 ..< 3) }
+        }
+        let bytes = d.save()
+        let block = try WireCodec.decodePayloads(BlockCodec.decode(bytes), fileSize: bytes.count)[0]
+        let read = try #require(block.state)
+        #expect(read.bodyText?.ranges.count == count)
+        var made = read
+        made.notes = read.notes   // a state made otherwise: no section bytes
+        #expect(made.bodyText == nil)
+        func filled(_ state: WireState) throws -> (bodies: [[Unicode.Scalar]], text: [Unicode.Scalar]) {
+            var replayer = BlockReplayer(genesis: try #require(block.genesis))
+            try replayer.replay(block)
+            try replayer.fillText(state, dead: block.deadText, block: block)
+            return (replayer.state.noteStates.map(\.body.arena.elements), replayer.log.text.elements)
+        }
+        let (bodies, text) = try filled(read)
+        let other = try filled(made)
+        #expect(other.bodies == bodies)
+        #expect(other.text == text)
+        #expect(bodies.contains { $0.contains("日") } && bodies.contains { $0.contains("é") })
+        // One visible character more in a note of the second half, and one deleted one fewer:
+        // refused through the notes' slices too (the test below has it through the bytes).
+        let k = count / 2 + 3
+        var moved = read.notes
+        moved[k].body += "x"
+        var bad = read
+        bad.notes = moved
+        #expect(bad.bodyText == nil)
+        #expect {
+            var replayer = BlockReplayer(genesis: try #require(block.genesis))
+            try replayer.replay(block)
+            try replayer.fillText(bad, dead: Array(block.deadText.dropLast()), block: block)
+        } throws: { error in
+            guard let e = error as? PeerNoteError, case .invalidDocument(_, let m) = e else { return false }
+            return m.contains("note \(k)'s text does not fit its body")
+        }
+    }
+
     @Test("A notebook large enough to fill its bodies on two threads loads as saved, and a body that does not fit is named in either half")
     func bodiesFilledOnTwoThreads() throws {
         let count = BlockReplayer.concurrentFillFrom + 40
