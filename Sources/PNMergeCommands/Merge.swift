@@ -166,13 +166,17 @@ enum MergeOperation {
             return merged.report
         }
         let bytes = merged.finishing { document.save(.compact) }
-        do throws(FileError) { ProcessEnd.keep(try Document.checkedLoad(bytes, writingTo: target)) } catch { throw CLIFailure(writing: error) }
         var report = merged.report
         if target == "-" {
+            do throws(FileError) { ProcessEnd.keep(try Document.checkedLoad(bytes, writingTo: target)) } catch { throw CLIFailure(writing: error) }
             try Console.current.writeBytes(bytes)
         } else {
+            // Read back while it is written: nothing is put in place unless it loads.
             // A new OUT is no more readable than MINE (a private notebook's merge stays private).
-            do { try document.writeAsOutput(bytes, to: writePath, permissionsLike: mine == "-" ? nil : mine) } catch {
+            do {
+                ProcessEnd.keep(try document.writeLoadableOutput(bytes, to: writePath, namedInErrors: target,
+                                                                 permissionsLike: mine == "-" ? nil : mine))
+            } catch {
                 throw refusal(error, output: target, command: [mine] + theirs)
             }
         }

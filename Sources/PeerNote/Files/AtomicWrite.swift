@@ -99,7 +99,45 @@ public enum FileStore {
     public static func writeAtomically(_ bytes: [UInt8], to path: String, permissionsLike source: String? = nil) throws(FileError) {
         if try isSpecial(path) { return try writeInto(bytes, special: path) }
         let target = try writeTarget(path)
-        let tmp = try writeTemporary(bytes, beside: target, reportingAs: path, permissionsLike: source)
+        try putInPlace(try writeTemporary(bytes, beside: target, reportingAs: path, permissionsLike: source), at: target, reportingAs: path)
+    }
+
+    /// `writeAtomically(bytes, to: path, permissionsLike: source)`, putting the file in place only
+    /// once `check` has passed: `check` runs on this thread while the temporary file is written
+    /// and flushed on another, and the rename follows when both are done. When `check` throws,
+    /// the temporary file is removed, nothing is replaced, and its error is thrown (before any
+    /// error of the write's). Meant for a check that reads the bytes back
+    /// (`Document.checkLoadable`): the flush, which waits on the disk (longest on a USB stick),
+    /// is made while the check runs, and the write adds the rename alone.
+    /// A character device or a FIFO is written into only after `check` has passed: what is
+    /// written there cannot be taken back.
+    @discardableResult
+    public static func writeAtomically<T>(_ bytes: [UInt8], to path: String, permissionsLike source: String? = nil,
+                                          checkedAlongside check: () throws(FileError) -> T) throws(FileError) -> T {
+        if try isSpecial(path) {
+            let value = try check()
+            try writeInto(bytes, special: path)
+            return value
+        }
+        let target = try writeTarget(path)
+        let (checked, written) = Concurrently.run({ Result { () throws(FileError) in try check() } }, alongside: {
+            Result { () throws(FileError) in try writeTemporary(bytes, beside: target, reportingAs: path, permissionsLike: source) }
+        })
+        let value: T
+        do { value = try checked.get() } catch {
+            if case .success(let tmp) = written {
+                unlink(tmp.path)
+                tmp.release()
+            }
+            throw error
+        }
+        try putInPlace(try written.get(), at: target, reportingAs: path)
+        return value
+    }
+
+    /// Renames `tmp` over `target` and flushes the directory; releases `tmp` either way (and
+    /// removes it when the rename fails).
+    private static func putInPlace(_ tmp: Temporary, at target: String, reportingAs path: String) throws(FileError) {
         defer { tmp.release() }
         guard rename(tmp.path, target) == 0 else {
             let e = errno
@@ -177,7 +215,7 @@ public enum FileStore {
 
     /// A complete, fsynced temporary file, and a descriptor that holds its `flock` (`release()`
     /// once the file has been renamed or linked into place, or removed).
-    struct Temporary {
+    struct Temporary: Sendable {
         var path: String
         var lock: Int32
         /// Its slot in the list the tools' signal handler removes (see `removeTemporariesOnSignals`).

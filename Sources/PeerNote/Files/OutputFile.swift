@@ -57,6 +57,24 @@ extension Document {
         do { try FileStore.writeAtomically(bytes, to: path, permissionsLike: source) } catch { throw .write(error) }
     }
 
+    /// `writeAsOutput(bytes, to: path, permissionsLike: source)`, with `bytes` (a save of this
+    /// document) read back as `checkLoadable` reads them while they are written: the temporary
+    /// file is written and flushed on another thread, and put in place only when they load
+    /// (else `OutputError.write(.wouldNotLoad)`, naming `shown`, and nothing is written). A
+    /// FIFO or a character device is written into once they have loaded. Returns the document
+    /// read back, for a caller that lets go of it at another time (a tool ending its process).
+    /// Call it holding the output's `FileLock`.
+    @discardableResult
+    public func writeLoadableOutput(_ bytes: [UInt8], to path: String, namedInErrors shown: String? = nil,
+                                    permissionsLike source: String? = nil) throws(OutputError) -> Document {
+        try checkReplaceable(path, bytes: bytes)
+        do {
+            return try FileStore.writeAtomically(bytes, to: path, permissionsLike: source) { () throws(FileError) in
+                try Document.checkedLoad(bytes, writingTo: shown ?? path)
+            }
+        } catch { throw .write(error) }
+    }
+
     /// Throws unless `writeAsOutput` may replace the file at `path` (see there). `bytes`, this
     /// document's compact save when it is made already: an output holding exactly those bytes
     /// (the same merge run again; a compact save depends only on the changes it holds) passes

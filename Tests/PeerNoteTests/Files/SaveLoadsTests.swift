@@ -54,6 +54,77 @@ struct SaveLoadsTests {
         #expect(throws: FileError.self) { try Document.checkLoadable(bad.save(.compact), writingTo: path) }
         try Document.checkLoadable(before, writingTo: path)
     }
+
+    /// The names in `dir` other than `keep`: what a write left behind (a temporary file).
+    static func leftovers(in dir: String, keeping keep: Set<String>) throws -> [String] {
+        try FileManager.default.contentsOfDirectory(atPath: dir).filter { !keep.contains($0) }.sorted()
+    }
+
+    @Test("An output read back while it is written is put in place only once it loads, and returns what the check read")
+    func loadableOutput() throws {
+        let doc = Document(title: "T", author: "a")
+        _ = doc.addNote(title: "n", body: "ab")
+        let dir = try Self.folder()
+        let out = dir + "/out.peernote"
+        let bytes = doc.save(.compact)
+        let read = try doc.writeLoadableOutput(bytes, to: out)
+        #expect(try FileStore.read(out) == bytes)
+        #expect(read.notes.map(\.body) == ["ab"])
+        #expect(try Self.leftovers(in: dir, keeping: ["out.peernote"]) == [])
+
+        // Would not load: no new file, an existing one left as it was, no temporary file left.
+        let bad = try Self.unloadable(from: try Document.load(bytes))
+        let fresh = dir + "/fresh.peernote"
+        for path in [fresh, out] {
+            do {
+                try bad.writeLoadableOutput(bad.save(.compact), to: path, namedInErrors: "shown.peernote")
+                Issue.record("a save that does not load was written to \(path)")
+            } catch {
+                guard case .write(let e) = error, case .wouldNotLoad(let named, _) = e else {
+                    Issue.record("expected a save that would not load, got \(error)")
+                    continue
+                }
+                #expect(named == "shown.peernote")
+            }
+        }
+        #expect(!FileManager.default.fileExists(atPath: fresh))
+        #expect(try FileStore.read(out) == bytes)
+        #expect(try Self.leftovers(in: dir, keeping: ["out.peernote"]) == [])
+    }
+
+    @Test("A write checked alongside: the check's error comes first and nothing is written; a passing check's value is returned")
+    func checkedAlongside() throws {
+        struct Refused: Error {}
+        let dir = try Self.folder()
+        let path = dir + "/file.bin"
+        try FileStore.writeAtomically([1, 2, 3], to: path)
+        // A check that fails leaves the file as it was.
+        #expect(throws: FileError.self) {
+            try FileStore.writeAtomically([9], to: path) { () throws(FileError) -> Int in throw .tooLarge(path: path, limit: 1) }
+        }
+        #expect(try FileStore.read(path) == [1, 2, 3])
+        #expect(try Self.leftovers(in: dir, keeping: ["file.bin"]) == [])
+        // Its error is thrown, not the write's (the folder is missing).
+        let nowhere = dir + "/missing/file.bin"
+        do {
+            try FileStore.writeAtomically([9], to: nowhere) { () throws(FileError) -> Int in throw .tooLarge(path: nowhere, limit: 1) }
+            Issue.record("a write whose check failed succeeded")
+        } catch {
+            guard case .tooLarge = error else { Issue.record("expected the check's error, got \(error)"); return }
+        }
+        // The write's own failure, when the check passes.
+        #expect(throws: FileError.self) { try FileStore.writeAtomically([9], to: nowhere) { () throws(FileError) in 7 } }
+        // A passing check: written, and its value returned.
+        let value = try FileStore.writeAtomically([4, 5], to: path) { () throws(FileError) in 42 }
+        #expect(value == 42)
+        #expect(try FileStore.read(path) == [4, 5])
+        #expect(try Self.leftovers(in: dir, keeping: ["file.bin"]) == [])
+        // A character device is written into only after a passing check.
+        #expect(throws: FileError.self) {
+            try FileStore.writeAtomically([1], to: "/dev/null") { () throws(FileError) -> Int in throw .tooLarge(path: "/dev/null", limit: 1) }
+        }
+        #expect(try FileStore.writeAtomically([1], to: "/dev/null") { () throws(FileError) in 1 } == 1)
+    }
 }
 
 /// The check of an appending save reads only the appended blocks, from the state the reader
