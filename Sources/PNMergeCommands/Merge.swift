@@ -209,6 +209,8 @@ enum MergeOperation {
             return CLIFailure(.cannotCreate, "\(name): is a directory; not replaced (name a file as OUT)")
         case .unreadable(_, let e):
             return CLIFailure(.cannotCreate, "\(name): already exists and cannot be read (\(e.message)); not replaced (\(other))")
+        case .cannotReadHere(_, let e):
+            return CLIFailure(.cannotCreate, "\(name): already exists and \(Document.unreadableHere(e) ?? "cannot be read here (\(e))"); not replaced (choose another output)")
         case .notANotebook(_, let e):
             return CLIFailure(.cannotCreate, "\(name): already exists and is not a copy of this notebook (it does not load: \(e)); not replaced (\(other))")
         case .otherNotebook:

@@ -218,6 +218,24 @@ struct MergeCommandTests {
         }
     }
 
+    @Test("-o over a copy this version cannot read (a newer format) is refused (73) as unreadable, not as another notebook; nothing written")
+    func outputNewerFormat() throws {
+        let dir = try TempDir()
+        let s = try Diverged()
+        try s.write(to: dir)
+        let (mine, theirs) = (dir.path("alice.peernote"), dir.path("bob.peernote"))
+        var newer = s.base.save(.compact)
+        #expect(newer[8] == 0x83 && newer[9] == 0x02)
+        newer[9] = 0x04
+        let out = try dir.write(newer, "out.peernote")
+        for dryRun in [false, true] {
+            let r = pnmerge(["merge", mine, theirs, "-o", out] + (dryRun ? ["--dry-run"] : []))
+            #expect(r.status == ExitStatus.cannotCreate.rawValue, "\(r.err)")
+            #expect(r.err == "pnmerge: \(out): already exists and holds a notebook of format version 4, newer than this library reads (\(FormatInfo.version)); not replaced (choose another output)\n", "\(r.err)")
+            #expect(try dir.bytes("out.peernote") == newer)
+        }
+    }
+
     @Test("Several THEIRS: each file is credited with the changes it brought first")
     func several() throws {
         let dir = try TempDir()

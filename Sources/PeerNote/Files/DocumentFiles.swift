@@ -110,7 +110,7 @@ extension Document {
     /// Why a file whose load failed with `error` holds a notebook this library must not write
     /// over, though it is not damaged: a newer writer's format (replacing it would throw away what
     /// this one cannot read), or one too large for this process's memory. Nil for damage.
-    static func unreadableHere(_ error: PeerNoteError) -> String? {
+    package static func unreadableHere(_ error: PeerNoteError) -> String? {
         switch error {
         case .unsupportedVersion(let version):
             "holds a notebook of format version \(version), newer than this library reads (\(Format.version))"

@@ -14,6 +14,10 @@ public enum OutputError: Error, Equatable, Sendable, CustomStringConvertible {
     case unreadable(path: String, FileError)
     /// It exists and does not load: not a copy of this notebook.
     case notANotebook(path: String, PeerNoteError)
+    /// It exists and holds a notebook this process cannot read, though it is not damaged (a
+    /// newer format version, or one larger than the memory this process may use): it may be a
+    /// copy of this notebook with changes the result lacks, so it is not replaced.
+    case cannotReadHere(path: String, PeerNoteError)
     /// It is another notebook (no shared history).
     case otherNotebook(path: String)
     /// It is a copy of this notebook with changes (by author) or payload fields of a newer
@@ -34,6 +38,7 @@ public enum OutputError: Error, Equatable, Sendable, CustomStringConvertible {
         case .isDirectory(let p): "\(p): is a directory; not replaced"
         case .unreadable(let p, let e): "\(p): already exists and cannot be read (\(e.message)); not replaced"
         case .notANotebook(let p, let e): "\(p): already exists and is not a copy of this notebook (it does not load: \(e)); not replaced"
+        case .cannotReadHere(let p, let e): "\(p): already exists and \(Document.unreadableHere(e) ?? "cannot be read here (\(e))"); not replaced"
         case .otherNotebook(let p): "\(p): already exists and is not a copy of this notebook; not replaced"
         case .holdsMore(let p, let changes, let fields):
             "\(p): already exists and holds \(changes.reduce(0) { $0 + $1.count }) changes and \(fields) fields the result lacks; not replaced"
@@ -91,7 +96,11 @@ extension Document {
         do { bytes = try FileStore.read(path) } catch { throw .unreadable(path: path, error) }
         if let resultBytes, bytes == resultBytes { return }
         let existing: Document
-        do { existing = try Document.load(bytes) } catch { throw .notANotebook(path: path, error) }
+        do { existing = try Document.load(bytes) } catch {
+            // Not read here is not "not a notebook": it may hold changes the result lacks.
+            if Document.unreadableHere(error) != nil { throw .cannotReadHere(path: path, error) }
+            throw .notANotebook(path: path, error)
+        }
         guard relation(to: existing) == .shared else { throw .otherNotebook(path: path) }
         let lacking = lacking(from: existing)
         let changes = lacking.changesByAuthor.reduce(0) { $0 + $1.count }

@@ -118,6 +118,18 @@ struct FolderSyncTests {
             if case OutputError.notANotebook = error { return true } else { return false }
         }
         #expect(try FileStore.read(out) == Array("not a notebook".utf8))
+        // A copy this library cannot read (a newer format version) is no proof that it is not
+        // this notebook: refused as unreadable here, not as "not a notebook", and left as it is.
+        var newer = aheadBytes
+        #expect(newer[8] == 0x83 && newer[9] == 0x02)
+        newer[9] = 0x04
+        try FileStore.writeAtomically(newer, to: out)
+        #expect { try result.writeAsOutput(result.save(.compact), to: out) } throws: { error in
+            guard case OutputError.cannotReadHere(let path, .unsupportedVersion(4)) = error else { return false }
+            let words = "\(error)"
+            return path == out && words.contains("holds a notebook of format version 4") && !words.contains("not a copy")
+        }
+        #expect(try FileStore.read(out) == newer)
     }
 
     @Test("Write errors carry what happened and name no command; the tools' words add the one that merges a kept change")
