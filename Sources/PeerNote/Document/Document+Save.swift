@@ -66,8 +66,17 @@ extension Document {
     /// written as format version 3, else as version 2 (its state section without the bodies'
     /// structures, every insert's origins stored).
     @_spi(Diagnostics) public func save(_ mode: SaveMode, writeStructures: Bool) -> [UInt8] {
-        save(mode, writeStructures: writeStructures, concurrentFrom: WireCodec.concurrentEncodingThreshold)
+        save(mode, writeStructures: writeStructures, concurrentFrom: Self.stateSectionAlongsideFrom)
     }
+
+    /// Changes and ops from which a compact save makes its state section on another thread
+    /// (`makesStateSectionAlongside`). Lower than the columns' two-thread encoding
+    /// (`WireCodec.concurrentEncodingThreshold`): the section of a notebook of about 1,000 notes
+    /// of a few hundred characters is already a millisecond or more of work, most of it its
+    /// compression, and the other thread does it while this one makes the block and its columns.
+    /// A 2,000-note notebook's save took 2.7 ms against 3.5 ms with the section made here
+    /// (Benchmarks/HISTORY.md, 2026-11-28).
+    static let stateSectionAlongsideFrom = 1 << 12
 
     /// `save(mode, writeStructures:)`; a compact save of `concurrentFrom` changes and ops or more
     /// makes its state section on another thread (tests set it to compare the two ways). Ops

@@ -202,8 +202,10 @@ struct ConcurrencyTests {
     func fewChangesManyOps() throws {
         // An import of 20,000 notes is one change of some 100,000 ops: the ops decide, as they do
         // for a load (`Document.load` replays a base block on two threads from the same count).
-        #expect(Document.makesStateSectionAlongside(changes: 5, ops: 100_000, concurrentFrom: WireCodec.concurrentEncodingThreshold))
-        #expect(!Document.makesStateSectionAlongside(changes: 5, ops: 400, concurrentFrom: WireCodec.concurrentEncodingThreshold))
+        #expect(Document.makesStateSectionAlongside(changes: 5, ops: 100_000, concurrentFrom: Document.stateSectionAlongsideFrom))
+        #expect(!Document.makesStateSectionAlongside(changes: 5, ops: 400, concurrentFrom: Document.stateSectionAlongsideFrom))
+        // A notebook of 2,000 notes (some 8,000 ops) too: its section is most of its save.
+        #expect(Document.makesStateSectionAlongside(changes: 5, ops: 8_000, concurrentFrom: Document.stateSectionAlongsideFrom))
         let doc = Document(title: "Imported", author: "a")
         doc.transaction(message: "import") {
             for i in 0 ..< 300 {
