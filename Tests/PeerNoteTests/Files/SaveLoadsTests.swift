@@ -382,6 +382,32 @@ struct AppendedCheckTests {
         #expect(try Document.load(before).notebook.notes.first?.body.hasPrefix("edit 2 ") == true)
     }
 
+    @Test("A notebook folder's writes keep the verified state of its chain, so each check reads only the new chunk; a chunk that would not load is not written")
+    func folderWritesKeepVerifiedState() throws {
+        let (file, _) = try Self.loadedNotebook(notes: 3)
+        let path = try SaveLoadsTests.folder() + "/Trip.peernote"
+        try NotebookFolder.create(at: path, try Document.load(file))
+        let doc = try Document.open(path)
+        let note = try #require(doc.notes.first).id
+        for k in 0 ..< 3 {
+            try doc.insertText(note, at: 0, "edit \(k) ")
+            try doc.write(to: path)
+            let chain = try #require(doc.persisted?.bytes)
+            let verified = try #require(doc.persisted?.verified, "write \(k) kept no verified state")
+            #expect(verified.bytes == chain, "write \(k)")
+            #expect(verified.rows == doc.changeCount, "write \(k)")
+            #expect(try Document.open(path).notebook == doc.notebook, "write \(k)")
+        }
+        let chunks = try FileManager.default.contentsOfDirectory(atPath: path).sorted()
+        #expect(chunks.count == 4)
+        // A write whose chain would not load adds no chunk; the folder reads as before.
+        let before = try Document.open(path).notebook
+        let bad = try SaveLoadsTests.unloadable(from: doc)
+        do { try bad.write(to: path); Issue.record("a chunk that does not load was written") } catch { #expect(error.resultWouldNotLoad, "\(error)") }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: path).sorted() == chunks)
+        #expect(try Document.open(path).notebook == before)
+    }
+
     @Test("The check of an appending save takes the file's verified state whole: its log grows in place, not copied")
     func checkMovesVerifiedLog() throws {
         // Enough ops that the room a load leaves (an eighth more) holds an edit's.

@@ -439,7 +439,8 @@ public struct NotebookFolder: Sendable {
     /// else, when this device has no chunk in the folder yet, one root chunk holding it all. A
     /// folder that holds another notebook (no shared history) is not written.
     /// Written to a temporary file, fsynced, linked into place, the folder fsynced; the chain is
-    /// read back (`Document.checkLoadable`) before. Needs no lock for correctness (each writer adds
+    /// checked to load before (its new block read from the state the document holds of the
+    /// chain when it holds one, `Document.checkSaveLoads`; else the chain whole). Needs no lock for correctness (each writer adds
     /// its own file); the tools take the document's lock so that local writers do not leave
     /// chains no one extends. When the chain it ends is longer than `compactionThreshold`
     /// chunks, compacts (`autoCompact`, with `grace`).
@@ -508,9 +509,16 @@ public struct NotebookFolder: Sendable {
         return count
     }
 
+    /// `Document.checkLoadable(bytes)` for `bytes`, the chain `document` was read from (or last
+    /// written as) with its new block appended: only that block is read, from the reader's state
+    /// after the chain, when the document holds it (`Document.checkSaveLoads`), else the whole
+    /// chain. Either way the verdict is a full load's. When it fails, the document's record of its
+    /// chain is put back (without the reader's state: the next check reads the chain whole).
     private func checkLoadable(_ bytes: [UInt8], document: Document) throws(FileError) {
-        let before = document.persisted
-        do throws(FileError) { try Document.checkLoadable(bytes, writingTo: path) } catch {
+        // Without the verified state, which the check takes (a copy here would make it copy the log).
+        var before = document.persisted
+        before?.verified = nil
+        do throws(FileError) { try document.checkSaveLoads(bytes, writingTo: path) } catch {
             document.persisted = before
             throw error
         }
