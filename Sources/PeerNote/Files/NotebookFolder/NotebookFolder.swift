@@ -440,9 +440,9 @@ public struct NotebookFolder: Sendable {
     /// folder that holds another notebook (no shared history) is not written.
     /// Written to a temporary file, fsynced, linked into place, the folder fsynced; the chain is
     /// checked to load before (its new block read from the state the document holds of the
-    /// chain when it holds one, `Document.checkSaveLoads`; else the chain whole). Needs no lock for correctness (each writer adds
-    /// its own file); the tools take the document's lock so that local writers do not leave
-    /// chains no one extends. When the chain it ends is longer than `compactionThreshold`
+    /// chain when it holds one, `Document.checkSaveLoads`; else the chain whole). Needs no lock
+    /// for correctness (each writer adds its own file); the tools take the document's lock so
+    /// that local writers do not leave chains no one extends. When the chain it ends is longer than `compactionThreshold`
     /// chunks, compacts (`autoCompact`, with `grace`).
     @discardableResult
     public func add(_ document: Document, autoCompact: Bool = true, grace: Double = NotebookFolder.defaultGrace) throws(FileError) -> Added {
