@@ -120,8 +120,19 @@ public enum FileStore {
             return value
         }
         let target = try writeTarget(path)
+        let (value, tmp) = try writeTemporary(bytes, beside: target, reportingAs: path, permissionsLike: source, checkedAlongside: check)
+        try putInPlace(tmp, at: target, reportingAs: path)
+        return value
+    }
+
+    /// `writeTemporary(bytes, beside: path, …)` on another thread while `check` runs on this one;
+    /// the temporary file is returned only when `check` passed. When it throws, the file is
+    /// removed and its error thrown (before any error of the write's).
+    static func writeTemporary<T>(_ bytes: [UInt8], beside path: String, reportingAs shown: String, permissionsLike source: String? = nil,
+                                  infix: String = temporaryInfix,
+                                  checkedAlongside check: () throws(FileError) -> T) throws(FileError) -> (T, Temporary) {
         let (checked, written) = Concurrently.run({ Result { () throws(FileError) in try check() } }, alongside: {
-            Result { () throws(FileError) in try writeTemporary(bytes, beside: target, reportingAs: path, permissionsLike: source) }
+            Result { () throws(FileError) in try writeTemporary(bytes, beside: path, reportingAs: shown, permissionsLike: source, infix: infix) }
         })
         let value: T
         do { value = try checked.get() } catch {
@@ -131,8 +142,7 @@ public enum FileStore {
             }
             throw error
         }
-        try putInPlace(try written.get(), at: target, reportingAs: path)
-        return value
+        return (value, try written.get())
     }
 
     /// Renames `tmp` over `target` and flushes the directory; releases `tmp` either way (and

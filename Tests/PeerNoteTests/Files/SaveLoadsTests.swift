@@ -408,6 +408,30 @@ struct AppendedCheckTests {
         #expect(try Document.open(path).notebook == before)
     }
 
+    @Test("A root chunk that would not load is not written: a device's first chunk, read back while it is written, leaves no chunk and no temporary file")
+    func folderRootNotWritten() throws {
+        let (file, _) = try Self.loadedNotebook(notes: 3)
+        let path = try SaveLoadsTests.folder() + "/Trip.peernote"
+        try NotebookFolder.create(at: path, try Document.load(file), device: "0000000a")
+        let before = try FileManager.default.contentsOfDirectory(atPath: path).sorted()
+        // Another device's first write is a root holding it all (`addRoot`), read back as it is written.
+        let bad = try SaveLoadsTests.unloadable(from: try Document.load(file))
+        do {
+            try NotebookFolder(path, device: "0000000b").add(bad, autoCompact: false)
+            Issue.record("a root that does not load was written")
+        } catch {
+            guard case .wouldNotLoad = error else { Issue.record("expected a save that would not load, got \(error)"); return }
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: path).sorted() == before)
+        // A good one is written, and reads back.
+        let good = try Document.load(file)
+        _ = good.addNote(title: "from b", body: "b")
+        let added = try NotebookFolder(path, device: "0000000b").add(good, autoCompact: false)
+        #expect(added.chunk?.hasPrefix("0000000b.") == true)
+        #expect(try Document.open(path).notes.contains { $0.title == "from b" })
+        #expect(try FileManager.default.contentsOfDirectory(atPath: path).filter { $0.hasPrefix(".") } == [])
+    }
+
     @Test("The check of an appending save takes the file's verified state whole: its log grows in place, not copied")
     func checkMovesVerifiedLog() throws {
         // Enough ops that the room a load leaves (an eighth more) holds an edit's.

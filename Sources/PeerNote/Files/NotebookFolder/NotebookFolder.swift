@@ -526,18 +526,30 @@ public struct NotebookFolder: Sendable {
 
     private func addRoot(_ document: Document) throws(FileError) -> (ChunkName, Int) {
         let bytes = document.save(.compact)
-        try Document.checkLoadable(bytes, writingTo: path)
-        return (try place(bytes, as: ChunkName(parent: nil, device: device, own: Self.chainID(bytes, device: device))), bytes.count)
+        let name = ChunkName(parent: nil, device: device, own: Self.chainID(bytes, device: device))
+        return (try place(bytes, as: name, checkedAlongside: { () throws(FileError) in try Document.checkLoadable(bytes, writingTo: path) }), bytes.count)
     }
 
     /// Puts `bytes` in the folder as chunk `name`: a temporary file (named for this device),
     /// fsynced, linked to its name, the folder fsynced. A chunk already there holds the same
-    /// bytes (its name is their hash): nothing is written then.
-    func place(_ bytes: [UInt8], as name: ChunkName) throws(FileError) -> ChunkName {
+    /// bytes (its name is their hash): nothing is written then. With `check` (a root's read-back,
+    /// `Document.checkLoadable`), the chunk is linked into place only once `check` has passed;
+    /// it runs while the temporary file is written and flushed on another thread
+    /// (`FileStore.writeAtomically(_:to:permissionsLike:checkedAlongside:)`), and when it throws,
+    /// nothing is left in the folder.
+    func place(_ bytes: [UInt8], as name: ChunkName, checkedAlongside check: (() throws(FileError) -> Void)? = nil) throws(FileError) -> ChunkName {
         let target = "\(path)/\(name)"
         var st = stat()
-        if lstat(target, &st) == 0 { return name }
-        let tmp = try FileStore.writeTemporary(bytes, beside: target, reportingAs: path, infix: temporaryInfix)
+        if lstat(target, &st) == 0 {
+            try check?()
+            return name
+        }
+        let tmp: FileStore.Temporary
+        if let check {
+            (_, tmp) = try FileStore.writeTemporary(bytes, beside: target, reportingAs: path, infix: temporaryInfix, checkedAlongside: check)
+        } else {
+            tmp = try FileStore.writeTemporary(bytes, beside: target, reportingAs: path, infix: temporaryInfix)
+        }
         defer { tmp.release() }
         switch FileStore.place(tmp.path, at: target, link: { link($0, $1) }) {
         case .placed:
@@ -612,8 +624,7 @@ public struct NotebookFolder: Sendable {
         let rootName = ChunkName(parent: nil, device: device, own: Self.chainID(compact, device: device))
         let wrote = !reading.chunks.contains { $0.name == rootName }
         if wrote {
-            try Document.checkLoadable(compact, writingTo: path)
-            _ = try place(compact, as: rootName)
+            _ = try place(compact, as: rootName, checkedAlongside: { () throws(FileError) in try Document.checkLoadable(compact, writingTo: path) })
         }
         let owner = Self.owners(reading.chunks.map(\.name))
         let byOwn = Dictionary(reading.chunks.map { ($0.name.own, $0) }, uniquingKeysWith: { a, _ in a })
