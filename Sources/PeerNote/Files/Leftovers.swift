@@ -87,19 +87,32 @@ extension FileStore {
     public static func leftoverCandidates(of path: String) -> [String] {
         let target = resolvingSymlink(path)
         let dir = directory(of: target)
-        let name = lastComponent(of: target)
-        let prefixes = [temporaryInfix, swapInfix, keptInfix].map { temporaryPrefix(forName: name, infix: $0) }
+        return leftoverNames(in: dir, of: lastComponent(of: target)).map { dir + "/" + $0.name }.sorted()
+    }
+
+    /// The names in `dir` of leftovers of the file `name` (see `leftoverCandidates(of:)`), each
+    /// with its infix, in the order the cleanup takes them: the temporary files, then the swapped
+    /// versions, then the kept ones, each kind sorted by name.
+    /// - Complexity: one pass over the folder (`namesInDirectory`): a folder of thousands of
+    ///   files costs each write that takes the lock one listing, not one per kind.
+    private static func leftoverNames(in dir: String, of name: String) -> [(name: String, infix: String)] {
+        let infixes = [temporaryInfix, swapInfix, keptInfix]
+        let prefixes = infixes.map { temporaryPrefix(forName: name, infix: $0) }
         // One pass over the folder, with the start the three prefixes share (`.NAME.`, or less of a
         // very long NAME, which each prefix cuts to fit its infix).
         var common = prefixes[0]
         for prefix in prefixes.dropFirst() { while !prefix.hasPrefix(common) { common.removeLast() } }
-        return namesInDirectory(dir, withPrefix: common).filter { entry in
-            prefixes.contains { prefix in
+        var found: [[String]] = infixes.map { _ in [] }
+        for entry in namesInDirectory(dir, withPrefix: common) {
+            // mkstemp's six letters and digits, nothing more (`.NAME.tmp-abcdef.keep` is not ours).
+            guard let k = prefixes.firstIndex(where: { prefix in
                 guard entry.hasPrefix(prefix) else { return false }
                 let suffix = entry.utf8.dropFirst(prefix.utf8.count)
                 return suffix.count == 6 && suffix.allSatisfy(isASCIIAlphanumeric)
-            }
-        }.sorted().map { dir + "/" + $0 }
+            }) else { continue }
+            found[k].append(entry)
+        }
+        return zip(infixes, found).flatMap { infix, names in names.sorted().map { (name: $0, infix: infix) } }
     }
 
     /// `removeStaleTemporaries(of:minimumAge:)`, saying what became of each file: removed, made a
@@ -111,47 +124,41 @@ extension FileStore {
         let dir = directory(of: target)
         let name = lastComponent(of: target)
         var result = LeftoverCleanup()
-        for infix in [temporaryInfix, swapInfix, keptInfix] {
-            let prefix = temporaryPrefix(forName: name, infix: infix)
-            for entry in namesInDirectory(dir, withPrefix: prefix) {
-                let suffix = entry.utf8.dropFirst(prefix.utf8.count)
-                // mkstemp's six letters and digits, nothing more (`.NAME.tmp-abcdef.keep` is not ours).
-                guard suffix.count == 6, suffix.allSatisfy(isASCIIAlphanumeric) else { continue }
-                let candidate = dir + "/" + entry
-                var st = stat()
-                guard lstat(candidate, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG, st.st_uid == geteuid() else { continue }
-                guard Date().timeIntervalSince1970 - Double(modificationSeconds(st)) >= minimumAge else {
-                    result.left.append(candidate)
-                    continue
-                }
-                let fd = open(candidate, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
-                guard fd >= 0 else { continue }
-                defer { close(fd) }
-                var held = stat(), now = stat()
-                // Ours alone (no writer holds it), and still the file at that name.
-                guard fstat(fd, &held) == 0, held.st_dev == st.st_dev, held.st_ino == st.st_ino,
-                      flock(fd, LOCK_EX | LOCK_NB) == 0,
-                      lstat(candidate, &now) == 0, now.st_dev == st.st_dev, now.st_ino == st.st_ino else {
-                    result.left.append(candidate)
-                    continue
-                }
-                // Another writer's version, which a writer that took it out of place did not get
-                // into the document (it was killed), or what the document held when a writer died
-                // mid-exchange, with changes the document lacks (a sync client's copy): kept where
-                // the user and sync see it.
-                let keep = (infix == keptInfix && !documentHasAll(of: candidate, document: target))
-                    || (infix == swapInfix && !isLeftoverSwapSafeToRemove(candidate, document: target))
-                if keep {
-                    if dryRun {
-                        result.keptAsConflictCopies.append(.init(from: candidate, to: nil))
-                        continue
-                    }
-                    let kept = self.keep(candidate, beside: target)
-                    if kept == candidate { result.left.append(candidate) } else { result.keptAsConflictCopies.append(.init(from: candidate, to: kept)) }
-                    continue
-                }
-                if dryRun || unlink(candidate) == 0 { result.removed.append(candidate) }
+        for (entry, infix) in leftoverNames(in: dir, of: name) {
+            let candidate = dir + "/" + entry
+            var st = stat()
+            guard lstat(candidate, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG, st.st_uid == geteuid() else { continue }
+            guard Date().timeIntervalSince1970 - Double(modificationSeconds(st)) >= minimumAge else {
+                result.left.append(candidate)
+                continue
             }
+            let fd = open(candidate, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+            guard fd >= 0 else { continue }
+            defer { close(fd) }
+            var held = stat(), now = stat()
+            // Ours alone (no writer holds it), and still the file at that name.
+            guard fstat(fd, &held) == 0, held.st_dev == st.st_dev, held.st_ino == st.st_ino,
+                  flock(fd, LOCK_EX | LOCK_NB) == 0,
+                  lstat(candidate, &now) == 0, now.st_dev == st.st_dev, now.st_ino == st.st_ino else {
+                result.left.append(candidate)
+                continue
+            }
+            // Another writer's version, which a writer that took it out of place did not get
+            // into the document (it was killed), or what the document held when a writer died
+            // mid-exchange, with changes the document lacks (a sync client's copy): kept where
+            // the user and sync see it.
+            let keep = (infix == keptInfix && !documentHasAll(of: candidate, document: target))
+                || (infix == swapInfix && !isLeftoverSwapSafeToRemove(candidate, document: target))
+            if keep {
+                if dryRun {
+                    result.keptAsConflictCopies.append(.init(from: candidate, to: nil))
+                    continue
+                }
+                let kept = self.keep(candidate, beside: target)
+                if kept == candidate { result.left.append(candidate) } else { result.keptAsConflictCopies.append(.init(from: candidate, to: kept)) }
+                continue
+            }
+            if dryRun || unlink(candidate) == 0 { result.removed.append(candidate) }
         }
         return result
     }

@@ -171,6 +171,32 @@ struct FileStoreTests {
         #expect(FileStore.cleanUpLeftovers(of: doc).removed.isEmpty)
     }
 
+    @Test("One cleanup takes every kind of leftover: temporary files removed, a swapped-out version the document has removed, a kept version with changes the document lacks made a conflict copy; in that order, each kind by name")
+    func leftoverKindsInOneCleanup() throws {
+        let folder = try Folder()
+        let doc = folder.path + "/n.peernote"
+        let base = Document(title: "T", author: "a")
+        let other = base.fork()
+        other.setTitle("Other's title")
+        try FileStore.writeAtomically(base.save(), to: doc)
+        let tmpB = try folder.file(".n.peernote.tmp-BBBBBB")
+        let tmpA = try folder.file(".n.peernote.tmp-AAAAAA")
+        let swap = try folder.file(".n.peernote.swap-SSSSSS")
+        try Data(base.save()).write(to: URL(fileURLWithPath: swap))
+        try folder.backdate(swap, by: 3_600)
+        let kept = try folder.file(".n.peernote.kept-KKKKKK")
+        try Data(other.save()).write(to: URL(fileURLWithPath: kept))
+        try folder.backdate(kept, by: 3_600)
+        _ = try folder.file(".m.peernote.tmp-AAAAAA")
+
+        let done = FileStore.cleanUpLeftovers(of: doc)
+        #expect(done.removed == [tmpA, tmpB, swap], "\(done)")
+        #expect(done.keptAsConflictCopies.count == 1 && done.keptAsConflictCopies.first?.from == kept, "\(done)")
+        let copy = try #require(done.keptAsConflictCopies.first?.to)
+        #expect(try Document.load(try FileStore.read(copy)).notebook.title == "Other's title", "the other version is kept whole")
+        #expect(folder.names == ["n.peernote", ".m.peernote.tmp-AAAAAA", FileStore.lastComponent(of: copy)])
+    }
+
     @Test("Through a symbolic link, the temporary files beside the file it points to are the ones removed")
     func throughSymlink() throws {
         let folder = try Folder(), elsewhere = try Folder()
