@@ -37,11 +37,16 @@ public final class FileLock {
     /// The lock folder must be a real folder (not a link) owned by this user and writable by
     /// no one else, and the lock file is opened without following links: in a shared `/tmp`,
     /// another user could otherwise create the folder first and plant links or hold locks in it.
-    public convenience init(for path: String, waiting: ((String) -> Void)? = nil) throws(FileError) {
+    ///
+    /// `cleaningUp: false` takes the lock without looking for what killed writers left, for a
+    /// caller that has just read the document's folder and found nothing of the kind there
+    /// (`pnmerge sync`, which writes many notebooks of one folder: a look per write would read
+    /// the folder once per notebook in it). Its `leftoverCleanup` is then empty.
+    public convenience init(for path: String, cleaningUp: Bool = true, waiting: ((String) -> Void)? = nil) throws(FileError) {
         guard let (fd, lockPath) = try Self.acquire(path, blocking: true, waiting: waiting) else {
             throw .cannotLock(path: path, errno: nil)
         }
-        self.init(holding: fd, lockPath: lockPath, of: path)
+        self.init(holding: fd, lockPath: lockPath, of: path, cleaningUp: cleaningUp)
     }
 
     /// The lock on `path` if no other process holds it now, else nil at once, without waiting:
@@ -96,11 +101,12 @@ public final class FileLock {
         }
     }
 
-    /// Holding the lock on `fd` (`lockPath`): cleans up what killed writers left beside `path`.
-    private init(holding fd: Int32, lockPath: String, of path: String) {
+    /// Holding the lock on `fd` (`lockPath`): cleans up what killed writers left beside `path`,
+    /// unless told not to.
+    private init(holding fd: Int32, lockPath: String, of path: String, cleaningUp: Bool = true) {
         self.fd = fd
         self.lockPath = lockPath
-        leftoverCleanup = FileStore.cleanUpLeftovers(of: path)
+        leftoverCleanup = cleaningUp ? FileStore.cleanUpLeftovers(of: path) : FileStore.LeftoverCleanup()
     }
 
     deinit {

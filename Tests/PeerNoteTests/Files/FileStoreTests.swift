@@ -197,6 +197,24 @@ struct FileStoreTests {
         #expect(folder.names == ["n.peernote", ".m.peernote.tmp-AAAAAA", FileStore.lastComponent(of: copy)])
     }
 
+    @Test("A lock taken without cleaning up leaves what killed writers left; the next lock taken as usual removes it")
+    func lockWithoutCleanup() throws {
+        let folder = try Folder()
+        let doc = folder.path + "/n.peernote"
+        try FileStore.writeAtomically(Document(title: "T", author: "a").save(), to: doc)
+        let stale = try folder.file(".n.peernote.tmp-AbC123")
+        do {
+            let lock = try FileLock(for: doc, cleaningUp: false)
+            #expect(lock.leftoverCleanup == FileStore.LeftoverCleanup())
+        }
+        #expect(FileManager.default.fileExists(atPath: stale))
+        do {
+            let lock = try FileLock(for: doc)
+            #expect(lock.leftoverCleanup.removed == [stale])
+        }
+        #expect(!FileManager.default.fileExists(atPath: stale))
+    }
+
     @Test("Through a symbolic link, the temporary files beside the file it points to are the ones removed")
     func throughSymlink() throws {
         let folder = try Folder(), elsewhere = try Folder()

@@ -114,6 +114,10 @@ private struct Run {
     let progress: (FolderSync.Step) -> Void
     let waitingForLock: ((String, String) -> Void)?
     var report: FolderSyncReport
+    /// The folders (root, NUL, path inside it) in which the last scan saw a name a killed
+    /// writer leaves (`FolderScan.foldersWithLeftovers`): a write elsewhere takes its lock
+    /// without reading its folder again (`FileLock(for:cleaningUp:)`).
+    var foldersWithLeftovers = Set<String>()
 
     mutating func perform(_ roots: [String], beforeRemoving: (String) -> Void) throws(FolderSyncError) {
         let progress = self.progress
@@ -125,6 +129,7 @@ private struct Run {
             scanner = FolderScan { progress(.scanning(found: $0)) }
             try scanner.scan(roots)
         }
+        foldersWithLeftovers = scanner.foldersWithLeftovers
         report.skipped = scanner.skipped
         report.syncedFolder = SyncedFolderHint.find(scanner.files)
         report.filesFound = scanner.files.count + scanner.notebooksNamedNotUTF8
@@ -500,13 +505,19 @@ private struct Run {
         case failed(FolderSyncReport.Problem)
     }
 
-    /// Runs `body` holding the lock of the copy at `path` (waiting as `waitingForLock` says),
-    /// or gives `failed` the problem when the lock cannot be taken.
-    private func holdingLock<R>(_ path: String, failed: (FolderSyncReport.Problem) -> R, _ body: () -> R) -> R {
+    /// Runs `body` holding the lock of the copy `file` (waiting as `waitingForLock` says), or
+    /// gives `failed` the problem when the lock cannot be taken. What killed writers left beside
+    /// it is looked for only in a folder where the scan saw such a name (the cleanup before the
+    /// merges left it there: too young, or another program's); elsewhere the scan, moments
+    /// before, stands for the look each write would take, so that a folder of n notebooks is
+    /// read once, not once per notebook written.
+    private func holdingLock<R>(_ file: FoundFile, failed: (FolderSyncReport.Problem) -> R, _ body: () -> R) -> R {
         let lock: FileLock
+        let path = file.path
+        let cleaningUp = foldersWithLeftovers.contains(file.root + "\u{0}" + Self.deletingLastComponent(file.relative))
         do {
             let waiting = waitingForLock
-            lock = try FileLock(for: path) { lockFile in waiting?(path, lockFile) }
+            lock = try FileLock(for: path, cleaningUp: cleaningUp) { lockFile in waiting?(path, lockFile) }
         } catch {
             return failed(.lockFailed(error, leftovers: false))
         }
@@ -515,7 +526,7 @@ private struct Run {
 
     private func add(to copy: SyncCopy, _ document: Document) -> FolderAdd {
         let path = copy.file.path
-        return holdingLock(path, failed: FolderAdd.failed) { () -> FolderAdd in
+        return holdingLock(copy.file, failed: FolderAdd.failed) { () -> FolderAdd in
             do throws(FileError) {
                 return .added(try NotebookFolder(path).add(document, autoCompact: false))
             } catch {
@@ -526,7 +537,7 @@ private struct Run {
 
     private func write(_ copy: SyncCopy, bytes: [UInt8], document: Document) -> CopyWrite {
         let path = copy.file.path
-        return holdingLock(path, failed: CopyWrite.failed) { () -> CopyWrite in
+        return holdingLock(copy.file, failed: CopyWrite.failed) { () -> CopyWrite in
             do throws(WriteError) {
                 return .written(try document.write(over: path, loaded: copy.bytes, mode: .compact, saved: bytes))
             } catch {
