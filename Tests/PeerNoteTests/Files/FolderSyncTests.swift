@@ -16,6 +16,52 @@ struct FolderSyncTests {
         return (laptop, phone)
     }
 
+    @Test("A scan tells which notebooks have what killed writers leave beside them from its one reading of each folder, as leftoverCandidates would")
+    func scanSeesLeftovers() throws {
+        let folder = try FileStoreTests.Folder()
+        try FileManager.default.createDirectory(atPath: folder.path + "/sub", withIntermediateDirectories: true)
+        let bytes = Document(title: "T", author: "a").save()
+        for name in ["a.peernote", "b.peernote", "c.peernote", "sub/d.peernote", "sub/e.peernote"] {
+            try FileStore.writeAtomically(bytes, to: folder.path + "/" + name)
+        }
+        for name in [".a.peernote.tmp-AbC123", ".b.peernote.tmp-AbC12", ".b.peernote.tmp-AbC123.bak", ".c.peernote.x.tmp-AbC123",
+                     "sub/.d.peernote.kept-Qwe123", ".e.peernote.swap-Zz9Zz9"] {
+            _ = try folder.file(name)
+        }
+        var scan = FolderScan()
+        try scan.scan([folder.path])
+        let seen = Dictionary(uniqueKeysWithValues: scan.files.map { ($0.relative, scan.sawLeftovers(of: $0)) })
+        #expect(seen == ["a.peernote": true, "b.peernote": false, "c.peernote": false, "sub/d.peernote": true, "sub/e.peernote": false], "\(seen)")
+        for file in scan.files {
+            #expect(scan.sawLeftovers(of: file) == !FileStore.leftoverCandidates(of: file.path).isEmpty, "\(file.relative)")
+        }
+    }
+
+    @Test("Sync writes a notebook whose leftover a live writer holds, and cleans up beside it as that write takes the lock once the writer is gone; the others of the folder are written too")
+    func syncWritesBesideHeldLeftover() throws {
+        let folder = try FileStoreTests.Folder()
+        let (laptop, phone) = try Self.copies()
+        for side in ["laptop", "usb"] { try FileManager.default.createDirectory(atPath: folder.path + "/" + side, withIntermediateDirectories: true) }
+        for name in ["trip", "other"] {
+            try FileStore.writeAtomically(laptop.save(.compact), to: folder.path + "/laptop/\(name).peernote")
+            try FileStore.writeAtomically(phone.save(.compact), to: folder.path + "/usb/\(name).peernote")
+        }
+        let held = try folder.file("laptop/.trip.peernote.tmp-Held01")
+        let heldFD = open(held, O_RDONLY | O_CLOEXEC)
+        try #require(heldFD >= 0 && flock(heldFD, LOCK_EX | LOCK_NB) == 0)
+        var released = false
+        defer { if !released { close(heldFD) } }
+        let report = try FolderSync.run([folder.path + "/laptop", folder.path + "/usb"], progress: { step in
+            // The writer lets go once the merges start, after the cleanup before them left its file.
+            if case .merging = step, !released { close(heldFD); released = true }
+        })
+        #expect(report.problems.isEmpty, "\(report.problems)")
+        #expect(report.written == 4, "\(report)")
+        #expect(!FileManager.default.fileExists(atPath: held), "the write of trip.peernote took its lock and removed it")
+        let merged = try Document.load(try FileStore.read(folder.path + "/laptop/trip.peernote"))
+        #expect(merged.notes.count == 2)
+    }
+
     @Test("An app syncs two folders and a Syncthing conflict copy through the library and gets a typed report of what each copy received")
     func syncsFolders() throws {
         let folder = try FileStoreTests.Folder()

@@ -97,6 +97,8 @@ public struct FolderScan {
     /// named as a writer's temporary file (`.NAME.tmp-XXXXXX`, `.swap-`, `.kept-`): a killed
     /// writer may have left it, so the notebooks there are looked at for leftovers.
     public private(set) var foldersWithLeftovers = Set<String>()
+    /// The names of those hidden files, by folder (the keys of `foldersWithLeftovers`).
+    private var leftoverNames: [String: [[UInt8]]] = [:]
     private var seen = Set<FileIdentity>()
     private var visited = Set<FileIdentity>()
     private let found: (Int) -> Void
@@ -162,8 +164,10 @@ public struct FolderScan {
             skipped.append(SkippedEntry(folder: dir, nameBytes: [], reason: .unreadableFolder(why.text)))
             return
         }
-        if entries.contains(where: { $0.isHidden && Self.looksLikeTemporary($0.bytes) }) {
+        let temporaries = entries.filter { $0.isHidden && Self.looksLikeTemporary($0.bytes) }.map(\.bytes)
+        if !temporaries.isEmpty {
             foldersWithLeftovers.insert(root + "\u{0}" + relative)
+            leftoverNames[root + "\u{0}" + relative] = temporaries
         }
         for entry in entries where !entry.isHidden {
             guard let name = entry.name else {
@@ -243,6 +247,23 @@ public struct FolderScan {
             skipped.append(skip)
             namesNotUTF8.append(skip)
             if type != S_IFDIR { notebooksNamedNotUTF8 += 1 }
+        }
+    }
+
+    /// Whether the scan saw beside `file` a name its writers give their temporary files (what
+    /// `FileStore.leftoverCandidates` lists, told from the scan's reading of the folder instead
+    /// of a new one: a folder of n notebooks is not read again once per notebook).
+    public func sawLeftovers(of file: FoundFile) -> Bool {
+        let slash = file.relative.lastIndex(of: "/")
+        let folder = slash.map { String(file.relative[..<$0]) } ?? ""
+        guard let names = leftoverNames[file.root + "\u{0}" + folder] else { return false }
+        let name = slash.map { String(file.relative[file.relative.index(after: $0)...]) } ?? file.relative
+        let prefixes = [FileStore.temporaryInfix, FileStore.swapInfix, FileStore.keptInfix].map { Array(FileStore.temporaryPrefix(forName: name, infix: $0).utf8) }
+        return names.contains { entry in
+            prefixes.contains { prefix in
+                entry.count == prefix.count + 6 && entry.starts(with: prefix)
+                    && entry.suffix(6).allSatisfy { (0x30 ... 0x39).contains($0) || (0x41 ... 0x5A).contains($0) || (0x61 ... 0x7A).contains($0) }
+            }
         }
     }
 

@@ -114,10 +114,10 @@ private struct Run {
     let progress: (FolderSync.Step) -> Void
     let waitingForLock: ((String, String) -> Void)?
     var report: FolderSyncReport
-    /// The folders (root, NUL, path inside it) in which the last scan saw a name a killed
-    /// writer leaves (`FolderScan.foldersWithLeftovers`): a write elsewhere takes its lock
-    /// without reading its folder again (`FileLock(for:cleaningUp:)`).
-    var foldersWithLeftovers = Set<String>()
+    /// The notebooks beside which the last scan saw a name a killed writer leaves
+    /// (`FolderScan.sawLeftovers(of:)`), by path: a write of any other takes its lock without
+    /// reading its folder again (`FileLock(for:cleaningUp:)`).
+    var notebooksWithLeftovers = Set<String>()
 
     mutating func perform(_ roots: [String], beforeRemoving: (String) -> Void) throws(FolderSyncError) {
         let progress = self.progress
@@ -129,7 +129,7 @@ private struct Run {
             scanner = FolderScan { progress(.scanning(found: $0)) }
             try scanner.scan(roots)
         }
-        foldersWithLeftovers = scanner.foldersWithLeftovers
+        notebooksWithLeftovers = Set(scanner.files.filter { scanner.sawLeftovers(of: $0) }.map(\.path))
         report.skipped = scanner.skipped
         report.syncedFolder = SyncedFolderHint.find(scanner.files)
         report.filesFound = scanner.files.count + scanner.notebooksNamedNotUTF8
@@ -323,16 +323,14 @@ private struct Run {
     /// Cleans up what writers killed mid-write (Ctrl-C, a crash, a full disk) left beside the
     /// notebooks `scanner` found, under each one's lock, as every writer of the notebook does when
     /// it takes the lock (`FileStore.cleanUpLeftovers`): sync must not wait for a write that an
-    /// up-to-date copy never gets. Only notebooks in a folder holding such a name are looked at,
-    /// and only those with one beside them are locked; one another program holds locked now is
-    /// left for a later run. True when a leftover with changes its notebook lacks was made a
-    /// conflict copy (which the scan has not seen).
+    /// up-to-date copy never gets. Only notebooks beside which the scan saw such a name are
+    /// locked (told from the scan's reading of each folder, not from one more per notebook);
+    /// one another program holds locked now is left for a later run. True when a leftover with
+    /// changes its notebook lacks was made a conflict copy (which the scan has not seen).
     private mutating func cleanUpLeftovers(_ scanner: FolderScan) -> Bool {
         var madeConflictCopy = false
         for file in scanner.files where file.kind == .notebook && !file.isFolder {
-            let parent = Self.deletingLastComponent(file.relative)
-            guard scanner.foldersWithLeftovers.contains(file.root + "\u{0}" + parent),
-                  !FileStore.leftoverCandidates(of: file.path).isEmpty else { continue }
+            guard scanner.sawLeftovers(of: file) else { continue }
             progress(.cleaningUp(beside: file.path))
             let cleanup: FileStore.LeftoverCleanup
             if dryRun {
@@ -507,14 +505,14 @@ private struct Run {
 
     /// Runs `body` holding the lock of the copy `file` (waiting as `waitingForLock` says), or
     /// gives `failed` the problem when the lock cannot be taken. What killed writers left beside
-    /// it is looked for only in a folder where the scan saw such a name (the cleanup before the
-    /// merges left it there: too young, or another program's); elsewhere the scan, moments
-    /// before, stands for the look each write would take, so that a folder of n notebooks is
-    /// read once, not once per notebook written.
+    /// it is looked for only when the scan saw such a name there (the cleanup before the merges
+    /// left it: too young, or another program's); otherwise the scan, moments before, stands
+    /// for the look each write would take, so that a folder of n notebooks is read once, not
+    /// once per notebook written.
     private func holdingLock<R>(_ file: FoundFile, failed: (FolderSyncReport.Problem) -> R, _ body: () -> R) -> R {
         let lock: FileLock
         let path = file.path
-        let cleaningUp = foldersWithLeftovers.contains(file.root + "\u{0}" + Self.deletingLastComponent(file.relative))
+        let cleaningUp = notebooksWithLeftovers.contains(path)
         do {
             let waiting = waitingForLock
             lock = try FileLock(for: path, cleaningUp: cleaningUp) { lockFile in waiting?(path, lockFile) }
