@@ -141,14 +141,18 @@ private struct Run {
         var copies: [SyncCopy] = []
         var failedLocations = Set<Location>()
         var folderReadings: [Location: NotebookFolder.Reading] = [:]
+        // The sync tools' conflict copies of chunk files, by the notebook folder they are in.
+        var chunkCopies: [Location: Set<String>] = [:]
+        for file in scanner.files {
+            if let folder = file.chunkCopyIn { chunkCopies[Location(root: file.root, relative: folder), default: []].insert(FolderScan.lastComponent(file.relative)) }
+        }
         for (i, file) in scanner.files.enumerated() {
             progress(.reading(index: i + 1, count: scanner.files.count, path: file.path))
             if file.isFolder {
                 do {
                     let reading = try NotebookFolder(file.path).read()
                     // A sync tool's conflict copy of a chunk is folded below, not just ignored: not warned of.
-                    let folded = Set(scanner.files.filter { $0.chunkCopyIn == file.relative && $0.root == file.root }
-                        .map { FolderScan.lastComponent($0.relative) })
+                    let folded = chunkCopies[Location(root: file.root, relative: file.relative)] ?? []
                     let damaged = Set(reading.damaged)
                     for (line, name) in zip(reading.warnings, reading.warningFiles) where !folded.contains(name) {
                         report.folderWarnings.append(FolderSyncReport.FolderWarning(folder: file.path, line: line,
@@ -284,8 +288,9 @@ private struct Run {
         // notebook folder of the same name; the hint then names only those left.
         if convert, let hint = report.syncedFolder {
             var left: [String] = []
+            let current = Set(copies.filter { !$0.isFolder && ($0.outcome == .written || $0.outcome == .upToDate) }.map(\.file.path))
             for path in hint.singleFiles {
-                guard copies.contains(where: { $0.file.path == path && !$0.isFolder && ($0.outcome == .written || $0.outcome == .upToDate) }) else {
+                guard current.contains(path) else {
                     left.append(path)
                     continue
                 }
