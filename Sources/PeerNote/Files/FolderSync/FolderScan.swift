@@ -261,8 +261,7 @@ public struct FolderScan {
         let prefixes = [FileStore.temporaryInfix, FileStore.swapInfix, FileStore.keptInfix].map { Array(FileStore.temporaryPrefix(forName: name, infix: $0).utf8) }
         return names.contains { entry in
             prefixes.contains { prefix in
-                entry.count == prefix.count + 6 && entry.starts(with: prefix)
-                    && entry.suffix(6).allSatisfy { (0x30 ... 0x39).contains($0) || (0x41 ... 0x5A).contains($0) || (0x61 ... 0x7A).contains($0) }
+                entry.count == prefix.count + 6 && entry.starts(with: prefix) && entry.suffix(6).allSatisfy(FileStore.isASCIIAlphanumeric)
             }
         }
     }
@@ -271,7 +270,7 @@ public struct FolderScan {
     /// `.…kept-XXXXXX`, six ASCII letters or digits at the end (see `FileStore.leftoverCandidates`).
     public static func looksLikeTemporary(_ bytes: [UInt8]) -> Bool {
         guard bytes.first == UInt8(ascii: "."), bytes.count > 11,
-              bytes.suffix(6).allSatisfy({ (0x30 ... 0x39).contains($0) || (0x41 ... 0x5A).contains($0) || (0x61 ... 0x7A).contains($0) }) else { return false }
+              bytes.suffix(6).allSatisfy(FileStore.isASCIIAlphanumeric) else { return false }
         let head = bytes.dropLast(6)
         return [".tmp-", ".swap-", ".kept-"].contains { head.count > $0.utf8.count && head.suffix($0.utf8.count).elementsEqual($0.utf8) }
     }
