@@ -83,7 +83,8 @@ extension FileStore {
     /// symbolic link) named as its writers name their temporary files: `.NAME.tmp-XXXXXX`,
     /// `.NAME.swap-XXXXXX` and `.NAME.kept-XXXXXX`, whatever they are and whoever holds them.
     /// One read of the folder and nothing opened: how a caller that does not write the
-    /// document (`pnmerge sync` on an up-to-date copy) tells whether to take its lock to clean up.
+    /// document tells whether to take its lock to clean up (`pnmerge sync`, which has read every
+    /// folder already, asks its scan instead: `FolderScan.sawLeftovers(of:)`).
     public static func leftoverCandidates(of path: String) -> [String] {
         let target = resolvingSymlink(path)
         let dir = directory(of: target)
