@@ -164,11 +164,11 @@ extension FileStore {
         return result
     }
 
-    /// Whether the document at `document` holds every change the file at `path` holds (false
-    /// when either does not load).
+    /// Whether the document at `document` (a file, or a notebook folder that a single file
+    /// became, its leftovers still beside it) holds every change the file at `path` holds
+    /// (false when either does not load).
     static func documentHasAll(of path: String, document: String) -> Bool {
-        guard let bytes = try? read(path), let documentBytes = try? read(document),
-              let version = try? Document.load(bytes), let current = try? Document.load(documentBytes),
+        guard let bytes = try? read(path), let version = try? Document.load(bytes), let current = try? Document.open(document),
               let hasAll = try? current.merge(version).isUpToDate else { return false }
         return hasAll
     }
@@ -180,11 +180,10 @@ extension FileStore {
     /// failed, and the file is as it was). Anything else (another program's version, or
     /// something that does not load) is not.
     static func isLeftoverSwapSafeToRemove(_ swap: String, document: String) -> Bool {
-        guard let swapBytes = try? read(swap), let documentBytes = try? read(document),
-              let left = try? Document.load(swapBytes), let current = try? Document.load(documentBytes),
+        guard let swapBytes = try? read(swap), let left = try? Document.load(swapBytes), let current = try? Document.open(document),
               let documentHasAll = try? current.merge(left).isUpToDate else { return false }
         if documentHasAll { return true }
-        guard let again = try? Document.load(documentBytes), let swapHasAll = try? left.merge(again).isUpToDate else { return false }
+        guard let again = try? Document.open(document), let swapHasAll = try? left.merge(again).isUpToDate else { return false }
         return swapHasAll
     }
 

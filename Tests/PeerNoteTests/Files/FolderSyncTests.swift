@@ -62,6 +62,29 @@ struct FolderSyncTests {
         #expect(merged.notes.count == 2)
     }
 
+    @Test("Leftovers of a single file that became a notebook folder, beside the folder: one with a change the folder lacks is merged into it, one it has all of is removed")
+    func leftoversBesideNotebookFolder() throws {
+        let folder = try FileStoreTests.Folder()
+        let (laptop, phone) = try Self.copies()
+        let nb = folder.path + "/trip.peernote"
+        try NotebookFolder.create(at: nb, laptop)
+        // A killed write of the file the folder was: a version with the phone's change, and one the folder has.
+        let swap = try folder.file(".trip.peernote.swap-Phone1")
+        try Data(phone.save(.compact)).write(to: URL(fileURLWithPath: swap))
+        let kept = try folder.file(".trip.peernote.kept-Older1")
+        try Data(laptop.save()).write(to: URL(fileURLWithPath: kept))
+        for p in [swap, kept] { try folder.backdate(p, by: 3_600) }
+
+        let report = try FolderSync.run([folder.path])
+        #expect(report.problems.isEmpty, "\(report.problems)")
+        #expect(!FileManager.default.fileExists(atPath: swap) && !FileManager.default.fileExists(atPath: kept), "\(folder.names)")
+        let merged = try Document.open(nb)
+        let packing = try #require(merged.notes.first { $0.title == "Packing" })
+        #expect(packing.body == "socks, charger", "the phone's change, from the leftover, is in the folder")
+        #expect(merged.notes.contains { $0.title == "Tickets" })
+        #expect(folder.names == ["trip.peernote"], "\(folder.names)")
+    }
+
     @Test("An app syncs two folders and a Syncthing conflict copy through the library and gets a typed report of what each copy received")
     func syncsFolders() throws {
         let folder = try FileStoreTests.Folder()

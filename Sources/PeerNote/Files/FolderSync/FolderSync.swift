@@ -334,7 +334,9 @@ private struct Run {
     /// changes its notebook lacks was made a conflict copy (which the scan has not seen).
     private mutating func cleanUpLeftovers(_ scanner: FolderScan) -> Bool {
         var madeConflictCopy = false
-        for file in scanner.files where file.kind == .notebook && !file.isFolder {
+        // A notebook folder too: a single file that became one (`sync --convert`) may have left
+        // them beside it.
+        for file in scanner.files where file.kind == .notebook {
             guard scanner.sawLeftovers(of: file) else { continue }
             progress(.cleaningUp(beside: file.path))
             let cleanup: FileStore.LeftoverCleanup
