@@ -9,7 +9,6 @@ import Glibc
 import Darwin
 #endif
 import CFileSystem
-import CFileSystem
 
 extension FileStore {
     /// Makes the version `replace` kept at `keptAt` (see `ReplaceOutcome.changedTwice`) a
@@ -39,13 +38,14 @@ extension FileStore {
     /// Renames the file at `path` (a version of `target` another program wrote) to a conflict
     /// copy beside `target`, `NAME.sync-conflict-YYYYMMDD-HHMMSS-peernote.EXT` (`…-peernote2.EXT` and on
     /// when that name is taken, as when two are kept in one second), which the user sees and
-    /// `pnmerge sync` merges back in; returns the new name, or `path` itself when that fails (a
-    /// name too long), where cleanup keeps it until the document has all of it.
+    /// `pnmerge sync` merges back in; returns the new name, or `path` itself when that fails,
+    /// where cleanup keeps it until the document has all of it. A NAME too long for the marks to
+    /// fit in a file name (255 bytes) is cut to its first characters that do: sync groups copies
+    /// by document id, not by name.
     static func keep(_ path: String, beside target: String, link: (String, String) -> Int32 = { link($0, $1) }) -> String {
-        let name = lastComponent(of: target)
-        let dot = name.lastIndex(of: ".").flatMap { $0 == name.startIndex ? nil : $0 }
-        let stem = dot.map { String(name[..<$0]) } ?? name
-        let ext = dot.map { String(name[$0...]) } ?? ""
+        let (stem, ext) = conflictCopyParts(of: lastComponent(of: target))
+        // (A name that would be cut to nothing would be hidden, which sync passes over.)
+        guard !stem.isEmpty else { return path }
         var t = time_t(time(nil))
         var parts = tm()
         gmtime_r(&t, &parts)
@@ -61,6 +61,26 @@ extension FileStore {
             }
         }
         return path
+    }
+
+    /// The NAME and .EXT of the file `name`, as a conflict copy of it made by `keep` shows them
+    /// around its marks: NAME cut to its first characters when NAME, the marks (at most 41
+    /// bytes) and .EXT would not fit in a file name (255 bytes); empty when nothing of it fits.
+    static func conflictCopyParts(of name: String) -> (stem: Substring, ext: String) {
+        let dot = name.lastIndex(of: ".").flatMap { $0 == name.startIndex ? nil : $0 }
+        var stem = Substring(dot.map { String(name[..<$0]) } ?? name)
+        let ext = dot.map { String(name[$0...]) } ?? ""
+        // ".sync-conflict-" + YYYYMMDD-HHMMSS + "-peernote" + up to two digits.
+        let marks = 15 + 15 + 9 + 2
+        while !stem.isEmpty && stem.utf8.count + marks + ext.utf8.count > 255 { stem = stem.dropLast() }
+        return (stem, ext)
+    }
+
+    /// The name a conflict copy of the file `name` made by `keep` leads back to once its marks
+    /// are taken out: `name` itself, or its shortened form when it is too long for them.
+    public static func nameBehindConflictCopy(of name: String) -> String {
+        let (stem, ext) = conflictCopyParts(of: name)
+        return stem + ext
     }
 
     /// What `place` did.

@@ -85,6 +85,30 @@ struct FolderSyncTests {
         #expect(folder.names == ["trip.peernote"], "\(folder.names)")
     }
 
+    @Test("A killed write's version beside a notebook whose name leaves no room for a conflict copy's marks becomes a conflict copy of a shortened name, and is merged",
+          arguments: [String(repeating: "n", count: 246) + ".peernote", String(repeating: "é", count: 123) + ".peernote", "x" + String(repeating: "é", count: 122) + ".peernote"])
+    func leftoverBesideLongName(name: String) throws {
+        let folder = try FileStoreTests.Folder()
+        let (laptop, phone) = try Self.copies()
+        let nb = folder.path + "/" + name
+        try FileStore.writeAtomically(laptop.save(.compact), to: nb)
+        let swap = try folder.file(FileStore.temporaryPrefix(forName: name, infix: FileStore.swapInfix) + "Phone1")
+        try Data(phone.save(.compact)).write(to: URL(fileURLWithPath: swap))
+        try folder.backdate(swap, by: 3_600)
+
+        let cleanup = FileStore.cleanUpLeftovers(of: nb)
+        let copy = try #require(cleanup.keptAsConflictCopies.first?.to, "\(cleanup)")
+        let copyName = FileStore.lastComponent(of: copy)
+        #expect(copyName.utf8.count <= 255 && copyName.hasSuffix(".peernote") && copyName.contains(".sync-conflict-"), "\(copyName)")
+        #expect(name.hasPrefix(String(copyName[..<(copyName.range(of: ".sync-conflict-")?.lowerBound ?? copyName.startIndex)])))
+
+        let report = try FolderSync.run([folder.path])
+        #expect(report.problems.isEmpty, "\(report.problems)")
+        #expect(folder.names == [name], "\(folder.names)")
+        let packing = try #require(try Document.open(nb).notes.first { $0.title == "Packing" })
+        #expect(packing.body == "socks, charger")
+    }
+
     @Test("An app syncs two folders and a Syncthing conflict copy through the library and gets a typed report of what each copy received")
     func syncsFolders() throws {
         let folder = try FileStoreTests.Folder()

@@ -219,13 +219,23 @@ private struct Run {
 
         // 4. Conflict copies: removed once the notebook beside them holds all their changes.
         for copy in copies {
-            guard case .conflictCopy(let original, let tool) = copy.file.kind, copy.outcome == .merged else { continue }
+            guard case .conflictCopy(let marked, let tool) = copy.file.kind, copy.outcome == .merged else { continue }
             let key = copy.key
             guard let index = notebookIndex[key] else { continue }
             let parent = Self.deletingLastComponent(copy.file.relative)
             // A copy of a chunk belongs to the notebook folder it is in; any other, to the notebook beside it.
-            let place = copy.file.chunkCopyIn.map { Location(root: copy.file.root, relative: $0) }
+            var original = marked
+            var place = copy.file.chunkCopyIn.map { Location(root: copy.file.root, relative: $0) }
                 ?? Location(root: copy.file.root, relative: parent.isEmpty ? original : parent + "/" + original)
+            // A notebook whose name is too long for the marks: the copy shows it shortened.
+            if copy.file.chunkCopyIn == nil, groupOf[place] == nil,
+               let long = (groups[key] ?? []).first(where: { other in
+                   !other.isConflictCopy && other.file.root == copy.file.root && Self.deletingLastComponent(other.file.relative) == parent
+                       && FileStore.nameBehindConflictCopy(of: FolderScan.lastComponent(other.file.relative)) == original
+               }) {
+                place = long.location
+                original = FolderScan.lastComponent(long.file.relative)
+            }
             let originalPath = copy.file.chunkCopyIn.map { FolderScan.join(copy.file.root, $0) } ?? Self.deletingLastComponent(copy.file.path) + "/" + original
             let besideName = copy.file.chunkCopyIn.map(FolderScan.lastComponent) ?? original
             let beside = (groups[key] ?? []).first { $0.location == place && !$0.isConflictCopy }
