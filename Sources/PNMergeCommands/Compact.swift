@@ -47,9 +47,11 @@ extension PNMerge {
             var failures: [CLIFailure] = []
             var reports: [JSONValue] = []
             guard grace >= 0, grace.isFinite else { throw CLIFailure(.usage, "--grace must be a number of seconds, 0 or more") }
+            // Several files: each folder is read once for what killed writers left, not once per file.
+            let besideLeftovers = files.count > 1 ? FileStore.pathsWithLeftovers(files) : nil
             for file in files {
                 let result: CompactOperation.Result
-                do { result = try CompactOperation.perform(file, grace: grace) } catch {
+                do { result = try CompactOperation.perform(file, grace: grace, cleaningUp: besideLeftovers.map { $0.contains(file) } ?? true) } catch {
                     Console.current.writeError(errorLine(error.message))
                     failures.append(error)
                     reports.append(.object([("file", .string(file)), ("written", .bool(false)), ("bytesBefore", .null), ("blocksBefore", .null),
@@ -101,8 +103,10 @@ enum CompactOperation {
         }
     }
 
-    static func perform(_ file: String, grace: Double = NotebookFolder.defaultGrace) throws(CLIFailure) -> Result {
-        if NotebookFolder.isFolder(file) { return try performFolder(file, grace: grace) }
+    /// `cleaningUp: false` when the caller has just seen nothing beside `file` that a killed
+    /// writer leaves (`FileStore.pathsWithLeftovers`): its lock is then taken without looking again.
+    static func perform(_ file: String, grace: Double = NotebookFolder.defaultGrace, cleaningUp: Bool = true) throws(CLIFailure) -> Result {
+        if NotebookFolder.isFolder(file) { return try performFolder(file, grace: grace, cleaningUp: cleaningUp) }
         let target = Inputs.writeTarget(file)
         var input = try Inputs.load(file, pipes: false)
         var compact = input.document.save(.compact)
@@ -110,7 +114,7 @@ enum CompactOperation {
 
         // Under the lock, read again: a change that arrived meanwhile is kept.
         let lock: FileLock
-        do { lock = try Inputs.lock(target) } catch { throw CLIFailure(writing: error) }
+        do { lock = try Inputs.lock(target, cleaningUp: cleaningUp) } catch { throw CLIFailure(writing: error) }
         return try withExtendedLifetime(lock) { () throws(CLIFailure) -> Result in
             let now = try Inputs.readBytes(file, pipes: false)
             if now != input.bytes {
@@ -132,9 +136,9 @@ enum CompactOperation {
     }
 
     /// Compacts a notebook folder (`NotebookFolder.compact`) under its lock.
-    static func performFolder(_ file: String, grace: Double) throws(CLIFailure) -> Result {
+    static func performFolder(_ file: String, grace: Double, cleaningUp: Bool = true) throws(CLIFailure) -> Result {
         let lock: FileLock
-        do { lock = try Inputs.lock(Inputs.writeTarget(file)) } catch { throw CLIFailure(writing: error) }
+        do { lock = try Inputs.lock(Inputs.writeTarget(file), cleaningUp: cleaningUp) } catch { throw CLIFailure(writing: error) }
         return try withExtendedLifetime(lock) { () throws(CLIFailure) -> Result in
             let before = try Inputs.readFolder(file)
             let done: NotebookFolder.Compaction

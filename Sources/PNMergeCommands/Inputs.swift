@@ -160,8 +160,8 @@ enum Inputs {
 
     /// Takes the lock on `path` for a read-modify-write, saying on standard error when another
     /// pnmerge or peernote holds it (the wait then lasts until that one finishes).
-    static func lock(_ path: String) throws(FileError) -> FileLock {
-        try FileLock(for: path) { lockFile in
+    static func lock(_ path: String, cleaningUp: Bool = true) throws(FileError) -> FileLock {
+        try FileLock(for: path, cleaningUp: cleaningUp) { lockFile in
             Console.current.writeError(DisplayText.oneLine("pnmerge: \(path): waiting for another pnmerge or peernote to finish writing it (lock \(lockFile))") + "\n")
         }
     }

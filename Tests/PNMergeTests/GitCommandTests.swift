@@ -167,6 +167,21 @@ struct GitCommandTests {
         #expect(try dir.bytes("a.peernote") == after)
     }
 
+    @Test("compact of several files reads their folder once for leftovers, and still removes a stale temporary file beside the one that has it")
+    func compactSeveralCleansUp() throws {
+        let dir = try TempDir()
+        let s = try Diverged()
+        let doc = try Document.load(s.alice.save())
+        try doc.merge(s.bob)
+        let files = try (1 ... 3).map { try dir.write(doc.save(.incremental), "n\($0).peernote") }
+        let stale = try dir.write([1, 2, 3], ".n2.peernote.tmp-Ab12Cd")
+        try FileManager.default.setAttributes([.modificationDate: Date().addingTimeInterval(-3_600)], ofItemAtPath: stale)
+        let r = pnmerge(["compact"] + files)
+        #expect(r.status == 0, "\(r.err)")
+        #expect(!FileManager.default.fileExists(atPath: stale), "the lock of n2.peernote cleaned up beside it")
+        for f in files { #expect(try Document.storageReport(try FileStore.read(f)).blockCount == 1) }
+    }
+
     @Test("compact: a damaged file is reported and left alone while the others are compacted; stdin is refused")
     func compactErrors() throws {
         let dir = try TempDir()

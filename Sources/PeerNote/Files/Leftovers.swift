@@ -103,8 +103,16 @@ extension FileStore {
         // very long NAME, which each prefix cuts to fit its infix).
         var common = prefixes[0]
         for prefix in prefixes.dropFirst() { while !prefix.hasPrefix(common) { common.removeLast() } }
+        return leftoverNames(among: namesInDirectory(dir, withPrefix: common), of: name)
+    }
+
+    /// Those of `entries` (names in one folder) that are leftovers of the file `name` there, as
+    /// `leftoverNames(in:of:)` orders them.
+    private static func leftoverNames(among entries: [String], of name: String) -> [(name: String, infix: String)] {
+        let infixes = [temporaryInfix, swapInfix, keptInfix]
+        let prefixes = infixes.map { temporaryPrefix(forName: name, infix: $0) }
         var found: [[String]] = infixes.map { _ in [] }
-        for entry in namesInDirectory(dir, withPrefix: common) {
+        for entry in entries {
             // mkstemp's six letters and digits, nothing more (`.NAME.tmp-abcdef.keep` is not ours).
             guard let k = prefixes.firstIndex(where: { prefix in
                 guard entry.hasPrefix(prefix) else { return false }
@@ -114,6 +122,25 @@ extension FileStore {
             found[k].append(entry)
         }
         return zip(infixes, found).flatMap { infix, names in names.sorted().map { (name: $0, infix: infix) } }
+    }
+
+    /// Which of `paths` (documents; a symbolic link stands for the file it points to) have a name
+    /// their writers leave beside them (`leftoverCandidates(of:)`), told from one reading of each
+    /// folder they are in: for a command that writes many documents of one folder (`pnmerge
+    /// compact *.peernote`), which takes the lock of the others without looking again
+    /// (`FileLock(for:cleaningUp:)`) instead of reading the folder once per document.
+    public static func pathsWithLeftovers(_ paths: [String]) -> Set<String> {
+        var byFolder: [String: [(path: String, name: String)]] = [:]
+        for path in paths {
+            let target = resolvingSymlink(path)
+            byFolder[directory(of: target), default: []].append((path, lastComponent(of: target)))
+        }
+        var found = Set<String>()
+        for (dir, files) in byFolder {
+            let hidden = namesInDirectory(dir, withPrefix: ".")
+            for file in files where !leftoverNames(among: hidden, of: file.name).isEmpty { found.insert(file.path) }
+        }
+        return found
     }
 
     /// `removeStaleTemporaries(of:minimumAge:)`, saying what became of each file: removed, made a

@@ -197,6 +197,26 @@ struct FileStoreTests {
         #expect(folder.names == ["n.peernote", ".m.peernote.tmp-AAAAAA", FileStore.lastComponent(of: copy)])
     }
 
+    @Test("pathsWithLeftovers tells, from one reading of each folder, the documents leftoverCandidates finds something beside, through links too")
+    func pathsWithLeftovers() throws {
+        let folder = try Folder()
+        try FileManager.default.createDirectory(atPath: folder.path + "/sub", withIntermediateDirectories: true)
+        let bytes = Document(title: "T", author: "a").save()
+        let docs = try ["a.peernote", "b.peernote", "sub/c.peernote", "sub/d.peernote"].map { name -> String in
+            try FileStore.writeAtomically(bytes, to: folder.path + "/" + name)
+            return folder.path + "/" + name
+        }
+        let link = folder.path + "/link.peernote"
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: "sub/c.peernote")
+        for name in [".a.peernote.tmp-AbC123", ".b.peernote.tmp-AbC12", "sub/.c.peernote.kept-Qwe123", ".d.peernote.swap-Zz9Zz9"] {
+            _ = try folder.file(name)
+        }
+        let all = docs + [link]
+        let found = FileStore.pathsWithLeftovers(all)
+        #expect(found == Set([docs[0], docs[2], link]), "\(found)")
+        for path in all { #expect(found.contains(path) == !FileStore.leftoverCandidates(of: path).isEmpty, "\(path)") }
+    }
+
     @Test("A lock taken without cleaning up leaves what killed writers left; the next lock taken as usual removes it")
     func lockWithoutCleanup() throws {
         let folder = try Folder()
