@@ -167,13 +167,19 @@ struct GitCommandTests {
         #expect(try dir.bytes("a.peernote") == after)
     }
 
-    @Test("compact of several files reads their folder once for leftovers, and still removes a stale temporary file beside the one that has it")
-    func compactSeveralCleansUp() throws {
-        let dir = try TempDir()
+    /// Diverged copies, and alice's with bob's changes merged in, saved with an appended block (not compact).
+    static func appendedMerge() throws -> (Diverged, [UInt8]) {
         let s = try Diverged()
         let doc = try Document.load(s.alice.save())
         try doc.merge(s.bob)
-        let files = try (1 ... 3).map { try dir.write(doc.save(.incremental), "n\($0).peernote") }
+        return (s, doc.save(.incremental))
+    }
+
+    @Test("compact of several files reads their folder once for leftovers, and still removes a stale temporary file beside the one that has it")
+    func compactSeveralCleansUp() throws {
+        let dir = try TempDir()
+        let (_, appended) = try Self.appendedMerge()
+        let files = try (1 ... 3).map { try dir.write(appended, "n\($0).peernote") }
         let stale = try dir.write([1, 2, 3], ".n2.peernote.tmp-Ab12Cd")
         try FileManager.default.setAttributes([.modificationDate: Date().addingTimeInterval(-3_600)], ofItemAtPath: stale)
         let r = pnmerge(["compact"] + files)
@@ -185,10 +191,8 @@ struct GitCommandTests {
     @Test("compact: a damaged file is reported and left alone while the others are compacted; stdin is refused")
     func compactErrors() throws {
         let dir = try TempDir()
-        let s = try Diverged()
-        let doc = try Document.load(s.alice.save())
-        try doc.merge(s.bob)
-        let good = try dir.write(doc.save(.incremental), "good.peernote")
+        let (s, appended) = try Self.appendedMerge()
+        let good = try dir.write(appended, "good.peernote")
         let bad = try dir.write(Array(s.bob.save().dropLast(3)), "bad.peernote")
         let badBytes = try dir.bytes("bad.peernote")
         let r = pnmerge(["compact", bad, good])
