@@ -794,12 +794,20 @@ extension ListTree {
     /// occur once; the tree is then the one inserting them in order builds, but for how runs are
     /// grouped into nodes, which no reader sees.
     init(runs: [ListRun], content: [Element]) {
-        self.content = Element.Store(content)
+        self.init(runs: runs, store: Element.Store(content))
+    }
+
+    /// `init(runs:content:)` with the elements already in a store.
+    init(runs: [ListRun], store: Element.Store) {
+        self.content = store
         guard !runs.isEmpty else { return }
         let perLeaf = Self.leafCapacity * 3 / 4, perInner = Self.fanout * 3 / 4
         var leaves: [ListLeaf] = []
         leaves.reserveCapacity((runs.count + perLeaf - 1) / perLeaf)
         var index: [[ListIndexEntry]] = []
+        // Kept only for a tree of several leaves (below): one leaf (most note bodies) is
+        // scanned, and its entries would be made to be thrown away.
+        let indexing = runs.count > perLeaf
         var start = 0
         while start < runs.count {
             let end = min(start + perLeaf, runs.count)
@@ -808,6 +816,7 @@ extension ListTree {
             for r in leaf.runs {
                 leaf.total += r.length
                 if !r.deleted { leaf.visible += r.length }
+                guard indexing else { continue }
                 let a = Int(r.id.agent)
                 while index.count <= a { index.append([]) }
                 index[a].append(ListIndexEntry(counter: r.id.counter, leaf: Int32(leaves.count)))
@@ -856,7 +865,7 @@ extension ListTree {
         self.leaves = leaves
         self.inners = inners
         // One leaf: found by scanning it, as a tree built by inserting the runs would be.
-        if leaves.count > 1 {
+        if indexing {
             self.index = index
             indexed = true
         }

@@ -579,7 +579,7 @@ struct BlockReplayer {
             var live: [Unicode.Scalar] = []
             String.appendScalars(utf8: note.bodyUTF8, to: &live)
             var livePos = 0
-            var elements: [Unicode.Scalar] = []
+            var elements = ScalarStore()
             elements.reserveCapacity(live.count)
             var structure: [StructureRun] = []
             structure.reserveCapacity(runs.count)

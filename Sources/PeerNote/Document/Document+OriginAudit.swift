@@ -139,7 +139,7 @@ extension Document {
         // Storage of its own, as a reader's log has: the copy is made here, not in `run`.
         log.copyOpsStorage()
         return Version3BodyRead(log: log, stored: zip(state.noteStates, structures.lists).map {
-            StoredBody(note: $0.id, runs: $1.runs, elements: $1.elements)
+            StoredBody(note: $0.id, runs: $1.runs, elements: ScalarStore($1.elements))
         })
     }
 

@@ -1,11 +1,12 @@
 /// One note body as a file storing its structure (format version 3, peernote(5), "State
 /// section") gives it to a reader: the note, the body's runs in list order (tombstones
-/// included), and its elements in that order. Unverified: `OpLog.buildBodies(from:)` checks it
+/// included), and its elements in that order (a store, as the built body keeps them: one byte
+/// a character while none is past U+00FF). Unverified: `OpLog.buildBodies(from:)` checks it
 /// against the log's history before it builds anything.
 struct StoredBody: Sendable {
     var note: LocalID
     var runs: [StructureRun]
-    var elements: [Unicode.Scalar]
+    var elements: ScalarStore
 }
 
 /// What a reader of a file that stores each note body's structure (format version 3,
@@ -42,16 +43,16 @@ extension OpLog {
             let hints = UnsafeMutableBufferPointer<Int>.allocate(capacity: replicas.count)
             hints.initialize(repeating: 0)
             defer { hints.deallocate() }
-            let (spans, ranks) = try listedSpans(stored, hints: hints)
+            let (spans, firstSpans) = try listedSpans(stored, hints: hints)
             hints.update(repeating: 0)
             let targets = try deleteTargets(stored, notes: notes, hints: hints)
             let walk = try matchOps(stored, notes: notes, spans: spans, targets: targets, fillingText: fillingText)
-            let runs = try bodyRuns(stored, ranks: ranks)
+            let runs = try bodyRuns(stored, spans: spans, firstSpans: firstSpans)
             let origins = try insertOrigins(stored, runs: runs, walk: walk)
             if fillingText { fillText(stored, walk.textChunks) }
             var bodies: [ListCRDT<Unicode.Scalar>] = []
             bodies.reserveCapacity(stored.count)
-            for (list, body) in zip(runs, stored) { bodies.append(ListCRDT(tree: ListTree(runs: list.runs, content: body.elements))) }
+            for (list, body) in zip(runs, stored) { bodies.append(ListCRDT(tree: ListTree(runs: list.runs, store: body.elements))) }
             setInsertOrigins(origins)
             return .success(bodies)
         } catch {
@@ -69,18 +70,22 @@ extension OpLog {
         return NoteLookup(indices: noteIndex)
     }
 
-    /// Step 2: every element's rank (its local version), and the structures as spans of
-    /// consecutive local versions: a structure run is one lookup per change-table run it covers.
-    /// Refused when a structure lists an element the history lacks.
-    private func listedSpans(_ stored: [StoredBody], hints: UnsafeMutableBufferPointer<Int>) throws(StructureProblem) -> (spans: [ListedSpan], ranks: [[Int]]) {
+    /// Step 2: the structures as spans of consecutive local versions, in the order of `stored`
+    /// and of each body's elements: a structure run is one lookup per change-table run it
+    /// covers. With the index of each body's first span (`firstSpans[k]`; one more entry, the
+    /// spans' count), from which step 5 takes each body's ranks when it needs them: held for
+    /// all the bodies at once, the ranks would take eight bytes a character (37 MB for a
+    /// 20,000-note notebook). Refused when a structure lists an element the history lacks.
+    private func listedSpans(_ stored: [StoredBody], hints: UnsafeMutableBufferPointer<Int>) throws(StructureProblem) -> (spans: [ListedSpan], firstSpans: [Int]) {
         let units = lvCount
         var spans: [ListedSpan] = []
         // A structure run is one span unless it crosses changes (some do).
         let runCount = stored.reduce(0) { $0 + $1.runs.count }
         spans.reserveCapacity(runCount + runCount / 2 + 16)
-        var ranks: [[Int]] = []
-        ranks.reserveCapacity(stored.count)
+        var firstSpans: [Int] = []
+        firstSpans.reserveCapacity(stored.count + 1)
         for (k, body) in stored.enumerated() {
+            firstSpans.append(spans.count)
             var total = 0
             for run in body.runs {
                 // (A run past the last counter would wrap round to the agent's first units.)
@@ -89,31 +94,25 @@ extension OpLog {
                 }
                 total += run.length
             }
-            var complete = true
-            let bodyRanks = [Int](unsafeUninitializedCapacity: total) { buffer, initialized in
-                guard let base = buffer.baseAddress else { return }
-                var e = 0
-                defer { initialized = e }
-                for (runIndex, run) in body.runs.enumerated() {
-                    var counter = run.id.counter, remaining = run.length
-                    while remaining > 0 {
-                        let a = Int(run.id.agent)
-                        guard a < hints.count, let (lv, count) = changes.lvSpan(agent: run.id.agent, counter: counter, hint: &hints[a]) else { complete = false; return }
-                        let take = min(remaining, count)
-                        let to = base + e
-                        for t in 0 ..< take { to[t] = lv &+ t }
-                        spans.append(ListedSpan(lv: lv, length: take, element: e, run: runIndex, body: Int32(k), deleted: run.deleted,
-                                                startsRun: remaining == run.length))
-                        e += take
-                        remaining -= take
-                        counter &+= UInt32(take)
+            var e = 0
+            for (runIndex, run) in body.runs.enumerated() {
+                var counter = run.id.counter, remaining = run.length
+                while remaining > 0 {
+                    let a = Int(run.id.agent)
+                    guard a < hints.count, let (lv, count) = changes.lvSpan(agent: run.id.agent, counter: counter, hint: &hints[a]) else {
+                        throw StructureProblem(message: "the structure of note \(name(body.note)) lists an element the history lacks")
                     }
+                    let take = min(remaining, count)
+                    spans.append(ListedSpan(lv: lv, length: take, element: e, run: runIndex, body: Int32(k), deleted: run.deleted,
+                                            startsRun: remaining == run.length))
+                    e += take
+                    remaining -= take
+                    counter &+= UInt32(take)
                 }
             }
-            guard complete else { throw StructureProblem(message: "the structure of note \(name(body.note)) lists an element the history lacks") }
-            ranks.append(bodyRanks)
         }
-        return (spans, ranks)
+        firstSpans.append(spans.count)
+        return (spans, firstSpans)
     }
 
     /// Step 3: the deletes' targets, joined where they touch or overlap (concurrent deletes of
@@ -255,15 +254,21 @@ extension OpLog {
     }
 
     /// Step 5: each body's list runs (`ListCRDT.runs(structure:ranks:)`), once its text is found
-    /// to have one character per element of its structure.
-    private func bodyRuns(_ stored: [StoredBody], ranks: [[Int]]) throws(StructureProblem) -> [(runs: [ListRun], firstOf: [Int])] {
+    /// to have one character per element of its structure. Each body's ranks (every element's
+    /// local version) are written from its spans into one buffer, which the next body reuses.
+    private func bodyRuns(_ stored: [StoredBody], spans: [ListedSpan], firstSpans: [Int]) throws(StructureProblem) -> [(runs: [ListRun], firstOf: [Int])] {
         var runs: [(runs: [ListRun], firstOf: [Int])] = []
         runs.reserveCapacity(stored.count)
+        var ranks: [Int] = []
         for (k, body) in stored.enumerated() {
-            guard body.elements.count == ranks[k].count else {
-                throw StructureProblem(message: "the structure of note \(name(body.note)) has \(ranks[k].count) elements and its text \(body.elements.count)")
+            ranks.removeAll(keepingCapacity: true)
+            for span in spans[firstSpans[k] ..< firstSpans[k + 1]] {
+                ranks.append(contentsOf: span.lv ..< span.lv + span.length)
             }
-            runs.append(ListCRDT<Unicode.Scalar>.runs(structure: body.runs, ranks: ranks[k]))
+            guard body.elements.count == ranks.count else {
+                throw StructureProblem(message: "the structure of note \(name(body.note)) has \(ranks.count) elements and its text \(body.elements.count)")
+            }
+            runs.append(ListCRDT<Unicode.Scalar>.runs(structure: body.runs, ranks: ranks))
         }
         return runs
     }

@@ -40,7 +40,7 @@ struct StructureLoadTests {
     static func problem(_ log: OpLog, _ structures: Structures) -> String? {
         var copy = log
         let stored = structures.map { s in
-            StoredBody(note: s.note, runs: s.runs, elements: Array(repeating: "x", count: s.runs.reduce(0) { $0 + $1.length }))
+            StoredBody(note: s.note, runs: s.runs, elements: ScalarStore(Array(repeating: "x", count: s.runs.reduce(0) { $0 + $1.length })))
         }
         switch copy.buildBodies(from: stored) {
         case .success: return nil
@@ -58,7 +58,7 @@ struct StructureLoadTests {
         #expect(Self.problem(doc.log, structures) == nil)
         #expect(doc.log.referenceStructureProblem(structures) == nil)
         var log = doc.log
-        let stored = zip(doc.state.noteStates, doc.bodyStructures().lists).map { StoredBody(note: $0.id, runs: $1.runs, elements: $1.elements) }
+        let stored = zip(doc.state.noteStates, doc.bodyStructures().lists).map { StoredBody(note: $0.id, runs: $1.runs, elements: ScalarStore($1.elements)) }
         let bodies = try log.buildBodies(from: stored).get()
         for (note, body) in zip(doc.state.noteStates, bodies) {
             var replayed: [(LocalID, Bool)] = [], built: [(LocalID, Bool)] = []
@@ -195,7 +195,7 @@ struct StructureLoadTests {
         for (doc, concurrent) in [(try Document.load(solo.save(.compact)), false), (shared, true)] {
             let original = doc.log
             var log = Self.withoutInsertOrigins(original)
-            let stored = zip(doc.state.noteStates, doc.bodyStructures().lists).map { StoredBody(note: $0.id, runs: $1.runs, elements: $1.elements) }
+            let stored = zip(doc.state.noteStates, doc.bodyStructures().lists).map { StoredBody(note: $0.id, runs: $1.runs, elements: ScalarStore($1.elements)) }
             let bodies = try log.buildBodies(from: stored).get()
             // The same origins read off the built bodies' runs, element by element.
             var reference = Self.withoutInsertOrigins(original)
