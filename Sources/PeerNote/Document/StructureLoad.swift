@@ -262,6 +262,9 @@ extension OpLog {
         var ranks: [Int] = []
         for (k, body) in stored.enumerated() {
             ranks.removeAll(keepingCapacity: true)
+            // Exactly the body's elements (grown by doubling, a long body's ranks would take up
+            // to twice its size).
+            ranks.reserveCapacity(spans[firstSpans[k] ..< firstSpans[k + 1]].reduce(0) { $0 + $1.length })
             for span in spans[firstSpans[k] ..< firstSpans[k + 1]] {
                 ranks.append(contentsOf: span.lv ..< span.lv + span.length)
             }
