@@ -261,11 +261,12 @@ extension OpLog {
         runs.reserveCapacity(stored.count)
         var ranks: [Int] = []
         for (k, body) in stored.enumerated() {
+            let bodySpans = spans[firstSpans[k] ..< firstSpans[k + 1]]
             ranks.removeAll(keepingCapacity: true)
             // Exactly the body's elements (grown by doubling, a long body's ranks would take up
             // to twice its size).
-            ranks.reserveCapacity(spans[firstSpans[k] ..< firstSpans[k + 1]].reduce(0) { $0 + $1.length })
-            for span in spans[firstSpans[k] ..< firstSpans[k + 1]] {
+            ranks.reserveCapacity(bodySpans.reduce(0) { $0 + $1.length })
+            for span in bodySpans {
                 ranks.append(contentsOf: span.lv ..< span.lv + span.length)
             }
             guard body.elements.count == ranks.count else {
