@@ -26,7 +26,6 @@
 ///   A list holding a crafted insert that breaks the index's order (its right origin among
 ///   its left origin's descendants, not a child) scans element by element, as the spec writes.
 struct ListCRDT<Element: ListElement>: Sendable {
-    private var tree = ListTree<Element>()
     /// The children of elements that a concurrent insert went after (`LocalID.none`: the
     /// start), by right origin: for each, the children that have it, in list order (their
     /// replicas never decrease along it), and the forest their spans make (`SpanForest`); only
@@ -34,6 +33,8 @@ struct ListCRDT<Element: ListElement>: Sendable {
     /// (`childrenByRight`) and kept up to date by every insert after their element; an entry
     /// that cannot be kept is dropped, and built again when needed.
     private var children: [LocalID: Siblings] = [:]
+    // After `children`: the tree ends in bytes the flag below can share.
+    private var tree = ListTree<Element>()
     /// Whether this list holds an element that breaks the depth-first order the sibling
     /// index relies on (see `ListTree.buildDepths`): integration then scans as peernote(5)
     /// writes it, element by element, for good (elements never move).
@@ -46,9 +47,9 @@ struct ListCRDT<Element: ListElement>: Sendable {
 
     var visibleCount: Int { tree.visibleCount }
     /// See `ListTree.sharedIndexCopies`.
-    var sharedIndexCopies: Int { tree.sharedIndexCopies }
+    var sharedIndexCopies: Int { Int(tree.sharedIndexCopies) }
     /// See `ListTree.indexWalkLeaves`.
-    var indexWalkLeaves: Int { tree.indexWalkLeaves }
+    var indexWalkLeaves: Int { Int(tree.indexWalkLeaves) }
     var totalCount: Int { tree.totalCount }
 
     // MARK: Reading

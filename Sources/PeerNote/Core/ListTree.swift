@@ -16,17 +16,12 @@ struct ListTree<Element: ListElement>: Sendable {
     static var leafCapacity: Int { 64 }
     static var fanout: Int { 32 }
 
+    // Stored properties by size, the 8-byte ones first, so that the small ones share the
+    // last words (a note's body is one of these: every note's state holds one).
     private(set) var leaves: [ListLeaf] = [ListLeaf()]
     private(set) var inners: [ListInner] = []
-    private(set) var root = NodeRef.leaf(0)
-    var content = Element.Store()
     /// Per agent, entries sorted by counter; empty while the tree is one leaf (`indexed` false).
     private var index: [[ListIndexEntry]] = []
-    /// Whether `index` is kept. A tree of one leaf (most note bodies: up to `leafCapacity` runs)
-    /// finds an id by scanning that leaf, which a lookup through the index ends with anyway; the
-    /// index is built at the first leaf split, from the runs then in the leaf (an entry per run
-    /// meets the invariant). A note body then costs no index arrays.
-    private var indexed = false
     /// The run last inserted into or extended (typing continues there), or found by
     /// `editCursor`; checked before use.
     private var hint = ListCursor(leaf: 0, run: 0, offset: 0)
@@ -37,18 +32,27 @@ struct ListTree<Element: ListElement>: Sendable {
     /// Where `editCursor` last found an element (local edits mostly stay in one leaf, and
     /// typing in one run): see `Finger`.
     private var finger = Finger()
+    var content = Element.Store()
+    private(set) var root = NodeRef.leaf(0)
+    /// How many times `locate` found the id index shared with another copy of the tree when it
+    /// recorded a newer leaf, and so copied it (O(agents) each: one entry list per replica).
+    /// A caller that keeps no second copy of the tree while it looks ids up leaves it at 0;
+    /// tests hold integration to that (`SamePlaceTests`). 32 bits, wrapping: a count for
+    /// tests, kept in every note's body.
+    private(set) var sharedIndexCopies: UInt32 = 0
+    /// How many leaves `locate` walked past, in all, from the leaf the id index named to the
+    /// leaf holding the id looked up. Tests hold this to a few per lookup (`SamePlaceTests`).
+    /// 32 bits, wrapping, as `sharedIndexCopies`.
+    private(set) var indexWalkLeaves: UInt32 = 0
+    /// Whether `index` is kept. A tree of one leaf (most note bodies: up to `leafCapacity` runs)
+    /// finds an id by scanning that leaf, which a lookup through the index ends with anyway; the
+    /// index is built at the first leaf split, from the runs then in the leaf (an entry per run
+    /// meets the invariant). A note body then costs no index arrays.
+    private var indexed = false
     /// Whether every run's `depth` and every node's `minDepth` are set (`buildDepths`), and so
     /// kept up to date by every change; and then, that the list is in depth-first order of the
     /// left-origin tree (each element's descendants come directly after it).
     private(set) var depthsKnown = false
-    /// How many times `locate` found the id index shared with another copy of the tree when it
-    /// recorded a newer leaf, and so copied it (O(agents) each: one entry list per replica).
-    /// A caller that keeps no second copy of the tree while it looks ids up leaves it at 0;
-    /// tests hold integration to that (`SamePlaceTests`).
-    private(set) var sharedIndexCopies = 0
-    /// How many leaves `locate` walked past, in all, from the leaf the id index named to the
-    /// leaf holding the id looked up. Tests hold this to a few per lookup (`SamePlaceTests`).
-    private(set) var indexWalkLeaves = 0
 
     /// A leaf and how many visible elements come before it (`leaf` is -1 when unknown), and a
     /// run of that leaf and how many visible elements of the leaf come before that run (`run` is
@@ -214,10 +218,10 @@ struct ListTree<Element: ListElement>: Sendable {
         }
         guard let (c, hops, _) = find(id) else { return nil }
         recent = c
-        indexWalkLeaves += hops
+        indexWalkLeaves &+= UInt32(truncatingIfNeeded: hops)
         if hops > 2 {
             let storage = index.withUnsafeBufferPointer { $0.baseAddress }
-            defer { if index.withUnsafeBufferPointer({ $0.baseAddress }) != storage { sharedIndexCopies += 1 } }
+            defer { if index.withUnsafeBufferPointer({ $0.baseAddress }) != storage { sharedIndexCopies &+= 1 } }
             // The id is in a part of a run split off from the part the entry names (which stays
             // in the entry's leaf): an entry for that part, so the next lookup there starts in
             // its leaf. Leaf splits keep it up to date as they keep every entry.
