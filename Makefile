@@ -27,7 +27,7 @@ STATIC_STDLIB := $(if $(filter Linux,$(shell uname -s)),--static-swift-stdlib)
 
 # On Linux the release tools are linked by lld (shipped with Swift there) with packed relative
 # relocations and the code the everyday commands run laid out together (scripts/link-order.txt):
-# a 2,000-note merge then maps about 5 MB less of the binary (Benchmarks/HISTORY.md, 2026-11-28).
+# a 2,000-note merge then maps about 4 MB less of the binary's code (Benchmarks/HISTORY.md, 2026-11-28).
 # scripts/release-link-flags.sh tries the link first; where it fails the default linker is used.
 SWIFTC ?= $(SWIFT)c
 RELEASE_LINK = $(if $(filter Linux,$(shell uname -s)),$(shell sh scripts/release-link-flags.sh $(SWIFTC) $(CURDIR)/scripts/link-order.txt))

@@ -2,10 +2,11 @@
 """Writes scripts/link-order.txt: the functions the everyday commands run, hottest first, for the
 release link (`make release` passes it to lld as --symbol-ordering-file).
 
-Why: a command touches a small part of the tools' code (about 1.3 MB of some 14 MB), but the
+Why: a command touches a small part of the tools' code (about 2 MB of some 14 MB), but the
 kernel maps code 64 KB at a time around each page it faults in, so code spread over the whole
 binary costs a 2,000-note `pnmerge merge -o` about 10 MB of resident pages. Placed together,
-the code those commands run takes a few hundred KB of pages (Benchmarks/HISTORY.md).
+it keeps about 6 MB (the Swift standard library's code moves a whole object file at a time:
+Benchmarks/README.md, The release link).
 
 How: runs each command below under valgrind's callgrind (release builds of both tools, copied
 without their DWARF, which valgrind 3.19 cannot read) on a notebook of 2,000 notes that it

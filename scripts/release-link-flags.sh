@@ -5,7 +5,7 @@
 #   - relative relocations packed (DT_RELR, glibc 2.36 and later): every start maps and applies
 #     a few KB of them instead of 1.2 MB;
 #   - the code the everyday commands run laid out together (scripts/link-order.txt, made by
-#     scripts/link-order.py): a 2,000-note merge maps about 4 MB less of the binary;
+#     scripts/link-order.py): a 2,000-note merge maps about 4 MB less of the binary's code;
 #   - no dynamic symbol table of the tools' own functions (SwiftPM exports them all; nothing
 #     loads the tools as a library): 418 dynamic symbols instead of 8,549 to map and look through.
 # A trial link of a one-line program, run once, tells whether this machine's swiftc, lld and C
