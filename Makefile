@@ -25,12 +25,15 @@ build: deps
 # (Benchmarks/HISTORY.md, 2026-11-23, c604d28). Apple platforms have no static Swift runtime: there the flag is left out.
 STATIC_STDLIB := $(if $(filter Linux,$(shell uname -s)),--static-swift-stdlib)
 
-# On Linux the release tools are linked by lld (shipped with Swift there) with packed relative
-# relocations and the code the everyday commands run laid out together (scripts/link-order.txt):
-# a 2,000-note merge then maps about 4 MB less of the binary's code (Benchmarks/HISTORY.md, 2026-11-28).
-# scripts/release-link-flags.sh tries the link first; where it fails the default linker is used.
+# On Linux the release tools are linked by lld (shipped with Swift there) with the code the
+# everyday commands run laid out together (scripts/link-order.txt) and packed relative
+# relocations: a 2,000-note merge then maps about 4 MB less of the binary's code
+# (Benchmarks/HISTORY.md, 3576cf7). scripts/release-link-flags.sh tries each by a trial link and
+# leaves out what fails. Binaries with packed relocations need glibc 2.36 or later where they
+# run: `make release PACK_RELOCS=no` builds tools for an older system.
 SWIFTC ?= $(SWIFT)c
-RELEASE_LINK = $(if $(filter Linux,$(shell uname -s)),$(shell sh scripts/release-link-flags.sh $(SWIFTC) $(CURDIR)/scripts/link-order.txt))
+PACK_RELOCS ?= yes
+RELEASE_LINK = $(if $(filter Linux,$(shell uname -s)),$(shell sh scripts/release-link-flags.sh $(SWIFTC) $(CURDIR)/scripts/link-order.txt $(PACK_RELOCS)))
 
 release: deps
 	$(SWIFT) build -c release $(STATIC_STDLIB) $(RELEASE_LINK)

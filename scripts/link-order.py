@@ -13,9 +13,11 @@ without their DWARF, which valgrind 3.19 cannot read) on a notebook of 2,000 not
 builds, sums each function's instructions over all runs, and writes the functions of the two
 binaries, most instructions first. The file only orders code: a name it lacks (code added
 since) is laid out after the listed ones, a name that no longer exists is ignored. Run it again
-when the commands' code has changed much:
+when the commands' code has changed much, then link again (the list is not an input SwiftPM
+watches):
 
     make release && python3 scripts/link-order.py .build/release
+    rm .build/release/pnmerge .build/release/peernote && make release
 
 Needs valgrind (`apt-get install valgrind`).
 """
@@ -31,7 +33,7 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
-def commands(work):
+def commands():
     """The runs, as (tool, arguments), each in `work`; files they change are copied first."""
     mine, theirs, fresh = "mine.peernote", "theirs.peernote", "fresh.peernote"
     return [
@@ -73,8 +75,12 @@ def build(tools, work, count):
 
 
 def profile(binary, args, work, out):
-    subprocess.run(["valgrind", "--tool=callgrind", "--demangle=no", f"--callgrind-out-file={out}", binary, *args],
-                   cwd=work, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    # Swift's per-process hash seed changes the work a dictionary does from run to run.
+    env = dict(os.environ, SWIFT_DETERMINISTIC_HASHING="1")
+    run = subprocess.run(["valgrind", "--tool=callgrind", "--demangle=no", f"--callgrind-out-file={out}", binary, *args],
+                         cwd=work, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    if run.returncode != 0 or not os.path.exists(out):
+        sys.exit(f"link-order.py: {os.path.basename(binary)} {' '.join(args)} failed:\n{run.stderr.strip()}")
     text = subprocess.run(["callgrind_annotate", "--threshold=100", out], check=True,
                           capture_output=True, text=True).stdout
     costs = {}
@@ -94,9 +100,14 @@ def main():
     p.add_argument("--notes", type=int, default=2000)
     p.add_argument("-o", "--output", default=os.path.join(HERE, "link-order.txt"))
     a = p.parse_args()
-    if shutil.which("valgrind") is None:
-        sys.exit("link-order.py: valgrind is not installed (apt-get install valgrind)")
-    work = tempfile.mkdtemp(prefix="pn-link-order.")
+    for tool in ("valgrind", "callgrind_annotate", "strip"):
+        if shutil.which(tool) is None:
+            sys.exit(f"link-order.py: {tool} is not installed (apt-get install valgrind binutils)")
+    for tool in ("pnmerge", "peernote"):
+        if not os.path.isfile(os.path.join(a.tools, tool)):
+            sys.exit(f"link-order.py: {os.path.join(a.tools, tool)}: no such file (make release first)")
+    # callgrind names each function's binary by its resolved path, which the parsing matches.
+    work = os.path.realpath(tempfile.mkdtemp(prefix="pn-link-order."))
     try:
         binaries = {}
         for tool in ("pnmerge", "peernote"):
@@ -106,7 +117,7 @@ def main():
             subprocess.run(["strip", "-g", binaries[tool]], check=True)
         build(a.tools, work, a.notes)
         total = {}
-        for i, (tool, args) in enumerate(commands(work)):
+        for i, (tool, args) in enumerate(commands()):
             shutil.copyfile(os.path.join(work, "mine.peernote"), os.path.join(work, "fresh.peernote"))
             shutil.rmtree(os.path.join(work, "synced"), ignore_errors=True)
             os.makedirs(os.path.join(work, "synced", "laptop"))
@@ -115,12 +126,17 @@ def main():
             shutil.copyfile(os.path.join(work, "theirs.peernote"), os.path.join(work, "synced", "phone", "n.peernote"))
             if os.path.exists(os.path.join(work, "out.peernote")):
                 os.remove(os.path.join(work, "out.peernote"))
-            for name, cost in profile(binaries[tool], args, work, os.path.join(work, f"cg.{i}")).items():
+            costs = profile(binaries[tool], args, work, os.path.join(work, f"cg.{i}"))
+            if not costs:
+                sys.exit(f"link-order.py: found no function of {tool} in callgrind's report of {' '.join(args)}")
+            for name, cost in costs.items():
                 total[name] = total.get(name, 0) + cost
             print(f"{tool} {' '.join(args)}: {len(total)} functions so far", file=sys.stderr)
         names = sorted(total, key=lambda n: (-total[n], n))
-        with open(a.output, "w") as f:
+        # Written whole or not at all: the release link reads the file as it finds it.
+        with tempfile.NamedTemporaryFile("w", dir=os.path.dirname(os.path.abspath(a.output)), delete=False) as f:
             f.write("".join(n + "\n" for n in names))
+        os.replace(f.name, a.output)
         print(f"{a.output}: {len(names)} functions", file=sys.stderr)
     finally:
         shutil.rmtree(work, ignore_errors=True)
