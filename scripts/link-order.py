@@ -100,6 +100,7 @@ def main():
     p.add_argument("--notes", type=int, default=2000)
     p.add_argument("-o", "--output", default=os.path.join(HERE, "link-order.txt"))
     a = p.parse_args()
+    a.tools = os.path.abspath(a.tools)  # the runs below are in a folder of their own
     for tool in ("valgrind", "callgrind_annotate", "strip"):
         if shutil.which(tool) is None:
             sys.exit(f"link-order.py: {tool} is not installed (apt-get install valgrind binutils)")
