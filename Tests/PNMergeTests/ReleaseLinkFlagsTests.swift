@@ -1,0 +1,87 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// `scripts/release-link-flags.sh`, which `make release` asks for the release link's flags
+/// (Benchmarks/README.md, The release link): it tries each part by a trial link, leaves out what
+/// this machine cannot do and says why, and never fails the build.
+@Suite struct ReleaseLinkFlagsTests {
+    static let script = Tool.packageRoot.appendingPathComponent("scripts/release-link-flags.sh").path
+    static let orderFile = Tool.packageRoot.appendingPathComponent("scripts/link-order.txt").path
+
+    /// `sh release-link-flags.sh args…`: exit status, standard output and standard error.
+    static func run(_ args: [String]) throws -> (status: Int32, out: String, err: String) {
+        let files = try TempDir()
+        let outPath = files.path("out"), errPath = files.path("err")
+        guard FileManager.default.createFile(atPath: outPath, contents: nil),
+              FileManager.default.createFile(atPath: errPath, contents: nil) else {
+            throw SupportError("cannot create \(outPath) and \(errPath)")
+        }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/sh")
+        process.arguments = [script] + args
+        process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: outPath))
+        process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: errPath))
+        try process.run()
+        process.waitUntilExit()
+        return (process.terminationStatus, try String(contentsOfFile: outPath, encoding: .utf8),
+                try String(contentsOfFile: errPath, encoding: .utf8))
+    }
+
+    @Test func withoutArgumentsItPrintsItsUsage() throws {
+        let r = try Self.run([])
+        #expect(r.status == 2)
+        #expect(r.out.isEmpty)
+        #expect(r.err.hasPrefix("usage: release-link-flags.sh SWIFTC ORDER_FILE"))
+    }
+
+    /// The order file names functions, one a line, each once: what lld's --symbol-ordering-file reads.
+    @Test func theOrderFileListsEachFunctionOnce() throws {
+        let names = try String(contentsOfFile: Self.orderFile, encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false)
+        #expect(names.last == "")
+        let listed = names.dropLast()
+        #expect(listed.count > 1_000)
+        #expect(!listed.contains { $0.isEmpty || $0.contains(where: \.isWhitespace) })
+        #expect(Set(listed).count == listed.count)
+        // The tools' own code is in it, not only the runtime's.
+        #expect(listed.contains { $0.hasPrefix("$s8PeerNote") })
+    }
+
+    #if os(Linux)
+    @Test func aMissingCompilerLeavesTheDefaultLink() throws {
+        let r = try Self.run(["no-such-swiftc-for-this-test", Self.orderFile])
+        #expect(r.status == 0)
+        #expect(r.out.isEmpty)
+        #expect(r.err.contains("no-such-swiftc-for-this-test not found: linking with the default linker"))
+    }
+
+    /// With lld: the flags, with or without the ordering and the packed relocations as asked and
+    /// as found. Without lld (a toolchain that lacks it): nothing, and the reason.
+    @Test func eachPartIsLeftOutOnlyWhenItCannotBeUsed() throws {
+        let full = try Self.run(["swiftc", Self.orderFile])
+        #expect(full.status == 0)
+        guard full.out.contains("-use-ld=lld") else {
+            #expect(full.out.isEmpty)
+            #expect(full.err.contains("lld could not link here") || full.err.contains("did not run here"))
+            return
+        }
+        #expect(full.out.contains("-Xlinker --symbol-ordering-file=\(Self.orderFile)"))
+
+        let unpacked = try Self.run(["swiftc", Self.orderFile, "no"])
+        #expect(unpacked.status == 0)
+        #expect(unpacked.out.contains("--symbol-ordering-file="))
+        #expect(!unpacked.out.contains("pack-relative-relocs"))
+
+        let missing = try Self.run(["swiftc", Self.orderFile + ".missing"])
+        #expect(missing.status == 0)
+        #expect(missing.out.contains("-use-ld=lld"))
+        #expect(!missing.out.contains("--symbol-ordering-file"))
+        #expect(missing.err.contains("link-order.txt.missing missing: code laid out as compiled"))
+
+        let spaced = try Self.run(["swiftc", "/tmp/a folder/link-order.txt"])
+        #expect(spaced.out.contains("-use-ld=lld"))
+        #expect(!spaced.out.contains("--symbol-ordering-file"))
+        #expect(spaced.err.contains("a path with spaces cannot be passed to the linker"))
+    }
+    #endif
+}
