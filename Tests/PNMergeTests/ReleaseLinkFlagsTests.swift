@@ -9,23 +9,9 @@ import TestSupport
     static let script = Tool.packageRoot.appendingPathComponent("scripts/release-link-flags.sh").path
     static let orderFile = Tool.packageRoot.appendingPathComponent("scripts/link-order.txt").path
 
-    /// `sh release-link-flags.sh args…`: exit status, standard output and standard error.
-    static func run(_ args: [String]) throws -> (status: Int32, out: String, err: String) {
-        let files = try TempDir()
-        let outPath = files.path("out"), errPath = files.path("err")
-        guard FileManager.default.createFile(atPath: outPath, contents: nil),
-              FileManager.default.createFile(atPath: errPath, contents: nil) else {
-            throw SupportError("cannot create \(outPath) and \(errPath)")
-        }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.arguments = [script] + args
-        process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: outPath))
-        process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: errPath))
-        try process.run()
-        process.waitUntilExit()
-        return (process.terminationStatus, try String(contentsOfFile: outPath, encoding: .utf8),
-                try String(contentsOfFile: errPath, encoding: .utf8))
+    /// `sh release-link-flags.sh args…`, in this process's environment (its PATH finds swiftc).
+    static func run(_ args: [String]) throws -> RunResult {
+        try Tool(executable: "/bin/sh").run([script] + args, environment: ProcessInfo.processInfo.environment)
     }
 
     @Test func withoutArgumentsItPrintsItsUsage() throws {

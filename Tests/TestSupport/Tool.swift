@@ -26,7 +26,20 @@ public struct Tool: Sendable {
     public static let peernote = Tool(name: "peernote")
 
     public let name: String
-    public var path: String { Self.packageRoot.appendingPathComponent(".build/debug/\(name)").path }
+    /// The executable: `.build/debug/NAME` for the package's tools, else the path given.
+    public var path: String { executable ?? Self.packageRoot.appendingPathComponent(".build/debug/\(name)").path }
+    private let executable: String?
+
+    init(name: String) {
+        self.name = name
+        executable = nil
+    }
+
+    /// Another program, at `path` (`/bin/sh` for the project's scripts), run as the tools are.
+    public init(executable path: String) {
+        name = URL(fileURLWithPath: path).lastPathComponent
+        executable = path
+    }
 
     /// What the process reads on standard input.
     public enum Input: Sendable {
