@@ -295,45 +295,51 @@ struct ConvergenceTests {
     /// leaves both copies as they were.
     @Test("mergedInPlace(with:) gives what merged(with:) gives, from whichever copy is longer, and leaves the other as it was", arguments: [44, 45, 46])
     func mergedInPlaceMatchesMerged(seed: UInt64) throws {
+        var built = (fromMine: 0, fromTheirs: 0)
+        try forEachRandomPair(seed: seed) { round, mineBytes, theirsBytes in
+            for keepingFile in [true, false] {
+                let mine = try Document.load(mineBytes), theirs = try Document.load(theirsBytes)
+                mine.author = "me"
+                let referenceMine = try Document.load(mineBytes)
+                referenceMine.author = "me"
+                let (reference, expected) = try referenceMine.merged(with: try Document.load(theirsBytes), keepingFile: keepingFile)
+                let longer = theirs.log.lvCount > mine.log.lvCount
+                if longer { built.fromTheirs += 1 } else { built.fromMine += 1 }
+                let (result, summary) = try mine.mergedInPlace(with: theirs, keepingFile: keepingFile)
+                #expect(result === (longer ? theirs : mine), "round \(round): the longer copy is the result")
+                let untouched = longer ? mine : theirs
+                #expect(untouched.save(.incremental) == (longer ? mineBytes : theirsBytes), "round \(round): the other copy as it was")
+                // (The incremental saves first: a save records what it wrote, and a later
+                // incremental save appends to that.)
+                #expect(result.save(.incremental) == reference.save(.incremental), "round \(round), keepingFile \(keepingFile)")
+                #expect(result.notebook == reference.notebook, "round \(round)")
+                #expect(result.conflicts == reference.conflicts)
+                #expect(result.save() == reference.save())
+                #expect(result.unknownFields == reference.unknownFields)
+                #expect(result.author == "me")
+                #expect(summary.fieldsAdded == expected.fieldsAdded)
+                #expect(summary.changesByAuthor.map(\.author) == expected.changesByAuthor.map(\.author))
+                #expect(summary.changesByAuthor.map(\.count) == expected.changesByAuthor.map(\.count))
+                #expect(result.textOverlaps(of: summary) == reference.textOverlaps(of: expected), "round \(round)")
+            }
+        }
+        #expect(built.fromMine > 0 && built.fromTheirs > 0, "both ways taken: \(built)")
+    }
+
+    /// Ten rounds of `editRound` on three forks of one notebook, and after each, three times,
+    /// two copies picked at random (not the same one) as a tool has them: saved, for `body` to load.
+    func forEachRandomPair(seed: UInt64, _ body: (_ round: Int, _ mine: [UInt8], _ theirs: [UInt8]) throws -> Void) throws {
         var rng = SeededRandom(state: seed)
         let origin = Document(title: "Shared", author: "r0")
         let replicas = (0 ..< 3).map { origin.fork(author: "r\($0)") }
-        var built = (fromMine: 0, fromTheirs: 0)
         for round in 0 ..< 10 {
             try editRound(round, replicas, &rng)
             for _ in 0 ..< 3 {
                 let a = Int.random(in: 0 ..< replicas.count, using: &rng), b = Int.random(in: 0 ..< replicas.count, using: &rng)
                 guard a != b else { continue }
-                // Copies as a tool has them: loaded from files.
-                let (mineBytes, theirsBytes) = (replicas[a].save(), replicas[b].save())
-                for keepingFile in [true, false] {
-                    let mine = try Document.load(mineBytes), theirs = try Document.load(theirsBytes)
-                    mine.author = "me"
-                    let referenceMine = try Document.load(mineBytes)
-                    referenceMine.author = "me"
-                    let (reference, expected) = try referenceMine.merged(with: try Document.load(theirsBytes), keepingFile: keepingFile)
-                    let longer = theirs.log.lvCount > mine.log.lvCount
-                    if longer { built.fromTheirs += 1 } else { built.fromMine += 1 }
-                    let (result, summary) = try mine.mergedInPlace(with: theirs, keepingFile: keepingFile)
-                    #expect(result === (longer ? theirs : mine), "round \(round): the longer copy is the result")
-                    let untouched = longer ? mine : theirs
-                    #expect(untouched.save(.incremental) == (longer ? mineBytes : theirsBytes), "round \(round): the other copy as it was")
-                    // (The incremental saves first: a save records what it wrote, and a later
-                    // incremental save appends to that.)
-                    #expect(result.save(.incremental) == reference.save(.incremental), "round \(round), keepingFile \(keepingFile)")
-                    #expect(result.notebook == reference.notebook, "round \(round)")
-                    #expect(result.conflicts == reference.conflicts)
-                    #expect(result.save() == reference.save())
-                    #expect(result.unknownFields == reference.unknownFields)
-                    #expect(result.author == "me")
-                    #expect(summary.fieldsAdded == expected.fieldsAdded)
-                    #expect(summary.changesByAuthor.map(\.author) == expected.changesByAuthor.map(\.author))
-                    #expect(summary.changesByAuthor.map(\.count) == expected.changesByAuthor.map(\.count))
-                    #expect(result.textOverlaps(of: summary) == reference.textOverlaps(of: expected), "round \(round)")
-                }
+                try body(round, replicas[a].save(), replicas[b].save())
             }
         }
-        #expect(built.fromMine > 0 && built.fromTheirs > 0, "both ways taken: \(built)")
     }
 
     @Test("mergedInPlace(with:) refuses unrelated copies and copies with a transaction open, changing neither")

@@ -9,8 +9,17 @@ extension Document {
     /// the same first change (`.shared` then, else why not). A constant-time first step of
     /// `relation(to:)`, which also compares every change both copies hold.
     public func identityRelation(to other: Document) -> HistoryRelation {
-        guard id == other.id else { return .differentDocuments(id, other.id) }
-        guard genesis == other.genesis else { return .differentOrigin(document: id, genesis, other.genesis) }
+        identityRelation(id: other.id, genesis: other.genesis)
+    }
+
+    /// `identityRelation(to:)` for the copy `other` was taken from.
+    public func identityRelation(to other: MergeSource) -> HistoryRelation {
+        identityRelation(id: other.id, genesis: other.genesis)
+    }
+
+    private func identityRelation(id otherID: UUID, genesis otherGenesis: ChangeID) -> HistoryRelation {
+        guard id == otherID else { return .differentDocuments(id, otherID) }
+        guard genesis == otherGenesis else { return .differentOrigin(document: id, genesis, otherGenesis) }
         return .shared
     }
 
@@ -18,17 +27,30 @@ extension Document {
     public func relation(to other: Document) -> HistoryRelation {
         let identity = identityRelation(to: other)
         guard identity == .shared else { return identity }
+        if other === self { return .shared }
+        return historyRelation(with: &other.log)
+    }
+
+    /// `relation(to:)` for the copy `other` was taken from.
+    public func relation(to other: MergeSource) -> HistoryRelation {
+        let identity = identityRelation(to: other)
+        guard identity == .shared else { return identity }
+        return historyRelation(with: &other.log)
+    }
+
+    /// Whether every change both this log and `otherLog` (another copy's, of the same document
+    /// and genesis) hold has the same content in both.
+    private func historyRelation(with otherLog: inout OpLog) -> HistoryRelation {
         // Every change both copies hold, compared directly while both logs have been checked
         // fewer than twice (a one-off merge: pnmerge checks, then merges; nothing would amortize
         // hashing every change), else by cached fingerprints (documents merged again and again
         // pay for their new changes only).
-        if other === self { return .shared }
-        let direct = log.sharedHistoryChecks < 2 && other.log.sharedHistoryChecks < 2
+        let direct = log.sharedHistoryChecks < 2 && otherLog.sharedHistoryChecks < 2
         log.sharedHistoryChecks += 1
-        other.log.sharedHistoryChecks += 1
-        let agree = direct ? log.sharesHistory(with: other.log) : log.sharesHistoryByFingerprints(with: &other.log)
+        otherLog.sharedHistoryChecks += 1
+        let agree = direct ? log.sharesHistory(with: otherLog) : log.sharesHistoryByFingerprints(with: &otherLog)
         if agree { return .shared }
-        guard let culprit = firstDifference(with: other) else {
+        guard let culprit = firstDifference(with: otherLog) else {
             // The change-by-change search is the definition; the stretch walk must agree with it.
             assertionFailure("sharesHistory found a difference that no single change shows")
             return .shared
@@ -49,11 +71,11 @@ extension Document {
 
     /// The earliest change (in `other`'s order) that both copies hold with different content:
     /// a search change by change, only run once the copies are known to disagree, to name it.
-    func firstDifference(with other: Document) -> ChangeID? {
-        let map = log.agentMap(from: other.log)
-        for ci in 0 ..< other.log.changes.count {
-            guard let mine = log.changeIndex(of: other.log.changeID(ci)) else { continue }
-            if !log.sameChange(mine, other.log, ci, map) { return other.log.changeID(ci) }
+    func firstDifference(with other: OpLog) -> ChangeID? {
+        let map = log.agentMap(from: other)
+        for ci in 0 ..< other.changes.count {
+            guard let mine = log.changeIndex(of: other.changeID(ci)) else { continue }
+            if !log.sameChange(mine, other, ci, map) { return other.changeID(ci) }
         }
         return nil
     }
@@ -73,6 +95,14 @@ extension Document {
     /// it would end up different in the two copies, which would then never merge again).
     @discardableResult
     public func merge(_ other: Document) throws(PeerNoteError) -> MergeSummary {
+        try checkMergeable(with: other)
+        return try absorb(log: other.log, unknownFields: other.unknownFields)
+    }
+
+    /// `merge(_:)` of the copy `other` was taken from: the same changes taken in, the same
+    /// summary, the same refusals (a `MergeSource` never has a transaction open).
+    @discardableResult
+    public func merge(_ other: MergeSource) throws(PeerNoteError) -> MergeSummary {
         try checkMergeable(with: other)
         return try absorb(log: other.log, unknownFields: other.unknownFields)
     }
@@ -131,15 +161,7 @@ extension Document {
     package func mergedInPlace(with other: Document, keepingFile: Bool) throws(PeerNoteError) -> (document: Document, summary: MergeSummary) {
         try checkMergeable(with: other)
         guard other.log.lvCount > log.lvCount else {
-            // The file's verified state shares every note with this copy's: kept across the merge,
-            // the merge's first change to a note would copy them all. A result without a file does
-            // not need it (nor does a copy whose merge failed: its next appending save is then
-            // checked whole, as after a failed check).
-            if !keepingFile { persisted?.verified = nil }
-            let file = persisted
-            let summary = try absorb(log: other.log, unknownFields: other.unknownFields)
-            persisted = keepingFile ? file : nil
-            return (self, summary)
+            return (self, try takeIn(log: other.log, unknownFields: other.unknownFields, keepingFile: keepingFile))
         }
         // What `other` brings, and what it held, taken before it changes (a copy of its log kept
         // across the merge would be copied by the merge's first append).
@@ -162,6 +184,27 @@ extension Document {
                                    sides: MergeSides(mine: mine, theirs: AgentCounts(counts: theirs + Array(repeating: 0, count: resultLog.replicas.count - theirs.count))),
                                    fieldsAdded: fieldsAdded.count)
         return (other, summary)
+    }
+
+    /// `mergedInPlace(with:keepingFile:)` of the copy `other` was taken from: this copy takes
+    /// in its changes and is the result, whichever history is longer (`other` holds no notebook
+    /// to build the result from).
+    package func mergedInPlace(with other: MergeSource, keepingFile: Bool) throws(PeerNoteError) -> MergeSummary {
+        try checkMergeable(with: other)
+        return try takeIn(log: other.log, unknownFields: other.unknownFields, keepingFile: keepingFile)
+    }
+
+    /// `absorb` for `mergedInPlace`, where this copy is the result.
+    private func takeIn(log source: OpLog, unknownFields otherFields: [[UInt8]], keepingFile: Bool) throws(PeerNoteError) -> MergeSummary {
+        // The file's verified state shares every note with this copy's: kept across the merge,
+        // the merge's first change to a note would copy them all. A result without a file does
+        // not need it (nor does a copy whose merge failed: its next appending save is then
+        // checked whole, as after a failed check).
+        if !keepingFile { persisted?.verified = nil }
+        let file = persisted
+        let summary = try absorb(log: source, unknownFields: otherFields)
+        persisted = keepingFile ? file : nil
+        return summary
     }
 
     /// This copy's file `p` as seen from `other`, a log holding every change this one holds (in
@@ -212,14 +255,26 @@ extension Document {
     /// Throws what `merge(_:)` throws before it changes anything: an open transaction on either
     /// copy, copies that do not share history, or a payload field both carry with other values.
     private func checkMergeable(with other: Document) throws(PeerNoteError) {
-        guard core.transactionDepth == 0 && other.core.transactionDepth == 0 else {
+        try checkNoTransaction(orOnOther: other.core.transactionDepth > 0)
+        try checkMergeable(relation: relation(to: other), fields: other.unknownFields)
+    }
+
+    private func checkMergeable(with other: MergeSource) throws(PeerNoteError) {
+        try checkNoTransaction(orOnOther: false)
+        try checkMergeable(relation: relation(to: other), fields: other.unknownFields)
+    }
+
+    private func checkNoTransaction(orOnOther otherOpen: Bool) throws(PeerNoteError) {
+        guard core.transactionDepth == 0 && !otherOpen else {
             throw .invalidArgument("cannot merge while a transaction is open on \(core.transactionDepth > 0 ? "this copy" : "the other copy"); merge before or after it")
         }
-        let relation = relation(to: other)
+    }
+
+    private func checkMergeable(relation: HistoryRelation, fields otherFields: [[UInt8]]) throws(PeerNoteError) {
         guard relation == .shared else { throw .unrelated(relation) }
         // A field a newer version wrote, with another value here: which to keep is that version's call.
         let keys = Set(unknownFields.compactMap(WireCodec.unknownFieldKey))
-        for f in other.unknownFields where !unknownFields.contains(f) {
+        for f in otherFields where !unknownFields.contains(f) {
             if let k = WireCodec.unknownFieldKey(f), keys.contains(k) { throw .fieldConflict(key: k) }
         }
     }

@@ -185,10 +185,18 @@ extension Document {
     /// This copy's notebook before it takes in the changes of `others` it lacks (see
     /// `MergeBaseline`). Take it before merging: the merge may change this document in place.
     public func mergeBaseline(for others: [Document]) -> MergeBaseline {
+        mergeBaseline(forLogs: others.map(\.log))
+    }
+
+    /// `mergeBaseline(for:)` of the copies `others` were taken from.
+    public func mergeBaseline(for others: [MergeSource]) -> MergeBaseline {
+        mergeBaseline(forLogs: others.map(\.log))
+    }
+
+    private func mergeBaseline(forLogs others: [OpLog]) -> MergeBaseline {
         var named: [NoteID] = [], seen: Set<NoteID> = []
         var whole = false
-        scan: for other in others {
-            let source = other.log
+        scan: for source in others {
             for ci in log.missingChanges(from: source) {
                 let first = LocalID(agent: source.changes[ci].agent, counter: source.changes[ci].counterStart)
                 let startLV = source.changes[ci].lvStart
@@ -205,7 +213,7 @@ extension Document {
                 }
                 if whole { break scan }
                 for n in found {
-                    let id = other.noteID(n)
+                    let id = NoteID(replica: source.replicas[Int(n.agent)], counter: n.counter)
                     if seen.insert(id).inserted { named.append(id) }
                 }
             }

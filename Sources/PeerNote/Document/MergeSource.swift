@@ -1,0 +1,48 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// A copy of a notebook reduced to what a merge takes in from it: the document's identity, its
+/// op log and the payload fields a newer version wrote. It holds no notebook (no note, title,
+/// body or tag is materialized), so a merge of other copies into one holds one notebook in
+/// memory, not one per copy: `pnmerge merge` reads each THEIRS as one.
+///
+/// Invariants: its parts are those of one `Document` (`Document.mergeSource`), taken when it was
+/// made: a document that `Document.load` verified in full (`load(_:)`), or one this library's
+/// edits and merges built. Merging it (`Document.merge(_:)`) takes in what merging that document
+/// would, with the same summary and the same refusals.
+public final class MergeSource {
+    /// The document's identity, shared by every copy.
+    public let id: UUID
+    /// The document's first change.
+    public let genesis: ChangeID
+    /// The copy's history (shared with the document it was taken from until either changes).
+    /// `var` for the shared-history checks' count (`OpLog.sharedHistoryChecks`), never its changes.
+    var log: OpLog
+    /// Block fields a newer version wrote, as the document held them.
+    let unknownFields: [[UInt8]]
+
+    init(of document: Document) {
+        id = document.id
+        genesis = document.genesis
+        log = document.log
+        unknownFields = document.unknownFields
+    }
+
+    /// Reads and verifies `bytes` as `Document.load` does (every check, the same errors), and
+    /// keeps only what a merge takes in: the notebook it built is let go before this returns.
+    /// - Complexity: that of `Document.load(bytes)`, and the freeing of its notebook.
+    public static func load(_ bytes: [UInt8]) throws(PeerNoteError) -> MergeSource {
+        try Document.load(bytes).mergeSource
+    }
+
+    /// How many changes the copy holds.
+    public var changeCount: Int { log.changes.count }
+}
+
+extension Document {
+    /// What a merge takes in from this copy (see `MergeSource`), its log shared, not copied.
+    public var mergeSource: MergeSource { MergeSource(of: self) }
+}
