@@ -156,7 +156,7 @@ enum GitMergeDriver {
         // (The places where both sides edited one passage are found while the result is saved.)
         // Built from the copy with the longer history; saved as OURS followed by the block OURS lacks.
         // (A salvaged OURS is written whole even when THEIRS brings nothing: its damaged bytes go.)
-        var merged = try MergeOperation.combine(mine, [other], output: ours, dryRun: false, appendingToMine: !oursDamaged, nothingWrittenNote: false)
+        var merged = try MergeOperation.combine(mine, [LoadedTheirs(other)], output: ours, dryRun: false, appendingToMine: !oursDamaged, nothingWrittenNote: false)
         for i in salvaged.indices where !salvaged[i].isOurs { salvaged[i].brought = merged.report.inputs.first?.changes ?? 0 }
         guard !merged.report.upToDate || oursDamaged else { return Outcome(report: merged.finished(), salvaged: salvaged) }
         let document = merged.document

@@ -24,6 +24,42 @@ struct LoadedDocument {
     var name: String { label ?? Inputs.displayName(path) }
 }
 
+/// A copy merged into MINE (a THEIRS), read and verified in full: held as what the merge takes
+/// in from it (`MergeSource`: its notebook let go once verified), or whole when the merge may
+/// build its result from it (`Inputs.loadForMerge`).
+struct LoadedTheirs {
+    enum Copy {
+        case whole(Document)
+        case history(MergeSource)
+    }
+    /// The path as given on the command line (`-` for standard input).
+    let path: String
+    let copy: Copy
+    /// How messages name the copy when not by its path.
+    var label: String? = nil
+
+    /// The name used in messages.
+    var name: String { label ?? Inputs.displayName(path) }
+
+    var source: MergeSource {
+        switch copy {
+        case .whole(let document): document.mergeSource
+        case .history(let source): source
+        }
+    }
+
+    init(path: String, copy: Copy, label: String? = nil) {
+        self.path = path
+        self.copy = copy
+        self.label = label
+    }
+
+    /// A copy loaded whole (the git driver's OTHER).
+    init(_ loaded: LoadedDocument) {
+        self.init(path: loaded.path, copy: .whole(loaded.document), label: loaded.label)
+    }
+}
+
 /// Reading input documents, with one-line errors that name the file.
 enum Inputs {
     /// `<stdin>` for `-`, otherwise the path as given.
@@ -95,22 +131,49 @@ enum Inputs {
     static func loadAll(_ paths: [String], labels: [String?]? = nil, regularOnly: Set<String> = []) throws(CLIFailure) -> [LoadedDocument] {
         let names = labels ?? paths.map { _ in nil }
         precondition(names.count == paths.count, "one label per input")
-        try checkPipesUsedOnce(paths)
-        var read: [Result<[UInt8], CLIFailure>] = []
-        for (path, label) in zip(paths, names) {
-            do throws(CLIFailure) { read.append(.success(try readBytes(path, label: label, pipes: !regularOnly.contains(path)))) } catch { read.append(.failure(error)) }
-        }
+        let read = try readAll(paths, labels: names, regularOnly: regularOnly)
         var loaded: [LoadedDocument] = []
-        for ((path, label), bytes) in zip(zip(paths, names), read) {
-            switch bytes {
-            case .failure(let failure): throw failure
-            case .success(let bytes):
-                do throws(PeerNoteError) {
-                    loaded.append(LoadedDocument(path: path, bytes: bytes, document: try Document.load(bytes), label: label))
-                } catch { throw invalid(error, path: path, label: label, bytes: bytes) }
-            }
+        for ((path, label), result) in zip(zip(paths, names), read) {
+            let bytes = try result.get()
+            loaded.append(LoadedDocument(path: path, bytes: bytes, document: try verify(bytes, path: path, label: label), label: label))
         }
         return loaded
+    }
+
+    /// `loadAll(theirs + [mine])` for a merge into MINE, with each THEIRS held as what the merge
+    /// takes in from it (`LoadedTheirs`): its notebook is let go as soon as it is verified, before
+    /// the next copy is read, so the merge holds MINE's notebook and the others' histories, not a
+    /// notebook per copy. The first THEIRS is kept whole when its file is larger than MINE's:
+    /// the merge then builds its result from the copy with the longer history (a file's size
+    /// stands for it), which takes in the other's changes. Fails as `loadAll` does.
+    static func loadForMerge(mine: String, theirs: [String], regularOnly: Set<String> = []) throws(CLIFailure) -> (mine: LoadedDocument, theirs: [LoadedTheirs]) {
+        let paths = theirs + [mine]
+        let read = try readAll(paths, labels: paths.map { _ in nil }, regularOnly: regularOnly)
+        let mineSize = (try? read[read.count - 1].get())?.count ?? 0
+        var others: [LoadedTheirs] = []
+        for (i, (path, result)) in zip(theirs, read).enumerated() {
+            let bytes = try result.get()
+            let document = try verify(bytes, path: path, label: nil)
+            let whole = i == 0 && bytes.count > mineSize
+            others.append(LoadedTheirs(path: path, copy: whole ? .whole(document) : .history(document.mergeSource)))
+        }
+        let mineBytes = try read[read.count - 1].get()
+        return (LoadedDocument(path: mine, bytes: mineBytes, document: try verify(mineBytes, path: mine, label: nil)), others)
+    }
+
+    /// Every input's bytes, or why it cannot be read, read before any is verified: a file that
+    /// cannot be read fails only once the ones before it have been verified (`loadAll`'s order).
+    private static func readAll(_ paths: [String], labels: [String?], regularOnly: Set<String>) throws(CLIFailure) -> [Result<[UInt8], CLIFailure>] {
+        try checkPipesUsedOnce(paths)
+        var read: [Result<[UInt8], CLIFailure>] = []
+        for (path, label) in zip(paths, labels) {
+            do throws(CLIFailure) { read.append(.success(try readBytes(path, label: label, pipes: !regularOnly.contains(path)))) } catch { read.append(.failure(error)) }
+        }
+        return read
+    }
+
+    private static func verify(_ bytes: [UInt8], path: String, label: String?) throws(CLIFailure) -> Document {
+        do throws(PeerNoteError) { return try Document.load(bytes) } catch { throw invalid(error, path: path, label: label, bytes: bytes) }
     }
 
     /// Whether `path` is a FIFO (a named pipe, or a shell's `<(command)`).
@@ -177,6 +240,11 @@ enum Inputs {
     /// `action` completes "cannot …", e.g. `merge theirs.peernote into mine.peernote`.
     static func unrelatedReason(_ a: LoadedDocument, _ b: LoadedDocument, relation: HistoryRelation, action: String, nothingWritten: Bool) -> String {
         unrelatedReason(a.name, a.document.id, b.name, b.document.id, relation: relation, action: action, nothingWritten: nothingWritten)
+    }
+
+    /// `unrelatedReason` for MINE and a THEIRS of a merge.
+    static func unrelatedReason(_ a: LoadedDocument, _ b: LoadedTheirs, relation: HistoryRelation, action: String, nothingWritten: Bool) -> String {
+        unrelatedReason(a.name, a.document.id, b.name, b.source.id, relation: relation, action: action, nothingWritten: nothingWritten)
     }
 
     /// `unrelatedReason(_:_:relation:action:nothingWritten:)` for two documents named `nameA` and `nameB`.

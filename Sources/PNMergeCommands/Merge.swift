@@ -82,61 +82,36 @@ enum MergeOperation {
         // change) checked, before anything is locked or written. The comparison of the changes
         // both copies hold is the merge's own (once per pair); a copy that fails it is refused
         // before anything is written.
-        // (All at once: a second core reads the second copy.)
         // A pipe (`<(git show other:notes.peernote)`) is read like a file, except as a MINE the
-        // result is written back to.
-        let writesMine = inPlace && !dryRun
-        // (A dry run says so too: it reports what the run would do.)
+        // result is written back to. (A dry run says so too: it reports what the run would do.)
         if inPlace, Inputs.isPipe(mine) {
             throw CLIFailure(.noInput, "\(Inputs.displayName(mine)): is a pipe, and a merge in place writes the result back to MINE: give -o OUT (or -o - for standard output); nothing was written")
         }
-        var others = try Inputs.loadAll(theirs + [mine], regularOnly: writesMine ? [mine] : [])
-        var base = others.removeLast()
-        for other in others {
-            let identity = base.document.identityRelation(to: other.document)
-            guard identity == .shared else {
-                throw CLIFailure(.unrelated, Inputs.unrelatedReason(base, other, relation: identity,
-                                                                    action: "merge \(other.name) into \(base.name)", nothingWritten: true))
-            }
-        }
-
-        // Hold the target's lock across load, merge and write, so a concurrent run loses nothing:
-        // when writing in place, MINE is read again under the lock (and parsed again only if another
-        // writer changed it in between).
         let writePath = Inputs.writeTarget(target)
-        var lock: FileLock?
-        if !dryRun && target != "-" {
-            do { lock = try Inputs.lock(writePath) } catch { throw CLIFailure(writing: error) }
-            if inPlace {
-                let now = try Inputs.readBytes(target, pipes: false)
-                if now != base.bytes { base = LoadedDocument(path: mine, bytes: now, document: try Inputs.parse(now, from: target)) }
-            }
-        }
+        let (combined, loaded, lock) = try loadAndCombine(mine: mine, theirs: theirs, target: target, writePath: writePath,
+                                                          inPlace: inPlace, dryRun: dryRun)
         defer { withExtendedLifetime(lock) {} }
-
-        // The result is built from whichever copy has the longer history (the merge's work grows
-        // with the changes taken in); a compact save does not depend on the order they came in,
-        // and an incremental one appends to MINE's bytes the block MINE lacks.
-        var merged = try combine(base, others, output: target, dryRun: dryRun, appendingToMine: inPlace && !dryRun)
-        let document = merged.document
-        // Freed only by the process's end, when this run ends it (`ProcessEnd`).
-        ProcessEnd.keep(document)
         // An OUT that exists is replaced only when the result holds all it holds: read under the
         // lock, before anything is written (in a dry run here; else once the result's bytes
-        // are made, below, which settles the usual case, a run of the same merge again).
+        // are made, which settles the usual case, a run of the same merge again).
         let checksOutput = !inPlace && target != "-"
-        if checksOutput && dryRun {
-            try checkReplaceable(target, at: writePath, by: document, bytes: nil, command: [mine] + theirs)
+        // A compact save to OUT or standard output lets the result go before it is read back
+        // (the read-back then reuses its memory); every other result is freed only by the
+        // process's end, when this run ends it (`ProcessEnd`).
+        if !dryRun && !inPlace && !(target != "-" && NotebookFolder.isFolder(target)) {
+            return try writeCompact(consume combined, to: target, at: writePath, checkingOutput: checksOutput,
+                                    permissionsLike: mine == "-" ? nil : mine, command: [mine] + theirs)
         }
-        // The copies as read are not needed any more: let their histories go before the save
-        // (the merged one was copied from one of them).
-        let loaded = base.bytes
-        others.removeAll()
-        base = LoadedDocument(path: base.path, bytes: [], document: document)
+        var merged = combined
+        ProcessEnd.keep(merged.document)
+        if checksOutput && dryRun {
+            try checkReplaceable(target, at: writePath, by: merged.document, bytes: nil, command: [mine] + theirs)
+        }
 
         // Already up to date: MINE stays untouched; an explicit OUT still receives the document.
         guard !dryRun, !(merged.report.upToDate && inPlace) else { return merged.finished() }
         if inPlace {
+            let document = merged.document
             // A sync client that replaced MINE while this ran is not overwritten: what it wrote
             // is merged in too (and the report says so).
             do throws(WriteError) {
@@ -151,39 +126,80 @@ enum MergeOperation {
             merged.report.revertFile = target
             return merged.report
         }
-        if target != "-", NotebookFolder.isFolder(target) {
-            // An existing notebook folder as OUT: it gains a chunk holding what it lacks (nothing
-            // in it is replaced), if it holds this notebook.
-            let existing = try Inputs.readFolder(target).document
-            guard existing.relation(to: document) == .shared else {
-                throw CLIFailure(.cannotCreate, "\(Inputs.displayName(target)): is a notebook folder of another notebook; refusing to add to it; nothing was written")
-            }
-            do throws(WriteError) {
-                let outcome = try merged.finishing { () throws(WriteError) in try document.write(to: target) }
-                merged.report.bytesWritten = outcome.byteCount
-            } catch { throw CLIFailure(writing: error) }
-            merged.report.revertFile = target
-            return merged.report
+        // An existing notebook folder as OUT: it gains a chunk holding what it lacks (nothing
+        // in it is replaced), if it holds this notebook.
+        let document = merged.document
+        let existing = try Inputs.readFolder(target).document
+        guard existing.relation(to: document) == .shared else {
+            throw CLIFailure(.cannotCreate, "\(Inputs.displayName(target)): is a notebook folder of another notebook; refusing to add to it; nothing was written")
         }
-        let bytes = merged.finishing { document.save(.compact) }
-        var report = merged.report
+        do throws(WriteError) {
+            let outcome = try merged.finishing { () throws(WriteError) in try document.write(to: target) }
+            merged.report.bytesWritten = outcome.byteCount
+        } catch { throw CLIFailure(writing: error) }
+        merged.report.revertFile = target
+        return merged.report
+    }
+
+    /// Saves `merged`'s result compactly to `target` (OUT, or `-` for standard output, at
+    /// `writePath`), refusing an OUT that holds more (`checkingOutput`), and lets the result go
+    /// before the bytes are read back while they are written (nothing is put in place unless they
+    /// load). Returns the report.
+    private static func writeCompact(_ merged: consuming Combined, to target: String, at writePath: String, checkingOutput: Bool,
+                                     permissionsLike source: String?, command: [String]) throws(CLIFailure) -> MergeReport {
+        let (bytes, finished) = try (consume merged).compactSave { (document, bytes) throws(CLIFailure) in
+            if checkingOutput { try checkReplaceable(target, at: writePath, by: document, bytes: bytes, command: command) }
+        }
+        var report = finished
         if target == "-" {
             do throws(FileError) { ProcessEnd.keep(try Document.checkedLoad(bytes, writingTo: target)) } catch { throw CLIFailure(writing: error) }
             try Console.current.writeBytes(bytes)
         } else {
-            // Read back while it is written: nothing is put in place unless it loads.
             // A new OUT is no more readable than MINE (a private notebook's merge stays private).
-            do {
-                ProcessEnd.keep(try document.writeLoadableOutput(bytes, to: writePath, namedInErrors: target,
-                                                                 permissionsLike: mine == "-" ? nil : mine))
-            } catch {
-                throw refusal(error, output: target, command: [mine] + theirs)
-            }
+            do throws(FileError) {
+                ProcessEnd.keep(try Document.writeLoadable(bytes, to: writePath, namedInErrors: target, permissionsLike: source))
+            } catch { throw CLIFailure(writing: error) }
         }
         report.bytesWritten = bytes.count
         // Not for a result written to standard output or a device (`-o /dev/null`): no file to revert in.
         if target != "-" && !Inputs.isNotAFile(target) { report.revertFile = target }
         return report
+    }
+
+    /// Reads and verifies MINE and every THEIRS (each THEIRS held as what the merge takes in from
+    /// it: `Inputs.loadForMerge`), checks that they are copies of one notebook, takes the lock of
+    /// the file written (none for a dry run or standard output), reads MINE again under it when
+    /// writing in place, and merges them (`combine`). Returns the result, MINE's bytes as last
+    /// read, and the lock; the copies as read are let go when it returns (the result is one of
+    /// them, or was built from one).
+    private static func loadAndCombine(mine: String, theirs: [String], target: String, writePath: String,
+                                       inPlace: Bool, dryRun: Bool) throws(CLIFailure) -> (Combined, [UInt8], FileLock?) {
+        let writesMine = inPlace && !dryRun
+        var (base, others) = try Inputs.loadForMerge(mine: mine, theirs: theirs, regularOnly: writesMine ? [mine] : [])
+        for other in others {
+            let identity = base.document.identityRelation(to: other.source)
+            guard identity == .shared else {
+                throw CLIFailure(.unrelated, Inputs.unrelatedReason(base, other, relation: identity,
+                                                                    action: "merge \(other.name) into \(base.name)", nothingWritten: true))
+            }
+        }
+
+        // Hold the target's lock across load, merge and write, so a concurrent run loses nothing:
+        // when writing in place, MINE is read again under the lock (and parsed again only if another
+        // writer changed it in between).
+        var lock: FileLock?
+        if !dryRun && target != "-" {
+            do { lock = try Inputs.lock(writePath) } catch { throw CLIFailure(writing: error) }
+            if inPlace {
+                let now = try Inputs.readBytes(target, pipes: false)
+                if now != base.bytes { base = LoadedDocument(path: mine, bytes: now, document: try Inputs.parse(now, from: target)) }
+            }
+        }
+        // The result is built from whichever copy has the longer history (the merge's work grows
+        // with the changes taken in); a compact save does not depend on the order they came in,
+        // and an incremental one appends to MINE's bytes the block MINE lacks.
+        let merged = try combine(base, others, output: target, dryRun: dryRun, appendingToMine: inPlace && !dryRun)
+        return (merged, base.bytes, lock)
     }
 
     /// Refuses (73) to replace `output`, an existing file at `path` (its link's target), unless
@@ -243,6 +259,16 @@ enum MergeOperation {
             return report
         }
 
+        /// The result's compact save and the report, the pending search run beside the save;
+        /// `check` is given the result and the bytes before they are returned. The result is let
+        /// go on return unless the caller holds it elsewhere.
+        consuming func compactSave<E: Error>(checking check: (Document, [UInt8]) throws(E) -> Void) throws(E) -> (bytes: [UInt8], report: MergeReport) {
+            let document = self.document
+            let bytes = finishing { document.save(.compact) }
+            try check(document, bytes)
+            return (bytes, report)
+        }
+
         /// Runs `work` (the save) here while the pending search runs on another core, adds the
         /// places to the report (whether or not `work` throws), and returns what `work` returned.
         mutating func finishing<T, E: Error>(_ work: () throws(E) -> T) throws(E) -> T {
@@ -264,11 +290,11 @@ enum MergeOperation {
     /// the save: it reads the merged document, the save only writes bytes.
     /// Unrelated copies are refused with exit 2 (the message ends "nothing was written" when
     /// `nothingWrittenNote`), a change that cannot be applied with exit 65.
-    static func combine(_ base: LoadedDocument, _ others: [LoadedDocument], output: String, dryRun: Bool,
+    static func combine(_ base: LoadedDocument, _ others: [LoadedTheirs], output: String, dryRun: Bool,
                         appendingToMine: Bool, nothingWrittenNote: Bool = true) throws(CLIFailure) -> Combined {
         var document = base.document
         // What the merge may change, taken before it: the notes the others' changes name.
-        let baseline = document.mergeBaseline(for: others.map(\.document))
+        let baseline = document.mergeBaseline(for: others.map(\.source))
         // MINE's conflicts as read (the merge below may change MINE in place).
         let mineConflicts = document.conflicts
         var inputs: [MergeReport.Input] = []
@@ -278,12 +304,17 @@ enum MergeOperation {
         for (i, other) in others.enumerated() {
             let summary: MergeSummary
             do throws(PeerNoteError) {
-                if i == 0 {
+                switch other.copy {
+                case .whole(let copy) where i == 0:
                     // The copies as read are let go once merged (the caller keeps the result):
                     // the longer one takes in the other's changes itself, its history not copied.
-                    (document, summary) = try document.mergedInPlace(with: other.document, keepingFile: appendingToMine)
-                } else {
-                    summary = try document.merge(other.document)
+                    (document, summary) = try document.mergedInPlace(with: copy, keepingFile: appendingToMine)
+                case .history(let source) where i == 0:
+                    summary = try document.mergedInPlace(with: source, keepingFile: appendingToMine)
+                case .whole(let copy):
+                    summary = try document.merge(copy)
+                case .history(let source):
+                    summary = try document.merge(source)
                 }
             } catch {
                 if case .unrelated(let relation) = error {

@@ -52,6 +52,47 @@ struct MergeCommandTests {
         #expect(try Document.load(after).notebook == (try s.merged()).notebook)
     }
 
+    /// Each THEIRS is held as its history once verified, but for the first when its file is
+    /// larger than MINE's (the result is then built from it): the result and the report's counts
+    /// are the same whichever copy is larger and however many THEIRS there are.
+    @Test("A THEIRS larger or smaller than MINE, one or two of them: the same result and counts, -o and in place")
+    func theirsLargerOrSmaller() throws {
+        let dir = try TempDir()
+        let base = Document(title: "T", author: "carol")
+        let shared = base.addNote(title: "Shared", body: "x")
+        let bytes = base.save()
+        let small = try Document.load(bytes), large = try Document.load(bytes), third = try Document.load(bytes)
+        small.author = "sam"
+        try small.setBody(shared, "edited by sam")
+        large.author = "lee"
+        for i in 0 ..< 20 { large.addNote(title: "Note \(i)", body: String(repeating: "long text \(i) ", count: 20)) }
+        third.author = "tia"
+        try third.addTag(shared, "tagged")
+        let copies = ["small": small, "large": large, "third": third]
+        for (name, doc) in copies { _ = try dir.write(doc.save(), "\(name).peernote") }
+        #expect(try dir.bytes("large.peernote").count > dir.bytes("small.peernote").count)
+        for (mine, theirs) in [("small", ["large"]), ("large", ["small"]), ("small", ["large", "third"]),
+                               ("third", ["small", "large"]), ("large", ["third", "small"])] {
+            let expected = try #require(copies[mine]).fork()
+            var counts: [Int] = []
+            for other in theirs { counts.append(try expected.merge(try #require(copies[other])).changeCount) }
+            let args = ["merge", dir.path("\(mine).peernote")] + theirs.map { dir.path("\($0).peernote") }
+            let out = dir.path("out.peernote")
+            try? FileManager.default.removeItem(atPath: out)
+            let r = pnmerge(args + ["-o", out, "--json"])
+            #expect(r.status == 0, "\(mine) <- \(theirs): \(r.err)")
+            #expect(try dir.bytes("out.peernote") == expected.save(.compact), "\(mine) <- \(theirs)")
+            let inputs = try #require((try parseJSON(r.out) as? [String: Any])?["inputs"] as? [[String: Any]])
+            #expect(inputs.map { $0["changes"] as? Int } == counts.map { $0 }, "\(mine) <- \(theirs): \(r.out)")
+            // In place: MINE gains one block, and reads as the same notebook.
+            _ = try dir.write(try #require(copies[mine]).save(), "inplace.peernote")
+            let p = pnmerge(["merge", dir.path("inplace.peernote")] + theirs.map { dir.path("\($0).peernote") })
+            #expect(p.status == 0, "\(p.err)")
+            let after = try Document.load(try dir.bytes("inplace.peernote"))
+            #expect(after.notebook == expected.notebook && after.save(.compact) == expected.save(.compact), "\(mine) <- \(theirs) in place")
+        }
+    }
+
     @Test("A note the other copy restored is reported restored, not added (text and JSON); NotebookDiff of documents says so too")
     func restoredNote() throws {
         let dir = try TempDir()

@@ -73,11 +73,19 @@ extension Document {
     public func writeLoadableOutput(_ bytes: [UInt8], to path: String, namedInErrors shown: String? = nil,
                                     permissionsLike source: String? = nil) throws(OutputError) -> Document {
         try checkReplaceable(path, bytes: bytes)
-        do {
-            return try FileStore.writeAtomically(bytes, to: path, permissionsLike: source) { () throws(FileError) in
-                try Document.checkedLoad(bytes, writingTo: shown ?? path)
-            }
-        } catch { throw .write(error) }
+        do { return try Document.writeLoadable(bytes, to: path, namedInErrors: shown, permissionsLike: source) } catch { throw .write(error) }
+    }
+
+    /// `writeLoadableOutput(bytes, to: path, ...)` without `checkReplaceable`, for a caller
+    /// that checked the output already and lets go of the document before the read-back (whose
+    /// memory the read-back then reuses): writes `bytes`, read back as `checkLoadable` reads them
+    /// while they are written, and returns the document read back. Call it holding the output's
+    /// `FileLock`, after `checkReplaceable(path, bytes: bytes)` passed under it.
+    public static func writeLoadable(_ bytes: [UInt8], to path: String, namedInErrors shown: String? = nil,
+                                     permissionsLike source: String? = nil) throws(FileError) -> Document {
+        try FileStore.writeAtomically(bytes, to: path, permissionsLike: source) { () throws(FileError) in
+            try Document.checkedLoad(bytes, writingTo: shown ?? path)
+        }
     }
 
     /// Throws unless `writeAsOutput` may replace the file at `path` (see there). `bytes`, this
