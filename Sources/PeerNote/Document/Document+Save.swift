@@ -130,18 +130,18 @@ extension Document {
             // entries are made before it, on both threads, rather than on its thread before it.
             // (A third hand-over, to encode the columns on both threads, gains nothing a fresh
             // process can measure: Benchmarks/HISTORY.md, 2026-11-25.)
+            // Each half's entries (a copy of its notes' text among them) are let go once encoded:
+            // the block keeps the section as bytes only (`compressedState`).
             let tableIndex = Self.tableIndex(input, replicaTable: replicaTable)
             let half = slots.count / 2
-            let ((firstNotes, firstPart), (secondNotes, secondPart)) = Concurrently.run({ () -> ([WireNoteState], CBOREncoder) in
-                let notes = Self.stateSectionNotes(input, slots: slots[..<half], tableIndex: tableIndex)
+            let (firstPart, secondPart) = Concurrently.run({ () -> CBOREncoder in
                 var e = StateCodec.head(title: input.title, noteCount: slots.count)
-                StateCodec.encodeNotes(notes[...], into: &e)
-                return (notes, e)
-            }, alongside: { () -> ([WireNoteState], [UInt8]) in
-                let notes = Self.stateSectionNotes(input, slots: slots[half...], tableIndex: tableIndex)
+                StateCodec.encodeNotes(Self.stateSectionNotes(input, slots: slots[..<half], tableIndex: tableIndex)[...], into: &e)
+                return e
+            }, alongside: { () -> [UInt8] in
                 var e = CBOREncoder()
-                StateCodec.encodeNotes(notes[...], into: &e)
-                return (notes, e.bytes)
+                StateCodec.encodeNotes(Self.stateSectionNotes(input, slots: slots[half...], tableIndex: tableIndex)[...], into: &e)
+                return e.bytes
             })
             var sectionEncoder = firstPart
             sectionEncoder.raw(secondPart)
@@ -154,7 +154,9 @@ extension Document {
             let (made, (compressed, deadThere)) = Concurrently.run({ () -> (WireBlock, [UInt64: [UInt8]], [String], (text: [Unicode.Scalar], column: [UInt8])?, WireState) in
                 let block = makeBlock(changes: order, rowOf: rowOf, firstRow: 0, table: table, withText: false)
                 let (raw, strings) = WireCodec.encodeColumns(block, stateSection: true, concurrent: false)
-                let state = WireState(title: input.title, notes: firstNotes + secondNotes)
+                // The section is in `compressedState`: this one only says the block has one, of
+                // version 2 (no structures on this path), so it holds no entries.
+                let state = WireState(title: input.title, notes: [])
                 return (block, raw, strings, deadTextWork.take() ? makeDeadText() : nil, state)
             }, alongside: { () -> (CompressedSection, (text: [Unicode.Scalar], column: [UInt8])?) in
                 let compressed = CompressedSection(raw: sectionBytes.count, deflated: Deflate.compress(sectionBytes))

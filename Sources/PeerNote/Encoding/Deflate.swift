@@ -45,12 +45,19 @@ enum Deflate {
         }
         defer { libdeflate_free_compressor(compressor) }
         let bound = libdeflate_deflate_compress_bound(compressor, input.count)
-        return input.withUnsafeBufferPointer { inp in
+        let output = input.withUnsafeBufferPointer { inp in
             [UInt8](unsafeUninitializedCapacity: max(bound, 16)) { out, count in
                 // The bound is enough for any input: a result of 0 (no room) cannot happen.
                 count = libdeflate_deflate_compress(compressor, inp.baseAddress, inp.count, out.baseAddress, out.count)
                 precondition(count > 0, "libdeflate_deflate_compress found no room in its own bound")
             }
+        }
+        // The bound is about the input's size, and a notebook deflates to a fraction of it: a
+        // result kept until the file is written would hold all that room (megabytes for a large
+        // notebook) unused. A copy of the bytes written is cheaper than the room.
+        guard output.count < output.capacity / 2 else { return output }
+        return [UInt8](unsafeUninitializedCapacity: output.count) { buffer, count in
+            count = output.withUnsafeBufferPointer { buffer.initialize(fromContentsOf: $0) }
         }
     }
 

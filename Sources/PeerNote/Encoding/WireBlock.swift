@@ -97,7 +97,8 @@ struct WireBlock: Sendable {
     /// state's order, each in document order (the text column's contents).
     var deadText: [Unicode.Scalar] = []
     /// When saving: `state` encoded and compressed already (`WireCodec.compressState`), by a save
-    /// that did it while it made the rest of the block.
+    /// that did it while it made the rest of the block. `state` then only says that the block
+    /// has a section, and of which version (`Format.version(of:)`): its entries may be left out.
     var compressedState: CompressedSection?
     /// When saving: the column set encoded already (`WireCodec.encodeColumnSet`), likewise.
     var encodedColumns: EncodedColumns?

@@ -24,6 +24,16 @@ struct DeflateStreamTests {
         return Array(out.prefix(count))
     }
 
+    @Test("A compressed result holds little more room than its bytes, whatever the input's size")
+    func resultHoldsLittleRoom() throws {
+        for input in [[UInt8](repeating: 7, count: 1 << 20), Self.sample(300_000, seed: 5), Self.sample(3, seed: 6), []] {
+            let out = Deflate.compress(input)
+            #expect(try Deflate.decompress(out, maxOutput: max(input.count, 1)) == input)
+            // (Room below a few hundred bytes is the allocator's rounding, not the bound's.)
+            #expect(out.capacity <= max(2 * out.count, 256), "\(input.count) bytes: \(out.count) in a room of \(out.capacity)")
+        }
+    }
+
     @Test("Every size round-trips, and a slice compresses to the same bytes as an array")
     func roundTrips() throws {
         let sizes = [0, 1, 100, 65_535, 65_536, 65_537, 196_613, 400_001]
