@@ -143,9 +143,10 @@ enum Inputs {
     /// `loadAll(theirs + [mine])` for a merge into MINE, with each THEIRS held as what the merge
     /// takes in from it (`LoadedTheirs`): its notebook is let go as soon as it is verified, before
     /// the next copy is read, so the merge holds MINE's notebook and the others' histories, not a
-    /// notebook per copy. The first THEIRS is kept whole when its file is larger than MINE's:
-    /// the merge then builds its result from the copy with the longer history (a file's size
-    /// stands for it), which takes in the other's changes. Fails as `loadAll` does.
+    /// notebook per copy. The first THEIRS is kept whole when its file is larger than MINE's (a
+    /// file's size stands for its history's length): the merge then builds its result from
+    /// whichever of the two has the longer history, which takes in the other's changes. Every
+    /// input's bytes are held until this returns. Fails as `loadAll` does.
     static func loadForMerge(mine: String, theirs: [String], regularOnly: Set<String> = []) throws(CLIFailure) -> (mine: LoadedDocument, theirs: [LoadedTheirs]) {
         let paths = theirs + [mine]
         let read = try readAll(paths, labels: paths.map { _ in nil }, regularOnly: regularOnly)

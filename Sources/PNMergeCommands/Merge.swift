@@ -195,9 +195,10 @@ enum MergeOperation {
                 if now != base.bytes { base = LoadedDocument(path: mine, bytes: now, document: try Inputs.parse(now, from: target)) }
             }
         }
-        // The result is built from whichever copy has the longer history (the merge's work grows
-        // with the changes taken in); a compact save does not depend on the order they came in,
-        // and an incremental one appends to MINE's bytes the block MINE lacks.
+        // The result is MINE taking in every change, or, when the first THEIRS was kept whole and
+        // has the longer history, that copy taking in MINE's (the merge's work grows with the
+        // changes taken in); a compact save does not depend on the order they came in, and an
+        // incremental one appends to MINE's bytes the block MINE lacks.
         let merged = try combine(base, others, output: target, dryRun: dryRun, appendingToMine: inPlace && !dryRun)
         return (merged, base.bytes, lock)
     }
@@ -280,10 +281,11 @@ enum MergeOperation {
         }
     }
 
-    /// Merges `base.document` and every change of `others` it lacks into one document, built from
-    /// whichever of MINE and the first of `others` has the longer history, which takes in the
-    /// other's changes itself (`Document.mergedInPlace(with:keepingFile:)`: in memory, nothing is
-    /// written; the callers let go of the copies as read), and describes the result.
+    /// Merges `base.document` and every change of `others` it lacks into one document, and
+    /// describes the result. The result is MINE's document taking in the others' changes, or,
+    /// when the first of `others` is held whole and has the longer history, that copy taking in
+    /// MINE's (`Document.mergedInPlace(with:keepingFile:)`: in memory, nothing is written; the
+    /// callers let go of the copies as read); one held as its history alone is only taken in.
     /// With `appendingToMine`, its incremental save appends to MINE's bytes (else it is compact).
     /// `output` is where the caller will write it (MINE, OUT or `-`).
     /// The last merge's overlap search is left to the caller (`Combined`), so that it can run beside

@@ -43,7 +43,7 @@ extension ConvergenceTests {
         #expect(merges.inPlace > 0 && merges.fromLongerTheirs > 0, "both lengths met: \(merges)")
     }
 
-    @Test("A MergeSource is refused where its document is: another notebook, a changed change, a field of a newer version")
+    @Test("A MergeSource is refused where its document is: another notebook, a field of a newer version, a transaction open, a changed change")
     func mergeSourceRefusals() throws {
         let a = Document(title: "A", author: "a"), b = Document(title: "B", author: "b")
         _ = a.addNote(title: "one", body: "text of a")
@@ -65,11 +65,36 @@ extension ConvergenceTests {
         #expect(throws: PeerNoteError.fieldConflict(key: 42)) { try x.merge(ySource) }
         #expect(x.save(.incremental) == xBytes, "unchanged")
 
-        // A transaction open on this copy.
+        // A transaction open on this copy, or on the copy a source was taken from (for good:
+        // its open change was still growing).
         let open = try Document.load(aBytes)
         open.transaction {
             #expect(throws: PeerNoteError.self) { try open.merge(try MergeSource.load(aBytes)) }
         }
+        let into = try Document.load(aBytes), growing = try Document.load(aBytes)
+        var taken: MergeSource?
+        try growing.transaction {
+            try growing.setBody(try #require(growing.notes.first).id, "typed so far")
+            taken = growing.mergeSource
+        }
+        let source = try #require(taken)
+        #expect(throws: PeerNoteError.self) { try into.merge(source) }
+        #expect(throws: PeerNoteError.self) { try into.mergedInPlace(with: source, keepingFile: true) }
+        #expect(into.save(.incremental) == aBytes, "unchanged")
+        #expect(try into.merge(growing.mergeSource).changeCount == 1, "taken once the transaction closed")
+
+        // One change id with different content in the two copies (two sessions that wrongly
+        // share a replica id), named as merging the document names it.
+        let base = Document(title: "T", author: "a")
+        let note = base.addNote(title: "N", body: "x")
+        let reused = ReplicaID(high: 7, low: 7)
+        let one = Document(id: base.id, genesis: base.genesis, log: base.log, state: base.state, replica: reused, author: "one")
+        let two = Document(id: base.id, genesis: base.genesis, log: base.log, state: base.state, replica: reused, author: "two")
+        try one.insertText(note, at: 0, "1")
+        try two.insertText(note, at: 0, "2")
+        let changed = PeerNoteError.unrelated(.conflictingChange(ChangeID(replica: reused, seq: 1)))
+        #expect(one.relation(to: two.mergeSource) == .conflictingChange(ChangeID(replica: reused, seq: 1)))
+        #expect(throws: changed) { try one.merge(try MergeSource.load(two.save())) }
     }
 
     @Test("MergeSource.load refuses what Document.load refuses, with the same error")

@@ -99,8 +99,8 @@ extension Document {
         return try absorb(log: other.log, unknownFields: other.unknownFields)
     }
 
-    /// `merge(_:)` of the copy `other` was taken from: the same changes taken in, the same
-    /// summary, the same refusals (a `MergeSource` never has a transaction open).
+    /// `merge(_:)` of the copy `other` was taken from, as it was then: the same changes taken
+    /// in, the same summary, the same refusals (a transaction open on that copy then included).
     @discardableResult
     public func merge(_ other: MergeSource) throws(PeerNoteError) -> MergeSummary {
         try checkMergeable(with: other)
@@ -260,7 +260,7 @@ extension Document {
     }
 
     private func checkMergeable(with other: MergeSource) throws(PeerNoteError) {
-        try checkNoTransaction(orOnOther: false)
+        try checkNoTransaction(orOnOther: other.transactionWasOpen)
         try checkMergeable(relation: relation(to: other), fields: other.unknownFields)
     }
 

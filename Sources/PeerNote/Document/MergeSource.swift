@@ -6,13 +6,15 @@ import Foundation
 
 /// A copy of a notebook reduced to what a merge takes in from it: the document's identity, its
 /// op log and the payload fields a newer version wrote. It holds no notebook (no note, title,
-/// body or tag is materialized), so a merge of other copies into one holds one notebook in
-/// memory, not one per copy: `pnmerge merge` reads each THEIRS as one.
+/// body or tag is materialized), so a copy that is only merged in costs its history's memory,
+/// not a notebook's: `pnmerge merge` reads each THEIRS as one (but a THEIRS it may build its
+/// result from).
 ///
 /// Invariants: its parts are those of one `Document` (`Document.mergeSource`), taken when it was
 /// made: a document that `Document.load` verified in full (`load(_:)`), or one this library's
 /// edits and merges built. Merging it (`Document.merge(_:)`) takes in what merging that document
-/// would, with the same summary and the same refusals.
+/// then would, with the same summary and the same refusals: one taken while a transaction was
+/// open on the document is refused for good (its open change was still growing).
 public final class MergeSource {
     /// The document's identity, shared by every copy.
     public let id: UUID
@@ -23,12 +25,15 @@ public final class MergeSource {
     var log: OpLog
     /// Block fields a newer version wrote, as the document held them.
     let unknownFields: [[UInt8]]
+    /// Whether a transaction was open on the document when this was taken.
+    let transactionWasOpen: Bool
 
     init(of document: Document) {
         id = document.id
         genesis = document.genesis
         log = document.log
         unknownFields = document.unknownFields
+        transactionWasOpen = document.core.transactionDepth > 0
     }
 
     /// Reads and verifies `bytes` as `Document.load` does (every check, the same errors), and
