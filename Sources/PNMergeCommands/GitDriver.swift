@@ -134,10 +134,22 @@ enum GitMergeDriver {
         for (path, label) in zip(paths, labels) { bytes.append(try Inputs.readBytes(path, label: label)) }
         var loaded: [LoadedDocument] = []
         var salvaged: [SalvagedSide] = []
-        for (i, result) in Document.loadAll(bytes).enumerated() {
+        // THEIRS is read first and, once verified, held as its history alone unless its file is
+        // the larger (the result may then be built from it), so that OURS is read beside that
+        // history rather than beside a second notebook. Failures are reported OURS first.
+        var theirsSource: MergeSource?
+        let theirsResult = Result { () throws(PeerNoteError) in try Document.load(bytes[1]) }.map { document -> Document? in
+            guard bytes[1].count <= bytes[0].count else { return document }
+            theirsSource = document.mergeSource
+            return nil
+        }
+        let oursResult = Result { () throws(PeerNoteError) in try Document.load(bytes[0]) }
+        for (i, result) in [oursResult.map(Optional.some), theirsResult].enumerated() {
             switch result {
-            case .success(let document):
+            case .success(let document?):
                 loaded.append(LoadedDocument(path: paths[i], bytes: bytes[i], document: document, label: labels[i]))
+            case .success(nil):
+                break
             case .failure(let error):
                 // Only damage is salvaged: a newer format version, say, is refused as before.
                 guard case .invalidDocument = error, let rescue = try? Document.salvage(bytes[i]), !rescue.isIntact else {
@@ -149,14 +161,16 @@ enum GitMergeDriver {
                 loaded.append(LoadedDocument(path: paths[i], bytes: rescue.bytes, document: rescue.document, label: labels[i]))
             }
         }
-        let mine = loaded[0], other = loaded[1]
+        let mine = loaded[0]
+        let other = theirsSource.map { LoadedTheirs(path: theirs, copy: .history($0), label: labels[1]) } ?? LoadedTheirs(loaded[1])
         let oursDamaged = salvaged.contains(where: \.isOurs)
         // The merge checks the shared history (once) and refuses unrelated copies (the driver
         // then exits 1, for git to mark the path as conflicted).
         // (The places where both sides edited one passage are found while the result is saved.)
-        // Built from the copy with the longer history; saved as OURS followed by the block OURS lacks.
+        // Built from OURS, or from THEIRS when held whole with the longer history; saved as OURS
+        // followed by the block OURS lacks.
         // (A salvaged OURS is written whole even when THEIRS brings nothing: its damaged bytes go.)
-        var merged = try MergeOperation.combine(mine, [LoadedTheirs(other)], output: ours, dryRun: false, appendingToMine: !oursDamaged, nothingWrittenNote: false)
+        var merged = try MergeOperation.combine(mine, [other], output: ours, dryRun: false, appendingToMine: !oursDamaged, nothingWrittenNote: false)
         for i in salvaged.indices where !salvaged[i].isOurs { salvaged[i].brought = merged.report.inputs.first?.changes ?? 0 }
         guard !merged.report.upToDate || oursDamaged else { return Outcome(report: merged.finished(), salvaged: salvaged) }
         let document = merged.document

@@ -31,6 +31,32 @@ struct GitCommandTests {
         #expect(leftovers.isEmpty, "\(leftovers)")
     }
 
+    /// THEIRS is held as its history unless its file is the larger: either way OURS gains one
+    /// block, and reads as the two copies merged.
+    @Test("git-driver with THEIRS larger or smaller than OURS: OURS appended, the merged notebook")
+    func driverTheirsLargerOrSmaller() throws {
+        let dir = try TempDir()
+        let base = Document(title: "T", author: "carol")
+        let shared = base.addNote(title: "Shared", body: "x")
+        let bytes = base.save()
+        let small = try Document.load(bytes), large = try Document.load(bytes)
+        small.author = "sam"
+        try small.setBody(shared, "edited by sam")
+        large.author = "lee"
+        for i in 0 ..< 20 { large.addNote(title: "Note \(i)", body: String(repeating: "long text \(i) ", count: 20)) }
+        for (ours, theirs) in [(small, large), (large, small)] {
+            let expected = ours.fork()
+            try expected.merge(theirs)
+            let oursPath = try dir.write(ours.save(), "ours"), theirsPath = try dir.write(theirs.save(), "theirs")
+            let before = try dir.bytes("ours")
+            let r = pnmerge(["git-driver", "", oursPath, theirsPath, "n.peernote"])
+            #expect(r.status == 0, "\(r.err)")
+            let after = try dir.bytes("ours")
+            #expect(Array(after.prefix(before.count)) == before, "appended, not rewritten")
+            #expect(try Document.load(after).save(.compact) == expected.save(.compact))
+        }
+    }
+
     @Test("git-driver leaves OURS byte-identical when it already has every change")
     func driverUpToDate() throws {
         let dir = try TempDir()
