@@ -36,15 +36,8 @@ struct GitCommandTests {
     @Test("git-driver with THEIRS larger or smaller than OURS: OURS appended, the merged notebook")
     func driverTheirsLargerOrSmaller() throws {
         let dir = try TempDir()
-        let base = Document(title: "T", author: "carol")
-        let shared = base.addNote(title: "Shared", body: "x")
-        let bytes = base.save()
-        let small = try Document.load(bytes), large = try Document.load(bytes)
-        small.author = "sam"
-        try small.setBody(shared, "edited by sam")
-        large.author = "lee"
-        for i in 0 ..< 20 { large.addNote(title: "Note \(i)", body: String(repeating: "long text \(i) ", count: 20)) }
-        for (ours, theirs) in [(small, large), (large, small)] {
+        let copies = try SmallAndLarge()
+        for (ours, theirs) in [(copies.small, copies.large), (copies.large, copies.small)] {
             let expected = ours.fork()
             try expected.merge(theirs)
             let oursPath = try dir.write(ours.save(), "ours"), theirsPath = try dir.write(theirs.save(), "theirs")

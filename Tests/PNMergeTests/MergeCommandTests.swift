@@ -58,17 +58,8 @@ struct MergeCommandTests {
     @Test("A THEIRS larger or smaller than MINE, one or two of them: the same result and counts, -o and in place")
     func theirsLargerOrSmaller() throws {
         let dir = try TempDir()
-        let base = Document(title: "T", author: "carol")
-        let shared = base.addNote(title: "Shared", body: "x")
-        let bytes = base.save()
-        let small = try Document.load(bytes), large = try Document.load(bytes), third = try Document.load(bytes)
-        small.author = "sam"
-        try small.setBody(shared, "edited by sam")
-        large.author = "lee"
-        for i in 0 ..< 20 { large.addNote(title: "Note \(i)", body: String(repeating: "long text \(i) ", count: 20)) }
-        third.author = "tia"
-        try third.addTag(shared, "tagged")
-        let copies = ["small": small, "large": large, "third": third]
+        let made = try SmallAndLarge()
+        let copies = ["small": made.small, "large": made.large, "third": made.third]
         for (name, doc) in copies { _ = try dir.write(doc.save(), "\(name).peernote") }
         #expect(try dir.bytes("large.peernote").count > dir.bytes("small.peernote").count)
         for (mine, theirs) in [("small", ["large"]), ("large", ["small"]), ("small", ["large", "third"]),

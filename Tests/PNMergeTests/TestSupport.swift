@@ -9,6 +9,27 @@ func at(_ hour: Int, _ minute: Int) -> Date {
     Date(timeIntervalSince1970: 1_709_251_200 + TimeInterval(hour * 3600 + minute * 60))
 }
 
+/// Three copies of one small notebook, each with edits of its own: `small` (one body edited),
+/// `large` (twenty long notes added, so its file is much the larger) and `third` (a tag added).
+struct SmallAndLarge {
+    let small: Document, large: Document, third: Document
+
+    init() throws {
+        let base = Document(title: "T", author: "carol")
+        let shared = base.addNote(title: "Shared", body: "x")
+        let bytes = base.save()
+        small = try Document.load(bytes)
+        large = try Document.load(bytes)
+        third = try Document.load(bytes)
+        small.author = "sam"
+        try small.setBody(shared, "edited by sam")
+        large.author = "lee"
+        for i in 0 ..< 20 { large.addNote(title: "Note \(i)", body: String(repeating: "long text \(i) ", count: 20)) }
+        third.author = "tia"
+        try third.addTag(shared, "tagged")
+    }
+}
+
 /// Two copies of one notebook that diverged:
 /// - alice edits "Plan", renames "Food" to "Shopping" and deletes "Old" (at 10:02);
 /// - bob edits "Ideas", renames "Food" to "Groceries", edits "Old" and adds "Boat" (at 10:05).

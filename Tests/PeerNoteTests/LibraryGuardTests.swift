@@ -142,16 +142,22 @@ struct LibraryGuardTests {
         #expect(FileLock.lockFile(for: dir + "/sub/other.peernote") != new)
     }
 
-    @Test("Two copies holding one change id with different content are refused, naming the change")
-    func conflictingChangeRefused() throws {
+    /// Two copies of one notebook made by two sessions that (wrongly) share the replica id
+    /// `reused`, each of which made a different first change.
+    static func copiesWithChangedChange() throws -> (one: Document, two: Document, reused: ReplicaID) {
         let base = Document(title: "T", author: "a")
         let note = base.addNote(title: "N", body: "x")
         let reused = ReplicaID(high: 7, low: 7)
-        // Two sessions that (wrongly) share a replica id make different first changes.
         let one = Document(id: base.id, genesis: base.genesis, log: base.log, state: base.state, replica: reused, author: "one")
         let two = Document(id: base.id, genesis: base.genesis, log: base.log, state: base.state, replica: reused, author: "two")
         try one.insertText(note, at: 0, "1")
         try two.insertText(note, at: 0, "2")
+        return (one, two, reused)
+    }
+
+    @Test("Two copies holding one change id with different content are refused, naming the change")
+    func conflictingChangeRefused() throws {
+        let (one, two, reused) = try Self.copiesWithChangedChange()
         let before = one.save()
         #expect(one.relation(to: two) == .conflictingChange(ChangeID(replica: reused, seq: 1)))
         #expect(throws: PeerNoteError.unrelated(.conflictingChange(ChangeID(replica: reused, seq: 1)))) { try one.merge(two) }

@@ -85,13 +85,7 @@ extension ConvergenceTests {
 
         // One change id with different content in the two copies (two sessions that wrongly
         // share a replica id), named as merging the document names it.
-        let base = Document(title: "T", author: "a")
-        let note = base.addNote(title: "N", body: "x")
-        let reused = ReplicaID(high: 7, low: 7)
-        let one = Document(id: base.id, genesis: base.genesis, log: base.log, state: base.state, replica: reused, author: "one")
-        let two = Document(id: base.id, genesis: base.genesis, log: base.log, state: base.state, replica: reused, author: "two")
-        try one.insertText(note, at: 0, "1")
-        try two.insertText(note, at: 0, "2")
+        let (one, two, reused) = try LibraryGuardTests.copiesWithChangedChange()
         let changed = PeerNoteError.unrelated(.conflictingChange(ChangeID(replica: reused, seq: 1)))
         #expect(one.relation(to: two.mergeSource) == .conflictingChange(ChangeID(replica: reused, seq: 1)))
         #expect(throws: changed) { try one.merge(try MergeSource.load(two.save())) }
