@@ -139,7 +139,7 @@ enum GitMergeDriver {
         // history rather than beside a second notebook. Failures are reported OURS first.
         var theirsSource: MergeSource?
         let theirsResult = Result { () throws(PeerNoteError) in try Document.load(bytes[1]) }.map { document -> Document? in
-            guard bytes[1].count <= bytes[0].count else { return document }
+            guard !LoadedTheirs.keepsWhole(theirsBytes: bytes[1].count, mineBytes: bytes[0].count) else { return document }
             theirsSource = document.mergeSource
             return nil
         }

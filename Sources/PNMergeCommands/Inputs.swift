@@ -58,6 +58,11 @@ struct LoadedTheirs {
     init(_ loaded: LoadedDocument) {
         self.init(path: loaded.path, copy: .whole(loaded.document), label: loaded.label)
     }
+
+    /// Whether a merge keeps the first THEIRS whole rather than as its history: when its file
+    /// (`theirsBytes`) is larger than MINE's, which stands for its history being the longer,
+    /// so that the result may be built from it.
+    static func keepsWhole(theirsBytes: Int, mineBytes: Int) -> Bool { theirsBytes > mineBytes }
 }
 
 /// Reading input documents, with one-line errors that name the file.
@@ -155,7 +160,7 @@ enum Inputs {
         for (i, (path, result)) in zip(theirs, read).enumerated() {
             let bytes = try result.get()
             let document = try verify(bytes, path: path, label: nil)
-            let whole = i == 0 && bytes.count > mineSize
+            let whole = i == 0 && LoadedTheirs.keepsWhole(theirsBytes: bytes.count, mineBytes: mineSize)
             others.append(LoadedTheirs(path: path, copy: whole ? .whole(document) : .history(document.mergeSource)))
         }
         let mineBytes = try read[read.count - 1].get()
