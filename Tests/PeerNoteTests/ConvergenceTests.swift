@@ -548,6 +548,8 @@ struct ConvergenceTests {
             // work spent and the same totals.
             let va = a.persisted?.verified, vb = b.persisted?.verified
             #expect(va?.workSpent == vb?.workSpent && va?.totals == vb?.totals && va?.rows == vb?.rows, "\(what): the verified file")
+            // What the next appended block's limits are counted from.
+            #expect(a.persisted?.opRows == b.persisted?.opRows && a.persisted?.predecessors == b.persisted?.predecessors, "\(what): the file's rows")
             #expect(a.notebook == b.notebook, "\(what)")
             #expect(a.conflicts == b.conflicts, "\(what)")
             #expect(a.heads == b.heads && a.changeCount == b.changeCount, "\(what)")
