@@ -3,6 +3,11 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// The full causal history of a document: every change and every op, in a
 /// causal order (each change after all its dependencies).
@@ -51,6 +56,16 @@ struct OpLog: Sendable {
     var contentHashes = ContentHashes()
     /// How many shared-history checks this log has been part of (see `Document.relation(to:)`).
     var sharedHistoryChecks = 0
+    /// While `beginAdoptingOps` is in effect: the ops the log is to end up with.
+    private var adopted: AdoptedOps?
+
+    /// Ops a replay is expected to append (`beginAdoptingOps`), and how many of them the ops
+    /// appended so far matched: `ops` then holds only the last op appended, which later units
+    /// may still extend, and is compared when the next op starts, or at the end.
+    private struct AdoptedOps: Sendable {
+        let ops: [Op]
+        var matched = 0
+    }
 
     var lvCount: Int { changes.lvEnd }
 
@@ -76,6 +91,75 @@ struct OpLog: Sendable {
         if changes.capacity < needed { changes.reserveCapacity(Swift.max(needed, changes.capacity + changes.capacity / 8)) }
     }
 
+    // MARK: Adopting a block's ops
+
+    /// Makes the log, which has no ops yet, end up with `ops` itself, its storage shared rather
+    /// than copied, when the appends up to `endAdoptingOps()` give those same ops. A load appends
+    /// a base block's ops, which their writer stored as its log held them: each then exists
+    /// once instead of twice (a 20,000-note notebook's are 4.5 MB). Each op appended is compared
+    /// with `ops` once it is complete; at the first that differs (a writer that split ops this
+    /// log joins, or numbered replicas otherwise), those that matched are copied from `ops` and
+    /// the appends go on as they would have, so that the log ends the same either way.
+    /// Nothing but appends may read or change the ops until `endAdoptingOps()`.
+    mutating func beginAdoptingOps(_ ops: [Op]) {
+        precondition(self.ops.isEmpty && adopted == nil, "ops are adopted into a log without any")
+        adopted = AdoptedOps(ops: ops)
+    }
+
+    /// Ends `beginAdoptingOps`: the ops are the adopted array when the appends gave exactly its
+    /// ops, else what the appends gave. Does nothing when no ops are being adopted.
+    mutating func endAdoptingOps() {
+        guard let a = adopted.take() else { return }
+        let complete = a.matched + ops.count == a.ops.count && ops.count <= 1
+        if complete, ops.first.map({ $0 == a.ops[a.matched] }) ?? true {
+            ops = a.ops
+        } else {
+            ops = Self.matchedThenAppended(a, ops)
+        }
+    }
+
+    /// The adopted ops `a` matched, then `appended`: the ops the appends gave, in room for the
+    /// rest of the adopted ops and an eighth more (as `reserve` gives).
+    private static func matchedThenAppended(_ a: AdoptedOps, _ appended: [Op]) -> [Op] {
+        var all: [Op] = []
+        all.reserveCapacity(a.ops.count + a.ops.count / 8 + appended.count)
+        all.append(contentsOf: a.ops[..<a.matched])
+        all.append(contentsOf: appended)
+        return all
+    }
+
+    /// Appends `op` after the last op, which is then complete: compared with the adopted ops,
+    /// if any (`beginAdoptingOps`).
+    @inline(__always) private mutating func appendNewOp(_ op: Op) {
+        if adopted != nil { confirmLastOp() }
+        ops.append(op)
+    }
+
+    /// The last op, complete, matched against the next adopted op: dropped from `ops` when it is
+    /// the same, else the adoption ends with the ops matched so far copied in before it.
+    private mutating func confirmLastOp() {
+        guard let k = adopted?.matched, !ops.isEmpty else { return }
+        let same = adopted?.ops.withUnsafeBufferPointer { adopted in
+            ops.withUnsafeBufferPointer { ops in
+                guard k < adopted.count, let a = adopted.baseAddress, let o = ops.baseAddress else { return false }
+                return Self.same(a + k, o + ops.count - 1)
+            }
+        } ?? false
+        if same {
+            adopted?.matched += 1
+            ops.removeAll(keepingCapacity: true)
+        } else if let a = adopted.take() {
+            ops = Self.matchedThenAppended(a, ops)
+        }
+    }
+
+    /// Whether two ops are equal, read where they lie: first byte for byte (an op appended from
+    /// a block's op holds the same values, its strings and arrays the same storage), then as
+    /// `==` judges, which copies each body it compares (retaining what it holds).
+    @inline(__always) private static func same(_ a: UnsafePointer<Op>, _ b: UnsafePointer<Op>) -> Bool {
+        memcmp(a, b, MemoryLayout<Op>.size) == 0 || a.pointee == b.pointee
+    }
+
     // MARK: Rolling back
 
     /// The log as it stands, for `rollBack(to:)`: its counts, and what appends change in place
@@ -96,9 +180,10 @@ struct OpLog: Sendable {
     }
 
     func checkpoint() -> Checkpoint {
-        Checkpoint(replicas: replicas.count, strings: strings.count, extras: extras.count, ops: ops.count, lastOp: ops.last,
-                   text: text.count, heads: heads, lastOpFirstID: lastOpFirstID, lastOpTextStart: lastOpTextStart,
-                   changes: changes.checkpoint())
+        assert(adopted == nil, "no checkpoint while ops are adopted")
+        return Checkpoint(replicas: replicas.count, strings: strings.count, extras: extras.count, ops: ops.count, lastOp: ops.last,
+                          text: text.count, heads: heads, lastOpFirstID: lastOpFirstID, lastOpTextStart: lastOpTextStart,
+                          changes: changes.checkpoint())
     }
 
     /// Removes everything appended since `checkpoint` was taken (changes, ops, text, and the
@@ -367,7 +452,7 @@ struct OpLog: Sendable {
         if last >= 0, ops[last].lv + ops[last].length == lv, Self.extend(&ops[last], firstID: lastOpFirstID, with: body, length: length, firstID: bID) {
             return
         }
-        ops.append(Op(lv: lv, length: length, body: body))
+        appendNewOp(Op(lv: lv, length: length, body: body))
         lastOpFirstID = bID
         if case .insertText(_, _, _, let start) = body { lastOpTextStart = start } else { lastOpTextStart = -1 }
     }
@@ -516,7 +601,7 @@ struct OpLog: Sendable {
                                  : OpBody.deleteText(note: note, target: start, reversed: false)
             let last = ops.count - 1
             if !(last >= 0 && ops[last].lv + ops[last].length == lv && Self.extend(&ops[last], firstID: lastOpFirstID, with: body, length: length, firstID: id)) {
-                ops.append(Op(lv: lv, length: length, body: body))
+                appendNewOp(Op(lv: lv, length: length, body: body))
                 lastOpFirstID = id
                 lastOpTextStart = -1
             }
@@ -544,7 +629,7 @@ struct OpLog: Sendable {
         text.append(contentsOf: scalars)
         let last = ops.count - 1
         if !(last >= 0 && ops[last].lv + ops[last].length == lv && Self.extend(&ops[last], firstID: lastOpFirstID, with: body, length: total, firstID: first)) {
-            ops.append(Op(lv: lv, length: total, body: body))
+            appendNewOp(Op(lv: lv, length: total, body: body))
             lastOpFirstID = first
             lastOpTextStart = text.count - total
         }

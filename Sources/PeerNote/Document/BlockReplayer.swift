@@ -215,7 +215,14 @@ struct BlockReplayer {
         let agents = block.replicas.map { log.agent(for: $0) }
         let mapAgent: (LocalID) -> LocalID = { id in id.isNone || id.isUnstated ? id : LocalID(agent: agents[Int(id.agent)], counter: id.counter) }
         let startLV = log.lvCount
-        log.reserve(changes: block.changes.count, ops: block.ops.count, text: block.textCount)
+        // A base block into an empty log whose agents are the block's replica indices: the log
+        // takes the block's ops array itself when its appends give the same ops, as a writer's
+        // log gives them (`OpLog.beginAdoptingOps`), instead of holding a copy beside it.
+        let adopting = log.ops.isEmpty && startLV == 0 && agents.elementsEqual(0 ..< UInt32(agents.count))
+        log.reserve(changes: block.changes.count, ops: adopting ? 0 : block.ops.count, text: block.textCount)
+        if adopting { log.beginAdoptingOps(block.ops) }
+        // On every way out: a log is never left holding only its last op.
+        defer { log.endAdoptingOps() }
         // The block's authors and messages, interned once (changes then refer to them by index).
         let stringMap = block.strings.map { log.internString($0) }
         let firstChange = log.changes.count
@@ -334,6 +341,7 @@ struct BlockReplayer {
             }
         }
         guard opIndex == block.ops.count else { throw .invalidDocument(offset: block.offset, message: "ops are left over after the last change") }
+        log.endAdoptingOps()
         guard applying else { return }
         willApply(log, state, firstChange)
         if block.offset == 0 { state.reserveNotes(forBase: ops) }
