@@ -12,6 +12,7 @@ extension OpLog {
     /// change's fingerprint agree on its whole causal past. Seeded per process, so only
     /// compared within one process.
     mutating func fingerprint(ofChange i: Int) -> Int {
+        assert(!isAdoptingOps, "ops are read whole only once adopted")
         guard fingerprints.count <= i else { return fingerprints[i] }
         // Changes are fingerprinted in order, walking the ops once (no search per change).
         // Room grows geometrically: an exact reserve on every call would copy the whole array

@@ -74,6 +74,7 @@ extension OpLog {
 
     /// The index of the op covering `lv`.
     func opIndex(containingLV lv: Int) -> Int {
+        assert(!isAdoptingOps, "ops are read whole only once adopted")
         var lo = 0, hi = ops.count - 1
         while lo < hi {
             let mid = (lo + hi + 1) / 2

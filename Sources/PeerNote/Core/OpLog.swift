@@ -58,6 +58,8 @@ struct OpLog: Sendable {
     var sharedHistoryChecks = 0
     /// While `beginAdoptingOps` is in effect: the ops the log is to end up with.
     private var adopted: AdoptedOps?
+    /// Whether ops are being adopted (`ops` then holds only the last op appended).
+    var isAdoptingOps: Bool { adopted != nil }
 
     /// Ops a replay is expected to append (`beginAdoptingOps`), and how many of them the ops
     /// appended so far matched: `ops` then holds only the last op appended, which later units
@@ -190,6 +192,7 @@ struct OpLog: Sendable {
     /// replicas and strings they brought), leaving the log as it was then. Appending changes
     /// only adds at the ends of the log's arrays and changes its last op in place.
     mutating func rollBack(to checkpoint: Checkpoint) {
+        assert(adopted == nil, "no roll-back while ops are adopted")
         precondition(replicas.count >= checkpoint.replicas && ops.count >= checkpoint.ops && text.count >= checkpoint.text,
                      "a checkpoint of this log, not rolled back past")
         for r in replicas[checkpoint.replicas...] { replicaIndex[r] = nil }
@@ -270,6 +273,7 @@ struct OpLog: Sendable {
     /// Sets the origins of insertText ops (`op` indexes `ops`; each an insert): the origins a
     /// file left out (`buildBodies(from:)`).
     mutating func setInsertOrigins(_ origins: [(op: Int, left: LocalID, right: LocalID)]) {
+        assert(adopted == nil, "ops are read whole only once adopted")
         ops.withUnsafeMutableBufferPointer { ops in
             for (i, left, right) in origins {
                 guard case .insertText(let note, _, _, let start) = ops[i].body else { preconditionFailure("origins are set on inserts") }
@@ -719,6 +723,7 @@ struct OpLog: Sendable {
     /// else, or returns false to stop (this then returns false). Loading uses it for a block
     /// whose text is stored in document order.
     mutating func rewriteInsertedText(_ write: (LocalID, Int, inout ScalarStore, Int) -> Bool) -> Bool {
+        assert(adopted == nil, "ops are read whole only once adopted")
         let ops = self.ops
         for i in ops.indices {
             guard case .insertText(let note, _, _, let start) = ops[i].body else { continue }

@@ -87,3 +87,50 @@ struct AdoptedOpsTests {
         #expect(throws: PeerNoteError.self) { try Document.load(bytes) }
     }
 }
+
+extension AdoptedOpsTests {
+    @Test("A last op that differs only in its body is found at the end: the log keeps its own")
+    func lastOpDiffers() throws {
+        let id = ConcurrentLoadTests.id
+        typealias C = ConcurrentLoadTests.Change
+        // The last op a two-op insert the log joins: the second part is compared at the end.
+        let joined = ConcurrentLoadTests.file([C(replica: 0, seq: 1, length: 5, deps: [])], [
+            (.createNote(originLeft: .none, originRight: .none, created: 0), 1),
+            (.insertText(note: id(0, 0), originLeft: .none, originRight: .none, contentStart: 0), 2),
+            (.insertText(note: id(0, 0), originLeft: id(0, 2), originRight: .none, contentStart: 2), 2),
+        ], text: "abcd")
+        let (b1, r1) = try Self.replayed(joined)
+        #expect(r1.log.ops.map(\.length) == [1, 4] && !Self.sharesStorage(r1.log.ops, b1.ops))
+        // The last op a one-unit delete stored as reversed, which the log stores as not.
+        let reversed = ConcurrentLoadTests.file([C(replica: 0, seq: 1, length: 3, deps: []), C(replica: 0, seq: 2, length: 1, deps: [0])], [
+            (.createNote(originLeft: .none, originRight: .none, created: 0), 1),
+            (.insertText(note: id(0, 0), originLeft: .none, originRight: .none, contentStart: 0), 2),
+            (.deleteText(note: id(0, 0), target: id(0, 1), reversed: true), 1),
+        ], text: "ab")
+        let (b2, r2) = try Self.replayed(reversed)
+        #expect(r2.log.ops.count == b2.ops.count && !Self.sharesStorage(r2.log.ops, b2.ops))
+        #expect(r2.log.ops.last?.body == .deleteText(note: id(0, 0), target: id(0, 1), reversed: false))
+    }
+
+    @Test("Loaded on two threads or one, with and without structures: the same ops, and the same saves after an edit")
+    func twoThreadsAndEdits() throws {
+        let doc = Document(title: "T")
+        var ids: [NoteID] = []
+        for k in 0 ..< 60 { ids.append(doc.addNote(title: "N\(k)", body: String(repeating: "line \(k) typed ", count: 10))) }
+        try doc.deleteText(ids[5], range: 2 ..< 40)
+        try doc.setNoteTitle(ids[6], "retitled")
+        for writeStructures in [false, true] {
+            let bytes = doc.save(.compact, writeStructures: writeStructures, concurrentFrom: .max)
+            let one = try Document.load(bytes, concurrentFrom: .max), two = try Document.load(bytes, concurrentFrom: 0)
+            #expect(one.log.ops == two.log.ops, "structures \(writeStructures)")
+            #expect(one.log.ops == doc.log.ops, "structures \(writeStructures): the ops the writer held")
+            // Typing on a note after the load, then a save, read again (its agents may be
+            // numbered otherwise: compared through compact saves, which name replicas).
+            for loaded in [one, two] {
+                try loaded.insertText(ids[7], at: 3, "typed after loading")
+                let again = try Document.load(loaded.save())
+                #expect(again.notebook == loaded.notebook && again.save(.compact) == loaded.save(.compact), "structures \(writeStructures)")
+            }
+        }
+    }
+}
