@@ -78,6 +78,13 @@ struct ScalarStore: ElementStore, RandomAccessCollection, Equatable {
         }
     }
 
+    /// `count` placeholders (`Unicode.Scalar.placeholder`) with room for `capacity` scalars:
+    /// a store whose text is then written in place (`overwrite`).
+    init(placeholders count: Int, reserving capacity: Int) {
+        narrow.reserveCapacity(Swift.max(count, capacity))
+        Self.grow(&narrow, by: count, with: UInt8(truncatingIfNeeded: Unicode.Scalar.placeholder.value))
+    }
+
     var count: Int { isWide ? wide.count : narrow.count }
     var isEmpty: Bool { count == 0 }
     var startIndex: Int { 0 }

@@ -568,6 +568,9 @@ extension ListCRDT where Element == Unicode.Scalar {
     /// How many elements the arena holds: every one integrated, deleted ones too.
     var arenaCount: Int { tree.content.count }
 
+    /// The arena: every element the list integrated, in that order (deleted ones too).
+    var arena: ScalarStore { tree.content }
+
     /// Writes the arena's elements at `range` into `store` from `start` on, read where they
     /// lie; false, writing nothing, when `range` is not within the arena. Requires
     /// `start + range.count <= store.count`.

@@ -85,7 +85,7 @@ extension OpLog {
             case .setNoteTitle(let n, let v, let p): id(n, &h); h.combine(ExactString(v)); ids(p, &h)
             case .insertText(let n, let l, let r, let start):
                 id(n, &h); id(l, &h); id(r, &h)
-                text.hash(start ..< start + op.length, into: &h)
+                textView.hash(start ..< start + op.length, into: &h)
             case .deleteText(let n, let t, let rev): id(n, &h); id(t, &h); h.combine(rev)
             case .addTag(let n, let t): id(n, &h); h.combine(ExactString(t))
             case .removeTag(let n, let t, let rm): id(n, &h); h.combine(ExactString(t)); ids(rm, &h)

@@ -31,9 +31,12 @@ struct OpLog: Sendable {
     /// Unknown change fields kept verbatim; index 0 is none.
     private(set) var extras: [[UInt8]] = [[]]
     private(set) var ops: [Op] = []
-    /// Inserted text of every `insertText` op, as Unicode scalars (one byte each while all of
-    /// them are Latin-1: `ScalarStore`).
-    private(set) var text = ScalarStore()
+    /// The inserted text the log holds itself (`text`), all of it unless `pendingText` is set,
+    /// and then none.
+    private var storedText = ScalarStore()
+    /// Text the log does not hold (a load's: `beginUnwrittenText`, `deferText(to:)`); nil once
+    /// it holds all of it.
+    private var pendingText: PendingText?
     /// In no particular order (readers sort). Kept with `headPlaces` once there are many.
     private(set) var heads: [Int] = []
     /// Each head's place in `heads`, kept while there are more than `headIndexThreshold` heads
@@ -71,6 +74,89 @@ struct OpLog: Sendable {
 
     var lvCount: Int { changes.lvEnd }
 
+    // MARK: Text
+
+    /// The first `count` scalars of the text when the log does not hold them itself: a load's,
+    /// not yet read in (`source` nil: placeholders), or held by the notes' arenas (`source`).
+    /// `storedText` then holds the scalars after them.
+    private struct PendingText: Sendable {
+        var count: Int
+        var source: DeferredText?
+    }
+
+    /// How many scalars the log's text holds (`textView`).
+    var textCount: Int { (pendingText?.count ?? 0) + storedText.count }
+
+    /// Whether the first part of the log's text is read in the notes' arenas of a load
+    /// (`deferText(to:)`).
+    var textIsDeferred: Bool { pendingText?.source != nil }
+
+    /// Inserted text of every `insertText` op, as Unicode scalars (one byte each while all of
+    /// them are Latin-1: `ScalarStore`), from each op's `contentStart` on: a view that reads text
+    /// a load left with the notes (`deferText(to:)`) in their arenas, and the text appended
+    /// since where the log holds it. Every reader of the text reads it through this view.
+    var textView: LogTextView {
+        guard let pending = pendingText else { return LogTextView(tail: storedText) }
+        return LogTextView(headCount: pending.count, head: pending.source, tail: storedText)
+    }
+
+    /// The whole text in one store (`textView`'s scalars), copied out when part of it is read in
+    /// the notes' arenas. For tests; readers read `textView`.
+    var text: ScalarStore {
+        guard pendingText != nil else { return storedText }
+        let view = textView
+        var whole = ScalarStore(placeholders: view.count, reserving: view.count)
+        view.copy(0 ..< view.count, into: &whole, at: 0)
+        return whole
+    }
+
+    /// From here until `deferText(to:)` or `writeUnwrittenText()`, inserts append no text: only
+    /// its length is kept (a load's replay of a block whose text the state section holds, which
+    /// would append placeholders, on the thread that builds the log alone). For a log with no
+    /// text yet.
+    mutating func beginUnwrittenText() {
+        precondition(textCount == 0 && pendingText == nil, "a log without text leaves its text unwritten")
+        storedText = ScalarStore()
+        pendingText = PendingText(count: 0, source: nil)
+    }
+
+    /// Appends placeholders for text left unwritten (`beginUnwrittenText`), so that the log holds
+    /// its text itself; nothing otherwise.
+    mutating func writeUnwrittenText() {
+        guard let pending = pendingText, pending.source == nil else { return }
+        var placeholders = ScalarStore(placeholders: pending.count, reserving: pending.count + storedText.count + pending.count / 8)
+        placeholders.append(contentsOf: storedText[0 ..< storedText.count])
+        storedText = placeholders
+        pendingText = nil
+    }
+
+    /// Lets `source` hold the log's text, which it gives exactly (a load whose notes' arenas
+    /// hold every inserted character): the log lets go of its own (placeholders, or the count
+    /// of unwritten text). Text appended later is the log's own, after it.
+    mutating func deferText(to source: DeferredText) {
+        precondition(source.count == textCount, "a deferred text of the log's length")
+        storedText = ScalarStore()
+        pendingText = PendingText(count: source.count, source: source)
+        fingerprints.removeAll()
+    }
+
+    /// Makes the log hold all of its text itself (to write into it in place).
+    private mutating func settleText() {
+        guard let pending = pendingText else { return }
+        guard pending.source != nil else { return writeUnwrittenText() }
+        storedText = text
+        pendingText = nil
+    }
+
+    /// Appends `scalars` to the text (counted alone while it is unwritten).
+    private mutating func appendToText(_ scalars: some Collection<Unicode.Scalar>) {
+        if let pending = pendingText, pending.source == nil {
+            pendingText?.count += scalars.count
+            return
+        }
+        storedText.append(contentsOf: scalars)
+    }
+
     // MARK: Replicas
 
     /// Makes room for `more` changes, `moreOps` op rows and `moreText` inserted characters, so
@@ -81,7 +167,7 @@ struct OpLog: Sendable {
     mutating func reserve(changes more: Int, ops moreOps: Int = 0, text moreText: Int = 0) {
         changes.reserveCapacity(changes.count + more)
         if moreOps > 0 { ops.reserveCapacity(ops.count + moreOps + moreOps / 8) }
-        if moreText > 0 { text.reserveCapacity(text.count + moreText + moreText / 8) }
+        if moreText > 0 && !(pendingText != nil && pendingText?.source == nil) { storedText.reserveCapacity(storedText.count + moreText + moreText / 8) }
     }
 
     /// Makes room for `more` changes beyond those the log has, growing the per-change arrays
@@ -184,7 +270,7 @@ struct OpLog: Sendable {
     func checkpoint() -> Checkpoint {
         assert(adopted == nil, "no checkpoint while ops are adopted")
         return Checkpoint(replicas: replicas.count, strings: strings.count, extras: extras.count, ops: ops.count, lastOp: ops.last,
-                          text: text.count, heads: heads, lastOpFirstID: lastOpFirstID, lastOpTextStart: lastOpTextStart,
+                          text: textCount, heads: heads, lastOpFirstID: lastOpFirstID, lastOpTextStart: lastOpTextStart,
                           changes: changes.checkpoint())
     }
 
@@ -193,7 +279,7 @@ struct OpLog: Sendable {
     /// only adds at the ends of the log's arrays and changes its last op in place.
     mutating func rollBack(to checkpoint: Checkpoint) {
         assert(adopted == nil, "no roll-back while ops are adopted")
-        precondition(replicas.count >= checkpoint.replicas && ops.count >= checkpoint.ops && text.count >= checkpoint.text,
+        precondition(replicas.count >= checkpoint.replicas && ops.count >= checkpoint.ops && textCount >= checkpoint.text,
                      "a checkpoint of this log, not rolled back past")
         for r in replicas[checkpoint.replicas...] { replicaIndex[r] = nil }
         replicas.removeLast(replicas.count - checkpoint.replicas)
@@ -202,7 +288,10 @@ struct OpLog: Sendable {
         extras.removeLast(extras.count - checkpoint.extras)
         ops.removeLast(ops.count - checkpoint.ops)
         if let last = checkpoint.lastOp { ops[ops.count - 1] = last }
-        text.removeLast(text.count - checkpoint.text)
+        if textCount > checkpoint.text {
+            if checkpoint.text < (pendingText?.count ?? 0) { settleText() }
+            storedText.removeLast(textCount - checkpoint.text)
+        }
         heads = checkpoint.heads
         headPlaces = nil
         lastOpFirstID = checkpoint.lastOpFirstID
@@ -389,8 +478,8 @@ struct OpLog: Sendable {
     mutating func append(_ body: OpBody, length: Int, scalars: some Collection<Unicode.Scalar> = EmptyCollection()) {
         var body = body
         if case .insertText(let note, let left, let right, _) = body {
-            body = .insertText(note: note, originLeft: left, originRight: right, contentStart: text.count)
-            text.append(contentsOf: scalars)
+            body = .insertText(note: note, originLeft: left, originRight: right, contentStart: textCount)
+            appendToText(scalars)
         }
         appendOp(body, length: length)
     }
@@ -399,20 +488,22 @@ struct OpLog: Sendable {
     /// and returns how many there are. ASCII, most typing, is copied byte by byte.
     @discardableResult
     mutating func appendText(_ s: String) -> Int {
-        let before = text.count
+        writeUnwrittenText()
+        let before = storedText.count
         var s = s
         let ascii = s.withUTF8 { bytes in
             guard !bytes.contains(where: { $0 >= 0x80 }) else { return false }
-            text.append(ascii: bytes)
+            storedText.append(ascii: bytes)
             return true
         }
-        if !ascii { text.append(contentsOf: s.unicodeScalars) }
-        return text.count - before
+        if !ascii { storedText.append(contentsOf: s.unicodeScalars) }
+        return storedText.count - before
     }
 
     /// Appends `scalars` to `text` (for an `insertText` op appended next with `appendOp`).
     mutating func appendText(_ scalars: [Unicode.Scalar]) {
-        text.append(contentsOf: scalars)
+        writeUnwrittenText()
+        storedText.append(contentsOf: scalars)
     }
 
     /// Appends a local insert into `note` of `length` units, already in `text` from
@@ -529,7 +620,7 @@ struct OpLog: Sendable {
         changes.extendLast(by: length)
         dropFingerprintOfLastChange()
         ops[ops.count - 1].length += length
-        text.append(contentsOf: scalars)
+        appendToText(scalars)
         return true
     }
 
@@ -549,7 +640,7 @@ struct OpLog: Sendable {
         else { return false }
         replaceHead(index - 1, with: changes.count - 1)
         ops[ops.count - 1].length += total
-        text.append(contentsOf: scalars)
+        appendToText(scalars)
         return true
     }
 
@@ -629,13 +720,13 @@ struct OpLog: Sendable {
               changes.appendContinuing(agent: agent, meta: meta, time: time, lengths: lengths) else { return false }
         replaceHead(index - 1, with: changes.count - 1)
         let lv = changes.lvEnd - total
-        let body = OpBody.insertText(note: note, originLeft: originLeft, originRight: originRight, contentStart: text.count)
-        text.append(contentsOf: scalars)
+        let body = OpBody.insertText(note: note, originLeft: originLeft, originRight: originRight, contentStart: textCount)
+        appendToText(scalars)
         let last = ops.count - 1
         if !(last >= 0 && ops[last].lv + ops[last].length == lv && Self.extend(&ops[last], firstID: lastOpFirstID, with: body, length: total, firstID: first)) {
             appendNewOp(Op(lv: lv, length: total, body: body))
             lastOpFirstID = first
-            lastOpTextStart = text.count - total
+            lastOpTextStart = textCount - total
         }
         return true
     }
@@ -714,23 +805,8 @@ struct OpLog: Sendable {
         let n = ops.count - 1
         guard lastOpTextStart >= 0, n >= 0, changes.count > 0 else { return false }
         let length = ops[n].length
-        return ops[n].lv + length == lvCount && lastOpTextStart + length == text.count
+        return ops[n].lv + length == lvCount && lastOpTextStart + length == textCount
             && lastOpFirstID.agent == changes.agent(changes.count - 1) && Int(lastOpFirstID.counter) + length == Int(nextID.counter)
-    }
-
-    /// Rewrites the characters of every insertText op, in op order: `write(note, length, &text,
-    /// start)` writes the op's `length` characters into `text` from `start` on, and nothing
-    /// else, or returns false to stop (this then returns false). Loading uses it for a block
-    /// whose text is stored in document order.
-    mutating func rewriteInsertedText(_ write: (LocalID, Int, inout ScalarStore, Int) -> Bool) -> Bool {
-        assert(adopted == nil, "ops are read whole only once adopted")
-        let ops = self.ops
-        for i in ops.indices {
-            guard case .insertText(let note, _, _, let start) = ops[i].body else { continue }
-            let length = ops[i].length
-            guard start >= 0, start + length <= text.count, write(note, length, &text, start) else { return false }
-        }
-        return true
     }
 
     /// Writes inserted characters in place, from `start` (an op's `contentStart` plus an
@@ -738,7 +814,8 @@ struct OpLog: Sendable {
     /// (`buildBodies(from:fillingText:)`).
     mutating func overwriteInsertedText(from start: Int, with scalars: some Collection<Unicode.Scalar>) {
         fingerprints.removeAll()
-        text.overwrite(from: start, with: scalars)
+        settleText()
+        storedText.overwrite(from: start, with: scalars)
     }
 
     /// `a` and `b` as one op when `b` continues `a` (typing on, or deleting on in one direction):

@@ -223,7 +223,7 @@ extension OpLog {
         switch (x.body, y.body) {
         case let (.insertText(n1, l1, r1, s1), .insertText(n2, l2, r2, s2)):
             guard n1 == mapped(n2), l1 == mapped(l2), r1 == mapped(r2) else { return false }
-            return text.sameScalars(s1 ..< s1 + x.length, as: other.text, from: s2)
+            return textView.sameScalars(s1 ..< s1 + x.length, as: other.textView, from: s2)
         case let (.deleteText(n1, t1, r1), .deleteText(n2, t2, r2)):
             return n1 == mapped(n2) && t1 == mapped(t2) && r1 == r2
         default:

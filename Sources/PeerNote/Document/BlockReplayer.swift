@@ -151,11 +151,12 @@ struct BlockReplayer {
         case .inconsistent:
             // The log accepted what the walk over the block could not follow (timestamps past 32
             // bits; nothing else is expected, both read the same changes and ops): applied from
-            // the log instead, as `replay` does.
+            // the log instead, as `replay` does (with placeholders for the text, as it has).
+            self.log.writeUnwrittenText()
             var state = DocState()
             state.workBudget = budget
             state.bodiesFromStructures = bodiesFromStructures
-            do throws(ApplyFailure) { try state.applyOps(of: log, from: 0, firstChange: 0) } catch {
+            do throws(ApplyFailure) { try state.applyOps(of: self.log, from: 0, firstChange: 0) } catch {
                 throw Self.applyError(error, block: block, firstChange: 0, log: log)
             }
             self.state = state
@@ -219,6 +220,10 @@ struct BlockReplayer {
         // takes the block's ops array itself when its appends give the same ops, as a writer's
         // log gives them (`OpLog.beginAdoptingOps`), instead of holding a copy beside it.
         let adopting = log.ops.isEmpty && startLV == 0 && agents.elementsEqual(0 ..< UInt32(agents.count))
+        // A block whose text its state section holds, replayed into a log with no text on the
+        // thread that builds the log alone: its inserts append no placeholders (the log takes
+        // its text from the notes afterwards: `fillText`).
+        if block.placeholderCount != nil && !applying && log.textCount == 0 { log.beginUnwrittenText() }
         log.reserve(changes: block.changes.count, ops: adopting ? 0 : block.ops.count, text: block.textCount)
         if adopting { log.beginAdoptingOps(block.ops) }
         // On every way out: a log is never left holding only its last op.
@@ -407,57 +412,94 @@ struct BlockReplayer {
             }
         }
         if let k = misfit { throw fail("note \(k)'s text does not fit its body") }
-        // The registers are checked (reading the state) while the log gets its text (changing the
-        // log alone), on two threads for a large notebook; a register that differs is reported
+        // The registers are checked while the inserts are checked to take the notes' text
+        // exactly, on two threads for a large notebook; a register that differs is reported
         // first, as when one came after the other.
         let shown = state
         let checkRegisters: @Sendable () -> PeerNoteError? = {
             do throws(PeerNoteError) { try Self.checkRegisters(snapshot, slots: slots, block: block, state: shown) } catch { return error }
             return nil
         }
-        // Each insert's characters, from its note: a note's elements in the order it integrated
-        // them are its inserts' characters in op order (the block was just replayed, in op order,
-        // into an empty state).
-        // Notes by place in `ids`; the note's slot is looked up only when the note changes from
-        // one insert op to the next (hashing on every op cost a tenth of fillText). Each note is
-        // read where it lies, its arena too: a copy of each would retain and release them.
-        func fillLog() -> Bool {
-            shown.noteStates.withNotePlaces { notes in
-                var listedAt = [Int](repeating: -1, count: notes.count)
-                for (k, slot) in slots.enumerated() { listedAt[slot] = k }
-                // How many of each listed note's arena characters the inserts so far took.
-                var used = [Int](repeating: 0, count: ids.count)
-                var current = -1
-                let complete = log.rewriteInsertedText { note, length, text, start in
-                    if current < 0 || ids[current] != note {
-                        // The note listed next first: a notebook whose notes were written one after
-                        // the other in document order lists them in the order their inserts come.
-                        if current + 1 < ids.count && ids[current + 1] == note {
-                            current += 1
-                        } else {
-                            guard let slot = shown.slot(of: note), listedAt[slot] >= 0 else { return false }
-                            current = listedAt[slot]
-                        }
-                    }
-                    let from = used[current]
-                    guard notes.read(slots[current], { $0.body.copyArena(from ..< from + length, into: &text, at: start) }) else { return false }
-                    used[current] = from + length
-                    return true
-                }
-                // Every note's characters taken, each once.
-                return complete && zip(slots, used).allSatisfy { slot, n in notes.read(slot) { $0.body.arenaCount == n } }
+        // The log's text is every insert's characters, from its note: a note's elements in the
+        // order it integrated them are its inserts' characters in op order (the block was just
+        // replayed, in op order, into an empty state, and each insert's text follows the one
+        // before it in the log). The log does not hold a copy of them: it reads them in the
+        // notes' arenas (`OpLog.deferText(to:)`). Checked here: the inserts' text in order,
+        // every note's characters taken, each once.
+        let textCount = log.textCount
+        let found = Self.textRuns(log.ops, textCount: textCount, ids: ids, slots: slots, state: shown)
+        func checkLog() -> Bool {
+            guard let used = found?.used else { return false }
+            return shown.noteStates.withNotePlaces { notes in
+                zip(slots, used).allSatisfy { slot, n in notes.read(slot) { $0.body.arenaCount == n } }
             }
         }
         let complete: Bool, differs: PeerNoteError?
         if slots.count >= Self.concurrentFillFrom {
-            (complete, differs) = Concurrently.run({ fillLog() }, alongside: checkRegisters)
+            (complete, differs) = Concurrently.run({ checkLog() }, alongside: checkRegisters)
         } else {
             differs = checkRegisters()
-            complete = differs == nil && fillLog()
+            complete = differs == nil && checkLog()
         }
         if let differs { throw differs }
-        guard complete else { throw fail("the inserted text does not add up") }
+        guard complete, let runs = found?.runs else { throw fail("the inserted text does not add up") }
         guard deadTotal == dead.count else { throw fail("deleted text is left over") }
+        // The listed notes' arenas alone are kept for it (not the note table, which the
+        // state's next change would then copy whole); a later edit of a note copies its arena.
+        let arenas: [ScalarStore] = shown.noteStates.withNotePlaces { notes in slots.map { slot in notes.read(slot) { $0.body.arena } } }
+        guard let deferred = DeferredText(arenas: arenas, runs: runs.lazy.map { (arena: Int($0.listed), length: Int($0.length)) }),
+              deferred.count == textCount else { throw fail("the inserted text does not add up") }
+        log.deferText(to: deferred)
+    }
+
+    /// A stretch of a loaded log's text that one note's arena holds: `length` characters, after
+    /// those the note's earlier runs took; the runs follow each other in the log's text.
+    struct TextRun: Sendable {
+        /// The note's place in the state section's list.
+        var listed: Int32
+        var length: Int32
+    }
+
+    /// The runs of the log's text by note (`TextRun`), from the insert ops of `ops` in op order,
+    /// with how many characters they take from each note the state section lists (`ids`, and
+    /// their `slots`). Nil when an insert's text does not follow the one before it, when the
+    /// text ends elsewhere than at `textCount`, or when an insert is in a note the section does
+    /// not list.
+    /// - Complexity: O(ops); a note's slot is looked up only when the note changes from one
+    ///   insert to the next, and not when it is the next note listed (hashing on every op cost a
+    ///   tenth of the load's fill of the text).
+    private static func textRuns(_ ops: [Op], textCount: Int, ids: [LocalID], slots: [Int],
+                                 state: DocState) -> (runs: [TextRun], used: [Int])? {
+        var listedAt = [Int](repeating: -1, count: state.noteStates.count)
+        for (k, slot) in slots.enumerated() where slot < listedAt.count { listedAt[slot] = k }
+        var used = [Int](repeating: 0, count: ids.count)
+        var runs: [TextRun] = []
+        var current = -1
+        var end = 0
+        for i in ops.indices {
+            guard case .insertText(let note, _, _, let start) = ops[i].body else { continue }
+            let length = ops[i].length
+            guard start == end, length <= Int(Int32.max) else { return nil }
+            end += length
+            if current < 0 || ids[current] != note {
+                // The note listed next first: a notebook whose notes were written one after the
+                // other in document order lists them in the order their inserts come.
+                if current + 1 < ids.count && ids[current + 1] == note {
+                    current += 1
+                } else {
+                    guard let slot = state.slot(of: note), slot < listedAt.count, listedAt[slot] >= 0 else { return nil }
+                    current = listedAt[slot]
+                }
+                runs.append(TextRun(listed: Int32(current), length: Int32(length)))
+            } else if let last = runs.last, Int(last.length) + length <= Int(Int32.max) {
+                runs[runs.count - 1].length += Int32(length)
+            } else {
+                runs.append(TextRun(listed: Int32(current), length: Int32(length)))
+            }
+            used[current] += length
+        }
+        guard end == textCount else { return nil }
+        return (runs, used)
     }
 
     /// The notes from which `fillText` writes the bodies' text in on two threads. A load that

@@ -125,7 +125,7 @@ extension DocState {
     private mutating func apply(_ op: Op, change ci: Int, id: LocalID, log: OpLog) throws(ApplyFailure) {
         let lamport = log.changes.lamport(ci) + UInt64(op.lv - log.changes.lvStart(ci))
         do throws(ApplyError) {
-            try apply(op, id: id, lamport: lamport, replicas: log.replicas, text: log.text)
+            try apply(op, id: id, lamport: lamport, replicas: log.replicas, text: log.textView)
         } catch {
             throw ApplyFailure(error: error, change: ci)
         }

@@ -108,7 +108,7 @@ extension Document {
             for op in log.ops(ofChange: i) {
                 let id = log.localID(ofLV: op.lv, change: i)
                 let lamport = c.lamport + UInt64(op.lv - c.lvStart)
-                do { try past.apply(op, id: id, lamport: lamport, replicas: log.replicas, text: log.text) } catch {
+                do { try past.apply(op, id: id, lamport: lamport, replicas: log.replicas, text: log.textView) } catch {
                     throw .invalidDocument(offset: nil, message: "history is inconsistent at change \(log.changeID(i)): \(error)")
                 }
             }

@@ -101,7 +101,10 @@ extension Document {
             throw error.documentError
         }
         if let replayError { throw replayError }
-        guard let first = blocks.first, first.kind == .base, let docID = first.documentID, let genesis = first.genesis else {
+        // The first block's fields are read where it lies: a copy of it would keep its ops, text
+        // and state section for the whole load (the log's ops, which it shares, would then be
+        // copied by the next block's replay).
+        guard blocks.first?.kind == .base, let docID = blocks[0].documentID, let genesis = blocks[0].genesis else {
             throw .invalidDocument(offset: 0, message: "the first block is not a base block")
         }
         // Moved out of `replayed`: a second reference would make the fill below copy the notes.
@@ -114,9 +117,8 @@ extension Document {
             replayer.keepsStateBeforeDisorder = true
             replayer.state.workBudget = budget
         }
-        var unknownFields = first.unknownFields
-        // Read off `first` here, which is not used again (a copy of the block would keep its text).
-        let firstHasState = first.state != nil, firstOffset = first.offset
+        var unknownFields = blocks[0].unknownFields
+        let firstHasState = blocks[0].state != nil, firstOffset = blocks[0].offset
         var rows = 0, opRows = 0, predecessors = 0
         var crc: UInt32 = 0
         var crcEnd = 0
@@ -165,6 +167,10 @@ extension Document {
                 } else {
                     try replayer.fillText(state, dead: block.deadText, block: block)
                 }
+                // The section (its inflated bytes and entries) is let go before the blocks after
+                // it are replayed, which do not need it.
+                blocks[index].state = nil
+                block.state = nil
             }
             rows += block.changes.count
         }

@@ -548,7 +548,7 @@ private struct ChangeImporter {
         previous = (ci, index)
         source.forEachOp(ofChange: ci) { op in
             var scalars = ScalarRun(narrow: [])
-            if case .insertText(_, _, _, let start) = op.body { scalars = source.text[start ..< start + op.length] }
+            if case .insertText(_, _, _, let start) = op.body { scalars = source.textView[start ..< start + op.length] }
             // Mapped first: mapping may add an agent to the log, which `append` then holds.
             let body = mapIDs(op.body, &log)
             log.append(body, length: op.length, scalars: scalars)
@@ -585,7 +585,7 @@ private struct ChangeImporter {
         case .insertText(_, _, _, let s):
             let from = s + (lvStart - op.lv)
             appended = log.appendTypingChanges(agent: mine, time: c.time, author: author, message: message, lengths: lengths,
-                                               scalars: source.text[from ..< from + total])
+                                               scalars: source.textView[from ..< from + total])
         case .deleteText:
             let body = mapIDs(source.slice(op, from: lvStart, to: lvStart + total, change: ci).body, &log)
             appended = log.appendDeletingChanges(agent: mine, time: c.time, author: author, message: message, lengths: lengths,

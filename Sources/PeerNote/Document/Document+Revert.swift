@@ -150,7 +150,7 @@ extension Document {
                 case .delete(let note, let target, let length):
                     appendLocal(.deleteText(note: note, target: target, reversed: false), length: length)
                 case .insert(let note, let left, let right, let scalars):
-                    let start = log.text.count
+                    let start = log.textCount
                     log.appendText(scalars)
                     appendLocal(.insertText(note: note, originLeft: left, originRight: right, contentStart: start), length: scalars.count)
                 }

@@ -225,7 +225,7 @@ extension Document {
     }
 
     private func stateSectionInput() -> StateSectionInput? {
-        guard !log.text.isEmpty, concurrentValues.isEmpty else { return nil }
+        guard log.textCount > 0, concurrentValues.isEmpty else { return nil }
         return StateSectionInput(state: state, replicas: log.replicas, title: title)
     }
 
@@ -396,10 +396,11 @@ extension Document {
             // Every op is in the block: its text is the log's, and its ops about as many (cut
             // where the order leaves the log's, joined where it returns), so the arrays are
             // made once instead of doubling (and copying) over the walk.
-            if withText { block.text.reserveCapacity(log.text.count) }
+            if withText { block.text.reserveCapacity(log.textCount) }
             block.ops.reserveCapacity(log.ops.count)
         }
         var textCount = 0
+        let logText = log.textView
         var pieces = OpPieces(order, in: log)
         while let piece = pieces.next() {
             let ci = piece.change, op = piece.op
@@ -407,7 +408,7 @@ extension Document {
             switch op.body {
             case .insertText(let n, let l, let r, let s):
                 body = .insertText(note: remap(n), originLeft: remap(l), originRight: remap(r), contentStart: textCount)
-                if withText { log.text.append(s ..< s + op.length, to: &block.text) }
+                if withText { logText.append(s ..< s + op.length, to: &block.text) }
                 textCount += op.length
             case .deleteText(let n, let t, let reversed):
                 body = .deleteText(note: remap(n), target: remap(t), reversed: reversed)

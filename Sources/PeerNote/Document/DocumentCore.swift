@@ -163,7 +163,7 @@ struct DocumentCore: Sendable {
         log.appendOp(body, length: length)
         let stored = Op(lv: lv, length: length, body: body)
         do {
-            try state.apply(stored, id: id, lamport: lamport, replicas: log.replicas, text: log.text)
+            try state.apply(stored, id: id, lamport: lamport, replicas: log.replicas, text: log.textView)
         } catch {
             // Local ops are built from the current state, so they always apply.
             preconditionFailure("local op failed to apply: \(error)")
@@ -198,7 +198,7 @@ struct DocumentCore: Sendable {
             appendTyped(text, opensChange: true)
             return
         }
-        let start = log.text.count
+        let start = log.textCount
         let length = log.appendText(text)
         insertAppendedText(t, at: offset, contentStart: start, length: length, time: time)
     }
@@ -224,7 +224,7 @@ struct DocumentCore: Sendable {
 
     mutating func insertScalars(_ t: TextTarget, at offset: Int, _ scalars: [Unicode.Scalar], time: Int64) {
         if !burst.isEmpty { flushBurst() }
-        let start = log.text.count
+        let start = log.textCount
         log.appendText(scalars)
         insertAppendedText(t, at: offset, contentStart: start, length: scalars.count, time: time)
     }
@@ -235,7 +235,7 @@ struct DocumentCore: Sendable {
         // Typing on from the last insert: the list takes the text at the end of the run it
         // typed, and the op (whose left origin is that run's last element) follows.
         if let id = log.nextID(ifLastChangeBy: agent), Int(id.counter) + length < Int(UInt32.max),
-           let right = state.continueTyping(slot: t.slot, atVisible: offset, id: id, elements: log.text[contentStart ..< contentStart + length]) {
+           let right = state.continueTyping(slot: t.slot, atVisible: offset, id: id, elements: log.textView[contentStart ..< contentStart + length]) {
             let standalone = openChangeIfNeeded(time: time)
             // The list took the insert under `id`; the op must get the same id.
             assert(log.nextID == id, "typing on: the change opened does not continue at the id the list took")
@@ -413,7 +413,7 @@ struct DocumentCore: Sendable {
         } else {
             origins = state.originsForInsert(slot: b.target.slot, atVisible: b.start)
         }
-        let contentStart = log.text.count
+        let contentStart = log.textCount
         guard log.appendInsertBurst(agent: agent, time: b.time, meta: b.meta, lengths: b.lengths, note: b.target.note,
                                     originLeft: origins.left, originRight: origins.right, scalars: b.scalars[...]) else {
             replayOneByOne(b)
@@ -428,7 +428,7 @@ struct DocumentCore: Sendable {
         let body = OpBody.insertText(note: b.target.note, originLeft: origins.left, originRight: origins.right, contentStart: contentStart)
         do {
             try state.apply(Op(lv: log.lvCount - b.total, length: b.total, body: body), id: first, lamport: lamport,
-                            replicas: log.replicas, text: log.text)
+                            replicas: log.replicas, text: log.textView)
         } catch {
             // Local ops are built from the current state, so they always apply.
             preconditionFailure("a typing burst failed to apply: \(error)")
@@ -463,7 +463,7 @@ struct DocumentCore: Sendable {
             openChange = nil
             switch b.kind {
             case .typing:
-                let start = log.text.count
+                let start = log.textCount
                 log.appendText(Array(b.scalars[done ..< done + units]))
                 insertAppendedText(b.target, at: b.start + done, contentStart: start, length: units, time: b.time)
             case .deleting:

@@ -434,7 +434,7 @@ struct Salvager {
                     let piece = doc.log.slice(whole, from: from, to: to)
                     do {
                         try doc.state.apply(piece, id: doc.log.localID(ofLV: from, change: ci), lamport: record.lamport + UInt64(from - lvStart),
-                                            replicas: doc.log.replicas, text: doc.log.text)
+                                            replicas: doc.log.replicas, text: doc.log.textView)
                     } catch {
                         var failure = ReplayFailure(key: key, message: "its ops do not apply to what its history holds: \(error.description(in: doc.log))")
                         failure.outOfWork = error == .tooMuchWork

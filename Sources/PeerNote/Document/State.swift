@@ -470,6 +470,7 @@ extension DocState {
         guard startLV < log.lvCount else { return }
         var i = log.opIndex(containingLV: startLV)
         var ci = firstChange
+        let text = log.textView
         while i < log.ops.count {
             let whole = log.ops[i]
             let from = max(whole.lv, startLV)
@@ -478,7 +479,7 @@ extension DocState {
             let c = log.changes[ci]
             do {
                 try apply(op, id: log.localID(ofLV: from, change: ci), lamport: c.lamport + UInt64(from - c.lvStart),
-                          replicas: log.replicas, text: log.text)
+                          replicas: log.replicas, text: text)
             } catch {
                 throw ApplyFailure(error: error, change: ci)
             }

@@ -1,0 +1,168 @@
+/// The op log's inserted text where a load found it (`OpLog.deferText(to:)`): a load that reads
+/// a notebook's visible text from its state section has every inserted character in its note's
+/// arena, and the log's text is only those characters again, in op order: stretches of one
+/// note's arena after another's (`pieces`). The log reads them there instead of holding a copy.
+///
+/// Invariants: the pieces follow each other in the text, from 0 to `count`; each lies in its
+/// arena (checked by the load). The arenas are values: what the notes do later changes
+/// copies of them, not these.
+/// - Complexity: finding the piece at a position, O(log pieces).
+struct DeferredText: Sendable {
+    /// One piece: the text from `start` on is `arenas[arena]` from `from` on, up to the next
+    /// piece's start.
+    struct Piece: Sendable {
+        var start: Int
+        var arena: Int32
+        var from: Int
+    }
+
+    let count: Int
+    private let pieces: [Piece]
+    private let arenas: [ScalarStore]
+
+    /// Pieces `(arena, length)` in text order, each after what the arena's earlier pieces took.
+    /// Nil when one does not lie within its arena.
+    init?(arenas: [ScalarStore], runs: some Sequence<(arena: Int, length: Int)>) {
+        var pieces: [Piece] = []
+        var used = [Int](repeating: 0, count: arenas.count)
+        var start = 0
+        for run in runs {
+            guard run.arena >= 0, run.arena < arenas.count, run.length > 0, used[run.arena] + run.length <= arenas[run.arena].count else { return nil }
+            pieces.append(Piece(start: start, arena: Int32(run.arena), from: used[run.arena]))
+            used[run.arena] += run.length
+            start += run.length
+        }
+        self.count = start
+        self.pieces = pieces
+        self.arenas = arenas
+    }
+
+    /// The piece holding position `i` (in `0 ..< count`).
+    private func pieceIndex(at i: Int) -> Int {
+        var low = 0, high = pieces.count - 1
+        while low < high {
+            let mid = (low + high + 1) / 2
+            if pieces[mid].start <= i { low = mid } else { high = mid - 1 }
+        }
+        return low
+    }
+
+    private func end(of k: Int) -> Int { k + 1 < pieces.count ? pieces[k + 1].start : count }
+
+    /// Calls `visit(arena, arenaRange)` for each stretch of `range`, in order.
+    func forEachStretch(_ range: Range<Int>, _ visit: (ScalarStore, Range<Int>) -> Void) {
+        guard !range.isEmpty else { return }
+        var k = pieceIndex(at: range.lowerBound)
+        var at = range.lowerBound
+        while at < range.upperBound {
+            let p = pieces[k], upTo = Swift.min(end(of: k), range.upperBound)
+            let from = p.from + at - p.start
+            visit(arenas[Int(p.arena)], from ..< from + upTo - at)
+            at = upTo
+            k += 1
+        }
+    }
+
+    /// The scalars at `range` when one piece holds them all: its arena, and where they lie in it.
+    func stretch(_ range: Range<Int>) -> (store: ScalarStore, range: Range<Int>)? {
+        guard !range.isEmpty else { return nil }
+        let k = pieceIndex(at: range.lowerBound)
+        guard range.upperBound <= end(of: k) else { return nil }
+        let p = pieces[k], from = p.from + range.lowerBound - p.start
+        return (arenas[Int(p.arena)], from ..< from + range.count)
+    }
+}
+
+/// The op log's inserted text as one collection of scalars (`OpLog.textView`): its first
+/// `headCount` scalars where a load left them (`DeferredText`), the rest where the log holds
+/// them. A stretch within one store is read where it lies (its `ScalarRun`'s indices are then
+/// that store's); one across stores is copied out.
+struct LogTextView: RandomAccessCollection, Sendable {
+    private let headCount: Int
+    private let head: DeferredText?
+    private let tail: ScalarStore
+
+    init(tail: ScalarStore) {
+        headCount = 0
+        head = nil
+        self.tail = tail
+    }
+
+    init(headCount: Int, head: DeferredText?, tail: ScalarStore) {
+        self.headCount = headCount
+        self.head = head
+        self.tail = tail
+    }
+
+    var startIndex: Int { 0 }
+    var endIndex: Int { headCount + tail.count }
+
+    /// The first part: where the load left it, or placeholders for a load's text not yet read
+    /// in (which nothing is expected to read: `OpLog.writeUnwrittenText`).
+    private func forEachHeadStretch(_ range: Range<Int>, _ visit: (ScalarStore, Range<Int>) -> Void) {
+        guard !range.isEmpty else { return }
+        if let head { return head.forEachStretch(range, visit) }
+        assertionFailure("the text of a load is read before it was read in")
+        visit(ScalarStore(placeholders: range.count, reserving: 0), 0 ..< range.count)
+    }
+
+    subscript(_ i: Int) -> Unicode.Scalar { i < headCount ? self[i ..< i + 1].first ?? .placeholder : tail[i - headCount] }
+
+    subscript(_ range: Range<Int>) -> ScalarRun {
+        if let (store, start) = part(holding: range) { return store[start ..< start + range.count] }
+        var both = ScalarStore(placeholders: range.count, reserving: range.count)
+        copy(range, into: &both, at: 0)
+        return both[0 ..< range.count]
+    }
+
+    /// The store holding all of `range` and where `range` starts in it; nil when it runs across
+    /// pieces.
+    private func part(holding range: Range<Int>) -> (store: ScalarStore, start: Int)? {
+        if range.lowerBound >= headCount { return (tail, range.lowerBound - headCount) }
+        if range.upperBound <= headCount, let head, let (store, r) = head.stretch(range) { return (store, r.lowerBound) }
+        return nil
+    }
+
+    /// `range` cut where the first part ends: its stretch in the first part, and in the second
+    /// (by the second part's offsets).
+    private func split(_ range: Range<Int>) -> (head: Range<Int>, tail: Range<Int>) {
+        let cut = Swift.min(Swift.max(range.lowerBound, headCount), range.upperBound)
+        return (range.lowerBound ..< cut, cut - headCount ..< range.upperBound - headCount)
+    }
+
+    /// Writes the scalars at `range` into `store` from `start` on (`ScalarStore.overwrite`).
+    func copy(_ range: Range<Int>, into store: inout ScalarStore, at start: Int) {
+        let (h, t) = split(range)
+        var at = start
+        forEachHeadStretch(h) { source, r in
+            store.overwrite(from: at, with: source, r)
+            at += r.count
+        }
+        if !t.isEmpty { store.overwrite(from: at, with: tail, t) }
+    }
+
+    /// `ScalarStore.hash` of the scalars at `range`: the same value however they are held.
+    func hash(_ range: Range<Int>, into hasher: inout Hasher) {
+        let (h, t) = split(range)
+        forEachHeadStretch(h) { source, r in source.hash(r, into: &hasher) }
+        if !t.isEmpty { tail.hash(t, into: &hasher) }
+    }
+
+    /// Appends the scalars at `range` to `out`.
+    func append(_ range: Range<Int>, to out: inout [Unicode.Scalar]) {
+        let (h, t) = split(range)
+        forEachHeadStretch(h) { source, r in source.append(r, to: &out) }
+        if !t.isEmpty { tail.append(t, to: &out) }
+    }
+
+    /// Whether the scalars at `range` are those `other` holds from `otherStart` on: one memory
+    /// comparison when each stretch lies in one part.
+    func sameScalars(_ range: Range<Int>, as other: LogTextView, from otherStart: Int) -> Bool {
+        let n = range.count
+        guard n > 0 else { return true }
+        if let (a, aStart) = part(holding: range), let (b, bStart) = other.part(holding: otherStart ..< otherStart + n) {
+            return a.sameScalars(aStart ..< aStart + n, as: b, from: bStart)
+        }
+        return zip(self[range], other[otherStart ..< otherStart + n]).allSatisfy { $0 == $1 }
+    }
+}

@@ -1,0 +1,112 @@
+import Foundation
+import Testing
+@testable import PeerNote
+
+/// A load whose base block has a state section leaves the log's copy of the inserted text with
+/// the notes (`OpLog.deferText(to:)`, `DeferredText`): the log reads it there, and holds what is
+/// appended after it itself (`LogTextView`). Whatever reads the text, its hashes and the saves
+/// are those of a log that holds all of it (a load of a version 3 file, whose bodies are built
+/// from their structures, holds it).
+@Suite("A loaded log's text stays with the notes until it is read")
+struct DeferredTextTests {
+    /// A notebook of `count` notes with deletions, insertions inside bodies, a wide scalar, a
+    /// deleted note and a rewritten body: every kind of text a state section and its dead text hold.
+    static func notebook(count: Int = 40) throws -> (doc: Document, ids: [NoteID]) {
+        let doc = Document(title: "T")
+        var ids: [NoteID] = []
+        for k in 0 ..< count { ids.append(doc.addNote(title: "N\(k)", body: String(repeating: "typed \(k) ", count: 5))) }
+        try doc.deleteText(ids[2], range: 3 ..< 20)
+        try doc.insertText(ids[4], at: 5, "inserted")
+        try doc.insertText(ids[5], at: 0, "wide \u{1F600} é")
+        try doc.setBody(ids[6], "rewritten")
+        try doc.deleteNote(ids[9])
+        // Typing at the end of the last note: the log's last op is an insert.
+        try doc.insertText(ids[count - 1], at: try #require(doc.notes.last?.body.count), " and on")
+        return (doc, ids)
+    }
+
+    /// The same bytes loaded with the log holding its text: as version 3, whose bodies are built
+    /// from their structures and write the log's text in.
+    static func holdingText(_ doc: Document) throws -> Document {
+        let loaded = try Document.load(doc.save(.compact, writeStructures: true, concurrentFrom: .max))
+        #expect(!loaded.log.textIsDeferred)
+        return loaded
+    }
+
+    @Test("A compact save: the loaded log leaves its text with the notes, and reads, hashes and saves it as its own", arguments: [0, Int.max])
+    func compactSave(concurrentFrom: Int) throws {
+        let (doc, _) = try Self.notebook()
+        let bytes = doc.save(.compact)
+        let loaded = try Document.load(bytes, concurrentFrom: concurrentFrom)
+        #expect(loaded.log.textIsDeferred)
+        // Reading the notebook does not write the log's text.
+        #expect(loaded.notebook == doc.notebook)
+        #expect(loaded.log.textIsDeferred)
+        #expect(loaded.log.textCount == doc.log.textCount)
+        #expect(loaded.log.text == doc.log.text)
+        #expect(loaded.relation(to: doc) == .shared)
+        #expect(doc.relation(to: loaded) == .shared)
+        #expect(loaded.save(.compact) == bytes)
+        #expect(try Self.holdingText(doc).log.text == loaded.log.text)
+    }
+
+    @Test("Blocks appended to a compact save, one continuing its last insert: the log reads across the notes' text and its own", arguments: [0, Int.max])
+    func appendedBlocks(concurrentFrom: Int) throws {
+        let (doc, ids) = try Self.notebook()
+        _ = doc.save(.compact)
+        // The same replica types on at the end of the last note: the appended block's insert
+        // continues the base block's last op, which the load joins into one.
+        let last = ids[ids.count - 1]
+        try doc.insertText(last, at: try #require(doc.notes.last?.body.count), " still")
+        try doc.insertText(ids[3], at: 2, "mid")
+        _ = doc.save(.incremental)
+        try doc.deleteText(ids[4], range: 0 ..< 4)
+        let bytes = doc.save(.incremental)
+        #expect(try BlockCodec.decode(bytes).count == 3)
+        let loaded = try Document.load(bytes, concurrentFrom: concurrentFrom)
+        #expect(loaded.log.textIsDeferred)
+        #expect(loaded.notebook == doc.notebook)
+        #expect(loaded.log.text == doc.log.text)
+        #expect(loaded.relation(to: doc) == .shared)
+        #expect(doc.relation(to: loaded) == .shared)
+        #expect(loaded.save(.compact) == doc.save(.compact))
+        // The ops across both parts read as one stretch.
+        let view = loaded.log.textView
+        #expect(Array(view[0 ..< view.count]) == Array(doc.log.text[0 ..< doc.log.textCount]))
+    }
+
+    @Test("Edits, incremental saves and merges after such a load give what they give on a log holding its text")
+    func editsAndMerges() throws {
+        let (doc, ids) = try Self.notebook()
+        let bytes = doc.save(.compact)
+        let x = try Document.load(bytes, concurrentFrom: 0), y = try Document.load(bytes, concurrentFrom: 0)
+        let xr = try Self.holdingText(doc), yr = try Self.holdingText(doc)
+        // Each pair makes the same edits, on different notes in x and y (no ties between the
+        // replicas, which differ from one pair to the other).
+        for d in [x, xr] {
+            try d.insertText(ids[1], at: 4, "X")
+            try d.insertText(ids[1], at: 5, "Y")
+            try d.setBody(ids[7], "from x")
+        }
+        for d in [y, yr] {
+            try d.deleteText(ids[8], range: 2 ..< 9)
+            try d.insertText(ids[10], at: 0, "from y ")
+            try d.setNoteTitle(ids[11], "retitled")
+        }
+        #expect(x.log.textIsDeferred && y.log.textIsDeferred)
+        // An incremental save of the edited copy loads to it.
+        let xs = x.save(.incremental)
+        #expect(try BlockCodec.decode(xs).count == 2)
+        #expect(try Document.load(xs, concurrentFrom: 0).notebook == x.notebook)
+        try x.merge(y)
+        try xr.merge(yr)
+        #expect(x.notebook == xr.notebook)
+        let merged = try Document.load(x.save(.incremental), concurrentFrom: 0)
+        #expect(merged.notebook == x.notebook)
+        #expect(merged.relation(to: x) == .shared)
+        #expect(try Document.load(x.save(.compact)).notebook == xr.notebook)
+        // The other way round, from the loaded side.
+        try y.merge(Document.load(xs, concurrentFrom: 0))
+        #expect(y.notebook == x.notebook)
+    }
+}
