@@ -140,7 +140,7 @@ enum GitMergeDriver {
         var theirsSource: MergeSource?
         let theirsResult = Result { () throws(PeerNoteError) in try Document.load(bytes[1]) }.map { document -> Document? in
             guard !LoadedTheirs.keepsWhole(theirsBytes: bytes[1].count, mineBytes: bytes[0].count) else { return document }
-            theirsSource = document.mergeSource
+            theirsSource = MergeSource.keepingHistory(of: document)
             return nil
         }
         let oursResult = Result { () throws(PeerNoteError) in try Document.load(bytes[0]) }

@@ -161,7 +161,7 @@ enum Inputs {
             let bytes = try result.get()
             let document = try verify(bytes, path: path, label: nil)
             let whole = i == 0 && LoadedTheirs.keepsWhole(theirsBytes: bytes.count, mineBytes: mineSize)
-            others.append(LoadedTheirs(path: path, copy: whole ? .whole(document) : .history(document.mergeSource)))
+            others.append(LoadedTheirs(path: path, copy: whole ? .whole(document) : .history(MergeSource.keepingHistory(of: document))))
         }
         let mineBytes = try read[read.count - 1].get()
         return (LoadedDocument(path: mine, bytes: mineBytes, document: try verify(mineBytes, path: mine, label: nil)), others)

@@ -140,8 +140,10 @@ struct OpLog: Sendable {
         fingerprints.removeAll()
     }
 
-    /// Makes the log hold all of its text itself (to write into it in place).
-    private mutating func settleText() {
+    /// Makes the log hold all of its text itself: to write into it in place, or so that a log
+    /// kept after its notebook is let go (`MergeSource.keepingHistory(of:)`) does not keep the
+    /// notes' arenas alive. A copy of the text when it is read in the arenas; nothing otherwise.
+    mutating func settleText() {
         guard let pending = pendingText else { return }
         guard pending.source != nil else { return writeUnwrittenText() }
         storedText = text

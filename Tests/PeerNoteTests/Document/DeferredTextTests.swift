@@ -109,4 +109,34 @@ struct DeferredTextTests {
         try y.merge(Document.load(xs, concurrentFrom: 0))
         #expect(y.notebook == x.notebook)
     }
+
+    @Test("A merge source kept after its document holds its text itself, and merges as the document does", arguments: [0, Int.max])
+    func mergeSourceKeepsItsText(concurrentFrom: Int) throws {
+        let (doc, ids) = try Self.notebook()
+        let theirs = try Document.load(doc.save(.compact), concurrentFrom: concurrentFrom)
+        try theirs.insertText(ids[3], at: 1, "theirs")
+        try theirs.deleteText(ids[12], range: 0 ..< 3)
+        let theirsBytes = theirs.save(.incremental)
+        let loadedTheirs = try Document.load(theirsBytes, concurrentFrom: concurrentFrom)
+        #expect(loadedTheirs.log.textIsDeferred)
+        // Shared: the source reads the notes' arenas; kept: it holds a copy of the same text.
+        let shared = loadedTheirs.mergeSource, kept = MergeSource.keepingHistory(of: loadedTheirs)
+        #expect(shared.log.textIsDeferred)
+        #expect(!kept.log.textIsDeferred)
+        #expect(kept.log.text == loadedTheirs.log.text)
+        #expect(!(try MergeSource.load(theirsBytes)).log.textIsDeferred)
+        // The document it was taken from still reads its text in the arenas.
+        #expect(loadedTheirs.log.textIsDeferred)
+        var results: [Document] = []
+        for source in [shared, kept] {
+            let mine = try Document.load(doc.save(.compact), concurrentFrom: concurrentFrom)
+            try mine.setBody(ids[5], "mine")
+            #expect(mine.relation(to: source) == .shared)
+            try mine.merge(source)
+            results.append(mine)
+        }
+        #expect(results[0].notebook == results[1].notebook)
+        #expect(results[0].log.text == results[1].log.text)
+        #expect(try Document.load(results[1].save(.compact)).notebook == results[1].notebook)
+    }
 }
