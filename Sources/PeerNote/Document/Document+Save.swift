@@ -143,9 +143,15 @@ extension Document {
                 StateCodec.encodeNotes(Self.stateSectionNotes(input, slots: slots[half...], tableIndex: tableIndex)[...], into: &e)
                 return e.bytes
             })
-            var sectionEncoder = firstPart
-            sectionEncoder.raw(secondPart)
-            let sectionBytes = sectionEncoder.bytes
+            // One buffer of the section's exact size: appended to the first half's, it would grow
+            // to half as much again, all of it alive while the section is compressed.
+            let sectionBytes = {
+                var bytes: [UInt8] = []
+                bytes.reserveCapacity(firstPart.bytes.count + secondPart.count)
+                bytes.append(contentsOf: firstPart.bytes)
+                bytes.append(contentsOf: secondPart)
+                return bytes
+            }()
             let deadTextWork = Claim()
             let makeDeadText: @Sendable () -> (text: [Unicode.Scalar], column: [UInt8]) = {
                 let dead = Self.deadText(input, slots: slots)

@@ -38,28 +38,45 @@ enum Deflate {
     }
 
     /// Compresses `input` as one raw DEFLATE stream, at `level`.
+    ///
+    /// The output is written into libdeflate's bound (about the input's size, which no input
+    /// can exceed) and returned at its own size. For an input of `scratchFrom` bytes or more the
+    /// bound is scratch memory of its own (`ScratchMemory`), of which only the pages written are
+    /// touched, given back when this returns: a compact save of a large notebook compresses a
+    /// state section of megabytes to a fraction of that, and a bound taken from the heap would
+    /// hold that much of the heap at the save's peak, and in the process for good.
     static func compress(_ input: ArraySlice<UInt8>, level: Int32 = Deflate.level) -> [UInt8] {
         // Only fails for a level outside 0...12 or when memory runs out.
         guard let compressor = libdeflate_alloc_compressor(level) else {
             preconditionFailure("libdeflate_alloc_compressor(\(level)) failed")
         }
         defer { libdeflate_free_compressor(compressor) }
-        let bound = libdeflate_deflate_compress_bound(compressor, input.count)
-        let output = input.withUnsafeBufferPointer { inp in
-            [UInt8](unsafeUninitializedCapacity: max(bound, 16)) { out, count in
+        let bound = max(libdeflate_deflate_compress_bound(compressor, input.count), 16)
+        return input.withUnsafeBufferPointer { inp in
+            let run = { (out: UnsafeMutableRawBufferPointer) -> Int in
                 // The bound is enough for any input: a result of 0 (no room) cannot happen.
-                count = libdeflate_deflate_compress(compressor, inp.baseAddress, inp.count, out.baseAddress, out.count)
+                let count = libdeflate_deflate_compress(compressor, inp.baseAddress, inp.count, out.baseAddress, out.count)
                 precondition(count > 0, "libdeflate_deflate_compress found no room in its own bound")
+                return count
+            }
+            guard input.count >= scratchFrom else {
+                let output = [UInt8](unsafeUninitializedCapacity: bound) { out, count in count = run(UnsafeMutableRawBufferPointer(out)) }
+                // A result kept until the file is written would otherwise hold all the bound's
+                // room unused: a copy of the bytes written is cheaper than the room.
+                guard output.count < output.capacity / 2 else { return output }
+                return [UInt8](unsafeUninitializedCapacity: output.count) { buffer, count in
+                    count = output.withUnsafeBufferPointer { buffer.initialize(fromContentsOf: $0) }
+                }
+            }
+            return ScratchMemory.with(capacity: bound) { out in
+                let count = run(out)
+                return [UInt8](UnsafeRawBufferPointer(rebasing: out[..<count]))
             }
         }
-        // The bound is about the input's size, and a notebook deflates to a fraction of it: a
-        // result kept until the file is written would hold all that room (megabytes for a large
-        // notebook) unused. A copy of the bytes written is cheaper than the room.
-        guard output.count < output.capacity / 2 else { return output }
-        return [UInt8](unsafeUninitializedCapacity: output.count) { buffer, count in
-            count = output.withUnsafeBufferPointer { buffer.initialize(fromContentsOf: $0) }
-        }
     }
+
+    /// Inputs from this size on are compressed into scratch memory of their own (`compress`).
+    static let scratchFrom = 1 << 20
 
     /// Inflates one raw DEFLATE stream.
     ///

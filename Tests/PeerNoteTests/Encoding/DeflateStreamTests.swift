@@ -34,6 +34,35 @@ struct DeflateStreamTests {
         }
     }
 
+    @Test("Inputs from a megabyte on compress in scratch memory: compressible or not, they round-trip at their own size")
+    func scratchMemoryInputs() throws {
+        var rng = SeededRandom(state: 77)
+        let noise = (0 ..< 3 * Deflate.scratchFrom / 2).map { _ in UInt8.random(in: 0 ... 255, using: &rng) }
+        let inputs = [Self.sample(Deflate.scratchFrom - 1, seed: 8), Self.sample(Deflate.scratchFrom, seed: 9),
+                      Self.sample(3 * Deflate.scratchFrom, seed: 10), noise]
+        for input in inputs {
+            let out = Deflate.compress(input)
+            #expect(try Deflate.decompress(out, maxOutput: input.count) == input)
+            #expect(out.capacity <= out.count + 256, "\(input.count) bytes: \(out.count) in a room of \(out.capacity)")
+            // The same bytes from a slice (no copy of the input) and again (deterministic).
+            #expect(Deflate.compress(input[...]) == out)
+        }
+        // Random bytes do not compress: the output needs the bound's room beyond the input.
+        #expect(Deflate.compress(noise).count > noise.count)
+    }
+
+    @Test("Scratch memory is the size asked for, zero-filled, for every size")
+    func scratchMemory() {
+        for size in [0, 1, 4096, 3 * 4096 + 5, 1 << 20] {
+            let ok = ScratchMemory.with(capacity: size) { buffer -> Bool in
+                guard buffer.count >= size, buffer.allSatisfy({ $0 == 0 }) else { return false }
+                if size > 0 { buffer[size - 1] = 9; buffer[0] = 1 }
+                return true
+            }
+            #expect(ok, "\(size) bytes")
+        }
+    }
+
     @Test("Every size round-trips, and a slice compresses to the same bytes as an array")
     func roundTrips() throws {
         let sizes = [0, 1, 100, 65_535, 65_536, 65_537, 196_613, 400_001]
