@@ -4,7 +4,7 @@
 /// note's arena after another's (`pieces`). The log reads them there instead of holding a copy.
 ///
 /// Invariants: the pieces follow each other in the text, from 0 to `count`; each lies in its
-/// arena (checked by the load). The arenas are values: what the notes do later changes
+/// arena (`init` checks it; the load checks that they are the inserts' characters). The arenas are values: what the notes do later changes
 /// copies of them, not these.
 /// - Complexity: finding the piece at a position, O(log pieces).
 struct DeferredText: Sendable {

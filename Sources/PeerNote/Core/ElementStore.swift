@@ -57,8 +57,9 @@ struct ArrayStore<Element: Sendable>: ElementStore {
 /// widens for good when the first scalar past U+00FF comes. A notebook's bodies then take about
 /// a quarter of the memory they took as scalars; each body decides for itself, so one note with
 /// an emoji widens that note alone.
-/// The op log's inserted text (`OpLog.text`) is one store too: it widens when any insert of
-/// the notebook brings a scalar past U+00FF.
+/// The op log's inserted text is one store too (`OpLog.textView`: after a load, the notes'
+/// arenas, then the log's own store): it widens when any insert it holds brings a scalar past
+/// U+00FF.
 /// - Complexity: reading an element, O(1); widening, O(n) once.
 struct ScalarStore: ElementStore, RandomAccessCollection, Equatable {
     /// The scalars while none is past U+00FF (empty once widened).

@@ -571,15 +571,6 @@ extension ListCRDT where Element == Unicode.Scalar {
     /// The arena: every element the list integrated, in that order (deleted ones too).
     var arena: ScalarStore { tree.content }
 
-    /// Writes the arena's elements at `range` into `store` from `start` on, read where they
-    /// lie; false, writing nothing, when `range` is not within the arena. Requires
-    /// `start + range.count <= store.count`.
-    func copyArena(_ range: Range<Int>, into store: inout ScalarStore, at start: Int) -> Bool {
-        guard range.lowerBound >= 0, range.upperBound <= tree.content.count else { return false }
-        store.overwrite(from: start, with: tree.content, range)
-        return true
-    }
-
     /// Rewrites every element in list order: `next(length, deleted)` gives a run's characters,
     /// or nil to stop. False when one gave nil or a number of characters other than `length`
     /// (the body is then partly rewritten).

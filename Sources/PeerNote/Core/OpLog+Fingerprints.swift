@@ -21,8 +21,9 @@ extension OpLog {
         contentHashes.update(replicas: replicas, strings: strings, extras: extras)
         let hashes = contentHashes
         var opCursor = opIndex(containingLV: changes[fingerprints.count].lvStart)
+        let text = textView
         while fingerprints.count <= i {
-            fingerprints.append(computeFingerprint(fingerprints.count, opCursor: &opCursor, hashes))
+            fingerprints.append(computeFingerprint(fingerprints.count, opCursor: &opCursor, hashes, text: text))
         }
         return fingerprints[i]
     }
@@ -39,8 +40,9 @@ extension OpLog {
     /// The fingerprint of change `i`. `opCursor` is the index of the op holding change `i`'s
     /// first unit (or an earlier op); it is left at the op holding the next change's first unit.
     /// `hashes` is `contentHashes` brought up to date: replica ids, strings and extra fields are
-    /// hashed as this process's hashes of them (eight bytes each, not their contents).
-    private func computeFingerprint(_ i: Int, opCursor: inout Int, _ hashes: ContentHashes) -> Int {
+    /// hashed as this process's hashes of them (eight bytes each, not their contents). `text` is
+    /// `textView`, made once for every change fingerprinted together.
+    private func computeFingerprint(_ i: Int, opCursor: inout Int, _ hashes: ContentHashes, text: LogTextView) -> Int {
         var h = Hasher()
         let c = changes[i]
         let deps = self.deps(of: i)
@@ -85,7 +87,7 @@ extension OpLog {
             case .setNoteTitle(let n, let v, let p): id(n, &h); h.combine(ExactString(v)); ids(p, &h)
             case .insertText(let n, let l, let r, let start):
                 id(n, &h); id(l, &h); id(r, &h)
-                textView.hash(start ..< start + op.length, into: &h)
+                text.hash(start ..< start + op.length, into: &h)
             case .deleteText(let n, let t, let rev): id(n, &h); id(t, &h); h.combine(rev)
             case .addTag(let n, let t): id(n, &h); h.combine(ExactString(t))
             case .removeTag(let n, let t, let rm): id(n, &h); h.combine(ExactString(t)); ids(rm, &h)

@@ -31,8 +31,9 @@ struct OpLog: Sendable {
     /// Unknown change fields kept verbatim; index 0 is none.
     private(set) var extras: [[UInt8]] = [[]]
     private(set) var ops: [Op] = []
-    /// The inserted text the log holds itself (`text`), all of it unless `pendingText` is set,
-    /// and then none.
+    /// The inserted text the log holds itself: all of it unless `pendingText` is set, and then
+    /// the text after `pendingText.count` (appended since a load; none while a load's text is
+    /// unwritten).
     private var storedText = ScalarStore()
     /// Text the log does not hold (a load's: `beginUnwrittenText`, `deferText(to:)`); nil once
     /// it holds all of it.
@@ -101,7 +102,7 @@ struct OpLog: Sendable {
     }
 
     /// The whole text in one store (`textView`'s scalars), copied out when part of it is read in
-    /// the notes' arenas. For tests; readers read `textView`.
+    /// the notes' arenas: O(text) then. For `settleText` and tests; readers read `textView`.
     var text: ScalarStore {
         guard pendingText != nil else { return storedText }
         let view = textView

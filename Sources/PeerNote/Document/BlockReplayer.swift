@@ -238,9 +238,11 @@ struct BlockReplayer {
         // Nothing here captures `block`: a capture would copy the whole block for every op.
         let blockOffset = block.offset
         let ops = block.ops, changes = block.changes
-        // A block read without placeholders (`WireBlock.placeholderCount`) has its inserts' units
-        // appended to the log as placeholders from `blockText`, as long as the longest insert, each
-        // insert read from position 0; `fillText` or `buildBodies` writes the text in afterwards.
+        // A block read without its text (`WireBlock.placeholderCount`: the state section holds it)
+        // has its inserts' units integrated as placeholders from `blockText`, as long as the
+        // longest insert, each insert read from position 0; the log leaves their text unwritten
+        // or holds placeholders for it, and `fillText` (which lets the log read it in the notes'
+        // arenas) or `buildBodies` (which writes it in) completes it afterwards.
         let placeholders = block.placeholderCount != nil
         let blockText = placeholders ? Self.placeholders(for: ops) : block.text
         func fail(_ row: Int, _ message: String) -> PeerNoteError {
@@ -369,8 +371,10 @@ struct BlockReplayer {
     }
 
     /// Puts the text of a block stored in document order (its state section and deleted text)
-    /// in place of the placeholders replay inserted, then checks that the state section shows
-    /// what the replayed history gives. Called right after `replay(block)`.
+    /// in place of the placeholders replay inserted in the notes, checks that the state section
+    /// shows what the replayed history gives, and lets the log read its inserts' text in the
+    /// notes' arenas (`OpLog.deferText(to:)`), checked to be exactly their characters in op
+    /// order. Called right after `replay(block)`.
     mutating func fillText(_ snapshot: WireState, dead: [Unicode.Scalar], block: WireBlock) throws(PeerNoteError) {
         try Self.fillText(snapshot, dead: dead, block: block, log: &log, state: &state)
     }
@@ -427,22 +431,24 @@ struct BlockReplayer {
         // notes' arenas (`OpLog.deferText(to:)`). Checked here: the inserts' text in order,
         // every note's characters taken, each once.
         let textCount = log.textCount
-        let found = Self.textRuns(log.ops, textCount: textCount, ids: ids, slots: slots, state: shown)
-        func checkLog() -> Bool {
-            guard let used = found?.used else { return false }
-            return shown.noteStates.withNotePlaces { notes in
-                zip(slots, used).allSatisfy { slot, n in notes.read(slot) { $0.body.arenaCount == n } }
+        let ops = log.ops
+        /// The inserts' runs in the notes, when they take every note's characters exactly.
+        func checkLog() -> [TextRun]? {
+            guard let found = Self.textRuns(ops, textCount: textCount, ids: ids, slots: slots, state: shown) else { return nil }
+            let complete = shown.noteStates.withNotePlaces { notes in
+                zip(slots, found.used).allSatisfy { slot, n in notes.read(slot) { $0.body.arenaCount == n } }
             }
+            return complete ? found.runs : nil
         }
-        let complete: Bool, differs: PeerNoteError?
+        let checked: [TextRun]?, differs: PeerNoteError?
         if slots.count >= Self.concurrentFillFrom {
-            (complete, differs) = Concurrently.run({ checkLog() }, alongside: checkRegisters)
+            (checked, differs) = Concurrently.run({ checkLog() }, alongside: checkRegisters)
         } else {
             differs = checkRegisters()
-            complete = differs == nil && checkLog()
+            checked = differs == nil ? checkLog() : nil
         }
         if let differs { throw differs }
-        guard complete, let runs = found?.runs else { throw fail("the inserted text does not add up") }
+        guard let runs = checked else { throw fail("the inserted text does not add up") }
         guard deadTotal == dead.count else { throw fail("deleted text is left over") }
         // The listed notes' arenas alone are kept for it (not the note table, which the
         // state's next change would then copy whole); a later edit of a note copies its arena.

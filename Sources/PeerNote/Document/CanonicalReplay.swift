@@ -69,11 +69,12 @@ extension DocState {
     mutating func apply(changes order: ChangeIndices, of log: OpLog) throws(ApplyFailure) {
         var pieces = Document.OpPieces(order, in: log)
         var joiner = JoinedPieces()
+        let text = log.textView
         while let piece = pieces.next() {
             let id = log.localID(ofLV: piece.op.lv, change: piece.change)
-            if let j = joiner.add(piece.op, id: id, change: piece.change) { try apply(j.op, change: j.change, id: j.id, log: log) }
+            if let j = joiner.add(piece.op, id: id, change: piece.change) { try apply(j.op, change: j.change, id: j.id, log: log, text: text) }
         }
-        if let j = joiner.flush() { try apply(j.op, change: j.change, id: j.id, log: log) }
+        if let j = joiner.flush() { try apply(j.op, change: j.change, id: j.id, log: log, text: text) }
     }
 
     /// `apply(changes:of:)` for the ops outside the parts `rebuilt` (which a merge rebuilt
@@ -83,21 +84,22 @@ extension DocState {
     mutating func apply(changes order: ChangeIndices, of log: OpLog, outside rebuilt: StateParts) throws(ApplyFailure) {
         var pieces = Document.OpPieces(order, in: log)
         var joiner = JoinedPieces()
+        let text = log.textView
         while let piece = pieces.next() {
             let id = log.localID(ofLV: piece.op.lv, change: piece.change)
             switch rebuilt.meets(piece.op, firstID: id) {
             case .inside:
                 continue
             case .across:
-                if let j = joiner.flush() { try apply(j.op, change: j.change, id: j.id, log: log) }
+                if let j = joiner.flush() { try apply(j.op, change: j.change, id: j.id, log: log, text: text) }
                 try integratePlace(piece.op, change: piece.change, id: id, log: log)
                 continue
             case .outside:
                 break
             }
-            if let j = joiner.add(piece.op, id: id, change: piece.change) { try apply(j.op, change: j.change, id: j.id, log: log) }
+            if let j = joiner.add(piece.op, id: id, change: piece.change) { try apply(j.op, change: j.change, id: j.id, log: log, text: text) }
         }
-        if let j = joiner.flush() { try apply(j.op, change: j.change, id: j.id, log: log) }
+        if let j = joiner.flush() { try apply(j.op, change: j.change, id: j.id, log: log, text: text) }
     }
 
     /// The place a `createNote` or `moveNote` (first unit `id`, in change `ci`) inserts into the
@@ -122,10 +124,11 @@ extension DocState {
     }
 
     /// Applies `op`, whose first unit is `id` in change `ci` of `log`.
-    private mutating func apply(_ op: Op, change ci: Int, id: LocalID, log: OpLog) throws(ApplyFailure) {
+    /// (`text` is `log.textView`, made once for all the ops applied together.)
+    private mutating func apply(_ op: Op, change ci: Int, id: LocalID, log: OpLog, text: LogTextView) throws(ApplyFailure) {
         let lamport = log.changes.lamport(ci) + UInt64(op.lv - log.changes.lvStart(ci))
         do throws(ApplyError) {
-            try apply(op, id: id, lamport: lamport, replicas: log.replicas, text: log.textView)
+            try apply(op, id: id, lamport: lamport, replicas: log.replicas, text: text)
         } catch {
             throw ApplyFailure(error: error, change: ci)
         }

@@ -66,8 +66,8 @@ extension Document {
         // to) is read and replayed in one step on two threads (`BlockReplayer.replayBase(_:totals:)`);
         // the blocks after it are read then, and an error its replay met is thrown after theirs,
         // as when every block is read before any is replayed. No placeholder text for a block with
-        // a state section: the replay appends placeholders to the log alone, and
-        // `fillText`/`buildBodies` write the text in.
+        // a state section: the log leaves that text unwritten, and `fillText` lets it read the
+        // text in the notes' arenas (`buildBodies` writes it in, for a version 3 section).
         var replayed: BlockReplayer?
         var replayError: PeerNoteError?
         var prepared: WireCodec.PreparedPayload?

@@ -134,18 +134,19 @@ extension Document {
             // the block keeps the section as bytes only (`compressedState`).
             let tableIndex = Self.tableIndex(input, replicaTable: replicaTable)
             let half = slots.count / 2
-            let (firstPart, secondPart) = Concurrently.run({ () -> CBOREncoder in
-                var e = StateCodec.head(title: input.title, noteCount: slots.count)
-                StateCodec.encodeNotes(Self.stateSectionNotes(input, slots: slots[..<half], tableIndex: tableIndex)[...], into: &e)
-                return e
-            }, alongside: { () -> [UInt8] in
-                var e = CBOREncoder()
-                StateCodec.encodeNotes(Self.stateSectionNotes(input, slots: slots[half...], tableIndex: tableIndex)[...], into: &e)
-                return e.bytes
-            })
             // One buffer of the section's exact size: appended to the first half's, it would grow
-            // to half as much again, all of it alive while the section is compressed.
-            let sectionBytes = {
+            // to half as much again, all of it alive while the section is compressed. The halves
+            // go when it is made.
+            let sectionBytes = { () -> [UInt8] in
+                let (firstPart, secondPart) = Concurrently.run({ () -> CBOREncoder in
+                    var e = StateCodec.head(title: input.title, noteCount: slots.count)
+                    StateCodec.encodeNotes(Self.stateSectionNotes(input, slots: slots[..<half], tableIndex: tableIndex)[...], into: &e)
+                    return e
+                }, alongside: { () -> [UInt8] in
+                    var e = CBOREncoder()
+                    StateCodec.encodeNotes(Self.stateSectionNotes(input, slots: slots[half...], tableIndex: tableIndex)[...], into: &e)
+                    return e.bytes
+                })
                 var bytes: [UInt8] = []
                 bytes.reserveCapacity(firstPart.bytes.count + secondPart.count)
                 bytes.append(contentsOf: firstPart.bytes)

@@ -21,7 +21,8 @@ public final class MergeSource {
     /// The document's first change.
     public let genesis: ChangeID
     /// The copy's history (shared with the document it was taken from until either changes).
-    /// `var` for the shared-history checks' count (`OpLog.sharedHistoryChecks`), never its changes.
+    /// `var` for the shared-history checks' count (`OpLog.sharedHistoryChecks`) and for holding
+    /// its text itself (`keepingHistory(of:)`), never its changes.
     var log: OpLog
     /// Block fields a newer version wrote, as the document held them.
     let unknownFields: [[UInt8]]

@@ -115,11 +115,12 @@ struct PartRebuild {
     /// joins them.
     mutating func apply(_ pieces: [OpLog.Piece], of log: OpLog) throws(ApplyFailure) {
         var joiner = JoinedPieces()
+        let text = log.textView
         for piece in pieces {
             let id = log.localID(ofLV: piece.op.lv, change: piece.change)
-            if let j = joiner.add(piece.op, id: id, change: piece.change) { try apply(j.op, change: j.change, id: j.id, log: log) }
+            if let j = joiner.add(piece.op, id: id, change: piece.change) { try apply(j.op, change: j.change, id: j.id, log: log, text: text) }
         }
-        if let j = joiner.flush() { try apply(j.op, change: j.change, id: j.id, log: log) }
+        if let j = joiner.flush() { try apply(j.op, change: j.change, id: j.id, log: log, text: text) }
     }
 
     /// Applies the ops of the changes `order` (in canonical order) that touch the parts, joined
@@ -128,18 +129,20 @@ struct PartRebuild {
     mutating func apply(changes order: ChangeIndices, of log: OpLog) throws(ApplyFailure) {
         var pieces = Document.OpPieces(order, in: log)
         var joiner = JoinedPieces()
+        let text = log.textView
         while let piece = pieces.next() {
             let id = log.localID(ofLV: piece.op.lv, change: piece.change)
             guard parts.meets(piece.op, firstID: id) != .outside else { continue }
-            if let j = joiner.add(piece.op, id: id, change: piece.change) { try apply(j.op, change: j.change, id: j.id, log: log) }
+            if let j = joiner.add(piece.op, id: id, change: piece.change) { try apply(j.op, change: j.change, id: j.id, log: log, text: text) }
         }
-        if let j = joiner.flush() { try apply(j.op, change: j.change, id: j.id, log: log) }
+        if let j = joiner.flush() { try apply(j.op, change: j.change, id: j.id, log: log, text: text) }
     }
 
-    private mutating func apply(_ op: Op, change ci: Int, id: LocalID, log: OpLog) throws(ApplyFailure) {
+    /// (`text` is `log.textView`, made once for all the ops applied together.)
+    private mutating func apply(_ op: Op, change ci: Int, id: LocalID, log: OpLog, text: LogTextView) throws(ApplyFailure) {
         let lamport = log.changes.lamport(ci) + UInt64(op.lv - log.changes.lvStart(ci))
         do throws(ApplyError) {
-            try apply(op, id: id, lamport: lamport, replicas: log.replicas, text: log.textView)
+            try apply(op, id: id, lamport: lamport, replicas: log.replicas, text: text)
         } catch {
             throw ApplyFailure(error: error, change: ci)
         }

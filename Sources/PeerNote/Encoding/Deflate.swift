@@ -40,7 +40,8 @@ enum Deflate {
     /// Compresses `input` as one raw DEFLATE stream, at `level`.
     ///
     /// The output is written into libdeflate's bound (about the input's size, which no input
-    /// can exceed) and returned at its own size. For an input of `scratchFrom` bytes or more the
+    /// can exceed) and returned in an array of its own size, or, below `scratchFrom` bytes, in
+    /// the bound's array when it fills at least half of it. For an input of `scratchFrom` bytes or more the
     /// bound is scratch memory of its own (`ScratchMemory`), of which only the pages written are
     /// touched, given back when this returns: a compact save of a large notebook compresses a
     /// state section of megabytes to a fraction of that, and a bound taken from the heap would

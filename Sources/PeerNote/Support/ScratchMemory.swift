@@ -11,8 +11,8 @@ import Darwin
 /// written, and nothing afterwards. Used for DEFLATE's output bound (`Deflate.compress`): a
 /// notebook's state section of megabytes deflates to a tenth of that.
 ///
-/// Invariant: the memory passed to `body` is `capacity` bytes, zero-filled, and valid only
-/// during the call.
+/// Invariant: the memory passed to `body` is at least `capacity` bytes (one for 0),
+/// zero-filled, and valid only during the call.
 enum ScratchMemory {
     /// Calls `body` with `capacity` bytes of scratch memory: a private mapping from the system,
     /// or heap memory if the system refuses one.
@@ -20,7 +20,12 @@ enum ScratchMemory {
     static func with<R>(capacity: Int, _ body: (UnsafeMutableRawBufferPointer) -> R) -> R {
         let size = max(capacity, 1)
         #if canImport(Glibc) || canImport(Darwin)
-        let mapped = mmap(nil, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
+        #if canImport(Glibc)
+        let anonymous = MAP_ANONYMOUS
+        #else
+        let anonymous = MAP_ANON
+        #endif
+        let mapped = mmap(nil, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | anonymous, -1, 0)
         if let mapped, mapped != MAP_FAILED {
             defer { munmap(mapped, size) }
             return body(UnsafeMutableRawBufferPointer(start: mapped, count: size))

@@ -139,4 +139,54 @@ struct DeferredTextTests {
         #expect(results[0].log.text == results[1].log.text)
         #expect(try Document.load(results[1].save(.compact)).notebook == results[1].notebook)
     }
+
+    @Test("History, blame and salvage of a compact save read the loaded log's text as a log that holds it")
+    func historyBlameAndSalvage() throws {
+        let (doc, ids) = try Self.notebook()
+        let bytes = doc.save(.compact)
+        let loaded = try Document.load(bytes), reference = try Self.holdingText(doc)
+        #expect(loaded.log.textIsDeferred)
+        // Note 9 is deleted; every other one has lines to blame.
+        for id in ids.prefix(12) where id != ids[9] {
+            #expect(try loaded.blame(id) == reference.blame(id))
+        }
+        let history = loaded.historyNewestFirst()
+        #expect(history.map(\.id) == reference.historyNewestFirst().map(\.id))
+        for entry in Array(history.prefix(4)) + Array(history.suffix(2)) {
+            #expect(try loaded.notebook(at: entry.id) == reference.notebook(at: entry.id))
+        }
+        let rescue = try Document.salvage(bytes)
+        #expect(rescue.isIntact)
+        #expect(rescue.document.notebook == doc.notebook)
+        #expect(rescue.document.log.text == doc.log.text)
+    }
+
+    @Test("A roll-back of changes appended after a load leaves the log reading its text in the arenas")
+    func rollBackAfterLoad() throws {
+        let (doc, ids) = try Self.notebook()
+        let bytes = doc.save(.compact)
+        let loaded = try Document.load(bytes), edited = try Document.load(bytes)
+        let checkpoint = edited.log.checkpoint()
+        try edited.insertText(ids[1], at: 2, "appended")
+        try edited.insertText(ids[1], at: 4, "more")
+        var log = edited.log
+        #expect(log.textCount == loaded.log.textCount + 12)
+        log.rollBack(to: checkpoint)
+        #expect(log.textIsDeferred)
+        #expect(log.textCount == loaded.log.textCount)
+        #expect(log.text == loaded.log.text)
+        #expect(log.ops.count == loaded.log.ops.count)
+        #expect(log.changes.count == loaded.log.changes.count)
+    }
+
+    @Test("A notebook of more notes than a load checks on one thread: the same text, read in the arenas", arguments: [0, Int.max])
+    func largeNotebook(concurrentFrom: Int) throws {
+        let (doc, _) = try Self.notebook(count: BlockReplayer.concurrentFillFrom + 200)
+        let bytes = doc.save(.compact)
+        let loaded = try Document.load(bytes, concurrentFrom: concurrentFrom)
+        #expect(loaded.log.textIsDeferred)
+        #expect(loaded.notebook == doc.notebook)
+        #expect(loaded.log.text == doc.log.text)
+        #expect(loaded.save(.compact) == bytes)
+    }
 }

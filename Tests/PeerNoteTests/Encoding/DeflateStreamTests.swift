@@ -43,7 +43,9 @@ struct DeflateStreamTests {
         for input in inputs {
             let out = Deflate.compress(input)
             #expect(try Deflate.decompress(out, maxOutput: input.count) == input)
-            #expect(out.capacity <= out.count + 256, "\(input.count) bytes: \(out.count) in a room of \(out.capacity)")
+            // An array of the output's size: only the allocator's rounding beyond it (pages for a
+            // block it maps, larger steps on some systems), not the bound's room.
+            #expect(out.capacity <= out.count + out.count / 16 + 256, "\(input.count) bytes: \(out.count) in a room of \(out.capacity)")
             // The same bytes from a slice (no copy of the input) and again (deterministic).
             #expect(Deflate.compress(input[...]) == out)
         }
