@@ -20,6 +20,11 @@ struct StateSectionTests {
     }
 
     /// Load reads the state section's text through these two; they must agree with the standard library.
+    @Test("A section's entry takes 104 bytes: a load holds one a note at its peak")
+    func entrySize() {
+        #expect(MemoryLayout<WireNoteState>.stride == 104)
+    }
+
     @Test("Scalars and their count, read from a string's UTF-8, are unicodeScalars', and make the string again")
     func scalarsFromUTF8() {
         var rng = SeededRandom(state: 9)
