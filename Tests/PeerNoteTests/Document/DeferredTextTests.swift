@@ -189,4 +189,24 @@ struct DeferredTextTests {
         #expect(loaded.log.text == doc.log.text)
         #expect(loaded.save(.compact) == bytes)
     }
+
+    @Test("Pieces that do not lie in their arenas are refused; pieces that do read in order")
+    func piecesOutsideTheirArenas() {
+        let arenas = [ScalarStore(Array("abc".unicodeScalars)), ScalarStore(Array("xyz\u{1F600}".unicodeScalars))]
+        let refused: [[(arena: Int, length: Int)]] = [
+            [(arena: -1, length: 1)],
+            [(arena: 2, length: 1)],
+            [(arena: 0, length: 4)],
+            [(arena: 0, length: 2), (arena: 0, length: 2)],
+            [(arena: 1, length: 0)],
+        ]
+        for runs in refused { #expect(DeferredText(arenas: arenas, runs: runs) == nil, "\(runs)") }
+        let text = DeferredText(arenas: arenas, runs: [(arena: 0, length: 2), (arena: 1, length: 3), (arena: 0, length: 1), (arena: 1, length: 1)])
+        #expect(text?.count == 7)
+        let view = LogTextView(headCount: 7, head: text, tail: ScalarStore(Array("!".unicodeScalars)))
+        #expect(String(String.UnicodeScalarView(view)) == "abxyzc\u{1F600}!")
+        // A stretch within one piece is read in place; one across pieces and parts, copied.
+        #expect(String(String.UnicodeScalarView(view[2 ..< 5])) == "xyz")
+        #expect(String(String.UnicodeScalarView(view[4 ..< 8])) == "zc\u{1F600}!")
+    }
 }
