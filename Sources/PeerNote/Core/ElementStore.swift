@@ -60,19 +60,32 @@ struct ArrayStore<Element: Sendable>: ElementStore {
 /// The op log's inserted text is one store too (`OpLog.textView`: after a load, the notes'
 /// arenas, then the log's own store): it widens when any insert it holds brings a scalar past
 /// U+00FF.
+/// A load's arenas cost no memory of their own until written: the placeholders its replay
+/// inserts are counted, not stored (`unwritten`), and a body whose text is its state section's
+/// ASCII in list order reads that text where the section holds it (`init(borrowing:)`); the
+/// first write copies what the store holds.
 /// - Complexity: reading an element, O(1); widening, O(n) once.
 struct ScalarStore: ElementStore, RandomAccessCollection, Equatable {
-    /// The scalars while none is past U+00FF (empty once widened).
-    private var narrow: [UInt8] = []
+    /// The scalars while none is past U+00FF (empty once widened): bytes of the store's own, or
+    /// a stretch of other bytes it reads until its first write (`init(borrowing:)`). Indices
+    /// are the slice's: offset `i` is `narrow[narrow.startIndex + i]`.
+    private var narrow: ArraySlice<UInt8> = []
+    /// Placeholders (`Unicode.Scalar.placeholder`) after `narrow`, counted but not stored: a
+    /// load's inserts before their text is read in. Written out (`settle`) before any other
+    /// write; 0 while wide.
+    private var unwritten = 0
     /// The scalars once one is past U+00FF.
     private var wide: [Unicode.Scalar] = []
     private(set) var isWide = false
+    /// Whether the store still reads the bytes it was made to read in place
+    /// (`init(borrowing:)`): no write has come since (placeholders counted after them aside).
+    private(set) var readsInPlace = false
 
     init() {}
 
     init(_ elements: [Unicode.Scalar]) {
         if Self.allNarrow(elements) {
-            narrow = elements.map { UInt8(truncatingIfNeeded: $0.value) }
+            narrow = ArraySlice(elements.map { UInt8(truncatingIfNeeded: $0.value) })
         } else {
             wide = elements
             isWide = true
@@ -86,23 +99,62 @@ struct ScalarStore: ElementStore, RandomAccessCollection, Equatable {
         Self.grow(&narrow, by: count, with: UInt8(truncatingIfNeeded: Unicode.Scalar.placeholder.value))
     }
 
-    var count: Int { isWide ? wide.count : narrow.count }
+    /// A store that reads `bytes` as its scalars, one a byte (Latin-1; ASCII included), without
+    /// a copy: a loaded body reads its text in the state section's bytes, which the store keeps
+    /// alive. Its first write copies them.
+    init(borrowing bytes: ArraySlice<UInt8>) {
+        narrow = bytes
+        readsInPlace = true
+    }
+
+    var count: Int { isWide ? wide.count : narrow.count + unwritten }
     var isEmpty: Bool { count == 0 }
     var startIndex: Int { 0 }
     var endIndex: Int { count }
 
+    /// Whether every scalar is a placeholder counted but not stored (a load's body before its
+    /// text is read in), and there is at least one.
+    var isUnwritten: Bool { unwritten > 0 && narrow.isEmpty }
+
+    /// The store with its unwritten placeholders stored (for a read that needs them in memory).
+    private var settled: ScalarStore {
+        var copy = self
+        copy.settle()
+        return copy
+    }
+
+    /// Stores the placeholders counted in `unwritten`, before a write (which then writes to
+    /// bytes of the store's own: `readsInPlace` ends).
+    private mutating func settle() {
+        readsInPlace = false
+        guard unwritten > 0 else { return }
+        let n = unwritten
+        unwritten = 0
+        narrow.reserveCapacity(narrow.count + n)
+        Self.grow(&narrow, by: n, with: UInt8(truncatingIfNeeded: Unicode.Scalar.placeholder.value))
+    }
+
     mutating func reserveCapacity(_ n: Int) {
+        settle()
         if isWide { wide.reserveCapacity(n) } else { narrow.reserveCapacity(n) }
     }
 
     /// Removes the last `n` scalars (a roll-back of what was appended since). Stays as wide
     /// as it was.
     mutating func removeLast(_ n: Int) {
-        if isWide { wide.removeLast(n) } else { narrow.removeLast(n) }
+        readsInPlace = false
+        if isWide {
+            wide.removeLast(n)
+            return
+        }
+        let counted = Swift.min(n, unwritten)
+        unwritten -= counted
+        narrow.removeLast(n - counted)
     }
 
     /// Appends ASCII bytes (each a scalar below U+0080) as scalars.
     mutating func append(ascii bytes: UnsafeBufferPointer<UInt8>) {
+        settle()
         if isWide {
             wide.append(contentsOf: bytes.lazy.map { Unicode.Scalar($0) })
         } else {
@@ -115,6 +167,7 @@ struct ScalarStore: ElementStore, RandomAccessCollection, Equatable {
     func sameScalars(_ range: Range<Int>, as other: ScalarStore, from otherStart: Int) -> Bool {
         let n = range.count
         guard n > 0 else { return true }
+        if unwritten > 0 || other.unwritten > 0 { return settled.sameScalars(range, as: other.settled, from: otherStart) }
         switch (isWide, other.isWide) {
         case (false, false):
             return narrow.withUnsafeBufferPointer { a in
@@ -143,6 +196,10 @@ struct ScalarStore: ElementStore, RandomAccessCollection, Equatable {
     /// Feeds the scalars at `range` to `hasher` as their four-byte values, however they are
     /// stored: a narrow and a wide store holding the same scalars hash alike.
     func hash(_ range: Range<Int>, into hasher: inout Hasher) {
+        if unwritten > 0 {
+            settled.hash(range, into: &hasher)
+            return
+        }
         if isWide {
             wide.withUnsafeBufferPointer { t in hasher.combine(bytes: UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: t[range]))) }
             return
@@ -161,20 +218,29 @@ struct ScalarStore: ElementStore, RandomAccessCollection, Equatable {
         }
     }
 
-    subscript(_ i: Int) -> Unicode.Scalar { isWide ? wide[i] : Unicode.Scalar(narrow[i]) }
+    subscript(_ i: Int) -> Unicode.Scalar {
+        if isWide { return wide[i] }
+        if i < narrow.count { return Unicode.Scalar(narrow[narrow.startIndex + i]) }
+        precondition(i < count, "an offset within the arena")
+        return .placeholder
+    }
 
     subscript(_ range: Range<Int>) -> ScalarRun {
-        isWide ? ScalarRun(wide: wide[range]) : ScalarRun(narrow: narrow[range])
+        if isWide { return ScalarRun(wide: wide[range]) }
+        if range.upperBound > narrow.count { return settled[range] }
+        let base = narrow.startIndex
+        return ScalarRun(narrow: narrow[base + range.lowerBound ..< base + range.upperBound], offsetBy: base)
     }
 
     var elements: [Unicode.Scalar] {
         if isWide { return wide }
         var out: [Unicode.Scalar] = []
-        append(0 ..< narrow.count, to: &out)
+        append(0 ..< count, to: &out)
         return out
     }
 
     mutating func append(_ element: Unicode.Scalar) {
+        settle()
         if isWide {
             wide.append(element)
         } else if element.value < 0x100 {
@@ -188,14 +254,16 @@ struct ScalarStore: ElementStore, RandomAccessCollection, Equatable {
     mutating func append(contentsOf elements: some Collection<Unicode.Scalar>) {
         // Placeholders (a load's inserts, before their text is read in): a fill, with nothing
         // to read or check.
+        // Counted, not stored, in a narrow store: its text is written in later.
         if let run = elements as? PlaceholderRun {
             if isWide {
                 wide.append(contentsOf: repeatElement(.placeholder, count: run.count))
             } else {
-                Self.grow(&narrow, by: run.count, with: UInt8(truncatingIfNeeded: Unicode.Scalar.placeholder.value))
+                unwritten += run.count
             }
             return
         }
+        settle()
         // A narrow run (of another store) into a narrow store: one block of memory.
         if !isWide, let run = elements as? ScalarRun, let bytes = run.narrowBytes {
             narrow.append(contentsOf: bytes)
@@ -238,6 +306,7 @@ struct ScalarStore: ElementStore, RandomAccessCollection, Equatable {
 
     mutating func overwrite(from start: Int, with elements: some Collection<Unicode.Scalar>) {
         precondition(start >= 0 && start + elements.count <= count, "an overwrite stays within the arena")
+        settle()
         // A narrow run into a narrow arena: one block of memory.
         if !isWide, let run = elements as? ScalarRun, let bytes = run.narrowBytes {
             narrow.withUnsafeMutableBufferPointer { out in
@@ -274,6 +343,7 @@ struct ScalarStore: ElementStore, RandomAccessCollection, Equatable {
     /// on: one block of memory into a narrow arena. Requires `start + bytes.count <= count`.
     mutating func overwrite(from start: Int, latin1 bytes: UnsafeBufferPointer<UInt8>) {
         precondition(start >= 0 && start + bytes.count <= count, "an overwrite stays within the arena")
+        settle()
         if isWide {
             wide.withUnsafeMutableBufferPointer { out in
                 for k in bytes.indices { out[start + k] = Unicode.Scalar(bytes[k]) }
@@ -288,6 +358,10 @@ struct ScalarStore: ElementStore, RandomAccessCollection, Equatable {
     /// Writes the scalars `source` holds at `range` from `start` on: one block of memory when
     /// both are stored narrow. Requires `range` within `source` and `start + range.count <= count`.
     mutating func overwrite(from start: Int, with source: ScalarStore, _ range: Range<Int>) {
+        if source.unwritten > 0 {
+            overwrite(from: start, with: source.settled, range)
+            return
+        }
         if source.isWide {
             source.wide.withUnsafeBufferPointer { overwrite(from: start, with: UnsafeBufferPointer(rebasing: $0[range])) }
         } else {
@@ -300,10 +374,14 @@ struct ScalarStore: ElementStore, RandomAccessCollection, Equatable {
             out.append(contentsOf: wide[range])
             return
         }
+        if range.upperBound > narrow.count {
+            settled.append(range, to: &out)
+            return
+        }
         // A few scalars (a keystroke's run): appended one by one, which costs less than
         // growing the array for them and writing them in.
         if range.count <= 16 {
-            for k in range { out.append(Unicode.Scalar(narrow[k])) }
+            for k in range { out.append(Unicode.Scalar(narrow[narrow.startIndex + k])) }
             return
         }
         let start = out.count
@@ -320,6 +398,10 @@ struct ScalarStore: ElementStore, RandomAccessCollection, Equatable {
     /// takes two bytes.
     /// - Complexity: O(`range.count`).
     func appendUTF8(_ range: Range<Int>, to out: inout [UInt8]) {
+        if !isWide && range.upperBound > narrow.count {
+            settled.appendUTF8(range, to: &out)
+            return
+        }
         if isWide {
             for k in range {
                 let s = wide[k]
@@ -351,6 +433,7 @@ struct ScalarStore: ElementStore, RandomAccessCollection, Equatable {
 
     /// Moves every scalar to four bytes each, with room for `capacity`.
     private mutating func widen(reserving capacity: Int) {
+        settle()
         var all: [Unicode.Scalar] = []
         all.reserveCapacity(Swift.max(capacity, narrow.count))
         append(0 ..< narrow.count, to: &all)
@@ -364,7 +447,7 @@ struct ScalarStore: ElementStore, RandomAccessCollection, Equatable {
     /// (`repeatElement` goes through the generic path, an element at a time, which cost more
     /// than the copy; a shared array of them has a reference count, which both of a load's
     /// threads took at once.)
-    private static func grow<T: BitwiseCopyable>(_ array: inout [T], by n: Int, with value: T) {
+    private static func grow<T: BitwiseCopyable, C: RangeReplaceableCollection<T>>(_ array: inout C, by n: Int, with value: T) {
         if n <= 16 {
             for _ in 0 ..< n { array.append(value) }
             return
@@ -412,27 +495,32 @@ struct ScalarRun: RandomAccessCollection, Sendable {
     private let narrow: ArraySlice<UInt8>
     private let wide: ArraySlice<Unicode.Scalar>
     private let isWide: Bool
+    /// `narrow`'s index of arena offset 0 (a store's bytes may be a stretch of other bytes).
+    private let offset: Int
 
-    init(narrow: ArraySlice<UInt8>) {
+    /// The scalars `narrow` holds, at arena offsets `narrow.indices` less `offset`.
+    init(narrow: ArraySlice<UInt8>, offsetBy offset: Int = 0) {
         self.narrow = narrow
         wide = []
         isWide = false
+        self.offset = offset
     }
 
     init(wide: ArraySlice<Unicode.Scalar>) {
         narrow = []
         self.wide = wide
         isWide = true
+        offset = 0
     }
 
     /// The run's scalars as Latin-1 bytes, when it is stored narrow.
     var narrowBytes: ArraySlice<UInt8>? { isWide ? nil : narrow }
 
-    var startIndex: Int { isWide ? wide.startIndex : narrow.startIndex }
-    var endIndex: Int { isWide ? wide.endIndex : narrow.endIndex }
-    subscript(_ i: Int) -> Unicode.Scalar { isWide ? wide[i] : Unicode.Scalar(narrow[i]) }
+    var startIndex: Int { isWide ? wide.startIndex : narrow.startIndex - offset }
+    var endIndex: Int { isWide ? wide.endIndex : narrow.endIndex - offset }
+    subscript(_ i: Int) -> Unicode.Scalar { isWide ? wide[i] : Unicode.Scalar(narrow[i + offset]) }
     subscript(_ bounds: Range<Int>) -> ScalarRun {
-        isWide ? ScalarRun(wide: wide[bounds]) : ScalarRun(narrow: narrow[bounds])
+        isWide ? ScalarRun(wide: wide[bounds]) : ScalarRun(narrow: narrow[bounds.lowerBound + offset ..< bounds.upperBound + offset], offsetBy: offset)
     }
 
     /// Writes the run's scalars to `target`, which has room for exactly them: as one block of

@@ -571,6 +571,27 @@ extension ListCRDT where Element == Unicode.Scalar {
     /// The arena: every element the list integrated, in that order (deleted ones too).
     var arena: ScalarStore { tree.content }
 
+    /// Whether every character is a placeholder counted but not stored (a load's replay into
+    /// an empty body, before its text is read in), and there is at least one.
+    var textIsUnwritten: Bool { tree.content.isUnwritten }
+
+    /// Whether the body's text can be `count` characters read in place (`readText(in:)`):
+    /// its arena holds exactly that many placeholders, none of them stored (a load's replay
+    /// into an empty body), none deleted, in list order (each run's right after the run before).
+    /// - Complexity: O(runs).
+    func canReadText(count: Int) -> Bool {
+        tree.content.isUnwritten && tree.content.count == count && visibleCount == count && tree.holdsContentInOrder
+    }
+
+    /// Lets the arena read its characters in `bytes`, one scalar a byte, where they lie (a
+    /// state section's ASCII), instead of a copy; the first write to it copies them. False,
+    /// changing nothing, unless `canReadText(count: bytes.count)`.
+    mutating func readText(in bytes: ArraySlice<UInt8>) -> Bool {
+        guard canReadText(count: bytes.count) else { return false }
+        tree.content = ScalarStore(borrowing: bytes)
+        return true
+    }
+
     /// Rewrites every element in list order: `next(length, deleted)` gives a run's characters,
     /// or nil to stop. False when one gave nil or a number of characters other than `length`
     /// (the body is then partly rewritten).

@@ -777,6 +777,23 @@ struct ListTree<Element: ListElement>: Sendable {
     }
 
     /// Visits every run in order.
+    /// Whether the runs, in list order, hold the arena's elements in its order (each run's
+    /// right after the run before, from the first), none of them deleted.
+    /// - Complexity: O(runs).
+    var holdsContentInOrder: Bool {
+        var next = 0
+        var leaf = firstLeaf
+        while leaf >= 0 {
+            // By index: a loop over the leaf's array of runs would retain and release it.
+            for k in 0 ..< leaves[leaf].runs.count {
+                guard !leaves[leaf].runs[k].deleted, leaves[leaf].runs[k].contentStart == next else { return false }
+                next += leaves[leaf].runs[k].length
+            }
+            leaf = Int(leaves[leaf].next)
+        }
+        return next == content.count
+    }
+
     func forEachRun(_ body: (ListRun) -> Void) {
         var leaf = firstLeaf
         while leaf >= 0 {

@@ -92,6 +92,13 @@ struct OpLog: Sendable {
     /// (`deferText(to:)`).
     var textIsDeferred: Bool { pendingText?.source != nil }
 
+    /// Whether all of the log's text is a load's, not read in yet (`beginUnwrittenText`):
+    /// placeholders to whatever reads it.
+    var textIsUnwritten: Bool {
+        guard let pending = pendingText else { return false }
+        return pending.source == nil && storedText.isEmpty
+    }
+
     /// Inserted text of every `insertText` op, as Unicode scalars (one byte each while all of
     /// them are Latin-1: `ScalarStore`), from each op's `contentStart` on: a view that reads text
     /// a load left with the notes (`deferText(to:)`) in their arenas, and the text appended
@@ -149,6 +156,14 @@ struct OpLog: Sendable {
         guard pending.source != nil else { return writeUnwrittenText() }
         storedText = text
         pendingText = nil
+    }
+
+    /// `settleText`, unless every arena the log reads its text in reads it in place (a state
+    /// section's bytes, `DeferredText.readsInPlace`): then the log keeps reading it there, and
+    /// keeps alive those bytes alone, not the notes' memory.
+    mutating func settleTextOutsideSection() {
+        if let source = pendingText?.source, source.readsInPlace { return }
+        settleText()
     }
 
     /// Appends `scalars` to the text (counted alone while it is unwritten).

@@ -220,10 +220,11 @@ struct BlockReplayer {
         // takes the block's ops array itself when its appends give the same ops, as a writer's
         // log gives them (`OpLog.beginAdoptingOps`), instead of holding a copy beside it.
         let adopting = log.ops.isEmpty && startLV == 0 && agents.elementsEqual(0 ..< UInt32(agents.count))
-        // A block whose text its state section holds, replayed into a log with no text on the
-        // thread that builds the log alone: its inserts append no placeholders (the log takes
-        // its text from the notes afterwards: `fillText`).
-        if block.placeholderCount != nil && !applying && log.textCount == 0 { log.beginUnwrittenText() }
+        // A block whose text its state section holds, replayed into a log with no text: its
+        // inserts append no placeholders (the log takes its text from the notes afterwards:
+        // `fillText`), and applied here, they integrate placeholders counted, not stored
+        // (`DocState.applyOps`), so that the bodies can read their text where the section holds it.
+        if block.placeholderCount != nil && log.textCount == 0 { log.beginUnwrittenText() }
         log.reserve(changes: block.changes.count, ops: adopting ? 0 : block.ops.count, text: block.textCount)
         if adopting { log.beginAdoptingOps(block.ops) }
         // On every way out: a log is never left holding only its last op.
@@ -375,15 +376,43 @@ struct BlockReplayer {
     /// shows what the replayed history gives, and lets the log read its inserts' text in the
     /// notes' arenas (`OpLog.deferText(to:)`), checked to be exactly their characters in op
     /// order. Called right after `replay(block)`.
+    /// In two steps, so that a load lets go of the section's entries in between: `checkText`,
+    /// which needs them, and `deferText`, which builds what the log keeps.
     mutating func fillText(_ snapshot: WireState, dead: [Unicode.Scalar], block: WireBlock) throws(PeerNoteError) {
         try Self.fillText(snapshot, dead: dead, block: block, log: &log, state: &state)
     }
 
+    /// `fillText`'s first step: the bodies' text written in (or read in place), and every
+    /// check; what the second step (`deferText`) needs.
+    mutating func checkText(_ snapshot: WireState, dead: [Unicode.Scalar], block: WireBlock) throws(PeerNoteError) -> TextPlacement {
+        try Self.checkText(snapshot, dead: dead, block: block, log: &log, state: &state)
+    }
+
+    /// `fillText`'s second step: lets the log read its text in the notes' arenas.
+    mutating func deferText(_ placement: TextPlacement, block: WireBlock) throws(PeerNoteError) {
+        try Self.deferText(placement, block: block, log: &log, state: state)
+    }
+
     /// `fillText` on a given log and state (salvage replays into a document's own).
     static func fillText(_ snapshot: WireState, dead: [Unicode.Scalar], block: WireBlock, log: inout OpLog, state: inout DocState) throws(PeerNoteError) {
-        func fail(_ message: String) -> PeerNoteError {
-            .invalidDocument(offset: block.offset, message: "the state section does not match the history: \(message)")
-        }
+        let placement = try checkText(snapshot, dead: dead, block: block, log: &log, state: &state)
+        try deferText(placement, block: block, log: &log, state: state)
+    }
+
+    /// Where a loaded log's text lies in the notes (`checkText`): the listed notes' slots, and
+    /// the runs of the log's text in them, checked to take every note's characters exactly.
+    struct TextPlacement: Sendable {
+        let slots: [Int]
+        let runs: [TextRun]
+    }
+
+    private static func textMismatch(_ block: WireBlock, _ message: String) -> PeerNoteError {
+        .invalidDocument(offset: block.offset, message: "the state section does not match the history: \(message)")
+    }
+
+    /// `checkText` on a given log and state.
+    static func checkText(_ snapshot: WireState, dead: [Unicode.Scalar], block: WireBlock, log: inout OpLog, state: inout DocState) throws(PeerNoteError) -> TextPlacement {
+        func fail(_ message: String) -> PeerNoteError { textMismatch(block, message) }
         let (ids, slots) = try listedNotes(snapshot, block: block, log: &log, state: state)
         // Where each note's deleted characters start in `dead`: after those of the notes before it.
         var deadStarts: [Int] = []
@@ -400,20 +429,24 @@ struct BlockReplayer {
         // from a section read from a file, through one pointer to its bytes (valid while
         // `fillBodies` runs: both its threads are done when it returns); else from each note's
         // slice.
+        // A body whose text is the section's ASCII in list order is left unwritten by `fill`, and
+        // then reads it where the section holds it, on this thread: each of those bodies keeps
+        // the section's bytes alive (one count a body, which two threads would both take on one
+        // buffer), and no copy of them is made.
         let misfit: Int?
         if let text = snapshot.bodyText, text.ranges.count == snapshot.notes.count {
-            let ranges = text.ranges
-            misfit = text.bytes.withUnsafeBufferPointer { bytes in
+            let ranges = text.ranges, all = text.bytes
+            misfit = all.withUnsafeBufferPointer { bytes in
                 let section = ReadOnlyBytes(bytes)
                 return state.fillBodies(slots: slots, concurrentFrom: Self.concurrentFillFrom) { k, body in
                     Self.fill(&body, live: UnsafeBufferPointer(rebasing: section.bytes[ranges[k]]), dead: dead, deadStart: starts[k])
                 }
-            }
+            } ?? state.readBodiesInPlace(slots: slots) { all[ranges[$0]] }
         } else {
             let notes = snapshot.notes
             misfit = state.fillBodies(slots: slots, concurrentFrom: Self.concurrentFillFrom) { k, body in
                 notes[k].bodyUTF8.withUnsafeBufferPointer { Self.fill(&body, live: $0, dead: dead, deadStart: starts[k]) }
-            }
+            } ?? state.readBodiesInPlace(slots: slots) { notes[$0].bodyUTF8 }
         }
         if let k = misfit { throw fail("note \(k)'s text does not fit its body") }
         // The registers are checked while the inserts are checked to take the notes' text
@@ -450,11 +483,16 @@ struct BlockReplayer {
         if let differs { throw differs }
         guard let runs = checked else { throw fail("the inserted text does not add up") }
         guard deadTotal == dead.count else { throw fail("deleted text is left over") }
+        return TextPlacement(slots: slots, runs: runs)
+    }
+
+    /// `deferText` on a given log and state.
+    static func deferText(_ placement: TextPlacement, block: WireBlock, log: inout OpLog, state: DocState) throws(PeerNoteError) {
         // The listed notes' arenas alone are kept for it (not the note table, which the
         // state's next change would then copy whole); a later edit of a note copies its arena.
-        let arenas: [ScalarStore] = shown.noteStates.withNotePlaces { notes in slots.map { slot in notes.read(slot) { $0.body.arena } } }
-        guard let deferred = DeferredText(arenas: arenas, runs: runs.lazy.map { (arena: Int($0.listed), length: Int($0.length)) }),
-              deferred.count == textCount else { throw fail("the inserted text does not add up") }
+        let arenas: [ScalarStore] = state.noteStates.withNotePlaces { notes in placement.slots.map { slot in notes.read(slot) { $0.body.arena } } }
+        guard let deferred = DeferredText(arenas: arenas, runs: placement.runs.lazy.map { (arena: Int($0.listed), length: Int($0.length)) }),
+              deferred.count == log.textCount else { throw textMismatch(block, "the inserted text does not add up") }
         log.deferText(to: deferred)
     }
 
@@ -516,7 +554,9 @@ struct BlockReplayer {
     static let concurrentFillFrom = 1_000
 
     /// Writes the text of one body: its visible characters from `live` (a state section's
-    /// UTF-8, checked valid) and its deleted ones from `dead`, from `deadStart` on. False when
+    /// UTF-8, checked valid) and its deleted ones from `dead`, from `deadStart` on; or leaves a
+    /// body that can read `live` in place (`ListCRDT.canReadText`) unwritten, for `fillText` to
+    /// let it read it there. False when
     /// they do not fit it exactly (the deleted ones are only checked to be in `dead`; `fillText`
     /// checks that the notes use it all).
     private static func fill(_ body: inout ListCRDT<Unicode.Scalar>, live bytes: UnsafeBufferPointer<UInt8>, dead: [Unicode.Scalar], deadStart: Int) -> Bool {
@@ -524,8 +564,12 @@ struct BlockReplayer {
         // release the buffers they come from, which both threads' notes share, and the two
         // threads' counts on one buffer were a tenth of a large load's time.
         dead.withUnsafeBufferPointer { dead in
-            // A body of ASCII alone (most of them) is its scalars as they are stored: its UTF-8.
-            if Self.isASCII(bytes) { return write(&body, live: .latin1(bytes), count: bytes.count, dead: dead, deadStart: deadStart) }
+            // A body of ASCII alone (most of them) is its scalars as they are stored: its UTF-8;
+            // one that holds it in list order reads it where it lies (`fillText`), unwritten here.
+            if Self.isASCII(bytes) {
+                if body.canReadText(count: bytes.count) { return true }
+                return write(&body, live: .latin1(bytes), count: bytes.count, dead: dead, deadStart: deadStart)
+            }
             var wide: [Unicode.Scalar] = []
             String.appendScalars(utf8: bytes, to: &wide)
             return wide.withUnsafeBufferPointer { write(&body, live: .scalars($0), count: $0.count, dead: dead, deadStart: deadStart) }

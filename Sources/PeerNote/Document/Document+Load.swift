@@ -162,15 +162,17 @@ extension Document {
                 if let bad = replayer.log.firstOutOfCanonicalOrder() {
                     throw .invalidDocument(offset: block.offset, message: "change at row \(bad): a block with a state section holds its changes in canonical order (by Lamport timestamp, then replica id), and this one comes before the change above it")
                 }
+                // The section (its inflated bytes and entries) is let go before the blocks after
+                // it are replayed, which do not need it; its entries, as soon as its checks are
+                // done (the bytes stay as long as bodies read their text in them).
+                blocks[index].state = nil
+                block.state = nil
                 if structured {
                     try replayer.buildBodies(state, dead: block.deadText, block: block)
                 } else {
-                    try replayer.fillText(state, dead: block.deadText, block: block)
+                    let placement = try replayer.checkText(consume state, dead: block.deadText, block: block)
+                    try replayer.deferText(placement, block: block)
                 }
-                // The section (its inflated bytes and entries) is let go before the blocks after
-                // it are replayed, which do not need it.
-                blocks[index].state = nil
-                block.state = nil
             }
             rows += block.changes.count
         }

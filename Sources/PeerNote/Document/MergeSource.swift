@@ -47,12 +47,14 @@ public final class MergeSource {
     /// What a merge takes in from `document`, for a caller that lets the document go next: the
     /// log holds its text itself (a loaded log reads it in the notes' arenas, which would
     /// otherwise stay alive with it, scattered among the freed notebook), so that the notebook's
-    /// memory goes with the document. `document.mergeSource` shares the arenas instead, for a
-    /// document that stays.
-    /// - Complexity: O(text) when the log's text is read in the arenas; O(1) otherwise.
+    /// memory goes with the document; unless every arena reads its text in the state section's
+    /// bytes, which the log then keeps reading (one block, no copy). `document.mergeSource`
+    /// shares the arenas instead, for a document that stays.
+    /// - Complexity: O(text) when the log's text is read in arenas of the notes' own; O(notes)
+    ///   when in a state section's bytes; O(1) otherwise.
     public static func keepingHistory(of document: Document) -> MergeSource {
         let source = MergeSource(of: document)
-        source.log.settleText()
+        source.log.settleTextOutsideSection()
         return source
     }
 

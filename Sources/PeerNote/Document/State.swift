@@ -368,6 +368,19 @@ struct DocState: Sendable {
         }
     }
 
+    /// Lets the body of each note in `slots` that is left unwritten read its text in place,
+    /// `text(k)` for `slots[k]` (`ListCRDT.readText(in:)`), on this thread: each such body
+    /// keeps the bytes it reads alive, and two threads counting references to one buffer would
+    /// both wait on it. The `k` of one that cannot, if any.
+    mutating func readBodiesInPlace(slots: [Int], _ text: (Int) -> ArraySlice<UInt8>) -> Int? {
+        noteStates.withUniqueNotes { notes in
+            for k in slots.indices where notes[slots[k]].pointee.body.textIsUnwritten {
+                guard notes[slots[k]].pointee.body.readText(in: text(k)) else { return k }
+            }
+            return nil
+        }
+    }
+
     /// The slot in `noteStates` of the note created by op `n`, if any. Slots never change once assigned.
     func slot(of n: LocalID) -> Int? {
         if n == lastNote.id { return lastNote.slot }
@@ -466,11 +479,21 @@ extension DocState {
     /// holding it), in the log's order, a stored op at a time: a run of typing over many
     /// changes is one op, integrated as one run, which gives what applying it change by change
     /// gives. Loading a block and merging append their changes to the log, then call this.
+    /// A log whose text a load left unwritten gives its inserts placeholders that are counted,
+    /// not stored (`PlaceholderRun`): the bodies then hold none until their text is read in.
     mutating func applyOps(of log: OpLog, from startLV: Int, firstChange: Int) throws(ApplyFailure) {
+        if log.textIsUnwritten {
+            try applyOps(of: log, from: startLV, firstChange: firstChange, text: PlaceholderRun(0 ..< log.textCount))
+        } else {
+            try applyOps(of: log, from: startLV, firstChange: firstChange, text: log.textView)
+        }
+    }
+
+    private mutating func applyOps<Text: RandomAccessCollection<Unicode.Scalar>>(of log: OpLog, from startLV: Int, firstChange: Int,
+                                                                               text: Text) throws(ApplyFailure) where Text.Index == Int {
         guard startLV < log.lvCount else { return }
         var i = log.opIndex(containingLV: startLV)
         var ci = firstChange
-        let text = log.textView
         while i < log.ops.count {
             let whole = log.ops[i]
             let from = max(whole.lv, startLV)

@@ -16,7 +16,8 @@ struct ElementStoreTests {
 
     /// Runs random appends, single and in runs, and overwrites on a store and on a plain array,
     /// and checks that the store reads back the array, element by element, by range and whole.
-    @Test("Random appends and overwrites read back as a plain array of scalars holds them", arguments: [1, 2, 3, 4])
+    @Test("Random appends, placeholders, roll-backs and overwrites read back as a plain array of scalars holds them",
+          arguments: [1, 2, 3, 4, 5, 6])
     func againstArray(seed: UInt64) {
         var rng = SeededRandom(state: seed)
         // Narrow scalars only, or now and then a wide one: stores that stay narrow and that widen.
@@ -25,10 +26,48 @@ struct ElementStoreTests {
             Int.random(in: 0 ..< 20, using: &rng) == 0 ? Self.pool[Int.random(in: 0 ..< widthLimit, using: &rng)]
                 : Unicode.Scalar(UInt8.random(in: 32 ... 126, using: &rng))
         }
+        // The store starts empty, reading a stretch of other bytes in place (which its writes
+        // must leave alone), or as placeholders counted and not stored (a load's body).
         var store = ScalarStore()
         var expected: [Unicode.Scalar] = []
+        let source = Array("<<borrowed text, read in place>>".utf8)
+        switch seed % 3 {
+        case 1:
+            store = ScalarStore(borrowing: source[2 ..< source.count - 2])
+            expected = source[2 ..< source.count - 2].map { Unicode.Scalar($0) }
+            #expect(store.readsInPlace)
+        case 2:
+            store.append(contentsOf: PlaceholderRun(0 ..< 25))
+            expected = Array(repeating: .placeholder, count: 25)
+            #expect(store.isUnwritten)
+        default:
+            break
+        }
         for _ in 0 ..< 400 {
-            switch Int.random(in: 0 ..< 4, using: &rng) {
+            switch Int.random(in: 0 ..< 6, using: &rng) {
+            case 4:
+                // Placeholders, counted until the next write; or a roll-back of the last scalars.
+                if Bool.random(using: &rng) {
+                    let n = Int.random(in: 0 ... 20, using: &rng)
+                    store.append(contentsOf: PlaceholderRun(0 ..< n))
+                    expected.append(contentsOf: repeatElement(.placeholder, count: n))
+                } else {
+                    let n = Int.random(in: 0 ... min(10, expected.count), using: &rng)
+                    store.removeLast(n)
+                    expected.removeLast(n)
+                }
+            case 5:
+                // Reads between writes: unwritten placeholders and borrowed bytes read as stored ones.
+                let a = Int.random(in: 0 ... expected.count, using: &rng), b = Int.random(in: a ... expected.count, using: &rng)
+                #expect(Array(store[a ..< b]) == Array(expected[a ..< b]))
+                #expect(store.elements == expected)
+                if a < b { #expect(store[a] == expected[a]) }
+                var utf8: [UInt8] = []
+                store.appendUTF8(a ..< b, to: &utf8)
+                var string = String.UnicodeScalarView()
+                string.append(contentsOf: expected[a ..< b])
+                #expect(utf8 == Array(String(string).utf8))
+                #expect(store == ScalarStore(expected))
             case 0:
                 let s = scalar()
                 store.append(s)
@@ -59,6 +98,7 @@ struct ElementStoreTests {
             }
             #expect(store.count == expected.count)
         }
+        #expect(source == Array("<<borrowed text, read in place>>".utf8))
         #expect(store.elements == expected)
         #expect(store.isWide == expected.contains { $0.value > 0xFF })
         #expect((0 ..< expected.count).allSatisfy { store[$0] == expected[$0] })
@@ -81,6 +121,59 @@ struct ElementStoreTests {
                 #expect(Array(inner) == Array(expected[(a + 1) ..< (b - 1)]))
             }
         }
+    }
+
+    @Test("A store reads other bytes in place until its first write, which copies them and leaves them as they were")
+    func readInPlace() {
+        let bytes = Array("[title]hello, world[next]".utf8)
+        let stretch = bytes[7 ..< 19]
+        let store = ScalarStore(borrowing: stretch)
+        #expect(store.readsInPlace && !store.isWide && store.count == 12)
+        #expect(store.elements == Array("hello, world".unicodeScalars))
+        #expect(store[0] == "h" && store[11] == "d")
+        // A run's indices are the store's offsets, not the indices of the bytes it reads.
+        let run = store[7 ..< 12]
+        #expect(run.startIndex == 7 && run.endIndex == 12 && String(String.UnicodeScalarView(run)) == "world")
+        #expect(String(String.UnicodeScalarView(run[8 ..< 10])) == "or")
+        var out: [UInt8] = []
+        store.appendUTF8(0 ..< 5, to: &out)
+        #expect(out == Array("hello".utf8))
+        #expect(store == ScalarStore(Array("hello, world".unicodeScalars)))
+        var appended = store, overwritten = store, rolledBack = store, widened = store
+        appended.append("!")
+        Array("HELLO".utf8).withUnsafeBufferPointer { overwritten.overwrite(from: 0, latin1: $0) }
+        rolledBack.removeLast(7)
+        widened.append("😀")
+        #expect(appended.elements == Array("hello, world!".unicodeScalars) && !appended.readsInPlace)
+        #expect(overwritten.elements == Array("HELLO, world".unicodeScalars) && !overwritten.readsInPlace)
+        #expect(rolledBack.elements == Array("hello".unicodeScalars) && !rolledBack.readsInPlace)
+        #expect(widened.isWide && widened.elements == Array("hello, world😀".unicodeScalars))
+        #expect(store.readsInPlace && store.elements == Array("hello, world".unicodeScalars))
+        #expect(bytes == Array("[title]hello, world[next]".utf8))
+    }
+
+    @Test("Placeholders appended to a narrow store are counted, not stored, and read and compare as stored ones until a write")
+    func unwrittenPlaceholders() {
+        var unwritten = ScalarStore()
+        unwritten.append(contentsOf: PlaceholderRun(0 ..< 300))
+        let stored = ScalarStore(placeholders: 300, reserving: 0)
+        #expect(unwritten.isUnwritten && !stored.isUnwritten && !ScalarStore().isUnwritten)
+        #expect(unwritten == stored && unwritten.count == 300 && unwritten[299] == .placeholder)
+        #expect(Array(unwritten[10 ..< 20]) == Array(repeating: .placeholder, count: 10))
+        var a = Hasher(), b = Hasher()
+        unwritten.hash(0 ..< 300, into: &a)
+        stored.hash(0 ..< 300, into: &b)
+        #expect(a.finalize() == b.finalize())
+        var written = unwritten
+        Array("text".utf8).withUnsafeBufferPointer { written.overwrite(from: 296, latin1: $0) }
+        #expect(!written.isUnwritten && written.count == 300)
+        #expect(written.elements == Array(repeating: .placeholder, count: 296) + Array("text".unicodeScalars))
+        // Counted after stored scalars too, and taken back by a roll-back first.
+        var mixed = ScalarStore(Array("ab".unicodeScalars))
+        mixed.append(contentsOf: PlaceholderRun(0 ..< 3))
+        #expect(!mixed.isUnwritten && mixed.elements == Array("ab".unicodeScalars) + Array(repeating: .placeholder, count: 3))
+        mixed.removeLast(4)
+        #expect(mixed.elements == ["a"])
     }
 
     @Test("A store made from scalars is narrow exactly when all of them are Latin-1")

@@ -110,6 +110,38 @@ struct DeferredTextTests {
         #expect(y.notebook == x.notebook)
     }
 
+    @Test("A merge source kept after a document whose bodies all read their text in its section reads it there too")
+    func mergeSourceReadsSectionText() throws {
+        let doc = Document(title: "T")
+        var ids: [NoteID] = []
+        for k in 0 ..< 30 { ids.append(doc.addNote(title: "N\(k)", body: "plain text \(k), typed in order")) }
+        let bytes = doc.save(.compact)
+        // THEIRS: a note added and a title changed, saved compact.
+        let theirs = try Document.load(bytes)
+        theirs.addNote(title: "Theirs", body: "their own text")
+        try theirs.setNoteTitle(ids[7], "retitled")
+        let theirsBytes = theirs.save(.compact)
+        var kept: MergeSource?
+        do {
+            let loaded = try Document.load(theirsBytes)
+            #expect(loaded.state.noteStates.allSatisfy { $0.body.arena.readsInPlace })
+            kept = MergeSource.keepingHistory(of: loaded)
+        }
+        let source = try #require(kept)
+        // No copy: the log goes on reading the section's bytes, which it alone keeps now.
+        #expect(source.log.textIsDeferred)
+        #expect(source.log.text == theirs.log.text)
+        let mine = try Document.load(bytes)
+        try mine.setBody(ids[4], "mine")
+        let reference = try Document.load(bytes)
+        try reference.setBody(ids[4], "mine")
+        try mine.merge(source)
+        try reference.merge(theirs)
+        #expect(mine.notebook == reference.notebook && mine.log.text == reference.log.text)
+        #expect(mine.notes.contains { $0.title == "Theirs" && $0.body == "their own text" })
+        #expect(try Document.load(mine.save(.compact)).notebook == reference.notebook)
+    }
+
     @Test("A merge source kept after its document holds its text itself, and merges as the document does", arguments: [0, Int.max])
     func mergeSourceKeepsItsText(concurrentFrom: Int) throws {
         let (doc, ids) = try Self.notebook()
@@ -208,5 +240,36 @@ struct DeferredTextTests {
         // A stretch within one piece is read in place; one across pieces and parts, copied.
         #expect(String(String.UnicodeScalarView(view[2 ..< 5])) == "xyz")
         #expect(String(String.UnicodeScalarView(view[4 ..< 8])) == "zc\u{1F600}!")
+    }
+
+    @Test("A loaded body that is its section's ASCII in list order reads it there until it is written", arguments: [40, 1_100])
+    func bodiesReadInPlace(count: Int) throws {
+        let (doc, ids) = try Self.notebook(count: count)
+        let bytes = doc.save(.compact)
+        let loaded = try Document.load(bytes)
+        func arena(_ id: NoteID) throws -> ScalarStore {
+            let slot = try #require(loaded.state.noteStates.indices.first { loaded.noteID(loaded.state.noteStates[$0].id) == id })
+            return loaded.state.noteStates[slot].body.arena
+        }
+        // Deleted text, an insert inside a body, a wide scalar and a rewritten body are written
+        // in; every other body (the deleted note's, and the one typed on at its end, too) is read
+        // where the section holds it.
+        let writtenIn: Set<Int> = [2, 4, 5, 6]
+        for (k, id) in ids.enumerated() {
+            #expect(try arena(id).readsInPlace == !writtenIn.contains(k), "note \(k)")
+        }
+        #expect(loaded.notebook == doc.notebook)
+        #expect(loaded.log.text == doc.log.text)
+        // A write copies that body alone; the others read on in place, and the log's text with them.
+        try loaded.insertText(ids[0], at: 0, "edited ")
+        try loaded.setBody(ids[1], "replaced")
+        #expect(try !arena(ids[0]).readsInPlace && !arena(ids[1]).readsInPlace && arena(ids[3]).readsInPlace)
+        try doc.insertText(ids[0], at: 0, "edited ")
+        try doc.setBody(ids[1], "replaced")
+        #expect(loaded.notebook == doc.notebook)
+        #expect(loaded.log.text == doc.log.text)
+        let again = try Document.load(loaded.save(.compact))
+        #expect(again.notebook == doc.notebook)
+        #expect(try Document.load(loaded.save()).notebook == doc.notebook)
     }
 }
