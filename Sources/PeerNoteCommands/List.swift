@@ -49,10 +49,14 @@ extension PeerNoteCLI {
             }
             let rows: [(index: Int?, note: NoteSummary)] = deleted ? document.deletedNoteSummaries(matching: filter).map { (nil, $0) }
                 : document.noteSummaries(matching: filter).map { ($0.index, $0.note) }
-            var listing = Self.render(rows, color: Terminal.colorEnabled())
             // "(no notes)" is for the person at the terminal; a script reading the list gets no lines.
-            if rows.isEmpty, isatty(1) == 1 { listing = Self.nothingListed(deleted: deleted, filtered: !filter.isEmpty) + "\n" }
-            try StandardOutput.write(listing)
+            if rows.isEmpty, isatty(1) == 1 {
+                try StandardOutput.write(Self.nothingListed(deleted: deleted, filtered: !filter.isEmpty) + "\n")
+            } else {
+                try Self.write(rows, color: Terminal.colorEnabled(), chunk: Self.outputChunk) { bytes throws(CLIFailure) in
+                    try StandardOutput.write(bytes: bytes)
+                }
+            }
             // On standard error, so that the list itself stays one note a line for a pipe.
             if let line = Self.conflictsLine(conflictCount, file: file) { Failure.report(line) }
         }
@@ -86,51 +90,74 @@ extension PeerNoteCLI {
         }
 
         /// The listing's lines for `rows`: each note with its index among the live notes (nil: `-`).
-        /// - Complexity: O(n) in the notes' titles and tags; each cell is made and measured once,
-        ///   and the lines are written into one buffer.
         static func render(_ rows: [(index: Int?, note: NoteSummary)], color: Bool) -> String {
+            var all: [UInt8] = []
+            write(rows, color: color, chunk: .max) { all.append(contentsOf: $0) }
+            return String(decoding: all, as: UTF8.self)
+        }
+
+        /// How many bytes of the listing `execute` writes at a time: a listing of many notes is
+        /// not held whole beside the notebook.
+        static let outputChunk = 64 * 1024
+
+        /// Hands the listing's lines for `rows` to `emit` (`render`), in pieces of whole lines of
+        /// about `chunk` bytes or more.
+        /// - Complexity: O(n) in the notes' titles and tags. A row's cells are made once to
+        ///   measure the columns and again to write it: only the widths of its title and tags
+        ///   are kept between, not every cell of the listing.
+        static func write<E: Error>(_ rows: [(index: Int?, note: NoteSummary)], color: Bool, chunk: Int,
+                                    _ emit: ([UInt8]) throws(E) -> Void) throws(E) {
             let columnCount = 5
-            var cells: [String] = []
-            var cellWidths: [Int] = []
-            cells.reserveCapacity(rows.count * columnCount)
-            cellWidths.reserveCapacity(rows.count * columnCount)
-            var widths = [Int](repeating: 0, count: columnCount)
             let ids = NoteID.shortForms(of: rows.map(\.note.id))
+            /// Row `r`'s cell in column `c`.
+            func cell(_ r: Int, _ c: Int) -> String {
+                switch c {
+                case 0: rows[r].index.map(String.init) ?? "-"
+                case 1: ids[r]
+                case 2: DisplayText.oneLine(rows[r].note.title)
+                case 3: rows[r].note.tags.isEmpty ? "-" : DisplayText.tagList(rows[r].note.tags)
+                default: rows[r].note.priority.rawValue
+                }
+            }
             // Padded by terminal columns (a CJK character or an emoji takes two), not by characters;
             // the index, id and priority are ASCII, a column a byte.
-            func add(_ cell: String, column: Int, ascii: Bool = false) {
-                let w = ascii ? cell.utf8.count : DisplayText.columns(cell)
-                cells.append(cell)
-                cellWidths.append(w)
-                if w > widths[column] { widths[column] = w }
-            }
-            for i in rows.indices {
-                add(rows[i].index.map(String.init) ?? "-", column: 0, ascii: true)
-                add(ids[i], column: 1, ascii: true)
-                add(DisplayText.oneLine(rows[i].note.title), column: 2)
-                add(rows[i].note.tags.isEmpty ? "-" : DisplayText.tagList(rows[i].note.tags), column: 3)
-                add(rows[i].note.priority.rawValue, column: 4, ascii: true)
+            var widths = [Int](repeating: 0, count: columnCount)
+            var measured: [(title: Int32, tags: Int32)] = []
+            measured.reserveCapacity(rows.count)
+            for r in rows.indices {
+                let title = DisplayText.columns(cell(r, 2)), tags = DisplayText.columns(cell(r, 3))
+                measured.append((Int32(clamping: title), Int32(clamping: tags)))
+                widths[0] = max(widths[0], cell(r, 0).utf8.count)
+                widths[1] = max(widths[1], ids[r].utf8.count)
+                widths[2] = max(widths[2], title)
+                widths[3] = max(widths[3], tags)
+                widths[4] = max(widths[4], rows[r].note.priority.rawValue.utf8.count)
             }
             widths[2] = min(widths[2], widestPadded)
             widths[3] = min(widths[3], widestPadded)
             var out: [UInt8] = []
-            out.reserveCapacity(cells.reduce(0) { $0 + $1.utf8.count } + rows.count * (4 * 2 + 1 + widths.reduce(0, +)))
+            out.reserveCapacity(Swift.min(chunk, rows.count * (4 * 2 + 1 + widths.reduce(0, +))) + 1024)
             for r in rows.indices {
                 for c in 0 ..< columnCount {
-                    let k = r * columnCount + c
-                    let pad = max(0, widths[c] - cellWidths[k])
+                    let text = cell(r, c)
+                    let width = c == 2 ? Int(measured[r].title) : c == 3 ? Int(measured[r].tags) : text.utf8.count
+                    let pad = max(0, widths[c] - width)
                     if c > 0 { out.append(0x20); out.append(0x20) }
                     if c == 0 { out.append(contentsOf: repeatElement(0x20, count: pad)) }
                     if color {
-                        out.append(contentsOf: paint(cells[k], column: c, priority: rows[r].note.priority).utf8)
+                        out.append(contentsOf: paint(text, column: c, priority: rows[r].note.priority).utf8)
                     } else {
-                        out.append(contentsOf: cells[k].utf8)
+                        out.append(contentsOf: text.utf8)
                     }
                     if c != 0 && c != columnCount - 1 { out.append(contentsOf: repeatElement(0x20, count: pad)) }
                 }
                 out.append(0x0A)
+                if out.count >= chunk {
+                    try emit(out)
+                    out.removeAll(keepingCapacity: true)
+                }
             }
-            return String(decoding: out, as: UTF8.self)
+            if !out.isEmpty { try emit(out) }
         }
 
         private static func paint(_ text: String, column: Int, priority: Priority) -> String {

@@ -348,6 +348,23 @@ struct InProcessTests {
         #expect(PeerNoteCLI.List.render([], indexed: true, color: false) == "")
     }
 
+    @Test("list writes a long listing in pieces of whole lines that make up the whole listing")
+    func listInPieces() throws {
+        let document = Document(title: "T", author: "a")
+        for k in 0 ..< 300 { document.addNote(title: "Note \(k)", tags: k % 3 == 0 ? ["t\(k)"] : [], priority: k % 7 == 0 ? .low : .normal) }
+        let rows = document.noteSummaries.enumerated().map { (index: Optional($0.offset), note: $0.element) }
+        let whole = PeerNoteCLI.List.render(rows, color: false)
+        for chunk in [1, 100, 4096, PeerNoteCLI.List.outputChunk] {
+            var pieces: [[UInt8]] = []
+            PeerNoteCLI.List.write(rows, color: false, chunk: chunk) { pieces.append($0) }
+            #expect(pieces.allSatisfy { $0.last == 0x0A })
+            #expect(pieces.dropLast().allSatisfy { $0.count >= chunk })
+            #expect(String(decoding: pieces.joined(), as: UTF8.self) == whole)
+            #expect(chunk > whole.utf8.count || pieces.count > 1)
+        }
+        #expect(whole.split(separator: "\n").count == 300)
+    }
+
     @Test("A body file must be UTF-8; the error names the offset")
     func bodyFileUTF8() throws {
         let dir = try TempDir()
