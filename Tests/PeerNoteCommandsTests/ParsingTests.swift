@@ -351,18 +351,24 @@ struct InProcessTests {
     @Test("list writes a long listing in pieces of whole lines that make up the whole listing")
     func listInPieces() throws {
         let document = Document(title: "T", author: "a")
-        for k in 0 ..< 300 { document.addNote(title: "Note \(k)", tags: k % 3 == 0 ? ["t\(k)"] : [], priority: k % 7 == 0 ? .low : .normal) }
-        let rows = document.noteSummaries.enumerated().map { (index: Optional($0.offset), note: $0.element) }
-        let whole = PeerNoteCLI.List.render(rows, color: false)
-        for chunk in [1, 100, 4096, PeerNoteCLI.List.outputChunk] {
-            var pieces: [[UInt8]] = []
-            PeerNoteCLI.List.write(rows, color: false, chunk: chunk) { pieces.append($0) }
-            #expect(pieces.allSatisfy { $0.last == 0x0A })
-            #expect(pieces.dropLast().allSatisfy { $0.count >= chunk })
-            #expect(String(decoding: pieces.joined(), as: UTF8.self) == whole)
-            #expect(chunk > whole.utf8.count || pieces.count > 1)
+        // Past one piece of the command's own size, titles of wide characters among them.
+        for k in 0 ..< 2_000 {
+            document.addNote(title: k % 5 == 0 ? "笔记 \(k)" : "Note \(k)", tags: k % 3 == 0 ? ["t\(k)"] : [], priority: k % 7 == 0 ? .low : .normal)
         }
-        #expect(whole.split(separator: "\n").count == 300)
+        let rows = document.noteSummaries.enumerated().map { (index: Optional($0.offset), note: $0.element) }
+        for color in [false, true] {
+            let whole = PeerNoteCLI.List.render(rows, color: color)
+            #expect(whole.utf8.count > PeerNoteCLI.List.outputChunk)
+            #expect(whole.split(separator: "\n").count == 2_000)
+            for chunk in [1, 100, 4096, PeerNoteCLI.List.outputChunk] {
+                var pieces: [[UInt8]] = []
+                PeerNoteCLI.List.write(rows, color: color, chunk: chunk) { pieces.append($0) }
+                #expect(pieces.allSatisfy { $0.last == 0x0A })
+                #expect(pieces.dropLast().allSatisfy { $0.count >= chunk })
+                #expect(String(decoding: pieces.joined(), as: UTF8.self) == whole)
+                #expect(pieces.count > 1)
+            }
+        }
     }
 
     @Test("A body file must be UTF-8; the error names the offset")

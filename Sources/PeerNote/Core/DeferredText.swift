@@ -20,9 +20,10 @@ struct DeferredText: Sendable {
     private let pieces: [Piece]
     private let arenas: [ScalarStore]
 
-    /// Whether every arena reads its text in place (`ScalarStore.readsInPlace`): the text then
-    /// keeps alive the bytes they read (a state section's) and this, no note's own memory.
-    var readsInPlace: Bool { arenas.allSatisfy(\.readsInPlace) }
+    /// Whether every arena reads its text in place (`ScalarStore.readsInPlace`) or is empty:
+    /// the text then keeps alive the bytes they read (a state section's) and this, no note's
+    /// own memory.
+    var readsInPlace: Bool { arenas.allSatisfy { $0.readsInPlace || $0.isEmpty } }
 
     /// Pieces `(arena, length)` in text order, each after what the arena's earlier pieces took.
     /// Nil when one does not lie within its arena, or starts past 2^32 scalars into it.

@@ -116,7 +116,9 @@ struct ScalarStore: ElementStore, RandomAccessCollection, Equatable {
     /// text is read in), and there is at least one.
     var isUnwritten: Bool { unwritten > 0 && narrow.isEmpty }
 
-    /// The store with its unwritten placeholders stored (for a read that needs them in memory).
+    /// The store with its unwritten placeholders stored (for a read that needs them in memory):
+    /// O(n) a read. Reads of placeholders not stored are expected only while a load runs,
+    /// before its text is read in, and hardly even then.
     private var settled: ScalarStore {
         var copy = self
         copy.settle()
@@ -142,7 +144,7 @@ struct ScalarStore: ElementStore, RandomAccessCollection, Equatable {
     /// Removes the last `n` scalars (a roll-back of what was appended since). Stays as wide
     /// as it was.
     mutating func removeLast(_ n: Int) {
-        readsInPlace = false
+        if n > unwritten { readsInPlace = false }
         if isWide {
             wide.removeLast(n)
             return
@@ -227,7 +229,7 @@ struct ScalarStore: ElementStore, RandomAccessCollection, Equatable {
 
     subscript(_ range: Range<Int>) -> ScalarRun {
         if isWide { return ScalarRun(wide: wide[range]) }
-        if range.upperBound > narrow.count { return settled[range] }
+        if range.upperBound > narrow.count && unwritten > 0 { return settled[range] }
         let base = narrow.startIndex
         return ScalarRun(narrow: narrow[base + range.lowerBound ..< base + range.upperBound], offsetBy: base)
     }
@@ -374,7 +376,7 @@ struct ScalarStore: ElementStore, RandomAccessCollection, Equatable {
             out.append(contentsOf: wide[range])
             return
         }
-        if range.upperBound > narrow.count {
+        if range.upperBound > narrow.count && unwritten > 0 {
             settled.append(range, to: &out)
             return
         }
@@ -398,7 +400,7 @@ struct ScalarStore: ElementStore, RandomAccessCollection, Equatable {
     /// takes two bytes.
     /// - Complexity: O(`range.count`).
     func appendUTF8(_ range: Range<Int>, to out: inout [UInt8]) {
-        if !isWide && range.upperBound > narrow.count {
+        if !isWide && range.upperBound > narrow.count && unwritten > 0 {
             settled.appendUTF8(range, to: &out)
             return
         }

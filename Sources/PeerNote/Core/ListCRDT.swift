@@ -586,10 +586,24 @@ extension ListCRDT where Element == Unicode.Scalar {
     /// Lets the arena read its characters in `bytes`, one scalar a byte, where they lie (a
     /// state section's ASCII), instead of a copy; the first write to it copies them. False,
     /// changing nothing, unless `canReadText(count: bytes.count)`.
+    /// Requires each byte to be its character: UTF-8 bytes are so only when all are ASCII,
+    /// which the caller checks (`BlockReplayer.fill` leaves only such a body unwritten).
     mutating func readText(in bytes: ArraySlice<UInt8>) -> Bool {
         guard canReadText(count: bytes.count) else { return false }
         tree.content = ScalarStore(borrowing: bytes)
         return true
+    }
+
+    /// Writes an unwritten body's characters from `bytes`, one scalar a byte, in list order
+    /// (`canReadText(count: bytes.count)` must hold): a copy of what `readText(in:)` reads in
+    /// place. False, changing nothing, otherwise. The same requirement on `bytes` as there.
+    mutating func writeText(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard canReadText(count: bytes.count) else { return false }
+        var written = 0
+        return rewriteText { length, _ in
+            defer { written += length }
+            return .latin1(UnsafeBufferPointer(rebasing: bytes[written ..< written + length]))
+        }
     }
 
     /// Rewrites every element in list order: `next(length, deleted)` gives a run's characters,

@@ -776,7 +776,6 @@ struct ListTree<Element: ListElement>: Sendable {
         return true
     }
 
-    /// Visits every run in order.
     /// Whether the runs, in list order, hold the arena's elements in its order (each run's
     /// right after the run before, from the first), none of them deleted.
     /// - Complexity: O(runs).
@@ -794,6 +793,7 @@ struct ListTree<Element: ListElement>: Sendable {
         return next == content.count
     }
 
+    /// Visits every run in order.
     func forEachRun(_ body: (ListRun) -> Void) {
         var leaf = firstLeaf
         while leaf >= 0 {

@@ -432,7 +432,8 @@ struct BlockReplayer {
         // A body whose text is the section's ASCII in list order is left unwritten by `fill`, and
         // then reads it where the section holds it, on this thread: each of those bodies keeps
         // the section's bytes alive (one count a body, which two threads would both take on one
-        // buffer), and no copy of them is made.
+        // buffer), and no copy of them is made. Only when they read most of the section's bytes:
+        // else they are copied, so that a few bodies do not keep a section of others' text alive.
         let misfit: Int?
         if let text = snapshot.bodyText, text.ranges.count == snapshot.notes.count {
             let ranges = text.ranges, all = text.bytes
@@ -441,12 +442,17 @@ struct BlockReplayer {
                 return state.fillBodies(slots: slots, concurrentFrom: Self.concurrentFillFrom) { k, body in
                     Self.fill(&body, live: UnsafeBufferPointer(rebasing: section.bytes[ranges[k]]), dead: dead, deadStart: starts[k])
                 }
-            } ?? state.readBodiesInPlace(slots: slots) { all[ranges[$0]] }
+            } ?? state.readBodiesInPlace(slots: slots, inPlace: Self.readsMostOf(all.count, state.unwrittenBodyBytes(slots: slots) { ranges[$0].count })) {
+                all[ranges[$0]]
+            }
         } else {
             let notes = snapshot.notes
             misfit = state.fillBodies(slots: slots, concurrentFrom: Self.concurrentFillFrom) { k, body in
                 notes[k].bodyUTF8.withUnsafeBufferPointer { Self.fill(&body, live: $0, dead: dead, deadStart: starts[k]) }
-            } ?? state.readBodiesInPlace(slots: slots) { notes[$0].bodyUTF8 }
+            } ?? state.readBodiesInPlace(slots: slots, inPlace: Self.readsMostOf(notes.reduce(0) { $0 + $1.bodyUTF8.count },
+                                                                                   state.unwrittenBodyBytes(slots: slots) { notes[$0].bodyUTF8.count })) {
+                notes[$0].bodyUTF8
+            }
         }
         if let k = misfit { throw fail("note \(k)'s text does not fit its body") }
         // The registers are checked while the inserts are checked to take the notes' text
@@ -545,6 +551,10 @@ struct BlockReplayer {
         guard end == textCount else { return nil }
         return (runs, used)
     }
+
+    /// Whether bodies reading `read` bytes in place read most of `total` (at least half), which
+    /// they keep alive.
+    static func readsMostOf(_ total: Int, _ read: Int) -> Bool { read > 0 && read >= total - read }
 
     /// The notes from which `fillText` writes the bodies' text in on two threads. A load that
     /// read its base block in one step (`oneStepFrom`) has just used the helper thread, which

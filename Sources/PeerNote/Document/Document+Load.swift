@@ -163,8 +163,9 @@ extension Document {
                     throw .invalidDocument(offset: block.offset, message: "change at row \(bad): a block with a state section holds its changes in canonical order (by Lamport timestamp, then replica id), and this one comes before the change above it")
                 }
                 // The section (its inflated bytes and entries) is let go before the blocks after
-                // it are replayed, which do not need it; its entries, as soon as its checks are
-                // done (the bytes stay as long as bodies read their text in them).
+                // it are replayed, which do not need it; for a version 2 section its entries as
+                // soon as its checks are done (the bytes stay as long as bodies read their text
+                // in them).
                 blocks[index].state = nil
                 block.state = nil
                 if structured {

@@ -368,16 +368,29 @@ struct DocState: Sendable {
         }
     }
 
-    /// Lets the body of each note in `slots` that is left unwritten read its text in place,
-    /// `text(k)` for `slots[k]` (`ListCRDT.readText(in:)`), on this thread: each such body
-    /// keeps the bytes it reads alive, and two threads counting references to one buffer would
-    /// both wait on it. The `k` of one that cannot, if any.
-    mutating func readBodiesInPlace(slots: [Int], _ text: (Int) -> ArraySlice<UInt8>) -> Int? {
+    /// Gives the body of each note in `slots` that is left unwritten its text, `text(k)` for
+    /// `slots[k]`: read in place (`ListCRDT.readText(in:)`), or copied
+    /// (`ListCRDT.writeText(_:)`) when not `inPlace`. On this thread: each body that reads in
+    /// place keeps the bytes it reads alive, and two threads counting references to one buffer
+    /// would both wait on it. The `k` of one that cannot, if any.
+    mutating func readBodiesInPlace(slots: [Int], inPlace: Bool, _ text: (Int) -> ArraySlice<UInt8>) -> Int? {
         noteStates.withUniqueNotes { notes in
             for k in slots.indices where notes[slots[k]].pointee.body.textIsUnwritten {
-                guard notes[slots[k]].pointee.body.readText(in: text(k)) else { return k }
+                let done = inPlace ? notes[slots[k]].pointee.body.readText(in: text(k))
+                    : text(k).withUnsafeBufferPointer { notes[slots[k]].pointee.body.writeText($0) }
+                guard done else { return k }
             }
             return nil
+        }
+    }
+
+    /// How many bytes the bodies of the notes in `slots` that are left unwritten would read
+    /// in place, `text(k)` for `slots[k]`.
+    func unwrittenBodyBytes(slots: [Int], _ text: (Int) -> Int) -> Int {
+        noteStates.withNotePlaces { notes in
+            var total = 0
+            for k in slots.indices where notes.read(slots[k], { $0.body.textIsUnwritten }) { total += text(k) }
+            return total
         }
     }
 

@@ -110,11 +110,36 @@ struct DeferredTextTests {
         #expect(y.notebook == x.notebook)
     }
 
+    @Test("Bodies that would read only a small part of their section in place copy their text instead")
+    func fewBodiesCopyTheirText() throws {
+        let doc = Document(title: "T")
+        var ids: [NoteID] = []
+        for k in 0 ..< 30 { ids.append(doc.addNote(title: "N\(k)", body: String(repeating: "text of note \(k) ", count: 4))) }
+        // All but two bodies lose a character: their text is written in, and the two left would
+        // keep the whole section alive for a tenth of it.
+        for id in ids.dropFirst(2) { try doc.deleteText(id, range: 0 ..< 1) }
+        let loaded = try Document.load(doc.save(.compact))
+        #expect(loaded.state.noteStates.allSatisfy { !$0.body.arena.readsInPlace && !$0.body.arena.isUnwritten })
+        #expect(loaded.notebook == doc.notebook)
+        #expect(loaded.log.text == doc.log.text)
+        #expect(!MergeSource.keepingHistory(of: loaded).log.textIsDeferred)
+        // Most bodies untouched: they read in place.
+        let most = Document(title: "T")
+        var others: [NoteID] = []
+        for k in 0 ..< 30 { others.append(most.addNote(title: "N\(k)", body: String(repeating: "text of note \(k) ", count: 4))) }
+        for id in others.prefix(2) { try most.deleteText(id, range: 0 ..< 1) }
+        let read = try Document.load(most.save(.compact))
+        #expect(read.state.noteStates.filter { $0.body.arena.readsInPlace }.count == 28)
+        #expect(read.notebook == most.notebook)
+    }
+
     @Test("A merge source kept after a document whose bodies all read their text in its section reads it there too")
     func mergeSourceReadsSectionText() throws {
         let doc = Document(title: "T")
         var ids: [NoteID] = []
         for k in 0 ..< 30 { ids.append(doc.addNote(title: "N\(k)", body: "plain text \(k), typed in order")) }
+        // A note with a title alone: its empty arena reads nothing, in place or not.
+        doc.addNote(title: "Only a title")
         let bytes = doc.save(.compact)
         // THEIRS: a note added and a title changed, saved compact.
         let theirs = try Document.load(bytes)
@@ -124,11 +149,11 @@ struct DeferredTextTests {
         var kept: MergeSource?
         do {
             let loaded = try Document.load(theirsBytes)
-            #expect(loaded.state.noteStates.allSatisfy { $0.body.arena.readsInPlace })
+            #expect(loaded.state.noteStates.allSatisfy { $0.body.arena.readsInPlace || $0.body.arena.isEmpty })
             kept = MergeSource.keepingHistory(of: loaded)
         }
         let source = try #require(kept)
-        // No copy: the log goes on reading the section's bytes, which it alone keeps now.
+        // No copy: the log goes on reading its text in the arenas, which read the section's bytes.
         #expect(source.log.textIsDeferred)
         #expect(source.log.text == theirs.log.text)
         let mine = try Document.load(bytes)
