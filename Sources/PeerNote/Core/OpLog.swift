@@ -30,7 +30,8 @@ struct OpLog: Sendable {
     private var stringIndex: [ExactString: UInt32] = [ExactString(""): 0]
     /// Unknown change fields kept verbatim; index 0 is none.
     private(set) var extras: [[UInt8]] = [[]]
-    private(set) var ops: [Op] = []
+    /// The ops a load adopted (shared with the file's verified record), then those appended since.
+    private(set) var ops = OpStore()
     /// The inserted text the log holds itself: all of it unless `pendingText` is set, and then
     /// the text after `pendingText.count` (appended since a load; none while a load's text is
     /// unwritten).
@@ -218,9 +219,9 @@ struct OpLog: Sendable {
         guard let a = adopted.take() else { return }
         let complete = a.matched + ops.count == a.ops.count && ops.count <= 1
         if complete, ops.first.map({ $0 == a.ops[a.matched] }) ?? true {
-            ops = a.ops
+            ops = OpStore(adopting: a.ops)
         } else {
-            ops = Self.matchedThenAppended(a, ops)
+            ops = OpStore(Self.matchedThenAppended(a, ops.array))
         }
     }
 
@@ -246,7 +247,8 @@ struct OpLog: Sendable {
     private mutating func confirmLastOp() {
         guard let k = adopted?.matched, !ops.isEmpty else { return }
         let same = adopted?.ops.withUnsafeBufferPointer { adopted in
-            ops.withUnsafeBufferPointer { ops in
+            // While ops are adopted, the log's own are appended ones only.
+            ops.withParts { _, ops in
                 guard k < adopted.count, let a = adopted.baseAddress, let o = ops.baseAddress else { return false }
                 return Self.same(a + k, o + ops.count - 1)
             }
@@ -255,7 +257,7 @@ struct OpLog: Sendable {
             adopted?.matched += 1
             ops.removeAll(keepingCapacity: true)
         } else if let a = adopted.take() {
-            ops = Self.matchedThenAppended(a, ops)
+            ops = OpStore(Self.matchedThenAppended(a, ops.array))
         }
     }
 
@@ -375,17 +377,15 @@ struct OpLog: Sendable {
 
     /// Gives this log's ops storage of their own, so that a change to them copies nothing
     /// (for timing a copy's changes apart from the copy).
-    mutating func copyOpsStorage() { ops.reserveCapacity(ops.count + 1) }
+    mutating func copyOpsStorage() { ops.copyStorage() }
 
     /// Sets the origins of insertText ops (`op` indexes `ops`; each an insert): the origins a
     /// file left out (`buildBodies(from:)`).
     mutating func setInsertOrigins(_ origins: [(op: Int, left: LocalID, right: LocalID)]) {
         assert(adopted == nil, "ops are read whole only once adopted")
-        ops.withUnsafeMutableBufferPointer { ops in
-            for (i, left, right) in origins {
-                guard case .insertText(let note, _, _, let start) = ops[i].body else { preconditionFailure("origins are set on inserts") }
-                ops[i].body = .insertText(note: note, originLeft: left, originRight: right, contentStart: start)
-            }
+        for (i, left, right) in origins {
+            guard case .insertText(let note, _, _, let start) = ops[i].body else { preconditionFailure("origins are set on inserts") }
+            ops.update(i) { $0.body = .insertText(note: note, originLeft: left, originRight: right, contentStart: start) }
         }
         if !origins.isEmpty { fingerprints.removeAll() }
     }
@@ -535,7 +535,7 @@ struct OpLog: Sendable {
            case .insertText(let n1, _, let r1, let s1) = ops[n].body, n1 == note, r1 == originRight, s1 + ops[n].length == contentStart {
             changes.extendLast(by: length)
             dropFingerprintOfLastChange()
-            ops[n].length += length
+            ops.update(n) { $0.length += length }
             return
         }
         appendOp(.insertText(note: note, originLeft: next.advanced(by: -1), originRight: originRight, contentStart: contentStart), length: length)
@@ -562,7 +562,7 @@ struct OpLog: Sendable {
         dropFingerprintOfLastChange()
         let bID = localID(ofLV: lv, change: changes.count - 1)
         let last = ops.count - 1
-        if last >= 0, ops[last].lv + ops[last].length == lv, Self.extend(&ops[last], firstID: lastOpFirstID, with: body, length: length, firstID: bID) {
+        if last >= 0, ops[last].lv + ops[last].length == lv, ops.update(last, { Self.extend(&$0, firstID: lastOpFirstID, with: body, length: length, firstID: bID) }) {
             return
         }
         appendNewOp(Op(lv: lv, length: length, body: body))
@@ -637,7 +637,7 @@ struct OpLog: Sendable {
         guard canExtendLastInsert, scalars.count == length else { return false }
         changes.extendLast(by: length)
         dropFingerprintOfLastChange()
-        ops[ops.count - 1].length += length
+        ops.update(ops.count - 1) { $0.length += length }
         appendToText(scalars)
         return true
     }
@@ -657,7 +657,7 @@ struct OpLog: Sendable {
               changes.appendContinuing(agent: agent, meta: ChangeTable.Meta(author: author, message: message, extra: 0), time: time, lengths: lengths)
         else { return false }
         replaceHead(index - 1, with: changes.count - 1)
-        ops[ops.count - 1].length += total
+        ops.update(ops.count - 1) { $0.length += total }
         appendToText(scalars)
         return true
     }
@@ -678,7 +678,8 @@ struct OpLog: Sendable {
         // of its body a call); the changes are appended after, where they are known to join.
         guard case let .deleteText(note, target, reversed) = ops[last].body else { return false }
         let length = ops[last].length
-        guard Self.extend(&ops[last], firstID: lastOpFirstID, with: body, length: total, firstID: nextID) else { return false }
+        let firstID = lastOpFirstID, next = nextID
+        guard ops.update(last, { Self.extend(&$0, firstID: firstID, with: body, length: total, firstID: next) }) else { return false }
         guard changes.appendContinuing(agent: agent, meta: meta, time: time, lengths: lengths) else {
             // Not expected (`total` is what `lengths` add up to): the op is put back as it was.
             ops[last] = Op(lv: ops[last].lv, length: length, body: .deleteText(note: note, target: target, reversed: reversed))
@@ -713,7 +714,7 @@ struct OpLog: Sendable {
             let body = backwards ? OpBody.deleteText(note: note, target: start.advanced(by: length - 1), reversed: length > 1)
                                  : OpBody.deleteText(note: note, target: start, reversed: false)
             let last = ops.count - 1
-            if !(last >= 0 && ops[last].lv + ops[last].length == lv && Self.extend(&ops[last], firstID: lastOpFirstID, with: body, length: length, firstID: id)) {
+            if !(last >= 0 && ops[last].lv + ops[last].length == lv && ops.update(last, { Self.extend(&$0, firstID: lastOpFirstID, with: body, length: length, firstID: id) })) {
                 appendNewOp(Op(lv: lv, length: length, body: body))
                 lastOpFirstID = id
                 lastOpTextStart = -1
@@ -741,7 +742,7 @@ struct OpLog: Sendable {
         let body = OpBody.insertText(note: note, originLeft: originLeft, originRight: originRight, contentStart: textCount)
         appendToText(scalars)
         let last = ops.count - 1
-        if !(last >= 0 && ops[last].lv + ops[last].length == lv && Self.extend(&ops[last], firstID: lastOpFirstID, with: body, length: total, firstID: first)) {
+        if !(last >= 0 && ops[last].lv + ops[last].length == lv && ops.update(last, { Self.extend(&$0, firstID: lastOpFirstID, with: body, length: total, firstID: first) })) {
             appendNewOp(Op(lv: lv, length: total, body: body))
             lastOpFirstID = first
             lastOpTextStart = textCount - total

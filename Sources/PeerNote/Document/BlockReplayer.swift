@@ -473,7 +473,7 @@ struct BlockReplayer {
         let ops = log.ops
         /// The inserts' runs in the notes, when they take every note's characters exactly.
         func checkLog() -> [TextRun]? {
-            guard let found = Self.textRuns(ops, textCount: textCount, ids: ids, slots: slots, state: shown) else { return nil }
+            guard let found = ops.withContiguousOps({ Self.textRuns($0, textCount: textCount, ids: ids, slots: slots, state: shown) }) else { return nil }
             let complete = shown.noteStates.withNotePlaces { notes in
                 zip(slots, found.used).allSatisfy { slot, n in notes.read(slot) { $0.body.arenaCount == n } }
             }
@@ -518,7 +518,7 @@ struct BlockReplayer {
     /// - Complexity: O(ops); a note's slot is looked up only when the note changes from one
     ///   insert to the next, and not when it is the next note listed (hashing on every op cost a
     ///   tenth of the load's fill of the text).
-    private static func textRuns(_ ops: [Op], textCount: Int, ids: [LocalID], slots: [Int],
+    private static func textRuns(_ ops: UnsafeBufferPointer<Op>, textCount: Int, ids: [LocalID], slots: [Int],
                                  state: DocState) -> (runs: [TextRun], used: [Int])? {
         var listedAt = [Int](repeating: -1, count: state.noteStates.count)
         for (k, slot) in slots.enumerated() where slot < listedAt.count { listedAt[slot] = k }

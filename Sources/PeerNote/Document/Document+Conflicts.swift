@@ -154,20 +154,22 @@ extension Document {
         var ci = 0
         // Ops read in place: a copy of each would retain and release its titles, tags and
         // overwritten ids, most of this pass's work on a large notebook.
-        log.ops.withUnsafeBufferPointer { ops in
-            for i in ops.indices {
-                guard let target = ops[i].body.note, few?.contains(target) ?? (deletes[target] != nil) else { continue }
-                switch ops[i].body {
-                case .deleteNote, .restoreNote: continue
-                default: break
-                }
-                // Each unit of the op may lie in a different change; take each change it spans.
-                let start = ops[i].lv, end = ops[i].lv + ops[i].length
-                var lv = start
-                while lv < end {
-                    ci = log.changeIndex(containingLV: lv, from: ci)
-                    if edits[target]?.last != ci { edits[target, default: []].append(ci) }
-                    lv = min(log.changes.lvEnd(ci), end)
+        log.ops.withParts { adopted, appended in
+            for ops in [adopted, appended] {
+                for i in ops.indices {
+                    guard let target = ops[i].body.note, few?.contains(target) ?? (deletes[target] != nil) else { continue }
+                    switch ops[i].body {
+                    case .deleteNote, .restoreNote: continue
+                    default: break
+                    }
+                    // Each unit of the op may lie in a different change; take each change it spans.
+                    let start = ops[i].lv, end = ops[i].lv + ops[i].length
+                    var lv = start
+                    while lv < end {
+                        ci = log.changeIndex(containingLV: lv, from: ci)
+                        if edits[target]?.last != ci { edits[target, default: []].append(ci) }
+                        lv = min(log.changes.lvEnd(ci), end)
+                    }
                 }
             }
         }

@@ -121,7 +121,7 @@ extension OpLog {
     private func deleteTargets(_ stored: [StoredBody], notes: NoteLookup, hints: UnsafeMutableBufferPointer<Int>) throws(StructureProblem) -> [DeleteTarget] {
         var targetSpans: [(lv: Int, length: Int, body: Int32)] = []
         targetSpans.reserveCapacity(ops.count / 2 + 16)
-        let deleteProblem: String? = ops.withUnsafeBufferPointer { ops in
+        let deleteProblem: String? = ops.withContiguousOps { ops in
             var notes = notes
             for i in ops.indices {
                 guard case .deleteText(let note, let target, let reversed) = ops[i].body else { continue }
@@ -190,7 +190,7 @@ extension OpLog {
         var walk = StructureWalk()
         walk.firsts.reserveCapacity(ops.count)
         if fillingText { walk.textChunks.reserveCapacity(spans.count + ops.count / 4 + 16) }
-        let walkProblem: String? = ops.withUnsafeBufferPointer { ops in
+        let walkProblem: String? = ops.withContiguousOps { ops in
             var notes = notes
             for i in ops.indices {
                 let opStart = ops[i].lv, opEnd = opStart + ops[i].length

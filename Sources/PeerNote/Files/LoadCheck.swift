@@ -53,8 +53,9 @@ extension Document {
     ///   bytes (memory speed); else that of `load(bytes)`.
     func checkSaveLoads(_ bytes: [UInt8], writingTo path: String) throws(FileError) {
         // Taken out of the record while it is read on, so that the replay appends to arrays
-        // nothing else holds (the document's own were copied by its first edit); it is used up
-        // by the check (a failed check leaves none: the next save is read in full).
+        // nothing else holds (the ops the load adopted, which the document shares, are never
+        // appended to: `OpStore`); it is used up by the check (a failed check leaves none: the
+        // next save is read in full).
         // Moved, never copied: a second reference to its log would make the replay copy it.
         let verified = persisted?.verified
         persisted?.verified = nil

@@ -441,19 +441,29 @@ struct AppendedCheckTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: path).filter { $0.hasPrefix(".") } == [])
     }
 
-    @Test("The check of an appending save takes the file's verified state whole: its log grows in place, not copied")
-    func checkMovesVerifiedLog() throws {
-        // Enough ops that the room a load leaves (an eighth more) holds an edit's.
+    @Test("A document and its file's verified record share the ops the load adopted: edits and checks append beside them")
+    func editsShareAdoptedOps() throws {
         let (doc, path, note) = try Self.openedNotebook(notes: 200)
-        for k in 0 ..< 3 {
-            // The document's own log was copied by its first edit; the file's record is the only
-            // holder of its arrays, so the check appends to them (a second reference, even a
-            // passing one, would make the replay copy the whole log).
-            try doc.insertText(note, at: 0, "\(k)")
-            let before = try #require(doc.persisted?.verified?.log.ops.withUnsafeBufferPointer { UInt(bitPattern: $0.baseAddress) })
-            try doc.write(to: path)
-            let after = try #require(doc.persisted?.verified?.log.ops.withUnsafeBufferPointer { UInt(bitPattern: $0.baseAddress) })
-            #expect(after == before, "write \(k): the verified log's ops were copied")
+        /// The address of a store's adopted ops and how many ops it appended.
+        func parts(_ ops: OpStore?) -> (adopted: UInt, count: Int, appended: Int)? {
+            ops?.withParts { a, b in (UInt(bitPattern: a.baseAddress), a.count, b.count) }
         }
+        let loaded = try #require(parts(doc.log.ops))
+        #expect(loaded.count > 200 && loaded.appended == 0, "a load adopts its block's ops")
+        #expect(parts(doc.persisted?.verified?.log.ops)?.adopted == loaded.adopted, "the file's record holds the same array")
+        for k in 0 ..< 3 {
+            try doc.insertText(note, at: 0, "\(k)")
+            let edited = try #require(parts(doc.log.ops))
+            // A copy would be a new array the document alone holds, beside the record's.
+            // (An append that tries to extend the last op moves it out of the adopted ones first.)
+            #expect(edited.adopted == loaded.adopted && edited.count >= loaded.count - 1 && edited.appended <= k + 2,
+                    "edit \(k): the adopted ops were copied")
+            try doc.write(to: path)
+            let checked = try #require(parts(doc.persisted?.verified?.log.ops))
+            #expect(checked.adopted == loaded.adopted && checked.count >= loaded.count - 1 && checked.appended <= k + 2,
+                    "write \(k): the record's adopted ops were copied")
+            #expect(checked.count + checked.appended == doc.log.ops.count)
+        }
+        #expect(try Document.open(path).notebook == doc.notebook)
     }
 }
