@@ -50,6 +50,8 @@ struct ListCRDT<Element: ListElement>: Sendable {
     var sharedIndexCopies: Int { Int(tree.sharedIndexCopies) }
     /// See `ListTree.indexWalkLeaves`.
     var indexWalkLeaves: Int { Int(tree.indexWalkLeaves) }
+    /// Each leaf's runs and the room its array holds, in list order (for tests).
+    var leafFill: [(runs: Int, capacity: Int)] { tree.leafFill }
     var totalCount: Int { tree.totalCount }
 
     // MARK: Reading

@@ -24,11 +24,11 @@ struct ListTree<Element: ListElement>: Sendable {
     private var index: [[ListIndexEntry]] = []
     /// The run last inserted into or extended (typing continues there), or found by
     /// `editCursor`; checked before use.
-    private var hint = ListCursor(leaf: 0, run: 0, offset: 0)
+    private var hint = RunPlace(leaf: 0, run: 0)
     /// Where `locate` last found an element through the index: the next element looked up is
     /// often in that run or one beside it (a run of deletes backwards, an insert's origin next
     /// to the last delete). Checked before use, as `hint` is.
-    private var recent = ListCursor(leaf: 0, run: 0, offset: 0)
+    private var recent = RunPlace(leaf: 0, run: 0)
     /// Where `editCursor` last found an element (local edits mostly stay in one leaf, and
     /// typing in one run): see `Finger`.
     private var finger = Finger()
@@ -59,10 +59,47 @@ struct ListTree<Element: ListElement>: Sendable {
     /// -1 when unknown). A count changing in another leaf, or a leaf splitting, forgets both;
     /// runs inserted, split or removed at or before `run` forget the run.
     struct Finger: Sendable {
-        var leaf = -1
+        // In 32 bits each: every note's body holds a finger (a leaf's or run's index never
+        // nears 2^31; one that did would only make the finger miss, which every use checks).
+        private var leafIndex: Int32 = -1
+        private var runIndex: Int32 = -1
         var visibleBefore = 0
-        var run = -1
         var runVisibleBefore = 0
+
+        init() {}
+
+        init(leaf: Int, visibleBefore: Int) {
+            self.leaf = leaf
+            self.visibleBefore = visibleBefore
+        }
+
+        var leaf: Int {
+            get { Int(leafIndex) }
+            set { leafIndex = Int32(truncatingIfNeeded: newValue) }
+        }
+
+        var run: Int {
+            get { Int(runIndex) }
+            set { runIndex = Int32(truncatingIfNeeded: newValue) }
+        }
+    }
+
+    /// A run's place, its leaf and its index in the leaf, in 8 bytes (the tree keeps two, and
+    /// every note's body is a tree). Unsigned: an index that did not fit would only point past
+    /// the leaves or runs, which every use checks.
+    struct RunPlace: Sendable {
+        private var leafIndex: UInt32
+        private var runIndex: UInt32
+
+        init(leaf: Int, run: Int) {
+            leafIndex = UInt32(truncatingIfNeeded: leaf)
+            runIndex = UInt32(truncatingIfNeeded: run)
+        }
+
+        init(_ c: ListCursor) { self.init(leaf: c.leaf, run: c.run) }
+
+        var leaf: Int { Int(leafIndex) }
+        var run: Int { Int(runIndex) }
     }
 
     var visibleCount: Int { root.isLeaf ? leaves[root.index].visible : inners[root.index].visible }
@@ -135,7 +172,7 @@ struct ListTree<Element: ListElement>: Sendable {
                               : cursor(inLeaf: leaf, visible: inLeaf) else { return nil }
         finger.run = c.run
         finger.runVisibleBefore = inLeaf - c.offset
-        hint = ListCursor(leaf: c.leaf, run: c.run, offset: 0)
+        hint = RunPlace(c)
         return c
     }
 
@@ -213,11 +250,11 @@ struct ListTree<Element: ListElement>: Sendable {
             return ListCursor(leaf: hint.leaf, run: hint.run, offset: Int(id.counter) - Int(leaves[hint.leaf].runs[hint.run].id.counter))
         }
         if let c = near(recent, id) {
-            recent = c
+            recent = RunPlace(c)
             return c
         }
         guard let (c, hops, _) = find(id) else { return nil }
-        recent = c
+        recent = RunPlace(c)
         indexWalkLeaves &+= UInt32(truncatingIfNeeded: hops)
         if hops > 2 {
             let storage = index.withUnsafeBufferPointer { $0.baseAddress }
@@ -233,7 +270,7 @@ struct ListTree<Element: ListElement>: Sendable {
     /// Where `id` is when it is in the run at `c` or in one of the runs beside it in the same
     /// leaf (`c` may be stale: each run is checked).
     @inline(__always)
-    private func near(_ c: ListCursor, _ id: LocalID) -> ListCursor? {
+    private func near(_ c: RunPlace, _ id: LocalID) -> ListCursor? {
         guard c.leaf < leaves.count else { return nil }
         return leaves[c.leaf].runs.withUnsafeBufferPointer { runs -> ListCursor? in
             let lo = max(c.run - 1, 0), hi = min(c.run + 2, runs.count)
@@ -536,18 +573,19 @@ struct ListTree<Element: ListElement>: Sendable {
             leaves[leaf].runs.insert(right, at: i + 1)
             i += 1
         }
+        let atListEnd = i == leaves[leaf].runs.count && leaves[leaf].next < 0
         if i > 0 && leaves[leaf].runs[i - 1].canAppend(run) {
             leaves[leaf].runs[i - 1].length += run.length
-            hint = ListCursor(leaf: leaf, run: i - 1, offset: 0)
+            hint = RunPlace(leaf: leaf, run: i - 1)
         } else {
             // At a leaf's end (every run a load appends): `append`, not the general insert.
             if i == leaves[leaf].runs.count { leaves[leaf].runs.append(run) } else { leaves[leaf].runs.insert(run, at: i) }
             insertIndex(run.id, leaf)
-            hint = ListCursor(leaf: leaf, run: i, offset: 0)
+            hint = RunPlace(leaf: leaf, run: i)
             if depthsKnown { lowerMinDepth(from: leaf, to: run.depth) }
         }
         addCounts(from: leaf, visible: run.deleted ? 0 : run.length, total: run.length)
-        if leaves[leaf].runs.count > Self.leafCapacity { splitLeaf(leaf) }
+        if leaves[leaf].runs.count > Self.leafCapacity { splitLeaf(leaf, appendedAtEnd: atListEnd) }
     }
 
     /// Marks up to `length` elements from `c` deleted, within one run; returns how many it
@@ -601,13 +639,31 @@ struct ListTree<Element: ListElement>: Sendable {
         return (take, newly)
     }
 
-    private mutating func splitLeaf(_ leaf: Int) {
+    /// Each leaf's runs and the room its array holds, in list order (for tests).
+    var leafFill: [(runs: Int, capacity: Int)] {
+        var fill: [(runs: Int, capacity: Int)] = []
+        var leaf = firstLeaf
+        while leaf >= 0 {
+            fill.append((leaves[leaf].runs.count, leaves[leaf].runs.capacity))
+            leaf = Int(leaves[leaf].next)
+        }
+        return fill
+    }
+
+    /// Splits a leaf of more than `leafCapacity` runs in two: in halves, or, when the run that
+    /// overfilled it was appended at the end of the list (`appendedAtEnd`: notes added one after
+    /// another, a body written on at its end), with that run alone in the new leaf, so that a
+    /// list built by appending fills its leaves instead of leaving each half empty. The leaf
+    /// keeps its runs in an array of their size: the one it grew to (about twice as many runs
+    /// when it overfilled) would otherwise stay, mostly empty, for as long as the list lives.
+    private mutating func splitLeaf(_ leaf: Int, appendedAtEnd: Bool = false) {
         if !indexed { buildIndex() }
         finger = Finger()
-        let mid = leaves[leaf].runs.count / 2
+        let count = leaves[leaf].runs.count
+        let mid = appendedAtEnd ? count - 1 : count / 2
         var sibling = ListLeaf()
         sibling.runs = Array(leaves[leaf].runs[mid...])
-        leaves[leaf].runs.removeSubrange(mid...)
+        leaves[leaf].runs = Array(leaves[leaf].runs[..<mid])
         sibling.next = leaves[leaf].next
         sibling.parent = leaves[leaf].parent
         for r in sibling.runs { sibling.total += r.length; if !r.deleted { sibling.visible += r.length } }

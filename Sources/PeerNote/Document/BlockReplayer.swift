@@ -524,6 +524,9 @@ struct BlockReplayer {
         for (k, slot) in slots.enumerated() where slot < listedAt.count { listedAt[slot] = k }
         var used = [Int](repeating: 0, count: ids.count)
         var runs: [TextRun] = []
+        // A run a note at least (most notebooks: about one): grown by doubling, the array would
+        // hold up to twice that while the section is checked, the load's peak.
+        runs.reserveCapacity(ids.count)
         var current = -1
         var end = 0
         for i in ops.indices {

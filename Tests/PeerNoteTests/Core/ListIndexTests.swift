@@ -53,4 +53,42 @@ struct ListIndexTests {
         // The runs went from well under one leaf's 64 to several leaves' worth.
         #expect(checkedRuns.contains(0) && checkedRuns.contains(1) && checkedRuns.contains { $0 >= 3 }, "\(checkedRuns.sorted())")
     }
+
+    @Test("A list built by appending fills its leaves, each in an array of its size; splits in the middle keep arrays of their size too")
+    func appendedListFillsLeaves() throws {
+        var list = ListCRDT<Unicode.Scalar>()
+        var ref = ReferenceList<Unicode.Scalar>()
+        let less: (UInt32, UInt32) -> Bool = { $0 < $1 }
+        var budget = Int.max
+        var previous = LocalID.none
+        // Two agents in turn: no run continues the one before it, so each insert is a run.
+        for k in 0 ..< 1_000 {
+            let id = LocalID(agent: UInt32(k % 2), counter: UInt32(k / 2))
+            let scalar: [Unicode.Scalar] = [Unicode.Scalar(UInt8(97 + k % 26))]
+            try list.integrate(id: id, originLeft: previous, originRight: .none, elements: scalar, budget: &budget, replicaLess: less)
+            try ref.integrate(id: id, originLeft: previous, originRight: .none, elements: scalar, replicaLess: less)
+            previous = id
+        }
+        let fill = list.leafFill
+        #expect(fill.count == 16, "1,000 runs in leaves of 64")
+        #expect(fill.dropLast().allSatisfy { $0.runs == ListTree<Unicode.Scalar>.leafCapacity }, "\(fill.map(\.runs))")
+        #expect(fill.allSatisfy { $0.capacity < 2 * max($0.runs, 1) }, "\(fill)")
+        // Inserts in the middle of a full leaf split it in halves, and the lookups still agree.
+        var rng = SeededRandom(state: 5)
+        var ids: [LocalID] = []
+        ref.forEachElement { id, _, _ in ids.append(id) }
+        for k in 0 ..< 300 {
+            let (left, right) = ref.originsForInsert(atVisible: Int(rng.next() % UInt64(ref.visibleCount + 1)))
+            let id = LocalID(agent: 2, counter: UInt32(k))
+            try list.integrate(id: id, originLeft: left, originRight: right, elements: ["x"], budget: &budget, replicaLess: less)
+            try ref.integrate(id: id, originLeft: left, originRight: right, elements: ["x"], replicaLess: less)
+            ids.append(id)
+        }
+        #expect(list.leafFill.count > 16 && list.leafFill.allSatisfy { $0.capacity < 2 * max($0.runs, 1) + 4 }, "\(list.leafFill)")
+        var listAll: [LocalID] = [], refAll: [LocalID] = []
+        list.forEachElement { id, _, _ in listAll.append(id) }
+        ref.forEachElement { id, _, _ in refAll.append(id) }
+        #expect(listAll == refAll)
+        for x in ids { #expect(list.visibleIndex(of: x) == ref.visibleIndex(of: x), "\(x)") }
+    }
 }
