@@ -51,7 +51,7 @@ extension Document {
     /// `load(_:)`; a base block of `concurrentFrom` changes and ops or more is replayed on two
     /// threads (see `BlockReplayer.replayBase`; tests set it to compare the two ways).
     static func load(_ bytes: [UInt8], concurrentFrom: Int) throws(PeerNoteError) -> Document {
-        let raws: [RawBlock]
+        var raws: [RawBlock]
         do { raws = try BlockCodec.decode(bytes) } catch {
             throw error.documentError
         }
@@ -100,6 +100,11 @@ extension Document {
         } catch {
             throw error.documentError
         }
+        // The blocks as read (each a copy of its payload, the first's fields copies of its
+        // compressed parts) are let go: what follows reads the decoded blocks, and they would
+        // otherwise stay alive through the replay and the state section's checks.
+        prepared = nil
+        raws = []
         if let replayError { throw replayError }
         // The first block's fields are read where it lies: a copy of it would keep its ops, text
         // and state section for the whole load (the log's ops, which it shares, would then be
