@@ -20,20 +20,21 @@ build: deps
 	$(SWIFT) build
 
 # On Linux the release tools carry Swift's runtime (--static-swift-stdlib): they run where
-# Swift is not installed (they still need libcbor, libdeflate, libstdc++ and libgcc_s: README,
-# Install), start in about 4 ms instead of 6, and a merge takes about 5 ms less
+# Swift is not installed (they still need libcbor, libdeflate and libgcc_s, and libstdc++ where
+# the C++ runtime could not be linked in: README, Install), start in about 4 ms instead of 6, and a merge takes about 5 ms less
 # (Benchmarks/HISTORY.md, 2026-11-23, c604d28). Apple platforms have no static Swift runtime: there the flag is left out.
 STATIC_STDLIB := $(if $(filter Linux,$(shell uname -s)),--static-swift-stdlib)
 
 # On Linux the release tools are linked by lld (shipped with Swift there) with the code the
 # everyday commands run laid out together (scripts/link-order.txt) and packed relative
 # relocations: a 2,000-note merge then maps about 4 MB less of the binary's code
-# (Benchmarks/HISTORY.md, 3576cf7). scripts/release-link-flags.sh tries each by a trial link and
-# leaves out what fails. Binaries with packed relocations need glibc 2.36 or later where they
+# (Benchmarks/HISTORY.md, 3576cf7); and with the C++ runtime linked in statically (its used parts
+# only: about 1 MB less resident memory a process, Benchmarks/HISTORY.md, 2026-11-29).
+# scripts/release-link-flags.sh tries each by a trial link and leaves out what fails. Binaries with packed relocations need glibc 2.36 or later where they
 # run: `make release PACK_RELOCS=no` builds tools for an older system.
 SWIFTC ?= $(SWIFT)c
 PACK_RELOCS ?= yes
-RELEASE_LINK = $(if $(filter Linux,$(shell uname -s)),$(shell sh scripts/release-link-flags.sh $(SWIFTC) $(CURDIR)/scripts/link-order.txt $(PACK_RELOCS)))
+RELEASE_LINK = $(if $(filter Linux,$(shell uname -s)),$(shell sh scripts/release-link-flags.sh $(SWIFTC) $(CURDIR)/scripts/link-order.txt $(PACK_RELOCS) $(CURDIR)/.build/static-libstdc++))
 
 release: deps
 	$(SWIFT) build -c release $(STATIC_STDLIB) $(RELEASE_LINK)

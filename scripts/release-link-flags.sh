@@ -6,13 +6,20 @@
 #     made by scripts/link-order.py): a 2,000-note merge maps about 4 MB less of the binary's code;
 #   - relative relocations packed (DT_RELR): every start maps and applies a few KB of them instead
 #     of 1.2 MB. A binary linked so needs glibc 2.36 or later where it runs; PACK=no leaves them
-#     out (tools built for an older system), as does a build machine whose glibc is older.
+#     out (tools built for an older system), as does a build machine whose glibc is older;
+#   - with CXX_DIR, the C++ runtime (libstdc++, which Swift's runtime uses) linked in statically:
+#     only the parts used are in the binary, instead of the whole shared library mapped and
+#     relocated at every start (about 1 MB less resident memory a process). Swift's driver
+#     asks for it as -lstdc++; CXX_DIR gets a libstdc++.so that is a linker script naming the
+#     toolchain's libstdc++.a, and goes first in the library search path. Left out where no
+#     libstdc++.a is found or a program linked so does not run.
 # Each is tried by linking and running a one-line program first, and a note on standard error
 # says what was left out and why.
-# Usage: scripts/release-link-flags.sh SWIFTC ORDER_FILE [PACK]   (PACK: yes, the default, or no)
-usage="usage: release-link-flags.sh SWIFTC ORDER_FILE [yes|no]"
+# Usage: scripts/release-link-flags.sh SWIFTC ORDER_FILE [PACK [CXX_DIR]]
+#   (PACK: yes, the default, or no; CXX_DIR: a folder for the static C++ runtime's link script)
+usage="usage: release-link-flags.sh SWIFTC ORDER_FILE [yes|no [CXX_DIR]]"
 [ $# -ge 2 ] || { echo "$usage" >&2; exit 2; }
-swiftc=$1 order=$2 pack=${3:-yes}
+swiftc=$1 order=$2 pack=${3:-yes} cxxdir=${4:-}
 [ "$(uname -s)" = Linux ] || exit 0
 note() { echo "release-link-flags.sh: $*" >&2; }
 
@@ -38,10 +45,37 @@ try() {
 flags=${order:+"-Xlinker --symbol-ordering-file=$order -Xlinker --no-warn-symbol-ordering"}
 packed="-Xlinker -z -Xlinker pack-relative-relocs"
 if [ "$pack" != no ] && try "$flags $packed"; then
-  echo "-Xswiftc -use-ld=lld $flags $packed"
+  flags="$flags $packed"
 elif try "$flags"; then
   [ "$pack" = no ] || note "packed relocations need glibc 2.36 or later: left out"
-  echo "-Xswiftc -use-ld=lld $flags"
+else
+  flags=none
+fi
+
+# The static C++ runtime: tried with Swift's static runtime, which is what asks for it.
+cxx=
+case "$cxxdir" in
+  "" | none) ;;
+  *[[:space:]]*) note "$cxxdir: a path with spaces cannot be passed to the linker: the C++ runtime linked as a shared library" ;;
+  *)
+    clang=$(dirname "$(command -v "$swiftc")")/clang
+    archive=$("$clang" -print-file-name=libstdc++.a 2>/dev/null)
+    case "$archive" in
+      /*) ;;
+      *) archive= ;;
+    esac
+    if [ "$flags" != none ] && [ -n "$archive" ] && [ -f "$archive" ] && mkdir -p "$cxxdir" \
+       && printf 'INPUT(%s)\n' "$archive" > "$cxxdir/libstdc++.so" && try "$flags -static-stdlib -L $cxxdir" \
+       && ! { command -v readelf >/dev/null 2>&1 && readelf -d "$dir/probe" | grep -q 'libstdc++'; }; then
+      cxx="-Xswiftc -L -Xswiftc $cxxdir"
+    else
+      note "no static C++ runtime (libstdc++.a) that links here: the C++ runtime linked as a shared library"
+      [ -n "$cxxdir" ] && rm -f "$cxxdir/libstdc++.so"
+    fi ;;
+esac
+
+if [ "$flags" != none ]; then
+  echo "-Xswiftc -use-ld=lld $flags${cxx:+ $cxx}"
 else
   case $failed in
     link) note "lld could not link here ($(tail -n 1 "$dir/log")): linking with the default linker" ;;
