@@ -7,7 +7,9 @@ about 4 MB of text for 20,000) with `peernote import`, then two copies: MINE edi
 bodies and adds one; THEIRS retitles one, tags one and deletes one; and MINE as a notebook
 folder (`pnmerge convert`), which `edit folder` edits. Then runs each tool folder in
 turn (alternating, so that the shared machine's swings hit every build alike) and prints per
-build and command the median wall time (quartiles), CPU time and peak memory, from os.wait4.
+build and command the median wall time (quartiles) and CPU time, from os.wait4, and the peak
+memory, the largest of up to three runs under GNU time (/usr/bin/time; os.wait4's peak counts
+this script's own memory, which a child holds until its exec, and is used only without it).
 
     make release && cp -r .build/release /tmp/pn-new
     python3 Benchmarks/scripts/many-notes.py --notes 20000 --runs 5 /tmp/pn-old /tmp/pn-new
@@ -90,7 +92,13 @@ def commands(tools, work, base, mine, theirs):
     }
 
 
+GNU_TIME = "/usr/bin/time"
+
+
 def run(prepare, argv):
+    """(wall ms, cpu ms, peak MB) of one run. The peak is os.wait4's, which is not the tool's
+    alone: Linux counts in a child's peak the memory of the process it was forked from (this
+    Python) up to its exec. `peak` measures it apart."""
     if prepare:
         prepare()
     start = time.perf_counter()
@@ -100,6 +108,20 @@ def run(prepare, argv):
     if status != 0 and os.waitstatus_to_exitcode(status) not in (0, 1):
         raise SystemExit(f"{' '.join(argv)}: exit {os.waitstatus_to_exitcode(status)}")
     return wall * 1000, (usage.ru_utime + usage.ru_stime) * 1000, usage.ru_maxrss / 1024
+
+
+def peak(prepare, argv):
+    """Peak memory (MB) of one run of argv as GNU time reports it (its child is forked from it,
+    not from this Python), or None without GNU time."""
+    if not os.access(GNU_TIME, os.X_OK):
+        return None
+    if prepare:
+        prepare()
+    with tempfile.NamedTemporaryFile("r") as out:
+        proc = subprocess.run([GNU_TIME, "-f", "%M", "-o", out.name] + argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        if proc.returncode not in (0, 1):
+            raise SystemExit(f"{' '.join(argv)}: exit {proc.returncode}")
+        return int(out.read().split()[-1]) / 1024
 
 
 def measure(tools, count, runs, only):
@@ -123,6 +145,20 @@ def measure(tools, count, runs, only):
                 for t in tools:
                     prepare, argv = commands(t, work, base, mine, theirs)[n]
                     results[(t, n)].append(run(prepare, argv))
+        # Peaks by GNU time, in runs of their own (its start would add to the times above): the
+        # largest of up to three, in place of os.wait4's.
+        if not os.access(GNU_TIME, os.X_OK):
+            print(f"note: no {GNU_TIME} (Debian: apt-get install time): peaks are os.wait4's, at least this script's own memory")
+        else:
+            peaks = {key: [] for key in results}
+            for _ in range(min(runs, 3)):
+                for n in names:
+                    for t in tools:
+                        prepare, argv = commands(t, work, base, mine, theirs)[n]
+                        peaks[(t, n)].append(peak(prepare, argv))
+            for key, rs in results.items():
+                top = max(peaks[key])
+                rs[:] = [(wall, cpu, top) for wall, cpu, _ in rs]
         for n in names:
             for t in tools:
                 rs = results[(t, n)]
