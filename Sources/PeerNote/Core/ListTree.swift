@@ -59,8 +59,9 @@ struct ListTree<Element: ListElement>: Sendable {
     /// -1 when unknown). A count changing in another leaf, or a leaf splitting, forgets both;
     /// runs inserted, split or removed at or before `run` forget the run.
     struct Finger: Sendable {
-        // In 32 bits each: every note's body holds a finger (a leaf's or run's index never
-        // nears 2^31; one that did would only make the finger miss, which every use checks).
+        // In 32 bits each: every note's body holds a finger. Leaf indices fit (nodes and their
+        // links are 32-bit already: `NodeRef`, `ListLeaf.parent`, `next`), and a run's index is
+        // at most `leafCapacity` + 2.
         private var leafIndex: Int32 = -1
         private var runIndex: Int32 = -1
         var visibleBefore = 0
@@ -85,8 +86,8 @@ struct ListTree<Element: ListElement>: Sendable {
     }
 
     /// A run's place, its leaf and its index in the leaf, in 8 bytes (the tree keeps two, and
-    /// every note's body is a tree). Unsigned: an index that did not fit would only point past
-    /// the leaves or runs, which every use checks.
+    /// every note's body is a tree). Both fit, as `Finger`'s do; a place may be stale (a run
+    /// moved or split since), and every use checks the run it names before trusting it.
     struct RunPlace: Sendable {
         private var leafIndex: UInt32
         private var runIndex: UInt32
@@ -676,6 +677,10 @@ struct ListTree<Element: ListElement>: Sendable {
         let s = leaves.count
         leaves.append(sibling)
         leaves[leaf].next = Int32(s)
+        // The places that named a run now in the new leaf follow it: an append at the list's
+        // end goes on from the run it just put there, without an index lookup.
+        if hint.leaf == leaf && hint.run >= mid { hint = RunPlace(leaf: s, run: hint.run - mid) }
+        if recent.leaf == leaf && recent.run >= mid { recent = RunPlace(leaf: s, run: recent.run - mid) }
         moveIndexEntries(of: s)
         attach(.leaf(s), after: .leaf(leaf))
     }

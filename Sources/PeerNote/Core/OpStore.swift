@@ -54,6 +54,8 @@ struct OpStore: RandomAccessCollection, Equatable, Sendable {
     /// call, and loads extend the last op once per op.
     @inline(__always)
     mutating func update<R>(_ i: Int, _ body: (inout Op) throws -> R) rethrows -> R {
+        // The buffers below are not bounds-checked: a bad index traps here instead.
+        precondition(i >= 0 && i < count, "an op of the store")
         if i >= adoptedCount {
             let k = i - adoptedCount
             return try appended.withUnsafeMutableBufferPointer { try body(&$0[k]) }

@@ -381,10 +381,9 @@ extension WireCodec {
             return out
         }
         var lv = 0, insertIndex = 0
-        // A base block's with an eighth more, as `OpLog.reserve` gives: a load's log takes that
-        // array as its own (`OpLog.beginAdoptingOps`), and an exact capacity would double at
-        // its first append.
-        block.ops.reserveCapacity(block.kind == .base ? rows + rows / 8 : rows)
+        // Exactly: a load's log takes a base block's array as its own (`OpLog.beginAdoptingOps`)
+        // and never appends to it (`OpStore` keeps appended ops apart).
+        block.ops.reserveCapacity(rows)
         for row in 0 ..< rows {
             let len = Int(lengths[row])
             guard len >= 1 && len <= unitCount - lv else { throw ColumnReadError(message: "op \(row): length \(lengths[row]) out of range") }

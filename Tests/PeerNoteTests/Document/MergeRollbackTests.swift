@@ -121,6 +121,51 @@ struct MergeRollbackTests {
         }
     }
 
+    @Test("A loaded log rolls back to its checkpoint: its ops as they were, the ones its load adopted still shared, typing on alike")
+    func loadedLogRollsBack() throws {
+        for seed in 0 ..< 15 as Range<UInt64> {
+            var rng = SeededRandom(state: 50 + seed)
+            let doc = Document(title: "loaded", author: "alice")
+            let now = Date()
+            doc.clock = { now }
+            try Self.edit(doc, &rng, steps: 30)
+            let note = try #require(doc.notes.first).id
+            let at = Int.random(in: 0 ... (doc.note(note)?.body.unicodeScalars.count ?? 0), using: &rng)
+            try doc.insertText(note, at: at, "abc")
+            let other = doc.fork(author: "dave")
+            try Self.edit(other, &rng, steps: 10)
+            // Loaded, and edited by the same replica: its typing continues the last op, which the
+            // load adopted (the log moves it out of the adopted array first).
+            let loaded = try Document.load(doc.save(.compact))
+            let copy = Document(id: loaded.id, genesis: loaded.genesis, log: loaded.log, state: loaded.state, replica: doc.replica, author: "alice")
+            copy.clock = { now }
+            let saved = copy.log, savedState = copy.state
+            func adopted(_ log: OpLog) -> (address: UInt, count: Int) {
+                log.ops.withParts { a, _ in (UInt(bitPattern: a.baseAddress), a.count) }
+            }
+            let shared = adopted(saved)
+            #expect(shared.count == saved.ops.count, "seed \(seed): a load adopts its ops")
+            let checkpoint = copy.log.checkpoint()
+            try copy.insertText(note, at: at + 3, "d")
+            #expect(copy.log.ops.count == saved.ops.count, "seed \(seed): the last op grew in place")
+            try Self.edit(copy, &rng, steps: Int.random(in: 0 ... 15, using: &rng))
+            try copy.merge(other)
+            var log = copy.log
+            log.rollBack(to: checkpoint)
+            #expect(log.ops.array == saved.ops.array && log.changes.count == saved.changes.count, "seed \(seed)")
+            #expect(adopted(log).address == shared.address, "seed \(seed): the adopted ops were copied")
+            // Saved and typed on, the rolled-back log and the log as it was do alike.
+            let copies = [log, saved].map { Document(id: doc.id, genesis: doc.genesis, log: $0, state: savedState, replica: doc.replica, author: "alice") }
+            #expect(copies[0].save(.compact) == copies[1].save(.compact), "seed \(seed)")
+            for c in copies {
+                c.clock = { now }
+                try c.insertText(note, at: at + 3, "q")
+            }
+            #expect(copies[0].log.ops.array == copies[1].log.ops.array, "seed \(seed): typing on after the rollback")
+            #expect(copies[0].save(.compact) == copies[1].save(.compact), "seed \(seed): typing on after the rollback")
+        }
+    }
+
     @Test("A merge that fails while its changes are applied leaves the copy as it was; it then merges as a copy that never failed")
     func failedMergeChangesNothing() throws {
         var failures = 0
