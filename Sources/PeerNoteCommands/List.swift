@@ -47,21 +47,15 @@ extension PeerNoteCLI {
                 })
                 return try StandardOutput.write(bytes: value.renderedBytes)
             }
-            func list<Rows: RandomAccessCollection>(_ rows: Rows) throws(CLIFailure) where Rows.Element == Row, Rows.Index == Int {
-                // "(no notes)" is for the person at the terminal; a script reading the list gets no lines.
-                if rows.isEmpty, isatty(1) == 1 {
-                    try StandardOutput.write(Self.nothingListed(deleted: deleted, filtered: !filter.isEmpty) + "\n")
-                } else {
-                    try Self.write(rows, color: Terminal.colorEnabled(), chunk: Self.outputChunk) { bytes throws(CLIFailure) in
-                        try StandardOutput.write(bytes: bytes)
-                    }
-                }
-            }
-            // The summaries read where they lie: a mapped copy would hold each twice.
-            if deleted {
-                try list(document.deletedNoteSummaries(matching: filter).lazy.map { (index: nil, note: $0) })
+            let rows: [(index: Int?, note: NoteSummary)] = deleted ? document.deletedNoteSummaries(matching: filter).map { (nil, $0) }
+                : document.noteSummaries(matching: filter).map { ($0.index, $0.note) }
+            // "(no notes)" is for the person at the terminal; a script reading the list gets no lines.
+            if rows.isEmpty, isatty(1) == 1 {
+                try StandardOutput.write(Self.nothingListed(deleted: deleted, filtered: !filter.isEmpty) + "\n")
             } else {
-                try list(document.noteSummaries(matching: filter).lazy.map { (index: Optional($0.index), note: $0.note) })
+                try Self.write(rows, color: Terminal.colorEnabled(), chunk: Self.outputChunk) { bytes throws(CLIFailure) in
+                    try StandardOutput.write(bytes: bytes)
+                }
             }
             // On standard error, so that the list itself stays one note a line for a pipe.
             if let line = Self.conflictsLine(conflictCount, file: file) { Failure.report(line) }
@@ -95,11 +89,8 @@ extension PeerNoteCLI {
             render(notes.enumerated().map { (indexed ? $0.offset : nil, $0.element) }, color: color)
         }
 
-        /// A row of the listing: a note and its index among the live notes (nil: `-`).
-        typealias Row = (index: Int?, note: NoteSummary)
-
         /// The listing's lines for `rows`: each note with its index among the live notes (nil: `-`).
-        static func render(_ rows: [Row], color: Bool) -> String {
+        static func render(_ rows: [(index: Int?, note: NoteSummary)], color: Bool) -> String {
             var all: [UInt8] = []
             write(rows, color: color, chunk: .max) { all.append(contentsOf: $0) }
             return String(decoding: all, as: UTF8.self)
@@ -114,9 +105,8 @@ extension PeerNoteCLI {
         /// - Complexity: O(n) in the notes' titles and tags. A row's cells are made once to
         ///   measure the columns and again to write it: only the widths of its title and tags
         ///   are kept between, not every cell of the listing.
-        static func write<Rows: RandomAccessCollection, E: Error>(_ rows: Rows, color: Bool, chunk: Int,
-                                                                 _ emit: ([UInt8]) throws(E) -> Void) throws(E)
-            where Rows.Element == Row, Rows.Index == Int {
+        static func write<E: Error>(_ rows: [(index: Int?, note: NoteSummary)], color: Bool, chunk: Int,
+                                    _ emit: ([UInt8]) throws(E) -> Void) throws(E) {
             let columnCount = 5
             let ids = NoteID.shortForms(of: rows.map(\.note.id))
             /// Row `r`'s cell in column `c`.
