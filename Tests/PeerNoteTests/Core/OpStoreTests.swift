@@ -16,7 +16,7 @@ struct OpStoreTests {
 
     @Test("Random appends, changes, roll-backs and copies read as an array would, and never write to a shared adopted array")
     func randomAgainstArray() {
-        var rng = SplitMix(seed: 7)
+        var rng = SeededRandom(state: 7)
         for round in 0 ..< 200 {
             let source = (0 ..< Int(rng.next() % 12)).map { Self.op($0 * 3, 3) }
             var store = OpStore(adopting: source)
@@ -77,18 +77,5 @@ struct OpStoreTests {
         store.removeAll(keepingCapacity: true)
         #expect(store.isEmpty && Self.parts(store).count == 0 && Self.parts(store).appended == 0)
         #expect(OpStore([Self.op(0)]) == OpStore(adopting: [Self.op(0)]))
-    }
-
-    /// A small deterministic generator (SplitMix64).
-    struct SplitMix {
-        var state: UInt64
-        init(seed: UInt64) { state = seed }
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
     }
 }
