@@ -134,22 +134,29 @@ extension Document {
             // the block keeps the section as bytes only (`compressedState`).
             let tableIndex = Self.tableIndex(input, replicaTable: replicaTable)
             let half = slots.count / 2
-            // One buffer of the section's exact size: appended to the first half's, it would grow
-            // to half as much again, all of it alive while the section is compressed. The halves
-            // go when it is made.
+            // One buffer of the section's exact size, which the second half is appended to: the
+            // other thread sizes the first half's entries and reserves room for both once this one
+            // sends the size of the second's (a buffer grown by appending would be up to twice
+            // the section, all of it alive while the section is compressed). Each half's entries
+            // go once encoded, the second half's bytes once appended.
             let sectionBytes = { () -> [UInt8] in
-                let (firstPart, secondPart) = Concurrently.run({ () -> CBOREncoder in
-                    var e = StateCodec.head(title: input.title, noteCount: slots.count)
-                    StateCodec.encodeNotes(Self.stateSectionNotes(input, slots: slots[..<half], tableIndex: tableIndex)[...], into: &e)
-                    return e
-                }, alongside: { () -> [UInt8] in
+                let (secondPart, firstPart) = Concurrently.run(relaying: Int.self, { sizeOfSecond -> [UInt8] in
+                    let notes = Self.stateSectionNotes(input, slots: slots[half...], tableIndex: tableIndex)[...]
+                    let size = StateCodec.encodedSize(notes)
+                    sizeOfSecond.send(size)
                     var e = CBOREncoder()
-                    StateCodec.encodeNotes(Self.stateSectionNotes(input, slots: slots[half...], tableIndex: tableIndex)[...], into: &e)
+                    e.reserveCapacity(size)
+                    StateCodec.encodeNotes(notes, into: &e)
+                    return e.bytes
+                }, alongside: { sizeOfSecond -> [UInt8] in
+                    let notes = Self.stateSectionNotes(input, slots: slots[..<half], tableIndex: tableIndex)[...]
+                    var e = StateCodec.head(title: input.title, noteCount: slots.count)
+                    let size = e.bytes.count + StateCodec.encodedSize(notes)
+                    e.reserveCapacity(size + (sizeOfSecond.receive() ?? 0))
+                    StateCodec.encodeNotes(notes, into: &e)
                     return e.bytes
                 })
-                var bytes: [UInt8] = []
-                bytes.reserveCapacity(firstPart.bytes.count + secondPart.count)
-                bytes.append(contentsOf: firstPart.bytes)
+                var bytes = consume firstPart
                 bytes.append(contentsOf: secondPart)
                 return bytes
             }()

@@ -576,6 +576,21 @@ struct CBORReader {
 struct CBOREncoder {
     private(set) var bytes: [UInt8] = []
 
+    /// Makes room for `count` bytes in all, so that encoding up to that many grows nothing.
+    mutating func reserveCapacity(_ count: Int) { bytes.reserveCapacity(count) }
+
+    /// The bytes of the head that carries `argument` (a count, a length or an unsigned value):
+    /// the shortest form (RFC 8949 §4.2.1), the one libcbor writes.
+    static func headSize(_ argument: UInt64) -> Int {
+        argument < 24 ? 1 : argument <= 0xff ? 2 : argument <= 0xffff ? 3 : argument <= 0xffff_ffff ? 5 : 9
+    }
+
+    /// The bytes `text(_:)` writes for a string of `utf8Count` bytes of UTF-8.
+    static func textSize(utf8Count: Int) -> Int { headSize(UInt64(utf8Count)) + utf8Count }
+
+    /// The bytes `int(_:)` writes for `v`.
+    static func intSize(_ v: Int64) -> Int { headSize(v >= 0 ? UInt64(v) : UInt64(~v)) }
+
     /// Writes one head with a libcbor encoder; 9 bytes always suffice for a head.
     private mutating func head(_ encode: (UnsafeMutablePointer<UInt8>, Int) -> Int) {
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 9) { buffer in

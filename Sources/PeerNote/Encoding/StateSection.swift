@@ -179,6 +179,29 @@ enum StateCodec {
         }
     }
 
+    /// The bytes `encodeNotes` writes for `notes`, exactly: a buffer of this size holds their
+    /// entries without growing (a section's entries are most of a large save's memory).
+    static func encodedSize(_ notes: ArraySlice<WireNoteState>) -> Int {
+        var total = 0
+        var structure: [UInt8] = []
+        for n in notes {
+            total += 1 // the entry's array head: 8 or 9 items
+            total += CBOREncoder.headSize(UInt64(n.replica)) + CBOREncoder.headSize(UInt64(n.counter))
+            total += CBOREncoder.textSize(utf8Count: n.title.utf8.count)
+            total += CBOREncoder.headSize(UInt64(n.tagCount))
+            if let first = n.firstTag { total += CBOREncoder.textSize(utf8Count: first.utf8.count) }
+            for t in n.otherTags { total += CBOREncoder.textSize(utf8Count: t.utf8.count) }
+            total += CBOREncoder.headSize(UInt64(n.priority.rank)) + CBOREncoder.intSize(n.created) + 1
+            total += CBOREncoder.textSize(utf8Count: n.bodyUTF8.count)
+            if let runs = n.structure {
+                structure.removeAll(keepingCapacity: true)
+                StructureCodec.encode(runs, into: &structure)
+                total += CBOREncoder.textSize(utf8Count: structure.count)
+            }
+        }
+        return total
+    }
+
     /// Why a state section is unreadable; `offset` is inside the inflated section when set.
     struct ReadError: Error { var message: String }
 

@@ -25,6 +25,28 @@ struct StateSectionTests {
         #expect(MemoryLayout<WireNoteState>.stride == 104)
     }
 
+    @Test("The size a save reserves for a section's entries is what they encode to, at every head width")
+    func encodedSizeIsExact() {
+        var rng = SeededRandom(state: 31)
+        let texts = ["", "a", "é", "日本語", "😀", String(repeating: "x", count: 23), String(repeating: "x", count: 24),
+                     String(repeating: "y", count: 255), String(repeating: "y", count: 256), String(repeating: "z", count: 65_536)]
+        let numbers: [UInt64] = [0, 23, 24, 255, 256, 65_535, 65_536, 0xffff_ffff, 0x1_0000_0000]
+        for round in 0 ..< 200 {
+            let notes = (0 ..< Int.random(in: 0 ... 6, using: &rng)).map { _ -> WireNoteState in
+                let tags = (0 ..< Int.random(in: 0 ... 3, using: &rng)).map { _ in texts.randomElement(using: &rng) ?? "" }.filter { !$0.isEmpty }
+                let created = Int64(truncatingIfNeeded: numbers.randomElement(using: &rng) ?? 0) * (Bool.random(using: &rng) ? 1 : -1) - (Bool.random(using: &rng) ? 1 : 0)
+                return WireNoteState(replica: Int(numbers[Int.random(in: 0 ..< 6, using: &rng)]), counter: UInt32(truncatingIfNeeded: numbers.randomElement(using: &rng) ?? 0),
+                                     title: texts.randomElement(using: &rng) ?? "", tags: Array(Set(tags)).sorted(),
+                                     priority: [Priority.low, .normal, .high].randomElement(using: &rng) ?? .normal, created: created,
+                                     deleted: Bool.random(using: &rng), bodyUTF8: ArraySlice((texts.randomElement(using: &rng) ?? "").utf8),
+                                     structure: round % 3 == 0 ? StructureCodecTests.randomRuns(&rng, replicas: 3, count: Int.random(in: 1 ... 40, using: &rng)) : nil)
+            }
+            var e = CBOREncoder()
+            StateCodec.encodeNotes(notes[...], into: &e)
+            #expect(StateCodec.encodedSize(notes[...]) == e.bytes.count, "round \(round)")
+        }
+    }
+
     @Test("Scalars and their count, read from a string's UTF-8, are unicodeScalars', and make the string again")
     func scalarsFromUTF8() {
         var rng = SeededRandom(state: 9)
