@@ -113,8 +113,27 @@ enum OpBody: Sendable, Equatable {
 /// local versions `lv ..< lv + length`. Only text inserts and deletes have
 /// `length > 1`: consecutive typed characters and deletes of a contiguous
 /// range are one `Op`.
+///
+/// Invariant: `length` is at most `Op.maxLength`. An op's units lie in one change, whose
+/// length the change table holds in 32 bits; decoders refuse a longer op before making it.
+/// Stored after the body in 32 bits, so that an op takes 48 bytes rather than 56 (a log holds
+/// one an edit, and a merge two logs).
 struct Op: Sendable, Equatable {
     var lv: Int
-    var length: Int
     var body: OpBody
+    private var storedLength: UInt32
+
+    /// The longest op there can be.
+    static var maxLength: Int { Int(UInt32.max) }
+
+    init(lv: Int, length: Int, body: OpBody) {
+        self.lv = lv
+        self.body = body
+        storedLength = UInt32(length)
+    }
+
+    var length: Int {
+        @inline(__always) get { Int(storedLength) }
+        @inline(__always) set { storedLength = UInt32(newValue) }
+    }
 }

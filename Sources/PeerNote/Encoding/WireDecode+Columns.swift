@@ -386,7 +386,7 @@ extension WireCodec {
         block.ops.reserveCapacity(rows)
         for row in 0 ..< rows {
             let len = Int(lengths[row])
-            guard len >= 1 && len <= unitCount - lv else { throw ColumnReadError(message: "op \(row): length \(lengths[row]) out of range") }
+            guard len >= 1 && len <= unitCount - lv && len <= Op.maxLength else { throw ColumnReadError(message: "op \(row): length \(lengths[row]) out of range") }
             let body: OpBody
             switch OpKind(rawValue: kinds[row]) {
             case .setNotebookTitle: body = .setNotebookTitle(try value(), preds: try preds())

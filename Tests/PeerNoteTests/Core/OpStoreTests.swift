@@ -14,6 +14,15 @@ struct OpStoreTests {
 
     static func address(_ ops: [Op]) -> UInt { ops.withUnsafeBufferPointer { UInt(bitPattern: $0.baseAddress) } }
 
+    @Test("An op takes 48 bytes, its length in 32 bits after the body, and keeps the longest length there can be")
+    func opLayout() {
+        #expect(MemoryLayout<Op>.stride == 48)
+        var op = Self.op(3, Op.maxLength)
+        #expect(op.length == Int(UInt32.max))
+        op.length -= 1
+        #expect(op.length == Int(UInt32.max) - 1 && op.lv == 3)
+    }
+
     @Test("Random appends, changes, roll-backs and copies read as an array would, and never write to a shared adopted array")
     func randomAgainstArray() {
         var rng = SeededRandom(state: 7)
