@@ -47,10 +47,9 @@ extension PeerNoteCLI {
                 })
                 return try StandardOutput.write(bytes: value.renderedBytes)
             }
-            let rows: [(index: Int?, note: NoteSummary)] = deleted ? document.deletedNoteSummaries(matching: filter).map { (nil, $0) }
-                : document.noteSummaries(matching: filter).map { ($0.index, $0.note) }
+            let rows: Rows = deleted ? .deleted(document.deletedNoteSummaries(matching: filter)) : .live(document.noteSummaries(matching: filter))
             // "(no notes)" is for the person at the terminal; a script reading the list gets no lines.
-            if rows.isEmpty, isatty(1) == 1 {
+            if rows.count == 0, isatty(1) == 1 {
                 try StandardOutput.write(Self.nothingListed(deleted: deleted, filtered: !filter.isEmpty) + "\n")
             } else {
                 try Self.write(rows, color: Terminal.colorEnabled(), chunk: Self.outputChunk) { bytes throws(CLIFailure) in
@@ -83,14 +82,45 @@ extension PeerNoteCLI {
         /// other row's tags and priority far to the right.
         static let widestPadded = 48
 
+        /// The rows of a listing as the library gives them: live notes, each with its index
+        /// among the live notes, or deleted notes (index `-`). Read where they lie: a listing of
+        /// many notes makes no second array of its summaries.
+        enum Rows {
+            case live([(index: Int, note: NoteSummary)])
+            case deleted([NoteSummary])
+
+            var count: Int {
+                switch self {
+                case .live(let rows): rows.count
+                case .deleted(let notes): notes.count
+                }
+            }
+
+            /// Row `r`'s index among the live notes, nil for a deleted note.
+            func index(_ r: Int) -> Int? {
+                switch self {
+                case .live(let rows): rows[r].index
+                case .deleted: nil
+                }
+            }
+
+            /// Reads row `r`'s summary in place.
+            func withNote<T>(_ r: Int, _ body: (borrowing NoteSummary) -> T) -> T {
+                switch self {
+                case .live(let rows): body(rows[r].note)
+                case .deleted(let notes): body(notes[r])
+                }
+            }
+        }
+
         /// The listing's lines, columns padded to the widest cell (titles and tags to at most
         /// `widestPadded` terminal columns).
         static func render(_ notes: [NoteSummary], indexed: Bool, color: Bool) -> String {
-            render(notes.enumerated().map { (indexed ? $0.offset : nil, $0.element) }, color: color)
+            render(indexed ? .live(notes.enumerated().map { ($0.offset, $0.element) }) : .deleted(notes), color: color)
         }
 
-        /// The listing's lines for `rows`: each note with its index among the live notes (nil: `-`).
-        static func render(_ rows: [(index: Int?, note: NoteSummary)], color: Bool) -> String {
+        /// The listing's lines for `rows`.
+        static func render(_ rows: Rows, color: Bool) -> String {
             var all: [UInt8] = []
             write(rows, color: color, chunk: .max) { all.append(contentsOf: $0) }
             return String(decoding: all, as: UTF8.self)
@@ -105,18 +135,19 @@ extension PeerNoteCLI {
         /// - Complexity: O(n) in the notes' titles and tags. A row's cells are made once to
         ///   measure the columns and again to write it: only the widths of its title and tags
         ///   are kept between, not every cell of the listing.
-        static func write<E: Error>(_ rows: [(index: Int?, note: NoteSummary)], color: Bool, chunk: Int,
+        static func write<E: Error>(_ rows: Rows, color: Bool, chunk: Int,
                                     _ emit: ([UInt8]) throws(E) -> Void) throws(E) {
             let columnCount = 5
-            let ids = NoteID.shortForms(of: rows.map(\.note.id))
+            let rowIndices = 0 ..< rows.count
+            let ids = NoteID.shortForms(of: rowIndices.map { r in rows.withNote(r) { $0.id } })
             /// Row `r`'s cell in column `c`.
             func cell(_ r: Int, _ c: Int) -> String {
                 switch c {
-                case 0: rows[r].index.map(String.init) ?? "-"
+                case 0: rows.index(r).map(String.init) ?? "-"
                 case 1: ids[r]
-                case 2: DisplayText.oneLine(rows[r].note.title)
-                case 3: rows[r].note.tags.isEmpty ? "-" : DisplayText.tagList(rows[r].note.tags)
-                default: rows[r].note.priority.rawValue
+                case 2: rows.withNote(r) { DisplayText.oneLine($0.title) }
+                case 3: rows.withNote(r) { $0.tags.isEmpty ? "-" : DisplayText.tagList($0.tags) }
+                default: rows.withNote(r) { $0.priority.rawValue }
                 }
             }
             // Padded by terminal columns (a CJK character or an emoji takes two), not by characters;
@@ -124,20 +155,21 @@ extension PeerNoteCLI {
             var widths = [Int](repeating: 0, count: columnCount)
             var measured: [(title: Int32, tags: Int32)] = []
             measured.reserveCapacity(rows.count)
-            for r in rows.indices {
+            for r in rowIndices {
                 let title = DisplayText.columns(cell(r, 2)), tags = DisplayText.columns(cell(r, 3))
                 measured.append((Int32(clamping: title), Int32(clamping: tags)))
                 widths[0] = max(widths[0], cell(r, 0).utf8.count)
                 widths[1] = max(widths[1], ids[r].utf8.count)
                 widths[2] = max(widths[2], title)
                 widths[3] = max(widths[3], tags)
-                widths[4] = max(widths[4], rows[r].note.priority.rawValue.utf8.count)
+                widths[4] = max(widths[4], cell(r, 4).utf8.count)
             }
             widths[2] = min(widths[2], widestPadded)
             widths[3] = min(widths[3], widestPadded)
             var out: [UInt8] = []
             out.reserveCapacity(Swift.min(chunk, rows.count * (4 * 2 + 1 + widths.reduce(0, +))) + 1024)
-            for r in rows.indices {
+            for r in rowIndices {
+                let priority = rows.withNote(r) { $0.priority }
                 for c in 0 ..< columnCount {
                     let text = cell(r, c)
                     let width = c == 2 ? Int(measured[r].title) : c == 3 ? Int(measured[r].tags) : text.utf8.count
@@ -145,7 +177,7 @@ extension PeerNoteCLI {
                     if c > 0 { out.append(0x20); out.append(0x20) }
                     if c == 0 { out.append(contentsOf: repeatElement(0x20, count: pad)) }
                     if color {
-                        out.append(contentsOf: paint(text, column: c, priority: rows[r].note.priority).utf8)
+                        out.append(contentsOf: paint(text, column: c, priority: priority).utf8)
                     } else {
                         out.append(contentsOf: text.utf8)
                     }

@@ -355,7 +355,7 @@ struct InProcessTests {
         for k in 0 ..< 2_000 {
             document.addNote(title: k % 5 == 0 ? "笔记 \(k)" : "Note \(k)", tags: k % 3 == 0 ? ["t\(k)"] : [], priority: k % 7 == 0 ? .low : .normal)
         }
-        let rows = document.noteSummaries.enumerated().map { (index: Optional($0.offset), note: $0.element) }
+        let rows = PeerNoteCLI.List.Rows.live(document.noteSummaries.enumerated().map { (index: $0.offset, note: $0.element) })
         for color in [false, true] {
             let whole = PeerNoteCLI.List.render(rows, color: color)
             #expect(whole.utf8.count > PeerNoteCLI.List.outputChunk)
