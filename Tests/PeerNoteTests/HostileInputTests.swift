@@ -426,6 +426,15 @@ struct HostileInputTests {
         cols[.opLength] = Craft.uints([1 << 40])
         cols[.opPayloadLength] = Craft.uints([0])
         expectRefused(Craft.file(Craft.payload(changeCount: 1, unitCount: 1, columns: cols)), "op 0: length 1099511627776 out of range")
+        // Past Int's range: refused, not trapped on the way to an Int.
+        cols[.opLength] = Craft.uints([1 << 63])
+        expectRefused(Craft.file(Craft.payload(changeCount: 1, unitCount: 1, columns: cols)), "op 0: length 9223372036854775808 out of range")
+        // Within the block's units but past 32 bits (an op's counters are one replica's).
+        cols = Craft.chain(2, length: 1 << 31)
+        cols[.opKind] = Craft.runs([(1, 99)])
+        cols[.opLength] = Craft.runs([(1, 1 << 32)])
+        cols[.opPayloadLength] = Craft.runs([(1, 0)])
+        expectRefused(Craft.file(Craft.payload(changeCount: 2, unitCount: 1 << 32, columns: cols, padding: 4_000_000)), "op 0: length 4294967296 out of range")
 
         cols = Craft.chain(1, length: 1)
         cols[.opKind] = [0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x3F, 0x04]   // 2^62 inserts

@@ -114,8 +114,9 @@ enum OpBody: Sendable, Equatable {
 /// `length > 1`: consecutive typed characters and deletes of a contiguous
 /// range are one `Op`.
 ///
-/// Invariant: `length` is at most `Op.maxLength`. An op's units lie in one change, whose
-/// length the change table holds in 32 bits; decoders refuse a longer op before making it.
+/// Invariant: `length` is at most `Op.maxLength`. An op's units have consecutive counters of
+/// one replica (ops are joined only so, across changes too), and counters are kept below 2^32
+/// (replay, salvage and local edits check them); decoders refuse a longer op before making it.
 /// Stored after the body in 32 bits, so that an op takes 48 bytes rather than 56 (a log holds
 /// one an edit, and a merge two logs).
 struct Op: Sendable, Equatable {

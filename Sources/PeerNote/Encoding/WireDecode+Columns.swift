@@ -385,8 +385,10 @@ extension WireCodec {
         // and never appends to it (`OpStore` keeps appended ops apart).
         block.ops.reserveCapacity(rows)
         for row in 0 ..< rows {
-            let len = Int(lengths[row])
-            guard len >= 1 && len <= unitCount - lv && len <= Op.maxLength else { throw ColumnReadError(message: "op \(row): length \(lengths[row]) out of range") }
+            // Compared as read (64 bits), before it is made an Int.
+            let stored = lengths[row]
+            guard stored >= 1 && stored <= UInt64(min(unitCount - lv, Op.maxLength)) else { throw ColumnReadError(message: "op \(row): length \(stored) out of range") }
+            let len = Int(stored)
             let body: OpBody
             switch OpKind(rawValue: kinds[row]) {
             case .setNotebookTitle: body = .setNotebookTitle(try value(), preds: try preds())
