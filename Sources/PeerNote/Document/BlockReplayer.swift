@@ -435,7 +435,7 @@ struct BlockReplayer {
         // buffer), and no copy of them is made. Only when they read most of the section's bytes:
         // else they are copied, so that a few bodies do not keep a section of others' text alive.
         let misfit: Int?
-        if let text = snapshot.bodyText, text.ranges.count == snapshot.noteCount {
+        if let text = snapshot.bodyText, text.ranges.count == snapshot.notes.count {
             let ranges = text.ranges, all = text.bytes
             misfit = all.withUnsafeBufferPointer { bytes in
                 let section = ReadOnlyBytes(bytes)
@@ -630,10 +630,7 @@ struct BlockReplayer {
     /// (live notes in the order of notes, then deleted ones).
     private static func listedNotes(_ snapshot: WireState, block: WireBlock, log: inout OpLog, state: DocState) throws(PeerNoteError) -> (ids: [LocalID], slots: [Int]) {
         let agents = block.replicas.map { log.agent(for: $0) }
-        let ids = (0 ..< snapshot.noteCount).map { k in
-            let (replica, counter) = snapshot.noteID(k)
-            return LocalID(agent: agents[replica], counter: counter)
-        }
+        let ids = snapshot.notes.map { LocalID(agent: agents[$0.replica], counter: $0.counter) }
         func countMismatch() -> PeerNoteError {
             Self.snapshotMismatch(block, "it lists \(ids.count) notes, the history has \(state.noteStates.count)")
         }
@@ -656,7 +653,7 @@ struct BlockReplayer {
     /// Checks each listed note's title, tags, priority, creation time and deleted flag (note `k`
     /// against the note in `slots[k]`), and the notebook's title, against the history's.
     private static func checkRegisters(_ snapshot: WireState, slots: [Int], block: WireBlock, state: DocState) throws(PeerNoteError) {
-        if let k = state.firstNoteNotShown(snapshot, slots: slots) { throw Self.snapshotMismatch(block, "note \(k) differs") }
+        if let k = state.firstNoteNotShown(snapshot.notes, slots: slots) { throw Self.snapshotMismatch(block, "note \(k) differs") }
         guard (state.title.value ?? "").hasSameScalars(as: snapshot.title), !state.title.isConflicted else {
             throw Self.snapshotMismatch(block, "the notebook title differs")
         }

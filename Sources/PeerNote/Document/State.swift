@@ -302,21 +302,6 @@ struct DocState: Sendable {
         return i
     }
 
-    /// The first `k` whose note (in `slots[k]`) the section's entry `k` does not show as its
-    /// history does (`NoteState.shows`), if any. A section read without its entries gives them
-    /// one at a time, each read again from its bytes.
-    func firstNoteNotShown(_ section: WireState, slots: [Int]) -> Int? {
-        guard section.readsEntriesAgain else { return firstNoteNotShown(section.notes, slots: slots) }
-        return noteStates.withNotePlaces { notes in
-            for k in 0 ..< section.noteCount {
-                let slot = slots[k]
-                guard slot >= 0 && slot < notes.count, let entry = section.entry(k),
-                      withUnsafePointer(to: entry, { NoteState.shows(notes[slot], $0) }) else { return k }
-            }
-            return nil
-        }
-    }
-
     /// The first `k` whose note (in `slots[k]`) `listed[k]` does not show as its history does
     /// (`NoteState.shows`), if any.
     func firstNoteNotShown(_ listed: [WireNoteState], slots: [Int]) -> Int? {

@@ -88,32 +88,7 @@ struct WireNoteState: Sendable, Equatable {
 /// notes' bodies here. Writers only write one for a document without conflicts.
 struct WireState: Sendable, Equatable {
     var title: String
-    /// The notes' entries, in the section's order. A state read without keeping its entries
-    /// (`Lean`) reads them again from its bytes here, every one: a load reads the ones it
-    /// needs one at a time (`noteCount`, `noteID(_:)`, `entry(_:)`).
-    var notes: [WireNoteState] {
-        get { lean == nil ? entries : (0 ..< noteCount).compactMap { entry($0) } }
-        _modify {
-            if lean != nil { entries = notes }
-            lean = nil
-            countedScalars = nil
-            bodyText = nil
-            yield &entries
-        }
-    }
-    private var entries: [WireNoteState]
-    /// For a state read without its entries: each note's replica and counter, and where its
-    /// entry starts in the section's bytes (`bodyText`), which were checked in full when read.
-    /// A large notebook's entries (104 bytes a note, their titles and tags) are most of what a
-    /// load holds beyond the notebook while it checks the section; these are 12 bytes a note.
-    private var lean: Lean?
-
-    private struct Lean: Sendable {
-        /// Replica (high 32 bits) and counter of each note.
-        let ids: [UInt64]
-        let starts: [UInt32]
-        let replicas: Int
-    }
+    var notes: [WireNoteState] { didSet { countedScalars = nil; bodyText = nil } }
     /// The bodies' scalars, as the section's reader counted them while checking their UTF-8;
     /// nil once `notes` changes.
     private var countedScalars: Int?
@@ -132,7 +107,7 @@ struct WireState: Sendable, Equatable {
 
     init(title: String, notes: [WireNoteState]) {
         self.title = title
-        self.entries = notes
+        self.notes = notes
     }
 
     /// A state read from a section, whose bodies hold `scalars` scalars in all and lie in
@@ -143,51 +118,17 @@ struct WireState: Sendable, Equatable {
         self.bodyText = bodyText
     }
 
-    /// A state read from a section without keeping its entries (`Lean`), of version 2 (no
-    /// structures).
-    fileprivate init(title: String, ids: [UInt64], starts: [UInt32], replicas: Int, scalars: Int, bodyText: BodyText) {
-        self.init(title: title, notes: [])
-        lean = Lean(ids: ids, starts: starts, replicas: replicas)
-        countedScalars = scalars
-        self.bodyText = bodyText
-    }
-
     static func == (a: WireState, b: WireState) -> Bool { a.title == b.title && a.notes == b.notes }
-
-    /// Whether the state reads its entries again from its bytes (`entry(_:)`) rather than
-    /// holding them: then `notes` makes every one anew each time.
-    var readsEntriesAgain: Bool { lean != nil }
-
-    /// How many notes the section lists.
-    var noteCount: Int { lean?.ids.count ?? entries.count }
-
-    /// Note `k`'s replica (an index into the block's table) and counter.
-    func noteID(_ k: Int) -> (replica: Int, counter: UInt32) {
-        guard let lean else { return (entries[k].replica, entries[k].counter) }
-        return (Int(lean.ids[k] >> 32), UInt32(truncatingIfNeeded: lean.ids[k]))
-    }
-
-    /// Note `k`'s entry: read again from the section's bytes for a state read without its
-    /// entries (nil only if those bytes no longer read as they did, which cannot happen: they
-    /// are the same bytes, checked in full when the state was read).
-    func entry(_ k: Int) -> WireNoteState? {
-        guard let lean else { return entries[k] }
-        guard let bodyText else { return nil }
-        var reader = CBORReader(bodyText.bytes, at: Int(lean.starts[k]))
-        var unusedElements = 0, unusedScalars = 0
-        return try? StateCodec.readEntry(&reader, k, replicas: lean.replicas, structures: false, readingStructures: false,
-                                         elementsLeft: &unusedElements, scalars: &unusedScalars)
-    }
 
     /// Whether the notes' entries hold their bodies' structures (format version 3). A section
     /// stores them for every note or for none.
-    var storesStructures: Bool { lean == nil && entries.first?.structure != nil }
+    var storesStructures: Bool { notes.first?.structure != nil }
 
     /// Visible characters in all bodies: how many inserted characters the text column lacks.
     var liveScalarCount: Int {
         if let countedScalars { return countedScalars }
         var total = 0
-        for k in entries.indices { total += String.scalarCount(utf8: entries[k].bodyUTF8) }
+        for k in notes.indices { total += String.scalarCount(utf8: notes[k].bodyUTF8) }
         return total
     }
 }
@@ -270,110 +211,81 @@ enum StateCodec {
     /// with the others' (the block's op units); else eight.
     /// Without `readingStructures`, the structures are only checked to be byte strings, and
     /// given as empty (what reading the notebook alone needs).
-    /// Without `keepingEntries`, a section of version 2 is checked as fully but its entries are
-    /// not kept: the state reads each again from the bytes when asked (`WireState.entry`).
     static func decode(_ bytes: [UInt8], replicas: Int, structures: Bool = false, maxElements: Int = 0,
-                       readingStructures: Bool = true, keepingEntries: Bool = true) throws(ReadError) -> WireState {
+                       readingStructures: Bool = true) throws(ReadError) -> WireState {
         var reader = CBORReader(bytes)
-        guard try Self.arrayCount(&reader) == 2, let title = try Self.string(&reader), let count = try Self.arrayCount(&reader) else {
+        func failed(_ error: CBORDecodeError) -> ReadError {
+            ReadError(message: "state section: \(error.message) (at byte \(error.offset) of the inflated section)")
+        }
+        // Each item read as the kind the layout expects (nil for a head of another kind).
+        func unsigned() throws(ReadError) -> UInt64? {
+            do throws(CBORDecodeError) { return try reader.nextUnsigned() } catch { throw failed(error) }
+        }
+        func arrayCount() throws(ReadError) -> Int? {
+            do throws(CBORDecodeError) { return try reader.nextArrayCount() } catch { throw failed(error) }
+        }
+        func string() throws(ReadError) -> String? {
+            do throws(CBORDecodeError) { return try reader.nextString() } catch { throw failed(error) }
+        }
+        func next() throws(ReadError) -> CBORToken {
+            do throws(CBORDecodeError) { return try reader.next().token } catch { throw failed(error) }
+        }
+        guard try arrayCount() == 2, let title = try string(), let count = try arrayCount() else {
             throw ReadError(message: "state section is not [title, notes]")
         }
-        // Starts are kept in 32 bits: a section past 4 GiB keeps its entries.
-        let lean = !keepingEntries && !structures && bytes.count <= Int(UInt32.max)
         var notes: [WireNoteState] = []
-        notes.reserveCapacity(lean ? 0 : count)   // at most one a byte: the reader checked the count against them
-        var ids: [UInt64] = [], starts: [UInt32] = []
-        if lean {
-            ids.reserveCapacity(count)
-            starts.reserveCapacity(count)
-        }
+        notes.reserveCapacity(count)   // at most one a byte: the reader checked the count against them
         var bodyRanges: [Range<Int>] = []
         bodyRanges.reserveCapacity(count)
+        let fields = structures ? 9 : 8
         var elementsLeft = maxElements
         var scalars = 0
         for k in 0 ..< count {
-            let start = reader.offset
-            let note = try readEntry(&reader, k, replicas: replicas, structures: structures, readingStructures: readingStructures,
-                                     elementsLeft: &elementsLeft, scalars: &scalars)
-            bodyRanges.append(note.bodyUTF8.startIndex ..< note.bodyUTF8.endIndex)
-            if lean {
-                ids.append(UInt64(note.replica) << 32 | UInt64(note.counter))
-                starts.append(UInt32(start))
-            } else {
-                notes.append(note)
+            guard try arrayCount() == fields else { throw ReadError(message: "state section: note \(k) is not an array of \(fields) fields") }
+            guard let r = try unsigned(), r < UInt64(replicas) else { throw ReadError(message: "state section: note \(k) names a replica outside the block's table") }
+            guard let c = try unsigned(), c < UInt64(UInt32.max) else { throw ReadError(message: "state section: note \(k) has an invalid counter") }
+            guard let t = try string() else { throw ReadError(message: "state section: note \(k) has no title text") }
+            guard let tagCount = try arrayCount() else { throw ReadError(message: "state section: note \(k) has no tag list") }
+            var tags: [String] = []
+            var firstTag: String?
+            for i in 0 ..< tagCount {
+                guard let s = try string() else { throw ReadError(message: "state section: note \(k) has a tag that is not text") }
+                // The first tag apart, so that a note with one tag gets no array.
+                if i == 0 { firstTag = s } else { tags.append(s) }
             }
-        }
-        guard reader.offset == bytes.count else { throw ReadError(message: "state section: extra bytes after its array") }
-        let bodyText = WireState.BodyText(bytes: bytes, ranges: bodyRanges)
-        if lean { return WireState(title: title, ids: ids, starts: starts, replicas: replicas, scalars: scalars, bodyText: bodyText) }
-        return WireState(title: title, notes: notes, scalars: scalars, bodyText: bodyText)
-    }
-
-    private static func failed(_ error: CBORDecodeError) -> ReadError {
-        ReadError(message: "state section: \(error.message) (at byte \(error.offset) of the inflated section)")
-    }
-
-    // Each item read as the kind the layout expects (nil for a head of another kind).
-    private static func unsigned(_ reader: inout CBORReader) throws(ReadError) -> UInt64? {
-        do throws(CBORDecodeError) { return try reader.nextUnsigned() } catch { throw failed(error) }
-    }
-
-    private static func arrayCount(_ reader: inout CBORReader) throws(ReadError) -> Int? {
-        do throws(CBORDecodeError) { return try reader.nextArrayCount() } catch { throw failed(error) }
-    }
-
-    private static func string(_ reader: inout CBORReader) throws(ReadError) -> String? {
-        do throws(CBORDecodeError) { return try reader.nextString() } catch { throw failed(error) }
-    }
-
-    /// Reads note `k`'s entry at the reader's offset (see `decode`), counting its body's scalars
-    /// into `scalars` and its structure's elements out of `elementsLeft`.
-    static func readEntry(_ reader: inout CBORReader, _ k: Int, replicas: Int, structures: Bool, readingStructures: Bool,
-                          elementsLeft: inout Int, scalars: inout Int) throws(ReadError) -> WireNoteState {
-        let fields = structures ? 9 : 8
-        guard try arrayCount(&reader) == fields else { throw ReadError(message: "state section: note \(k) is not an array of \(fields) fields") }
-        guard let r = try unsigned(&reader), r < UInt64(replicas) else { throw ReadError(message: "state section: note \(k) names a replica outside the block's table") }
-        guard let c = try unsigned(&reader), c < UInt64(UInt32.max) else { throw ReadError(message: "state section: note \(k) has an invalid counter") }
-        guard let t = try string(&reader) else { throw ReadError(message: "state section: note \(k) has no title text") }
-        guard let tagCount = try arrayCount(&reader) else { throw ReadError(message: "state section: note \(k) has no tag list") }
-        var tags: [String] = []
-        var firstTag: String?
-        for i in 0 ..< tagCount {
-            guard let s = try string(&reader) else { throw ReadError(message: "state section: note \(k) has a tag that is not text") }
-            // The first tag apart, so that a note with one tag gets no array.
-            if i == 0 { firstTag = s } else { tags.append(s) }
-        }
-        guard let rank = try unsigned(&reader), let p = Priority.allCases.first(where: { UInt64($0.rank) == rank }) else {
-            throw ReadError(message: "state section: note \(k) has an unknown priority")
-        }
-        let createdValue: Int64?
-        do throws(CBORDecodeError) { createdValue = try reader.nextInt() } catch { throw failed(error) }
-        guard let created = createdValue, created.magnitude <= WireCodec.maxTime.magnitude else { throw ReadError(message: "state section: note \(k) has an invalid creation time") }
-        let deletedValue: Bool?
-        do throws(CBORDecodeError) { deletedValue = try reader.nextBool() } catch { throw failed(error) }
-        guard let deleted = deletedValue else { throw ReadError(message: "state section: note \(k) has no deleted flag") }
-        // The body's UTF-8 as it stands in the section (no string made of it).
-        let bodyText: ArraySlice<UInt8>?
-        do throws(CBORDecodeError) { bodyText = try reader.nextText(countingScalarsInto: &scalars) } catch { throw failed(error) }
-        guard let body = bodyText else { throw ReadError(message: "state section: note \(k) has no body text") }
-        var structure: [WireStructureRun]?
-        if structures {
-            let encodedItem: ArraySlice<UInt8>?
-            do throws(CBORDecodeError) { encodedItem = try reader.next().token.bytesValue } catch { throw failed(error) }
-            guard let encoded = encodedItem else { throw ReadError(message: "state section: note \(k) has no structure (a byte string)") }
-            if !readingStructures {
-                structure = []
-            } else {
-                do throws(FormatError) {
-                    let runs = try StructureCodec.decode(encoded, replicaCount: replicas, maxElements: elementsLeft, base: encoded.startIndex)
-                    elementsLeft -= runs.reduce(0) { $0 + $1.length }
-                    structure = runs
-                } catch {
-                    throw ReadError(message: "state section: note \(k)'s \(error.message)" + (error.offset.map { " (at byte \($0) of the inflated section)" } ?? ""))
+            guard let rank = try unsigned(), let p = Priority.allCases.first(where: { UInt64($0.rank) == rank }) else {
+                throw ReadError(message: "state section: note \(k) has an unknown priority")
+            }
+            let createdValue: Int64?
+            do throws(CBORDecodeError) { createdValue = try reader.nextInt() } catch { throw failed(error) }
+            guard let created = createdValue, created.magnitude <= WireCodec.maxTime.magnitude else { throw ReadError(message: "state section: note \(k) has an invalid creation time") }
+            let deletedValue: Bool?
+            do throws(CBORDecodeError) { deletedValue = try reader.nextBool() } catch { throw failed(error) }
+            guard let deleted = deletedValue else { throw ReadError(message: "state section: note \(k) has no deleted flag") }
+            // The body's UTF-8 as it stands in the section (no string made of it).
+            let bodyText: ArraySlice<UInt8>?
+            do throws(CBORDecodeError) { bodyText = try reader.nextText(countingScalarsInto: &scalars) } catch { throw failed(error) }
+            guard let body = bodyText else { throw ReadError(message: "state section: note \(k) has no body text") }
+            bodyRanges.append(body.startIndex ..< body.endIndex)
+            var structure: [WireStructureRun]?
+            if structures {
+                guard let encoded = try next().bytesValue else { throw ReadError(message: "state section: note \(k) has no structure (a byte string)") }
+                if !readingStructures {
+                    structure = []
+                } else {
+                    do throws(FormatError) {
+                        let runs = try StructureCodec.decode(encoded, replicaCount: replicas, maxElements: elementsLeft, base: encoded.startIndex)
+                        elementsLeft -= runs.reduce(0) { $0 + $1.length }
+                        structure = runs
+                    } catch {
+                        throw ReadError(message: "state section: note \(k)'s \(error.message)" + (error.offset.map { " (at byte \($0) of the inflated section)" } ?? ""))
+                    }
                 }
             }
+            notes.append(WireNoteState(replica: Int(r), counter: UInt32(c), title: t, firstTag: firstTag, otherTags: tags, priority: p,
+                                       created: created, deleted: deleted, bodyUTF8: body, structure: structure))
         }
-        return WireNoteState(replica: Int(r), counter: UInt32(c), title: t, firstTag: firstTag, otherTags: tags, priority: p,
-                             created: created, deleted: deleted, bodyUTF8: body, structure: structure)
+        guard reader.offset == bytes.count else { throw ReadError(message: "state section: extra bytes after its array") }
+        return WireState(title: title, notes: notes, scalars: scalars, bodyText: WireState.BodyText(bytes: bytes, ranges: bodyRanges))
     }
 }

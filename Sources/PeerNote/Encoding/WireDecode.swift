@@ -167,7 +167,7 @@ extension WireCodec {
     /// outnumber `maxElements` (the block's op units).
     /// (Without `readingStructures`, they are left undecoded: `StateCodec.decode`.)
     static func stateSection(_ fields: [BlockKey: CBORItem], kind: BlockKind, replicas: Int, version: UInt64, maxElements: Int,
-                             readingStructures: Bool = true, keepingEntries: Bool = true, base: Int) throws(FormatError) -> WireState? {
+                             readingStructures: Bool = true, base: Int) throws(FormatError) -> WireState? {
         guard let item = fields[.state] else {
             if let size = fields[.stateSize] { throw FormatError(offset: base + size.offset, message: "block has a state size (field 13) but no state section (field 12)") }
             return nil
@@ -187,7 +187,7 @@ extension WireCodec {
         guard bytes.count == Int(size) else { throw FormatError(offset: sectionBase, message: "state section inflates to \(bytes.count) bytes, block says \(size)") }
         do throws(StateCodec.ReadError) {
             return try StateCodec.decode(bytes, replicas: replicas, structures: version >= Format.structuresVersion, maxElements: maxElements,
-                                         readingStructures: readingStructures, keepingEntries: keepingEntries)
+                                         readingStructures: readingStructures)
         } catch {
             throw FormatError(offset: sectionBase, message: error.message)
         }
@@ -472,7 +472,7 @@ extension WireCodec {
             let block = prepared.block, maxElements = Int(min(prepared.counts.units, UInt64(Int32.max)))
             return Result { () throws(FormatError) in
                 try stateSection(prepared.fields.map, kind: block.kind, replicas: block.replicas.count, version: prepared.raw.version,
-                                 maxElements: maxElements, keepingEntries: false, base: prepared.fields.base)
+                                 maxElements: maxElements, base: prepared.fields.base)
             }
         }
 
@@ -513,7 +513,7 @@ extension WireCodec {
         let replicaCount = block.replicas.count, version = raw.version, maxElements = Int(min(unitCount, UInt64(Int32.max)))
         let readState = { @Sendable () -> Result<WireState?, FormatError> in
             Result { () throws(FormatError) in
-                try stateSection(map, kind: kind, replicas: replicaCount, version: version, maxElements: maxElements, keepingEntries: false, base: base)
+                try stateSection(map, kind: kind, replicas: replicaCount, version: version, maxElements: maxElements, base: base)
             }
         }
         let columnBytes: [UInt8]

@@ -25,32 +25,6 @@ struct StateSectionTests {
         #expect(MemoryLayout<WireNoteState>.stride == 104)
     }
 
-    @Test("A section a load reads without keeping its entries gives each one again from its bytes, as a reader that keeps them")
-    func entriesReadAgain() throws {
-        let d = Document(title: "T", author: "a")
-        for k in 0 ..< 40 {
-            let id = d.addNote(title: k % 3 == 0 ? "日本 \(k)" : "Note \(k)", body: String(repeating: "é\(k) ", count: k % 5),
-                               tags: k % 4 == 0 ? ["a", "b\(k)"] : k % 4 == 1 ? ["t"] : [], priority: k % 7 == 0 ? .high : .normal)
-            if k % 9 == 0 { try d.deleteNote(id) }
-        }
-        let (_, block) = try Self.onlyBlock(d.save())
-        let lean = try #require(block.state)
-        #expect(lean.readsEntriesAgain)
-        let (_, _, kept) = try #require(try WireCodec.decodeState(try BlockCodec.decode(d.save())[0]))
-        #expect(!kept.readsEntriesAgain)
-        #expect(lean.noteCount == 40 && kept.notes.count == 40)
-        for k in 0 ..< 40 {
-            #expect(lean.entry(k) == kept.notes[k])
-            #expect(lean.noteID(k) == (kept.notes[k].replica, kept.notes[k].counter))
-        }
-        #expect(lean.notes == kept.notes && lean == kept && !lean.storesStructures && lean.liveScalarCount == kept.liveScalarCount)
-        // Changed through `notes`, it holds its entries from then on.
-        var changed = lean
-        changed.notes[3].title = "Changed"
-        #expect(!changed.readsEntriesAgain && changed.notes[3].title == "Changed" && changed.notes.count == 40 && changed.bodyText == nil)
-        #expect(changed.notes[4] == kept.notes[4] && lean.entry(3) == kept.notes[3])
-    }
-
     @Test("The size a save reserves for a section's entries is what they encode to, at every head width")
     func encodedSizeIsExact() {
         var rng = SeededRandom(state: 31)
