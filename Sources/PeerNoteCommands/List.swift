@@ -47,14 +47,19 @@ extension PeerNoteCLI {
                 })
                 return try StandardOutput.write(bytes: value.renderedBytes)
             }
-            let rows: Rows = deleted ? .deleted(document.deletedNoteSummaries(matching: filter)) : .live(document.noteSummaries(matching: filter))
-            // "(no notes)" is for the person at the terminal; a script reading the list gets no lines.
-            if rows.count == 0, isatty(1) == 1 {
-                try StandardOutput.write(Self.nothingListed(deleted: deleted, filtered: !filter.isEmpty) + "\n")
-            } else {
-                try Self.write(rows, color: Terminal.colorEnabled(), chunk: Self.outputChunk) { bytes throws(CLIFailure) in
-                    try StandardOutput.write(bytes: bytes)
+            // The notes read where they lie, each cell as its line is written.
+            let color = Terminal.colorEnabled()
+            let written = document.withNoteRows(matching: filter, deleted: deleted) { notes in
+                Result { () throws(CLIFailure) -> Int in
+                    try Self.write(.inPlace(notes), color: color, chunk: Self.outputChunk) { bytes throws(CLIFailure) in
+                        try StandardOutput.write(bytes: bytes)
+                    }
+                    return notes.count
                 }
+            }
+            // "(no notes)" is for the person at the terminal; a script reading the list gets no lines.
+            if try written.get() == 0, isatty(1) == 1 {
+                try StandardOutput.write(Self.nothingListed(deleted: deleted, filtered: !filter.isEmpty) + "\n")
             }
             // On standard error, so that the list itself stays one note a line for a pipe.
             if let line = Self.conflictsLine(conflictCount, file: file) { Failure.report(line) }
@@ -82,17 +87,20 @@ extension PeerNoteCLI {
         /// other row's tags and priority far to the right.
         static let widestPadded = 48
 
-        /// The rows of a listing as the library gives them: live notes, each with its index
-        /// among the live notes, or deleted notes (index `-`). Read where they lie: a listing of
-        /// many notes makes no second array of its summaries.
+        /// The rows of a listing: live notes, each with its index among the live notes, or
+        /// deleted notes (index `-`), as summaries; or the notes where the document holds them
+        /// (`Document.withNoteRows`), which `execute` lists: a listing of many notes then makes
+        /// no summary a note.
         enum Rows {
             case live([(index: Int, note: NoteSummary)])
             case deleted([NoteSummary])
+            case inPlace(NoteRows)
 
             var count: Int {
                 switch self {
                 case .live(let rows): rows.count
                 case .deleted(let notes): notes.count
+                case .inPlace(let notes): notes.count
                 }
             }
 
@@ -101,14 +109,39 @@ extension PeerNoteCLI {
                 switch self {
                 case .live(let rows): rows[r].index
                 case .deleted: nil
+                case .inPlace(let notes): notes.index(r)
                 }
             }
 
-            /// Reads row `r`'s summary in place.
-            func withNote<T>(_ r: Int, _ body: (borrowing NoteSummary) -> T) -> T {
+            func id(_ r: Int) -> NoteID {
                 switch self {
-                case .live(let rows): body(rows[r].note)
-                case .deleted(let notes): body(notes[r])
+                case .live(let rows): rows[r].note.id
+                case .deleted(let notes): notes[r].id
+                case .inPlace(let notes): notes.id(r)
+                }
+            }
+
+            func title(_ r: Int) -> String {
+                switch self {
+                case .live(let rows): rows[r].note.title
+                case .deleted(let notes): notes[r].title
+                case .inPlace(let notes): notes.title(r)
+                }
+            }
+
+            func tags(_ r: Int) -> [String] {
+                switch self {
+                case .live(let rows): rows[r].note.tags
+                case .deleted(let notes): notes[r].tags
+                case .inPlace(let notes): notes.tags(r)
+                }
+            }
+
+            func priority(_ r: Int) -> Priority {
+                switch self {
+                case .live(let rows): rows[r].note.priority
+                case .deleted(let notes): notes[r].priority
+                case .inPlace(let notes): notes.priority(r)
                 }
             }
         }
@@ -139,15 +172,15 @@ extension PeerNoteCLI {
                                     _ emit: ([UInt8]) throws(E) -> Void) throws(E) {
             let columnCount = 5
             let rowIndices = 0 ..< rows.count
-            let ids = NoteID.shortForms(of: rowIndices.map { r in rows.withNote(r) { $0.id } })
+            let ids = NoteID.shortForms(of: rowIndices.map(rows.id))
             /// Row `r`'s cell in column `c`.
             func cell(_ r: Int, _ c: Int) -> String {
                 switch c {
                 case 0: rows.index(r).map(String.init) ?? "-"
                 case 1: ids[r]
-                case 2: rows.withNote(r) { DisplayText.oneLine($0.title) }
-                case 3: rows.withNote(r) { $0.tags.isEmpty ? "-" : DisplayText.tagList($0.tags) }
-                default: rows.withNote(r) { $0.priority.rawValue }
+                case 2: DisplayText.oneLine(rows.title(r))
+                case 3: tagsCell(rows.tags(r))
+                default: rows.priority(r).rawValue
                 }
             }
             // Padded by terminal columns (a CJK character or an emoji takes two), not by characters;
@@ -169,7 +202,7 @@ extension PeerNoteCLI {
             var out: [UInt8] = []
             out.reserveCapacity(Swift.min(chunk, rows.count * (4 * 2 + 1 + widths.reduce(0, +))) + 1024)
             for r in rowIndices {
-                let priority = rows.withNote(r) { $0.priority }
+                let priority = rows.priority(r)
                 for c in 0 ..< columnCount {
                     let text = cell(r, c)
                     let width = c == 2 ? Int(measured[r].title) : c == 3 ? Int(measured[r].tags) : text.utf8.count
@@ -191,6 +224,9 @@ extension PeerNoteCLI {
             }
             if !out.isEmpty { try emit(out) }
         }
+
+        /// A row's tags, or `-` for none.
+        private static func tagsCell(_ tags: [String]) -> String { tags.isEmpty ? "-" : DisplayText.tagList(tags) }
 
         private static func paint(_ text: String, column: Int, priority: Priority) -> String {
             switch column {

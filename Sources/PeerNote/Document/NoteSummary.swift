@@ -66,6 +66,41 @@ extension Document {
         }
     }
 
+    /// Calls `body` with the notes `filter` keeps, read where they lie: the live notes, each
+    /// with its index among them, or with `deleted` the deleted ones, in document order. What
+    /// `noteSummaries(matching:)` and `deletedNoteSummaries(matching:)` give, without a summary
+    /// made a note (a listing of many notes reads each cell as it writes it). The rows are
+    /// valid only during the call, and the document must not change meanwhile.
+    /// - Complexity: O(n) in notes to choose them; each row's cells read in O(1) plus its
+    ///   title and tags.
+    package func withNoteRows<T>(matching filter: NoteFilter, deleted: Bool = false, _ body: (NoteRows) throws -> T) rethrows -> T {
+        let conflicted: Set<NoteID> = filter.conflicted ? Set(conflicts.compactMap(\.note)) : []
+        let state = self.state
+        return try state.noteStates.withNotePlaces { notes in
+            func kept(_ slot: Int) -> Bool {
+                filter.isEmpty || notes.read(slot) { keeps(noteID($0.id), $0.tags.visible, $0.priority.value ?? .normal, filter, conflicted) }
+            }
+            var slots: [Int] = []
+            var indices: [Int]?
+            if deleted {
+                for slot in state.allNoteSlotsInOrder where notes.read(slot, { $0.isDeleted }) && kept(slot) { slots.append(slot) }
+            } else {
+                let live = state.orderedNoteSlots
+                if filter.isEmpty {
+                    slots = live
+                } else {
+                    var chosen: [Int] = []
+                    for (i, slot) in live.enumerated() where kept(slot) {
+                        slots.append(slot)
+                        chosen.append(i)
+                    }
+                    indices = chosen
+                }
+            }
+            return try body(NoteRows(document: self, notes: notes, slots: slots, indices: indices, indexed: !deleted))
+        }
+    }
+
     /// How many live notes the notebook has (`notes.count` without making them).
     public var noteCount: Int { state.orderedNoteSlots.count }
 
@@ -88,4 +123,26 @@ extension Document {
                     priority: n.pointee.priority.value ?? .normal,
                     created: Date(timeIntervalSince1970: TimeInterval(n.pointee.created)), isDeleted: n.pointee.isDeleted)
     }
+}
+
+/// The notes a listing shows, read where they lie (`Document.withNoteRows`): row `r`'s index
+/// among the live notes, id, title, tags and priority, as `NoteSummary` has them. Valid only
+/// during that call.
+package struct NoteRows {
+    fileprivate let document: Document
+    fileprivate let notes: NotePlaces
+    fileprivate let slots: [Int]
+    /// Each row's index among the live notes when a filter chose them (else the row's own).
+    fileprivate let indices: [Int]?
+    fileprivate let indexed: Bool
+
+    package var count: Int { slots.count }
+
+    /// Row `r`'s index among the live notes; nil for a deleted note.
+    package func index(_ r: Int) -> Int? { indexed ? indices?[r] ?? r : nil }
+    package func id(_ r: Int) -> NoteID { document.noteID(notes[slots[r]].pointee.id) }
+    package func title(_ r: Int) -> String { notes[slots[r]].pointee.title.value ?? "" }
+    /// Sorted.
+    package func tags(_ r: Int) -> [String] { notes[slots[r]].pointee.tags.visible }
+    package func priority(_ r: Int) -> Priority { notes[slots[r]].pointee.priority.value ?? .normal }
 }

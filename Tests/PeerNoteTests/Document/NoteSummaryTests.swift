@@ -51,6 +51,20 @@ struct NoteSummaryTests {
             #expect(short.map(\.index) == full.map(\.index))
             #expect(short.map(\.note) == full.map { NoteSummary($0.note) })
             #expect(d.deletedNoteSummaries(matching: f) == d.deletedNotes(matching: f).map(NoteSummary.init))
+            // Rows read in place say what the summaries say, cell by cell.
+            for deleted in [false, true] {
+                let expected: [(index: Int?, note: NoteSummary)] = deleted ? d.deletedNoteSummaries(matching: f).map { (nil, $0) }
+                    : short.map { ($0.index, $0.note) }
+                let rows = d.withNoteRows(matching: f, deleted: deleted) { rows in
+                    (0 ..< rows.count).map { r in
+                        (index: rows.index(r), note: NoteSummary(id: rows.id(r), title: rows.title(r), tags: rows.tags(r), priority: rows.priority(r),
+                                                                   created: .distantPast))
+                    }
+                }
+                #expect(rows.map(\.index) == expected.map(\.index))
+                #expect(rows.map { [$0.note.id.description, $0.note.title, $0.note.priority.rawValue] + $0.note.tags }
+                        == expected.map { [$0.note.id.description, $0.note.title, $0.note.priority.rawValue] + $0.note.tags })
+            }
         }
         #expect(!d.deletedNotes.isEmpty)
     }
