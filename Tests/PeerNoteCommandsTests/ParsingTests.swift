@@ -369,6 +369,25 @@ struct InProcessTests {
                 #expect(pieces.count > 1)
             }
         }
+        // What `list` writes, the notes read where the document holds them (2,000 notes: several
+        // chunks of its note table), is what the summaries give: all of them, a filter's, the deleted.
+        for k in stride(from: 3, to: 2_000, by: 97) { try document.deleteNote(document.notes[k % document.noteCount].id) }
+        func inPlace(_ filter: NoteFilter, deleted: Bool, color: Bool) -> String {
+            document.withNoteRows(matching: filter, deleted: deleted) { rows in
+                var all: [UInt8] = []
+                PeerNoteCLI.List.write(.inPlace(rows), color: color, chunk: 4096) { all.append(contentsOf: $0) }
+                return String(decoding: all, as: UTF8.self)
+            }
+        }
+        for color in [false, true] {
+            for filter in [NoteFilter(), NoteFilter(tags: ["t3"]), NoteFilter(priority: .low)] {
+                let live = PeerNoteCLI.List.render(.live(document.noteSummaries(matching: filter)), color: color)
+                #expect(inPlace(filter, deleted: false, color: color) == live)
+                let deleted = PeerNoteCLI.List.render(document.deletedNoteSummaries(matching: filter), indexed: false, color: color)
+                #expect(inPlace(filter, deleted: true, color: color) == deleted)
+            }
+        }
+        #expect(inPlace(NoteFilter(), deleted: true, color: false).split(separator: "\n").count == 21)
     }
 
     @Test("A body file must be UTF-8; the error names the offset")
