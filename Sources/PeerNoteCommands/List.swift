@@ -51,7 +51,7 @@ extension PeerNoteCLI {
             let color = Terminal.colorEnabled()
             let written = document.withNoteRows(matching: filter, deleted: deleted) { notes in
                 Result { () throws(CLIFailure) -> Int in
-                    try Self.write(.inPlace(notes), color: color, chunk: Self.outputChunk) { bytes throws(CLIFailure) in
+                    try Self.write(notes, color: color, chunk: Self.outputChunk) { bytes throws(CLIFailure) in
                         try StandardOutput.write(bytes: bytes)
                     }
                     return notes.count
@@ -87,76 +87,15 @@ extension PeerNoteCLI {
         /// other row's tags and priority far to the right.
         static let widestPadded = 48
 
-        /// The rows of a listing: live notes, each with its index among the live notes, or
-        /// deleted notes (index `-`), as summaries; or the notes where the document holds them
-        /// (`Document.withNoteRows`), which `execute` lists: a listing of many notes then makes
-        /// no summary a note.
-        enum Rows {
-            case live([(index: Int, note: NoteSummary)])
-            case deleted([NoteSummary])
-            case inPlace(NoteRows)
-
-            var count: Int {
-                switch self {
-                case .live(let rows): rows.count
-                case .deleted(let notes): notes.count
-                case .inPlace(let notes): notes.count
-                }
+        /// The listing's lines for the notes of `document` that `filter` keeps (the deleted ones
+        /// with `deleted`), columns padded to the widest cell (titles and tags to at most
+        /// `widestPadded` terminal columns): what `execute` writes, whole.
+        static func render(_ document: Document, matching filter: NoteFilter = NoteFilter(), deleted: Bool = false, color: Bool) -> String {
+            document.withNoteRows(matching: filter, deleted: deleted) { rows in
+                var all: [UInt8] = []
+                write(rows, color: color, chunk: .max) { all.append(contentsOf: $0) }
+                return String(decoding: all, as: UTF8.self)
             }
-
-            /// Row `r`'s index among the live notes, nil for a deleted note.
-            func index(_ r: Int) -> Int? {
-                switch self {
-                case .live(let rows): rows[r].index
-                case .deleted: nil
-                case .inPlace(let notes): notes.index(r)
-                }
-            }
-
-            func id(_ r: Int) -> NoteID {
-                switch self {
-                case .live(let rows): rows[r].note.id
-                case .deleted(let notes): notes[r].id
-                case .inPlace(let notes): notes.id(r)
-                }
-            }
-
-            func title(_ r: Int) -> String {
-                switch self {
-                case .live(let rows): rows[r].note.title
-                case .deleted(let notes): notes[r].title
-                case .inPlace(let notes): notes.title(r)
-                }
-            }
-
-            func tags(_ r: Int) -> [String] {
-                switch self {
-                case .live(let rows): rows[r].note.tags
-                case .deleted(let notes): notes[r].tags
-                case .inPlace(let notes): notes.tags(r)
-                }
-            }
-
-            func priority(_ r: Int) -> Priority {
-                switch self {
-                case .live(let rows): rows[r].note.priority
-                case .deleted(let notes): notes[r].priority
-                case .inPlace(let notes): notes.priority(r)
-                }
-            }
-        }
-
-        /// The listing's lines, columns padded to the widest cell (titles and tags to at most
-        /// `widestPadded` terminal columns).
-        static func render(_ notes: [NoteSummary], indexed: Bool, color: Bool) -> String {
-            render(indexed ? .live(notes.enumerated().map { ($0.offset, $0.element) }) : .deleted(notes), color: color)
-        }
-
-        /// The listing's lines for `rows`.
-        static func render(_ rows: Rows, color: Bool) -> String {
-            var all: [UInt8] = []
-            write(rows, color: color, chunk: .max) { all.append(contentsOf: $0) }
-            return String(decoding: all, as: UTF8.self)
         }
 
         /// How many bytes of the listing `execute` writes at a time: a listing of many notes is
@@ -168,7 +107,7 @@ extension PeerNoteCLI {
         /// - Complexity: O(n) in the notes' titles and tags. A row's cells are made once to
         ///   measure the columns and again to write it: only the widths of its title and tags
         ///   are kept between, not every cell of the listing.
-        static func write<E: Error>(_ rows: Rows, color: Bool, chunk: Int,
+        static func write<E: Error>(_ rows: NoteRows, color: Bool, chunk: Int,
                                     _ emit: ([UInt8]) throws(E) -> Void) throws(E) {
             let columnCount = 5
             let rowIndices = 0 ..< rows.count

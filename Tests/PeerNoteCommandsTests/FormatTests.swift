@@ -571,7 +571,7 @@ struct ColumnWidthTests {
         d.addNote(title: "日本語のメモ", tags: ["買い物"])
         d.addNote(title: "abcdefghijkl", tags: ["abcdef"])
         d.addNote(title: "👍🏽 ok", tags: ["x"])
-        let lines = PeerNoteCLI.List.render(d.noteSummaries, indexed: true, color: false).split(separator: "\n").map(String.init)
+        let lines = PeerNoteCLI.List.render(d, color: false).split(separator: "\n").map(String.init)
         #expect(lines.count == 3)
         // Every row's priority starts in the same terminal column.
         let starts = lines.map { line -> Int in
@@ -590,7 +590,7 @@ struct ColumnWidthTests {
         let b = d.addNote(title: "short", tags: ["x"])
         let c = d.addNote(title: "a title of exactly forty-eight columns, padded!!", tags: ["y"])
         #expect(DisplayText.columns(d.notes[2].title) == PeerNoteCLI.List.widestPadded)
-        let lines = PeerNoteCLI.List.render(d.noteSummaries, indexed: true, color: false).split(separator: "\n").map(String.init)
+        let lines = PeerNoteCLI.List.render(d, color: false).split(separator: "\n").map(String.init)
         let pad = { (s: String) in s + String(repeating: " ", count: PeerNoteCLI.List.widestPadded - s.count) }
         #expect(lines == [
             "0  \(a.short)  \(long)  \(String(repeating: "t", count: 100))  normal",

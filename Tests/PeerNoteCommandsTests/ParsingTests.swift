@@ -337,15 +337,15 @@ struct InProcessTests {
         let document = Document(title: "T", author: "a")
         let a = document.addNote(title: "Short", tags: ["x", "y"], priority: .high)
         let b = document.addNote(title: "A longer\ntitle")
-        let plain = PeerNoteCLI.List.render(document.noteSummaries, indexed: true, color: false)
+        let plain = PeerNoteCLI.List.render(document, color: false)
         #expect(plain == """
             0  \(a.short)  Short            x, y  high
             1  \(b.short)  A longer\\ntitle  -     normal
 
             """)
-        let painted = PeerNoteCLI.List.render(document.noteSummaries, indexed: true, color: true)
+        let painted = PeerNoteCLI.List.render(document, color: true)
         #expect(painted.contains("\u{1B}[31mhigh\u{1B}[0m"))
-        #expect(PeerNoteCLI.List.render([], indexed: true, color: false) == "")
+        #expect(PeerNoteCLI.List.render(document, deleted: true, color: false) == "")
     }
 
     @Test("list writes a long listing in pieces of whole lines that make up the whole listing")
@@ -355,39 +355,39 @@ struct InProcessTests {
         for k in 0 ..< 2_000 {
             document.addNote(title: k % 5 == 0 ? "笔记 \(k)" : "Note \(k)", tags: k % 3 == 0 ? ["t\(k)"] : [], priority: k % 7 == 0 ? .low : .normal)
         }
-        let rows = PeerNoteCLI.List.Rows.live(document.noteSummaries.enumerated().map { (index: $0.offset, note: $0.element) })
         for color in [false, true] {
-            let whole = PeerNoteCLI.List.render(rows, color: color)
+            let whole = PeerNoteCLI.List.render(document, color: color)
             #expect(whole.utf8.count > PeerNoteCLI.List.outputChunk)
             #expect(whole.split(separator: "\n").count == 2_000)
             for chunk in [1, 100, 4096, PeerNoteCLI.List.outputChunk] {
                 var pieces: [[UInt8]] = []
-                PeerNoteCLI.List.write(rows, color: color, chunk: chunk) { pieces.append($0) }
+                document.withNoteRows(matching: NoteFilter()) { rows in
+                    PeerNoteCLI.List.write(rows, color: color, chunk: chunk) { pieces.append($0) }
+                }
                 #expect(pieces.allSatisfy { $0.last == 0x0A })
                 #expect(pieces.dropLast().allSatisfy { $0.count >= chunk })
                 #expect(String(decoding: pieces.joined(), as: UTF8.self) == whole)
                 #expect(pieces.count > 1)
             }
         }
-        // What `list` writes, the notes read where the document holds them (2,000 notes: several
-        // chunks of its note table), is what the summaries give: all of them, a filter's, the deleted.
+        // A filter's notes and the deleted ones (2,000 notes: several chunks of the note table):
+        // each line starts with the note's index among the live notes ('-' when deleted) and its
+        // short id, in the summaries' order.
         for k in stride(from: 3, to: 2_000, by: 97) { try document.deleteNote(document.notes[k % document.noteCount].id) }
-        func inPlace(_ filter: NoteFilter, deleted: Bool, color: Bool) -> String {
-            document.withNoteRows(matching: filter, deleted: deleted) { rows in
-                var all: [UInt8] = []
-                PeerNoteCLI.List.write(.inPlace(rows), color: color, chunk: 4096) { all.append(contentsOf: $0) }
-                return String(decoding: all, as: UTF8.self)
+        let tag = try #require(document.notes.first { !$0.tags.isEmpty }?.tags.first)
+        for filter in [NoteFilter(), NoteFilter(tags: [tag]), NoteFilter(priority: .low)] {
+            for deleted in [false, true] {
+                let expected = deleted ? document.deletedNoteSummaries(matching: filter).map { ("-", $0.id.short) }
+                    : document.noteSummaries(matching: filter).map { ("\($0.index)", $0.note.id.short) }
+                let listed = PeerNoteCLI.List.render(document, matching: filter, deleted: deleted, color: false).split(separator: "\n").map { line in
+                    let cells = line.split(separator: " ")
+                    return (String(cells[0]), String(cells[1]))
+                }
+                #expect(listed.map(\.0) == expected.map(\.0) && listed.map(\.1) == expected.map(\.1))
+                #expect(!listed.isEmpty || deleted)
             }
         }
-        for color in [false, true] {
-            for filter in [NoteFilter(), NoteFilter(tags: ["t3"]), NoteFilter(priority: .low)] {
-                let live = PeerNoteCLI.List.render(.live(document.noteSummaries(matching: filter)), color: color)
-                #expect(inPlace(filter, deleted: false, color: color) == live)
-                let deleted = PeerNoteCLI.List.render(document.deletedNoteSummaries(matching: filter), indexed: false, color: color)
-                #expect(inPlace(filter, deleted: true, color: color) == deleted)
-            }
-        }
-        #expect(inPlace(NoteFilter(), deleted: true, color: false).split(separator: "\n").count == 21)
+        #expect(PeerNoteCLI.List.render(document, deleted: true, color: false).split(separator: "\n").count == 21)
     }
 
     @Test("A body file must be UTF-8; the error names the offset")
