@@ -71,11 +71,17 @@ struct DeferredText: Sendable {
 
     /// The scalars at `range` when one piece holds them all: its arena, and where they lie in it.
     func stretch(_ range: Range<Int>) -> (store: ScalarStore, range: Range<Int>)? {
+        withStretch(range) { store, r in (store, r) }
+    }
+
+    /// `body(arena, where range lies in it)` when one piece holds all of `range`, else nil; the
+    /// arena is lent, not copied (a copy retains and releases its buffers).
+    func withStretch<R>(_ range: Range<Int>, _ body: (borrowing ScalarStore, Range<Int>) -> R) -> R? {
         guard !range.isEmpty else { return nil }
         let k = pieceIndex(at: range.lowerBound)
         guard range.upperBound <= end(of: k) else { return nil }
         let p = pieces[k], from = Int(p.from) + range.lowerBound - p.start
-        return (arenas[Int(p.arena)], from ..< from + range.count)
+        return body(arenas[Int(p.arena)], from ..< from + range.count)
     }
 }
 
@@ -167,9 +173,18 @@ struct LogTextView: RandomAccessCollection, Sendable {
     func sameScalars(_ range: Range<Int>, as other: LogTextView, from otherStart: Int) -> Bool {
         let n = range.count
         guard n > 0 else { return true }
-        if let (a, aStart) = part(holding: range), let (b, bStart) = other.part(holding: otherStart ..< otherStart + n) {
-            return a.sameScalars(aStart ..< aStart + n, as: b, from: bStart)
+        let inParts = withPart(holding: range) { a, aStart in
+            other.withPart(holding: otherStart ..< otherStart + n) { b, bStart in a.sameScalars(aStart ..< aStart + n, as: b, from: bStart) }
         }
+        if let same = inParts ?? nil { return same }
         return zip(self[range], other[otherStart ..< otherStart + n]).allSatisfy { $0 == $1 }
+    }
+
+    /// `body(store, start)` with the store holding all of `range` and where `range` starts in it,
+    /// lent rather than copied (`part(holding:)`); nil when `range` runs across pieces.
+    private func withPart<R>(holding range: Range<Int>, _ body: (borrowing ScalarStore, Int) -> R) -> R? {
+        if range.lowerBound >= headCount { return body(tail, range.lowerBound - headCount) }
+        guard range.upperBound <= headCount else { return nil }
+        return head?.withStretch(range) { store, r in body(store, r.lowerBound) } ?? nil
     }
 }

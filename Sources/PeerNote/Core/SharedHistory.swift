@@ -107,7 +107,10 @@ extension OpLog {
             }
         }
         let compare = { @Sendable [self] (part: [UnitSegment]) -> Bool in
-            part.allSatisfy { sameUnits($0.i, other, $0.j, count: $0.count, map, within: $0.units) }
+            // The texts' views made once: each holds references that a view per op piece would
+            // retain and release again.
+            let texts = (mine: textView, theirs: other.textView)
+            return part.allSatisfy { sameUnits($0.i, other, $0.j, count: $0.count, map, texts: texts, within: $0.units) }
         }
         guard units >= concurrentFrom else { return compare(segments) }
         let (first, second) = Self.split(segments, at: min(max(splitAt ?? units / 2, 0), units))
@@ -154,7 +157,7 @@ extension OpLog {
     /// Whether our change `i` and `other`'s change `j` (the same replica and seq) have the same
     /// content. `map` is `agentMap(from: other)`.
     func sameChange(_ i: Int, _ other: OpLog, _ j: Int, _ map: [UInt32]) -> Bool {
-        sameFields(i, other, j, map) && sameUnits(i, other, j, count: 1, map)
+        sameFields(i, other, j, map) && sameUnits(i, other, j, count: 1, map, texts: (textView, other.textView))
     }
 
     /// Whether our change `i` and `other`'s change `j` have the same content but their op units:
@@ -181,7 +184,9 @@ extension OpLog {
     /// change in one log must end there in the other too (or that change's ops differ).
     /// `within` limits the comparison to those units (offsets from the first change's start);
     /// an op end inside it is checked as in the whole walk (the pieces are cut at its ends too).
-    private func sameUnits(_ i: Int, _ other: OpLog, _ j: Int, count: Int, _ map: [UInt32], within: Range<Int>? = nil) -> Bool {
+    /// `texts` are this log's and `other`'s `textView`.
+    private func sameUnits(_ i: Int, _ other: OpLog, _ j: Int, count: Int, _ map: [UInt32], texts: (mine: LogTextView, theirs: LogTextView),
+                           within: Range<Int>? = nil) -> Bool {
         let startA = changes.lvStart(i), startB = other.changes.lvStart(j)
         let total = changes.lvEnd(i + count - 1) - startA
         let range = within?.clamped(to: 0 ..< total) ?? 0 ..< total
@@ -207,7 +212,7 @@ extension OpLog {
             }
             let x = slice(ops[pa], from: startA + off, to: startA + q, change: ca)
             let y = other.slice(other.ops[pb], from: startB + off, to: startB + q, change: cb)
-            guard samePiece(x, other, y, map) else { return false }
+            guard samePiece(x, other, y, map, texts) else { return false }
             off = q
             if endA == q { pa += 1 }
             if endB == q { pb += 1 }
@@ -215,15 +220,16 @@ extension OpLog {
         return true
     }
 
-    /// Whether our op piece `x` and `other`'s piece `y` (of equal lengths) say the same thing.
-    private func samePiece(_ x: Op, _ other: OpLog, _ y: Op, _ map: [UInt32]) -> Bool {
+    /// Whether our op piece `x` and `other`'s piece `y` (of equal lengths) say the same thing;
+    /// `texts` are the two logs' `textView`.
+    private func samePiece(_ x: Op, _ other: OpLog, _ y: Op, _ map: [UInt32], _ texts: (mine: LogTextView, theirs: LogTextView)) -> Bool {
         @inline(__always) func mapped(_ id: LocalID) -> LocalID {
             id.isNone ? id : LocalID(agent: map[Int(id.agent)], counter: id.counter)
         }
         switch (x.body, y.body) {
         case let (.insertText(n1, l1, r1, s1), .insertText(n2, l2, r2, s2)):
             guard n1 == mapped(n2), l1 == mapped(l2), r1 == mapped(r2) else { return false }
-            return textView.sameScalars(s1 ..< s1 + x.length, as: other.textView, from: s2)
+            return texts.mine.sameScalars(s1 ..< s1 + x.length, as: texts.theirs, from: s2)
         case let (.deleteText(n1, t1, r1), .deleteText(n2, t2, r2)):
             return n1 == mapped(n2) && t1 == mapped(t2) && r1 == r2
         default:
