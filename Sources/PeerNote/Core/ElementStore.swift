@@ -102,8 +102,18 @@ struct ScalarStore: ElementStore, RandomAccessCollection, Equatable {
     /// A store that reads `bytes` as its scalars, one a byte (Latin-1; ASCII included), without
     /// a copy: a loaded body reads its text in the state section's bytes, which the store keeps
     /// alive. Its first write copies them.
-    init(borrowing bytes: ArraySlice<UInt8>) {
+    init(borrowing bytes: consuming ArraySlice<UInt8>) {
         narrow = bytes
+        readsInPlace = true
+    }
+
+    /// Makes this store what `init(borrowing: bytes)` makes, in place: `bytes` moves in, and
+    /// the store made apart would be copied in and dropped.
+    mutating func read(inPlace bytes: consuming ArraySlice<UInt8>) {
+        narrow = bytes
+        unwritten = 0
+        wide = []
+        isWide = false
         readsInPlace = true
     }
 

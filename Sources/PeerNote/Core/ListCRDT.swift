@@ -590,9 +590,11 @@ extension ListCRDT where Element == Unicode.Scalar {
     /// changing nothing, unless `canReadText(count: bytes.count)`.
     /// Requires each byte to be its character: UTF-8 bytes are so only when all are ASCII,
     /// which the caller checks (`BlockReplayer.fill` leaves only such a body unwritten).
-    mutating func readText(in bytes: ArraySlice<UInt8>) -> Bool {
+    /// `bytes` is taken, not copied: a load gives every body a slice of one buffer, and each
+    /// copy would count a reference to it again.
+    mutating func readText(in bytes: consuming ArraySlice<UInt8>) -> Bool {
         guard canReadText(count: bytes.count) else { return false }
-        tree.content = ScalarStore(borrowing: bytes)
+        tree.content.read(inPlace: bytes)
         return true
     }
 

@@ -123,6 +123,26 @@ struct ElementStoreTests {
         }
     }
 
+    @Test("read(inPlace:) leaves a store, whatever it held, as init(borrowing:) makes it")
+    func readInPlaceOverAnything() {
+        let bytes = Array("[title]hello, world[next]".utf8)
+        let stretch = bytes[7 ..< 19]
+        var placeholders = ScalarStore()
+        placeholders.append(contentsOf: PlaceholderRun(0 ..< 12))
+        let stores = [ScalarStore(), ScalarStore(Array("narrow".unicodeScalars)), ScalarStore(Array("wide \u{1F600}".unicodeScalars)),
+                      placeholders, ScalarStore(borrowing: bytes[0 ..< 7])]
+        let expected = ScalarStore(borrowing: stretch)
+        for var store in stores {
+            store.read(inPlace: stretch)
+            #expect(store.readsInPlace && !store.isWide && !store.isUnwritten && store.count == 12)
+            #expect(store.elements == expected.elements && store == expected)
+            // Its first write copies the bytes, as a store made by init(borrowing:) does.
+            store.append(contentsOf: ["!"])
+            #expect(!store.readsInPlace && String(String.UnicodeScalarView(store.elements)) == "hello, world!")
+        }
+        #expect(String(decoding: bytes, as: UTF8.self) == "[title]hello, world[next]")
+    }
+
     @Test("A store reads other bytes in place until its first write, which copies them and leaves them as they were")
     func readInPlace() {
         let bytes = Array("[title]hello, world[next]".utf8)
