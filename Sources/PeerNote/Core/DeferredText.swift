@@ -2,6 +2,8 @@
 /// a notebook's visible text from its state section has every inserted character in its note's
 /// arena, and the log's text is only those characters again, in op order: stretches of one
 /// note's arena after another's (`pieces`). The log reads them there instead of holding a copy.
+/// The bodies that read their section's bytes in place are stretches of one store over those
+/// bytes (`init(arenas:sources:runs:)`), not an arena copied for each note.
 ///
 /// Invariants: the pieces follow each other in the text, from 0 to `count`; each lies in its
 /// arena (`init` checks it; the load checks that they are the inserts' characters). The arenas are values: what the notes do later changes
@@ -28,14 +30,31 @@ struct DeferredText: Sendable {
     /// Pieces `(arena, length)` in text order, each after what the arena's earlier pieces took.
     /// Nil when one does not lie within its arena, or starts past 2^32 scalars into it.
     init?(arenas: [ScalarStore], runs: some Sequence<(arena: Int, length: Int)>) {
+        self.init(arenas: arenas, sources: arenas.indices.map { ($0, 0 ..< arenas[$0].count) },
+                  runs: runs.lazy.map { (source: $0.arena, length: $0.length) })
+    }
+
+    /// Pieces `(source, length)` in text order, where source `k` is the stretch
+    /// `sources[k].range` of arena `sources[k].arena` (several sources may share an arena: the
+    /// bodies that read a state section's bytes in place are stretches of one store reading all
+    /// of them), each piece after what the source's earlier pieces took. Nil when a source does
+    /// not lie within its arena, a piece not within its source, or one starts past 2^32 scalars
+    /// into its arena.
+    init?(arenas: [ScalarStore], sources: [(arena: Int, range: Range<Int>)], runs: some Sequence<(source: Int, length: Int)>) {
+        for s in sources {
+            guard s.arena >= 0, s.arena < arenas.count, s.arena <= Int(Int32.max), s.range.lowerBound >= 0,
+                  s.range.upperBound <= arenas[s.arena].count else { return nil }
+        }
         var pieces: [Piece] = []
-        var used = [Int](repeating: 0, count: arenas.count)
+        var used = [Int](repeating: 0, count: sources.count)
         var start = 0
         for run in runs {
-            guard run.arena >= 0, run.arena < arenas.count, run.arena <= Int(Int32.max), run.length > 0,
-                  used[run.arena] + run.length <= arenas[run.arena].count, let from = UInt32(exactly: used[run.arena]) else { return nil }
-            pieces.append(Piece(start: start, arena: Int32(run.arena), from: from))
-            used[run.arena] += run.length
+            guard run.source >= 0, run.source < sources.count, run.length > 0 else { return nil }
+            let source = sources[run.source]
+            guard used[run.source] + run.length <= source.range.count,
+                  let from = UInt32(exactly: source.range.lowerBound + used[run.source]) else { return nil }
+            pieces.append(Piece(start: start, arena: Int32(source.arena), from: from))
+            used[run.source] += run.length
             start += run.length
         }
         self.count = start

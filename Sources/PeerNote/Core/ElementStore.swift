@@ -107,6 +107,19 @@ struct ScalarStore: ElementStore, RandomAccessCollection, Equatable {
         readsInPlace = true
     }
 
+    /// Where this store's scalars lie in `whole`, as offsets from its start, when the store
+    /// reads them in place (`init(borrowing:)`, no write since) within `whole`'s bytes; else nil.
+    /// Two live buffers never share memory, so bytes within `whole`'s are `whole`'s own.
+    func inPlaceRange(within whole: borrowing [UInt8]) -> Range<Int>? {
+        guard readsInPlace, !isWide, unwritten == 0 else { return nil }
+        return narrow.withUnsafeBufferPointer { mine in
+            whole.withUnsafeBufferPointer { all -> Range<Int>? in
+                guard let m = mine.baseAddress, let a = all.baseAddress, m >= a, m + mine.count <= a + all.count else { return nil }
+                return m - a ..< m - a + mine.count
+            }
+        }
+    }
+
     /// Makes this store what `init(borrowing: bytes)` makes, in place: `bytes` moves in, and
     /// the store made apart would be copied in and dropped.
     mutating func read(inPlace bytes: consuming ArraySlice<UInt8>) {

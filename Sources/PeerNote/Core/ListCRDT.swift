@@ -573,6 +573,10 @@ extension ListCRDT where Element == Unicode.Scalar {
     /// The arena: every element the list integrated, in that order (deleted ones too).
     var arena: ScalarStore { tree.content }
 
+    /// Where the arena's characters lie in `bytes` when it reads them there in place
+    /// (`ScalarStore.inPlaceRange(within:)`), read without copying the arena.
+    func arenaRange(inPlaceWithin bytes: borrowing [UInt8]) -> Range<Int>? { tree.content.inPlaceRange(within: bytes) }
+
     /// Whether every character is a placeholder counted but not stored (a load's replay into
     /// an empty body, before its text is read in), and there is at least one.
     var textIsUnwritten: Bool { tree.content.isUnwritten }

@@ -404,6 +404,9 @@ struct BlockReplayer {
     struct TextPlacement: Sendable {
         let slots: [Int]
         let runs: [TextRun]
+        /// The state section's bytes when bodies read their text there in place: the log then
+        /// reads those bodies' text as stretches of one store over them.
+        var sectionBytes: [UInt8]? = nil
     }
 
     private static func textMismatch(_ block: WireBlock, _ message: String) -> PeerNoteError {
@@ -489,15 +492,37 @@ struct BlockReplayer {
         if let differs { throw differs }
         guard let runs = checked else { throw fail("the inserted text does not add up") }
         guard deadTotal == dead.count else { throw fail("deleted text is left over") }
-        return TextPlacement(slots: slots, runs: runs)
+        return TextPlacement(slots: slots, runs: runs, sectionBytes: snapshot.bodyText?.bytes)
     }
 
     /// `deferText` on a given log and state.
     static func deferText(_ placement: TextPlacement, block: WireBlock, log: inout OpLog, state: DocState) throws(PeerNoteError) {
         // The listed notes' arenas alone are kept for it (not the note table, which the
         // state's next change would then copy whole); a later edit of a note copies its arena.
-        let arenas: [ScalarStore] = state.noteStates.withNotePlaces { notes in placement.slots.map { slot in notes.read(slot) { $0.body.arena } } }
-        guard let deferred = DeferredText(arenas: arenas, runs: placement.runs.lazy.map { (arena: Int($0.listed), length: Int($0.length)) }),
+        // A body that reads the section's bytes in place is a stretch of one store over them
+        // (arena 0): no copy of its arena for each note, each counting the bytes again.
+        // (Only when one does: else the section's bytes are not kept.)
+        // (A piece's place in its arena is 32 bits.)
+        let inPlace: [Range<Int>?] = placement.sectionBytes.flatMap { bytes in bytes.count > Int(UInt32.max) ? nil : bytes }.map { bytes in
+            state.noteStates.withNotePlaces { notes in placement.slots.map { slot in notes.read(slot) { $0.body.arenaRange(inPlaceWithin: bytes) } } }
+        } ?? []
+        var arenas: [ScalarStore] = []
+        if let bytes = placement.sectionBytes, inPlace.contains(where: { $0 != nil }) { arenas.append(ScalarStore(borrowing: bytes[...])) }
+        var sources: [(arena: Int, range: Range<Int>)] = []
+        sources.reserveCapacity(placement.slots.count)
+        state.noteStates.withNotePlaces { notes in
+            for (k, slot) in placement.slots.enumerated() {
+                if k < inPlace.count, let range = inPlace[k] {
+                    sources.append((0, range))
+                } else {
+                    notes.read(slot) { note in
+                        sources.append((arenas.count, 0 ..< note.body.arenaCount))
+                        arenas.append(note.body.arena)
+                    }
+                }
+            }
+        }
+        guard let deferred = DeferredText(arenas: arenas, sources: sources, runs: placement.runs.lazy.map { (source: Int($0.listed), length: Int($0.length)) }),
               deferred.count == log.textCount else { throw textMismatch(block, "the inserted text does not add up") }
         log.deferText(to: deferred)
     }

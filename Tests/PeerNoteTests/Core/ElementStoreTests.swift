@@ -123,6 +123,27 @@ struct ElementStoreTests {
         }
     }
 
+    @Test("inPlaceRange finds a store's bytes within the buffer it reads in place, and only there")
+    func inPlaceRangeWithinItsBuffer() {
+        let section = Array("{title}hello, world{next}".utf8)
+        let same = section   // the same buffer, another array value
+        let equal = section.map { $0 }   // equal bytes in a buffer of their own
+        var store = ScalarStore(borrowing: section[7 ..< 19])
+        #expect(store.inPlaceRange(within: section) == 7 ..< 19)
+        #expect(store.inPlaceRange(within: same) == 7 ..< 19)
+        #expect(store.inPlaceRange(within: equal) == nil)
+        #expect(ScalarStore(borrowing: section[...]).inPlaceRange(within: section) == 0 ..< section.count)
+        #expect(ScalarStore(borrowing: section[0 ..< 0]).inPlaceRange(within: section).map(\.isEmpty) ?? true)
+        // Not reading in place: its own bytes, placeholders, a wide store, a store written since.
+        #expect(ScalarStore(Array("hello".unicodeScalars)).inPlaceRange(within: section) == nil)
+        var placeholders = ScalarStore(borrowing: section[7 ..< 12])
+        placeholders.append(contentsOf: PlaceholderRun(0 ..< 3))
+        #expect(placeholders.inPlaceRange(within: section) == nil)
+        #expect(ScalarStore(Array("\u{1F600}".unicodeScalars)).inPlaceRange(within: section) == nil)
+        store.append(contentsOf: ["!"])
+        #expect(store.inPlaceRange(within: section) == nil)
+    }
+
     @Test("read(inPlace:) leaves a store, whatever it held, as init(borrowing:) makes it")
     func readInPlaceOverAnything() {
         let bytes = Array("[title]hello, world[next]".utf8)

@@ -267,6 +267,30 @@ struct DeferredTextTests {
         #expect(String(String.UnicodeScalarView(view[4 ..< 8])) == "zc\u{1F600}!")
     }
 
+    @Test("Sources sharing one arena: each piece lies in its source, and reads there")
+    func sourcesSharingAnArena() {
+        // One store over a section's bytes, two bodies reading stretches of it, and a body of its own.
+        let section = Array("{title}hello{x}world".utf8)
+        let arenas = [ScalarStore(borrowing: section[...]), ScalarStore(Array("é\u{1F600}".unicodeScalars))]
+        let sources: [(arena: Int, range: Range<Int>)] = [(0, 7 ..< 12), (1, 0 ..< 2), (0, 15 ..< 20)]
+        let refusedSources: [[(arena: Int, range: Range<Int>)]] = [[(2, 0 ..< 1)], [(0, 15 ..< 21)], [(-1, 0 ..< 1)], [(1, -1 ..< 1)]]
+        for bad in refusedSources { #expect(DeferredText(arenas: arenas, sources: bad, runs: [(source: 0, length: 1)]) == nil, "\(bad)") }
+        let refusedRuns: [[(source: Int, length: Int)]] = [
+            [(source: 3, length: 1)],
+            [(source: 0, length: 6)],                          // past its source, though within the arena
+            [(source: 0, length: 3), (source: 0, length: 3)],
+            [(source: 1, length: 0)],
+        ]
+        for runs in refusedRuns { #expect(DeferredText(arenas: arenas, sources: sources, runs: runs) == nil, "\(runs)") }
+        let text = DeferredText(arenas: arenas, sources: sources,
+                                runs: [(source: 2, length: 5), (source: 0, length: 2), (source: 1, length: 2), (source: 0, length: 3)])
+        #expect(text?.count == 12)
+        let view = LogTextView(headCount: 12, head: text, tail: ScalarStore())
+        #expect(String(String.UnicodeScalarView(view)) == "worldheé\u{1F600}llo")
+        #expect(String(String.UnicodeScalarView(view[0 ..< 5])) == "world" && view.sameScalars(9 ..< 12, as: view, from: 9))
+        #expect(!view.sameScalars(0 ..< 2, as: view, from: 5))
+    }
+
     @Test("A loaded body that is its section's ASCII in list order reads it there until it is written", arguments: [40, 1_100])
     func bodiesReadInPlace(count: Int) throws {
         let (doc, ids) = try Self.notebook(count: count)
