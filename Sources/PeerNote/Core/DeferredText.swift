@@ -46,6 +46,9 @@ struct DeferredText: Sendable {
                   s.range.upperBound <= arenas[s.arena].count else { return nil }
         }
         var pieces: [Piece] = []
+        // Room for every run at once (a load's runs are an array): grown by doubling, the
+        // array's earlier buffers would be left as holes in the heap when the load ends.
+        pieces.reserveCapacity(runs.underestimatedCount)
         var used = [Int](repeating: 0, count: sources.count)
         var start = 0
         for run in runs {

@@ -500,28 +500,30 @@ struct BlockReplayer {
         // The listed notes' arenas alone are kept for it (not the note table, which the
         // state's next change would then copy whole); a later edit of a note copies its arena.
         // A body that reads the section's bytes in place is a stretch of one store over them
-        // (arena 0): no copy of its arena for each note, each counting the bytes again.
-        // (Only when one does: else the section's bytes are not kept.)
-        // (A piece's place in its arena is 32 bits.)
-        let inPlace: [Range<Int>?] = placement.sectionBytes.flatMap { bytes in bytes.count > Int(UInt32.max) ? nil : bytes }.map { bytes in
-            state.noteStates.withNotePlaces { notes in placement.slots.map { slot in notes.read(slot) { $0.body.arenaRange(inPlaceWithin: bytes) } } }
-        } ?? []
-        var arenas: [ScalarStore] = []
-        if let bytes = placement.sectionBytes, inPlace.contains(where: { $0 != nil }) { arenas.append(ScalarStore(borrowing: bytes[...])) }
+        // (arena 0): no copy of its arena for each note, each counting the bytes again. (Arena 0
+        // is left empty when no body does, so that the section's bytes are not kept; a piece's
+        // place in its arena is 32 bits.)
+        let section = placement.sectionBytes.flatMap { $0.count > Int(UInt32.max) ? nil : $0 }
+        let inSection = section.map { section in
+            state.noteStates.withNotePlaces { notes in placement.slots.reduce(0) { n, slot in n + (notes.read(slot) { $0.body.arenaRange(inPlaceWithin: section) } == nil ? 0 : 1) } }
+        } ?? 0
+        var arenas = [ScalarStore()]
+        arenas.reserveCapacity(1 + placement.slots.count - inSection)
         var sources: [(arena: Int, range: Range<Int>)] = []
         sources.reserveCapacity(placement.slots.count)
         state.noteStates.withNotePlaces { notes in
-            for (k, slot) in placement.slots.enumerated() {
-                if k < inPlace.count, let range = inPlace[k] {
-                    sources.append((0, range))
-                } else {
-                    notes.read(slot) { note in
+            for slot in placement.slots {
+                notes.read(slot) { note in
+                    if inSection > 0, let section, let range = note.body.arenaRange(inPlaceWithin: section) {
+                        sources.append((0, range))
+                    } else {
                         sources.append((arenas.count, 0 ..< note.body.arenaCount))
                         arenas.append(note.body.arena)
                     }
                 }
             }
         }
+        if inSection > 0, let section { arenas[0] = ScalarStore(borrowing: section[...]) }
         guard let deferred = DeferredText(arenas: arenas, sources: sources, runs: placement.runs.lazy.map { (source: Int($0.listed), length: Int($0.length)) }),
               deferred.count == log.textCount else { throw textMismatch(block, "the inserted text does not add up") }
         log.deferText(to: deferred)
