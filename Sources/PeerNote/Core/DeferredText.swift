@@ -54,7 +54,7 @@ struct DeferredText: Sendable {
         for run in runs {
             guard run.source >= 0, run.source < sources.count, run.length > 0 else { return nil }
             let source = sources[run.source]
-            guard used[run.source] + run.length <= source.range.count,
+            guard run.length <= source.range.count - used[run.source],
                   let from = UInt32(exactly: source.range.lowerBound + used[run.source]) else { return nil }
             pieces.append(Piece(start: start, arena: Int32(source.arena), from: from))
             used[run.source] += run.length

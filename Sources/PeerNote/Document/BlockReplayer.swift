@@ -404,8 +404,9 @@ struct BlockReplayer {
     struct TextPlacement: Sendable {
         let slots: [Int]
         let runs: [TextRun]
-        /// The state section's bytes when bodies read their text there in place: the log then
-        /// reads those bodies' text as stretches of one store over them.
+        /// The state section's bytes when bodies read their text there in place (nil when they
+        /// copied it: the bytes are then let go of before `deferText`): the log then reads those
+        /// bodies' text as stretches of one store over them.
         var sectionBytes: [UInt8]? = nil
     }
 
@@ -438,15 +439,22 @@ struct BlockReplayer {
         // buffer), and no copy of them is made. Only when they read most of the section's bytes:
         // else they are copied, so that a few bodies do not keep a section of others' text alive.
         let misfit: Int?
+        // The section's bytes, when bodies read there in place (`deferText` reads them there too).
+        var readInPlace: [UInt8]?
         if let text = snapshot.bodyText, text.ranges.count == snapshot.notes.count {
             let ranges = text.ranges, all = text.bytes
-            misfit = all.withUnsafeBufferPointer { bytes in
+            let filled = all.withUnsafeBufferPointer { bytes in
                 let section = ReadOnlyBytes(bytes)
                 return state.fillBodies(slots: slots, concurrentFrom: Self.concurrentFillFrom) { k, body in
                     Self.fill(&body, live: UnsafeBufferPointer(rebasing: section.bytes[ranges[k]]), dead: dead, deadStart: starts[k])
                 }
-            } ?? state.readBodiesInPlace(slots: slots, inPlace: Self.readsMostOf(all.count, state.unwrittenBodyBytes(slots: slots) { ranges[$0].count })) {
-                all[ranges[$0]]
+            }
+            if let filled {
+                misfit = filled
+            } else {
+                let inPlace = Self.readsMostOf(all.count, state.unwrittenBodyBytes(slots: slots) { ranges[$0].count })
+                if inPlace { readInPlace = all }
+                misfit = state.readBodiesInPlace(slots: slots, inPlace: inPlace) { all[ranges[$0]] }
             }
         } else {
             let notes = snapshot.notes
@@ -492,7 +500,7 @@ struct BlockReplayer {
         if let differs { throw differs }
         guard let runs = checked else { throw fail("the inserted text does not add up") }
         guard deadTotal == dead.count else { throw fail("deleted text is left over") }
-        return TextPlacement(slots: slots, runs: runs, sectionBytes: snapshot.bodyText?.bytes)
+        return TextPlacement(slots: slots, runs: runs, sectionBytes: readInPlace)
     }
 
     /// `deferText` on a given log and state.
