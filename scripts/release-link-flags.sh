@@ -1,6 +1,7 @@
 #!/bin/sh
-# Prints the extra `swift build` flags for the release tools' link on Linux, or nothing where the
-# toolchain cannot link so (the tools are then the same, only larger in memory):
+# Prints the extra `swift build` flags for the release tools on Linux (their link, and one flag of
+# their compilation), or nothing where the toolchain cannot build so (the tools are then the same,
+# only larger in memory or slower to start):
 #   - lld, which Swift ships on Linux, instead of gold;
 #   - the code the everyday commands run laid out together (ORDER_FILE, scripts/link-order.txt,
 #     made by scripts/link-order.py): a 2,000-note merge maps about 4 MB less of the binary's code;
@@ -12,7 +13,14 @@
 #     relocated at every start (about 1 MB less resident memory a process). Swift's driver
 #     asks for it as -lstdc++; CXX_DIR gets a libstdc++.so that is a linker script naming the
 #     toolchain's libstdc++.a, and goes first in the library search path. Left out where no
-#     libstdc++.a is found or a program linked so does not run.
+#     libstdc++.a is found or a program linked so does not run;
+#   - type metadata asked for through accessor calls instead of mangled names
+#     (-disable-concrete-type-metadata-mangled-name-accessors, a flag of the compiler's front
+#     end, for every module of the build): the runtime resolves a mangled name's conformances by
+#     scanning every conformance record in the binary (thousands, with Swift's runtime linked
+#     in), once per type and protocol, and a command's start-up and argument parsing asked for
+#     hundreds; a 2,000-note `pnmerge merge -o` runs about 5% fewer instructions
+#     (Benchmarks/HISTORY.md, 2026-11-29). Left out where the compiler refuses it.
 # Each is tried by linking and running a one-line program first, and a note on standard error
 # says what was left out and why.
 # Usage: scripts/release-link-flags.sh SWIFTC ORDER_FILE [PACK [CXX_DIR]]
@@ -74,11 +82,20 @@ case "$cxxdir" in
     fi ;;
 esac
 
+meta=
+if "$swiftc" -Xfrontend -disable-concrete-type-metadata-mangled-name-accessors "$dir/probe.swift" -o "$dir/probe-meta" >"$dir/log-meta" 2>&1 \
+   && [ "$("$dir/probe-meta" 2>/dev/null)" = linked ]; then
+  meta="-Xswiftc -Xfrontend -Xswiftc -disable-concrete-type-metadata-mangled-name-accessors"
+else
+  note "the compiler does not take -disable-concrete-type-metadata-mangled-name-accessors: left out"
+fi
+
 if [ "$flags" != none ]; then
-  echo "-Xswiftc -use-ld=lld $flags${cxx:+ $cxx}"
+  echo "-Xswiftc -use-ld=lld $flags${cxx:+ $cxx}${meta:+ $meta}"
 else
   case $failed in
     link) note "lld could not link here ($(tail -n 1 "$dir/log")): linking with the default linker" ;;
     run) note "a program linked with lld did not run here: linking with the default linker" ;;
   esac
+  echo "$meta"
 fi
