@@ -149,6 +149,12 @@ struct ChangeIndices: RandomAccessCollection, Sendable {
     /// Whether the indices are a plain range (nothing stored).
     var isRange: Bool { table == nil }
 
+    /// The indices at `positions`, in order; a range stays a range.
+    func at(_ positions: Range<Int>) -> ChangeIndices {
+        guard let table else { return ChangeIndices(range.lowerBound + positions.lowerBound ..< range.lowerBound + positions.upperBound) }
+        return ChangeIndices(Array(table[positions]))
+    }
+
     /// The indices followed by `more`; stays a range when both continue each other.
     func appending(_ more: Range<Int>) -> ChangeIndices {
         if table == nil && range.upperBound == more.lowerBound { return ChangeIndices(range.lowerBound ..< more.upperBound) }

@@ -66,10 +66,11 @@ struct ListCRDT<Element: ListElement>: Sendable {
         return out
     }
 
-    /// Every element ever inserted, in the order this list integrated them (not list order).
+    /// Every element ever inserted, in the order this list integrated them (not list order);
+    /// for a list `earlier(below:reviving:)` made, also the elements it left out.
     var insertionOrder: [Element] { tree.content.elements }
 
-    /// Every element ever inserted, in the order this list integrated them, as stored.
+    /// `insertionOrder`, as stored.
     var arena: Element.Store { tree.content }
 
     /// The deleted elements (tombstones), in list order.
@@ -554,6 +555,50 @@ struct ListCRDT<Element: ListElement>: Sendable {
             newly += n
         }
         return newly
+    }
+
+    /// This list as it stood before the elements at or past `limits` were inserted: the
+    /// elements of each agent `a` numbered below `limits[a]` (every element of an agent past
+    /// the array's end), in this list's order, each deleted as here unless it is in `revived`
+    /// (which must be normalized: `IDSpans.normalize()`). Elements never move once integrated,
+    /// and integration reads only which elements exist and their origins, so when exactly the
+    /// elements kept were integrated before the others and `revived` holds the kept elements
+    /// only later deletes deleted, this is the list those earlier ops made, ready for the later
+    /// ones to be integrated again. Its arena is this list's, shared (copied at its first
+    /// write): it also holds the elements left out, which no run names.
+    /// - Complexity: O(r) for this list's r runs, plus O(log s) per deleted run for the s spans
+    ///   of `revived`.
+    func earlier(below limits: [UInt32], reviving revived: IDSpans) -> ListCRDT {
+        var runs: [ListRun] = []
+        tree.forEachRun { r in
+            let agent = Int(r.id.agent)
+            let limit = agent < limits.count ? limits[agent] : .max
+            guard r.id.counter < limit else { return }
+            let kept = Swift.min(r.length, Int(limit - r.id.counter))
+            var offset = 0
+            while offset < kept {
+                let counter = r.id.counter &+ UInt32(offset), end = r.id.counter &+ UInt32(kept)
+                var length = kept - offset, deleted = r.deleted
+                if deleted, let s = revived.firstSpan(agent: r.id.agent, endingAfter: counter), s.lowerBound < end {
+                    if s.lowerBound <= counter {
+                        deleted = false
+                        length = Int(Swift.min(s.upperBound, end) - counter)
+                    } else {
+                        length = Int(s.lowerBound - counter)
+                    }
+                }
+                let piece = ListRun(id: r.id.advanced(by: offset), length: length, originLeft: r.originLeft(at: offset),
+                                    originRight: r.originRight, deleted: deleted, contentStart: r.contentStart + offset)
+                // Runs that continue each other are one run (`ListTree.init(runs:store:)` requires it).
+                if let last = runs.last, last.canAppend(piece) {
+                    runs[runs.count - 1].length += length
+                } else {
+                    runs.append(piece)
+                }
+                offset += length
+            }
+        }
+        return ListCRDT(tree: ListTree(runs: runs, store: tree.content))
     }
 }
 

@@ -22,13 +22,14 @@ extension OpLog {
         return lx != ly ? lx < ly : replicas[Int(changes.agent(x))] < replicas[Int(changes.agent(y))]
     }
 
-    /// The first change, from `start` on, that does not come after the change before it in the
-    /// canonical order; nil when changes `start - 1 ..< changes.count` are in canonical order.
-    /// A run of changes (one replica's, each on the one before) is in order already, so only
-    /// the changes that start runs are compared: O(runs).
-    func firstOutOfCanonicalOrder(from start: Int = 1) -> Int? {
+    /// The first change, from `start` on and below `end` (all of them when nil), that does not
+    /// come after the change before it in the canonical order; nil when changes
+    /// `start - 1 ..< end` are in canonical order. A run of changes (one replica's, each on the
+    /// one before) is in order already, so only the changes that start runs are compared: O(runs).
+    func firstOutOfCanonicalOrder(from start: Int = 1, below end: Int? = nil) -> Int? {
         var i = Swift.max(start, 1)
-        while i < changes.count {
+        let end = Swift.min(end ?? changes.count, changes.count)
+        while i < end {
             if !canonicallyBefore(i - 1, i) { return i }
             i = Swift.max(changes.runEnd(of: i), i + 1)
         }

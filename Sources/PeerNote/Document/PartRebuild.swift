@@ -138,6 +138,89 @@ struct PartRebuild {
         if let j = joiner.flush() { try apply(j.op, change: j.change, id: j.id, log: log, text: text) }
     }
 
+    /// Some of a log's ops, in canonical order: those of the changes of an order (cut where the
+    /// order leaves the log's), or, when those changes are a stretch of the log in canonical
+    /// order already, the ops at its local versions (no change looked up but for the ops applied).
+    enum OpSource {
+        case changes(ChangeIndices)
+        case units(Range<Int>)
+    }
+
+    /// Applies the ops of `source` that touch the parts, as `apply(changes:of:)` does, but for
+    /// the body ops of the notes `spared`: their inserts are left out, and their deletes too,
+    /// each passed to `deleted` (its note, then the agent and counters of the elements it names)
+    /// instead.
+    mutating func apply(_ source: OpSource, of log: OpLog, sparingBodiesOf spared: StateParts,
+                        deleted: (LocalID, UInt32, Range<UInt32>) -> Void) throws(ApplyFailure) {
+        var joiner = JoinedPieces()
+        let text = log.textView
+        /// Whether `op` (the part of one that begins `skipped` units into it) was left out.
+        func spares(_ op: Op, skipped: Int, length: Int) -> Bool {
+            switch op.body {
+            case .insertText(let n, _, _, _):
+                return spared.contains(note: n)
+            case .deleteText(let n, let target, let reversed):
+                guard spared.contains(note: n) else { return false }
+                let first = target.advanced(by: reversed ? -skipped : skipped)
+                deleted(n, target.agent, Self.counters(deletedBy: first, length: length, reversed: reversed))
+                return true
+            default:
+                return false
+            }
+        }
+        switch source {
+        case .changes(let order):
+            var pieces = Document.OpPieces(order, in: log)
+            while let piece = pieces.next() {
+                if spares(piece.op, skipped: 0, length: piece.op.length) { continue }
+                let id = log.localID(ofLV: piece.op.lv, change: piece.change)
+                guard parts.meets(piece.op, firstID: id) != .outside else { continue }
+                if let j = joiner.add(piece.op, id: id, change: piece.change) { try apply(j.op, change: j.change, id: j.id, log: log, text: text) }
+            }
+        case .units(let lvs):
+            guard !lvs.isEmpty, !log.ops.isEmpty else { break }
+            var i = log.opIndex(containingLV: lvs.lowerBound), ci = 0
+            while i < log.ops.count {
+                let op = log.ops[i]
+                i += 1
+                guard op.lv < lvs.upperBound else { break }
+                let from = Swift.max(op.lv, lvs.lowerBound), to = Swift.min(op.lv + op.length, lvs.upperBound)
+                if spares(op, skipped: from - op.lv, length: to - from) { continue }
+                // The op's parts in each change it spans (as `OpLog.pieces(touching:limit:)` cuts them).
+                ci = log.changeIndex(containingLV: from, from: ci)
+                var lv = from
+                while lv < to {
+                    let pieceEnd = Swift.min(to, log.changes.lvEnd(ci))
+                    if pieceEnd > lv {
+                        let piece = log.slice(op, from: lv, to: pieceEnd, change: ci), id = log.localID(ofLV: lv, change: ci)
+                        if parts.meets(piece, firstID: id) != .outside, let j = joiner.add(piece, id: id, change: ci) {
+                            try apply(j.op, change: j.change, id: j.id, log: log, text: text)
+                        }
+                    }
+                    lv = pieceEnd
+                    if lv < to { ci += 1 }
+                }
+            }
+        }
+        if let j = joiner.flush() { try apply(j.op, change: j.change, id: j.id, log: log, text: text) }
+    }
+
+    /// The counters of the elements a `deleteText` of `length` units at `target` names (as
+    /// `ListCRDT.delete` reads them), clamped to the counters that exist.
+    static func counters(deletedBy target: LocalID, length: Int, reversed: Bool) -> Range<UInt32> {
+        let first = reversed ? Int(target.counter) - (length - 1) : Int(target.counter)
+        let lower = Swift.max(0, first), upper = Swift.min(Int(UInt32.max), first + length)
+        return lower < upper ? UInt32(lower) ..< UInt32(upper) : 0 ..< 0
+    }
+
+    /// Puts `body` in place of the body of the rebuilt note `n`; false when no `createNote` of
+    /// `n` was applied here.
+    mutating func replaceBody(of n: LocalID, with body: ListCRDT<Unicode.Scalar>) -> Bool {
+        guard let i = slots[n] else { return false }
+        notes[i].body = body
+        return true
+    }
+
     /// (`text` is `log.textView`, made once for all the ops applied together.)
     private mutating func apply(_ op: Op, change ci: Int, id: LocalID, log: OpLog, text: LogTextView) throws(ApplyFailure) {
         let lamport = log.changes.lamport(ci) + UInt64(op.lv - log.changes.lvStart(ci))
@@ -299,7 +382,14 @@ extension DocState {
     ///
     /// - Complexity: the ops touching the rebuilt parts, plus the new changes' ops, plus a
     ///   classification of the stored ops (`OpLog.pieces(touching:limit:)`).
-    mutating func apply(newChanges: ChangeIndices, of log: OpLog, rebuilding clashing: StateParts) throws(ApplyFailure) {
+    ///
+    /// A long note (past the pieces' limit) that existed before the first new change is not
+    /// rebuilt from its creation: its body starts from the one it had then
+    /// (`PartRebuild.fromEarlierState`), so that a merge costs the ops since the copies parted,
+    /// not the note's whole history. `piecesLimit` and `fromEarlierState` are for tests, which
+    /// compare the ways.
+    mutating func apply(newChanges: ChangeIndices, of log: OpLog, rebuilding clashing: StateParts,
+                        piecesLimit: Int? = nil, fromEarlierState: Bool = true) throws(ApplyFailure) {
         // Nothing clashes: the new changes' ops go onto the state as they come in that order.
         guard !clashing.isEmpty else { return try apply(changes: newChanges, of: log) }
         var parts = clashing
@@ -317,10 +407,13 @@ extension DocState {
         }
         var rebuild = PartRebuild(parts, workBudget: workBudget)
         // Parts that many changes touch (one long note, typed in many changes) are rebuilt by one
-        // pass over the log in canonical order instead. The limit is low because the search
-        // for pieces that ends at it is work that pass does again.
-        if let pieces = log.pieces(touching: parts, limit: Swift.max(64, log.changes.count / 16)) {
+        // pass over the log in canonical order instead: from the state before the first new
+        // change where that state can be had, else from the start. The limit is low because the
+        // search for pieces that ends at it is work that pass does again.
+        if let pieces = log.pieces(touching: parts, limit: piecesLimit ?? Swift.max(64, log.changes.count / 16)) {
             try rebuild.apply(pieces, of: log)
+        } else if fromEarlierState, let earlier = try PartRebuild.fromEarlierState(of: self, parts: parts, newChanges: newChanges, log: log) {
+            rebuild = earlier
         } else {
             try rebuild.apply(changes: log.canonicalOrder(), of: log)
         }
@@ -329,5 +422,97 @@ extension DocState {
         if parts.order { order = rebuild.order }
         for note in rebuild.notes { putNote(note) }
         try apply(changes: newChanges, of: log, outside: parts)
+    }
+}
+
+extension PartRebuild {
+    /// The rebuild of `parts` that `DocState.apply(newChanges:of:rebuilding:)` needs, made from
+    /// `state` (the state of the changes before the new ones, in canonical order) instead of from
+    /// every op: nil when nothing would be gained or the earlier state cannot be had this way.
+    ///
+    /// Let F be the first new change in canonical order, P the changes before F in that order
+    /// (all of them earlier changes), and T the earlier changes after F. A note created in P had,
+    /// once P was applied, the elements of its body that P's ops inserted, in the order they
+    /// have in `state` (elements never move), each deleted when an op of P deleted it: that is
+    /// `ListCRDT.earlier(below:reviving:)` of its body in `state`, where P's elements are those
+    /// below each agent's first change in T or later (when each agent's changes in P precede its
+    /// others by seq; else nil), and the elements revived are those T's ops deleted and P's did
+    /// not. The rebuild then applies P's other ops on the parts (registers, tags, the order and
+    /// the title), puts those bodies in, and applies every op from F on in canonical order.
+    /// - Complexity: O(p + t) for the ops of P and of the changes from F on, plus O(r) for the
+    ///   runs of the bodies taken from `state`; the lists' integration only for the ops from F on.
+    static func fromEarlierState(of state: DocState, parts: StateParts, newChanges: ChangeIndices, log: OpLog) throws(ApplyFailure) -> PartRebuild? {
+        guard let first = newChanges.first else { return nil }
+        let order = log.canonicalOrder()
+        // F's place in the canonical order (which is sorted by it).
+        var lo = 0, hi = order.count
+        while lo < hi {
+            let mid = (lo + hi) / 2
+            if log.canonicallyBefore(order[mid], first) { lo = mid + 1 } else { hi = mid }
+        }
+        guard lo > 0, lo < order.count, order[lo] == first else { return nil }
+        let after = order.at(lo ..< order.count)
+        // Each agent's changes from F on must be its last ones by seq; P's elements of agent a
+        // are then those below the counter where the first of them starts.
+        let agents = log.replicas.count
+        var counts = [Int](repeating: 0, count: agents), firstSeq = [UInt32](repeating: .max, count: agents)
+        for c in after {
+            let a = Int(log.changes.agent(c))
+            counts[a] += 1
+            firstSeq[a] = Swift.min(firstSeq[a], log.changes.seq(c))
+        }
+        var limits = [UInt32](repeating: .max, count: agents)
+        for a in 0 ..< agents where counts[a] > 0 {
+            guard log.changes.changeCount(agent: UInt32(a)) - Int(firstSeq[a]) + 1 == counts[a],
+                  let c = log.changes.index(agent: UInt32(a), seq: firstSeq[a]) else { return nil }
+            limits[a] = log.changes.counterStart(c)
+        }
+        // The notes whose bodies start from `state`'s: those P created.
+        var spared = StateParts()
+        for n in parts.notes where Int(n.agent) < agents && n.counter < limits[Int(n.agent)] && state.slot(of: n) != nil {
+            spared.insert(.note(n))
+        }
+        guard !spared.isEmpty else { return nil }
+        // P's and T's ops. When the earlier changes are in canonical order in the log (a loaded
+        // compact file, local edits since), P's are those before T's in it, and the new
+        // changes' come after both: each is a stretch of local versions.
+        var firstNew = first
+        for c in newChanges where c < firstNew { firstNew = c }
+        let earlierP: OpSource, earlierT: OpSource
+        if log.firstOutOfCanonicalOrder(below: firstNew) == nil {
+            let tStart = log.changes.lvStart(lo)
+            earlierP = .units(0 ..< tStart)
+            earlierT = .units(tStart ..< log.changes.lvStart(firstNew))
+        } else {
+            earlierP = .changes(order.at(0 ..< lo))
+            earlierT = .changes(ChangeIndices(after.filter { $0 < firstNew }))
+        }
+        // The elements of those notes that T's ops deleted.
+        var deletedLater: [LocalID: IDSpans] = [:]
+        var scan = PartRebuild(StateParts(), workBudget: 0)
+        try scan.apply(earlierT, of: log, sparingBodiesOf: spared) { n, agent, r in
+            guard Int(agent) < agents, r.lowerBound < limits[Int(agent)] else { return }
+            deletedLater[n, default: IDSpans()].insert(agent: agent, r.lowerBound ..< Swift.min(r.upperBound, limits[Int(agent)]))
+        }
+        for n in deletedLater.keys { deletedLater[n]?.normalize() }
+        // P's ops: all but the spared bodies' applied; the spared bodies' deletes of elements T
+        // deleted too kept, so that those stay deleted.
+        var rebuild = PartRebuild(parts, workBudget: state.workBudget)
+        var deletedEarlier: [LocalID: IDSpans] = [:]
+        try rebuild.apply(earlierP, of: log, sparingBodiesOf: spared) { n, agent, r in
+            guard let later = deletedLater[n], later.overlaps(agent: agent, r) else { return }
+            deletedEarlier[n, default: IDSpans()].insert(agent: agent, r)
+        }
+        for n in spared.notes {
+            guard let old = state.note(n) else { return nil }
+            var revived = deletedLater[n] ?? IDSpans()
+            if var earlier = deletedEarlier[n] {
+                earlier.normalize()
+                revived = revived.subtracting(earlier)
+            }
+            guard rebuild.replaceBody(of: n, with: old.body.earlier(below: limits, reviving: revived)) else { return nil }
+        }
+        try rebuild.apply(changes: after, of: log)
+        return rebuild
     }
 }

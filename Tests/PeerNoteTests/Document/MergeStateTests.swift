@@ -276,6 +276,97 @@ import Testing
         #expect(tally[.partsRebuilt] > 300 && tally.notes > 300 && tally.order > 50, "\(tally)")
     }
 
+    /// Merges `theirs` into a fork of `mine` and rebuilds the clashing parts again from `mine`'s
+    /// state with no pieces' limit (every clashing note the way a long note goes), expecting the
+    /// canonical order's state; returns whether a note's body started from its earlier state.
+    static func rebuildFromEarlierState(_ mine: Document, _ theirs: Document, _ label: String) throws -> Bool {
+        let old = mine.state, before = Before(mine)
+        let merged = mine.fork()
+        try merged.merge(theirs)
+        let log = merged.log
+        guard before.firstChange < log.changes.count else { return false }
+        let (order, clashing) = log.canonicalMerge(from: before.firstChange, startLV: before.startLV, headsBefore: before.heads)
+        guard !clashing.isEmpty else { return false }
+        let canonical = contents(try DocState.canonical(of: log, workBudget: .max), log.replicas)
+        var state = old
+        try state.apply(newChanges: order, of: log, rebuilding: clashing, piecesLimit: 0)
+        #expect(contents(state, log.replicas) == canonical, "\(label)")
+        var full = old
+        try full.apply(newChanges: order, of: log, rebuilding: clashing, piecesLimit: 0, fromEarlierState: false)
+        #expect(contents(full, log.replicas) == canonical, "\(label), from the start")
+        let earlier = try PartRebuild.fromEarlierState(of: old, parts: clashing, newChanges: order, log: log)
+        return !clashing.order && earlier != nil
+    }
+
+    @Test("Notes rebuilt from their bodies before the first new change get the canonical order's state")
+    func notesRebuiltFromEarlierStateAreCanonical() throws {
+        var honest = 0, crafted = 0
+        for round in 0 ..< 80 {
+            var rng = SeededRandom(state: 0xEA71_0000 + UInt64(round))
+            let base = Document(title: "Base", author: "a")
+            var ids = (0 ..< Int.random(in: 2 ... 4, using: &rng)).map { base.addNote(title: "Note \($0)", body: "body \($0)", tags: ["t"]) }
+            let copies = [try Document.load(base.save()), try Document.load(base.save()), try Document.load(base.save())]
+            for step in 0 ..< 10 {
+                for (k, doc) in copies.enumerated() where Int.random(in: 0 ..< 3, using: &rng) > 0 {
+                    for _ in 0 ..< Int.random(in: 1 ... 6, using: &rng) { Self.sameNoteEdit(doc, &ids, k, &rng) }
+                }
+                let a = Int.random(in: 0 ..< copies.count, using: &rng), b = (a + Int.random(in: 1 ..< copies.count, using: &rng)) % copies.count
+                if try Self.rebuildFromEarlierState(copies[a], copies[b], "round \(round), step \(step)") { honest += 1 }
+                try copies[a].merge(copies[b])
+            }
+        }
+        // Crafted histories: origins anywhere, deletes of anything, where the order ops are
+        // applied in decides the state.
+        for seed in 1 ... 120 as ClosedRange<UInt64> {
+            var rng = SeededRandom(state: 0xEA72_0000 + seed)
+            let copies = ArbitraryHistory.replicas(3)
+            for step in 0 ..< 40 {
+                let i = Int.random(in: 0 ..< copies.count, using: &rng)
+                if Int.random(in: 0 ..< 10, using: &rng) < 6 {
+                    try ArbitraryHistory.craftChange(copies[i], time: 1_700_000_000 + Int64(step), using: &rng)
+                    continue
+                }
+                let j = (i + Int.random(in: 1 ..< copies.count, using: &rng)) % copies.count
+                if try Self.rebuildFromEarlierState(copies[i], copies[j], "seed \(seed), step \(step)") { crafted += 1 }
+                try copies[i].merge(copies[j])
+            }
+        }
+        #expect(honest > 150 && crafted > 100, "earlier states used: \(honest) honest, \(crafted) crafted")
+    }
+
+    @Test("A long note edited on both sides is rebuilt from its body before they parted")
+    func longNoteRebuiltFromEarlierState() throws {
+        let base = Document(title: "Base", author: "a")
+        let id = base.addNote(title: "Long", body: "")
+        // Typed a character a change, with a few deletes: past the pieces' limit.
+        for k in 0 ..< 600 {
+            try base.insertText(id, at: k / 2, String(UnicodeScalar(UInt8(97 + k % 26))))
+            if k % 50 == 49 { try base.deleteText(id, range: k / 3 ..< k / 3 + 2) }
+        }
+        let mine = try Document.load(base.save()), theirs = try Document.load(base.save())
+        for k in 0 ..< 300 { try mine.insertText(id, at: 10 + k, "m") }
+        try mine.deleteText(id, range: 0 ..< 20)
+        for k in 0 ..< 200 { try theirs.insertText(id, at: 100, k % 2 == 0 ? "t" : "T") }
+        try theirs.deleteText(id, range: 5 ..< 30)
+        // Whichever copy's changes come first in canonical order, merged into the other one they clash.
+        for (a, b) in [(mine, theirs), (theirs, mine)] {
+            let old = a.state, before = Before(a)
+            let merged = a.fork()
+            try merged.merge(b)
+            let log = merged.log
+            #expect(Self.contents(merged.state, log.replicas) == Self.contents(try DocState.canonical(of: log, workBudget: .max), log.replicas))
+            let (order, clashing) = log.canonicalMerge(from: before.firstChange, startLV: before.startLV, headsBefore: before.heads)
+            guard !clashing.isEmpty else { continue }
+            #expect(log.pieces(touching: clashing, limit: Swift.max(64, log.changes.count / 16)) == nil)
+            #expect(try PartRebuild.fromEarlierState(of: old, parts: clashing, newChanges: order, log: log) != nil)
+        }
+        // One of the two ways clashes: the later copy's changes come first for the other.
+        let m = try Document.load(mine.save()), t = try Document.load(theirs.save())
+        try m.merge(t)
+        try t.merge(m)
+        #expect(m.note(id)?.body == t.note(id)?.body)
+    }
+
     @Test("A merge that fails part way leaves the state as it was")
     func failedMergeRestoresState() throws {
         for concurrentEditsOfOneNote in [false, true] {
