@@ -456,6 +456,23 @@ struct ScalarStore: ElementStore, RandomAccessCollection, Equatable {
         }
     }
 
+    /// How many bytes `appendUTF8(_:to:)` appends for `range`, without making them.
+    /// - Complexity: O(`range.count`).
+    func utf8Count(_ range: Range<Int>) -> Int {
+        if !isWide && range.upperBound > narrow.count && unwritten > 0 { return settled.utf8Count(range) }
+        if isWide {
+            var total = 0
+            for k in range { total += UTF8.width(wide[k]) }
+            return total
+        }
+        // One byte a scalar, two for each past U+007F.
+        return narrow.withUnsafeBufferPointer { source in
+            var high = 0
+            for b in source[range] where b >= 0x80 { high += 1 }
+            return range.count + high
+        }
+    }
+
     /// Moves every scalar to four bytes each, with room for `capacity`.
     private mutating func widen(reserving capacity: Int) {
         settle()

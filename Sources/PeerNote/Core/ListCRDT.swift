@@ -688,6 +688,16 @@ extension ListCRDT where Element == Unicode.Scalar {
         }
     }
 
+    /// How many bytes `appendVisibleUTF8(to:)` appends.
+    var visibleUTF8Count: Int {
+        let content = tree.content
+        var total = 0
+        tree.forEachRun { r in
+            if !r.deleted { total += content.utf8Count(r.contentStart ..< r.contentStart + r.length) }
+        }
+        return total
+    }
+
     /// The visible text as a string, made from its UTF-8 (`appendVisibleUTF8(to:)`).
     var visibleText: String {
         var utf8: [UInt8] = []

@@ -130,30 +130,31 @@ extension Document {
             // entries are made before it, on both threads, rather than on its thread before it.
             // (A third hand-over, to encode the columns on both threads, gains nothing a fresh
             // process can measure: Benchmarks/HISTORY.md, 2026-11-25.)
-            // Each half's entries (a copy of its notes' text among them) are let go once encoded:
-            // the block keeps the section as bytes only (`compressedState`).
+            // The entries are made and encoded a batch of notes at a time (`encodeStateSectionNotes`),
+            // each batch's (a copy of its notes' text among them) let go once encoded: the block
+            // keeps the section as bytes only (`compressedState`).
             let tableIndex = Self.tableIndex(input, replicaTable: replicaTable)
             let half = slots.count / 2
             // One buffer of the section's exact size, which the second half is appended to: the
             // other thread sizes the first half's entries and reserves room for both once this one
             // sends the size of the second's (a buffer grown by appending would be up to twice
-            // the section, all of it alive while the section is compressed). Each half's entries
-            // go once encoded, the second half's bytes once appended.
+            // the section, all of it alive while the section is compressed). The second half's
+            // bytes go once appended.
             let sectionBytes = { () -> [UInt8] in
                 let (secondPart, firstPart) = Concurrently.run(relaying: Int.self, { sizeOfSecond -> [UInt8] in
-                    let notes = Self.stateSectionNotes(input, slots: slots[half...], tableIndex: tableIndex)[...]
-                    let size = StateCodec.encodedSize(notes)
+                    let size = Self.stateSectionSize(input, slots: slots[half...], tableIndex: tableIndex)
                     sizeOfSecond.send(size)
                     var e = CBOREncoder()
                     e.reserveCapacity(size)
-                    StateCodec.encodeNotes(notes, into: &e)
+                    Self.encodeStateSectionNotes(input, slots: slots[half...], tableIndex: tableIndex, into: &e)
+                    assert(e.bytes.count == size, "the state section's size was not worked out exactly")
                     return e.bytes
                 }, alongside: { sizeOfSecond -> [UInt8] in
-                    let notes = Self.stateSectionNotes(input, slots: slots[..<half], tableIndex: tableIndex)[...]
                     var e = StateCodec.head(title: input.title, noteCount: slots.count)
-                    let size = e.bytes.count + StateCodec.encodedSize(notes)
+                    let size = e.bytes.count + Self.stateSectionSize(input, slots: slots[..<half], tableIndex: tableIndex)
                     e.reserveCapacity(size + (sizeOfSecond.receive() ?? 0))
-                    StateCodec.encodeNotes(notes, into: &e)
+                    Self.encodeStateSectionNotes(input, slots: slots[..<half], tableIndex: tableIndex, into: &e)
+                    assert(e.bytes.count == size, "the state section's size was not worked out exactly")
                     return e.bytes
                 })
                 var bytes = consume firstPart
@@ -273,6 +274,38 @@ extension Document {
         var index: [ReplicaID: Int] = [:]
         for (i, r) in replicaTable.enumerated() { index[r] = i }
         return input.replicas.map { index[$0] ?? 0 }
+    }
+
+    /// Notes whose entries `encodeStateSectionNotes` makes at a time: their text is copied into
+    /// one buffer, which a notebook's whole would double in memory while it is saved.
+    static var stateSectionBatch: Int { 256 }
+
+    /// The bytes `encodeStateSectionNotes` writes for the notes at `slots`, exactly, without
+    /// making their entries' text.
+    private static func stateSectionSize(_ input: StateSectionInput, slots: ArraySlice<Int>, tableIndex: [Int]) -> Int {
+        input.state.noteStates.withNotePlaces { notes in
+            var total = 0
+            for slot in slots {
+                total += notes.read(slot) { note in
+                    let entry = WireNoteState(replica: tableIndex[Int(note.id.agent)], counter: note.id.counter, title: note.title.value ?? "",
+                                              tags: note.visibleTags, priority: note.priority.value ?? .normal,
+                                              created: note.created, deleted: note.isDeleted, bodyUTF8: [])
+                    return StateCodec.encodedSize(of: entry, bodyUTF8Count: note.body.visibleUTF8Count)
+                }
+            }
+            return total
+        }
+    }
+
+    /// Appends the state section's entries of the notes at `slots` to `e`, as
+    /// `StateCodec.encodeNotes` writes them, made `stateSectionBatch` notes at a time.
+    private static func encodeStateSectionNotes(_ input: StateSectionInput, slots: ArraySlice<Int>, tableIndex: [Int], into e: inout CBOREncoder) {
+        var start = slots.startIndex
+        while start < slots.endIndex {
+            let end = Swift.min(start + stateSectionBatch, slots.endIndex)
+            StateCodec.encodeNotes(stateSectionNotes(input, slots: slots[start ..< end], tableIndex: tableIndex)[...], into: &e)
+            start = end
+        }
     }
 
     /// The state section's entries of the notes at `slots` (a stretch of `stateSectionSlots`),

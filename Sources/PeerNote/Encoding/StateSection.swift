@@ -185,14 +185,7 @@ enum StateCodec {
         var total = 0
         var structure: [UInt8] = []
         for n in notes {
-            total += 1 // the entry's array head: 8 or 9 items
-            total += CBOREncoder.headSize(UInt64(n.replica)) + CBOREncoder.headSize(UInt64(n.counter))
-            total += CBOREncoder.textSize(utf8Count: n.title.utf8.count)
-            total += CBOREncoder.headSize(UInt64(n.tagCount))
-            if let first = n.firstTag { total += CBOREncoder.textSize(utf8Count: first.utf8.count) }
-            for t in n.otherTags { total += CBOREncoder.textSize(utf8Count: t.utf8.count) }
-            total += CBOREncoder.headSize(UInt64(n.priority.rank)) + CBOREncoder.intSize(n.created) + 1
-            total += CBOREncoder.textSize(utf8Count: n.bodyUTF8.count)
+            total += encodedSize(of: n, bodyUTF8Count: n.bodyUTF8.count)
             if let runs = n.structure {
                 structure.removeAll(keepingCapacity: true)
                 StructureCodec.encode(runs, into: &structure)
@@ -200,6 +193,19 @@ enum StateCodec {
             }
         }
         return total
+    }
+
+    /// The bytes `encodeNotes` writes for `n` with a body of `bodyUTF8Count` bytes of UTF-8
+    /// (whatever `n.bodyUTF8` holds), its structure left out.
+    static func encodedSize(of n: WireNoteState, bodyUTF8Count: Int) -> Int {
+        var total = 1 // the entry's array head: 8 or 9 items
+        total += CBOREncoder.headSize(UInt64(n.replica)) + CBOREncoder.headSize(UInt64(n.counter))
+        total += CBOREncoder.textSize(utf8Count: n.title.utf8.count)
+        total += CBOREncoder.headSize(UInt64(n.tagCount))
+        if let first = n.firstTag { total += CBOREncoder.textSize(utf8Count: first.utf8.count) }
+        for t in n.otherTags { total += CBOREncoder.textSize(utf8Count: t.utf8.count) }
+        total += CBOREncoder.headSize(UInt64(n.priority.rank)) + CBOREncoder.intSize(n.created) + 1
+        return total + CBOREncoder.textSize(utf8Count: bodyUTF8Count)
     }
 
     /// Why a state section is unreadable; `offset` is inside the inflated section when set.

@@ -184,6 +184,23 @@ struct ConcurrencyTests {
         try Self.expectSameSaveBothWays(doc)
     }
 
+    @Test("A compact save of many notes is the same bytes with its state section made a batch of notes at a time on two threads")
+    func stateSectionOfManyNotesInBatches() throws {
+        let doc = Document(title: "Many", author: "a")
+        var rng = SeededRandom(state: 11)
+        let bodies = ["", "plain ascii", "café, naïve: Latin-1", "日本語 and 😀 wide", "line one\nline two\n"]
+        var ids: [NoteID] = []
+        // Several batches on each thread, the last of each short.
+        for i in 0 ..< 3 * Document.stateSectionBatch + 77 {
+            ids.append(doc.addNote(title: i % 7 == 0 ? "Tïtle \(i) with a title longer than fifteen bytes" : "T\(i)",
+                                   body: bodies[i % bodies.count] + String(repeating: "x", count: Int.random(in: 0 ..< 40, using: &rng)),
+                                   tags: i % 3 == 0 ? ["a", "b\(i % 5)"] : i % 3 == 1 ? ["é"] : []))
+        }
+        for k in stride(from: 4, to: ids.count, by: 13) { try doc.deleteText(ids[k], range: 0 ..< Swift.min(3, doc.note(ids[k])?.body.unicodeScalars.count ?? 0)) }
+        for k in stride(from: 0, to: ids.count, by: 9) { try doc.deleteNote(ids[k]) }
+        try Self.expectSameSaveBothWays(doc)
+    }
+
     /// `doc`'s compact save is the same bytes made on one thread and on two, has a state
     /// section, and loads as `doc`, saving again to the same bytes.
     static func expectSameSaveBothWays(_ doc: Document) throws {
