@@ -385,8 +385,9 @@ extension DocState {
     ///
     /// A long note (past the pieces' limit) that existed before the first new change is not
     /// rebuilt from its creation: its body starts from the one it had then
-    /// (`PartRebuild.fromEarlierState`), so that a merge costs the ops since the copies parted,
-    /// not the note's whole history. `piecesLimit` and `fromEarlierState` are for tests, which
+    /// (`PartRebuild.fromEarlierState`), so that a merge integrates into the note's body again
+    /// only the ops since the copies parted, not its whole history (the ops before are still
+    /// read, once). `piecesLimit` and `fromEarlierState` are for tests, which
     /// compare the ways.
     mutating func apply(newChanges: ChangeIndices, of log: OpLog, rebuilding clashing: StateParts,
                         piecesLimit: Int? = nil, fromEarlierState: Bool = true) throws(ApplyFailure) {

@@ -59,6 +59,8 @@ struct EarlierListTests {
         revived.normalize()
         var earlier = list.earlier(below: limits, reviving: revived)
         #expect(Self.elements(earlier) == Self.elements(before), "seed \(seed)")
+        // Its arena holds the kept elements only (merge after merge, it does not grow).
+        #expect(earlier.arenaCount == earlier.totalCount && earlier.totalCount == before.totalCount)
         #expect(earlier.visibleElements == before.visibleElements)
         // The later edits again, on the earlier state: the same list as the one that had them.
         var budget = Int.max

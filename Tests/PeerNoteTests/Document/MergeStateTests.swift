@@ -367,6 +367,30 @@ import Testing
         #expect(m.note(id)?.body == t.note(id)?.body)
     }
 
+    @Test("Copies of a long note that merge round after round keep each body's arena to its elements")
+    func repeatedMergesKeepArenasToTheirElements() throws {
+        let base = Document(title: "Base", author: "a")
+        let id = base.addNote(title: "Long", body: "")
+        for k in 0 ..< 400 { try base.insertText(id, at: k, String(UnicodeScalar(UInt8(97 + k % 26)))) }
+        let a = try Document.load(base.save()), b = try Document.load(base.save())
+        var rebuiltFromEarlier = 0
+        for round in 0 ..< 20 {
+            for (k, doc) in [a, b].enumerated() {
+                let length = doc.note(id)?.body.unicodeScalars.count ?? 0
+                for j in 0 ..< 30 { try doc.insertText(id, at: (length / 3 * (k + 1) + j) % (length + j + 1), k == 0 ? "é" : "Z") }
+            }
+            for (mine, theirs) in [(a, b), (b, a)] {
+                let old = mine.state, before = Before(mine)
+                try mine.merge(theirs)
+                let (order, clashing) = mine.log.canonicalMerge(from: before.firstChange, startLV: before.startLV, headsBefore: before.heads)
+                if !clashing.isEmpty, try PartRebuild.fromEarlierState(of: old, parts: clashing, newChanges: order, log: mine.log) != nil { rebuiltFromEarlier += 1 }
+                for note in mine.state.noteStates { #expect(note.body.arenaCount == note.body.totalCount, "round \(round)") }
+            }
+            #expect(a.note(id)?.body == b.note(id)?.body, "round \(round)")
+        }
+        #expect(rebuiltFromEarlier > 10, "\(rebuiltFromEarlier) merges rebuilt the note from its earlier body")
+    }
+
     @Test("A merge that fails part way leaves the state as it was")
     func failedMergeRestoresState() throws {
         for concurrentEditsOfOneNote in [false, true] {
