@@ -32,6 +32,16 @@ protocol ElementStore<Element>: Sendable {
     mutating func overwrite(from start: Int, with elements: some Collection<Element>)
     /// Appends the elements at `range` to `out`.
     func append(_ range: Range<Int>, to out: inout [Element])
+    /// The elements of `source` at `ranges`, in that order, as one store.
+    static func gathering(_ ranges: [Range<Int>], of source: Self) -> Self
+}
+
+extension ElementStore {
+    static func gathering(_ ranges: [Range<Int>], of source: Self) -> Self {
+        var out = Self()
+        for r in ranges { out.append(contentsOf: source[r]) }
+        return out
+    }
 }
 
 /// The arena of elements without a smaller form: an array of them.
@@ -454,6 +464,27 @@ struct ScalarStore: ElementStore, RandomAccessCollection, Equatable {
                 }
             }
         }
+    }
+
+    /// The scalars of `source` at `ranges`, as one store: one pass over a narrow store's bytes
+    /// (no run made a range), into room reserved for them all.
+    static func gathering(_ ranges: [Range<Int>], of source: ScalarStore) -> ScalarStore {
+        if source.unwritten > 0 { return gathering(ranges, of: source.settled) }
+        var out = ScalarStore()
+        let total = ranges.reduce(0) { $0 + $1.count }
+        if source.isWide {
+            var all: [Unicode.Scalar] = []
+            all.reserveCapacity(total)
+            source.wide.withUnsafeBufferPointer { p in for r in ranges { all.append(contentsOf: UnsafeBufferPointer(rebasing: p[r])) } }
+            out.wide = all
+            out.isWide = true
+            return out
+        }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(total)
+        source.narrow.withUnsafeBufferPointer { p in for r in ranges { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: p[r])) } }
+        out.narrow = bytes[...]
+        return out
     }
 
     /// How many bytes `appendUTF8(_:to:)` appends for `range`, without making them.

@@ -570,7 +570,8 @@ struct ListCRDT<Element: ListElement>: Sendable {
     func earlier(below limits: [UInt32], reviving revived: IDSpans) -> ListCRDT {
         var runs: [ListRun] = []
         let content = tree.content
-        var arena = Element.Store()
+        var arenaRanges: [Range<Int>] = []
+        var keptCount = 0
         tree.forEachRun { r in
             let agent = Int(r.id.agent)
             let limit = agent < limits.count ? limits[agent] : .max
@@ -589,8 +590,14 @@ struct ListCRDT<Element: ListElement>: Sendable {
                     }
                 }
                 let piece = ListRun(id: r.id.advanced(by: offset), length: length, originLeft: r.originLeft(at: offset),
-                                    originRight: r.originRight, deleted: deleted, contentStart: arena.count)
-                arena.append(contentsOf: content[r.contentStart + offset ..< r.contentStart + offset + length])
+                                    originRight: r.originRight, deleted: deleted, contentStart: keptCount)
+                let from = r.contentStart + offset
+                if let last = arenaRanges.last, last.upperBound == from {
+                    arenaRanges[arenaRanges.count - 1] = last.lowerBound ..< from + length
+                } else {
+                    arenaRanges.append(from ..< from + length)
+                }
+                keptCount += length
                 // Runs that continue each other are one run (`ListTree.init(runs:store:)` requires it).
                 if let last = runs.last, last.canAppend(piece) {
                     runs[runs.count - 1].length += length
@@ -600,7 +607,7 @@ struct ListCRDT<Element: ListElement>: Sendable {
                 offset += length
             }
         }
-        return ListCRDT(tree: ListTree(runs: runs, store: arena))
+        return ListCRDT(tree: ListTree(runs: runs, store: Element.Store.gathering(arenaRanges, of: content)))
     }
 }
 

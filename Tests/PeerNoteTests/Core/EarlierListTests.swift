@@ -19,7 +19,7 @@ struct EarlierListTests {
     }
 
     static func randomEdit(_ list: inout ListCRDT<Unicode.Scalar>, _ ref: inout ReferenceList<Unicode.Scalar>, counters: inout [UInt32],
-                           ids: inout [LocalID], step: Int, _ rng: inout SeededRandom) throws -> Edit {
+                           ids: inout [LocalID], step: Int, wide: Bool = false, _ rng: inout SeededRandom) throws -> Edit {
         var budget = Int.max
         let less: (UInt32, UInt32) -> Bool = { $0 < $1 }
         if !ids.isEmpty && rng.next() % 4 == 0 {
@@ -32,7 +32,8 @@ struct EarlierListTests {
         let (left, right) = ref.originsForInsert(atVisible: Int(rng.next() % UInt64(ref.visibleCount + 1)))
         let id = LocalID(agent: agent, counter: counters[Int(agent)])
         counters[Int(agent)] += UInt32(length)
-        let scalars = (0 ..< length).map { k in Unicode.Scalar(UInt8(97 + (step + k) % 26)) }
+        // With `wide`, some scalars past U+00FF (the arena then stores four bytes a scalar).
+        let scalars = (0 ..< length).map { k -> Unicode.Scalar in wide && (step + k) % 7 == 0 ? "語" : Unicode.Scalar(UInt8(97 + (step + k) % 26)) }
         try list.integrate(id: id, originLeft: left, originRight: right, elements: scalars, budget: &budget, replicaLess: less)
         try ref.integrate(id: id, originLeft: left, originRight: right, elements: scalars, replicaLess: less)
         for k in 0 ..< length { ids.append(id.advanced(by: k)) }
@@ -45,13 +46,14 @@ struct EarlierListTests {
         var list = ListCRDT<Unicode.Scalar>(), ref = ReferenceList<Unicode.Scalar>()
         var counters: [UInt32] = [0, 0, 0], ids: [LocalID] = []
         let earlierSteps = Int(rng.next() % 200) + 20
-        for step in 0 ..< earlierSteps { _ = try Self.randomEdit(&list, &ref, counters: &counters, ids: &ids, step: step, &rng) }
+        let wide = seed % 2 == 0
+        for step in 0 ..< earlierSteps { _ = try Self.randomEdit(&list, &ref, counters: &counters, ids: &ids, step: step, wide: wide, &rng) }
         let before = list, limits = counters, earlierIDs = Set(ids)
         var deletedEarlier = Set<LocalID>()
         before.forEachElement { id, _, deleted in if deleted { deletedEarlier.insert(id) } }
         // Later edits: inserts anywhere (splitting earlier runs), deletes of earlier and later elements.
         var later: [Edit] = []
-        for step in earlierSteps ..< earlierSteps + 150 { later.append(try Self.randomEdit(&list, &ref, counters: &counters, ids: &ids, step: step, &rng)) }
+        for step in earlierSteps ..< earlierSteps + 150 { later.append(try Self.randomEdit(&list, &ref, counters: &counters, ids: &ids, step: step, wide: wide, &rng)) }
         var revived = IDSpans()
         for e in later {
             if let d = e.delete, earlierIDs.contains(d), !deletedEarlier.contains(d) { revived.insert(agent: d.agent, d.counter ..< d.counter + 1) }
