@@ -287,10 +287,15 @@ extension Document {
             var total = 0
             for slot in slots {
                 total += notes.read(slot) { note in
-                    let entry = WireNoteState(replica: tableIndex[Int(note.id.agent)], counter: note.id.counter, title: note.title.value ?? "",
-                                              tags: note.visibleTags, priority: note.priority.value ?? .normal,
-                                              created: note.created, deleted: note.isDeleted, bodyUTF8: [])
-                    return StateCodec.encodedSize(of: entry, bodyUTF8Count: note.body.visibleUTF8Count)
+                    var tagCount = 0, tagsSize = 0
+                    note.tags.forEachVisible { tag in
+                        tagCount += 1
+                        tagsSize += CBOREncoder.textSize(utf8Count: tag.utf8.count)
+                    }
+                    return StateCodec.entrySize(replica: tableIndex[Int(note.id.agent)], counter: note.id.counter,
+                                                titleUTF8Count: note.title.value?.utf8.count ?? 0, tagCount: tagCount, tagsSize: tagsSize,
+                                                priority: note.priority.value ?? .normal, created: note.created,
+                                                bodyUTF8Count: note.body.visibleUTF8Count)
                 }
             }
             return total

@@ -107,6 +107,12 @@ struct TagAdds: Sendable, Equatable {
         return table[ExactString(tag)].map(Array.init) ?? []
     }
 
+    /// Calls `body` with each tag present, in no set order (`visible` sorts them).
+    func forEachVisible(_ body: (String) -> Void) {
+        if let one = single { return body(one.tag.string) }
+        for (tag, adds) in table where !adds.isEmpty { body(tag.string) }
+    }
+
     /// The tags present, in the order of their Unicode scalar values.
     var visible: [String] {
         if let one = single { return [one.tag.string] }

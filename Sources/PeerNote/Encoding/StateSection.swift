@@ -198,13 +198,23 @@ enum StateCodec {
     /// The bytes `encodeNotes` writes for `n` with a body of `bodyUTF8Count` bytes of UTF-8
     /// (whatever `n.bodyUTF8` holds), its structure left out.
     static func encodedSize(of n: WireNoteState, bodyUTF8Count: Int) -> Int {
+        var tagsSize = 0
+        if let first = n.firstTag { tagsSize += CBOREncoder.textSize(utf8Count: first.utf8.count) }
+        for t in n.otherTags { tagsSize += CBOREncoder.textSize(utf8Count: t.utf8.count) }
+        return entrySize(replica: n.replica, counter: n.counter, titleUTF8Count: n.title.utf8.count, tagCount: n.tagCount, tagsSize: tagsSize,
+                         priority: n.priority, created: n.created, bodyUTF8Count: bodyUTF8Count)
+    }
+
+    /// The bytes `encodeNotes` writes for an entry of these fields, its structure left out:
+    /// `tagsSize` is the sum of `CBOREncoder.textSize` over the tags; the other sizes are in
+    /// bytes of UTF-8. (For a writer that has the fields and no entry.)
+    static func entrySize(replica: Int, counter: UInt32, titleUTF8Count: Int, tagCount: Int, tagsSize: Int,
+                          priority: Priority, created: Int64, bodyUTF8Count: Int) -> Int {
         var total = 1 // the entry's array head: 8 or 9 items
-        total += CBOREncoder.headSize(UInt64(n.replica)) + CBOREncoder.headSize(UInt64(n.counter))
-        total += CBOREncoder.textSize(utf8Count: n.title.utf8.count)
-        total += CBOREncoder.headSize(UInt64(n.tagCount))
-        if let first = n.firstTag { total += CBOREncoder.textSize(utf8Count: first.utf8.count) }
-        for t in n.otherTags { total += CBOREncoder.textSize(utf8Count: t.utf8.count) }
-        total += CBOREncoder.headSize(UInt64(n.priority.rank)) + CBOREncoder.intSize(n.created) + 1
+        total += CBOREncoder.headSize(UInt64(replica)) + CBOREncoder.headSize(UInt64(counter))
+        total += CBOREncoder.textSize(utf8Count: titleUTF8Count)
+        total += CBOREncoder.headSize(UInt64(tagCount)) + tagsSize
+        total += CBOREncoder.headSize(UInt64(priority.rank)) + CBOREncoder.intSize(created) + 1
         return total + CBOREncoder.textSize(utf8Count: bodyUTF8Count)
     }
 

@@ -336,4 +336,27 @@ struct ElementStoreTests {
         ascii.appendUTF8(0 ..< 73, to: &out)
         #expect(out == Array((String(repeating: "notebook", count: 9) + "é").utf8))
     }
+
+    @Test("utf8Count counts the bytes appendUTF8 writes, for narrow, wide and gathered stores and any range")
+    func utf8CountMatchesAppendUTF8() {
+        var rng = SeededRandom(state: 0x7F8C)
+        let alphabets: [[Unicode.Scalar]] = [["a", "b", " ", "\n"], ["a", "é", "ß", "ÿ", "x"], ["a", "語", "😀", "é"]]
+        for round in 0 ..< 60 {
+            let alphabet = alphabets[round % alphabets.count]
+            let scalars = (0 ..< Int(rng.next() % 90)).map { _ in alphabet[Int(rng.next() % UInt64(alphabet.count))] }
+            let store = ScalarStore(scalars)
+            var ranges: [Range<Int>] = []
+            for _ in 0 ..< 8 {
+                let a = scalars.isEmpty ? 0 : Int(rng.next() % UInt64(scalars.count + 1)), b = scalars.isEmpty ? 0 : Int(rng.next() % UInt64(scalars.count + 1))
+                let r = Swift.min(a, b) ..< Swift.max(a, b)
+                var out: [UInt8] = []
+                store.appendUTF8(r, to: &out)
+                #expect(store.utf8Count(r) == out.count, "round \(round), \(r)")
+                ranges.append(r)
+            }
+            // A store gathered from stretches of this one holds those scalars, in that order.
+            let gathered = ScalarStore.gathering(ranges, of: store)
+            #expect(gathered.elements == ranges.flatMap { Array(scalars[$0]) }, "round \(round)")
+        }
+    }
 }
