@@ -184,21 +184,50 @@ import Testing
         }
     }
 
+    /// Three copies of a new notebook of a few notes (`notes` of them, drawn), each with a title,
+    /// a body and one tag, and their ids.
+    static func threeCopies(notes: ClosedRange<Int>, _ rng: inout SeededRandom) throws -> (copies: [Document], ids: [NoteID]) {
+        let base = Document(title: "Base", author: "a")
+        let ids = (0 ..< Int.random(in: notes, using: &rng)).map { base.addNote(title: "Note \($0)", body: "body \($0)", tags: ["t"]) }
+        return ([try Document.load(base.save()), try Document.load(base.save()), try Document.load(base.save())], ids)
+    }
+
+    /// A round of `sameNoteEdit`s on some of `copies` (each, two times in three, up to
+    /// `maxEdits` of them), then two copies drawn to merge: `a` and another, `b`.
+    static func editRound(_ copies: [Document], _ ids: inout [NoteID], maxEdits: Int, _ rng: inout SeededRandom) -> (a: Int, b: Int) {
+        for (k, doc) in copies.enumerated() where Int.random(in: 0 ..< 3, using: &rng) > 0 {
+            for _ in 0 ..< Int.random(in: 1 ... maxEdits, using: &rng) { Self.sameNoteEdit(doc, &ids, k, &rng) }
+        }
+        let a = Int.random(in: 0 ..< copies.count, using: &rng)
+        return (a, (a + Int.random(in: 1 ..< copies.count, using: &rng)) % copies.count)
+    }
+
+    /// 40 steps on three replicas of an arbitrary history (`ArbitraryHistory`): six times in ten
+    /// a crafted change on one of them, else `merge(i, j, step)` of one into another.
+    static func craftedSteps(_ rng: inout SeededRandom, merge: ([Document], Int, Int, Int) throws -> Void) throws {
+        let copies = ArbitraryHistory.replicas(3)
+        for step in 0 ..< 40 {
+            let i = Int.random(in: 0 ..< copies.count, using: &rng)
+            if Int.random(in: 0 ..< 10, using: &rng) < 6 {
+                try ArbitraryHistory.craftChange(copies[i], time: 1_700_000_000 + Int64(step), using: &rng)
+                continue
+            }
+            try merge(copies, i, (i + Int.random(in: 1 ..< copies.count, using: &rng)) % copies.count, step)
+        }
+    }
+
     @Test("Copies that edit the same notes and sync often: each merge's state is the canonical order's")
     func sameNoteClashesMergeCanonically() throws {
         var tally = Tally()
         for round in 0 ..< 120 {
             var rng = SeededRandom(state: 0x5A3E_0000 + UInt64(round))
-            let base = Document(title: "Base", author: "a")
-            var ids = (0 ..< Int.random(in: 2 ... 6, using: &rng)).map { base.addNote(title: "Note \($0)", body: "body \($0)", tags: ["t"]) }
-            let copies = [try Document.load(base.save()), try Document.load(base.save()), try Document.load(base.save())]
+            let made = try Self.threeCopies(notes: 2 ... 6, &rng)
+            let copies = made.copies
+            var ids = made.ids
             // Rounds of edits on each copy, then a merge of one copy into another (both ways, at
             // times), so that later merges start from states earlier merges built in part.
             for step in 0 ..< 12 {
-                for (k, doc) in copies.enumerated() where Int.random(in: 0 ..< 3, using: &rng) > 0 {
-                    for _ in 0 ..< Int.random(in: 1 ... 5, using: &rng) { Self.sameNoteEdit(doc, &ids, k, &rng) }
-                }
-                let a = Int.random(in: 0 ..< copies.count, using: &rng), b = (a + Int.random(in: 1 ..< copies.count, using: &rng)) % copies.count
+                let (a, b) = Self.editRound(copies, &ids, maxEdits: 5, &rng)
                 for (mine, theirs) in step % 3 == 2 ? [(copies[a], copies[b]), (copies[b], copies[a])] : [(copies[a], copies[b])] {
                     let before = Before(mine)
                     try mine.merge(theirs)
@@ -256,14 +285,7 @@ import Testing
         var tally = Tally()
         for seed in 1 ... 200 as ClosedRange<UInt64> {
             var rng = SeededRandom(state: 0xA7B1_7000 + seed)
-            let copies = ArbitraryHistory.replicas(3)
-            for step in 0 ..< 40 {
-                let i = Int.random(in: 0 ..< copies.count, using: &rng)
-                if Int.random(in: 0 ..< 10, using: &rng) < 6 {
-                    try ArbitraryHistory.craftChange(copies[i], time: 1_700_000_000 + Int64(step), using: &rng)
-                    continue
-                }
-                let j = (i + Int.random(in: 1 ..< copies.count, using: &rng)) % copies.count
+            try Self.craftedSteps(&rng) { copies, i, j, step in
                 let before = Before(copies[i])
                 try copies[i].merge(copies[j])
                 let way = before.way(after: copies[i].log)
@@ -303,14 +325,11 @@ import Testing
         var honest = 0, crafted = 0
         for round in 0 ..< 80 {
             var rng = SeededRandom(state: 0xEA71_0000 + UInt64(round))
-            let base = Document(title: "Base", author: "a")
-            var ids = (0 ..< Int.random(in: 2 ... 4, using: &rng)).map { base.addNote(title: "Note \($0)", body: "body \($0)", tags: ["t"]) }
-            let copies = [try Document.load(base.save()), try Document.load(base.save()), try Document.load(base.save())]
+            let made = try Self.threeCopies(notes: 2 ... 4, &rng)
+            let copies = made.copies
+            var ids = made.ids
             for step in 0 ..< 10 {
-                for (k, doc) in copies.enumerated() where Int.random(in: 0 ..< 3, using: &rng) > 0 {
-                    for _ in 0 ..< Int.random(in: 1 ... 6, using: &rng) { Self.sameNoteEdit(doc, &ids, k, &rng) }
-                }
-                let a = Int.random(in: 0 ..< copies.count, using: &rng), b = (a + Int.random(in: 1 ..< copies.count, using: &rng)) % copies.count
+                let (a, b) = Self.editRound(copies, &ids, maxEdits: 6, &rng)
                 if try Self.rebuildFromEarlierState(copies[a], copies[b], "round \(round), step \(step)") { honest += 1 }
                 try copies[a].merge(copies[b])
             }
@@ -319,14 +338,7 @@ import Testing
         // applied in decides the state.
         for seed in 1 ... 120 as ClosedRange<UInt64> {
             var rng = SeededRandom(state: 0xEA72_0000 + seed)
-            let copies = ArbitraryHistory.replicas(3)
-            for step in 0 ..< 40 {
-                let i = Int.random(in: 0 ..< copies.count, using: &rng)
-                if Int.random(in: 0 ..< 10, using: &rng) < 6 {
-                    try ArbitraryHistory.craftChange(copies[i], time: 1_700_000_000 + Int64(step), using: &rng)
-                    continue
-                }
-                let j = (i + Int.random(in: 1 ..< copies.count, using: &rng)) % copies.count
+            try Self.craftedSteps(&rng) { copies, i, j, step in
                 if try Self.rebuildFromEarlierState(copies[i], copies[j], "seed \(seed), step \(step)") { crafted += 1 }
                 try copies[i].merge(copies[j])
             }
