@@ -475,14 +475,24 @@ struct ScalarStore: ElementStore, RandomAccessCollection, Equatable {
         if source.isWide {
             var all: [Unicode.Scalar] = []
             all.reserveCapacity(total)
-            source.wide.withUnsafeBufferPointer { p in for r in ranges { all.append(contentsOf: UnsafeBufferPointer(rebasing: p[r])) } }
+            source.wide.withUnsafeBufferPointer { p in
+                for r in ranges {
+                    precondition(r.lowerBound >= 0 && r.upperBound <= p.count, "a gathered stretch lies within its store")
+                    all.append(contentsOf: UnsafeBufferPointer(rebasing: p[r]))
+                }
+            }
             out.wide = all
             out.isWide = true
             return out
         }
         var bytes: [UInt8] = []
         bytes.reserveCapacity(total)
-        source.narrow.withUnsafeBufferPointer { p in for r in ranges { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: p[r])) } }
+        source.narrow.withUnsafeBufferPointer { p in
+            for r in ranges {
+                precondition(r.lowerBound >= 0 && r.upperBound <= p.count, "a gathered stretch lies within its store")
+                bytes.append(contentsOf: UnsafeBufferPointer(rebasing: p[r]))
+            }
+        }
         out.narrow = bytes[...]
         return out
     }
