@@ -298,8 +298,9 @@ enum StateCodec {
                     }
                 }
             }
-            notes.append(WireNoteState(replica: Int(r), counter: UInt32(c), title: t, firstTag: firstTag, otherTags: tags, priority: p,
-                                       created: created, deleted: deleted, bodyUTF8: body, structure: structure))
+            // The fields moved into the entry (not copied, then released here).
+            notes.append(WireNoteState(replica: Int(r), counter: UInt32(c), title: consume t, firstTag: consume firstTag, otherTags: consume tags,
+                                       priority: p, created: created, deleted: deleted, bodyUTF8: consume body, structure: consume structure))
         }
         guard reader.offset == bytes.count else { throw ReadError(message: "state section: extra bytes after its array") }
         return WireState(title: title, notes: notes, scalars: scalars, bodyText: WireState.BodyText(bytes: bytes, ranges: bodyRanges))
