@@ -264,7 +264,7 @@ struct PartRebuild {
             notes[try index(of: n)].title.write(id: id, lamport: lamport, replicas: replicas, value: value, preds: preds)
         case .setPriority(let n, let value, let preds):
             guard parts.contains(note: n) else { return }
-            notes[try index(of: n)].priority.write(id: id, lamport: lamport, replicas: replicas, value: value, preds: preds)
+            notes[try index(of: n)].writePriority(value, id: id, lamport: lamport, replicas: replicas, preds: preds)
         case .deleteNote(let n, let preds):
             guard parts.contains(note: n) else { return }
             notes[try index(of: n)].writeDeleted(true, id: id, lamport: lamport, replicas: replicas, preds: preds)

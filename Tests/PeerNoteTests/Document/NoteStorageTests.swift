@@ -10,6 +10,38 @@ struct NoteStorageTests {
     /// A few tags, two of them canonically equivalent but spelled differently (two tags).
     static let tagNames = ["work", "home", "caf\u{E9}", "cafe\u{301}", "z"]
 
+    @Test("A note's priority and deleted registers, boxed until written, read as plain registers; a copy's box is its own", arguments: 0 ..< 3)
+    func rareRegisters(seed: UInt64) {
+        var rng = SeededRandom(state: seed)
+        let replicas = [ReplicaID(high: 1, low: 1), ReplicaID(high: 2, low: 2)]
+        for _ in 0 ..< 200 {
+            var note = NoteState(id: LocalID(agent: 0, counter: 1), created: 0)
+            var priority = MVRegister<Priority>(), deleted = MVRegister<Bool>()
+            #expect(note.priority.value == nil && !note.isDeleted)
+            var copies: [(NoteState, MVRegister<Priority>, MVRegister<Bool>)] = []
+            for lamport in 1 ... UInt64(rng.next() % 10 + 1) {
+                let id = LocalID(agent: UInt32(rng.next() % 2), counter: UInt32(lamport))
+                if rng.next() % 2 == 0 {
+                    let value = [Priority.low, .normal, .high][Int(rng.next() % 3)]
+                    let preds = rng.next() % 3 == 0 ? [] : priority.ids
+                    note.writePriority(value, id: id, lamport: lamport, replicas: replicas, preds: preds)
+                    priority.write(id: id, lamport: lamport, replicas: replicas, value: value, preds: preds)
+                } else {
+                    let value = rng.next() % 3 != 0
+                    let preds = rng.next() % 3 == 0 ? [] : deleted.ids
+                    note.writeDeleted(value, id: id, lamport: lamport, replicas: replicas, preds: preds)
+                    deleted.write(id: id, lamport: lamport, replicas: replicas, value: value, preds: preds)
+                }
+                if rng.next() % 3 == 0 { copies.append((note, priority, deleted)) }
+            }
+            for (n, p, d) in copies + [(note, priority, deleted)] {
+                #expect(n.priority.value == p.value && n.priority.ids == p.ids && n.priority.isConflicted == p.isConflicted)
+                #expect(n.deleted.ids == d.ids && n.isDeleted == d.entries.contains { $0.value })
+            }
+        }
+        #expect(MemoryLayout<NoteState>.stride == 280, "a note's state: 280 bytes, one a note in the note table")
+    }
+
     @Test("TagAdds keeps, shows and forgets what a dictionary of sets does", arguments: 0 ..< 4)
     func tagAdds(seed: UInt64) {
         var rng = SeededRandom(state: seed)
