@@ -429,10 +429,9 @@ struct BlockReplayer {
             }
         }
         let starts = deadStarts
-        // Each body's text written in, on two threads for a large notebook (the notes are apart):
-        // from a section read from a file, through one pointer to its bytes (valid while
-        // `fillBodies` runs: both its threads are done when it returns); else from each note's
-        // slice.
+        // Each body's text written in, on two threads for a large notebook (the notes are apart),
+        // through one pointer to the bodies' bytes (valid while `fillBodies` runs: both its
+        // threads are done when it returns).
         // A body whose text is the section's ASCII in list order is left unwritten by `fill`, and
         // then reads it where the section holds it, on this thread: each of those bodies keeps
         // the section's bytes alive (one count a body, which two threads would both take on one
@@ -441,29 +440,19 @@ struct BlockReplayer {
         let misfit: Int?
         // The section's bytes, when bodies read there in place (`deferText` reads them there too).
         var readInPlace: [UInt8]?
-        if let text = snapshot.bodyText, text.ranges.count == snapshot.notes.count {
-            let ranges = text.ranges, all = text.bytes
-            let filled = all.withUnsafeBufferPointer { bytes in
-                let section = ReadOnlyBytes(bytes)
-                return state.fillBodies(slots: slots, concurrentFrom: Self.concurrentFillFrom) { k, body in
-                    Self.fill(&body, live: UnsafeBufferPointer(rebasing: section.bytes[ranges[k]]), dead: dead, deadStart: starts[k])
-                }
+        let ranges = snapshot.bodies.ranges, all = snapshot.bodies.bytes
+        let filled = all.withUnsafeBufferPointer { bytes in
+            let section = ReadOnlyBytes(bytes)
+            return state.fillBodies(slots: slots, concurrentFrom: Self.concurrentFillFrom) { k, body in
+                Self.fill(&body, live: UnsafeBufferPointer(rebasing: section.bytes[ranges[k]]), dead: dead, deadStart: starts[k])
             }
-            if let filled {
-                misfit = filled
-            } else {
-                let inPlace = Self.readsMostOf(all.count, state.unwrittenBodyBytes(slots: slots) { ranges[$0].count })
-                if inPlace { readInPlace = all }
-                misfit = state.readBodiesInPlace(slots: slots, inPlace: inPlace) { all[ranges[$0]] }
-            }
+        }
+        if let filled {
+            misfit = filled
         } else {
-            let notes = snapshot.notes
-            misfit = state.fillBodies(slots: slots, concurrentFrom: Self.concurrentFillFrom) { k, body in
-                notes[k].bodyUTF8.withUnsafeBufferPointer { Self.fill(&body, live: $0, dead: dead, deadStart: starts[k]) }
-            } ?? state.readBodiesInPlace(slots: slots, inPlace: Self.readsMostOf(notes.reduce(0) { $0 + $1.bodyUTF8.count },
-                                                                                   state.unwrittenBodyBytes(slots: slots) { notes[$0].bodyUTF8.count })) {
-                notes[$0].bodyUTF8
-            }
+            let inPlace = Self.readsMostOf(all.count, state.unwrittenBodyBytes(slots: slots) { ranges[$0].count })
+            if inPlace { readInPlace = all }
+            misfit = state.readBodiesInPlace(slots: slots, inPlace: inPlace) { all[ranges[$0]] }
         }
         if let k = misfit { throw fail("note \(k)'s text does not fit its body") }
         // The registers are checked while the inserts are checked to take the notes' text
@@ -725,7 +714,7 @@ struct BlockReplayer {
         for (k, note) in snapshot.notes.enumerated() {
             let runs = note.structure ?? []
             var live: [Unicode.Scalar] = []
-            String.appendScalars(utf8: note.bodyUTF8, to: &live)
+            String.appendScalars(utf8: snapshot.bodyUTF8(k), to: &live)
             var livePos = 0
             var elements = ScalarStore()
             elements.reserveCapacity(live.count)

@@ -22,9 +22,10 @@ extension Document {
             throw error.documentError
         }
         guard let (id, replicas, state) = read else { return try load(bytes).notebook }
-        let notes = state.notes.filter { !$0.deleted }.map { n in
-            Note(id: NoteID(replica: replicas[n.replica], counter: n.counter), title: n.title, body: n.body, tags: n.tags,
-                 priority: n.priority, created: Date(timeIntervalSince1970: TimeInterval(n.created)), isDeleted: false)
+        let notes = state.notes.indices.filter { !state.notes[$0].deleted }.map { k in
+            let n = state.notes[k]
+            return Note(id: NoteID(replica: replicas[n.replica], counter: n.counter), title: n.title, body: state.body(k), tags: n.tags,
+                        priority: n.priority, created: Date(timeIntervalSince1970: TimeInterval(n.created)), isDeleted: false)
         }
         return Notebook(id: id, title: state.title, notes: notes, conflicts: [])
     }

@@ -171,7 +171,7 @@ extension Document {
                 let (raw, strings) = WireCodec.encodeColumns(block, stateSection: true, concurrent: false)
                 // The section is in `compressedState`: this one only says the block has one, of
                 // version 2 (no structures on this path), so it holds no entries.
-                let state = WireState(title: input.title, notes: [])
+                let state = WireState(title: input.title, notes: [], bodies: [])
                 return (block, raw, strings, deadTextWork.take() ? makeDeadText() : nil, state)
             }, alongside: { () -> (CompressedSection, (text: [Unicode.Scalar], column: [UInt8])?) in
                 let compressed = CompressedSection(raw: sectionBytes.count, deflated: Deflate.compress(sectionBytes))
@@ -266,7 +266,7 @@ extension Document {
     /// The state section of a compact save (see `WireState`), for a block whose replica table
     /// is `replicaTable` (`slots` from `stateSectionSlots`).
     private static func stateSection(_ input: StateSectionInput, slots: [Int], replicaTable: [ReplicaID]) -> WireState {
-        WireState(title: input.title, notes: stateSectionNotes(input, slots: slots[...], tableIndex: tableIndex(input, replicaTable: replicaTable)))
+        stateSectionNotes(input, slots: slots[...], tableIndex: tableIndex(input, replicaTable: replicaTable))
     }
 
     /// Each agent's place in `replicaTable`, found once an agent rather than hashed once a note.
@@ -308,35 +308,35 @@ extension Document {
         var start = slots.startIndex
         while start < slots.endIndex {
             let end = Swift.min(start + stateSectionBatch, slots.endIndex)
-            StateCodec.encodeNotes(stateSectionNotes(input, slots: slots[start ..< end], tableIndex: tableIndex)[...], into: &e)
+            StateCodec.encodeNotes(stateSectionNotes(input, slots: slots[start ..< end], tableIndex: tableIndex), into: &e)
             start = end
         }
     }
 
-    /// The state section's entries of the notes at `slots` (a stretch of `stateSectionSlots`),
-    /// in that order; `tableIndex` from `tableIndex(_:replicaTable:)`.
-    private static func stateSectionNotes(_ input: StateSectionInput, slots: ArraySlice<Int>, tableIndex: [Int]) -> [WireNoteState] {
+    /// The state section of the notes at `slots` (a stretch of `stateSectionSlots`), in that
+    /// order; `tableIndex` from `tableIndex(_:replicaTable:)`.
+    private static func stateSectionNotes(_ input: StateSectionInput, slots: ArraySlice<Int>, tableIndex: [Int]) -> WireState {
         let noteStates = input.state.noteStates
         return noteStates.withNotePlaces { notes in
             // Each note read in place (a copy of one would retain and release a dozen references).
-            // Every body's UTF-8 goes into one buffer, which the entries share as slices.
+            // Every body's UTF-8 goes into one buffer, the state's bodies.
             var text: [UInt8] = []
             text.reserveCapacity(slots.reduce(0) { total, slot in total + notes.read(slot) { $0.body.visibleCount } })
-            var ends: [Int] = []
-            ends.reserveCapacity(slots.count)
+            var ranges: [Range<Int>] = []
+            ranges.reserveCapacity(slots.count)
             for slot in slots {
+                let start = text.count
                 notes.read(slot) { $0.body.appendVisibleUTF8(to: &text) }
-                ends.append(text.count)
+                ranges.append(start ..< text.count)
             }
-            var start = 0
-            return zip(slots, ends).map { slot, end in
-                defer { start = end }
-                return notes.read(slot) { note in
+            let entries = slots.map { slot in
+                notes.read(slot) { note in
                     WireNoteState(replica: tableIndex[Int(note.id.agent)], counter: note.id.counter, title: note.title.value ?? "",
                                   tags: note.visibleTags, priority: note.priority.value ?? .normal,
-                                  created: note.created, deleted: note.isDeleted, bodyUTF8: text[start ..< end])
+                                  created: note.created, deleted: note.isDeleted)
                 }
             }
+            return WireState(title: input.title, notes: entries, bodies: WireState.BodyText(bytes: text, ranges: ranges))
         }
     }
 

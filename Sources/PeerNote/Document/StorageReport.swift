@@ -57,7 +57,7 @@ extension Document {
         var t: [UInt8] = []
         if let state = block.state {
             // Text stored in document order: the visible text (in the state section) and the deleted text.
-            for n in state.notes { t += Array(n.body.utf8) }
+            for k in state.notes.indices { t += state.bodyUTF8(k) }
             for s in block.deadText { UTF8.encode(s) { t.append($0) } }
         } else {
             for s in block.text { UTF8.encode(s) { t.append($0) } }

@@ -5,10 +5,12 @@ import Foundation
 #endif
 
 /// One note as a block's state section records it: unverified. `replica` indexes the
-/// block's replica table; `body` is the note body's visible text.
+/// block's replica table. Its body is not here but in the state's `bodies` (`WireState.body`):
+/// a section's bodies are stretches of its bytes, and a slice of them a note would take 32
+/// bytes of every entry a load holds.
 ///
-/// Its stored properties are ordered so that the small ones share a word (104 bytes, not 120:
-/// a load holds one entry a note at its peak).
+/// Its stored properties are ordered so that the small ones share a word (72 bytes: a load
+/// holds one entry a note at its peak).
 struct WireNoteState: Sendable, Equatable {
     var replica: Int
     var title: String
@@ -21,9 +23,6 @@ struct WireNoteState: Sendable, Equatable {
     private(set) var otherTags: [String]
     /// Seconds since 1970.
     var created: Int64
-    /// The body as UTF-8, valid (a section's text is checked when read): loading decodes it
-    /// straight into the body's elements, with no `String` a note.
-    var bodyUTF8: ArraySlice<UInt8>
     /// The body's structure (format version 3): its elements in list order, tombstones
     /// included, as canonical runs (`StructureCodec`); nil in a version 2 section.
     var structure: [WireStructureRun]?
@@ -43,22 +42,16 @@ struct WireNoteState: Sendable, Equatable {
     /// How many tags `tags` holds.
     var tagCount: Int { firstTag == nil ? 0 : 1 + otherTags.count }
 
-    /// The body as a string.
-    var body: String {
-        get { String(decoding: bodyUTF8, as: UTF8.self) }
-        set { bodyUTF8 = ArraySlice(newValue.utf8) }
-    }
-
     init(replica: Int, counter: UInt32, title: String, tags: [String], priority: Priority, created: Int64, deleted: Bool,
-         bodyUTF8: ArraySlice<UInt8>, structure: [WireStructureRun]? = nil) {
+         structure: [WireStructureRun]? = nil) {
         self.init(replica: replica, counter: counter, title: title, firstTag: tags.first, otherTags: Array(tags.dropFirst()),
-                  priority: priority, created: created, deleted: deleted, bodyUTF8: bodyUTF8, structure: structure)
+                  priority: priority, created: created, deleted: deleted, structure: structure)
     }
 
     /// The entry as the section's reader builds it, its tags held as they are (`otherTags` empty
     /// when `firstTag` is nil).
     fileprivate init(replica: Int, counter: UInt32, title: String, firstTag: String?, otherTags: [String], priority: Priority,
-                     created: Int64, deleted: Bool, bodyUTF8: ArraySlice<UInt8>, structure: [WireStructureRun]?) {
+                     created: Int64, deleted: Bool, structure: [WireStructureRun]?) {
         self.replica = replica
         self.counter = counter
         self.title = title
@@ -67,14 +60,7 @@ struct WireNoteState: Sendable, Equatable {
         self.priority = priority
         self.created = created
         self.deleted = deleted
-        self.bodyUTF8 = bodyUTF8
         self.structure = structure
-    }
-
-    init(replica: Int, counter: UInt32, title: String, tags: [String], priority: Priority, created: Int64, deleted: Bool,
-         body: String, structure: [WireStructureRun]? = nil) {
-        self.init(replica: replica, counter: counter, title: title, tags: tags, priority: priority, created: created, deleted: deleted,
-                  bodyUTF8: ArraySlice(body.utf8), structure: structure)
     }
 }
 
@@ -86,39 +72,110 @@ struct WireNoteState: Sendable, Equatable {
 /// A block with a state section stores in its text column only the text its ops inserted that
 /// is now deleted (note by note in this order, each in document order); the visible text is the
 /// notes' bodies here. Writers only write one for a document without conflicts.
+///
+/// Invariant: `bodies` holds a body for each of `notes` (`bodies.ranges.count == notes.count`).
 struct WireState: Sendable, Equatable {
     var title: String
-    var notes: [WireNoteState] { didSet { countedScalars = nil; bodyText = nil } }
+    /// The entries; their count is fixed once made (`append(_:body:)` adds one with its body).
+    var notes: [WireNoteState] {
+        didSet { precondition(notes.count == bodies.ranges.count, "a state's notes and bodies go together (append(_:body:))") }
+    }
+    /// The notes' bodies as UTF-8 (valid), note `k`'s at `bodies.ranges[k]`: for a state read
+    /// from a section, the section's bytes, which a load reads every body from through one
+    /// pointer (a slice taken a note at a time, on both of a load's threads, counts references
+    /// to one buffer from both at once).
+    private(set) var bodies: BodyText
     /// The bodies' scalars, as the section's reader counted them while checking their UTF-8;
-    /// nil once `notes` changes.
+    /// nil for a state made otherwise, or once a body is added.
     private var countedScalars: Int?
-    /// The section's bytes and where each note's body lies in them, for a state read from a
-    /// section: a load reads every body through one pointer to them (a slice taken a note at a
-    /// time, on both of a load's threads, counts references to one buffer from both at once).
-    /// Nil once `notes` changes, and for a state made otherwise.
-    private(set) var bodyText: BodyText?
 
-    /// The bytes every body of a section is a stretch of, and note `k`'s stretch, `ranges[k]`
-    /// (`notes[k].bodyUTF8`'s indices).
+    /// Bytes that bodies are stretches of, and note `k`'s stretch, `ranges[k]`.
     struct BodyText: Sendable {
         let bytes: [UInt8]
         let ranges: [Range<Int>]
+
+        /// The UTF-8 of `bodies`, one after the other.
+        init<S: Sequence<String>>(_ bodies: S) {
+            var bytes: [UInt8] = [], ranges: [Range<Int>] = []
+            for b in bodies {
+                let start = bytes.count
+                bytes.append(contentsOf: b.utf8)
+                ranges.append(start ..< bytes.count)
+            }
+            self.init(bytes: bytes, ranges: ranges)
+        }
+
+        init(bytes: [UInt8], ranges: [Range<Int>]) {
+            self.bytes = bytes
+            self.ranges = ranges
+        }
     }
 
-    init(title: String, notes: [WireNoteState]) {
+    /// A state whose note `k` has body `bodies[k]`.
+    init(title: String, notes: [WireNoteState], bodies: [String]) {
+        precondition(notes.count == bodies.count, "a body a note")
+        self.init(title: title, notes: notes, bodies: BodyText(bodies))
+    }
+
+    /// A state whose note `k` has the body at `bodies.ranges[k]` (valid UTF-8).
+    init(title: String, notes: [WireNoteState], bodies: BodyText) {
+        precondition(notes.count == bodies.ranges.count, "a body a note")
         self.title = title
+        self.bodies = bodies
         self.notes = notes
     }
 
-    /// A state read from a section, whose bodies hold `scalars` scalars in all and lie in
-    /// `bodyText`.
-    fileprivate init(title: String, notes: [WireNoteState], scalars: Int, bodyText: BodyText) {
-        self.init(title: title, notes: notes)
+    /// A state read from a section, whose bodies hold `scalars` scalars in all.
+    fileprivate init(title: String, notes: [WireNoteState], scalars: Int, bodies: BodyText) {
+        self.init(title: title, notes: notes, bodies: bodies)
         countedScalars = scalars
-        self.bodyText = bodyText
     }
 
-    static func == (a: WireState, b: WireState) -> Bool { a.title == b.title && a.notes == b.notes }
+    /// Note `k`'s body as UTF-8.
+    func bodyUTF8(_ k: Int) -> ArraySlice<UInt8> { bodies.bytes[bodies.ranges[k]] }
+
+    /// Note `k`'s body.
+    func body(_ k: Int) -> String { String(decoding: bodyUTF8(k), as: UTF8.self) }
+
+    /// Adds `note`, whose body is `body`. (Copies the bodies: for tests and small states.)
+    mutating func append(_ note: WireNoteState, body: String) {
+        var bytes = bodies.bytes, ranges = bodies.ranges
+        let start = bytes.count
+        bytes.append(contentsOf: body.utf8)
+        ranges.append(start ..< bytes.count)
+        bodies = BodyText(bytes: bytes, ranges: ranges)
+        countedScalars = nil
+        notes.append(note)
+    }
+
+    /// Note `k`'s body replaced by `body`. (Copies the bodies: for tests and small states, as
+    /// the two below.)
+    mutating func setBody(_ k: Int, _ body: String) {
+        var all = notes.indices.map(self.body)
+        all[k] = body
+        bodies = BodyText(all)
+        countedScalars = nil
+    }
+
+    /// Notes `i` and `j`, with their bodies, in each other's place.
+    mutating func swapNotes(_ i: Int, _ j: Int) {
+        var all = notes.indices.map(body)
+        all.swapAt(i, j)
+        bodies = BodyText(all)
+        notes.swapAt(i, j)
+    }
+
+    /// The last note and its body left out.
+    mutating func removeLastNote() {
+        bodies = BodyText(notes.indices.dropLast().map(body))
+        countedScalars = nil
+        notes.removeLast()
+    }
+
+    /// The same title, and the same notes with the same bodies (wherever their bytes lie).
+    static func == (a: WireState, b: WireState) -> Bool {
+        a.title == b.title && a.notes == b.notes && a.notes.indices.allSatisfy { a.bodyUTF8($0).elementsEqual(b.bodyUTF8($0)) }
+    }
 
     /// Whether the notes' entries hold their bodies' structures (format version 3). A section
     /// stores them for every note or for none.
@@ -128,7 +185,7 @@ struct WireState: Sendable, Equatable {
     var liveScalarCount: Int {
         if let countedScalars { return countedScalars }
         var total = 0
-        for k in notes.indices { total += String.scalarCount(utf8: notes[k].bodyUTF8) }
+        for k in notes.indices { total += String.scalarCount(utf8: bodyUTF8(k)) }
         return total
     }
 }
@@ -141,7 +198,7 @@ enum StateCodec {
     /// The section's uncompressed CBOR.
     static func encode(_ state: WireState) -> [UInt8] {
         var e = head(title: state.title, noteCount: state.notes.count)
-        encodeNotes(state.notes[...], into: &e)
+        encodeNotes(state, into: &e)
         return e.bytes
     }
 
@@ -156,10 +213,11 @@ enum StateCodec {
         return e
     }
 
-    /// The entries of `notes`, as `encode` writes them, appended to `e`.
-    static func encodeNotes(_ notes: ArraySlice<WireNoteState>, into e: inout CBOREncoder) {
+    /// The entries of `state`'s notes, as `encode` writes them, appended to `e` (its title is
+    /// not written: `head` writes the section's).
+    static func encodeNotes(_ state: WireState, into e: inout CBOREncoder) {
         var structure: [UInt8] = []
-        for n in notes {
+        for (k, n) in state.notes.enumerated() {
             e.arrayHeader(n.structure == nil ? 8 : 9)
             e.unsigned(UInt64(n.replica))
             e.unsigned(UInt64(n.counter))
@@ -170,7 +228,7 @@ enum StateCodec {
             e.unsigned(UInt64(n.priority.rank))
             e.int(n.created)
             e.bool(n.deleted)
-            e.text(utf8: n.bodyUTF8)
+            e.text(utf8: state.bodyUTF8(k))
             if let runs = n.structure {
                 structure.removeAll(keepingCapacity: true)
                 StructureCodec.encode(runs, into: &structure)
@@ -179,13 +237,13 @@ enum StateCodec {
         }
     }
 
-    /// The bytes `encodeNotes` writes for `notes`, exactly: a buffer of this size holds their
-    /// entries without growing (a section's entries are most of a large save's memory).
-    static func encodedSize(_ notes: ArraySlice<WireNoteState>) -> Int {
+    /// The bytes `encodeNotes` writes for `state`'s notes, exactly: a buffer of this size holds
+    /// their entries without growing (a section's entries are most of a large save's memory).
+    static func encodedSize(_ state: WireState) -> Int {
         var total = 0
         var structure: [UInt8] = []
-        for n in notes {
-            total += encodedSize(of: n, bodyUTF8Count: n.bodyUTF8.count)
+        for (k, n) in state.notes.enumerated() {
+            total += encodedSize(of: n, bodyUTF8Count: state.bodies.ranges[k].count)
             if let runs = n.structure {
                 structure.removeAll(keepingCapacity: true)
                 StructureCodec.encode(runs, into: &structure)
@@ -195,8 +253,8 @@ enum StateCodec {
         return total
     }
 
-    /// The bytes `encodeNotes` writes for `n` with a body of `bodyUTF8Count` bytes of UTF-8
-    /// (whatever `n.bodyUTF8` holds), its structure left out.
+    /// The bytes `encodeNotes` writes for `n` with a body of `bodyUTF8Count` bytes of UTF-8,
+    /// its structure left out.
     static func encodedSize(of n: WireNoteState, bodyUTF8Count: Int) -> Int {
         var tagsSize = 0
         if let first = n.firstTag { tagsSize += CBOREncoder.textSize(utf8Count: first.utf8.count) }
@@ -300,9 +358,9 @@ enum StateCodec {
             }
             // The fields moved into the entry (not copied, then released here).
             notes.append(WireNoteState(replica: Int(r), counter: UInt32(c), title: consume t, firstTag: consume firstTag, otherTags: consume tags,
-                                       priority: p, created: created, deleted: deleted, bodyUTF8: consume body, structure: consume structure))
+                                       priority: p, created: created, deleted: deleted, structure: consume structure))
         }
         guard reader.offset == bytes.count else { throw ReadError(message: "state section: extra bytes after its array") }
-        return WireState(title: title, notes: notes, scalars: scalars, bodyText: WireState.BodyText(bytes: bytes, ranges: bodyRanges))
+        return WireState(title: title, notes: notes, scalars: scalars, bodies: WireState.BodyText(bytes: bytes, ranges: bodyRanges))
     }
 }

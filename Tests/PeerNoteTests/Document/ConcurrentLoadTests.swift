@@ -263,7 +263,7 @@ struct ConcurrentLoadTests {
         }
         // One more character in a body than the ops insert: the halves do not join.
         var longer = try #require(block.state)
-        longer.notes[2].body += "!"
+        longer.setBody(2, longer.body(2) + "!")
         let disagreeing = file { $0.state = longer }
         var replayer = BlockReplayer(genesis: try #require(block.genesis))
         var totals = WireCodec.Totals()
@@ -324,15 +324,15 @@ struct ConcurrentLoadTests {
         // The section's bodies hold one character more, or fewer, than the ops insert with the
         // text column; one more visible and one fewer deleted (the count agrees, the text not).
         var longer = state, shorter = state, moved = state
-        longer.notes[7].body += "!"
-        shorter.notes[7].body.removeLast()
-        moved.notes[7].body += "x"
+        longer.setBody(7, longer.body(7) + "!")
+        shorter.setBody(7, String(shorter.body(7).dropLast()))
+        moved.setBody(7, moved.body(7) + "x")
         let cases: [(String, [UInt8])] = [
             ("a body longer", file { $0.state = longer }),
             ("a body shorter", file { $0.state = shorter }),
             ("deleted text longer", file { $0.deadText.append("y") }),
             ("one moved from deleted to visible", file { $0.state = moved; $0.deadText.removeLast() }),
-            ("no notes in the section", file { $0.state?.notes = [] }),
+            ("no notes in the section", file { $0.state = $0.state.map { WireState(title: $0.title, notes: [], bodies: []) } }),
         ]
         for (what, bytes) in cases {
             #expect(throws: PeerNoteError.self, "\(what)") { try Document.load(bytes, concurrentFrom: .max) }

@@ -156,7 +156,7 @@ struct FormatVersion3Tests {
         var b = block
         b.state?.notes[0].structure = [runs[0], runs[2], runs[1], runs[3]]
         let body = Array(doc.notes[0].body.unicodeScalars)
-        b.state?.notes[0].body = String(String.UnicodeScalarView([body[0], body[2], body[1], body[3]]))
+        b.state?.setBody(0, String(String.UnicodeScalarView([body[0], body[2], body[1], body[3]])))
         Self.expectRefused(Self.file(b), "is not the order its history gives")
     }
 
@@ -230,7 +230,7 @@ struct FormatVersion3Tests {
             change(&r)
             b.state?.notes[k].structure = StructureCodec.joined(r)
             if let dead { b.deadText = dead }
-            if let body { b.state?.notes[k].body = body }
+            if let body { b.state?.setBody(k, body) }
             return Self.file(b)
         }
         // A deleted run shown as visible (its characters then in the body, not the deleted text).

@@ -20,9 +20,9 @@ struct StateSectionTests {
     }
 
     /// Load reads the state section's text through these two; they must agree with the standard library.
-    @Test("A section's entry takes 104 bytes: a load holds one a note at its peak")
+    @Test("A section's entry takes 72 bytes: a load holds one a note at its peak")
     func entrySize() {
-        #expect(MemoryLayout<WireNoteState>.stride == 104)
+        #expect(MemoryLayout<WireNoteState>.stride == 72)
     }
 
     @Test("The size a save reserves for a section's entries is what they encode to, at every head width")
@@ -32,18 +32,21 @@ struct StateSectionTests {
                      String(repeating: "y", count: 255), String(repeating: "y", count: 256), String(repeating: "z", count: 65_536)]
         let numbers: [UInt64] = [0, 23, 24, 255, 256, 65_535, 65_536, 0xffff_ffff, 0x1_0000_0000]
         for round in 0 ..< 200 {
+            var bodies: [String] = []
             let notes = (0 ..< Int.random(in: 0 ... 6, using: &rng)).map { _ -> WireNoteState in
                 let tags = (0 ..< Int.random(in: 0 ... 3, using: &rng)).map { _ in texts.randomElement(using: &rng) ?? "" }.filter { !$0.isEmpty }
                 let created = Int64(truncatingIfNeeded: numbers.randomElement(using: &rng) ?? 0) * (Bool.random(using: &rng) ? 1 : -1) - (Bool.random(using: &rng) ? 1 : 0)
                 return WireNoteState(replica: Int(numbers[Int.random(in: 0 ..< 6, using: &rng)]), counter: UInt32(truncatingIfNeeded: numbers.randomElement(using: &rng) ?? 0),
                                      title: texts.randomElement(using: &rng) ?? "", tags: Array(Set(tags)).sorted(),
                                      priority: [Priority.low, .normal, .high].randomElement(using: &rng) ?? .normal, created: created,
-                                     deleted: Bool.random(using: &rng), bodyUTF8: ArraySlice((texts.randomElement(using: &rng) ?? "").utf8),
+                                     deleted: Bool.random(using: &rng),
                                      structure: round % 3 == 0 ? StructureCodecTests.randomRuns(&rng, replicas: 3, count: Int.random(in: 1 ... 40, using: &rng)) : nil)
             }
+            for _ in notes { bodies.append(texts.randomElement(using: &rng) ?? "") }
+            let state = WireState(title: "", notes: notes, bodies: bodies)
             var e = CBOREncoder()
-            StateCodec.encodeNotes(notes[...], into: &e)
-            #expect(StateCodec.encodedSize(notes[...]) == e.bytes.count, "round \(round)")
+            StateCodec.encodeNotes(state, into: &e)
+            #expect(StateCodec.encodedSize(state) == e.bytes.count, "round \(round)")
         }
     }
 
@@ -73,7 +76,7 @@ struct StateSectionTests {
         #expect(raw.version == 2)
         let state = try #require(block.state)
         #expect(state.notes.map(\.deleted) == [false, false, true])
-        #expect(state.notes.last?.body == "zzz ✓ 日本")
+        #expect(state.body(state.notes.count - 1) == "zzz ✓ 日本")
         // Only deleted text is in the text column: "Teh" was replaced by "The".
         #expect(String(String.UnicodeScalarView(block.deadText)) == "Teh")
         #expect(try Document.readNotebook(bytes) == d.notebook)
@@ -191,29 +194,29 @@ struct StateSectionTests {
         }
         // Same length, other characters: the checksum is right, the text is not the history's.
         var sameLength = state
-        sameLength.notes[0].body = String(sameLength.notes[0].body.reversed())
+        sameLength.setBody(0, String(sameLength.body(0).reversed()))
         var b = block
         b.state = sameLength
         let bytes = Self.file(b)
-        #expect(try Document.readNotebook(bytes).notes[0].body == sameLength.notes[0].body)
+        #expect(try Document.readNotebook(bytes).notes[0].body == sameLength.body(0))
         // A different body of the same length loads (only the history can tell which text is right:
         // it is the text, in document order); what load shows is then the stored text.
-        #expect(try Document.load(bytes).notes[0].body == sameLength.notes[0].body)
+        #expect(try Document.load(bytes).notes[0].body == sameLength.body(0))
 
         var longer = state
-        longer.notes[0].body += "!"
+        longer.setBody(0, longer.body(0) + "!")
         try expectRefused(longer, "the state section and the text column hold")
         var retitled = state
         retitled.notes[1].title = "Other"
         try expectRefused(retitled, "note 1 differs")
         var reordered = state
-        reordered.notes.swapAt(0, 1)
+        reordered.swapNotes(0, 1)
         try expectRefused(reordered, "not listed in document order")
         var missing = state
-        missing.notes.removeLast()
+        missing.removeLastNote()
         try expectRefused(missing, "fewer than the ops insert")
         var extra = state
-        extra.notes.append(WireNoteState(replica: 0, counter: 999, title: "", tags: [], priority: .normal, created: 0, deleted: true, body: "", structure: state.storesStructures ? [] : nil))
+        extra.append(WireNoteState(replica: 0, counter: 999, title: "", tags: [], priority: .normal, created: 0, deleted: true, structure: state.storesStructures ? [] : nil), body: "")
         try expectRefused(extra, "lists 4 notes, the history has 3")
         var renamed = state
         renamed.title = "Not the title"
@@ -221,14 +224,14 @@ struct StateSectionTests {
         try expectRefused(state, dead: block.deadText + ["x"], "the state section and the text column hold")
         // As many characters in all, but one more visible and one less deleted.
         var moved = state
-        moved.notes[0].body += "x"
+        moved.setBody(0, moved.body(0) + "x")
         try expectRefused(moved, dead: Array(block.deadText.dropLast()), "does not match the history")
     }
 
     /// A state read from a section keeps its bytes, and a load fills the bodies through one
-    /// pointer to them (`WireState.bodyText`); a state made otherwise is filled from each note's
-    /// slice. Both ways give the same bodies and log text, and refuse the same misfit.
-    @Test("Bodies filled through the section's bytes and through each note's slice agree, on one thread and on two", arguments: [12, BlockReplayer.concurrentFillFrom + 40])
+    /// pointer to them (`WireState.bodies`); a state made otherwise has its bodies in bytes of
+    /// its own. Both give the same bodies and log text, and refuse the same misfit.
+    @Test("Bodies filled from the section's bytes and from bytes of their own agree, on one thread and on two", arguments: [12, BlockReplayer.concurrentFillFrom + 40])
     func bodiesFilledEitherWay(count: Int) throws {
         let d = Document(title: "Either", author: "t", id: UUID(), replica: ReplicaID(high: 5, low: 6), time: Date(timeIntervalSince1970: 1_700_000_000))
         for k in 0 ..< count {
@@ -239,10 +242,10 @@ struct StateSectionTests {
         let bytes = d.save()
         let block = try WireCodec.decodePayloads(BlockCodec.decode(bytes), fileSize: bytes.count)[0]
         let read = try #require(block.state)
-        #expect(read.bodyText?.ranges.count == count)
-        var made = read
-        made.notes = read.notes   // a state made otherwise: no section bytes
-        #expect(made.bodyText == nil)
+        #expect(read.bodies.ranges.count == count)
+        // A state made otherwise: its bodies in bytes of their own.
+        let made = WireState(title: read.title, notes: read.notes, bodies: read.notes.indices.map(read.body))
+        #expect(made == read && made.bodies.bytes.count < read.bodies.bytes.count)
         func filled(_ state: WireState) throws -> (bodies: [[Unicode.Scalar]], text: [Unicode.Scalar]) {
             var replayer = BlockReplayer(genesis: try #require(block.genesis))
             try replayer.replay(block)
@@ -255,13 +258,10 @@ struct StateSectionTests {
         #expect(other.text == text)
         #expect(bodies.contains { $0.contains("日") } && bodies.contains { $0.contains("é") })
         // One visible character more in a note of the second half, and one deleted one fewer:
-        // refused through the notes' slices too (the test below has it through the bytes).
+        // refused from bodies of their own too (the test below has it through the section's bytes).
         let k = count / 2 + 3
-        var moved = read.notes
-        moved[k].body += "x"
-        var bad = read
-        bad.notes = moved
-        #expect(bad.bodyText == nil)
+        var bad = made
+        bad.setBody(k, bad.body(k) + "x")
         #expect {
             var replayer = BlockReplayer(genesis: try #require(block.genesis))
             try replayer.replay(block)
@@ -301,7 +301,7 @@ struct StateSectionTests {
         }
         for notes in [[3], [count / 2 + 7], [count / 2 + 7, 3]] {
             var moved = state
-            for k in notes { moved.notes[k].body += "x" }
+            for k in notes { moved.setBody(k, moved.body(k) + "x") }
             var b = block
             b.state = moved
             b.deadText.removeLast(notes.count)
@@ -554,11 +554,11 @@ struct MalformedStateSectionTests {
         #expect(state.title == "Notebook" && state.notes.count == 1)
         let note = try #require(state.notes.first)
         #expect(note.replica == 0 && note.counter == 1 && note.title == "Title" && note.tags == ["tag"] && note.priority == .high
-                && note.created == -5 && note.deleted && note.body == "body é")
+                && note.created == -5 && note.deleted && state.body(0) == "body é")
         // The bodies' scalars, counted as read, and again once a body changes.
         #expect(state.liveScalarCount == 6)
         var changed = state
-        changed.notes[0].body = "ab😀 ü"
+        changed.setBody(0, "ab😀 ü")
         #expect(changed.liveScalarCount == 5)
         let expected = ["names a replica outside", "has an invalid counter", "has no title text", "has no tag list",
                         "has an unknown priority", "has an invalid creation time", "has no deleted flag", "has no body text"]
@@ -600,9 +600,9 @@ struct MalformedStateSectionTests {
         Self.expectRefused(try Self.file(with: [Self.field(12, bytes: [1, 2, 3])]), "lacks its inflated size")
         Self.expectRefused(try Self.file(with: [Self.field(12, uint: 5), Self.field(13, uint: 3)]), "not a byte string")
         Self.expectRefused(try Self.file(with: [Self.field(12, bytes: Deflate.compress(notCBOR)), Self.field(13, uint: 1 << 40)]), "impossible for")
-        let foreign = StateCodec.encode(WireState(title: "x", notes: [WireNoteState(replica: 99, counter: 1, title: "", tags: [], priority: .normal, created: 0, deleted: false, body: "")]))
+        let foreign = StateCodec.encode(WireState(title: "x", notes: [WireNoteState(replica: 99, counter: 1, title: "", tags: [], priority: .normal, created: 0, deleted: false)], bodies: [""]))
         Self.expectRefused(try Self.file(with: [Self.field(12, bytes: Deflate.compress(foreign)), Self.field(13, uint: UInt64(foreign.count))]), "outside the block's table")
-        let empty = StateCodec.encode(WireState(title: "x", notes: []))
+        let empty = StateCodec.encode(WireState(title: "x", notes: [], bodies: []))
         let appended = try Self.file(with: [Self.field(12, bytes: Deflate.compress(empty)), Self.field(13, uint: UInt64(empty.count))], kind: .append)
         #expect {
             _ = try Document.load(appended)
