@@ -10,8 +10,17 @@ Benchmarks/README.md, The release link).
 
 How: runs each command below under valgrind's callgrind (release builds of both tools, copied
 without their DWARF, which valgrind 3.19 cannot read) on a notebook of 2,000 notes that it
-builds, sums each function's instructions over all runs, and writes the functions of the two
-binaries, most instructions first. The file only orders code: a name it lacks (code added
+builds, and writes the functions of the two binaries in this order:
+  - first the functions the build compiled (each in a section of its own, which the link can
+    place one by one), then the toolchain's (the Swift runtime and standard library, Foundation):
+    a toolchain library compiled as one section moves whole, and placed among the build's
+    functions it would spread them over its own size;
+  - within each, by the runs that call them: every function the first run calls (start-up, in
+    `pnmerge --version`) before any other, then the rest of the second run's (`validate`:
+    loading), then the rest of the third's, and so on; within that, the most instructions first.
+The code of each of the first runs, the everyday commands, is then one stretch or a few, and
+little of the other commands' code lies among it.
+The file only orders code: a name it lacks (code added
 since) is laid out after the listed ones, a name that no longer exists is ignored. Run it again
 when the commands' code has changed much, then link again (the list is not an input SwiftPM
 watches):
@@ -22,6 +31,7 @@ watches):
 Needs valgrind (`apt-get install valgrind`).
 """
 import argparse
+import glob
 import json
 import os
 import re
@@ -34,26 +44,27 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 def commands():
-    """The runs, as (tool, arguments), each in `work`; files they change are copied first."""
+    """The runs, as (tool, arguments), each in `work`; files they change are copied first. The
+    most used first: the order puts the functions of each run together, earlier runs first."""
     mine, theirs, fresh = "mine.peernote", "theirs.peernote", "fresh.peernote"
     return [
         ("pnmerge", ["--version"]),
         ("pnmerge", ["validate", mine]),
+        ("peernote", ["list", mine]),
+        ("peernote", ["edit", fresh, "Note 11", "--body", "z", "--author", "bench"]),
         ("pnmerge", ["merge", mine, theirs, "-o", "out.peernote"]),
         ("pnmerge", ["merge", fresh, theirs]),
+        ("peernote", ["show", mine, "Note 12"]),
+        ("peernote", ["add", fresh, "--title", "x", "--body", "y", "--author", "bench"]),
+        ("peernote", ["rm", fresh, "Note 13", "--author", "bench"]),
+        ("peernote", ["search", mine, "note 1234"]),
+        ("pnmerge", ["sync", "synced"]),
         ("pnmerge", ["show", mine]),
         ("pnmerge", ["diff", mine, theirs]),
         ("pnmerge", ["log", mine]),
+        ("peernote", ["conflicts", mine]),
         ("pnmerge", ["inspect", mine]),
         ("pnmerge", ["compact", fresh]),
-        ("pnmerge", ["sync", "synced"]),
-        ("peernote", ["list", mine]),
-        ("peernote", ["show", mine, "Note 12"]),
-        ("peernote", ["search", mine, "note 1234"]),
-        ("peernote", ["edit", fresh, "Note 11", "--body", "z", "--author", "bench"]),
-        ("peernote", ["add", fresh, "--title", "x", "--body", "y", "--author", "bench"]),
-        ("peernote", ["rm", fresh, "Note 13", "--author", "bench"]),
-        ("peernote", ["conflicts", mine]),
     ]
 
 
@@ -94,6 +105,27 @@ def profile(binary, args, work, out):
     return costs
 
 
+def own_functions(tools):
+    """The functions the build compiled itself (the project's modules and its packages), from
+    the object files SwiftPM leaves beside the tools (`.build/release/*.build/*.o`): each is in
+    a section of its own (the release build asks for one a function), so the link can place it
+    anywhere. Empty, with a note, when the tools were copied away from their objects."""
+    objects = glob.glob(os.path.join(tools, "*.build", "*.o"))
+    if not objects:
+        print(f"link-order.py: no object files in {tools}/*.build: the toolchain's functions are not put last",
+              file=sys.stderr)
+        return set()
+    names = set()
+    for chunk in range(0, len(objects), 200):
+        out = subprocess.run(["nm", "--defined-only", *objects[chunk:chunk + 200]], check=True,
+                             capture_output=True, text=True).stdout
+        for line in out.splitlines():
+            parts = line.split()
+            if len(parts) == 3 and parts[1] in "tTwW":
+                names.add(parts[2])
+    return names
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("tools", help="folder holding release builds of peernote and pnmerge")
@@ -117,7 +149,7 @@ def main():
             os.chmod(binaries[tool], 0o755)
             subprocess.run(["strip", "-g", binaries[tool]], check=True)
         build(a.tools, work, a.notes)
-        total = {}
+        total, runs = {}, {}
         for i, (tool, args) in enumerate(commands()):
             shutil.copyfile(os.path.join(work, "mine.peernote"), os.path.join(work, "fresh.peernote"))
             shutil.rmtree(os.path.join(work, "synced"), ignore_errors=True)
@@ -132,8 +164,12 @@ def main():
                 sys.exit(f"link-order.py: found no function of {tool} in callgrind's report of {' '.join(args)}")
             for name, cost in costs.items():
                 total[name] = total.get(name, 0) + cost
+                runs[name] = runs.get(name, 0) | 1 << (len(commands()) - 1 - i)
             print(f"{tool} {' '.join(args)}: {len(total)} functions so far", file=sys.stderr)
-        names = sorted(total, key=lambda n: (-total[n], n))
+        own = own_functions(a.tools)
+        # By the runs each function is in, read as a binary number whose first digit is the
+        # first run: every function of the first run comes before any other, and so on.
+        names = sorted(total, key=lambda n: (n not in own, -runs[n], -total[n], n))
         # Written whole or not at all: the release link reads the file as it finds it.
         with tempfile.NamedTemporaryFile("w", dir=os.path.dirname(os.path.abspath(a.output)), delete=False) as f:
             f.write("".join(n + "\n" for n in names))
