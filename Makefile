@@ -40,8 +40,20 @@ SWIFTC ?= $(SWIFT)c
 PACK_RELOCS ?= yes
 RELEASE_LINK = $(if $(filter Linux,$(shell uname -s)),$(shell sh scripts/release-link-flags.sh $(SWIFTC) $(CURDIR)/scripts/link-order.txt $(PACK_RELOCS) $(CURDIR)/.build/static-libstdc++))
 
+# SwiftPM recompiles a module when its sources change, not when the flags do, and relinks
+# without reading the order file again: the flags of the last release build are kept in
+# .build/release-flags, a change of them builds the release again from scratch, and an order
+# file newer than the tools links them again.
 release: deps
-	$(SWIFT) build -c release $(STATIC_STDLIB) $(RELEASE_LINK)
+	@flags='$(STATIC_STDLIB) $(RELEASE_LINK)'; stamp=.build/release-flags; \
+	bin=$$($(SWIFT) build -c release --show-bin-path); \
+	if [ -d "$$bin" ] && [ "$$(cat "$$stamp" 2>/dev/null)" != "$$flags" ]; then \
+	  echo "The release flags changed since the last release build: building it again from scratch"; rm -rf "$$bin"; \
+	elif [ -f "$$bin/pnmerge" ] && [ scripts/link-order.txt -nt "$$bin/pnmerge" ]; then \
+	  rm -f "$$bin/pnmerge" "$$bin/peernote"; \
+	fi; \
+	echo "$(SWIFT) build -c release $$flags"; \
+	$(SWIFT) build -c release $$flags && mkdir -p .build && printf '%s\n' "$$flags" > "$$stamp"
 
 # The Swift tests, then the spec check: pnread.py, a reader written from peernote(5) alone,
 # must read the fixtures, crafted files and random CLI sessions as the tools do

@@ -15,9 +15,10 @@ builds, and writes the functions of the two binaries in this order:
     place one by one), then the toolchain's (the Swift runtime and standard library, Foundation):
     a toolchain library compiled as one section moves whole, and placed among the build's
     functions it would spread them over its own size;
-  - within each, by the runs that call them: every function the first run calls (start-up, in
-    `pnmerge --version`) before any other, then the rest of the second run's (`validate`:
-    loading), then the rest of the third's, and so on; within that, the most instructions first.
+  - within each, by the runs that call them, read as a binary number whose first digit is the
+    first run: every function the first run calls (start-up, in `pnmerge --version`) before any
+    other, then the rest of the second run's (`validate`: loading), then the rest of the
+    third's, and so on; functions that exactly the same runs call, the most instructions first.
 The code of each of the first runs, the everyday commands, is then one stretch or a few, and
 little of the other commands' code lies among it.
 The file only orders code: a name it lacks (code added
@@ -109,17 +110,21 @@ def own_functions(tools):
     """The functions the build compiled itself (the project's modules and its packages), from
     the object files SwiftPM leaves beside the tools (`.build/release/*.build/*.o`): each is in
     a section of its own (the release build asks for one a function), so the link can place it
-    anywhere. Empty, with a note, when the tools were copied away from their objects."""
-    objects = glob.glob(os.path.join(tools, "*.build", "*.o"))
+    anywhere. Exits when there are none (tools copied away from their build: pass the build's
+    folder). An object file `nm` cannot read (one an interrupted build left) is named and
+    skipped."""
+    objects = sorted(glob.glob(os.path.join(tools, "*.build", "**", "*.o"), recursive=True))
     if not objects:
-        print(f"link-order.py: no object files in {tools}/*.build: the toolchain's functions are not put last",
-              file=sys.stderr)
-        return set()
+        sys.exit(f"link-order.py: no object files in {tools}/*.build: pass the release build's folder "
+                 "(.build/release), not a copy of the tools")
     names = set()
-    for chunk in range(0, len(objects), 200):
-        out = subprocess.run(["nm", "--defined-only", *objects[chunk:chunk + 200]], check=True,
-                             capture_output=True, text=True).stdout
-        for line in out.splitlines():
+    for obj in objects:
+        run = subprocess.run(["nm", "--defined-only", obj], capture_output=True, text=True)
+        if run.returncode != 0:
+            print(f"link-order.py: {obj}: nm cannot read it ({run.stderr.strip()}); its functions are not put first",
+                  file=sys.stderr)
+            continue
+        for line in run.stdout.splitlines():
             parts = line.split()
             if len(parts) == 3 and parts[1] in "tTwW":
                 names.add(parts[2])
@@ -139,6 +144,8 @@ def main():
     for tool in ("pnmerge", "peernote"):
         if not os.path.isfile(os.path.join(a.tools, tool)):
             sys.exit(f"link-order.py: {os.path.join(a.tools, tool)}: no such file (make release first)")
+    # Read before the runs: a build folder that lacks them fails at once, not after them.
+    own = own_functions(a.tools)
     # callgrind names each function's binary by its resolved path, which the parsing matches.
     work = os.path.realpath(tempfile.mkdtemp(prefix="pn-link-order."))
     try:
@@ -166,7 +173,6 @@ def main():
                 total[name] = total.get(name, 0) + cost
                 runs[name] = runs.get(name, 0) | 1 << (len(commands()) - 1 - i)
             print(f"{tool} {' '.join(args)}: {len(total)} functions so far", file=sys.stderr)
-        own = own_functions(a.tools)
         # By the runs each function is in, read as a binary number whose first digit is the
         # first run: every function of the first run comes before any other, and so on.
         names = sorted(total, key=lambda n: (n not in own, -runs[n], -total[n], n))

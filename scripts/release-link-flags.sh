@@ -85,8 +85,14 @@ case "$cxxdir" in
     fi ;;
 esac
 
+# The compiler's flags below are tried with the link the tools get: lld and the flags above
+# when those link here, else the default linker.
+linking=
+[ "$flags" != none ] && linking="-use-ld=lld $flags"
+
 meta=
-if "$swiftc" -Xfrontend -disable-concrete-type-metadata-mangled-name-accessors "$dir/probe.swift" -o "$dir/probe-meta" >"$dir/log-meta" 2>&1 \
+# shellcheck disable=SC2086
+if "$swiftc" $linking -Xfrontend -disable-concrete-type-metadata-mangled-name-accessors "$dir/probe.swift" -o "$dir/probe-meta" >"$dir/log-meta" 2>&1 \
    && [ "$("$dir/probe-meta" 2>/dev/null)" = linked ]; then
   meta="-Xswiftc -Xfrontend -Xswiftc -disable-concrete-type-metadata-mangled-name-accessors"
 else
@@ -98,7 +104,8 @@ fi
 # files spread over the binary. Only with an order to follow.
 sections=
 if [ "$flags" != none ] && [ -n "$order" ]; then
-  if "$swiftc" -Xfrontend -function-sections "$dir/probe.swift" -o "$dir/probe-sections" >"$dir/log-sections" 2>&1 \
+  # shellcheck disable=SC2086
+  if "$swiftc" $linking -Xfrontend -function-sections "$dir/probe.swift" -o "$dir/probe-sections" >"$dir/log-sections" 2>&1 \
      && [ "$("$dir/probe-sections" 2>/dev/null)" = linked ]; then
     sections="-Xswiftc -Xfrontend -Xswiftc -function-sections -Xcc -ffunction-sections"
   else
