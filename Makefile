@@ -29,7 +29,7 @@ STATIC_STDLIB := $(if $(filter Linux,$(shell uname -s)),--static-swift-stdlib)
 # everyday commands run laid out together, a function at a time (scripts/link-order.txt, each
 # function compiled into a section of its own) and packed relative relocations: a 2,000-note
 # merge then maps about 4 MB less of the binary's code (Benchmarks/HISTORY.md, 3576cf7), a
-# 20,000-note validate 0.9 MB less again; and with the C++ runtime linked in statically (its used parts
+# 20,000-note validate 1.5 MB less again; and with the C++ runtime linked in statically (its used parts
 # only: about 1 MB less resident memory a process, Benchmarks/HISTORY.md, 2026-11-29).
 # Their code also asks for type metadata through accessor calls rather than mangled names, which
 # the runtime resolves by scanning every protocol conformance record (start-up and argument
