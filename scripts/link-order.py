@@ -53,6 +53,7 @@ def commands():
         ("pnmerge", ["validate", mine]),
         ("peernote", ["list", mine]),
         ("peernote", ["edit", fresh, "Note 11", "--body", "z", "--author", "bench"]),
+        ("peernote", ["edit", "fresh-folder.peernote", "Note 11", "--body", "z", "--author", "bench"]),
         ("pnmerge", ["merge", mine, theirs, "-o", "out.peernote"]),
         ("pnmerge", ["merge", fresh, theirs]),
         ("peernote", ["show", mine, "Note 12"]),
@@ -84,6 +85,9 @@ def build(tools, work, count):
     run("add", "mine.peernote", "--title", "New on the laptop", "--body", "hello")
     run("edit", "theirs.peernote", "Note 7", "--title", "Note 7, retitled on the phone")
     run("rm", "theirs.peernote", "Note 9")
+    # MINE as a notebook folder (the layout for folders a sync tool keeps), which an edit adds a chunk to.
+    subprocess.run([os.path.join(tools, "pnmerge"), "convert", "mine.peernote", "mine-folder.peernote"], cwd=work, check=True,
+                   stdout=subprocess.DEVNULL)
 
 
 def profile(binary, args, work, out):
@@ -159,6 +163,8 @@ def main():
         total, runs = {}, {}
         for i, (tool, args) in enumerate(commands()):
             shutil.copyfile(os.path.join(work, "mine.peernote"), os.path.join(work, "fresh.peernote"))
+            shutil.rmtree(os.path.join(work, "fresh-folder.peernote"), ignore_errors=True)
+            shutil.copytree(os.path.join(work, "mine-folder.peernote"), os.path.join(work, "fresh-folder.peernote"))
             shutil.rmtree(os.path.join(work, "synced"), ignore_errors=True)
             os.makedirs(os.path.join(work, "synced", "laptop"))
             os.makedirs(os.path.join(work, "synced", "phone"))
