@@ -247,8 +247,7 @@ struct PartRebuild {
             }
             if note {
                 slots[id] = notes.count
-                notes.append(NoteState(id: id, created: created))
-                notes[notes.count - 1].position.write(id: id, lamport: lamport, replicas: replicas, value: id, preds: [])
+                notes.append(NoteState(id: id, created: created, lamport: lamport))
             }
         case .moveNote(let n, let left, let right, let preds):
             let note = parts.contains(note: n)
@@ -258,7 +257,7 @@ struct PartRebuild {
                     try order.integrate(id: id, originLeft: left, originRight: right, elements: CollectionOfOne(n), budget: &workBudget, replicaLess: less)
                 }
             }
-            if note { notes[i].position.write(id: id, lamport: lamport, replicas: replicas, value: id, preds: preds) }
+            if note { notes[i].writePosition(id: id, lamport: lamport, replicas: replicas, preds: preds) }
         case .setNoteTitle(let n, let value, let preds):
             guard parts.contains(note: n) else { return }
             notes[try index(of: n)].title.write(id: id, lamport: lamport, replicas: replicas, value: value, preds: preds)

@@ -57,6 +57,12 @@ struct MVRegister<Value: Sendable & Equatable>: Sendable {
         return box
     }
 
+    /// An empty register.
+    init() {}
+
+    /// A register holding `entry` alone: what a write of it to an empty register leaves.
+    init(only entry: Entry) { head = entry }
+
     private var rest: [Entry] { others?.rest ?? [] }
 
     /// The box of other values, to tell whether a write copied it (tests: a box this register

@@ -10,36 +10,52 @@ struct NoteStorageTests {
     /// A few tags, two of them canonically equivalent but spelled differently (two tags).
     static let tagNames = ["work", "home", "caf\u{E9}", "cafe\u{301}", "z"]
 
-    @Test("A note's priority and deleted registers, boxed until written, read as plain registers; a copy's box is its own", arguments: 0 ..< 3)
+    @Test("A note's priority, deleted and position registers, boxed until written, read as plain registers; a copy's box is its own", arguments: 0 ..< 3)
     func rareRegisters(seed: UInt64) {
         var rng = SeededRandom(state: seed)
         let replicas = [ReplicaID(high: 1, low: 1), ReplicaID(high: 2, low: 2)]
+        var moved = 0
         for _ in 0 ..< 200 {
-            var note = NoteState(id: LocalID(agent: 0, counter: 1), created: 0)
-            var priority = MVRegister<Priority>(), deleted = MVRegister<Bool>()
+            // A note created by op 0@1 at Lamport timestamp 1 (agent 1 or 0: either side of a tie).
+            let noteID = LocalID(agent: UInt32(rng.next() % 2), counter: 0)
+            var note = NoteState(id: noteID, created: 0, lamport: 1)
+            var priority = MVRegister<Priority>(), deleted = MVRegister<Bool>(), position = MVRegister<LocalID>()
+            position.write(id: noteID, lamport: 1, replicas: replicas, value: noteID, preds: [])
             #expect(note.priority.value == nil && !note.isDeleted)
-            var copies: [(NoteState, MVRegister<Priority>, MVRegister<Bool>)] = []
+            #expect(note.position.value == noteID && note.position.ids == [noteID] && !note.position.isConflicted)
+            var copies: [(NoteState, MVRegister<Priority>, MVRegister<Bool>, MVRegister<LocalID>)] = []
             for lamport in 1 ... UInt64(rng.next() % 10 + 1) {
                 let id = LocalID(agent: UInt32(rng.next() % 2), counter: UInt32(lamport))
-                if rng.next() % 2 == 0 {
+                switch rng.next() % 3 {
+                case 0:
                     let value = [Priority.low, .normal, .high][Int(rng.next() % 3)]
                     let preds = rng.next() % 3 == 0 ? [] : priority.ids
                     note.writePriority(value, id: id, lamport: lamport, replicas: replicas, preds: preds)
                     priority.write(id: id, lamport: lamport, replicas: replicas, value: value, preds: preds)
-                } else {
+                case 1:
                     let value = rng.next() % 3 != 0
                     let preds = rng.next() % 3 == 0 ? [] : deleted.ids
                     note.writeDeleted(value, id: id, lamport: lamport, replicas: replicas, preds: preds)
                     deleted.write(id: id, lamport: lamport, replicas: replicas, value: value, preds: preds)
+                default:
+                    // A move, concurrent with the creation's value (no preds, same timestamp: a
+                    // tie the replicas break) or after what the register shows.
+                    let preds = rng.next() % 3 == 0 ? [] : position.ids
+                    note.writePosition(id: id, lamport: lamport, replicas: replicas, preds: preds)
+                    position.write(id: id, lamport: lamport, replicas: replicas, value: id, preds: preds)
+                    moved += 1
                 }
-                if rng.next() % 3 == 0 { copies.append((note, priority, deleted)) }
+                if rng.next() % 3 == 0 { copies.append((note, priority, deleted, position)) }
             }
-            for (n, p, d) in copies + [(note, priority, deleted)] {
+            for (n, p, d, m) in copies + [(note, priority, deleted, position)] {
                 #expect(n.priority.value == p.value && n.priority.ids == p.ids && n.priority.isConflicted == p.isConflicted)
                 #expect(n.deleted.ids == d.ids && n.isDeleted == d.entries.contains { $0.value })
+                #expect(n.position.value == m.value && n.position.ids == m.ids && n.position.isConflicted == m.isConflicted)
+                #expect(n.position.sortedEntries(replicas: replicas).map(\.lamport) == m.sortedEntries(replicas: replicas).map(\.lamport))
             }
         }
-        #expect(MemoryLayout<NoteState>.stride == 280, "a note's state: 280 bytes, one a note in the note table")
+        #expect(moved > 100)
+        #expect(MemoryLayout<NoteState>.stride == 248, "a note's state: 248 bytes, one a note in the note table")
     }
 
     @Test("TagAdds keeps, shows and forgets what a dictionary of sets does", arguments: 0 ..< 4)

@@ -8,7 +8,7 @@ import Testing
 struct NoteTableTests {
     /// A note whose title and body name `tag` (a body integrated as a load or an edit does).
     static func note(_ counter: UInt32, _ tag: String) -> NoteState {
-        var n = NoteState(id: LocalID(agent: 0, counter: counter), created: Int64(counter))
+        var n = NoteState(id: LocalID(agent: 0, counter: counter), created: Int64(counter), lamport: UInt64(counter))
         n.title.write(id: LocalID(agent: 0, counter: counter + 1), lamport: UInt64(counter) + 1, replicas: [ReplicaID(high: 0, low: 1)],
                       value: tag, preds: [])
         setBody(&n, tag)
