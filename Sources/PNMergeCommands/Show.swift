@@ -54,67 +54,70 @@ extension PNMerge {
                 }
             }
             let style = RenderStyle.current
-            let text: String
             // The resolving commands act on the file as it is now, not as it was at a change.
             let resolvable = at == nil && file != "-" && !Inputs.isNotAFile(file) ? file : nil
+            var out = ChunkedOutput()
             switch format {
-            case .text: text = NotebookRendering.text(notebook, style: style, resolvingIn: resolvable)
-            case .markdown: text = NotebookRendering.markdown(notebook, style: style)
-            case .json: text = NotebookRendering.json(notebook, style: style).rendered
+            case .text: try NotebookRendering.text(notebook, style: style, resolvingIn: resolvable, to: &out)
+            case .markdown: try NotebookRendering.markdown(notebook, style: style, to: &out)
+            case .json: try NotebookRendering.json(notebook, style: style, to: &out)
             }
-            try Console.current.emit(text)
+            try out.finish()
         }
     }
 }
 
-/// A notebook as text, Markdown and JSON, for `show`. In text and Markdown, titles and tags are shown
-/// on one line and bodies as lines, with control characters made visible (`DisplayText`); tags that
-/// are the same text in other Unicode scalars are each followed by their scalars. In Markdown, body
-/// lines that would read as a `#` or `##` heading get a backslash (`MarkdownHeading.escapeBody`).
+/// A notebook as text, Markdown and JSON, for `show`, written a note at a time (`ChunkedOutput`).
+/// In text and Markdown, titles and tags are shown on one line and bodies as lines, with control
+/// characters made visible (`DisplayText`); tags that are the same text in other Unicode scalars
+/// are each followed by their scalars. In Markdown, body lines that would read as a `#` or `##`
+/// heading get a backslash (`MarkdownHeading.escapeBody`).
 enum NotebookRendering {
-    static func text(_ notebook: Notebook, style: RenderStyle, resolvingIn file: String? = nil) -> String {
+    static func text(_ notebook: Notebook, style: RenderStyle, resolvingIn file: String? = nil, to out: inout ChunkedOutput) throws(CLIFailure) {
         let title = notebook.title.isEmpty ? "(untitled notebook)" : DisplayText.oneLine(notebook.title)
-        var lines = [style.paint(title, .bold), String(repeating: "=", count: max(DisplayText.columns(title), 3))]
-        if notebook.notes.isEmpty { lines += ["", "(no notes)"] }
+        try out.lines([style.paint(title, .bold), String(repeating: "=", count: max(DisplayText.columns(title), 3))])
+        if notebook.notes.isEmpty { try out.lines(["", "(no notes)"]) }
         for note in notebook.notes {
-            lines.append("")
-            lines.append(style.paint(note.title.isEmpty ? "(untitled)" : DisplayText.oneLine(note.title), .bold))
+            try out.line("")
+            try out.line(style.paint(note.title.isEmpty ? "(untitled)" : DisplayText.oneLine(note.title), .bold))
             var facts = ["priority \(note.priority.rawValue)"]
             if !note.tags.isEmpty { facts.append("tags " + DisplayText.tagList(note.tags)) }
             facts.append("created " + style.dateTime(note.created))
-            lines.append("  " + style.paint(facts.joined(separator: " · "), .dim))
+            try out.line("  " + style.paint(facts.joined(separator: " · "), .dim))
             if !note.body.isEmpty {
-                lines += DisplayText.bodyLines(note.body).map { "  " + $0 }
+                try out.lines(DisplayText.bodyLines(note.body).lazy.map { "  " + $0 })
             }
         }
         if !notebook.conflicts.isEmpty {
-            lines += ["", style.paint("Conflicts (\(notebook.conflicts.count)):", .bold)]
-            lines += notebook.conflicts.map { "  " + style.paint(ConflictRendering.line($0, in: notebook, style: style, resolvingIn: file), .yellow) }
+            try out.lines(["", style.paint("Conflicts (\(notebook.conflicts.count)):", .bold)])
+            try out.lines(notebook.conflicts.lazy.map { "  " + style.paint(ConflictRendering.line($0, in: notebook, style: style, resolvingIn: file), .yellow) })
         }
-        return lines.joined(separator: "\n") + "\n"
     }
 
-    static func markdown(_ notebook: Notebook, style: RenderStyle) -> String {
-        var lines = ["# " + (notebook.title.isEmpty ? "(untitled notebook)" : DisplayText.oneLine(notebook.title))]
+    static func markdown(_ notebook: Notebook, style: RenderStyle, to out: inout ChunkedOutput) throws(CLIFailure) {
+        try out.line("# " + (notebook.title.isEmpty ? "(untitled notebook)" : DisplayText.oneLine(notebook.title)))
         for note in notebook.notes {
-            lines += ["", "## " + (note.title.isEmpty ? "(untitled)" : DisplayText.oneLine(note.title)), ""]
+            try out.lines(["", "## " + (note.title.isEmpty ? "(untitled)" : DisplayText.oneLine(note.title)), ""])
             var facts = ["Priority: \(note.priority.rawValue)"]
             if !note.tags.isEmpty { facts.append("Tags: " + DisplayText.tagList(note.tags)) }
             facts.append("Created: " + style.dateTime(note.created))
-            lines.append(facts.joined(separator: " · "))
+            try out.line(facts.joined(separator: " · "))
             // A body line such as "# Steps" would read as a note or the notebook title: escaped
             // as `peernote export` escapes it ("\# Steps").
-            if !note.body.isEmpty { lines += ["", DisplayText.multiline(MarkdownHeading.escapeBody(note.body))] }
+            if !note.body.isEmpty { try out.lines(["", DisplayText.multiline(MarkdownHeading.escapeBody(note.body))]) }
         }
         if !notebook.conflicts.isEmpty {
-            lines += ["", "---", "", "**Conflicts**", ""]
-            lines += notebook.conflicts.map { "- " + ConflictRendering.line($0, in: notebook, style: style) }
+            try out.lines(["", "---", "", "**Conflicts**", ""])
+            try out.lines(notebook.conflicts.lazy.map { "- " + ConflictRendering.line($0, in: notebook, style: style) })
         }
-        return lines.joined(separator: "\n") + "\n"
     }
 
-    /// `{"id", "title", "notes": [{"id", "title", "body", "tags", "priority", "created"}], "conflicts": […]}`.
-    static func json(_ notebook: Notebook, style: RenderStyle) -> JSONValue {
-        NotebookJSONValue.notebook(notebook, conflicts: .array(notebook.conflicts.map { ConflictRendering.json($0, in: notebook, style: style) }))
+    /// `{"id", "title", "notes": [{"id", "title", "body", "tags", "priority", "created"}], "conflicts": […]}`
+    /// (`NotebookJSONValue.notebook`), written a note at a time.
+    static func json(_ notebook: Notebook, style: RenderStyle, to out: inout ChunkedOutput) throws(CLIFailure) {
+        let conflicts = JSONValue.array(notebook.conflicts.map { ConflictRendering.json($0, in: notebook, style: style) })
+        try NotebookJSONValue.writeNotebook(notebook, conflicts: conflicts, into: &out.pending, chunk: ChunkedOutput.chunk) { (bytes: inout [UInt8]) throws(CLIFailure) in
+            try ChunkedOutput.write(&bytes)
+        }
     }
 }

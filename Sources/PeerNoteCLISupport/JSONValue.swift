@@ -46,11 +46,15 @@ public indirect enum JSONValue: Equatable, Sendable {
         return out
     }
 
-    private static func indentation(_ level: Int, into out: inout [UInt8]) {
+    /// `level` indentation steps (two spaces each), as `rendered` indents a value's members.
+    public static func indentation(_ level: Int, into out: inout [UInt8]) {
         out.append(contentsOf: repeatElement(UInt8(ascii: " "), count: 2 * level))
     }
 
-    private func write(into out: inout [UInt8], indent: Int) {
+    /// Appends the value as `rendered` writes it at nesting level `indent` (its members one
+    /// level deeper), without the final newline: for a writer that renders a large value a
+    /// member at a time (`NotebookJSONValue.writeNotebook`).
+    public func write(into out: inout [UInt8], indent: Int) {
         switch self {
         case .null: out.append(contentsOf: "null".utf8)
         case .bool(let b): out.append(contentsOf: (b ? "true" : "false").utf8)

@@ -23,6 +23,40 @@ public enum NotebookJSONValue {
         return .object(members + extra)
     }
 
+    /// `notebook(notebook, conflicts:).rendered` as UTF-8, appended to `out` a note at a time:
+    /// `flush` is given `out` whenever it holds `chunk` bytes or more (and empties it, or not),
+    /// so that a notebook of many notes is never held as one JSON value nor one text. The
+    /// bytes are exactly those of `rendered`.
+    public static func writeNotebook<E: Error>(_ notebook: Notebook, conflicts: JSONValue? = nil, into out: inout [UInt8], chunk: Int = 1 << 16,
+                                               flush: (inout [UInt8]) throws(E) -> Void) throws(E) {
+        func member(_ key: String, last: Bool, _ value: (inout [UInt8]) throws(E) -> Void) throws(E) {
+            JSONValue.indentation(1, into: &out)
+            JSONValue.string(key).write(into: &out, indent: 1)
+            out.append(contentsOf: ": ".utf8)
+            try value(&out)
+            out.append(contentsOf: (last ? "\n" : ",\n").utf8)
+        }
+        out.append(contentsOf: "{\n".utf8)
+        try member("id", last: false) { JSONValue.string(notebook.id.uuidString.lowercased()).write(into: &$0, indent: 1) }
+        try member("title", last: false) { JSONValue.string(notebook.title).write(into: &$0, indent: 1) }
+        try member("notes", last: conflicts == nil) { (out: inout [UInt8]) throws(E) in
+            guard !notebook.notes.isEmpty else { out.append(contentsOf: "[]".utf8); return }
+            out.append(contentsOf: "[\n".utf8)
+            for (i, n) in notebook.notes.enumerated() {
+                JSONValue.indentation(2, into: &out)
+                note(n).write(into: &out, indent: 2)
+                out.append(contentsOf: (i == notebook.notes.count - 1 ? "\n" : ",\n").utf8)
+                if out.count >= chunk { try flush(&out) }
+            }
+            JSONValue.indentation(1, into: &out)
+            out.append(UInt8(ascii: "]"))
+        }
+        if let conflicts {
+            try member("conflicts", last: true) { conflicts.write(into: &$0, indent: 1) }
+        }
+        out.append(contentsOf: "}\n".utf8)
+    }
+
     /// `{"id": "<document uuid>", "title": "…", "notes": [NOTE, …]}`, then `"conflicts"` when given.
     public static func notebook(_ notebook: Notebook, conflicts: JSONValue? = nil) -> JSONValue {
         var members: [(String, JSONValue)] = [

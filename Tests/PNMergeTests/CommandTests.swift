@@ -193,6 +193,38 @@ struct CommandTests {
         #expect(md.out.contains("**Conflicts**"))
     }
 
+    @Test("show of a notebook larger than the chunks it is written in: every note, in order, in each format")
+    func showLargeNotebook() throws {
+        let doc = Document(title: "Many")
+        var bodies: [String] = []
+        for i in 0 ..< 600 {
+            let body = "Body of note \(i): " + String(repeating: "text \(i) ", count: 20)
+            bodies.append(body)
+            doc.addNote(title: "N\(i)", body: body, tags: ["t\(i % 4)"], created: Date(timeIntervalSince1970: 1_700_000_000))
+        }
+        let bytes = doc.save()
+        let text = pnmerge(["show", "-"], input: bytes)
+        #expect(text.status == 0)
+        #expect(text.out.utf8.count > 2 << 16)
+        let expected = "Many\n====\n" + bodies.enumerated().map { i, body in
+            "\nN\(i)\n  priority normal · tags t\(i % 4) · created 2023-11-14 22:13\n  \(body)\n"
+        }.joined()
+        #expect(text.out == expected)
+
+        let md = pnmerge(["show", "--format", "markdown", "-"], input: bytes)
+        #expect(md.status == 0)
+        #expect(md.out.utf8.count > 2 << 16)
+        #expect(md.out.components(separatedBy: "\n## N").count == 601)
+        #expect(md.out.hasSuffix("\n\n" + bodies[599] + "\n"))
+
+        let json = pnmerge(["show", "--format", "json", "-"], input: bytes)
+        #expect(json.status == 0)
+        let o = try #require(try parseJSON(json.out) as? [String: Any])
+        let notes = try #require(o["notes"] as? [[String: Any]])
+        #expect(notes.map { $0["body"] as? String } == bodies)
+        #expect(notes.map { $0["title"] as? String } == (0 ..< 600).map { "N\($0)" })
+    }
+
     @Test("show --at shows the notebook as it was after a past change; an unknown change is a usage error")
     func showAt() throws {
         let s = try Diverged()

@@ -1,4 +1,5 @@
 import Testing
+import PeerNote
 import PeerNoteCLISupport
 
 /// `JSONValue` writes its text as bytes, copying a string's UTF-8 in runs between the
@@ -87,5 +88,34 @@ struct JSONRenderingTests {
             let s = String(Unicode.Scalar(scalar).map(Character.init) ?? "?")
             #expect(JSONValue.quoted("a" + s + "b") == Self.quote("a" + s + "b"), "U+\(String(scalar, radix: 16))")
         }
+    }
+    @Test("A notebook's JSON written a note at a time, in chunks of any size, is its JSON value rendered whole")
+    func notebookWrittenInChunks() throws {
+        let doc = Document(title: "Big \u{1}\"book\"")
+        var expectedNotes: [Note] = []
+        for i in 0 ..< 300 {
+            let id = doc.addNote(title: "Note \(i) \u{2028}", body: String(repeating: "line \\ \"\(i)\"\n\t", count: i % 7), tags: i % 3 == 0 ? ["t\(i % 5)", "x"] : [])
+            expectedNotes.append(try #require(doc.note(id)))
+        }
+        let notebook = doc.notebook
+        #expect(notebook.notes.map(\.id) == expectedNotes.map(\.id))
+        let conflicts = JSONValue.array([.object([("kind", .string("title")), ("values", .strings(["a", "b"]))])])
+        let empty = Document(title: "").notebook
+        for (nb, c) in [(notebook, conflicts), (notebook, nil), (empty, conflicts), (empty, nil)] as [(Notebook, JSONValue?)] {
+            let whole = NotebookJSONValue.notebook(nb, conflicts: c).renderedBytes
+            for chunk in [1, 7, 4096, 1 << 16] {
+                var written: [UInt8] = [], out: [UInt8] = [], flushes = 0
+                NotebookJSONValue.writeNotebook(nb, conflicts: c, into: &out, chunk: chunk) { (bytes: inout [UInt8]) in
+                    #expect(bytes.count >= chunk)
+                    written += bytes
+                    bytes.removeAll()
+                    flushes += 1
+                }
+                written += out
+                #expect(written == whole, "chunk \(chunk), \(nb.notes.count) notes")
+                if chunk < 4096 && !nb.notes.isEmpty { #expect(flushes > 1) }
+            }
+        }
+        #expect(NotebookJSONValue.notebook(notebook, conflicts: conflicts).renderedBytes.count > 1 << 16)
     }
 }
