@@ -56,7 +56,7 @@ extension PNMerge {
             let style = RenderStyle.current
             // The resolving commands act on the file as it is now, not as it was at a change.
             let resolvable = at == nil && file != "-" && !Inputs.isNotAFile(file) ? file : nil
-            var out = ChunkedOutput()
+            var out = ChunkedWriter(to: Console.current.writeBytes)
             switch format {
             case .text: try NotebookRendering.text(notebook, style: style, resolvingIn: resolvable, to: &out)
             case .markdown: try NotebookRendering.markdown(notebook, style: style, to: &out)
@@ -67,13 +67,13 @@ extension PNMerge {
     }
 }
 
-/// A notebook as text, Markdown and JSON, for `show`, written a note at a time (`ChunkedOutput`).
+/// A notebook as text, Markdown and JSON, for `show`, written a note at a time (`ChunkedWriter`).
 /// In text and Markdown, titles and tags are shown on one line and bodies as lines, with control
 /// characters made visible (`DisplayText`); tags that are the same text in other Unicode scalars
 /// are each followed by their scalars. In Markdown, body lines that would read as a `#` or `##`
 /// heading get a backslash (`MarkdownHeading.escapeBody`).
 enum NotebookRendering {
-    static func text(_ notebook: Notebook, style: RenderStyle, resolvingIn file: String? = nil, to out: inout ChunkedOutput) throws(CLIFailure) {
+    static func text(_ notebook: Notebook, style: RenderStyle, resolvingIn file: String? = nil, to out: inout ChunkedWriter) throws(CLIFailure) {
         let title = notebook.title.isEmpty ? "(untitled notebook)" : DisplayText.oneLine(notebook.title)
         try out.lines([style.paint(title, .bold), String(repeating: "=", count: max(DisplayText.columns(title), 3))])
         if notebook.notes.isEmpty { try out.lines(["", "(no notes)"]) }
@@ -94,7 +94,7 @@ enum NotebookRendering {
         }
     }
 
-    static func markdown(_ notebook: Notebook, style: RenderStyle, to out: inout ChunkedOutput) throws(CLIFailure) {
+    static func markdown(_ notebook: Notebook, style: RenderStyle, to out: inout ChunkedWriter) throws(CLIFailure) {
         try out.line("# " + (notebook.title.isEmpty ? "(untitled notebook)" : DisplayText.oneLine(notebook.title)))
         for note in notebook.notes {
             try out.lines(["", "## " + (note.title.isEmpty ? "(untitled)" : DisplayText.oneLine(note.title)), ""])
@@ -114,10 +114,10 @@ enum NotebookRendering {
 
     /// `{"id", "title", "notes": [{"id", "title", "body", "tags", "priority", "created"}], "conflicts": […]}`
     /// (`NotebookJSONValue.notebook`), written a note at a time.
-    static func json(_ notebook: Notebook, style: RenderStyle, to out: inout ChunkedOutput) throws(CLIFailure) {
+    static func json(_ notebook: Notebook, style: RenderStyle, to out: inout ChunkedWriter) throws(CLIFailure) {
         let conflicts = JSONValue.array(notebook.conflicts.map { ConflictRendering.json($0, in: notebook, style: style) })
-        try NotebookJSONValue.writeNotebook(notebook, conflicts: conflicts, into: &out.pending, chunk: ChunkedOutput.chunk) { (bytes: inout [UInt8]) throws(CLIFailure) in
-            try ChunkedOutput.write(&bytes)
+        try out.appendBytes { (bytes, flush) throws(CLIFailure) in
+            try NotebookJSONValue.writeNotebook(notebook, conflicts: conflicts, into: &bytes, chunk: ChunkedWriter.chunk, flush: flush)
         }
     }
 }

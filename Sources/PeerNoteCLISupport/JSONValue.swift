@@ -46,6 +46,30 @@ public indirect enum JSONValue: Equatable, Sendable {
         return out
     }
 
+    /// `JSONValue.array(elements.map(value))` as `write(into:indent:)` writes it, each element made
+    /// and written in turn: `flush` is given `out` whenever it holds `chunk` bytes or more (and
+    /// empties it, or not), so that a listing of many notes is never held whole, as values or
+    /// as text. The bytes are exactly those of the array written whole.
+    public static func writeArray<S: Sequence, E: Error>(_ elements: S, indent: Int, into out: inout [UInt8], chunk: Int,
+                                                         flush: (inout [UInt8]) throws(E) -> Void,
+                                                         _ value: (S.Element) -> JSONValue) throws(E) {
+        var first = true
+        for element in elements {
+            out.append(contentsOf: (first ? "[\n" : ",\n").utf8)
+            first = false
+            indentation(indent + 1, into: &out)
+            value(element).write(into: &out, indent: indent + 1)
+            if out.count >= chunk { try flush(&out) }
+        }
+        if first {
+            out.append(contentsOf: "[]".utf8)
+        } else {
+            out.append(UInt8(ascii: "\n"))
+            indentation(indent, into: &out)
+            out.append(UInt8(ascii: "]"))
+        }
+    }
+
     /// `level` indentation steps (two spaces each), as `rendered` indents a value's members.
     public static func indentation(_ level: Int, into out: inout [UInt8]) {
         out.append(contentsOf: repeatElement(UInt8(ascii: " "), count: 2 * level))

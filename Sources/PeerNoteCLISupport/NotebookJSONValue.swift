@@ -40,16 +40,7 @@ public enum NotebookJSONValue {
         try member("id", last: false) { JSONValue.string(notebook.id.uuidString.lowercased()).write(into: &$0, indent: 1) }
         try member("title", last: false) { JSONValue.string(notebook.title).write(into: &$0, indent: 1) }
         try member("notes", last: conflicts == nil) { (out: inout [UInt8]) throws(E) in
-            guard !notebook.notes.isEmpty else { out.append(contentsOf: "[]".utf8); return }
-            out.append(contentsOf: "[\n".utf8)
-            for (i, n) in notebook.notes.enumerated() {
-                JSONValue.indentation(2, into: &out)
-                note(n).write(into: &out, indent: 2)
-                out.append(contentsOf: (i == notebook.notes.count - 1 ? "\n" : ",\n").utf8)
-                if out.count >= chunk { try flush(&out) }
-            }
-            JSONValue.indentation(1, into: &out)
-            out.append(UInt8(ascii: "]"))
+            try JSONValue.writeArray(notebook.notes, indent: 1, into: &out, chunk: chunk, flush: flush) { note($0) }
         }
         if let conflicts {
             try member("conflicts", last: true) { conflicts.write(into: &$0, indent: 1) }

@@ -20,11 +20,13 @@ extension PeerNoteCLI {
         var format: Format = .markdown
 
         func execute() throws {
-            let document = try DocumentFile.open(file, pipes: true)
+            let notebook = try DocumentFile.open(file, pipes: true).notebook
+            var out = StandardOutput.chunked()
             switch format {
-            case .markdown: try StandardOutput.write(MarkdownFormat.render(NotebookContent(document.notebook)))
-            case .json: try StandardOutput.write(NotebookJSON.render(document.notebook))
+            case .markdown: try MarkdownFormat.write(notebook, to: &out)
+            case .json: try NotebookJSON.write(notebook, to: &out)
             }
+            try out.finish()
         }
     }
 }

@@ -42,10 +42,14 @@ extension PeerNoteCLI {
                 // JSON carries each note's body; the text listing shows none, so it makes none.
                 let rows: [(index: Int?, note: Note)] = deleted ? document.deletedNotes(matching: filter).map { (nil, $0) }
                     : document.notes(matching: filter).map { ($0.index, $0.note) }
-                let value = JSONValue.array(rows.map { row in
-                    NotebookJSONValue.note(row.note, deleted: true, extra: [("index", .optional(row.index))])
-                })
-                return try StandardOutput.write(bytes: value.renderedBytes)
+                var out = StandardOutput.chunked()
+                try out.appendBytes { (bytes, flush) throws(CLIFailure) in
+                    try JSONValue.writeArray(rows, indent: 0, into: &bytes, chunk: ChunkedWriter.chunk, flush: flush) { row in
+                        NotebookJSONValue.note(row.note, deleted: true, extra: [("index", .optional(row.index))])
+                    }
+                }
+                try out.line("")
+                return try out.finish()
             }
             // The notes read where they lie, each cell as its line is written.
             let color = Terminal.colorEnabled()

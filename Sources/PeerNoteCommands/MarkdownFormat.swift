@@ -45,14 +45,26 @@ public enum MarkdownFormat {
     // MARK: Writing
 
     public static func render(_ notebook: NotebookContent) -> String {
-        var out = ""
-        if !notebook.title.isEmpty { out += "# " + escapeHeading(notebook.title) + "\n\n" }
-        for note in notebook.notes {
-            out += "## " + escapeHeading(note.title) + "\n"
-            if let meta = metadataLine(tags: note.tags, priority: note.priority, created: note.created) { out += meta + "\n" }
-            out += "\n"
-            if !note.body.isEmpty { out += escapeBody(note.body) + "\n\n" }
-        }
+        notebook.notes.reduce(into: heading(notebook.title)) { $0 += render($1) }
+    }
+
+    /// `render(NotebookContent(notebook))`, written a note at a time.
+    static func write(_ notebook: Notebook, to out: inout ChunkedWriter) throws(CLIFailure) {
+        try out.append(heading(notebook.title))
+        for note in notebook.notes { try out.append(render(NoteContent(note))) }
+    }
+
+    /// The notebook's `# Title` and the blank line after it; nothing for an empty title.
+    private static func heading(_ title: String) -> String {
+        title.isEmpty ? "" : "# " + escapeHeading(title) + "\n\n"
+    }
+
+    /// One note: its `## Title`, metadata line, a blank line, and its body and a blank line.
+    private static func render(_ note: NoteContent) -> String {
+        var out = "## " + escapeHeading(note.title) + "\n"
+        if let meta = metadataLine(tags: note.tags, priority: note.priority, created: note.created) { out += meta + "\n" }
+        out += "\n"
+        if !note.body.isEmpty { out += escapeBody(note.body) + "\n\n" }
         return out
     }
 

@@ -23,6 +23,13 @@ public enum NotebookJSON {
         NotebookJSONValue.notebook(notebook).rendered
     }
 
+    /// `render(notebook)`, written a note at a time.
+    static func write(_ notebook: Notebook, to out: inout ChunkedWriter) throws(CLIFailure) {
+        try out.appendBytes { (bytes, flush) throws(CLIFailure) in
+            try NotebookJSONValue.writeNotebook(notebook, into: &bytes, chunk: ChunkedWriter.chunk, flush: flush)
+        }
+    }
+
     private struct NotebookValue: Decodable {
         var title: String?
         var notes: [NoteValue]

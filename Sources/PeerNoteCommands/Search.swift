@@ -43,22 +43,25 @@ extension PeerNoteCLI {
             }
             let document = try DocumentFile.open(file, pipes: true)
             let hits = document.search(search, tag: tag)
+            var out = StandardOutput.chunked()
             if json {
-                let value = JSONValue.array(hits.map { hit in
-                    .object([("note", .string(hit.note.description)), ("title", .string(hit.title)),
-                             ("field", .string(hit.line == nil ? "title" : "body")), ("line", .optional(hit.line)),
-                             ("text", .string(hit.text))])
-                })
-                return try StandardOutput.write(bytes: value.renderedBytes)
+                try out.appendBytes { (bytes, flush) throws(CLIFailure) in
+                    try JSONValue.writeArray(hits, indent: 0, into: &bytes, chunk: ChunkedWriter.chunk, flush: flush) { hit in
+                        .object([("note", .string(hit.note.description)), ("title", .string(hit.title)),
+                                 ("field", .string(hit.line == nil ? "title" : "body")), ("line", .optional(hit.line)),
+                                 ("text", .string(hit.text))])
+                    }
+                }
+                try out.line("")
+                return try out.finish()
             }
             let color = Terminal.colorEnabled()
-            var out = ""
             for hit in hits {
                 let place = hit.line.map { "line \($0)" } ?? "title"
-                out += Terminal.paint(hit.note.short, .yellow, enabled: color) + "  " + Terminal.paint(Text.quoted(hit.title), .bold, enabled: color)
-                    + "  " + place + ": " + DisplayText.oneLine(hit.text) + "\n"
+                try out.line(Terminal.paint(hit.note.short, .yellow, enabled: color) + "  " + Terminal.paint(Text.quoted(hit.title), .bold, enabled: color)
+                    + "  " + place + ": " + DisplayText.oneLine(hit.text))
             }
-            try StandardOutput.write(out)
+            try out.finish()
         }
     }
 }

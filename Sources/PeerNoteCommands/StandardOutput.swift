@@ -16,6 +16,11 @@ enum StandardOutput {
         if let failure = text.withUTF8({ write(UnsafeRawBufferPointer($0)) }) { throw failure }
     }
 
+    /// A writer to standard output a chunk at a time, for results as large as a whole notebook.
+    static func chunked() -> ChunkedWriter {
+        ChunkedWriter { (bytes: [UInt8]) throws(CLIFailure) in try write(bytes: bytes) }
+    }
+
     /// `write(text)` for text already encoded as UTF-8 (`JSONValue.renderedBytes`).
     static func write(bytes: [UInt8]) throws(CLIFailure) {
         if let failure = bytes.withUnsafeBytes({ write($0) }) { throw failure }

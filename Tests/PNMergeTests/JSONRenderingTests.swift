@@ -118,4 +118,23 @@ struct JSONRenderingTests {
         }
         #expect(NotebookJSONValue.notebook(notebook, conflicts: conflicts).renderedBytes.count > 1 << 16)
     }
+    @Test("An array written an element at a time, at any nesting and in chunks of any size, is the array written whole", arguments: [0, 1, 2, 50, 2_000])
+    func arrayWrittenInChunks(count: Int) {
+        let values: [JSONValue] = (0 ..< count).map { i in
+            .object([("i", .int(i)), ("s", .string(String(repeating: "x\u{7}\"", count: i % 9))), ("a", .array(i % 2 == 0 ? [] : [.null, .bool(true)]))])
+        }
+        for indent in [0, 1, 3] {
+            var whole: [UInt8] = []
+            JSONValue.array(values).write(into: &whole, indent: indent)
+            for chunk in [1, 5, 1 << 16] {
+                var written: [UInt8] = [], out: [UInt8] = Array("prefix ".utf8)
+                JSONValue.writeArray(values, indent: indent, into: &out, chunk: chunk, flush: { (bytes: inout [UInt8]) in
+                    written += bytes
+                    bytes.removeAll()
+                }) { $0 }
+                written += out
+                #expect(written == Array("prefix ".utf8) + whole, "\(count) elements, indent \(indent), chunk \(chunk)")
+            }
+        }
+    }
 }

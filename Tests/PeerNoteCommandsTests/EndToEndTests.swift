@@ -1,6 +1,7 @@
 import Foundation
 import PeerNote
 import PeerNoteCLISupport
+import PeerNoteCommands
 import Testing
 import TestSupport
 
@@ -50,6 +51,31 @@ struct EndToEndTests {
         let json = try ok(["export", "n.peernote", "--format", "json"], in: dir)
         let object = try #require(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any])
         #expect((object["notes"] as? [[String: Any]])?.compactMap { $0["title"] as? String } == ["Gamma", "Alpha", "Beta"])
+    }
+
+    @Test("export of a notebook larger than the chunks it is written in: what the whole-text renderers give")
+    func exportLargeNotebook() throws {
+        let dir = try TempDir()
+        let doc = Document(title: "Many # notes")
+        for i in 0 ..< 600 {
+            doc.addNote(title: "N\(i)", body: "# Body \(i)\n" + String(repeating: "text \"\(i)\" ", count: 20), tags: ["t\(i % 4)"],
+                        priority: i % 5 == 0 ? .high : .normal)
+        }
+        try dir.write(doc.save(), "big.peernote")
+        let markdown = try ok(["export", "big.peernote"], in: dir)
+        #expect(markdown.utf8.count > 2 << 16)
+        #expect(markdown == MarkdownFormat.render(NotebookContent(doc.notebook)))
+        let json = try ok(["export", "big.peernote", "--format", "json"], in: dir)
+        #expect(json == NotebookJSON.render(doc.notebook))
+        let listed = try ok(["list", "big.peernote", "--json"], in: dir)
+        #expect(listed == JSONValue.array(doc.notes.enumerated().map { i, note in
+            NotebookJSONValue.note(note, deleted: true, extra: [("index", .int(i))])
+        }).rendered)
+        let found = try ok(["search", "big.peernote", "Body", "--json"], in: dir)
+        let hits = try #require(try JSONSerialization.jsonObject(with: Data(found.utf8)) as? [[String: Any]])
+        #expect(hits.count == 600 && found.utf8.count > 1 << 16)
+        let lines = try ok(["search", "big.peernote", "text \"599\""], in: dir)
+        #expect(lines.split(separator: "\n").count == 1)
     }
 
     @Test("new and import refuse to overwrite, leaving the file as it was (exit 73)")

@@ -1,0 +1,58 @@
+/// Results written a chunk at a time, to standard output or to what a test captures: a command
+/// that prints a whole notebook holds one chunk of its text, not all of it (at 20,000 notes,
+/// 6 MB of text, the room a string grows into, and the lines or JSON values it was made of).
+///
+/// Contract: what is appended is written in order, once, each write given to `sink` whole;
+/// `finish()` writes the rest. A failed write throws the sink's failure (status 74 for standard
+/// output); what was written before it stays written, as with any output cut short.
+public struct ChunkedWriter {
+    /// How many bytes are held before they are written.
+    public static let chunk = 1 << 16
+
+    private var pending: [UInt8] = []
+    private let sink: ([UInt8]) throws(CLIFailure) -> Void
+
+    /// A writer that gives its chunks to `sink`.
+    public init(to sink: @escaping ([UInt8]) throws(CLIFailure) -> Void) {
+        self.sink = sink
+        pending.reserveCapacity(Self.chunk + Self.chunk / 4)
+    }
+
+    /// Appends `text`, and writes what is held once it fills a chunk.
+    public mutating func append(_ text: String) throws(CLIFailure) {
+        pending.append(contentsOf: text.utf8)
+        if pending.count >= Self.chunk { try flush() }
+    }
+
+    /// Appends `text` and a newline.
+    public mutating func line(_ text: String) throws(CLIFailure) {
+        try append(text)
+        pending.append(UInt8(ascii: "\n"))
+    }
+
+    /// Appends each of `texts` as a line.
+    public mutating func lines(_ texts: some Sequence<String>) throws(CLIFailure) {
+        for t in texts { try line(t) }
+    }
+
+    /// Lets `produce` append bytes itself (a JSON writer: `NotebookJSONValue.writeNotebook`),
+    /// giving it the flush to call when they fill a chunk.
+    public mutating func appendBytes(_ produce: (inout [UInt8], _ flush: (inout [UInt8]) throws(CLIFailure) -> Void) throws(CLIFailure) -> Void) throws(CLIFailure) {
+        let sink = self.sink
+        try produce(&pending) { (bytes: inout [UInt8]) throws(CLIFailure) in
+            try sink(bytes)
+            bytes.removeAll(keepingCapacity: true)
+        }
+    }
+
+    /// Writes what is held.
+    public mutating func finish() throws(CLIFailure) {
+        try flush()
+    }
+
+    private mutating func flush() throws(CLIFailure) {
+        guard !pending.isEmpty else { return }
+        try sink(pending)
+        pending.removeAll(keepingCapacity: true)
+    }
+}
