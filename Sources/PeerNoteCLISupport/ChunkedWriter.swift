@@ -18,10 +18,31 @@ public struct ChunkedWriter {
         pending.reserveCapacity(Self.chunk + Self.chunk / 4)
     }
 
-    /// Appends `text`, and writes what is held once it fills a chunk.
+    /// Appends `text`, and writes what is held once it fills a chunk. A text of a chunk or more
+    /// (a long note's body) goes out a chunk at a time from where the string holds it, never
+    /// copied whole.
     public mutating func append(_ text: String) throws(CLIFailure) {
-        pending.append(contentsOf: text.utf8)
-        if pending.count >= Self.chunk { try flush() }
+        guard text.utf8.count >= Self.chunk else {
+            pending.append(contentsOf: text.utf8)
+            if pending.count >= Self.chunk { try flush() }
+            return
+        }
+        var text = text, failure: CLIFailure?
+        text.withUTF8 { utf8 in
+            var start = 0
+            while start < utf8.count {
+                let end = Swift.min(start + Self.chunk, utf8.count)
+                pending.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[start ..< end]))
+                start = end
+                if pending.count >= Self.chunk {
+                    do throws(CLIFailure) { try flush() } catch {
+                        failure = error
+                        return
+                    }
+                }
+            }
+        }
+        if let failure { throw failure }
     }
 
     /// Appends `text` and a newline.
@@ -41,6 +62,17 @@ public struct ChunkedWriter {
         let sink = self.sink
         try produce(&pending) { (bytes: inout [UInt8]) throws(CLIFailure) in
             try sink(bytes)
+            Self.empty(&bytes)
+        }
+    }
+
+    /// Empties `bytes`, keeping their room unless one large value grew it past two chunks (the
+    /// room would then stay, unused, for the rest of the run).
+    private static func empty(_ bytes: inout [UInt8]) {
+        if bytes.capacity > 2 * chunk {
+            bytes = []
+            bytes.reserveCapacity(chunk + chunk / 4)
+        } else {
             bytes.removeAll(keepingCapacity: true)
         }
     }
@@ -53,6 +85,6 @@ public struct ChunkedWriter {
     private mutating func flush() throws(CLIFailure) {
         guard !pending.isEmpty else { return }
         try sink(pending)
-        pending.removeAll(keepingCapacity: true)
+        Self.empty(&pending)
     }
 }
