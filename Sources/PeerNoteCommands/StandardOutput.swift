@@ -5,8 +5,6 @@ import Glibc
 import Darwin
 #endif
 
-private func sysWrite(_ fd: Int32, _ buf: UnsafeRawPointer?, _ n: Int) -> Int { write(fd, buf, n) }
-
 /// Writing results to standard output, reporting a failed write (a full disk, a closed pipe) as exit 74.
 enum StandardOutput {
     static func write(_ text: String) throws(CLIFailure) {
@@ -26,17 +24,9 @@ enum StandardOutput {
         if let failure = bytes.withUnsafeBytes({ write($0) }) { throw failure }
     }
 
-    /// Writes `bytes` whole; the failure, if one write fails.
+    /// Writes `bytes` whole (`writeAll`); the failure, if one write fails, in the words
+    /// `pnmerge` uses for it.
     private static func write(_ bytes: UnsafeRawBufferPointer) -> CLIFailure? {
-        var written = 0
-        while written < bytes.count {
-            let n = sysWrite(1, bytes.baseAddress.map { $0 + written }, bytes.count - written)
-            if n < 0 {
-                if errno == EINTR { continue }
-                return CLIFailure(.ioError, "standard output: \(String(cString: strerror(errno)))")
-            }
-            written += n
-        }
-        return nil
+        writeAll(bytes, to: 1).map { CLIFailure(.ioError, "standard output: write failed: \(POSIXText.describe($0))") }
     }
 }
