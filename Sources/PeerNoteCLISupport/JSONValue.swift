@@ -53,20 +53,40 @@ public indirect enum JSONValue: Equatable, Sendable {
     public static func writeArray<S: Sequence, E: Error>(_ elements: S, indent: Int, into out: inout [UInt8], chunk: Int,
                                                          flush: (inout [UInt8]) throws(E) -> Void,
                                                          _ value: (S.Element) -> JSONValue) throws(E) {
-        var first = true
+        var array = ArrayWriter(indent: indent)
         for element in elements {
-            out.append(contentsOf: (first ? "[\n" : ",\n").utf8)
-            first = false
-            indentation(indent + 1, into: &out)
-            value(element).write(into: &out, indent: indent + 1)
+            array.append(value(element), into: &out)
             if out.count >= chunk { try flush(&out) }
         }
-        if first {
-            out.append(contentsOf: "[]".utf8)
-        } else {
-            out.append(UInt8(ascii: "\n"))
-            indentation(indent, into: &out)
-            out.append(UInt8(ascii: "]"))
+        array.finish(into: &out)
+    }
+
+    /// A JSON array written an element at a time, for elements that come one by one (from a
+    /// callback; `writeArray` takes a sequence): the bytes `JSONValue.array(elements)` gives at
+    /// nesting level `indent`, once `finish` has closed it.
+    public struct ArrayWriter {
+        private let indent: Int
+        private var count = 0
+
+        public init(indent: Int) { self.indent = indent }
+
+        /// Appends `value`, the array's next element, to `out`.
+        public mutating func append(_ value: JSONValue, into out: inout [UInt8]) {
+            out.append(contentsOf: (count == 0 ? "[\n" : ",\n").utf8)
+            count += 1
+            JSONValue.indentation(indent + 1, into: &out)
+            value.write(into: &out, indent: indent + 1)
+        }
+
+        /// Closes the array (`[]` when nothing was appended).
+        public func finish(into out: inout [UInt8]) {
+            if count == 0 {
+                out.append(contentsOf: "[]".utf8)
+            } else {
+                out.append(UInt8(ascii: "\n"))
+                JSONValue.indentation(indent, into: &out)
+                out.append(UInt8(ascii: "]"))
+            }
         }
     }
 

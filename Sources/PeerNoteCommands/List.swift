@@ -39,14 +39,21 @@ extension PeerNoteCLI {
             let filter = NoteFilter(tags: tags, priority: priority?.priority, conflicted: conflicts)
             let conflictCount = document.conflicts.count
             if json {
-                // JSON carries each note's body; the text listing shows none, so it makes none.
-                let rows: [(index: Int?, note: Note)] = deleted ? document.deletedNotes(matching: filter).map { (nil, $0) }
-                    : document.notes(matching: filter).map { ($0.index, $0.note) }
+                // JSON carries each note's body (the text listing shows none, so it makes none),
+                // each note made and written in turn, a chunk at a time.
                 var out = StandardOutput.chunked()
                 try out.appendBytes { (bytes, flush) throws(CLIFailure) in
-                    try JSONValue.writeArray(rows, indent: 0, into: &bytes, chunk: ChunkedWriter.chunk, flush: flush) { row in
-                        NotebookJSONValue.note(row.note, deleted: true, extra: [("index", .optional(row.index))])
+                    var array = JSONValue.ArrayWriter(indent: 0)
+                    func row(_ index: Int?, _ note: Note) throws(CLIFailure) {
+                        array.append(NotebookJSONValue.note(note, deleted: true, extra: [("index", .optional(index))]), into: &bytes)
+                        if bytes.count >= ChunkedWriter.chunk { try flush(&bytes) }
                     }
+                    if deleted {
+                        for note in document.deletedNotes(matching: filter) { try row(nil, note) }
+                    } else {
+                        try document.forEachNote(matching: filter) { (index, note) throws(CLIFailure) in try row(index, note) }
+                    }
+                    array.finish(into: &bytes)
                 }
                 try out.line("")
                 return try out.finish()

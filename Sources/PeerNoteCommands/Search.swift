@@ -42,21 +42,24 @@ extension PeerNoteCLI {
                 throw CLIFailure(.usage, "\(error)")
             }
             let document = try DocumentFile.open(file, pipes: true)
-            let hits = document.search(search, tag: tag)
+            // Each hit written as it is found, a chunk at a time.
             var out = StandardOutput.chunked()
             if json {
                 try out.appendBytes { (bytes, flush) throws(CLIFailure) in
-                    try JSONValue.writeArray(hits, indent: 0, into: &bytes, chunk: ChunkedWriter.chunk, flush: flush) { hit in
-                        .object([("note", .string(hit.note.description)), ("title", .string(hit.title)),
-                                 ("field", .string(hit.line == nil ? "title" : "body")), ("line", .optional(hit.line)),
-                                 ("text", .string(hit.text))])
+                    var array = JSONValue.ArrayWriter(indent: 0)
+                    try document.search(search, tag: tag) { (hit: SearchHit) throws(CLIFailure) in
+                        array.append(.object([("note", .string(hit.note.description)), ("title", .string(hit.title)),
+                                              ("field", .string(hit.line == nil ? "title" : "body")), ("line", .optional(hit.line)),
+                                              ("text", .string(hit.text))]), into: &bytes)
+                        if bytes.count >= ChunkedWriter.chunk { try flush(&bytes) }
                     }
+                    array.finish(into: &bytes)
                 }
                 try out.line("")
                 return try out.finish()
             }
             let color = Terminal.colorEnabled()
-            for hit in hits {
+            try document.search(search, tag: tag) { (hit: SearchHit) throws(CLIFailure) in
                 let place = hit.line.map { "line \($0)" } ?? "title"
                 try out.line(Terminal.paint(hit.note.short, .yellow, enabled: color) + "  " + Terminal.paint(Text.quoted(hit.title), .bold, enabled: color)
                     + "  " + place + ": " + DisplayText.oneLine(hit.text))

@@ -360,6 +360,29 @@ struct LibraryAPITests {
         #expect(try Document.load(doc.save()).notes.map(\.created.timeIntervalSince1970) == times)
     }
 
+    enum ListingError: Error { case enough(count: Int) }
+
+    @Test("An app reads a notebook, a filtered listing or a search a note at a time, and stops it with its own typed error")
+    func oneNoteAtATime() throws {
+        let doc = Document(title: "Big")
+        for i in 0 ..< 50 { doc.addNote(title: "Note \(i)", body: "body \(i)", tags: i % 5 == 0 ? ["five"] : []) }
+        var titles: [String] = []
+        doc.forEachNote { titles.append($0.title) }
+        #expect(titles == doc.notes.map(\.title))
+        var indexes: [Int] = []
+        doc.forEachNote(matching: NoteFilter(tags: ["five"])) { index, _ in indexes.append(index) }
+        #expect(indexes == [0, 5, 10, 15, 20, 25, 30, 35, 40, 45])
+        let search = try NoteSearch("body")
+        do throws(ListingError) {
+            try doc.search(search) { (hit: SearchHit) throws(ListingError) in
+                if hit.text == "body 3" { throw .enough(count: 4) }
+            }
+            Issue.record("the search went past the hit that stopped it")
+        } catch .enough(let count) {
+            #expect(count == 4)
+        }
+    }
+
     @Test("A notebook created or set without a title says so in its history, not 'titled notebook \"\"'")
     func untitledInHistory() throws {
         let doc = Document(title: "", author: "ann")

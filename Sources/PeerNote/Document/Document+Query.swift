@@ -100,9 +100,20 @@ extension Document {
     /// The live notes `filter` keeps, each with its index among the live notes (what `moveNote`
     /// and `addNote(at:)` count), in document order.
     public func notes(matching filter: NoteFilter) -> [(index: Int, note: Note)] {
-        let all = notes
+        var kept: [(index: Int, note: Note)] = []
+        forEachNote(matching: filter) { kept.append(($0, $1)) }
+        return kept
+    }
+
+    /// Calls `body` with each live note `filter` keeps and its index among the live notes, in
+    /// document order, made one at a time (`forEachNote`).
+    public func forEachNote<E: Error>(matching filter: NoteFilter, _ body: (_ index: Int, _ note: Note) throws(E) -> Void) throws(E) {
         let conflicted: Set<NoteID> = filter.conflicted ? Set(conflicts.compactMap(\.note)) : []
-        return all.enumerated().filter { _, n in keeps(n, filter, conflicted) }.map { ($0.offset, $0.element) }
+        var index = 0
+        try forEachNote { (n: Note) throws(E) in
+            if keeps(n, filter, conflicted) { try body(index, n) }
+            index += 1
+        }
     }
 
     /// The deleted notes `filter` keeps, in document order.
@@ -128,28 +139,42 @@ extension Document {
     /// split at `\n` (a `\r` before it stays in the line's text).
     public func search(_ search: NoteSearch, tag: String? = nil) -> [SearchHit] {
         var hits: [SearchHit] = []
-        for n in notes where tag.map({ n.tags.containsScalars(of: $0) }) ?? true {
+        self.search(search, tag: tag) { hits.append($0) }
+        return hits
+    }
+
+    /// `search(_:tag:)`, each hit given to `found` as it is found, the notes made one at a time
+    /// (`forEachNote`): a search that matches most lines of a large notebook holds no list of
+    /// them. A hit `found` throws for is the last.
+    public func search<E: Error>(_ search: NoteSearch, tag: String? = nil, each found: (SearchHit) throws(E) -> Void) throws(E) {
+        try forEachNote { (n: Note) throws(E) in
+            guard tag.map({ n.tags.containsScalars(of: $0) }) ?? true else { return }
             var title = n.title
-            if title.withUTF8({ search.matches(utf8: $0) }) { hits.append(SearchHit(note: n.id, title: n.title, line: nil, text: n.title)) }
-            guard !n.body.isEmpty else { continue }
+            if title.withUTF8({ search.matches(utf8: $0) }) { try found(SearchHit(note: n.id, title: n.title, line: nil, text: n.title)) }
+            guard !n.body.isEmpty else { return }
             // Split at the byte 0x0A, which in UTF-8 is U+000A alone: the lines a split of the
             // scalars at "\n" gives ("\r\n" is one Character, which a split at "\n" would not
             // find), each made a string only when it is a hit.
-            var body = n.body
+            var body = n.body, failure: E?
             body.withUTF8 { bytes in
                 var start = 0, number = 1
                 while true {
                     let end = bytes[start...].firstIndex(of: 0x0A) ?? bytes.count
                     let line = UnsafeBufferPointer(rebasing: bytes[start ..< end])
                     if search.matches(utf8: line) {
-                        hits.append(SearchHit(note: n.id, title: n.title, line: number, text: String(decoding: line, as: UTF8.self)))
+                        do throws(E) {
+                            try found(SearchHit(note: n.id, title: n.title, line: number, text: String(decoding: line, as: UTF8.self)))
+                        } catch {
+                            failure = error
+                            return
+                        }
                     }
                     guard end < bytes.count else { break }
                     start = end + 1
                     number += 1
                 }
             }
+            if let failure { throw failure }
         }
-        return hits
     }
 }

@@ -126,6 +126,15 @@ public final class Document {
     /// The live notes in document order.
     public var notes: [Note] { state.orderedNoteSlots.map { makeNote(state.noteStates[$0]) } }
 
+    /// Calls `body` with each live note in document order (what `notes` holds), made one at a
+    /// time: a notebook printed a note at a time then needs one note's copy of its text, not
+    /// a copy of all of them.
+    /// - Complexity: O(n) for n notes, plus each note's text.
+    public func forEachNote<E: Error>(_ body: (Note) throws(E) -> Void) throws(E) {
+        let state = self.state
+        for slot in state.orderedNoteSlots { try body(makeNote(state.noteStates[slot])) }
+    }
+
     /// Notes that are deleted (they can be restored), in document order.
     public var deletedNotes: [Note] {
         state.allNoteSlotsInOrder.filter { state.noteStates[$0].isDeleted }.map { makeNote(state.noteStates[$0]) }

@@ -40,6 +40,10 @@ struct NoteSummaryTests {
         let d = try notebook(count: 60, seed: seed)
         #expect(d.noteSummaries == d.notes.map(NoteSummary.init))
         #expect(d.noteCount == d.notes.count)
+        // Notes made one at a time are the notes.
+        var each: [Note] = []
+        d.forEachNote { each.append($0) }
+        #expect(each == d.notes && !each.isEmpty)
         #expect(!d.conflicts.isEmpty)
         for id in (d.notes + d.deletedNotes).map(\.id) {
             #expect(d.index(of: id) == d.notes.firstIndex { $0.id == id })

@@ -55,6 +55,28 @@ struct SearchEquivalenceTests {
         }
     }
 
+    struct Enough: Error {}
+
+    @Test("hits given one at a time are the list's, and the hit the callback throws for is the last")
+    func hitsOneAtATime() throws {
+        let doc = Document(title: "N", author: "a")
+        for i in 0 ..< 30 { doc.addNote(title: "line \(i)", body: "a line\nno\nline again", tags: i % 2 == 0 ? ["t"] : []) }
+        let search = try NoteSearch("line")
+        var each: [SearchHit] = []
+        doc.search(search, tag: "t") { each.append($0) }
+        #expect(each == doc.search(search, tag: "t") && each.count == 45)
+        for stop in [0, 1, 2, 3, 44] {
+            var seen: [SearchHit] = []
+            #expect(throws: Enough.self) {
+                try doc.search(search, tag: "t") { (hit: SearchHit) throws(Enough) in
+                    seen.append(hit)
+                    if seen.count == stop + 1 { throw Enough() }
+                }
+            }
+            #expect(seen == Array(each.prefix(stop + 1)))
+        }
+    }
+
     @Test("a carriage return before a line feed in a title is one character: \"\\r\" alone does not match it, \"\\r\\n\" does")
     func crlfInTitleIsOneCharacter() throws {
         let doc = Document(title: "N", author: "a")
