@@ -1,3 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 import PeerNote
 
 /// The JSON form of notes and notebooks, one renderer for both tools (`pnmerge show --format
@@ -29,6 +34,17 @@ public enum NotebookJSONValue {
     /// bytes are exactly those of `rendered`.
     public static func writeNotebook<E: Error>(_ notebook: Notebook, conflicts: JSONValue? = nil, into out: inout [UInt8], chunk: Int = 1 << 16,
                                                flush: (inout [UInt8]) throws(E) -> Void) throws(E) {
+        try writeNotebook(id: notebook.id, title: notebook.title, conflicts: conflicts, into: &out, chunk: chunk, flush: flush) {
+            (note: (Note) throws(E) -> Void) throws(E) in for n in notebook.notes { try note(n) }
+        }
+    }
+
+    /// `writeNotebook(_:conflicts:into:chunk:flush:)` for the notebook `id`, `title`, whose notes
+    /// `forEachNote` gives one at a time, in order (`Document.forEachNote`): no note is kept
+    /// once written.
+    public static func writeNotebook<E: Error>(id: UUID, title: String, conflicts: JSONValue? = nil, into out: inout [UInt8], chunk: Int = 1 << 16,
+                                               flush: (inout [UInt8]) throws(E) -> Void,
+                                               forEachNote: ((Note) throws(E) -> Void) throws(E) -> Void) throws(E) {
         func member(_ key: String, last: Bool, _ value: (inout [UInt8]) throws(E) -> Void) throws(E) {
             JSONValue.indentation(1, into: &out)
             JSONValue.string(key).write(into: &out, indent: 1)
@@ -37,10 +53,18 @@ public enum NotebookJSONValue {
             out.append(contentsOf: (last ? "\n" : ",\n").utf8)
         }
         out.append(contentsOf: "{\n".utf8)
-        try member("id", last: false) { JSONValue.string(notebook.id.uuidString.lowercased()).write(into: &$0, indent: 1) }
-        try member("title", last: false) { JSONValue.string(notebook.title).write(into: &$0, indent: 1) }
+        try member("id", last: false) { JSONValue.string(id.uuidString.lowercased()).write(into: &$0, indent: 1) }
+        try member("title", last: false) { JSONValue.string(title).write(into: &$0, indent: 1) }
         try member("notes", last: conflicts == nil) { (out: inout [UInt8]) throws(E) in
-            try JSONValue.writeArray(notebook.notes, indent: 1, into: &out, chunk: chunk, flush: flush) { note($0) }
+            var array = JSONValue.ArrayWriter(indent: 1)
+            // (`flush` is only called while `forEachNote` runs, never kept.)
+            try withoutActuallyEscaping(flush) { (flush: @escaping (inout [UInt8]) throws(E) -> Void) throws(E) in
+                try forEachNote { (n: Note) throws(E) in
+                    array.append(note(n), into: &out)
+                    if out.count >= chunk { try flush(&out) }
+                }
+            }
+            array.finish(into: &out)
         }
         if let conflicts {
             try member("conflicts", last: true) { conflicts.write(into: &$0, indent: 1) }
