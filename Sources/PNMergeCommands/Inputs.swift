@@ -189,11 +189,19 @@ enum Inputs {
     }
 
     /// Whether `path` is something other than a file that `pnmerge show` could read again: a
-    /// device (`/dev/null`), a FIFO, a socket or a folder. False for a regular file, and for a
-    /// path where nothing is.
+    /// device (`/dev/null`), a FIFO, a socket or a folder, or a name of one of this process's
+    /// file descriptors (`/dev/stdin`, `/dev/fd/3`, `/proc/self/fd/0`), which names another
+    /// file in the next command a person runs, even when it is a regular file here (`< FILE`).
+    /// False for a regular file, and for a path where nothing is.
     static func isNotAFile(_ path: String) -> Bool {
+        if namesDescriptor(path) { return true }
         var st = stat()
         return path != "-" && stat(path, &st) == 0 && st.st_mode & S_IFMT != S_IFREG
+    }
+
+    /// Whether `path` is spelled as a name of a file descriptor of the process that opens it.
+    static func namesDescriptor(_ path: String) -> Bool {
+        ["/dev/stdin", "/dev/stdout", "/dev/stderr"].contains(path) || path.hasPrefix("/dev/fd/") || path.hasPrefix("/proc/self/fd/")
     }
 
     /// A pipe can be read once: the same one named twice (`/dev/fd/3 /dev/fd/3`, a named FIFO

@@ -95,6 +95,21 @@ struct InputPipeTests {
         #expect(compact.status == 66, "\(compact.err)")
         #expect(compact.err.contains("mine.fifo: is a pipe, and this command writes the file back: it needs a regular file"), "\(compact.err)")
     }
+
+    @Test("A notebook read through a name of a file descriptor (/dev/stdin < FILE) gets no command naming that name: it is another file in the next command")
+    func descriptorNamesGetNoCommands() throws {
+        _ = try Binary.require()
+        let dir = try TempDir()
+        let s = try Diverged()
+        _ = try dir.write(try s.merged().save(), "merged.peernote")
+        let named = try bash(#""$PNMERGE" show merged.peernote"#, in: dir)
+        #expect(named.status == 0 && named.out.contains("resolve: peernote resolve merged.peernote"), "the file's own name gets the commands: \(named.out)")
+        for path in ["/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"] {
+            let r = try bash("\"$PNMERGE\" show \(path) < merged.peernote", in: dir)
+            #expect(r.status == 0 && r.out.contains("Conflicts (2):"), "\(path): \(r.err)")
+            #expect(!r.out.contains("peernote resolve"), "\(path): \(r.out)")
+        }
+    }
 }
 
 @Suite("File-size limit")
