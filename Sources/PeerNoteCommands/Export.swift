@@ -20,11 +20,11 @@ extension PeerNoteCLI {
         var format: Format = .markdown
 
         func execute() throws {
-            let notebook = try DocumentFile.open(file, pipes: true).notebook
+            let document = try DocumentFile.open(file, pipes: true)
             var out = StandardOutput.chunked()
             switch format {
-            case .markdown: try MarkdownFormat.write(notebook, to: &out)
-            case .json: try NotebookJSON.write(notebook, to: &out)
+            case .markdown: try MarkdownFormat.write(document, to: &out)
+            case .json: try NotebookJSON.write(document, to: &out)
             }
             try out.finish()
         }

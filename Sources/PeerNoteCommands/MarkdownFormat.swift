@@ -48,10 +48,11 @@ public enum MarkdownFormat {
         notebook.notes.reduce(into: heading(notebook.title)) { $0 += render($1) }
     }
 
-    /// `render(NotebookContent(notebook))`, written a note at a time.
-    static func write(_ notebook: Notebook, to out: inout ChunkedWriter) throws(CLIFailure) {
-        try out.append(heading(notebook.title))
-        for note in notebook.notes { try out.append(render(NoteContent(note))) }
+    /// `render(NotebookContent(document.notebook))`, written a note at a time, each note made
+    /// as it is written (`Document.forEachNote`).
+    static func write(_ document: Document, to out: inout ChunkedWriter) throws(CLIFailure) {
+        try out.append(heading(document.title))
+        try document.forEachNote { (note: Note) throws(CLIFailure) in try out.append(render(NoteContent(note))) }
     }
 
     /// The notebook's `# Title` and the blank line after it; nothing for an empty title.

@@ -23,10 +23,13 @@ public enum NotebookJSON {
         NotebookJSONValue.notebook(notebook).rendered
     }
 
-    /// `render(notebook)`, written a note at a time.
-    static func write(_ notebook: Notebook, to out: inout ChunkedWriter) throws(CLIFailure) {
+    /// `render(document.notebook)`, written a note at a time, each note made as it is written
+    /// (`Document.forEachNote`).
+    static func write(_ document: Document, to out: inout ChunkedWriter) throws(CLIFailure) {
         try out.appendBytes { (bytes, flush) throws(CLIFailure) in
-            try NotebookJSONValue.writeNotebook(notebook, into: &bytes, chunk: ChunkedWriter.chunk, flush: flush)
+            try NotebookJSONValue.writeNotebook(id: document.id, title: document.title, into: &bytes, chunk: ChunkedWriter.chunk, flush: flush) {
+                (note: (Note) throws(CLIFailure) -> Void) throws(CLIFailure) in try document.forEachNote(note)
+            }
         }
     }
 
