@@ -69,17 +69,14 @@ struct DiffReport {
         let a = loaded[0], b = loaded[1]
         try Inputs.requireShared(a, b, action: "compare \(a.name) with \(b.name)", nothingWritten: false)
         let mergedFromA = a.document.fork()
-        let mergedFromB = b.document.fork()
-        let intoA: MergeSummary, intoB: MergeSummary, overlaps: [TextOverlap]
+        let intoA: MergeSummary, missingFromB: [(author: String, count: Int)], overlaps: [TextOverlap]
         do {
             intoA = try mergedFromA.merge(b.document)
             // The places both copies' text edits met, found as `merge` finds them, on a second
-            // core while B takes in A.
+            // core while A's changes that B lacks are counted (as a merge into B would count
+            // them; that merge would build the same notebook again, in a second copy).
             let search = mergedFromA.overlapSearch(of: intoA)
-            let (intoBResult, places) = Concurrently.run({ Result { () throws(PeerNoteError) in try mergedFromB.merge(a.document) } },
-                                                         alongside: { search.run() })
-            intoB = try intoBResult.get()
-            overlaps = places
+            (missingFromB, overlaps) = Concurrently.run({ b.document.lacking(from: a.document).changesByAuthor }, alongside: { search.run() })
         } catch {
             if case .unrelated(let relation) = error {
                 throw CLIFailure(.unrelated, Inputs.unrelatedReason(a, b, relation: relation, action: "compare \(a.name) with \(b.name)", nothingWritten: false))
@@ -93,7 +90,7 @@ struct DiffReport {
         return DiffReport(
             documentID: a.document.id,
             a: Side(file: pathA, missing: intoA.changesByAuthor, diff: changes(a.document)),
-            b: Side(file: pathB, missing: intoB.changesByAuthor, diff: changes(b.document)),
+            b: Side(file: pathB, missing: missingFromB, diff: changes(b.document)),
             merged: merged, conflicts: conflicts, overlaps: overlaps,
             earlierConflicts: ConflictAge.earlier(conflicts, had: a.document.conflicts + b.document.conflicts))
     }

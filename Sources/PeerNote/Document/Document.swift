@@ -150,11 +150,18 @@ public final class Document {
 
     /// Where each live note was last placed (see `NotePlace`): what `NotebookDiff` compares to
     /// tell the notes a change moved from those that other notes' changes only shifted.
+    /// - Complexity: O(n) for n notes, each read where it lies (no copy of every note).
     public var notePlaces: [NoteID: NotePlace] {
+        let state = self.state, slots = state.orderedNoteSlots
         var out: [NoteID: NotePlace] = [:]
-        for n in state.orderedNotes {
-            guard let place = n.position.value else { continue }
-            out[noteID(n.id)] = NotePlace(replica: log.replicas[Int(place.agent)], counter: place.counter)
+        out.reserveCapacity(slots.count)
+        state.noteStates.withNotePlaces { notes in
+            for slot in slots {
+                notes.read(slot) { n in
+                    guard let place = n.position.value else { return }
+                    out[noteID(n.id)] = NotePlace(replica: log.replicas[Int(place.agent)], counter: place.counter)
+                }
+            }
         }
         return out
     }

@@ -535,10 +535,7 @@ struct DocState: Sendable {
         return out
     }
 
-    /// The live notes in document order.
-    var orderedNotes: [NoteState] { orderedNoteSlots.map { noteStates[$0] } }
-
-    /// The last live note in document order (`orderedNotes.last`), found from the end of the
+    /// The last live note in document order (that of the last of `orderedNoteSlots`), found from the end of the
     /// order rather than by listing every note.
     var lastLiveNote: NoteState? {
         order.lastElement { place, noteID, _ in
