@@ -320,12 +320,34 @@ public enum FileStore {
         (0x30 ... 0x39).contains(c) || (0x41 ... 0x5A).contains(c) || (0x61 ... 0x7A).contains(c)
     }
 
-    static func modificationSeconds(_ st: stat) -> Int {
+    /// A file's modification time.
+    static func modificationTime(_ st: stat) -> timespec {
         #if canImport(Darwin)
-        Int(st.st_mtimespec.tv_sec)
+        st.st_mtimespec
         #else
-        Int(st.st_mtim.tv_sec)
+        st.st_mtim
         #endif
+    }
+
+    /// A file's status-change time: when it arrived in its folder on this machine (a sync tool
+    /// sets the modification time to the sender's, not this).
+    static func changeTime(_ st: stat) -> timespec {
+        #if canImport(Darwin)
+        st.st_ctimespec
+        #else
+        st.st_ctim
+        #endif
+    }
+
+    /// Whether a file time `t` is at least `age` seconds ago. An age of zero or less holds for
+    /// every file. Both sides are read to the nanosecond: a file's time may come from a finer
+    /// clock than `time()`, so a file written a moment ago can carry the next second.
+    static func isAtLeast(_ age: Double, secondsAgo t: timespec) -> Bool {
+        guard age > 0 else { return true }
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        let elapsed = Double(now.tv_sec - t.tv_sec) + Double(now.tv_nsec - t.tv_nsec) / 1e9
+        return elapsed >= age
     }
 
     static func errnoText() -> String { String(cString: strerror(errno)) }

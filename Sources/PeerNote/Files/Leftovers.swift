@@ -156,7 +156,7 @@ extension FileStore {
             let candidate = dir + "/" + entry
             var st = stat()
             guard lstat(candidate, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG, st.st_uid == geteuid() else { continue }
-            guard Date().timeIntervalSince1970 - Double(modificationSeconds(st)) >= minimumAge else {
+            guard isAtLeast(minimumAge, secondsAgo: modificationTime(st)) else {
                 result.left.append(candidate)
                 continue
             }

@@ -144,6 +144,35 @@ struct FileStoreTests {
         #expect(folder.names.filter { $0.hasPrefix(".n.peernote.tmp-") } == Set([".n.peernote.tmp-AbC123.keep", ".n.peernote.tmp-AbC12", ".n.peernote.tmp-AbC-23", ".n.peernote.tmp-Link01", ".n.peernote.tmp-Dir001"]))
     }
 
+    @Test("A file's age is read to the nanosecond: one stamped a moment ahead of the clock is younger than any age but zero")
+    func fileAge() throws {
+        let folder = try Folder()
+        let file = folder.path + "/aged"
+        #expect(FileManager.default.createFile(atPath: file, contents: Data([1])))
+        func stamp(_ offset: Double) throws -> stat {
+            var now = timespec()
+            clock_gettime(CLOCK_REALTIME, &now)
+            let whole = Int(offset.rounded(.down))
+            var t = now
+            t.tv_sec += whole
+            t.tv_nsec += Int((offset - Double(whole)) * 1e9)
+            if t.tv_nsec >= 1_000_000_000 { t.tv_sec += 1; t.tv_nsec -= 1_000_000_000 }
+            var times = [t, t]
+            #expect(utimensat(AT_FDCWD, file, &times, 0) == 0)
+            var st = stat()
+            #expect(stat(file, &st) == 0)
+            return st
+        }
+        // A time within the clock's current second, ahead of it: `time()` would call it a second old
+        // or a second young depending on where the second turns.
+        let ahead = try stamp(0.3)
+        #expect(FileStore.isAtLeast(0, secondsAgo: FileStore.modificationTime(ahead)))
+        #expect(!FileStore.isAtLeast(0.001, secondsAgo: FileStore.modificationTime(ahead)))
+        let past = try stamp(-2.5)
+        #expect(FileStore.isAtLeast(2, secondsAgo: FileStore.modificationTime(past)))
+        #expect(!FileStore.isAtLeast(60, secondsAgo: FileStore.modificationTime(past)))
+    }
+
     @Test("cleanUpLeftovers says what became of each leftover (removed, or left: young or held); a dry run changes nothing; leftoverCandidates lists them by name alone, long names too",
           arguments: ["n.peernote", String(repeating: "n", count: 246) + ".peernote"])
     func leftoverCleanupReport(name: String) throws {

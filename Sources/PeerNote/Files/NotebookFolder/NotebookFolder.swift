@@ -572,12 +572,11 @@ public struct NotebookFolder: Sendable {
     @discardableResult
     public func removeOwnTemporaries(olderThan age: Double = NotebookFolder.temporaryAge) -> [String] {
         var removed: [String] = []
-        let now = time(nil)
         for name in (try? listing()) ?? [] where name.hasPrefix(".") && name.contains(Self.chunkSuffix + temporaryInfix) {
             let file = "\(path)/\(name)"
             var st = stat()
             guard lstat(file, &st) == 0, st.st_mode & S_IFMT == S_IFREG, st.st_uid == geteuid(),
-                  Double(now - FileStore.modificationSeconds(st)) >= age else { continue }
+                  FileStore.isAtLeast(age, secondsAgo: FileStore.modificationTime(st)) else { continue }
             let fd = open(file, O_RDONLY)
             guard fd >= 0 else { continue }
             defer { close(fd) }
@@ -636,13 +635,12 @@ public struct NotebookFolder: Sendable {
             return at.own
         }
         // This device's roots old enough to remove what they cover.
-        let now = time(nil)
         var roots: [(name: ChunkName, document: Document)] = []
         var candidates = reading.chunks.filter { $0.valid && $0.name.device == device }
         if wrote { candidates.append(Chunk(name: rootName, bytes: compact, valid: true)) }
         for c in candidates {
             var st = stat()
-            guard stat("\(path)/\(c.name)", &st) == 0, Double(now - Self.changeSeconds(st)) >= grace,
+            guard stat("\(path)/\(c.name)", &st) == 0, FileStore.isAtLeast(grace, secondsAgo: FileStore.changeTime(st)),
                   let d = try? Document.load(c.bytes) else { continue }
             roots.append((c.name, d))
         }
@@ -684,15 +682,5 @@ public struct NotebookFolder: Sendable {
         guard container.relation(to: other) == .shared else { return false }
         let lacking = container.lacking(from: other)
         return lacking.changesByAuthor.isEmpty && lacking.fields == 0
-    }
-
-    /// The status-change time: when the file arrived in this folder on this device (a sync tool
-    /// sets the modification time to the sender's, not this).
-    static func changeSeconds(_ st: stat) -> Int {
-        #if canImport(Darwin)
-        Int(st.st_ctimespec.tv_sec)
-        #else
-        Int(st.st_ctim.tv_sec)
-        #endif
     }
 }
