@@ -55,6 +55,8 @@ struct DiffReport {
     var documentID: UUID
     var a: Side
     var b: Side
+    /// The merged notebook's id, title and conflicts; its notes only when a conflict of
+    /// concurrent moves is shown with their places.
     var merged: Notebook
     var conflicts: [Conflict]
     /// Places in note bodies where merging meets both copies' text edits (`merge`'s Check).
@@ -68,31 +70,36 @@ struct DiffReport {
         let loaded = try Inputs.loadAll([pathA, pathB])
         let a = loaded[0], b = loaded[1]
         try Inputs.requireShared(a, b, action: "compare \(a.name) with \(b.name)", nothingWritten: false)
-        let mergedFromA = a.document.fork()
-        let intoA: MergeSummary, missingFromB: [(author: String, count: Int)], overlaps: [TextOverlap]
+        // Taken before the merge, which builds its result from one of the copies: what the merge
+        // may change on each side (the notes the other side's changes name, `MergeBaseline`, so
+        // that no side's whole notebook is made), the conflicts each copy has, and A's changes
+        // that B lacks (as a merge into B would count them).
+        let baselineA = a.document.mergeBaseline(for: [b.document]), baselineB = b.document.mergeBaseline(for: [a.document])
+        let had = a.document.conflicts + b.document.conflicts
+        let missingFromB = b.document.lacking(from: a.document).changesByAuthor
+        let merged: Document, intoA: MergeSummary
         do {
-            intoA = try mergedFromA.merge(b.document)
-            // The places both copies' text edits met, found as `merge` finds them, on a second
-            // core while A's changes that B lacks are counted (as a merge into B would count
-            // them; that merge would build the same notebook again, in a second copy).
-            let search = mergedFromA.overlapSearch(of: intoA)
-            (missingFromB, overlaps) = Concurrently.run({ b.document.lacking(from: a.document).changesByAuthor }, alongside: { search.run() })
+            // The copies are not used again: the one with the longer history takes in the other's
+            // changes itself (`merge` does so too), its history not copied first.
+            (merged, intoA) = try a.document.mergedInPlace(with: b.document, keepingFile: false)
         } catch {
             if case .unrelated(let relation) = error {
                 throw CLIFailure(.unrelated, Inputs.unrelatedReason(a, b, relation: relation, action: "compare \(a.name) with \(b.name)", nothingWritten: false))
             }
             throw CLIFailure(.invalidInput, "\(a.name), \(b.name): \(error.toolText)")
         }
-        let merged = mergedFromA.notebook, conflicts = merged.conflicts, mergedPlaces = mergedFromA.notePlaces
-        func changes(_ side: Document) -> NotebookDiff {
-            NotebookDiff(from: side.notebook, placed: side.notePlaces, to: merged, placed: mergedPlaces, deletedBefore: side.deletedNoteIDs)
-        }
+        // The places both copies' text edits met, found as `merge` finds them.
+        let overlaps = merged.overlapSearch(of: intoA).run()
+        // Both sides compared with the one merged copy (a merge into B would hold the same
+        // notebook); its notes are read only for a conflict of concurrent moves, as `merge` does.
+        let conflicts = merged.conflicts
+        let positioned = conflicts.contains { if case .position = $0 { true } else { false } }
         return DiffReport(
-            documentID: a.document.id,
-            a: Side(file: pathA, missing: intoA.changesByAuthor, diff: changes(a.document)),
-            b: Side(file: pathB, missing: missingFromB, diff: changes(b.document)),
-            merged: merged, conflicts: conflicts, overlaps: overlaps,
-            earlierConflicts: ConflictAge.earlier(conflicts, had: a.document.conflicts + b.document.conflicts))
+            documentID: merged.id,
+            a: Side(file: pathA, missing: intoA.changesByAuthor, diff: NotebookDiff(from: baselineA, to: merged)),
+            b: Side(file: pathB, missing: missingFromB, diff: NotebookDiff(from: baselineB, to: merged)),
+            merged: Notebook(id: merged.id, title: merged.title, notes: positioned ? merged.notes : [], conflicts: conflicts),
+            conflicts: conflicts, overlaps: overlaps, earlierConflicts: ConflictAge.earlier(conflicts, had: had))
     }
 
     func text(style: RenderStyle) -> String {
