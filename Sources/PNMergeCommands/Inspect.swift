@@ -29,12 +29,7 @@ extension PNMerge {
 
         func run() throws {
             try FileNameArgument.require([file])
-            let input = try Inputs.load(file)
-            // The report reads the bytes the document was just loaded (and verified) from.
-            guard let storage = input.document.savedStorageReport else {
-                throw CLIFailure(.invalidInput, "\(input.name): its blocks cannot be read again")
-            }
-            let info = InspectReport(file: file, document: input.document, storage: storage)
+            let info = try InspectReport.read(file)
             try Console.current.emit(format.json ? info.json.rendered : info.text(style: .current))
         }
     }
@@ -42,30 +37,58 @@ extension PNMerge {
 
 /// The facts `inspect` prints about one file.
 struct InspectReport {
-    var file: String
-    var documentID: UUID
-    var title: String
-    var storage: StorageReport
-    var changes: Int
-    var operations: Int
-    var replicas: [(replica: ReplicaID, authors: [String])]
-    var heads: [ChangeID]
-    var notes: Int
-    var deletedNotes: Int
-    var conflicts: Int
+    /// What the loaded document tells of itself.
+    struct Facts {
+        var documentID: UUID
+        var title: String
+        var changes: Int
+        var operations: Int
+        var replicas: [(replica: ReplicaID, authors: [String])]
+        var heads: [ChangeID]
+        var notes: Int
+        var deletedNotes: Int
+        var conflicts: Int
 
-    init(file: String, document d: Document, storage: StorageReport) {
-        self.file = file
-        documentID = d.id
-        title = d.title
-        self.storage = storage
-        changes = d.changeCount
-        operations = d.operationCount
-        replicas = d.replicas
-        heads = d.heads
-        notes = d.noteCount
-        deletedNotes = d.deletedNoteSummaries(matching: NoteFilter()).count
-        conflicts = d.conflicts.count
+        init(_ d: Document) {
+            documentID = d.id
+            title = d.title
+            changes = d.changeCount
+            operations = d.operationCount
+            replicas = d.replicas
+            heads = d.heads
+            notes = d.noteCount
+            deletedNotes = d.deletedNoteSummaries(matching: NoteFilter()).count
+            conflicts = d.conflicts.count
+        }
+    }
+
+    var file: String
+    var facts: Facts
+    var storage: StorageReport
+
+    var documentID: UUID { facts.documentID }
+    var title: String { facts.title }
+    var changes: Int { facts.changes }
+    var operations: Int { facts.operations }
+    var replicas: [(replica: ReplicaID, authors: [String])] { facts.replicas }
+    var heads: [ChangeID] { facts.heads }
+    var notes: Int { facts.notes }
+    var deletedNotes: Int { facts.deletedNotes }
+    var conflicts: Int { facts.conflicts }
+
+    /// Loads (verifies) `file`, takes the facts from the document and lets it go, then measures
+    /// the storage in the bytes it was loaded from: the measuring decodes every block again,
+    /// which beside the notebook would add to the command's memory.
+    static func read(_ file: String) throws(CLIFailure) -> InspectReport {
+        let (facts, name, bytes) = try { () throws(CLIFailure) in
+            // (Not kept to the process's end, as `Inputs.load` keeps a document: it goes here.)
+            let input = try Inputs.loadAll([file])[0]
+            return (Facts(input.document), input.name, input.bytes)
+        }()
+        guard let storage = Document.storageReport(verified: bytes) else {
+            throw CLIFailure(.invalidInput, "\(name): its blocks cannot be read again")
+        }
+        return InspectReport(file: file, facts: facts, storage: storage)
     }
 
     /// How many replicas the text lists one per line when there are more than two more.

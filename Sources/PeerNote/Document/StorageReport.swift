@@ -17,10 +17,11 @@ public struct StorageReport: Equatable, Sendable {
 extension Document {
     /// Breaks a file's size down by part. Parts are compressed separately to
     /// measure them, so history + text + metadata is close to, not exactly, the file size.
-    /// The bytes are loaded (verified) first: a report is only given for a valid file.
+    /// The bytes are loaded (verified) first: a report is only given for a valid file. The
+    /// document is let go before the parts are measured.
     public static func storageReport(_ bytes: [UInt8]) throws(PeerNoteError) -> StorageReport {
-        let document = try load(bytes)
-        guard let report = document.savedStorageReport else {
+        _ = try load(bytes)
+        guard let report = storageReport(verified: bytes) else {
             throw .invalidDocument(offset: 0, message: "the file's blocks cannot be read again")
         }
         return report
@@ -30,12 +31,23 @@ extension Document {
     /// loading them again (they were verified when read, or are this document's own save); nil
     /// for a document that has neither. After a merge that keeps MINE's file, MINE's bytes.
     public var savedStorageReport: StorageReport? {
-        guard let bytes = persisted?.bytes, let raws = try? BlockCodec.decode(bytes) else { return nil }
+        persisted.flatMap { Self.storageReport(verified: $0.bytes) }
+    }
+
+    /// `storageReport(_:)` of bytes a load has verified, without loading them again: a caller
+    /// that has what it needs from the document lets it go first, and the measuring does not
+    /// add to a whole notebook's memory. Nil when the blocks cannot be read (bytes not verified).
+    /// - Complexity: O(bytes); each block decoded, and its parts compressed apart.
+    package static func storageReport(verified bytes: [UInt8]) -> StorageReport? {
+        guard let raws = try? BlockCodec.decode(bytes) else { return nil }
         var history = 0, text = 0
         for raw in raws {
-            guard let block = try? WireCodec.decodePayload(raw, fileSize: bytes.count) else { return nil }
+            // Without placeholders: a block with a state section holds its text there, and a
+            // placeholder a character would be four bytes of every character of the notebook.
+            var totals = WireCodec.Totals()
+            guard let block = try? WireCodec.decodePayload(raw, fileSize: bytes.count, totals: &totals, placeholders: false) else { return nil }
             // The text and the history are compressed apart, on two threads for a large block.
-            let large = block.changeCount + block.ops.count + block.text.count + block.deadText.count >= WireCodec.concurrentEncodingThreshold
+            let large = block.changeCount + block.ops.count + block.textCount + block.deadText.count >= WireCodec.concurrentEncodingThreshold
             let (t, h) = large ? Concurrently.run({ Self.textSize(block) }, alongside: { Self.historySize(block) })
                                : (Self.textSize(block), Self.historySize(block))
             text += t
@@ -57,6 +69,7 @@ extension Document {
         var t: [UInt8] = []
         if let state = block.state {
             // Text stored in document order: the visible text (in the state section) and the deleted text.
+            t.reserveCapacity(state.notes.indices.reduce(0) { $0 + state.bodyUTF8($1).count } + block.deadText.count)
             for k in state.notes.indices { t += state.bodyUTF8(k) }
             for s in block.deadText { UTF8.encode(s) { t.append($0) } }
         } else {
@@ -70,6 +83,7 @@ extension Document {
     private static func historySize(_ block: WireBlock) -> Int {
         var stripped = block
         stripped.text = []
+        stripped.placeholderCount = nil
         // A state section storing the structures stays (its inserts leave origins out of the
         // columns), without text: only the columns are measured, and the structures apart.
         var structureBytes = 0
