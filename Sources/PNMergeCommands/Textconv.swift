@@ -42,32 +42,36 @@ extension PNMerge {
                 try Console.current.emit("(not a valid .peernote document: \(DisplayText.oneLine("\(error)")))\n")
                 return
             }
-            try Console.current.emit(TextconvRendering.text(document.notebook))
+            ProcessEnd.keep(document)
+            var out = ChunkedWriter(to: Console.current.writeBytes)
+            try TextconvRendering.text(ShownNotebook(document), to: &out)
+            try out.finish()
         }
     }
 }
 
-/// The line-oriented rendering `textconv` prints: a function of the notebook alone.
+/// The line-oriented rendering `textconv` prints: a function of the notebook alone, written a
+/// note at a time (`ChunkedWriter`).
 enum TextconvRendering {
-    static func text(_ notebook: Notebook) -> String {
+    static func text(_ notebook: ShownNotebook, to out: inout ChunkedWriter) throws(CLIFailure) {
         // Fixed style: no colour, UTC, so the text never depends on where or when it is made.
         let style = RenderStyle(color: false, timeZone: .utc)
-        var lines = ["# " + oneLine(notebook.title.isEmpty ? "(untitled notebook)" : notebook.title)]
-        for note in notebook.notes {
-            lines.append("")
+        try out.line("# " + oneLine(notebook.title.isEmpty ? "(untitled notebook)" : notebook.title))
+        try notebook.forEachNote { (note: Note) throws(CLIFailure) in
+            try out.line("")
             var header = "## " + oneLine(note.title.isEmpty ? "(untitled)" : note.title) + "  [\(note.id.short)]"
             header += " priority: \(note.priority.rawValue)"
             if !note.tags.isEmpty { header += " tags: " + DisplayText.tagList(note.tags) }
-            lines.append(header)
+            try out.line(header)
             if !note.body.isEmpty {
-                lines += DisplayText.bodyLines(note.body).map { "    " + $0 }
+                try out.lines(DisplayText.bodyLines(note.body).lazy.map { "    " + $0 })
             }
         }
         if !notebook.conflicts.isEmpty {
-            lines += ["", "Conflicts (\(notebook.conflicts.count)):"]
-            lines += notebook.conflicts.map { "  " + ConflictRendering.line($0, in: notebook, style: style) }
+            let places = notebook.places()
+            try out.lines(["", "Conflicts (\(notebook.conflicts.count)):"])
+            try out.lines(notebook.conflicts.lazy.map { "  " + ConflictRendering.line($0, in: places, style: style) })
         }
-        return lines.joined(separator: "\n") + "\n"
     }
 
     /// A title or tag on one line: line breaks become `\n` (so every note keeps one header line),
