@@ -60,14 +60,14 @@ struct HistoryView {
     let parents: [[Int]]
     /// 0 for the newest entry (by time, then change id).
     let rank: [Int]
-    /// Every note's title now (deleted notes' too), for the notes each change touched.
-    let titles: [NoteID: String]
+    /// A note's title now (deleted notes' too), for the notes each change touched.
+    let titles: (NoteID) -> String?
 
     init(_ document: Document) {
-        self.init(entries: document.history, heads: document.heads, titles: HistoryJSON.titles(document))
+        self.init(entries: document.history, heads: document.heads, titles: document.noteTitle)
     }
 
-    init(entries: [HistoryEntry], heads: [ChangeID], titles: [NoteID: String] = [:]) {
+    init(entries: [HistoryEntry], heads: [ChangeID], titles: @escaping (NoteID) -> String? = { _ in nil }) {
         self.entries = entries
         self.titles = titles
         self.heads = Set(heads)

@@ -62,8 +62,7 @@ extension PeerNoteCLI {
 
         /// `pnmerge log --json`'s objects (the same keys, in the same order), newest first.
         static func json(_ entries: [HistoryEntry], heads: Set<ChangeID>, in document: Document) -> JSONValue {
-            let titles = HistoryJSON.titles(document)
-            return .array(entries.map { HistoryJSON.change($0, isHead: heads.contains($0.id), titles: titles) })
+            .array(entries.map { HistoryJSON.change($0, isHead: heads.contains($0.id), titles: document.noteTitle) })
         }
     }
 }

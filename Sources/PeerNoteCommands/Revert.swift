@@ -47,8 +47,7 @@ extension PeerNoteCLI {
                 for text in changes { ids += try document.findChanges(text) }
                 let done = try document.revert(ids, message: message.message)
                 result = done
-                let titles = HistoryJSON.titles(document)
-                summary = done.summaryParts.compactMap { HistoryJSON.notePart($0, titles: titles) }
+                summary = done.summaryParts.compactMap { HistoryJSON.notePart($0, titles: document.noteTitle) }
             }
             guard let result else { return }
             if json {

@@ -23,17 +23,28 @@ extension Document {
     func summaryParts(ofChange ci: Int) -> [SummaryPart] {
         struct Tally { var created = false, title: String?, inserted = 0, deleted = 0, tagsAdded: [String] = [], tagsRemoved: [String] = []
                        var priority: Priority?, removed = false, restored = false, moved = false, unknown = 0 }
+        // The notes in the order first touched, each with its tally (a change that made a whole
+        // notebook touches every note: one small index entry a note, and the ops visited in place).
         var order: [LocalID] = []
-        var tallies: [LocalID: Tally] = [:]
+        var tallies: [Tally] = []
+        var index: [LocalID: Int] = [:]
         var notebookTitle: String?
         var unknown = 0
         let firstID = LocalID(agent: log.changes[ci].agent, counter: log.changes[ci].counterStart)
         let startLV = log.changes[ci].lvStart
         func touch(_ n: LocalID, _ f: (inout Tally) -> Void) {
-            if tallies[n] == nil { order.append(n); tallies[n] = Tally() }
-            f(&tallies[n, default: Tally()])
+            let k: Int
+            if let known = index[n] {
+                k = known
+            } else {
+                k = tallies.count
+                index[n] = k
+                order.append(n)
+                tallies.append(Tally())
+            }
+            f(&tallies[k])
         }
-        for op in log.ops(ofChange: ci) {
+        log.forEachOp(ofChange: ci) { op in
             switch op.body {
             case .setNotebookTitle(let t, _): notebookTitle = t
             case .createNote: touch(firstID.advanced(by: op.lv - startLV)) { $0.created = true }
@@ -52,8 +63,7 @@ extension Document {
         var parts: [SummaryPart] = []
         // An empty title reads as the tools show it elsewhere (show, textconv: "(untitled notebook)").
         if let t = notebookTitle { parts.append(SummaryPart(kind: .notebookTitle, text: t.isEmpty ? "left the notebook untitled" : "titled notebook \"\(t)\"")) }
-        for n in order {
-            guard let t = tallies[n] else { continue }
+        for (n, t) in zip(order, tallies) {
             let name = "\"\(state.note(n)?.title.value ?? "?")\""
             let id = noteID(n)
             if t.created { parts.append(SummaryPart(kind: .added, text: "added \(t.title.map { "\"\($0)\"" } ?? name)", note: id)); continue }

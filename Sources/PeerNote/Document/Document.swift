@@ -171,6 +171,14 @@ public final class Document {
         return makeNote(n)
     }
 
+    /// The title note `id` has now (a deleted note's too; "" when it has none), or nil when this
+    /// copy holds no such note: what `note(id)?.title` gives, without making the note's body.
+    /// - Complexity: O(1) expected.
+    public func noteTitle(_ id: NoteID) -> String? {
+        guard let local = localID(id), let slot = state.slot(of: local) else { return nil }
+        return state.noteStates[slot].title.value ?? ""
+    }
+
     /// Finds a note by its id, a unique prefix of its id of at least `NoteID.shortestPrefix` digits,
     /// or its exact title when only one note has it; failing those, its title in other letter
     /// case ("dentist" for "Dentist") when only one note has it so, and then a title the note
