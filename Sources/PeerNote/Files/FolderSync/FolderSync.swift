@@ -417,6 +417,9 @@ private struct Run {
             progress(.updating(notebook: n, notebooks: count, copy: i + 1, copies: included.count, path: copy.file.path))
             // A new document built from `all` that appends to the copy's file what it lacks (the
             // copy's own merge would take all of it in first).
+            // What the merge may change in the copy, taken before it: the notes `all`'s changes
+            // that the copy lacks name (`MergeBaseline`), so that its whole notebook is not made.
+            let baseline = copy.document.mergeBaseline(for: [all])
             let summary: MergeSummary, updated: Document
             do { (updated, summary) = try copy.document.merged(with: all) } catch {
                 copy.outcome = .leftAlone
@@ -430,7 +433,7 @@ private struct Run {
             }
             var update = FolderSyncReport.CopyUpdate(
                 path: copy.file.path, changesByAuthor: summary.changesByAuthor, bytesBefore: copy.byteCount,
-                diff: NotebookDiff(from: copy.document, to: updated), notebook: updated.notebook, conflicts: updated.conflicts,
+                diff: NotebookDiff(from: baseline, to: updated), notebook: Self.conflictNotebook(updated), conflicts: updated.conflicts,
                 conflictsBefore: copy.document.conflicts, overlaps: updated.textOverlaps(of: summary))
             update.isFolder = copy.isFolder
             if dryRun {
@@ -469,6 +472,15 @@ private struct Run {
         // already identical.
         rewriteUpToDateCopies(included.filter { !$0.isConflictCopy && !$0.isFolder }, canonical: canonical, into: &notebook)
         return notebook
+    }
+
+    /// `document`'s id, title and conflicts, with its notes only when a conflict of concurrent
+    /// moves is among them (its lines name the notes' places): what a report's conflict lines
+    /// read, without every note's copy.
+    static func conflictNotebook(_ document: Document) -> Notebook {
+        let conflicts = document.conflicts
+        let positioned = conflicts.contains { if case .position = $0 { true } else { false } }
+        return Notebook(id: document.id, title: document.title, notes: positioned ? document.notes : [], conflicts: conflicts)
     }
 
     /// Copies that had every change but not the bytes of the others: rewritten in the canonical

@@ -133,7 +133,8 @@ public struct FolderSyncReport {
         public var changedMeanwhile = false
         /// The copy's notebook before, to the merged one.
         public var diff: NotebookDiff
-        /// The merged notebook (for conflict positions).
+        /// The merged notebook's id, title and conflicts, for the conflict lines; its notes only
+        /// when a conflict of concurrent moves is among them (for its positions).
         public var notebook: Notebook
         /// Every open conflict of the merged notebook, and those the copy had as read (a
         /// report lists those new to it).
