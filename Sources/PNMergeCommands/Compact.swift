@@ -108,7 +108,9 @@ enum CompactOperation {
     static func perform(_ file: String, grace: Double = NotebookFolder.defaultGrace, cleaningUp: Bool = true) throws(CLIFailure) -> Result {
         if NotebookFolder.isFolder(file) { return try performFolder(file, grace: grace, cleaningUp: cleaningUp) }
         let target = Inputs.writeTarget(file)
-        var input = try Inputs.load(file, pipes: false)
+        // Not kept to the process's end (as `Inputs.load` keeps a document): each file's
+        // notebook goes before the next file is read, so that many files cost one's memory.
+        var input = try Inputs.loadAll([file], regularOnly: [file])[0]
         var compact = input.document.save(.compact)
         if compact == input.bytes { return try result(file, input.bytes, compact, written: false) }
 
