@@ -74,6 +74,8 @@ struct FixtureTests {
             let d = try Document.load(bytes)
             let report = try Document.storageReport(bytes)
             #expect(d.savedStorageReport == report, "\(name)")
+            // Measured from the bytes alone, once the document that verified them is gone.
+            #expect(Document.storageReport(verified: bytes) == report, "\(name)")
             #expect(try Document.blockCount(bytes) == report.blockCount, "\(name)")
             #expect(report.historyBytes > 0 && report.metadataBytes > 0, "\(name)")
             // After a save, the report is the saved bytes'.
@@ -82,6 +84,22 @@ struct FixtureTests {
             #expect(d.savedStorageReport == (try Document.storageReport(saved)), "\(name)")
         }
         #expect(Document(title: "new").savedStorageReport == nil)
+        // A compact save with a state section (text in the notes, deleted text in the columns), and
+        // the same save with a block appended: the report needs no placeholder text to measure them.
+        let big = Document(title: "State")
+        for i in 0 ..< 300 { big.addNote(title: "N\(i)", body: String(repeating: "body \(i) ", count: 1 + i % 7)) }
+        let victim = big.addNote(title: "Gone", body: "deleted text")
+        try big.deleteText(victim, range: 0 ..< 8)
+        let compact = big.save(.compact)
+        let loaded = try Document.load(compact)
+        loaded.addNote(title: "Later", body: "appended")
+        let appended = loaded.save(.incremental)
+        for bytes in [compact, appended] {
+            let report = try Document.storageReport(bytes)
+            #expect(Document.storageReport(verified: bytes) == report)
+            #expect(report.textBytes > 0 && report.historyBytes > 0)
+        }
+        #expect(try Document.storageReport(appended).blockCount == 2)
         // A flipped bit fails the block's CRC-32, which the block count checks.
         var bytes = try FixtureCatalog.bytes("meeting.peernote")
         bytes[bytes.count - 20] ^= 0x40

@@ -35,6 +35,19 @@ struct NoteSummaryTests {
         return a
     }
 
+    @Test("noteTitle gives each note's title as note(_:) does, deleted notes' too, and nil for a note the copy does not hold", arguments: [1, 2] as [UInt64])
+    func noteTitles(seed: UInt64) throws {
+        let d = try notebook(count: 40, seed: seed)
+        let notes = d.notes + d.deletedNotes
+        #expect(!d.deletedNotes.isEmpty)
+        for n in notes { #expect(d.noteTitle(n.id) == d.note(n.id)?.title) }
+        let untitled = d.addNote(title: "")
+        #expect(d.noteTitle(untitled) == "")
+        let elsewhere = Document(title: "Other").addNote(title: "Not here")
+        #expect(d.noteTitle(elsewhere) == nil)
+        #expect(d.note(elsewhere) == nil)
+    }
+
     @Test("summaries, their filters, the count and the index say what the notes say, without bodies", arguments: [1, 2, 3] as [UInt64])
     func summariesMatchNotes(seed: UInt64) throws {
         let d = try notebook(count: 60, seed: seed)
