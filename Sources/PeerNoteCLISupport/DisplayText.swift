@@ -191,7 +191,7 @@ public enum DisplayText {
         guard text.unicodeScalars.contains(where: needsEscape) else { return text }
         var out = String.UnicodeScalarView()
         for s in text.unicodeScalars {
-            if needsEscape(s) { out.append(contentsOf: escape(s).unicodeScalars) } else { out.append(s) }
+            if needsEscape(s) { out.appendScalars(of: escape(s)) } else { out.append(s) }
         }
         return String(out)
     }
@@ -274,4 +274,13 @@ extension DisplayText {
         0xFE30 ... 0xFE6F, 0xFF00 ... 0xFF60, 0xFFE0 ... 0xFFE6, 0x1B000 ... 0x1B2FF, 0x20000 ... 0x2FFFD,
         0x30000 ... 0x3FFFD,
     ]
+}
+
+extension String.UnicodeScalarView {
+    /// Appends `text`'s scalars one at a time. `append(contentsOf:)` copied the whole view at
+    /// each call (Swift 6.3 on Linux): escaping a 20 MB body with an escape on every line took
+    /// minutes, where appending scalar by scalar is linear.
+    public mutating func appendScalars(of text: String) {
+        for s in text.unicodeScalars { append(s) }
+    }
 }

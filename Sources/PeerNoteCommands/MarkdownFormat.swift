@@ -83,10 +83,10 @@ public enum MarkdownFormat {
         var out = String.UnicodeScalarView()
         for s in text.unicodeScalars {
             switch s {
-            case "\\": out.append(contentsOf: "\\\\".unicodeScalars)
-            case "\n": out.append(contentsOf: "\\n".unicodeScalars)
+            case "\\": out.appendScalars(of: "\\\\")
+            case "\n": out.appendScalars(of: "\\n")
             // A heading line drops a CR before its LF: one that ends a title would be lost.
-            case "\r": out.append(contentsOf: "\\r".unicodeScalars)
+            case "\r": out.appendScalars(of: "\\r")
             default: out.append(s)
             }
         }
@@ -100,10 +100,10 @@ public enum MarkdownFormat {
         for (i, s) in scalars.enumerated() {
             let atEnd = i == 0 || i == scalars.count - 1
             if s == "\n" {
-                out.append(contentsOf: "\\n".unicodeScalars)
+                out.appendScalars(of: "\\n")
             } else if s == "\r" {
                 // The metadata line drops a CR before its LF: one that ends the last tag would be lost.
-                out.append(contentsOf: "\\r".unicodeScalars)
+                out.appendScalars(of: "\\r")
             } else if s == "\\" || s == "," || s == "·" || (atEnd && (s == " " || s == "\t")) {
                 out.append("\\")
                 out.append(s)

@@ -93,6 +93,26 @@ struct ControlCharacterTests {
         #expect(Self.visible(Self.noteTitle) == DisplayText.oneLine(Self.noteTitle))
     }
 
+    @Test("DisplayText: a large body with something to escape on every line escapes as its lines do one by one")
+    func largeBodyEscaping() {
+        // 20,000 lines of about 25 characters, each with a CR, ESC or BEL: escaping appended each
+        // escape to the whole text so far (about 4 GB copied here; a 20 MB body took minutes).
+        let marks = ["\r", "\u{1B}[2J", "\u{07}"]
+        let lines = (0 ..< 20_000).map { "line \($0) text \(marks[$0 % 3]) é end" }
+        let body = lines.joined(separator: "\n")
+        let escaped = DisplayText.multiline(body)
+        #expect(escaped == lines.map(DisplayText.multiline).joined(separator: "\n"))
+        #expect(DisplayText.bodyLines(body) == lines.map(DisplayText.multiline))
+        // Each CR (6,667 lines) one byte longer as `\r`, each ESC (6,667) five as `\u{1b}`, each BEL (6,666) four as `\u{7}`.
+        #expect(escaped.utf8.count == body.utf8.count + 6_667 * 1 + 6_667 * 5 + 6_666 * 4)
+        #expect(DisplayText.oneLine(body) == lines.map(DisplayText.oneLine).joined(separator: "\\n"))
+        var view = String.UnicodeScalarView()
+        view.appendScalars(of: "a\u{301}")
+        view.appendScalars(of: "")
+        view.appendScalars(of: "\\n")
+        #expect(String(view).unicodeScalars.elementsEqual("a\u{301}\\n".unicodeScalars))
+    }
+
     @Test("DisplayText: bidirectional overrides and isolates are escaped on one line, kept in bodies")
     func directionalFormatting() {
         // RLO, LRE, RLE, PDF, LRO, then LRI, RLI, FSI, PDI; the marks (LRM U+200E, RLM U+200F,
