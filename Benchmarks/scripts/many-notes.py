@@ -87,6 +87,11 @@ def commands(tools, work, base, mine, theirs):
         "edit": (copy_fresh, [pn, "edit", fresh, "Note 11", "--body", "z", "--author", "bench"]),
         "edit folder": (copy_fresh_folder, [pn, "edit", fresh_folder, "Note 11", "--body", "z", "--author", "bench"]),
         "diff": (None, [pm, "diff", mine, theirs]),
+        "log": (None, [pm, "log", mine]),
+        "textconv": (None, [pm, "textconv", mine]),
+        "inspect": (None, [pm, "inspect", mine]),
+        "export": (None, [pn, "export", mine]),
+        "search": (None, [pn, "search", mine, "Note 1"]),
         "merge -o": (remove_out, [pm, "merge", mine, theirs, "-o", out]),
         "merge in place": (copy_fresh, [pm, "merge", fresh, theirs]),
     }
