@@ -34,8 +34,10 @@ public enum MarkdownHeading {
     /// a heading once its leading backslashes are removed (`# x` → `\# x`, `\## x` → `\\## x`,
     /// `  # x` → `  \# x`); `peernote import` removes one. Other lines are unchanged.
     public static func escapeBody(_ body: String) -> String {
+        // Most bodies have no such line: return them as they are, found by reading the UTF-8
+        // (every scalar a marker is made of is ASCII, which no other scalar's bytes hold).
+        if body.utf8.withContiguousStorageIfAvailable({ !hasHeadingLine($0) }) == true { return body }
         let lines = body.unicodeScalars.split(separator: "\n", omittingEmptySubsequences: false)
-        // Most bodies have no such line: return them as they are.
         guard lines.contains(where: { marker(Array($0)) != nil }) else { return body }
         let escaped = lines.map { line -> [Unicode.Scalar] in
             var l = Array(line)
@@ -43,5 +45,26 @@ public enum MarkdownHeading {
             return l
         }
         return String(String.UnicodeScalarView(escaped.joined(separator: ["\n"])))
+    }
+
+    /// Whether a line of `utf8` starts with a heading marker (`marker` of its scalars is not nil).
+    static func hasHeadingLine(_ utf8: UnsafeBufferPointer<UInt8>) -> Bool {
+        let lf = UInt8(ascii: "\n"), cr = UInt8(ascii: "\r"), space = UInt8(ascii: " "), tab = UInt8(ascii: "\t")
+        let backslash = UInt8(ascii: "\\"), hash = UInt8(ascii: "#")
+        var start = 0
+        while start <= utf8.count {
+            var lineEnd = start
+            while lineEnd < utf8.count && utf8[lineEnd] != lf { lineEnd += 1 }
+            let end = lineEnd > start && utf8[lineEnd - 1] == cr ? lineEnd - 1 : lineEnd
+            var i = start
+            while i < end && i - start < 3 && utf8[i] == space { i += 1 }
+            while i < end && utf8[i] == backslash { i += 1 }
+            let hashes = i
+            while i < end && utf8[i] == hash { i += 1 }
+            let level = i - hashes
+            if (level == 1 || level == 2) && (i == end || utf8[i] == space || utf8[i] == tab) { return true }
+            start = lineEnd + 1
+        }
+        return false
     }
 }

@@ -2,6 +2,7 @@ import PeerNote
 import PeerNoteCLISupport
 import Testing
 @testable import PNMergeCommands
+@testable import PeerNoteCLISupport
 
 @Suite("pnmerge show --format markdown escapes body lines that read as headings")
 struct ShowMarkdownEscapeTests {
@@ -38,5 +39,18 @@ struct ShowMarkdownEscapeTests {
         #expect(MarkdownHeading.escapeBody("# a\r\nb\r\n") == "\\# a\r\nb\r\n")
         #expect(MarkdownHeading.escapeBody("plain\ntext") == "plain\ntext")
         #expect(MarkdownHeading.escapeBody("") == "")
+    }
+
+    @Test("The UTF-8 scan finds a heading line exactly where the scalars' marker does", arguments: [1, 2, 3] as [UInt64])
+    func headingScan(seed: UInt64) {
+        var rng = SharedTitleTests.Mix(state: seed)
+        let pieces = ["#", "##", "###", " ", "   ", "\\", "\t", "\r", "\n", "x", "é", "\u{202E}", "＃", "\r\n"]
+        for _ in 0 ..< 3_000 {
+            let body = (0 ..< Int.random(in: 0 ... 8, using: &rng)).map { _ in pieces[Int.random(in: 0 ..< pieces.count, using: &rng)] }.joined()
+            let lines = body.unicodeScalars.split(separator: "\n", omittingEmptySubsequences: false)
+            let expected = lines.contains { MarkdownHeading.marker(Array($0)) != nil }
+            let scanned = Array(body.utf8).withUnsafeBufferPointer { MarkdownHeading.hasHeadingLine($0) }
+            #expect(scanned == expected, "\(body.debugDescription)")
+        }
     }
 }
