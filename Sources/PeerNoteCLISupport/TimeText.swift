@@ -41,28 +41,35 @@ public enum DisplayTimeZone: Sendable, Equatable {
 public enum TimeText {
     /// `2024-03-01 10:02`.
     public static func dateTime(_ date: Date, in zone: DisplayTimeZone) -> String {
-        civil(date, zone).map { "\($0.day) \($0.hour):\($0.minute)" } ?? fallback(date)
+        civil(date, zone).map { c in c.text { $0.day(c); $0.byte(" "); $0.pad(c.hour, 2); $0.byte(":"); $0.pad(c.minute, 2) } } ?? fallback(date)
     }
 
     /// `10:02`.
     public static func clock(_ date: Date, in zone: DisplayTimeZone) -> String {
-        civil(date, zone).map { "\($0.hour):\($0.minute)" } ?? fallback(date)
+        civil(date, zone).map { c in c.text { $0.pad(c.hour, 2); $0.byte(":"); $0.pad(c.minute, 2) } } ?? fallback(date)
     }
 
     /// `2024-03-01`.
     public static func day(_ date: Date, in zone: DisplayTimeZone) -> String {
-        civil(date, zone).map(\.day) ?? fallback(date)
+        civil(date, zone).map { c in c.text { $0.day(c) } } ?? fallback(date)
     }
 
     /// `2024-03-01 10:02:33 +0100` (`+005328` for an offset with seconds: local mean time
     /// before time zones, as DateFormatter printed it).
     public static func fullDateTime(_ date: Date, in zone: DisplayTimeZone) -> String {
-        civil(date, zone).map { "\($0.day) \($0.hour):\($0.minute):\($0.second) \($0.offset)" } ?? fallback(date)
+        civil(date, zone).map { c in
+            c.text {
+                $0.day(c); $0.byte(" "); $0.pad(c.hour, 2); $0.byte(":"); $0.pad(c.minute, 2); $0.byte(":"); $0.pad(c.second, 2)
+                $0.byte(" "); $0.offset(c.offset)
+            }
+        } ?? fallback(date)
     }
 
     /// ISO 8601 in UTC: `2024-03-01T10:02:33Z`.
     public static func iso8601(_ date: Date) -> String {
-        civil(date, .utc).map { "\($0.day)T\($0.hour):\($0.minute):\($0.second)Z" } ?? fallback(date)
+        civil(date, .utc).map { c in
+            c.text { $0.day(c); $0.byte("T"); $0.pad(c.hour, 2); $0.byte(":"); $0.pad(c.minute, 2); $0.byte(":"); $0.pad(c.second, 2); $0.byte("Z") }
+        } ?? fallback(date)
     }
 
     /// The time `iso8601` writes, read back in whole seconds (a fraction is dropped): an
@@ -128,11 +135,64 @@ public enum TimeText {
         return t.isFinite && abs(t) < 9e18 ? "@\(Int64(t.rounded(.down)))" : "@\(t)"
     }
 
+    /// A time's calendar fields in a zone, written as text without a string a field: a list of
+    /// 20,000 notes writes 20,000 times.
     private struct Civil {
-        var day: String, hour: String, minute: String, second: String, offset: String
+        var year: Int, month: Int, mday: Int, hour: Int, minute: Int, second: Int
+        /// Seconds east of UTC.
+        var offset: Int
+
+        /// The text `write` makes (at most 64 bytes: a year has at most nine digits here).
+        func text(_ write: (inout Writer) -> Void) -> String {
+            String(unsafeUninitializedCapacity: 64) { buffer in
+                var w = Writer(buffer: buffer)
+                write(&w)
+                return w.count
+            }
+        }
+
+        struct Writer {
+            let buffer: UnsafeMutableBufferPointer<UInt8>
+            var count = 0
+
+            mutating func byte(_ c: Unicode.Scalar) {
+                buffer[count] = UInt8(ascii: c)
+                count += 1
+            }
+
+            /// `n` zero-padded to `width` digits, after a minus for a negative `n`.
+            mutating func pad(_ n: Int, _ width: Int) {
+                if n < 0 { byte("-") }
+                var m = n.magnitude
+                var digits = 1
+                var rest = m / 10
+                while rest > 0 { digits += 1; rest /= 10 }
+                for _ in 0 ..< max(0, width - digits) { byte("0") }
+                count += digits
+                var at = count - 1
+                for _ in 0 ..< digits {
+                    buffer[at] = UInt8(ascii: "0") + UInt8(m % 10)
+                    m /= 10
+                    at -= 1
+                }
+            }
+
+            /// `2024-03-01`.
+            mutating func day(_ c: Civil) {
+                pad(c.year, 4); byte("-"); pad(c.month, 2); byte("-"); pad(c.mday, 2)
+            }
+
+            /// `+0100`, `-0530`, `+005328` (with seconds: local mean time before time zones).
+            mutating func offset(_ offset: Int) {
+                byte(offset < 0 ? "-" : "+")
+                let minutes = abs(offset) / 60, seconds = abs(offset) % 60
+                pad(minutes / 60, 2); pad(minutes % 60, 2)
+                if seconds != 0 { pad(seconds, 2) }
+            }
+        }
     }
 
-    /// The date's fields in `zone`, zero-padded; nil when out of the calendar functions' range.
+    /// The date's fields in `zone`; nil when out of the calendar functions' range.
     private static func civil(_ date: Date, _ zone: DisplayTimeZone) -> Civil? {
         let interval = date.timeIntervalSince1970.rounded(.down)
         // About ±31 million years: far beyond any real note, within every time_t and tm_year.
@@ -142,16 +202,7 @@ public enum TimeText {
         var t = time_t(time + offset)
         var parts = tm()
         guard gmtime_r(&t, &parts) != nil else { return nil }
-        let year = Int(parts.tm_year) + 1900
-        let sign = offset < 0 ? "-" : "+"
-        let minutes = abs(offset) / 60, seconds = abs(offset) % 60
-        return Civil(day: "\(pad(year, 4))-\(pad(Int(parts.tm_mon) + 1, 2))-\(pad(Int(parts.tm_mday), 2))",
-                     hour: pad(Int(parts.tm_hour), 2), minute: pad(Int(parts.tm_min), 2), second: pad(Int(parts.tm_sec), 2),
-                     offset: sign + pad(minutes / 60, 2) + pad(minutes % 60, 2) + (seconds == 0 ? "" : pad(seconds, 2)))
-    }
-
-    private static func pad(_ n: Int, _ width: Int) -> String {
-        let digits = String(abs(n))
-        return (n < 0 ? "-" : "") + String(repeating: "0", count: max(0, width - digits.count)) + digits
+        return Civil(year: Int(parts.tm_year) + 1900, month: Int(parts.tm_mon) + 1, mday: Int(parts.tm_mday),
+                     hour: Int(parts.tm_hour), minute: Int(parts.tm_min), second: Int(parts.tm_sec), offset: offset)
     }
 }
