@@ -125,7 +125,7 @@ enum NotebookRendering {
             facts.append("created " + style.dateTime(note.created))
             try out.line("  " + style.paint(facts.joined(separator: " · "), .dim))
             if !note.body.isEmpty {
-                try out.lines(DisplayText.bodyLines(note.body).lazy.map { "  " + $0 })
+                try out.indentedLines(of: DisplayText.multiline(note.body), indent: "  ")
             }
         }
         if !notebook.conflicts.isEmpty {

@@ -64,7 +64,7 @@ enum TextconvRendering {
             if !note.tags.isEmpty { header += " tags: " + DisplayText.tagList(note.tags) }
             try out.line(header)
             if !note.body.isEmpty {
-                try out.lines(DisplayText.bodyLines(note.body).lazy.map { "    " + $0 })
+                try out.indentedLines(of: DisplayText.multiline(note.body), indent: "    ")
             }
         }
         if !notebook.conflicts.isEmpty {

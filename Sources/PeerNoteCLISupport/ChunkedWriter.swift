@@ -56,6 +56,39 @@ public struct ChunkedWriter {
         for t in texts { try line(t) }
     }
 
+    /// Appends each line of `text` (split at every line break, an empty last line included)
+    /// after `indent`, each ending with a line break: what `lines` of those lines, each after
+    /// `indent`, appends, without a string a line (a note's body printed as lines). A line of a
+    /// chunk or more goes out a chunk at a time.
+    public mutating func indentedLines(of text: String, indent: String) throws(CLIFailure) {
+        var text = text, failure: CLIFailure?
+        let lineBreak = UInt8(ascii: "\n")
+        text.withUTF8 { utf8 in
+            var start = 0
+            while true {
+                var end = start
+                while end < utf8.count && utf8[end] != lineBreak { end += 1 }
+                pending.append(contentsOf: indent.utf8)
+                var at = start
+                repeat {
+                    let stop = Swift.min(at + Self.chunk, end)
+                    pending.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[at ..< stop]))
+                    at = stop
+                    if at == end { pending.append(lineBreak) }
+                    if pending.count >= Self.chunk {
+                        do throws(CLIFailure) { try flush() } catch {
+                            failure = error
+                            return
+                        }
+                    }
+                } while at < end
+                guard end < utf8.count else { return }
+                start = end + 1
+            }
+        }
+        if let failure { throw failure }
+    }
+
     /// Lets `produce` append bytes itself (a JSON writer: `NotebookJSONValue.writeNotebook`),
     /// giving it the flush to call when they fill a chunk.
     public mutating func appendBytes(_ produce: (inout [UInt8], _ flush: (inout [UInt8]) throws(CLIFailure) -> Void) throws(CLIFailure) -> Void) throws(CLIFailure) {

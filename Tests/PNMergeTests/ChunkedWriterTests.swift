@@ -50,6 +50,29 @@ struct ChunkedWriterTests {
         #expect(sink.writes.count > long.utf8.count / ChunkedWriter.chunk)
     }
 
+    @Test("A text's indented lines are what its lines, each after the indent, give: empty lines, a last line break, lines of a chunk or more")
+    func indentedLines() throws {
+        let chunk = ChunkedWriter.chunk
+        let texts = ["", "one", "one\n", "\n\n", "a\nb\r\nc", "é\u{202E}\nx",
+                     String(repeating: "y", count: chunk - 2) + "\n" + String(repeating: "z", count: 3 * chunk + 5) + "\n\nend",
+                     (0 ..< 30_000).map { "line \($0)" }.joined(separator: "\n")]
+        for text in texts {
+            for indent in ["", "  ", "    "] {
+                let a = Sink(), b = Sink()
+                var viaLines = Self.writer(a), indented = Self.writer(b)
+                try viaLines.line("before")
+                try indented.line("before")
+                let lines = text.utf8.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false).map { indent + String(decoding: $0, as: UTF8.self) }
+                try viaLines.lines(lines)
+                try indented.indentedLines(of: text, indent: indent)
+                try viaLines.finish()
+                try indented.finish()
+                #expect(a.writes.joined().elementsEqual(b.writes.joined()), "\(text.prefix(20).debugDescription) \(indent.count)")
+                #expect(b.writes.allSatisfy { $0.count <= 2 * chunk })
+            }
+        }
+    }
+
     @Test("A failed write is thrown, and nothing after it is written")
     func failure() {
         let sink = Sink()
