@@ -55,8 +55,8 @@ struct DiffReport {
     var documentID: UUID
     var a: Side
     var b: Side
-    /// The merged notebook's id, title and conflicts; its notes only when a conflict of
-    /// concurrent moves is shown with their places.
+    /// The merged notebook's id, title and conflicts; its notes, without bodies, only when a
+    /// conflict of concurrent moves is shown with their places (`Document.notebook(forConflicts:)`).
     var merged: Notebook
     var conflicts: [Conflict]
     /// Places in note bodies where merging meets both copies' text edits (`merge`'s Check).
@@ -91,14 +91,13 @@ struct DiffReport {
         // The places both copies' text edits met, found as `merge` finds them.
         let overlaps = merged.overlapSearch(of: intoA).run()
         // Both sides compared with the one merged copy (a merge into B would hold the same
-        // notebook); its notes are read only for a conflict of concurrent moves, as `merge` does.
+        // notebook); its notes are listed, without bodies, only for a conflict of concurrent moves.
         let conflicts = merged.conflicts
-        let positioned = conflicts.contains { if case .position = $0 { true } else { false } }
         return DiffReport(
             documentID: merged.id,
             a: Side(file: pathA, missing: intoA.changesByAuthor, diff: NotebookDiff(from: baselineA, to: merged)),
             b: Side(file: pathB, missing: missingFromB, diff: NotebookDiff(from: baselineB, to: merged)),
-            merged: Notebook(id: merged.id, title: merged.title, notes: positioned ? merged.notes : [], conflicts: conflicts),
+            merged: merged.notebook(forConflicts: conflicts),
             conflicts: conflicts, overlaps: overlaps, earlierConflicts: ConflictAge.earlier(conflicts, had: had))
     }
 

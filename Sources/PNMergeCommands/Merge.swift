@@ -335,9 +335,8 @@ enum MergeOperation {
         }
         let conflicts = document.conflicts
         let diff = NotebookDiff(from: baseline, to: document)
-        // The notes' positions are read only for a conflict of concurrent moves.
-        let positioned = conflicts.contains { if case .position = $0 { true } else { false } }
-        let after = Notebook(id: document.id, title: document.title, notes: positioned ? document.notes : [], conflicts: conflicts)
+        // The notes' places are read, without their bodies, only for a conflict of concurrent moves.
+        let after = document.notebook(forConflicts: conflicts)
         var report = MergeReport(documentID: document.id, mine: base.path, output: output, dryRun: dryRun, inputs: inputs,
                                  diff: diff, notebook: after, conflicts: conflicts,
                                  // Only MINE's: a conflict a THEIRS brought is news to MINE's owner.

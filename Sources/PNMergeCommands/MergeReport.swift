@@ -256,7 +256,11 @@ struct SharedTitle: Equatable {
     /// are looked up, and the copy's count of each is the merged count less the notes the merge
     /// named that have it now, plus those that had it before.
     static func newlyShared(baseline: MergeBaseline, diff: NotebookDiff, after document: Document) -> [SharedTitle] {
-        if let before = baseline.wholeNotebook { return newlyShared(before: before, after: document.notebook) }
+        if let before = baseline.wholeNotebook {
+            // Titles alone are compared: the notes without their bodies.
+            let after = document.noteSummaries.map { Note(id: $0.id, title: $0.title, body: "", tags: $0.tags, priority: $0.priority, created: $0.created) }
+            return newlyShared(before: before, after: Notebook(id: document.id, title: document.title, notes: after))
+        }
         var candidates: [String] = []
         for change in diff.changes {
             let note: Note

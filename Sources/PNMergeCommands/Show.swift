@@ -89,12 +89,8 @@ struct ShownNotebook {
         conflicts = document.conflicts
         isEmpty = document.noteCount == 0
         forEachNote = { (body: (Note) throws(CLIFailure) -> Void) throws(CLIFailure) in try document.forEachNote(body) }
-        let (id, title, conflicts) = (id, title, conflicts)
-        places = {
-            Notebook(id: id, title: title, notes: document.noteSummaries.map {
-                Note(id: $0.id, title: $0.title, body: "", tags: $0.tags, priority: $0.priority, created: $0.created)
-            }, conflicts: conflicts)
-        }
+        let conflicts = self.conflicts
+        places = { document.notebook(forConflicts: conflicts) }
     }
 
     init(_ notebook: Notebook) {

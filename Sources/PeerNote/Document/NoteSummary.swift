@@ -36,6 +36,19 @@ extension Document {
     /// - Complexity: O(n) in notes, plus their titles and tags; no body is read.
     public var noteSummaries: [NoteSummary] { state.orderedNoteSlots.map { summary(state.noteStates[$0]) } }
 
+    /// The notebook that lines telling `conflicts` (this document's) name places in: its id,
+    /// title and `conflicts`, and its live notes in order, without their bodies, only when a
+    /// conflict of concurrent moves is among them (its line says where the note shows, by its
+    /// index among them); no note otherwise.
+    /// - Complexity: O(c) for c conflicts without such a conflict; O(n) with one, no body made.
+    public func notebook(forConflicts conflicts: [Conflict]) -> Notebook {
+        let positioned = conflicts.contains { if case .position = $0 { true } else { false } }
+        let notes = positioned ? noteSummaries.map {
+            Note(id: $0.id, title: $0.title, body: "", tags: $0.tags, priority: $0.priority, created: $0.created)
+        } : []
+        return Notebook(id: id, title: title, notes: notes, conflicts: conflicts)
+    }
+
     /// The live notes `filter` keeps, each with its index among the live notes, in document
     /// order: `notes(matching:)` without the bodies.
     public func noteSummaries(matching filter: NoteFilter) -> [(index: Int, note: NoteSummary)] {

@@ -168,8 +168,13 @@ public struct MergeBaseline: Sendable {
     let indexes: [NoteID: Int]
     /// Every note the changes name, in the order first named.
     let named: [NoteID]
-    /// The whole notebook, when the changes move notes or hold ops of a newer version.
+    /// The whole notebook, when the changes move notes or hold ops of a newer version. When
+    /// they only move notes, its notes other than the named ones have no body (`bodiesOf`): a
+    /// move changes no body, so those are the same after the merge.
     let whole: (notebook: Notebook, places: [NoteID: NotePlace], deleted: Set<NoteID>)?
+    /// The notes whose bodies `whole` holds (and the notebook after the merge must be compared
+    /// with, `NotebookDiff(from:to:)`); nil when it holds every note's.
+    let bodiesOf: Set<NoteID>?
 
     /// Whether this baseline holds the whole notebook rather than the named notes.
     public var isWhole: Bool { whole != nil }
@@ -195,7 +200,10 @@ extension Document {
 
     private func mergeBaseline(forLogs others: [OpLog]) -> MergeBaseline {
         var named: [NoteID] = [], seen: Set<NoteID> = []
-        var whole = false
+        // A move shifts other notes' places, so the diff must rank every note: the baseline is
+        // the whole notebook, with the bodies of the named notes alone. Ops of a newer version
+        // name no note this version can tell: every body then.
+        var moves = false, unknown = false
         scan: for source in others {
             for ci in log.missingChanges(from: source) {
                 let first = LocalID(agent: source.changes[ci].agent, counter: source.changes[ci].counterStart)
@@ -208,19 +216,27 @@ extension Document {
                     case .setNoteTitle(let n, _, _), .insertText(let n, _, _, _), .deleteText(let n, _, _), .addTag(let n, _),
                          .removeTag(let n, _, _), .setPriority(let n, _, _), .deleteNote(let n, _), .restoreNote(let n, _):
                         found.append(n)
-                    case .moveNote, .unknown: whole = true
+                    case .moveNote(let n, _, _, _):
+                        moves = true
+                        found.append(n)
+                    case .unknown: unknown = true
                     }
                 }
-                if whole { break scan }
+                if unknown { break scan }
                 for n in found {
                     let id = NoteID(replica: source.replicas[Int(n.agent)], counter: n.counter)
                     if seen.insert(id).inserted { named.append(id) }
                 }
             }
         }
-        if whole {
+        if unknown {
             return MergeBaseline(title: title, notes: [:], indexes: [:], named: [],
-                                 whole: (notebook, notePlaces, deletedNoteIDs))
+                                 whole: (notebook, notePlaces, deletedNoteIDs), bodiesOf: nil)
+        }
+        if moves {
+            let bodies = Set(named)
+            return MergeBaseline(title: title, notes: [:], indexes: [:], named: [],
+                                 whole: (notebook(bodiesOf: bodies), notePlaces, deletedNoteIDs), bodiesOf: bodies)
         }
         var notes: [NoteID: Note] = [:]
         var slots: [Int: NoteID] = [:]
@@ -230,7 +246,19 @@ extension Document {
             notes[id] = n
             if !n.isDeleted { slots[slot] = id }
         }
-        return MergeBaseline(title: title, notes: notes, indexes: liveIndexes(of: slots), named: named, whole: nil)
+        return MergeBaseline(title: title, notes: notes, indexes: liveIndexes(of: slots), named: named, whole: nil, bodiesOf: nil)
+    }
+
+    /// The notebook's live notes in order with the bodies of `bodies`' notes alone, the others'
+    /// left empty, and no conflicts: what a comparison of two states that differ in no other
+    /// note's body needs.
+    /// - Complexity: O(n) for n notes, only `bodies`' notes' bodies made.
+    func notebook(bodiesOf bodies: Set<NoteID>) -> Notebook {
+        let notes = noteSummaries.map { n in
+            Note(id: n.id, title: n.title, body: bodies.contains(n.id) ? (note(n.id)?.body ?? "") : "", tags: n.tags,
+                 priority: n.priority, created: n.created)
+        }
+        return Notebook(id: id, title: title, notes: notes)
     }
 
     /// The index among the live notes of each note in `slots` (by its slot in the state).
@@ -255,7 +283,8 @@ extension NotebookDiff {
     /// compared (all of them when the baseline is whole).
     public init(from baseline: MergeBaseline, to document: Document) {
         if let whole = baseline.whole {
-            let diff = NotebookDiff(from: whole.notebook, placed: whole.places, to: document.notebook, placed: document.notePlaces,
+            let after = baseline.bodiesOf.map { document.notebook(bodiesOf: $0) } ?? document.notebook
+            let diff = NotebookDiff(from: whole.notebook, placed: whole.places, to: after, placed: document.notePlaces,
                                     deletedBefore: whole.deleted)
             (titleBefore, titleAfter, changes) = (diff.titleBefore, diff.titleAfter, diff.changes)
             return
@@ -296,7 +325,9 @@ extension NotebookDiff {
 }
 
 extension MergeBaseline {
-    /// The whole notebook before the merge, when the baseline holds it (`isWhole`).
+    /// The whole notebook before the merge, when the baseline holds it (`isWhole`): its live
+    /// notes in order, without conflicts; when the changes only move notes, with the bodies of
+    /// the notes they name alone (the others' empty).
     public var wholeNotebook: Notebook? { whole?.notebook }
 }
 

@@ -71,7 +71,16 @@ import Testing
         #expect(!baseline.isWhole)
         #expect(Set(baseline.namedNotes) == [ids[7], ids[9], added])
         try theirs.moveNote(ids[1], to: 5)
-        #expect(mine.mergeBaseline(for: [theirs]).isWhole, "a move makes the baseline whole")
+        let moved = mine.mergeBaseline(for: [theirs])
+        #expect(moved.isWhole, "a move makes the baseline whole")
+        // Every live note, in order; the bodies of the notes the changes name alone.
+        let whole = try #require(moved.wholeNotebook)
+        #expect(whole.notes.map(\.id) == mine.notes.map(\.id))
+        #expect(whole.notes.map(\.title) == mine.notes.map(\.title))
+        for note in whole.notes {
+            #expect(note.body == ([ids[1], ids[7], ids[9]].contains(note.id) ? "body" : ""), "\(note.title)")
+        }
+        #expect(whole.notes.first { $0.id == ids[3] }?.body == "", "mine's own edit is no change the merge makes")
     }
 
     @Test("liveNotes(titled:) groups live notes by exact title, groups in order of their first note")

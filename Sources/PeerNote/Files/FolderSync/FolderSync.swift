@@ -431,9 +431,10 @@ private struct Run {
                 report.upToDate += 1
                 continue
             }
+            let conflicts = updated.conflicts
             var update = FolderSyncReport.CopyUpdate(
                 path: copy.file.path, changesByAuthor: summary.changesByAuthor, bytesBefore: copy.byteCount,
-                diff: NotebookDiff(from: baseline, to: updated), notebook: Self.conflictNotebook(updated), conflicts: updated.conflicts,
+                diff: NotebookDiff(from: baseline, to: updated), notebook: updated.notebook(forConflicts: conflicts), conflicts: conflicts,
                 conflictsBefore: copy.document.conflicts, overlaps: updated.textOverlaps(of: summary))
             update.isFolder = copy.isFolder
             if dryRun {
@@ -472,15 +473,6 @@ private struct Run {
         // already identical.
         rewriteUpToDateCopies(included.filter { !$0.isConflictCopy && !$0.isFolder }, canonical: canonical, into: &notebook)
         return notebook
-    }
-
-    /// `document`'s id, title and conflicts, with its notes only when a conflict of concurrent
-    /// moves is among them (its lines name the notes' places): what a report's conflict lines
-    /// read, without every note's copy.
-    static func conflictNotebook(_ document: Document) -> Notebook {
-        let conflicts = document.conflicts
-        let positioned = conflicts.contains { if case .position = $0 { true } else { false } }
-        return Notebook(id: document.id, title: document.title, notes: positioned ? document.notes : [], conflicts: conflicts)
     }
 
     /// Copies that had every change but not the bytes of the others: rewritten in the canonical

@@ -133,8 +133,9 @@ public struct FolderSyncReport {
         public var changedMeanwhile = false
         /// The copy's notebook before, to the merged one.
         public var diff: NotebookDiff
-        /// The merged notebook's id, title and conflicts, for the conflict lines; its notes only
-        /// when a conflict of concurrent moves is among them (for its positions).
+        /// The merged notebook's id, title and conflicts, for the conflict lines; its notes,
+        /// without bodies, only when a conflict of concurrent moves is among them (for its
+        /// positions: `Document.notebook(forConflicts:)`).
         public var notebook: Notebook
         /// Every open conflict of the merged notebook, and those the copy had as read (a
         /// report lists those new to it).
