@@ -48,6 +48,28 @@ struct NoteSummaryTests {
         #expect(d.note(elsewhere) == nil)
     }
 
+    @Test("notebook(forConflicts:) lists the live notes without bodies only for a conflict of concurrent moves")
+    func conflictNotebook() throws {
+        let d = try notebook(count: 30, seed: 7)
+        let conflicts = d.conflicts
+        #expect(!conflicts.isEmpty && !conflicts.contains { if case .position = $0 { true } else { false } })
+        let plain = d.notebook(forConflicts: conflicts)
+        #expect(plain.notes.isEmpty && plain.conflicts == conflicts && plain.id == d.id && plain.title == d.title)
+        // Both copies move one note: a conflict of concurrent moves.
+        let other = d.fork(author: "carol")
+        let moved = try #require(d.notes.dropFirst(3).first(where: { !$0.body.isEmpty })).id
+        try d.moveNote(moved, to: 0)
+        try other.moveNote(moved, to: 10)
+        try d.merge(other)
+        let withMoves = d.conflicts
+        #expect(withMoves.contains { if case .position = $0 { true } else { false } })
+        let placed = d.notebook(forConflicts: withMoves)
+        #expect(placed.notes.map(\.id) == d.notes.map(\.id))
+        #expect(placed.notes.map(\.title) == d.notes.map(\.title) && placed.notes.map(\.tags) == d.notes.map(\.tags))
+        #expect(placed.notes.allSatisfy { $0.body.isEmpty })
+        #expect(placed.conflicts == withMoves)
+    }
+
     @Test("summaries, their filters, the count and the index say what the notes say, without bodies", arguments: [1, 2, 3] as [UInt64])
     func summariesMatchNotes(seed: UInt64) throws {
         let d = try notebook(count: 60, seed: seed)
