@@ -258,7 +258,7 @@ struct SharedTitle: Equatable {
     static func newlyShared(baseline: MergeBaseline, diff: NotebookDiff, after document: Document) -> [SharedTitle] {
         if let before = baseline.wholeNotebook {
             // Titles alone are compared: the notes without their bodies.
-            let after = document.noteSummaries.map { Note(id: $0.id, title: $0.title, body: "", tags: $0.tags, priority: $0.priority, created: $0.created) }
+            let after = document.noteSummaries.map { $0.note() }
             return newlyShared(before: before, after: Notebook(id: document.id, title: document.title, notes: after))
         }
         var candidates: [String] = []

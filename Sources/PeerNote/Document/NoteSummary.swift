@@ -16,6 +16,12 @@ public struct NoteSummary: Identifiable, Equatable, Hashable, Sendable {
     /// Deleted notes appear only in `Document.deletedNoteSummaries(matching:)`.
     public var isDeleted: Bool
 
+    /// The note this summarizes, with `body` as its body (empty: a note without its body, for
+    /// what reads only its place, title or tags).
+    public func note(body: String = "") -> Note {
+        Note(id: id, title: title, body: body, tags: tags, priority: priority, created: created, isDeleted: isDeleted)
+    }
+
     public init(id: NoteID, title: String, tags: [String], priority: Priority, created: Date, isDeleted: Bool = false) {
         self.id = id
         self.title = title
@@ -43,9 +49,7 @@ extension Document {
     /// - Complexity: O(c) for c conflicts without such a conflict; O(n) with one, no body made.
     public func notebook(forConflicts conflicts: [Conflict]) -> Notebook {
         let positioned = conflicts.contains { if case .position = $0 { true } else { false } }
-        let notes = positioned ? noteSummaries.map {
-            Note(id: $0.id, title: $0.title, body: "", tags: $0.tags, priority: $0.priority, created: $0.created)
-        } : []
+        let notes = positioned ? noteSummaries.map { $0.note() } : []
         return Notebook(id: id, title: title, notes: notes, conflicts: conflicts)
     }
 

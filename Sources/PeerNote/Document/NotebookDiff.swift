@@ -255,8 +255,7 @@ extension Document {
     /// - Complexity: O(n) for n notes, only `bodies`' notes' bodies made.
     func notebook(bodiesOf bodies: Set<NoteID>) -> Notebook {
         let notes = noteSummaries.map { n in
-            Note(id: n.id, title: n.title, body: bodies.contains(n.id) ? (note(n.id)?.body ?? "") : "", tags: n.tags,
-                 priority: n.priority, created: n.created)
+            n.note(body: bodies.contains(n.id) ? (note(n.id)?.body ?? "") : "")
         }
         return Notebook(id: id, title: title, notes: notes)
     }

@@ -68,6 +68,13 @@ struct NoteSummaryTests {
         #expect(placed.notes.map(\.title) == d.notes.map(\.title) && placed.notes.map(\.tags) == d.notes.map(\.tags))
         #expect(placed.notes.allSatisfy { $0.body.isEmpty })
         #expect(placed.conflicts == withMoves)
+        // A summary's note is the note without its body, or with the body given.
+        for (summary, note) in zip(d.noteSummaries, d.notes) {
+            #expect(summary.note(body: note.body) == note)
+            #expect(summary.note() == Note(id: note.id, title: note.title, body: "", tags: note.tags, priority: note.priority, created: note.created))
+        }
+        let deleted = try #require(d.deletedNoteSummaries(matching: NoteFilter()).first)
+        #expect(deleted.note().isDeleted)
     }
 
     @Test("summaries, their filters, the count and the index say what the notes say, without bodies", arguments: [1, 2, 3] as [UInt64])
