@@ -190,6 +190,13 @@ struct LogTextView: RandomAccessCollection, Sendable {
         if !t.isEmpty { tail.append(t, to: &out) }
     }
 
+    /// Appends the UTF-8 of the scalars at `range` to `out` (`ScalarStore.appendUTF8`).
+    func appendUTF8(_ range: Range<Int>, to out: inout [UInt8]) {
+        let (h, t) = split(range)
+        forEachHeadStretch(h) { source, r in source.appendUTF8(r, to: &out) }
+        if !t.isEmpty { tail.appendUTF8(t, to: &out) }
+    }
+
     /// Whether the scalars at `range` are those `other` holds from `otherStart` on: one memory
     /// comparison when each stretch lies in one part.
     func sameScalars(_ range: Range<Int>, as other: LogTextView, from otherStart: Int) -> Bool {

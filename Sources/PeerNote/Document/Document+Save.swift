@@ -395,7 +395,8 @@ extension Document {
     }
 
     /// A block holding `changes` (in that order), with replica ids in sorted order (`table`, from
-    /// `replicaTable(of:)`). Without `withText`, the inserts' text is left out and only counted
+    /// `replicaTable(of:)`). With `withText`, the inserts' text is written as the block's text
+    /// column holds it (`WireBlock.insertedUTF8`); without, it is left out and only counted
     /// (`WireBlock.textCount`): a block whose state section holds the text writes no other copy
     /// of it, and copying every character of a large notebook into the block was a tenth of its save.
     private func makeBlock(changes order: ChangeIndices, rowOf: ChangeIndices, firstRow: Int, table: [UInt32]? = nil, withText: Bool = true) -> WireBlock {
@@ -444,11 +445,12 @@ extension Document {
         var pending: Op?
         var pendingFirstID = LocalID.none
         var lv = 0
+        var utf8: [UInt8] = []
         if order.count == log.changes.count {
             // Every op is in the block: its text is the log's, and its ops about as many (cut
             // where the order leaves the log's, joined where it returns), so the arrays are
             // made once instead of doubling (and copying) over the walk.
-            if withText { block.text.reserveCapacity(log.textCount) }
+            if withText { utf8.reserveCapacity(log.textCount) }
             block.ops.reserveCapacity(log.ops.count)
         }
         var textCount = 0
@@ -460,7 +462,7 @@ extension Document {
             switch op.body {
             case .insertText(let n, let l, let r, let s):
                 body = .insertText(note: remap(n), originLeft: remap(l), originRight: remap(r), contentStart: textCount)
-                if withText { logText.append(s ..< s + op.length, to: &block.text) }
+                if withText { logText.appendUTF8(s ..< s + op.length, to: &utf8) }
                 textCount += op.length
             case .deleteText(let n, let t, let reversed):
                 body = .deleteText(note: remap(n), target: remap(t), reversed: reversed)
@@ -479,7 +481,7 @@ extension Document {
             }
         }
         if let p = pending { block.ops.append(p) }
-        if !withText { block.placeholderCount = textCount }
+        if withText { block.insertedUTF8 = (utf8, textCount) } else { block.placeholderCount = textCount }
         return block
     }
 

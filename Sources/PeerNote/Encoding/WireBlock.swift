@@ -89,8 +89,13 @@ struct WireBlock: Sendable {
     /// `deadText` are what it writes of the text.
     /// Nil when `text` holds what the ops insert (placeholders included).
     var placeholderCount: Int?
+    /// When saving: the characters the insert ops insert, in op order, already as the text
+    /// column holds them (UTF-8), and how many they are; `text` is then empty. A save without a
+    /// state section makes these rather than `text`, a quarter of its size for most text (a
+    /// notebook with a conflict is saved so, its whole text in the block).
+    var insertedUTF8: (bytes: [UInt8], count: Int)?
     /// How many characters the block's insert ops insert: what `text` holds or stands for.
-    var textCount: Int { placeholderCount ?? text.count }
+    var textCount: Int { placeholderCount ?? insertedUTF8?.count ?? text.count }
     /// The state section, when the block has one (see `WireState`).
     var state: WireState?
     /// With a state section: the inserted characters that are now deleted, note by note in the
@@ -491,6 +496,9 @@ enum WireCodec {
         }
         // Straight from the string's bytes: an array made of each title and tag was freed again at once.
         func value(_ s: String) { valueLen.append(UInt64(s.utf8.count)); values.append(contentsOf: s.utf8) }
+        // Text already in UTF-8 is the column as it stands: the inserts' text in op order.
+        let inScalars = block.insertedUTF8 == nil
+        var inserted = 0
         for op in block.ops {
             kind.append(op.body.kind)
             length.append(UInt64(op.length))
@@ -504,7 +512,9 @@ enum WireCodec {
                 precondition(stated || structures, "only a block storing its structures leaves origins out")
                 if structures { originsStored.append(stated) }
                 if stated { ref(l, &r1R, &r1C); ref(r, &r2R, &r2C) }
-                if !stateSection { for scalar in block.text[s ..< s + op.length] { UTF8.encode(scalar) { text.append($0) } } }
+                if !stateSection && inScalars { for scalar in block.text[s ..< s + op.length] { UTF8.encode(scalar) { text.append($0) } } }
+                assert(inScalars || s == inserted, "a block's UTF-8 text is in the order of its ops")
+                inserted = s + op.length
             case .deleteText(let n, let t, let rev): note(n); ref(t, &r1R, &r1C); reversed.append(rev)
             case .addTag(let n, let t): note(n); value(t)
             case .removeTag(let n, let t, let rm): note(n); value(t); preds(rm)
@@ -520,7 +530,7 @@ enum WireCodec {
         cols[.opRef2Replica] = r2R.finish(); cols[.opRef2Counter] = r2C.finish()
         cols[.opReversed] = reversed.finish(); cols[.opValueLength] = valueLen.finish(); cols[.opValue] = values
         cols[.opPredCount] = predCount.finish(); cols[.opPredReplica] = predR.finish(); cols[.opPredCounter] = predC.finish()
-        cols[.opPriority] = priority.finish(); cols[.opCreated] = created.finish(); cols[.opText] = text
+        cols[.opPriority] = priority.finish(); cols[.opCreated] = created.finish(); cols[.opText] = block.insertedUTF8?.bytes ?? text
         cols[.opPayloadLength] = payloadLen.finish(); cols[.opPayload] = payloads
         if structures { cols[.opOriginsStored] = originsStored.finish() }
         if stateSection { cols[.opText] = deadTextColumn(block.deadText) }

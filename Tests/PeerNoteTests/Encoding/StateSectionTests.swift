@@ -125,6 +125,40 @@ struct StateSectionTests {
         #expect(!read.conflicts.isEmpty)
     }
 
+    @Test("A save without a state section writes the inserts' text as UTF-8 in op order: the bytes an encoder of the block's scalars writes")
+    func textWithoutSectionIsUTF8() throws {
+        // Every width of character, deletes between them, typed in several runs and notes, and a
+        // conflict (so that the compact save has no state section and the text column holds it all).
+        let a = try sampleDocument()
+        let texts = ["plain ASCII", "café crème", "日本語のテキスト", "😀 and 👩‍👩‍👧", "mixed é 日 😀 x"]
+        for (k, text) in texts.enumerated() {
+            let id = a.addNote(title: "N\(k)", body: text)
+            try a.insertText(id, at: 2, "ü→")
+            try a.deleteText(id, range: 1 ..< 3)
+            try a.insertText(id, at: 0, String(text.reversed()))
+        }
+        let b = a.fork(author: "bob")
+        a.setTitle("From A")
+        b.setTitle("From B")
+        try b.insertText(a.notes[0].id, at: 0, "Bob’s ")
+        try a.merge(b)
+        let conflicted = a.save()
+        let (_, block) = try Self.onlyBlock(conflicted)
+        #expect(block.state == nil)
+        #expect(block.textCount == a.log.textCount)
+        // The decoded block holds its text as scalars: encoded again from them, it is the save.
+        #expect(Self.file(block) == conflicted)
+        let loaded = try Document.load(conflicted)
+        #expect(loaded.notebook == a.notebook)
+        #expect(loaded.log.text == a.log.text)
+        // An incremental save's appended block is made the same way.
+        let e = try Document.load(conflicted)
+        try e.insertText(e.notes[1].id, at: 0, "añadido 日本 😀 ")
+        let appended = e.save(.incremental)
+        #expect(appended.count > conflicted.count && Array(appended.prefix(conflicted.count)) == conflicted)
+        #expect(try Document.load(appended).notebook == e.notebook)
+    }
+
     @Test("Blocks appended after a state section are read through a full load")
     func appended() throws {
         let d = try sampleDocument()
