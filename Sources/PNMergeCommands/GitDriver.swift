@@ -136,11 +136,13 @@ enum GitMergeDriver {
         var salvaged: [SalvagedSide] = []
         // THEIRS is read first and, once verified, held as its history alone unless its file is
         // the larger (the result may then be built from it), so that OURS is read beside that
-        // history rather than beside a second notebook. Failures are reported OURS first.
+        // history rather than beside a second notebook; of that history, only what comes after
+        // the blocks both files start with (both sides appended to the file they share).
+        // Failures are reported OURS first.
         var theirsSource: MergeSource?
         let theirsResult = Result { () throws(PeerNoteError) in try Document.load(bytes[1]) }.map { document -> Document? in
             guard !LoadedTheirs.keepsWhole(theirsBytes: bytes[1].count, mineBytes: bytes[0].count) else { return document }
-            theirsSource = MergeSource.keepingHistory(of: document)
+            theirsSource = MergeSource.keepingHistory(of: document, sharingFileWith: bytes[0])
             return nil
         }
         let oursResult = Result { () throws(PeerNoteError) in try Document.load(bytes[0]) }
@@ -162,6 +164,12 @@ enum GitMergeDriver {
             }
         }
         let mine = loaded[0]
+        // A salvaged OURS was not read from the bytes THEIRS was trimmed against: THEIRS whole, then.
+        if let source = theirsSource {
+            do throws(PeerNoteError) { theirsSource = try source.takenWhole(for: mine.document) } catch {
+                throw CLIFailure(.invalidInput, "\(labels[1]): \(error)")
+            }
+        }
         let other = theirsSource.map { LoadedTheirs(path: theirs, copy: .history($0), label: labels[1]) } ?? LoadedTheirs(loaded[1])
         let oursDamaged = salvaged.contains(where: \.isOurs)
         // The merge checks the shared history (once) and refuses unrelated copies (the driver

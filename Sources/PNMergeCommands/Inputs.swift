@@ -155,13 +155,24 @@ enum Inputs {
     static func loadForMerge(mine: String, theirs: [String], regularOnly: Set<String> = []) throws(CLIFailure) -> (mine: LoadedDocument, theirs: [LoadedTheirs]) {
         let paths = theirs + [mine]
         let read = try readAll(paths, labels: paths.map { _ in nil }, regularOnly: regularOnly)
-        let mineSize = (try? read[read.count - 1].get())?.count ?? 0
+        let mineRead = (try? read[read.count - 1].get()) ?? []
         var others: [LoadedTheirs] = []
         for (i, (path, result)) in zip(theirs, read).enumerated() {
             let bytes = try result.get()
             let document = try verify(bytes, path: path, label: nil)
-            let whole = i == 0 && LoadedTheirs.keepsWhole(theirsBytes: bytes.count, mineBytes: mineSize)
-            others.append(LoadedTheirs(path: path, copy: whole ? .whole(document) : .history(MergeSource.keepingHistory(of: document))))
+            let whole = i == 0 && LoadedTheirs.keepsWhole(theirsBytes: bytes.count, mineBytes: mineRead.count)
+            let source: MergeSource
+            if whole {
+                others.append(LoadedTheirs(path: path, copy: .whole(document)))
+                continue
+            } else if theirs.count == 1 {
+                // MINE, read next, is what it merges into: the blocks both files start with are
+                // MINE's too, and THEIRS keeps only the changes after them.
+                source = MergeSource.keepingHistory(of: document, sharingFileWith: mineRead)
+            } else {
+                source = MergeSource.keepingHistory(of: document)
+            }
+            others.append(LoadedTheirs(path: path, copy: .history(source)))
         }
         let mineBytes = try read[read.count - 1].get()
         return (LoadedDocument(path: mine, bytes: mineBytes, document: try verify(mineBytes, path: mine, label: nil)), others)

@@ -192,7 +192,19 @@ enum MergeOperation {
             do { lock = try Inputs.lock(writePath) } catch { throw CLIFailure(writing: error) }
             if inPlace {
                 let now = try Inputs.readBytes(target, pipes: false)
-                if now != base.bytes { base = LoadedDocument(path: mine, bytes: now, document: try Inputs.parse(now, from: target)) }
+                if now != base.bytes {
+                    base = LoadedDocument(path: mine, bytes: now, document: try Inputs.parse(now, from: target))
+                    // A THEIRS that kept only what MINE as first read lacked is read whole again
+                    // unless MINE still starts with the blocks it let go.
+                    for (k, other) in others.enumerated() {
+                        guard case .history(let source) = other.copy else { continue }
+                        do throws(PeerNoteError) {
+                            others[k] = LoadedTheirs(path: other.path, copy: .history(try source.takenWhole(for: base.document)), label: other.label)
+                        } catch {
+                            throw CLIFailure(.invalidInput, "\(other.name): \(error.toolText)")
+                        }
+                    }
+                }
             }
         }
         // The result is MINE taking in every change, or, when the first THEIRS was kept whole and

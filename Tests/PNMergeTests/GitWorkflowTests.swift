@@ -733,5 +733,21 @@ struct GitWorkflowTests {
         #expect(lines.first?.contains("; kept its 3 intact changes (") == true, "\(r.err)")
         let result = try Document.load(try dir.bytes("ours"))
         #expect(Set(result.notes.map(\.title)) == ["Base", "Mine 1", "Theirs"])
+
+        // THEIRS appended to the file OURS started from: held as what follows the block both
+        // start with, until OURS turns out damaged; then read whole for the salvaged copy.
+        let baseFile = base.save(.compact)
+        let sharing = try Document.load(baseFile)
+        sharing.author = "tablet"
+        sharing.addNote(title: "Theirs, appended")
+        let appendedTheirs = sharing.save(.incremental)
+        #expect(Array(appendedTheirs.prefix(baseFile.count)) == baseFile && Array(damaged.prefix(baseFile.count)) == baseFile)
+        let ours2 = try dir.write(damaged, "ours2")
+        let other2 = try dir.write(appendedTheirs, "theirs2")
+        let again = pnmerge(["git-driver", "", ours2, other2, "n.peernote"])
+        #expect(again.status == ExitStatus.conflict.rawValue, "\(again.err)")
+        #expect(again.err.split(separator: "\n").count == 2, "\(again.err)")
+        let result2 = try Document.load(try dir.bytes("ours2"))
+        #expect(Set(result2.notes.map(\.title)) == ["Base", "Mine 1", "Theirs, appended"])
     }
 }

@@ -13,6 +13,7 @@ extension OpLog {
     /// compared within one process.
     mutating func fingerprint(ofChange i: Int) -> Int {
         assert(!isAdoptingOps, "ops are read whole only once adopted")
+        precondition(changesWithoutContent == 0, "a log whose first changes' content was let go has no fingerprints")
         guard fingerprints.count <= i else { return fingerprints[i] }
         // Changes are fingerprinted in order, walking the ops once (no search per change).
         // Room grows geometrically: an exact reserve on every call would copy the whole array

@@ -61,6 +61,10 @@ struct OpLog: Sendable {
     var contentHashes = ContentHashes()
     /// How many shared-history checks this log has been part of (see `Document.relation(to:)`).
     var sharedHistoryChecks = 0
+    /// How many of the first changes have no ops or text here (`dropContent(ofChangesBelow:)`):
+    /// their entries in `changes` stay, and nothing reads their content. 0 for every log but a
+    /// trimmed merge source's.
+    private(set) var changesWithoutContent = 0
     /// While `beginAdoptingOps` is in effect: the ops the log is to end up with.
     private var adopted: AdoptedOps?
     /// Whether ops are being adopted (`ops` then holds only the last op appended).
@@ -157,6 +161,45 @@ struct OpLog: Sendable {
         guard pending.source != nil else { return writeUnwrittenText() }
         storedText = text
         pendingText = nil
+    }
+
+    /// Lets go of the ops and text of changes `0 ..< count`, keeping their entries in `changes`
+    /// (ids, dependencies, lengths): for a merge source whose first changes the copy it is
+    /// merged into holds byte for byte (`MergeSource.keepingHistory(of:sharingFileWith:)`), so
+    /// that it keeps only what that copy may lack. Their units' local versions are those of the
+    /// first ops no longer held (an op running past them is cut there), and their text
+    /// positions those of text counted but not held: what is kept keeps its local versions and
+    /// text positions. Reading what was let go is a programming error; so is appending to the
+    /// log afterwards, or fingerprinting it (`changesWithoutContent`).
+    /// - Complexity: O(ops and text kept).
+    mutating func dropContent(ofChangesBelow count: Int) {
+        precondition(count >= changesWithoutContent && count <= changes.count && adopted == nil, "changes of the log, not yet let go")
+        guard count > changesWithoutContent else { return }
+        let end = count == changes.count ? lvCount : changes.lvStart(count)
+        var kept: [Op] = []
+        if end < lvCount {
+            var k = opIndex(containingLV: end)
+            if ops[k].lv < end {
+                kept.append(slice(ops[k], from: end, to: ops[k].lv + ops[k].length))
+                k += 1
+            }
+            kept.reserveCapacity(kept.count + ops.count - k)
+            while k < ops.count { kept.append(ops[k]); k += 1 }
+        }
+        // Text is appended in op order: what the kept inserts insert starts at the first one's.
+        var textStart = textCount
+        for op in kept { if case .insertText(_, _, _, let start) = op.body { textStart = start; break } }
+        let view = textView
+        var tail = ScalarStore()
+        if textStart < view.count {
+            tail = ScalarStore(placeholders: view.count - textStart, reserving: view.count - textStart)
+            view.copy(textStart ..< view.count, into: &tail, at: 0)
+        }
+        ops = OpStore(kept)
+        storedText = tail
+        pendingText = PendingText(count: textStart, source: nil)
+        fingerprints.removeAll()
+        changesWithoutContent = count
     }
 
     /// `settleText`, unless every arena the log reads its text in reads it in place (a state
@@ -435,6 +478,7 @@ struct OpLog: Sendable {
     /// Starts a new change by `agent` on top of `deps`, with author and message given as indices
     /// into `strings` (see `internString`). Generic so that one dependency needs no array.
     mutating func beginChange<D: Collection<Int>>(agent: UInt32, deps: D, time: Int64, author: UInt32, message: UInt32, extra: [UInt8]) -> Int {
+        precondition(changesWithoutContent == 0, "a log whose first changes' content was let go takes no more changes")
         let index: Int
         if deps.count > 1 {
             index = appendChange(agent: agent, deps: deps.sorted(), time: time, author: author, message: message, extra: extra)

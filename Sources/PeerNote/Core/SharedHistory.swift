@@ -80,7 +80,11 @@ extension OpLog {
     /// (`Concurrently`): a notebook made in a few large changes shares millions of them.
     /// `splitAt` is where the second half starts, in units from the first shared one (half of
     /// them unless given; tests move it).
+    /// The changes `other` holds without their content (`changesWithoutContent`) are not
+    /// compared: its caller has made sure that this log holds them as that log did (the bytes
+    /// both were read from agree up to them: `Document.checkMergeable(with:)`).
     func sharesHistory(with other: OpLog, concurrentFrom: Int = Self.sharedUnitsConcurrentFrom, splitAt: Int? = nil) -> Bool {
+        precondition(changesWithoutContent == 0, "the log compared holds the content of all its changes")
         let map = agentMap(from: other)
         // The stretches' first changes and run tails, each compared by its fields here and by its
         // op units below (as `sameChange` compares one change).
@@ -95,7 +99,14 @@ extension OpLog {
                 guard let i = changes.index(agent: a, seq: UInt32(seq)),
                       let j = other.changes.index(agent: UInt32(b), seq: UInt32(seq)) else { return false }
                 // The stretch: change `seq` and those after it inside its run in both logs.
-                let n = min(changes.runEnd(of: i) - i, other.changes.runEnd(of: j) - j, shared - seq + 1)
+                var n = min(changes.runEnd(of: i) - i, other.changes.runEnd(of: j) - j, shared - seq + 1)
+                // Changes whose content `other` let go: this log holds them byte for byte
+                // (`OpLog.dropContent(ofChangesBelow:)`), and they are not compared.
+                if j < other.changesWithoutContent {
+                    n = min(n, other.changesWithoutContent - j)
+                    seq += n
+                    continue
+                }
                 guard sameFields(i, other, j, map) else { return false }
                 if n > 1 && !changes.sameLengths(i + 1, other.changes, j + 1, count: n - 1) { return false }
                 for (first, count) in n > 1 ? [(0, 1), (1, n - 1)] : [(0, 1)] {

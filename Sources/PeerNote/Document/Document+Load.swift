@@ -128,6 +128,7 @@ extension Document {
         var rows = 0, opRows = 0, predecessors = 0
         var crc: UInt32 = 0
         var crcEnd = 0
+        var blockStarts: [(offset: Int, rowsBefore: Int)] = []
         for index in blocks.indices {
             var block = blocks[index]
             // A block's text and ops are needed only to replay it (the log keeps its own copy):
@@ -139,6 +140,7 @@ extension Document {
             predecessors += block.predecessorCount
             if block.offset > 0 {
                 try Self.checkPlacement(of: block, in: bytes, crc: &crc, checksummed: &crcEnd, rows: rows)
+                blockStarts.append((block.offset, rows))
                 // A later block's value for a key replaces an earlier one's (a newer writer updated it).
                 for f in block.unknownFields where !unknownFields.contains(f) {
                     let key = WireCodec.unknownFieldKey(f)
@@ -214,7 +216,7 @@ extension Document {
         doc.unknownFields = unknownFields
         doc.persisted = Persisted(bytes: bytes, rowOfChange: ChangeIndices(0 ..< rows), opRows: opRows,
                                   predecessors: predecessors, units: doc.log.lvCount, unknownFields: unknownFields,
-                                  verified: verified)
+                                  verified: verified, blockStarts: blockStarts)
         return doc
     }
 

@@ -45,7 +45,8 @@ extension Document {
         // fewer than twice (a one-off merge: pnmerge checks, then merges; nothing would amortize
         // hashing every change), else by cached fingerprints (documents merged again and again
         // pay for their new changes only).
-        let direct = log.sharedHistoryChecks < 2 && otherLog.sharedHistoryChecks < 2
+        // (A log holding some changes without their content has no fingerprints: compared directly.)
+        let direct = log.sharedHistoryChecks < 2 && otherLog.sharedHistoryChecks < 2 || otherLog.changesWithoutContent > 0
         log.sharedHistoryChecks += 1
         otherLog.sharedHistoryChecks += 1
         let agree = direct ? log.sharesHistory(with: otherLog) : log.sharesHistoryByFingerprints(with: &otherLog)
@@ -73,7 +74,7 @@ extension Document {
     /// a search change by change, only run once the copies are known to disagree, to name it.
     func firstDifference(with other: OpLog) -> ChangeID? {
         let map = log.agentMap(from: other)
-        for ci in 0 ..< other.changes.count {
+        for ci in other.changesWithoutContent ..< other.changes.count {
             guard let mine = log.changeIndex(of: other.changeID(ci)) else { continue }
             if !log.sameChange(mine, other, ci, map) { return other.changeID(ci) }
         }
@@ -261,7 +262,22 @@ extension Document {
 
     private func checkMergeable(with other: MergeSource) throws(PeerNoteError) {
         try checkNoTransaction(orOnOther: other.transactionWasOpen)
+        if let shared = other.sharedFile, !holdsAsRead(shared) {
+            throw .invalidArgument("this copy was not read from the file the merged copy was trimmed against; merge a copy kept whole (MergeSource.keepingHistory(of:))")
+        }
         try checkMergeable(relation: relation(to: other), fields: other.unknownFields)
+    }
+
+    /// Whether this copy holds its first `shared.changes` changes as it read them from a file
+    /// whose first `shared.length` bytes are `shared.bytes`' (so it holds the changes a source
+    /// trimmed against that file let go of, as they were): its file's bytes start so, and its
+    /// first changes are its file's first rows, in their order.
+    func holdsAsRead(_ shared: MergeSource.SharedFile) -> Bool {
+        guard shared.length > 0, let p = persisted, p.bytes.count >= shared.length, shared.bytes.count >= shared.length,
+              p.rowOfChange.count >= shared.changes, log.changes.count >= shared.changes,
+              p.notInFile.allSatisfy({ $0 >= shared.changes }) else { return false }
+        guard (0 ..< shared.changes).allSatisfy({ p.rowOfChange[$0] == $0 }) else { return false }
+        return MergeSource.commonPrefixLength(p.bytes, shared.bytes) >= shared.length
     }
 
     private func checkNoTransaction(orOnOther otherOpen: Bool) throws(PeerNoteError) {

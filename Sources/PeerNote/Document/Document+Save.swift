@@ -29,6 +29,11 @@ struct Persisted: Sendable {
     /// (`Document.checkSaveLoads`). Nil when no prefix is known to load, or when a load of these
     /// bytes replays them canonically (the state in file order is then not kept).
     var verified: VerifiedFile?
+    /// Where each block after the first starts in `bytes`, and how many changes the blocks
+    /// before it hold, as a load read them; empty when not known (a save's bytes). Bytes two
+    /// files share up to such a place hold the same first changes in both
+    /// (`MergeSource.keepingHistory(of:sharingFileWith:)`).
+    var blockStarts: [(offset: Int, rowsBefore: Int)] = []
 
     /// How many changes the file holds.
     var fileChangeCount: Int { rowOfChange.count - notInFile.count }
