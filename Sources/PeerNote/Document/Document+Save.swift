@@ -104,7 +104,7 @@ extension Document {
             var block = makeBlock(changes: newChanges, rowOf: rowOf, firstRow: p.fileChangeCount)
             block.kind = .append
             block.previousCRC = CRC32.checksum(p.bytes)
-            let opRows = p.opRows + block.ops.count, predecessors = p.predecessors + block.predecessorCount
+            let opRows = p.opRows + block.opRowCount, predecessors = p.predecessors + block.predecessorCount
             let bytes = p.bytes + Self.encodeLoadable(&block, fileBefore: p.bytes.count, changes: rowOf.count, opRows: opRows, predecessors: predecessors)
             persisted = Persisted(bytes: bytes, rowOfChange: rowOf, opRows: opRows, predecessors: predecessors, units: log.lvCount, unknownFields: unknownFields,
                                   verified: p.verified)
@@ -172,7 +172,7 @@ extension Document {
                 return (dead, WireCodec.deadTextColumn(dead))
             }
             let (made, (compressed, deadThere)) = Concurrently.run({ () -> (WireBlock, [UInt64: [UInt8]], [String], (text: [Unicode.Scalar], column: [UInt8])?, WireState) in
-                let block = makeBlock(changes: order, rowOf: rowOf, firstRow: 0, table: table, withText: false)
+                let block = makeBlock(changes: order, rowOf: rowOf, firstRow: 0, table: table, withText: false, encodingOps: true)
                 let (raw, strings) = WireCodec.encodeColumns(block, stateSection: true, concurrent: false)
                 // The section is in `compressedState`: this one only says the block has one, of
                 // version 2 (no structures on this path), so it holds no entries.
@@ -208,8 +208,8 @@ extension Document {
         block.genesis = genesis
         block.unknownFields = unknownFields.sorted { $0.lexicographicallyPrecedes($1) }
         let predecessors = block.predecessorCount
-        let bytes = Self.encodeLoadable(&block, fileBefore: 0, changes: rowOf.count, opRows: block.ops.count, predecessors: predecessors)
-        persisted = Persisted(bytes: bytes, rowOfChange: rowOf, opRows: block.ops.count, predecessors: predecessors, units: log.lvCount, unknownFields: unknownFields)
+        let bytes = Self.encodeLoadable(&block, fileBefore: 0, changes: rowOf.count, opRows: block.opRowCount, predecessors: predecessors)
+        persisted = Persisted(bytes: bytes, rowOfChange: rowOf, opRows: block.opRowCount, predecessors: predecessors, units: log.lvCount, unknownFields: unknownFields)
         return bytes
     }
 
@@ -226,7 +226,7 @@ extension Document {
     static func encodeLoadable(_ block: inout WireBlock, fileBefore: Int, changes: Int, opRows: Int, predecessors: Int) -> [UInt8] {
         let required = WireCodec.Limits().requiredFileSize(
             changes: changes, ops: opRows, predecessors: predecessors, dependencies: block.depRows.count,
-            units: block.ops.reduce(0) { $0 + $1.length }, insertedScalars: block.textCount)
+            units: block.opUnitCount, insertedScalars: block.textCount)
         let version = Format.version(of: block)
         let bytes = BlockCodec.encode(payload: WireCodec.encodePayload(block), version: version)
         guard fileBefore + bytes.count < required else { return bytes }
@@ -404,7 +404,10 @@ extension Document {
     /// column holds it (`WireBlock.insertedUTF8`); without, it is left out and only counted
     /// (`WireBlock.textCount`): a block whose state section holds the text writes no other copy
     /// of it, and copying every character of a large notebook into the block was a tenth of its save.
-    private func makeBlock(changes order: ChangeIndices, rowOf: ChangeIndices, firstRow: Int, table: [UInt32]? = nil, withText: Bool = true) -> WireBlock {
+    /// With `encodingOps`, each op is encoded as it is made (`WireBlock.encodedOps`), not held:
+    /// for a block whose ops are not changed afterwards (no structures stored).
+    private func makeBlock(changes order: ChangeIndices, rowOf: ChangeIndices, firstRow: Int, table: [UInt32]? = nil, withText: Bool = true,
+                           encodingOps: Bool = false) -> WireBlock {
         // Read through a local: each access to `self.log` inside the loops and closures below
         // copied the whole op log (sixteen retains and releases), per change and per op.
         let log = self.log
@@ -456,8 +459,9 @@ extension Document {
             // where the order leaves the log's, joined where it returns), so the arrays are
             // made once instead of doubling (and copying) over the walk.
             if withText { utf8.reserveCapacity(log.textCount) }
-            block.ops.reserveCapacity(log.ops.count)
+            if !encodingOps { block.ops.reserveCapacity(log.ops.count) }
         }
+        var encoder = encodingOps ? OpColumnEncoder(structures: false) : nil
         var textCount = 0
         let logText = log.textView
         var pieces = OpPieces(order, in: log)
@@ -480,12 +484,19 @@ extension Document {
             if let p = pending, let merged = OpLog.merge(p, firstID: pendingFirstID, next, firstID: firstID) {
                 pending = merged
             } else {
-                if let p = pending { block.ops.append(p) }
+                if let p = pending {
+                    if encoder == nil { block.ops.append(p) } else { encoder?.append(p) }
+                }
                 pending = next
                 pendingFirstID = firstID
             }
         }
-        if let p = pending { block.ops.append(p) }
+        if let p = pending {
+            if encoder == nil { block.ops.append(p) } else { encoder?.append(p) }
+        }
+        if let made = encoder.take() {
+            block.encodedOps = (made.columnsSoFar(), made.rows, made.units, made.predecessors)
+        }
         if withText { block.insertedUTF8 = (utf8, textCount) } else { block.placeholderCount = textCount }
         return block
     }

@@ -117,9 +117,19 @@ struct WireBlock: Sendable {
     /// limits (`WireCodec.Limits.requiredFileSize`); never kept when read.
     var padding = 0
 
+    /// When saving: the ops encoded as the save made them, their columns but the text column
+    /// (`OpColumnEncoder`), rather than held in `ops`, which is then empty: a large block's ops
+    /// are as many as its log's, a copy of them all while the block is encoded.
+    var encodedOps: (columns: [ColumnID: [UInt8]], rows: Int, units: Int, predecessors: Int)?
+    /// How many op rows the block holds.
+    var opRowCount: Int { encodedOps?.rows ?? ops.count }
+    /// How many op units the block's ops hold.
+    var opUnitCount: Int { encodedOps?.units ?? ops.reduce(0) { $0 + $1.length } }
+
     /// How many predecessors (overwritten values, removed tag adds) the block's ops list.
     var predecessorCount: Int {
-        ops.reduce(0) { n, op in
+        if let made = encodedOps { return made.predecessors }
+        return ops.reduce(0) { n, op in
             switch op.body {
             case .setNotebookTitle(_, let p), .setNoteTitle(_, _, let p), .setPriority(_, _, let p),
                  .deleteNote(_, let p), .restoreNote(_, let p), .moveNote(_, _, _, let p), .removeTag(_, _, let p):
@@ -291,7 +301,7 @@ enum WireCodec {
         // On two threads: the change columns beside the op columns, then the state section
         // beside the column set, each deflated. (A small block is done on this one: a thread
         // costs more than it would save.)
-        let concurrent = block.changeCount + block.ops.count + block.textCount >= concurrentFrom
+        let concurrent = block.changeCount + block.opRowCount + block.textCount >= concurrentFrom
         func both<A, B>(_ first: () -> A, _ second: @escaping @Sendable () -> B) -> (A, B) {
             concurrent ? Concurrently.run(first, alongside: second) : (first(), second())
         }
@@ -326,7 +336,7 @@ enum WireCodec {
         e.unsigned(BlockKey.strings.rawValue); e.arrayHeader(strings.count)
         for s in strings { e.text(s) }
         e.unsigned(BlockKey.changeCount.rawValue); e.unsigned(UInt64(block.changeCount))
-        e.unsigned(BlockKey.opUnitCount.rawValue); e.unsigned(UInt64(block.ops.reduce(0) { $0 + $1.length }))
+        e.unsigned(BlockKey.opUnitCount.rawValue); e.unsigned(UInt64(block.opUnitCount))
         e.unsigned(BlockKey.columns.rawValue); e.bytes(columns.deflated)
         // The inflated size bounds decompression on the way back in.
         e.unsigned(BlockKey.columnsSize.rawValue); e.unsigned(UInt64(columns.raw))
@@ -477,62 +487,27 @@ enum WireCodec {
     /// The block's op columns (with the text column: all inserted text, or with a state section
     /// the deleted text).
     private static func encodeOpColumns(_ block: WireBlock, stateSection: Bool, structures: Bool) -> [ColumnID: [UInt8]] {
-        var cols: [ColumnID: [UInt8]] = [:]
-        var kind = UIntColumnEncoder(), length = UIntColumnEncoder()
-        var noteR = UIntColumnEncoder(), noteC = DeltaColumnEncoder()
-        var r1R = UIntColumnEncoder(), r1C = DeltaColumnEncoder(), r2R = UIntColumnEncoder(), r2C = DeltaColumnEncoder()
-        var reversed = BoolColumnEncoder(), valueLen = UIntColumnEncoder(), predCount = UIntColumnEncoder()
-        var predR = UIntColumnEncoder(), predC = DeltaColumnEncoder(), priority = UIntColumnEncoder(), created = DeltaColumnEncoder()
-        var payloadLen = UIntColumnEncoder(), originsStored = BoolColumnEncoder()
-        // Version 3 (`structures`): an insert whose origins follow from its note's structure stores none.
-        var values: [UInt8] = [], text: [UInt8] = [], payloads: [UInt8] = []
-        func note(_ n: LocalID) { noteR.append(UInt64(n.agent)); noteC.append(Int64(n.counter)) }
-        func ref(_ id: LocalID, _ r: inout UIntColumnEncoder, _ c: inout DeltaColumnEncoder) {
-            if id.isNone { r.append(0) } else { r.append(UInt64(id.agent) + 1); c.append(Int64(id.counter)) }
+        if let made = block.encodedOps {
+            // Encoded as the save made them (`OpColumnEncoder`): only the text column is left.
+            var cols = made.columns
+            if stateSection { cols[.opText] = deadTextColumn(block.deadText) }
+            return cols
         }
-        func preds(_ p: [LocalID]) {
-            predCount.append(UInt64(p.count))
-            for id in p.sorted() { predR.append(UInt64(id.agent)); predC.append(Int64(id.counter)) }
-        }
-        // Straight from the string's bytes: an array made of each title and tag was freed again at once.
-        func value(_ s: String) { valueLen.append(UInt64(s.utf8.count)); values.append(contentsOf: s.utf8) }
+        var encoder = OpColumnEncoder(structures: structures)
+        var text: [UInt8] = []
         // Text already in UTF-8 is the column as it stands: the inserts' text in op order.
         let inScalars = block.insertedUTF8 == nil
         var inserted = 0
         for op in block.ops {
-            kind.append(op.body.kind)
-            length.append(UInt64(op.length))
-            switch op.body {
-            case .setNotebookTitle(let v, let p): value(v); preds(p)
-            case .createNote(let l, let r, let c): ref(l, &r1R, &r1C); ref(r, &r2R, &r2C); created.append(c)
-            case .setNoteTitle(let n, let v, let p): note(n); value(v); preds(p)
-            case .insertText(let n, let l, let r, let s):
-                note(n)
-                let stated = !(l.isUnstated && r.isUnstated)
-                precondition(stated || structures, "only a block storing its structures leaves origins out")
-                if structures { originsStored.append(stated) }
-                if stated { ref(l, &r1R, &r1C); ref(r, &r2R, &r2C) }
+            encoder.append(op)
+            if case .insertText(_, _, _, let s) = op.body {
                 if !stateSection && inScalars { for scalar in block.text[s ..< s + op.length] { UTF8.encode(scalar) { text.append($0) } } }
                 assert(inScalars || s == inserted, "a block's UTF-8 text is in the order of its ops")
                 inserted = s + op.length
-            case .deleteText(let n, let t, let rev): note(n); ref(t, &r1R, &r1C); reversed.append(rev)
-            case .addTag(let n, let t): note(n); value(t)
-            case .removeTag(let n, let t, let rm): note(n); value(t); preds(rm)
-            case .setPriority(let n, let p, let ps): note(n); priority.append(UInt64(p.rank)); preds(ps)
-            case .deleteNote(let n, let p), .restoreNote(let n, let p): note(n); preds(p)
-            case .moveNote(let n, let l, let r, let p): note(n); ref(l, &r1R, &r1C); ref(r, &r2R, &r2C); preds(p)
-            case .unknown(_, let payload): payloadLen.append(UInt64(payload.count)); payloads += payload
             }
         }
-        cols[.opKind] = kind.finish(); cols[.opLength] = length.finish()
-        cols[.opNoteReplica] = noteR.finish(); cols[.opNoteCounter] = noteC.finish()
-        cols[.opRef1Replica] = r1R.finish(); cols[.opRef1Counter] = r1C.finish()
-        cols[.opRef2Replica] = r2R.finish(); cols[.opRef2Counter] = r2C.finish()
-        cols[.opReversed] = reversed.finish(); cols[.opValueLength] = valueLen.finish(); cols[.opValue] = values
-        cols[.opPredCount] = predCount.finish(); cols[.opPredReplica] = predR.finish(); cols[.opPredCounter] = predC.finish()
-        cols[.opPriority] = priority.finish(); cols[.opCreated] = created.finish(); cols[.opText] = block.insertedUTF8?.bytes ?? text
-        cols[.opPayloadLength] = payloadLen.finish(); cols[.opPayload] = payloads
-        if structures { cols[.opOriginsStored] = originsStored.finish() }
+        var cols = encoder.finish()
+        cols[.opText] = block.insertedUTF8?.bytes ?? text
         if stateSection { cols[.opText] = deadTextColumn(block.deadText) }
         return cols
     }
@@ -562,4 +537,87 @@ struct CompressedSection: Sendable {
 struct EncodedColumns: Sendable {
     var bytes: [UInt8]
     var strings: [String]
+}
+
+/// A block's op columns, made an op at a time, in the block's order: of a block's `ops`
+/// (`WireCodec.encodeColumnSet`), or of each op as a save makes it (`WireBlock.encodedOps`),
+/// which then never holds them all. The text column is the caller's; the others are those of
+/// the wire format (peernote(5)), with version 3's `opOriginsStored` when `structures`.
+struct OpColumnEncoder {
+    private let structures: Bool
+    private var kind = UIntColumnEncoder(), length = UIntColumnEncoder()
+    private var noteR = UIntColumnEncoder(), noteC = DeltaColumnEncoder()
+    private var r1R = UIntColumnEncoder(), r1C = DeltaColumnEncoder(), r2R = UIntColumnEncoder(), r2C = DeltaColumnEncoder()
+    private var reversed = BoolColumnEncoder(), valueLen = UIntColumnEncoder(), predCount = UIntColumnEncoder()
+    private var predR = UIntColumnEncoder(), predC = DeltaColumnEncoder(), priority = UIntColumnEncoder(), created = DeltaColumnEncoder()
+    private var payloadLen = UIntColumnEncoder(), originsStored = BoolColumnEncoder()
+    private var values: [UInt8] = [], payloads: [UInt8] = []
+    /// The rows, units and predecessors appended so far.
+    private(set) var rows = 0, units = 0, predecessors = 0
+
+    init(structures: Bool) { self.structures = structures }
+
+    /// Encodes `op` (but its text), after those before it.
+    mutating func append(_ op: Op) {
+        rows += 1
+        units += op.length
+        kind.append(op.body.kind)
+        length.append(UInt64(op.length))
+        switch op.body {
+        case .setNotebookTitle(let v, let p): value(v); preds(p)
+        case .createNote(let l, let r, let c): ref1(l); ref2(r); created.append(c)
+        case .setNoteTitle(let n, let v, let p): note(n); value(v); preds(p)
+        case .insertText(let n, let l, let r, _):
+            note(n)
+            // Version 3 (`structures`): an insert whose origins follow from its note's structure stores none.
+            let stated = !(l.isUnstated && r.isUnstated)
+            precondition(stated || structures, "only a block storing its structures leaves origins out")
+            if structures { originsStored.append(stated) }
+            if stated { ref1(l); ref2(r) }
+        case .deleteText(let n, let t, let rev): note(n); ref1(t); reversed.append(rev)
+        case .addTag(let n, let t): note(n); value(t)
+        case .removeTag(let n, let t, let rm): note(n); value(t); preds(rm)
+        case .setPriority(let n, let p, let ps): note(n); priority.append(UInt64(p.rank)); preds(ps)
+        case .deleteNote(let n, let p), .restoreNote(let n, let p): note(n); preds(p)
+        case .moveNote(let n, let l, let r, let p): note(n); ref1(l); ref2(r); preds(p)
+        case .unknown(_, let payload): payloadLen.append(UInt64(payload.count)); payloads += payload
+        }
+    }
+
+    /// The columns by id (the empty ones too; the text column empty).
+    consuming func finish() -> [ColumnID: [UInt8]] { columnsSoFar() }
+
+    /// The columns of the ops appended so far (`finish`, for an encoder that is let go next).
+    func columnsSoFar() -> [ColumnID: [UInt8]] {
+        var cols: [ColumnID: [UInt8]] = [:]
+        cols[.opKind] = kind.finish(); cols[.opLength] = length.finish()
+        cols[.opNoteReplica] = noteR.finish(); cols[.opNoteCounter] = noteC.finish()
+        cols[.opRef1Replica] = r1R.finish(); cols[.opRef1Counter] = r1C.finish()
+        cols[.opRef2Replica] = r2R.finish(); cols[.opRef2Counter] = r2C.finish()
+        cols[.opReversed] = reversed.finish(); cols[.opValueLength] = valueLen.finish(); cols[.opValue] = values
+        cols[.opPredCount] = predCount.finish(); cols[.opPredReplica] = predR.finish(); cols[.opPredCounter] = predC.finish()
+        cols[.opPriority] = priority.finish(); cols[.opCreated] = created.finish(); cols[.opText] = []
+        cols[.opPayloadLength] = payloadLen.finish(); cols[.opPayload] = payloads
+        if structures { cols[.opOriginsStored] = originsStored.finish() }
+        return cols
+    }
+
+    private mutating func note(_ n: LocalID) { noteR.append(UInt64(n.agent)); noteC.append(Int64(n.counter)) }
+
+    private mutating func ref1(_ id: LocalID) {
+        if id.isNone { r1R.append(0) } else { r1R.append(UInt64(id.agent) + 1); r1C.append(Int64(id.counter)) }
+    }
+
+    private mutating func ref2(_ id: LocalID) {
+        if id.isNone { r2R.append(0) } else { r2R.append(UInt64(id.agent) + 1); r2C.append(Int64(id.counter)) }
+    }
+
+    private mutating func preds(_ p: [LocalID]) {
+        predecessors += p.count
+        predCount.append(UInt64(p.count))
+        for id in p.sorted() { predR.append(UInt64(id.agent)); predC.append(Int64(id.counter)) }
+    }
+
+    /// Straight from the string's bytes: an array made of each title and tag was freed again at once.
+    private mutating func value(_ s: String) { valueLen.append(UInt64(s.utf8.count)); values.append(contentsOf: s.utf8) }
 }

@@ -198,15 +198,27 @@ struct ConcurrencyTests {
         }
         for k in stride(from: 4, to: ids.count, by: 13) { try doc.deleteText(ids[k], range: 0 ..< Swift.min(3, doc.note(ids[k])?.body.unicodeScalars.count ?? 0)) }
         for k in stride(from: 0, to: ids.count, by: 9) { try doc.deleteNote(ids[k]) }
+        // Ops that list predecessors, which the save counts as it encodes them.
+        let deleted = Set(doc.deletedNotes.map(\.id))
+        for k in stride(from: 2, to: ids.count, by: 11) where !deleted.contains(ids[k]) {
+            try doc.setPriority(ids[k], .high)
+            try doc.setNoteTitle(ids[k], "retitled \(k)")
+            if k % 3 == 0 { try doc.removeTag(ids[k], "a") }
+        }
+        for k in stride(from: 5, to: ids.count, by: 17) where !deleted.contains(ids[k]) { try doc.moveNote(ids[k], to: 0) }
         try Self.expectSameSaveBothWays(doc)
+        #expect((doc.persisted?.predecessors ?? 0) > 0)
     }
 
     /// `doc`'s compact save is the same bytes made on one thread and on two, has a state
     /// section, and loads as `doc`, saving again to the same bytes.
     static func expectSameSaveBothWays(_ doc: Document) throws {
         let one = doc.save(.compact, writeStructures: false, concurrentFrom: .max)
+        let counted = doc.persisted.map { [$0.opRows, $0.predecessors] }
         let two = doc.save(.compact, writeStructures: false, concurrentFrom: 1)
         #expect(one == two)
+        // The rows and predecessors a later appending save counts on, the same both ways.
+        #expect(doc.persisted.map { [$0.opRows, $0.predecessors] } == counted)
         let (_, block) = try StateSectionTests.onlyBlock(two)
         #expect(block.state != nil, "the save has a state section")
         let loaded = try Document.load(two)
