@@ -56,7 +56,8 @@ extension PNMerge {
             let name = path ?? ours
             let console = Console.current
             let outcome: GitMergeDriver.Outcome
-            do { outcome = try GitMergeDriver.merge(ours: ours, theirs: theirs, name: name) } catch {
+            // Without PATH, THEIRS is named by its own file (OURS names the path).
+            do { outcome = try GitMergeDriver.merge(ours: ours, theirs: theirs, name: name, theirsName: path == nil ? theirs : nil) } catch {
                 throw CLIFailure(.conflict, "\(error.message); left our version of \(name) as it was, for git to mark as a conflict")
             }
             let report = outcome.report
@@ -128,8 +129,9 @@ enum GitMergeDriver {
     /// change. A side that does not load as a document (`invalidDocument`: damaged bytes) is
     /// salvaged and its intact changes are merged (`Outcome.salvaged`; OURS is then written,
     /// compact when OURS itself was the damaged side). Any other failure leaves OURS untouched.
-    static func merge(ours: String, theirs: String, name: String) throws(CLIFailure) -> Outcome {
-        let paths = [ours, theirs], labels = ["\(name) (ours)", "\(name) (theirs)"]
+    /// `theirsName` names THEIRS in messages when given (else `name` does).
+    static func merge(ours: String, theirs: String, name: String, theirsName: String? = nil) throws(CLIFailure) -> Outcome {
+        let paths = [ours, theirs], labels = ["\(name) (ours)", "\(theirsName ?? name) (theirs)"]
         var bytes: [[UInt8]] = []
         for (path, label) in zip(paths, labels) { bytes.append(try Inputs.readBytes(path, label: label)) }
         var loaded: [LoadedDocument] = []

@@ -87,12 +87,17 @@ struct GitCommandTests {
             #expect(r.err.split(separator: "\n").count == 1)
             #expect(try dir.bytes("ours") == c.oursBytes)
         }
-        // Without PATH, OURS is named.
+        // Without PATH, each side is named by its own file.
         let ours = try dir.write(s.alice.save(), "ours")
         let theirs = try dir.write(unrelatedDocument().save(), "theirs")
         let r = pnmerge(["git-driver", "", ours, theirs])
         #expect(r.status == 1)
-        #expect(r.err.contains("\(ours) (ours)"), "\(r.err)")
+        #expect(r.err.contains("\(ours) (ours)") && r.err.contains("\(theirs) (theirs)"), "\(r.err)")
+        let missing = dir.path("nope.peernote")
+        let gone = pnmerge(["git-driver", "", ours, missing])
+        #expect(gone.status == 1)
+        #expect(gone.err.hasPrefix("pnmerge: \(missing) (theirs): "), "\(gone.err)")
+        #expect(try dir.bytes("ours") == s.alice.save())
     }
 
     // MARK: textconv
