@@ -76,17 +76,19 @@ struct InspectReport {
     var deletedNotes: Int { facts.deletedNotes }
     var conflicts: Int { facts.conflicts }
 
-    /// Loads (verifies) `file`, takes the facts from the document and lets it go, then measures
-    /// the storage in the bytes it was loaded from: the measuring decodes every block again,
-    /// which beside the notebook would add to the command's memory.
+    /// Measures the storage in `file`'s bytes, then loads (verifies) them and takes the facts
+    /// from the document, which it lets go: the measuring decodes every block, which beside the
+    /// notebook, or in the memory it left, would add to the command's memory. A file that does
+    /// not verify fails as a load fails, whatever the measuring found.
     static func read(_ file: String) throws(CLIFailure) -> InspectReport {
-        let (facts, name, bytes) = try { () throws(CLIFailure) in
-            // (Not kept to the process's end, as `Inputs.load` keeps a document: it goes here.)
-            let input = try Inputs.loadAll([file])[0]
-            return (Facts(input.document), input.name, input.bytes)
-        }()
-        guard let storage = Document.storageReport(verified: bytes) else {
-            throw CLIFailure(.invalidInput, "\(name): its blocks cannot be read again")
+        let bytes = try Inputs.readBytes(file)
+        // Measured before the document is built, and kept only once the load has verified the
+        // same bytes: measured after, in the memory the notebook left, the heap grew past both.
+        let storage = Document.storageReport(verified: bytes)
+        // (Not kept to the process's end, as `Inputs.load` keeps a document: it goes here.)
+        let facts = Facts(try Inputs.parse(bytes, from: file))
+        guard let storage else {
+            throw CLIFailure(.invalidInput, "\(Inputs.displayName(file)): its blocks cannot be read again")
         }
         return InspectReport(file: file, facts: facts, storage: storage)
     }

@@ -34,9 +34,10 @@ extension Document {
         persisted.flatMap { Self.storageReport(verified: $0.bytes) }
     }
 
-    /// `storageReport(_:)` of bytes a load has verified, without loading them again: a caller
-    /// that has what it needs from the document lets it go first, and the measuring does not
-    /// add to a whole notebook's memory. Nil when the blocks cannot be read (bytes not verified).
+    /// `storageReport(_:)` of bytes a load has verified, or verifies before the report is used,
+    /// without loading them: the measuring does not add to a whole notebook's memory (its
+    /// decoding is a load's first stage, with the same limits and memory budget). Nil when the
+    /// blocks cannot be read (bytes a load refuses).
     /// - Complexity: O(bytes); each block decoded, and its parts compressed apart.
     package static func storageReport(verified bytes: [UInt8]) -> StorageReport? {
         guard let raws = try? BlockCodec.decode(bytes) else { return nil }
