@@ -147,14 +147,21 @@ struct HistoryView {
             length += more
         }
         let rest = parts.dropFirst(shown.count)
-        let notes = rest.filter { $0.kind != .newerFormat && $0.kind != .notebookTitle }
-        if !notes.isEmpty {
-            let kinds: [(SummaryPart.Kind, String)] = [(.added, "added"), (.deleted, "deleted"), (.changed, "changed")]
-            let counts = kinds.compactMap { kind, verb in
-                let n = notes.filter { $0.kind == kind }.count
-                return n == 0 ? nil : (n, verb)
+        // Counted in place: an import's rest is every note but a few, and copies of it filtered
+        // by kind would each be as large.
+        var byKind = (added: 0, deleted: 0, changed: 0)
+        for part in rest {
+            switch part.kind {
+            case .added: byKind.added += 1
+            case .deleted: byKind.deleted += 1
+            case .changed: byKind.changed += 1
+            case .newerFormat, .notebookTitle: break
             }
-            let more = "and \(notes.count) more \(notes.count == 1 ? "note" : "notes")"
+        }
+        let notes = byKind.added + byKind.deleted + byKind.changed
+        if notes > 0 {
+            let counts = [(byKind.added, "added"), (byKind.deleted, "deleted"), (byKind.changed, "changed")].filter { $0.0 > 0 }
+            let more = "and \(notes) more \(notes == 1 ? "note" : "notes")"
             shown.append(counts.count == 1 ? "\(more) \(counts[0].1)" : "\(more): " + counts.map { "\($0.0) \($0.1)" }.joined(separator: ", "))
         }
         // What no note part tells (a newer version's ops) is never left out.

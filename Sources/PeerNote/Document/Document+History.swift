@@ -32,6 +32,15 @@ extension Document {
         var unknown = 0
         let firstID = LocalID(agent: log.changes[ci].agent, counter: log.changes[ci].counterStart)
         let startLV = log.changes[ci].lvStart
+        // Room for every note the change can touch (at most one a unit, and no more than the
+        // notebook holds), made once: an import touches every note, and arrays grown by
+        // doubling would hold two copies of its tallies at each step.
+        let touchable = Swift.min(log.changes[ci].length, state.noteStates.count)
+        if touchable > 16 {
+            order.reserveCapacity(touchable)
+            tallies.reserveCapacity(touchable)
+            index.reserveCapacity(touchable)
+        }
         func touch(_ n: LocalID, _ f: (inout Tally) -> Void) {
             let k: Int
             if let known = index[n] {
@@ -61,6 +70,7 @@ extension Document {
             }
         }
         var parts: [SummaryPart] = []
+        parts.reserveCapacity(order.count + (notebookTitle == nil ? 0 : 1) + (unknown > 0 ? 1 : 0))
         // An empty title reads as the tools show it elsewhere (show, textconv: "(untitled notebook)").
         if let t = notebookTitle { parts.append(SummaryPart(kind: .notebookTitle, text: t.isEmpty ? "left the notebook untitled" : "titled notebook \"\(t)\"")) }
         for (n, t) in zip(order, tallies) {
