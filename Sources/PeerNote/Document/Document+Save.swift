@@ -140,31 +140,40 @@ extension Document {
             // keeps the section as bytes only (`compressedState`).
             let tableIndex = Self.tableIndex(input, replicaTable: replicaTable)
             let half = slots.count / 2
-            // One buffer of the section's exact size, which the second half is appended to: the
-            // other thread sizes the first half's entries and reserves room for both once this one
-            // sends the size of the second's (a buffer grown by appending would be up to twice
-            // the section, all of it alive while the section is compressed). The second half's
-            // bytes go once appended.
+            // One buffer of the section's exact size, each half encoded into its own part of it:
+            // the halves' sizes are worked out on both threads, then both are encoded at once (a
+            // half encoded apart and appended would be alive beside the whole, and a buffer grown
+            // by appending up to twice the section, all of it alive while it is compressed).
             let sectionBytes = { () -> [UInt8] in
-                let (secondPart, firstPart) = Concurrently.run(relaying: Int.self, { sizeOfSecond -> [UInt8] in
-                    let size = Self.stateSectionSize(input, slots: slots[half...], tableIndex: tableIndex)
-                    sizeOfSecond.send(size)
-                    var e = CBOREncoder()
-                    e.reserveCapacity(size)
-                    Self.encodeStateSectionNotes(input, slots: slots[half...], tableIndex: tableIndex, into: &e)
-                    assert(e.bytes.count == size, "the state section's size was not worked out exactly")
-                    return e.bytes
-                }, alongside: { sizeOfSecond -> [UInt8] in
-                    var e = StateCodec.head(title: input.title, noteCount: slots.count)
-                    let size = e.bytes.count + Self.stateSectionSize(input, slots: slots[..<half], tableIndex: tableIndex)
-                    e.reserveCapacity(size + (sizeOfSecond.receive() ?? 0))
-                    Self.encodeStateSectionNotes(input, slots: slots[..<half], tableIndex: tableIndex, into: &e)
-                    assert(e.bytes.count == size, "the state section's size was not worked out exactly")
-                    return e.bytes
-                })
-                var bytes = consume firstPart
-                bytes.append(contentsOf: secondPart)
-                return bytes
+                let headBytes = StateCodec.head(title: input.title, noteCount: slots.count).bytes
+                let (secondSize, firstSize) = Concurrently.run({ Self.stateSectionSize(input, slots: slots[half...], tableIndex: tableIndex) },
+                                                               alongside: { Self.stateSectionSize(input, slots: slots[..<half], tableIndex: tableIndex) })
+                let firstEnd = headBytes.count + firstSize, total = firstEnd + secondSize
+                var exact = true
+                let bytes = [UInt8](unsafeUninitializedCapacity: total) { buffer, count in
+                    let parts = BufferParts(buffer)
+                    let (second, first) = Concurrently.run({ () -> Bool in
+                        var e = CBOREncoder(writingInto: parts.part(firstEnd ..< total))
+                        Self.encodeStateSectionNotes(input, slots: slots[half...], tableIndex: tableIndex, into: &e)
+                        return !e.overflowed && e.written == total - firstEnd
+                    }, alongside: { () -> Bool in
+                        var e = CBOREncoder(writingInto: parts.part(0 ..< firstEnd))
+                        e.raw(headBytes)
+                        Self.encodeStateSectionNotes(input, slots: slots[..<half], tableIndex: tableIndex, into: &e)
+                        return !e.overflowed && e.written == firstEnd
+                    })
+                    exact = first && second
+                    // (UInt8 needs no deinitialization: a buffer not filled whole is let go empty.)
+                    count = exact ? total : 0
+                }
+                if exact { return bytes }
+                // Sizes worked out wrong (a bug, which the tests' assertion names): encoded again
+                // on one thread into a buffer of its own, so that the save is right all the same.
+                assertionFailure("the state section's size was not worked out exactly")
+                var e = CBOREncoder()
+                e.raw(headBytes)
+                Self.encodeStateSectionNotes(input, slots: slots[...], tableIndex: tableIndex, into: &e)
+                return e.bytes
             }()
             let deadTextWork = Claim()
             let makeDeadText: @Sendable () -> (text: [Unicode.Scalar], column: [UInt8]) = {

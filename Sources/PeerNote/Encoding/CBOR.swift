@@ -573,8 +573,46 @@ struct CBORReader {
 /// Appends CBOR to `bytes` using libcbor's buffer encoders. Every head is written in its
 /// shortest form and strings/containers are always definite-length (RFC 8949 §4.2.1).
 /// The caller is responsible for writing as many items after a header as it declares.
+///
+/// An encoder made by `init(writingInto:)` writes into memory it is given instead (a part of a
+/// buffer that another thread fills another part of), never past it: what does not fit is not
+/// written, and `overflowed` says so.
 struct CBOREncoder {
     private(set) var bytes: [UInt8] = []
+    /// The memory written into instead of `bytes` (`init(writingInto:)`), from `written` on.
+    private let region: UnsafeMutableBufferPointer<UInt8>?
+    /// How many bytes were written into `region`.
+    private(set) var written = 0
+    /// Whether a write did not fit in `region` (it and every write after it were left out).
+    private(set) var overflowed = false
+
+    init() { region = nil }
+
+    /// An encoder that writes into `region` (uninitialized or not) rather than `bytes`.
+    init(writingInto region: UnsafeMutableBufferPointer<UInt8>) { self.region = region }
+
+    /// Appends `b` to `bytes`, or writes it into `region` when it fits.
+    @inline(__always)
+    private mutating func put<C: Collection<UInt8>>(_ b: C) {
+        guard let region else {
+            bytes.append(contentsOf: b)
+            return
+        }
+        let n = b.count
+        guard !overflowed, n <= region.count - written, let base = region.baseAddress else {
+            overflowed = true
+            return
+        }
+        let target = base + written
+        let copied: Void? = b.withContiguousStorageIfAvailable { (source: UnsafeBufferPointer<UInt8>) -> Void in
+            if let from = source.baseAddress { target.initialize(from: from, count: n) }
+        }
+        if copied == nil {
+            var k = 0
+            for byte in b { (target + k).initialize(to: byte); k += 1 }
+        }
+        written += n
+    }
 
     /// Makes room for `count` bytes in all, so that encoding up to that many grows nothing.
     mutating func reserveCapacity(_ count: Int) { bytes.reserveCapacity(count) }
@@ -597,7 +635,7 @@ struct CBOREncoder {
             guard let base = buffer.baseAddress else { return }
             let written = encode(base, buffer.count)
             precondition(written > 0, "libcbor head encoder needs more than \(buffer.count) bytes")
-            bytes.append(contentsOf: buffer[..<written])
+            put(buffer[..<written])
         }
     }
 
@@ -609,17 +647,17 @@ struct CBOREncoder {
     /// Head plus payload.
     mutating func bytes(_ b: [UInt8]) {
         head { cbor_encode_bytestring_start(b.count, $0, $1) }
-        bytes.append(contentsOf: b)
+        put(b)
     }
     /// A text string whose UTF-8 is `utf8` (valid UTF-8).
     mutating func text(utf8: ArraySlice<UInt8>) {
         head { cbor_encode_string_start(utf8.count, $0, $1) }
-        bytes.append(contentsOf: utf8)
+        put(utf8)
     }
     mutating func text(_ s: String) {
         let count = s.utf8.count
         head { cbor_encode_string_start(count, $0, $1) }
-        bytes.append(contentsOf: s.utf8)
+        put(s.utf8)
     }
     mutating func arrayHeader(_ count: Int) { head { cbor_encode_array_start(count, $0, $1) } }
     /// `count` is the number of key/value pairs that follow.
@@ -639,7 +677,7 @@ struct CBOREncoder {
     mutating func double(_ d: Double) {
         if let half = Self.halfBits(d) {
             // Written by hand: libcbor 0.8's cbor_encode_half mis-rounds half subnormals.
-            bytes.append(contentsOf: [0xf9, UInt8(half >> 8), UInt8(half & 0xff)])
+            put([0xf9, UInt8(half >> 8), UInt8(half & 0xff)])
         } else if let single = Float(exactly: d) {
             head { cbor_encode_single(single, $0, $1) }
         } else {
@@ -666,7 +704,7 @@ struct CBOREncoder {
     }
 
     /// Appends already-encoded CBOR verbatim (e.g. to preserve unknown fields byte for byte).
-    mutating func raw(_ b: [UInt8]) { bytes.append(contentsOf: b) }
+    mutating func raw(_ b: [UInt8]) { put(b) }
 
     /// Re-encodes a decoded item with definite lengths and shortest heads. Recurses once per
     /// nesting level (decoder output is bounded by `CBORLimits.maxDepth`).

@@ -196,3 +196,19 @@ package final class StopFlag: @unchecked Sendable {
     /// Whether the flag was raised.
     package var isRaised: Bool { peernote_flag_is_raised(word) }
 }
+
+/// A buffer whose parts threads write at once (`Concurrently`), each its own part: a save's
+/// state section, each half encoded into its place in the one buffer it is compressed from.
+/// `@unchecked Sendable` as a buffer pointer: the parts given out must not overlap, and the
+/// buffer must outlive the work (both are the caller's to keep).
+struct BufferParts: @unchecked Sendable {
+    private let buffer: UnsafeMutableBufferPointer<UInt8>
+
+    init(_ buffer: UnsafeMutableBufferPointer<UInt8>) { self.buffer = buffer }
+
+    /// The bytes at `range` of the buffer (inside it).
+    func part(_ range: Range<Int>) -> UnsafeMutableBufferPointer<UInt8> {
+        precondition(range.lowerBound >= 0 && range.upperBound <= buffer.count, "a part of the buffer")
+        return UnsafeMutableBufferPointer(rebasing: buffer[range])
+    }
+}

@@ -375,6 +375,37 @@ struct CBORTests {
         }
     }
 
+    @Test("An encoder writing into given memory writes what one appending writes, and nothing past its end")
+    func encoderIntoMemory() {
+        func encode(_ e: inout CBOREncoder) {
+            e.arrayHeader(4)
+            e.text("héllo 日本 😀")
+            e.unsigned(70_000)
+            e.bytes([1, 2, 3])
+            e.double(1.5)
+            e.raw([0xf6])
+        }
+        var appending = CBOREncoder()
+        encode(&appending)
+        let expected = appending.bytes
+        for room in [expected.count, expected.count + 5, expected.count - 1, 3, 0] {
+            var memory = [UInt8](repeating: 0xAA, count: room + 4)
+            memory.withUnsafeMutableBufferPointer { all in
+                var e = CBOREncoder(writingInto: UnsafeMutableBufferPointer(rebasing: all[2 ..< 2 + room]))
+                encode(&e)
+                #expect(e.bytes.isEmpty)
+                #expect(e.overflowed == (room < expected.count), "room \(room)")
+                if room >= expected.count { #expect(e.written == expected.count) } else { #expect(e.written <= room) }
+            }
+            // Nothing before or after the memory given was written; what fit is the encoding's start.
+            #expect(memory.prefix(2).allSatisfy { $0 == 0xAA } && memory.suffix(2).allSatisfy { $0 == 0xAA })
+            if room >= expected.count {
+                #expect(Array(memory[2 ..< 2 + expected.count]) == expected)
+                #expect(memory[(2 + expected.count) ..< (2 + room)].allSatisfy { $0 == 0xAA })
+            }
+        }
+    }
+
     @Test("Errors describe themselves with their offset")
     func errorDescription() {
         #expect(CBORDecodeError(offset: 7, problem: .endOfInput).description == "CBOR error at byte 7: unexpected end of input")
