@@ -36,14 +36,26 @@ extension Document {
         // notebook holds), made once: an import touches every note, and arrays grown by
         // doubling would hold two copies of its tallies at each step.
         let touchable = Swift.min(log.changes[ci].length, state.noteStates.count)
+        // A change that may touch many notes finds a note's tally by its slot in the state (four
+        // bytes a note of the notebook), not in a table of its own keyed by the note's id.
+        var bySlot: [Int32] = touchable > 1024 ? Array(repeating: -1, count: state.noteStates.count) : []
         if touchable > 16 {
             order.reserveCapacity(touchable)
             tallies.reserveCapacity(touchable)
-            index.reserveCapacity(touchable)
+            if bySlot.isEmpty { index.reserveCapacity(touchable) }
         }
         func touch(_ n: LocalID, _ f: (inout Tally) -> Void) {
             let k: Int
-            if let known = index[n] {
+            if !bySlot.isEmpty, let slot = state.slot(of: n) {
+                if bySlot[slot] >= 0 {
+                    k = Int(bySlot[slot])
+                } else {
+                    k = tallies.count
+                    bySlot[slot] = Int32(k)
+                    order.append(n)
+                    tallies.append(Tally())
+                }
+            } else if let known = index[n] {
                 k = known
             } else {
                 k = tallies.count
@@ -60,8 +72,9 @@ extension Document {
             case .setNoteTitle(let n, let v, _): touch(n) { $0.title = v }
             case .insertText(let n, _, _, _): touch(n) { $0.inserted += op.length }
             case .deleteText(let n, _, _): touch(n) { $0.deleted += op.length }
-            case .addTag(let n, let t): touch(n) { $0.tagsAdded.append(t) }
-            case .removeTag(let n, let t, _): touch(n) { $0.tagsRemoved.append(t) }
+            // (A note the change made is summarized as added: its tags are not listed.)
+            case .addTag(let n, let t): touch(n) { if !$0.created { $0.tagsAdded.append(t) } }
+            case .removeTag(let n, let t, _): touch(n) { if !$0.created { $0.tagsRemoved.append(t) } }
             case .setPriority(let n, let p, _): touch(n) { $0.priority = p }
             case .deleteNote(let n, _): touch(n) { $0.removed = true }
             case .restoreNote(let n, _): touch(n) { $0.restored = true }

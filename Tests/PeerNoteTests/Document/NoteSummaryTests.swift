@@ -126,3 +126,32 @@ struct NoteSummaryTests {
         }
     }
 }
+
+/// A change's summary, for a change that touches few notes and for one that touches many (each
+/// note's tally then found by its slot): the same parts in the same order.
+@Suite("Change summaries")
+struct ChangeSummaryTests {
+    /// A notebook of `existing` notes, then one change that adds `added` notes with tags and
+    /// body, tags and edits the first existing note, and retitles the last.
+    static func summary(existing: Int, added: Int) throws -> [SummaryPart] {
+        let d = Document(title: "S", author: "a")
+        let old = (0 ..< existing).map { d.addNote(title: "old \($0)", body: "body") }
+        try d.transaction {
+            for k in 0 ..< added { d.addNote(title: "new \(k)", body: "text \(k)", tags: ["t\(k % 3)", "u"]) }
+            try d.addTag(old[0], "x")
+            try d.insertText(old[0], at: 0, "more ")
+            try d.setNoteTitle(old[existing - 1], "retitled")
+        }
+        return try #require(d.history.last).summaryParts
+    }
+
+    @Test("Many notes in one change: an added note is \"added\", with no tags listed; the others as with few", arguments: [3, 1_500])
+    func manyNotes(added: Int) throws {
+        let parts = try Self.summary(existing: 2, added: added)
+        #expect(parts.count == added + 2)
+        #expect(parts.prefix(added).map(\.text) == (0 ..< added).map { "added \"new \($0)\"" })
+        #expect(parts.prefix(added).allSatisfy { $0.kind == .added })
+        #expect(parts[added].text == "edited (+5 −0), tagged x \"old 0\"", "\(parts[added].text)")
+        #expect(parts[added + 1].text == "retitled \"retitled\"")
+    }
+}
