@@ -44,26 +44,19 @@ extension Document {
             tallies.reserveCapacity(touchable)
             if bySlot.isEmpty { index.reserveCapacity(touchable) }
         }
+        // The tally of note `n`, made when `n` is first touched.
+        func tally(of n: LocalID) -> Int {
+            let slot = bySlot.isEmpty ? nil : state.slot(of: n)
+            if let slot, bySlot[slot] >= 0 { return Int(bySlot[slot]) }
+            if slot == nil, let known = index[n] { return known }
+            let k = tallies.count
+            if let slot { bySlot[slot] = Int32(k) } else { index[n] = k }
+            order.append(n)
+            tallies.append(Tally())
+            return k
+        }
         func touch(_ n: LocalID, _ f: (inout Tally) -> Void) {
-            let k: Int
-            if !bySlot.isEmpty, let slot = state.slot(of: n) {
-                if bySlot[slot] >= 0 {
-                    k = Int(bySlot[slot])
-                } else {
-                    k = tallies.count
-                    bySlot[slot] = Int32(k)
-                    order.append(n)
-                    tallies.append(Tally())
-                }
-            } else if let known = index[n] {
-                k = known
-            } else {
-                k = tallies.count
-                index[n] = k
-                order.append(n)
-                tallies.append(Tally())
-            }
-            f(&tallies[k])
+            f(&tallies[tally(of: n)])
         }
         log.forEachOp(ofChange: ci) { op in
             switch op.body {
